@@ -1,0 +1,33 @@
+import type { Command } from "commander";
+import { formatDiagnostic, isError, validatePaths } from "../../definitions/index.js";
+import { type CliIo, EXIT } from "../io.js";
+
+export function registerValidate(
+  program: Command,
+  io: CliIo,
+  setExit: (code: number) => void,
+): void {
+  program
+    .command("validate")
+    .description("check stage files (directories: every *.md below them) and report every problem")
+    .argument("<paths...>", "stage files or directories")
+    .option("--json", "print the diagnostics as a JSON array")
+    .action(async (paths: string[], options: { json?: boolean }) => {
+      const { files, diagnostics } = await validatePaths(paths);
+      const errors = diagnostics.filter(isError).length;
+      if (options.json) {
+        io.stdout(`${JSON.stringify(diagnostics, null, 2)}\n`);
+      } else {
+        for (const d of diagnostics) io.stdout(`${formatDiagnostic(d)}\n`);
+        io.stdout(`${summary(files.length, errors, diagnostics.length - errors)}\n`);
+      }
+      setExit(errors > 0 || files.length === 0 ? EXIT.failed : EXIT.done);
+    });
+}
+
+function summary(files: number, errors: number, warnings: number): string {
+  const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  if (files === 0) return "no stage files found";
+  const verdict = errors > 0 ? "invalid" : "valid";
+  return `${count(files, "file")} checked: ${count(errors, "error")}, ${count(warnings, "warning")} — ${verdict}`;
+}

@@ -1,0 +1,27 @@
+import { Command, CommanderError } from "commander";
+import { VERSION } from "../version.js";
+import { registerValidate } from "./commands/validate.js";
+import { type CliIo, EXIT, processIo } from "./io.js";
+
+/** Runs the `stagechart` command line; returns the exit code instead of exiting. */
+export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  let exitCode: number = EXIT.done;
+  const program = new Command("stagechart")
+    .description("A statechart engine for LLM agent pipelines")
+    .version(VERSION, "-v, --version", "print the stagechart version")
+    .helpCommand("help [command]", "show help for a command")
+    .showHelpAfterError("(run stagechart --help for usage)")
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  registerValidate(program, io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    const informational = ["commander.helpDisplayed", "commander.version"];
+    return informational.includes(error.code) ? EXIT.done : EXIT.usage;
+  }
+  return exitCode;
+}

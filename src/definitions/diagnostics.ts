@@ -1,0 +1,70 @@
+import type { ErrorCode } from "../errors.js";
+
+/** Every problem a definition file can have, each pointing at a place in the file. */
+export const DIAGNOSTIC_CODES = {
+  fileUnreadable: "Validation/StageFileUnreadable",
+  fileNotMarkdown: "Validation/StageFileNotMarkdown",
+  fileBinary: "Validation/StageFileBinary",
+  fileTooLarge: "Validation/StageFileTooLarge",
+  fileEmpty: "Validation/StageFileEmpty",
+  frontmatterMissing: "Validation/StageFrontmatterMissing",
+  yamlInvalid: "Validation/StageYamlInvalid",
+  definitionInvalid: "Validation/StageDefinitionInvalid",
+  missingField: "Validation/StageMissingField",
+  idInvalid: "Validation/StageIdInvalid",
+  turnCapTooLow: "Validation/StageTurnCapTooLow",
+  completionSchemaInvalid: "Validation/StageCompletionSchemaInvalid",
+  inputsSchemaInvalid: "Validation/StageInputsSchemaInvalid",
+  completionToolCollision: "Validation/CompletionToolCollision",
+  templateForbidden: "Validation/TemplateForbidden",
+  templateSyntax: "Validation/TemplateSyntax",
+  bodyEmpty: "Validation/StageBodyEmpty",
+  ctxUnresolved: "Validation/StageCtxUnresolved",
+} as const satisfies Record<string, ErrorCode>;
+
+export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[keyof typeof DIAGNOSTIC_CODES];
+
+export type Severity = "error" | "warning";
+
+export interface Position {
+  /** 1-based line in the file. */
+  line: number;
+  /** 1-based column in the file. */
+  column: number;
+}
+
+export interface Diagnostic extends Position {
+  file: string;
+  code: DiagnosticCode;
+  severity: Severity;
+  message: string;
+}
+
+/** The outcome of loading a definition: the typed value, or every problem found. */
+export type LoadResult<T> =
+  | { ok: true; value: T; warnings: Diagnostic[] }
+  | { ok: false; diagnostics: Diagnostic[] };
+
+export const START: Position = { line: 1, column: 1 };
+
+export function diagnostic(
+  file: string,
+  at: Position,
+  code: DiagnosticCode,
+  message: string,
+  severity: Severity = "error",
+): Diagnostic {
+  return { file, line: at.line, column: at.column, code, severity, message };
+}
+
+export const isError = (d: Diagnostic): boolean => d.severity === "error";
+
+/** `file:line:col code message`, the form editors and CI logs link to. */
+export function formatDiagnostic(d: Diagnostic): string {
+  const message = d.severity === "warning" ? `warning: ${d.message}` : d.message;
+  return `${d.file}:${d.line}:${d.column} ${d.code} ${message}`;
+}
+
+export function byPosition(a: Diagnostic, b: Diagnostic): number {
+  return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column;
+}

@@ -1,0 +1,125 @@
+import { open, readdir, stat } from "node:fs/promises";
+import { extname, join } from "node:path";
+import {
+  DIAGNOSTIC_CODES,
+  type Diagnostic,
+  diagnostic,
+  type LoadResult,
+  START,
+} from "./diagnostics.js";
+import { parseStageDefinition, type StageDefinition } from "./stage.js";
+
+/** Stage files are prompts, not data dumps; anything larger is almost certainly a mistake. */
+export const MAX_DEFINITION_BYTES = 1024 * 1024;
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Reads a definition file as UTF-8 text, or explains why it cannot be one. */
+export async function readDefinitionText(
+  file: string,
+): Promise<{ ok: true; text: string } | { ok: false; diagnostics: Diagnostic[] }> {
+  const problem = (code: Diagnostic["code"], message: string) => ({
+    ok: false as const,
+    diagnostics: [diagnostic(file, START, code, message)],
+  });
+  let bytes: Buffer;
+  try {
+    const info = await stat(file);
+    if (info.isDirectory())
+      return problem(DIAGNOSTIC_CODES.fileUnreadable, "is a directory, not a stage file");
+    if (info.size > MAX_DEFINITION_BYTES) {
+      return problem(
+        DIAGNOSTIC_CODES.fileTooLarge,
+        `is ${info.size} bytes; stage files are limited to ${MAX_DEFINITION_BYTES} bytes`,
+      );
+    }
+    bytes = await readAtMost(file, MAX_DEFINITION_BYTES + 1);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : String(error);
+    return problem(DIAGNOSTIC_CODES.fileUnreadable, `cannot be read: ${why}`);
+  }
+  if (bytes.length > MAX_DEFINITION_BYTES) {
+    return problem(DIAGNOSTIC_CODES.fileTooLarge, `is larger than ${MAX_DEFINITION_BYTES} bytes`);
+  }
+  if (bytes.includes(0))
+    return problem(DIAGNOSTIC_CODES.fileBinary, "is a binary file (it contains NUL bytes)");
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return problem(DIAGNOSTIC_CODES.fileBinary, "is not UTF-8 text");
+  }
+  if (text.trim() === "") return problem(DIAGNOSTIC_CODES.fileEmpty, "is empty");
+  return { ok: true, text };
+}
+
+async function readAtMost(file: string, limit: number): Promise<Buffer> {
+  const handle = await open(file, "r");
+  try {
+    const buffer = Buffer.alloc(limit);
+    const { bytesRead } = await handle.read(buffer, 0, limit, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function loadStageFile(file: string): Promise<LoadResult<StageDefinition>> {
+  if (extname(file).toLowerCase() !== ".md") {
+    return {
+      ok: false,
+      diagnostics: [
+        diagnostic(
+          file,
+          START,
+          DIAGNOSTIC_CODES.fileNotMarkdown,
+          "is not a Markdown stage file (expected a .md name)",
+        ),
+      ],
+    };
+  }
+  const read = await readDefinitionText(file);
+  return read.ok ? parseStageDefinition(read.text, file) : read;
+}
+
+const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", "dist", ".stagechart"]);
+
+/**
+ * Expands paths to definition files: a file stands for itself (whatever its name, so that a
+ * wrong one is reported); a directory for every `*.md` below it, in a stable order.
+ */
+export async function expandDefinitionPaths(paths: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const path of paths) {
+    const info = await stat(path).catch(() => undefined);
+    if (info?.isDirectory()) files.push(...(await markdownFilesUnder(path)));
+    else files.push(path);
+  }
+  return files;
+}
+
+async function markdownFilesUnder(directory: string): Promise<string[]> {
+  const entries = await readdir(directory, { withFileTypes: true });
+  entries.sort((a, b) => a.name.localeCompare(b.name));
+  const files: string[] = [];
+  for (const entry of entries) {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) {
+      if (!SKIPPED_DIRECTORIES.has(entry.name)) files.push(...(await markdownFilesUnder(path)));
+    } else if (isStageFileName(entry.name) && (entry.isFile() || (await isLinkToFile(path)))) {
+      files.push(path);
+    }
+  }
+  return files;
+}
+
+const isStageFileName = (name: string): boolean =>
+  extname(name).toLowerCase() === ".md" && !/^readme\.md$/i.test(name);
+
+/** Linked files are followed; linked directories are not, so a link cycle cannot loop. */
+async function isLinkToFile(path: string): Promise<boolean> {
+  const target = await stat(path).catch(() => undefined);
+  return target?.isFile() ?? false;
+}

@@ -1,0 +1,29 @@
+export * from "./diagnostics.js";
+export {
+  expandDefinitionPaths,
+  loadStageFile,
+  MAX_DEFINITION_BYTES,
+  readDefinitionText,
+} from "./files.js";
+export {
+  compileSchema,
+  describeSchemaErrors,
+  type JsonSchema,
+  type SchemaValidator,
+} from "./json-schema.js";
+export {
+  type BackoffKind,
+  parseStageDefinition,
+  type ResolutionPolicy,
+  type RetryPolicy,
+  type StageDefinition,
+} from "./stage.js";
+export { BACKOFF_KINDS, REQUIRED_STAGE_FIELDS, RESOLUTION_POLICIES } from "./stage-schema.js";
+export {
+  type CtxReference,
+  parseTemplate,
+  renderTemplate,
+  type Template,
+  type TemplateScope,
+} from "./template.js";
+export { type ValidationReport, validatePaths } from "./validate.js";

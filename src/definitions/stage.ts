@@ -1,0 +1,224 @@
+import type { z } from "zod";
+import {
+  byPosition,
+  DIAGNOSTIC_CODES,
+  type Diagnostic,
+  type DiagnosticCode,
+  diagnostic,
+  isError,
+  type LoadResult,
+} from "./diagnostics.js";
+import { type Frontmatter, splitFrontmatter } from "./frontmatter.js";
+import { compileSchema, type JsonSchema } from "./json-schema.js";
+import {
+  type BACKOFF_KINDS,
+  DEFAULT_BACKOFF_DELAY_MS,
+  KNOWN_STAGE_FIELDS,
+  type RESOLUTION_POLICIES,
+  type StageFrontmatter,
+  stageFrontmatterSchema,
+} from "./stage-schema.js";
+import { parseTemplate, type Template } from "./template.js";
+
+export type BackoffKind = (typeof BACKOFF_KINDS)[number];
+export type ResolutionPolicy = (typeof RESOLUTION_POLICIES)[number];
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  backoff: BackoffKind;
+  /** First wait, and every wait for `fixed`. */
+  delayMs: number;
+  /** Ceiling for `exponential`. */
+  maxDelayMs?: number;
+}
+
+/** A loaded, validated stage file: plain data, serialisable, no compiled state. */
+export interface StageDefinition {
+  id: string;
+  name: string;
+  description?: string;
+  allowedTools: string[];
+  completionTool: string;
+  completionSchema: JsonSchema;
+  inputsSchema?: JsonSchema;
+  retryPolicy: RetryPolicy;
+  turnCap: number;
+  resolutionPolicy: ResolutionPolicy;
+  tags: string[];
+  /** Frontmatter keys the contract does not know: kept for authors' tooling, ignored by the runtime. */
+  extensions: Record<string, unknown>;
+  /** The body as written: the system-prompt template. */
+  body: string;
+  template: Template;
+  file: string;
+}
+
+/** Loads a stage from its text. Never throws: the definition, or every problem found. */
+export function parseStageDefinition(text: string, file: string): LoadResult<StageDefinition> {
+  const split = splitFrontmatter(text, file);
+  if (!split.ok) return split;
+  const frontmatter = split.value;
+  const diagnostics: Diagnostic[] = [];
+  const report = (path: readonly (string | number)[], code: DiagnosticCode, message: string) =>
+    diagnostics.push(diagnostic(file, frontmatter.locate(path), code, message));
+
+  const data = frontmatter.data ?? {};
+  if (typeof data !== "object" || Array.isArray(data)) {
+    const shape = Array.isArray(data) ? "a list" : "a single value";
+    report(
+      [],
+      DIAGNOSTIC_CODES.definitionInvalid,
+      `the frontmatter is ${shape}; it must map field names to values`,
+    );
+  } else {
+    checkShape(data as Record<string, unknown>, report);
+  }
+
+  const { template, problems } = parseTemplate(frontmatter.body, frontmatter.bodyLine);
+  for (const p of problems) diagnostics.push(diagnostic(file, p, p.code, p.message));
+  if (frontmatter.body.trim() === "") {
+    diagnostics.push(
+      diagnostic(
+        file,
+        { line: frontmatter.bodyLine, column: 1 },
+        DIAGNOSTIC_CODES.bodyEmpty,
+        "the body is empty, so the model gets no instructions",
+        "warning",
+      ),
+    );
+  }
+
+  diagnostics.sort(byPosition);
+  if (diagnostics.some(isError)) return { ok: false, diagnostics };
+  return {
+    ok: true,
+    value: toDefinition(stageFrontmatterSchema.parse(data), frontmatter, template, file),
+    warnings: diagnostics,
+  };
+}
+
+type Report = (path: readonly (string | number)[], code: DiagnosticCode, message: string) => void;
+
+function checkShape(data: Record<string, unknown>, report: Report): void {
+  const parsed = stageFrontmatterSchema.safeParse(data);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const path = issue.path.filter((p): p is string | number => typeof p !== "symbol");
+      report(path, codeFor(issue, path, data), messageFor(issue, path, data));
+    }
+  }
+  checkSchema(data, "completionSchema", DIAGNOSTIC_CODES.completionSchemaInvalid, report);
+  checkSchema(data, "inputsSchema", DIAGNOSTIC_CODES.inputsSchemaInvalid, report);
+
+  const tools = Array.isArray(data.allowedTools) ? data.allowedTools : [];
+  if (typeof data.completionTool === "string" && tools.includes(data.completionTool)) {
+    report(
+      ["completionTool"],
+      DIAGNOSTIC_CODES.completionToolCollision,
+      `completionTool "${data.completionTool}" is also in allowedTools; the completion channel must not share a tool's name`,
+    );
+  }
+  tools.forEach((tool, index) => {
+    if (tools.indexOf(tool) !== index) {
+      report(
+        ["allowedTools", index],
+        DIAGNOSTIC_CODES.definitionInvalid,
+        `allowedTools lists "${String(tool)}" twice`,
+      );
+    }
+  });
+}
+
+function checkSchema(
+  data: Record<string, unknown>,
+  field: "completionSchema" | "inputsSchema",
+  code: DiagnosticCode,
+  report: Report,
+): void {
+  const schema = data[field];
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return;
+  if (field === "completionSchema" && (schema as JsonSchema).type !== "object") {
+    report(
+      [field],
+      code,
+      "completionSchema must have `type: object` at its root: it is the completion tool's input schema",
+    );
+    return;
+  }
+  const compiled = compileSchema(schema as JsonSchema);
+  if (compiled.ok) return;
+  for (const problem of compiled.error) {
+    const where = [field, ...problem.path].join(".");
+    report(
+      [field, ...problem.path],
+      code,
+      `${where} is not valid JSON Schema (draft 2020-12): ${problem.message}`,
+    );
+  }
+}
+
+function isMissing(data: Record<string, unknown>, path: readonly (string | number)[]): boolean {
+  let value: unknown = data;
+  for (const segment of path) {
+    if (value === null || typeof value !== "object") return false;
+    value = (value as Record<string | number, unknown>)[segment];
+  }
+  return path.length > 0 && value === undefined;
+}
+
+function codeFor(
+  issue: z.core.$ZodIssue,
+  path: readonly (string | number)[],
+  data: Record<string, unknown>,
+): DiagnosticCode {
+  if (isMissing(data, path)) return DIAGNOSTIC_CODES.missingField;
+  if (path[0] === "id" && issue.code === "invalid_format") return DIAGNOSTIC_CODES.idInvalid;
+  if (path[0] === "turnCap" && issue.code === "too_small") return DIAGNOSTIC_CODES.turnCapTooLow;
+  return DIAGNOSTIC_CODES.definitionInvalid;
+}
+
+function messageFor(
+  issue: z.core.$ZodIssue,
+  path: readonly (string | number)[],
+  data: Record<string, unknown>,
+): string {
+  if (isMissing(data, path)) return `missing required field "${path.join(".")}"`;
+  if (issue.code === "unrecognized_keys") {
+    return `${path.join(".")}: unknown ${issue.keys.length === 1 ? "key" : "keys"} ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+  }
+  return issue.message;
+}
+
+function toDefinition(
+  fm: StageFrontmatter,
+  frontmatter: Frontmatter,
+  template: Template,
+  file: string,
+): StageDefinition {
+  const extensions = Object.fromEntries(
+    Object.entries(fm).filter(([key]) => !KNOWN_STAGE_FIELDS.has(key)),
+  );
+  const { maxAttempts, backoff, delayMs, maxDelayMs } = fm.retryPolicy;
+  return {
+    id: fm.id,
+    name: fm.name,
+    ...(fm.description !== undefined && { description: fm.description }),
+    allowedTools: fm.allowedTools,
+    completionTool: fm.completionTool,
+    completionSchema: fm.completionSchema,
+    ...(fm.inputsSchema !== undefined && { inputsSchema: fm.inputsSchema }),
+    retryPolicy: {
+      maxAttempts,
+      backoff,
+      delayMs: delayMs ?? DEFAULT_BACKOFF_DELAY_MS,
+      ...(maxDelayMs !== undefined && { maxDelayMs }),
+    },
+    turnCap: fm.turnCap,
+    resolutionPolicy: fm.resolutionPolicy,
+    tags: fm.tags ?? [],
+    extensions,
+    body: frontmatter.body,
+    template,
+    file,
+  };
+}

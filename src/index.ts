@@ -1,0 +1,2 @@
+export * from "./definitions/index.js";
+export * from "./errors.js";

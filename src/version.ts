@@ -1,0 +1,6 @@
+import { createRequire } from "node:module";
+
+/** The package's own version, read from package.json (one level above both src/ and dist/). */
+export const VERSION: string = (
+  createRequire(import.meta.url)("../package.json") as { version: string }
+).version;

@@ -1,0 +1,118 @@
+import { execFileSync } from "node:child_process";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+import { STAGES_DIR, seedPlan, tempDir, writeFiles } from "../support/stages.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+describe("stagechart validate", () => {
+  it("exits 0 on the bundled stages with a summary line", async () => {
+    const run = await runCli("validate", STAGES_DIR);
+    expect(run).toEqual({
+      code: 0,
+      stdout: "3 files checked: 0 errors, 0 warnings — valid\n",
+      stderr: "",
+    });
+  });
+
+  it("prints every diagnostic as file:line:col code message and exits 1", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "plan.md": seedPlan.replace("turnCap: 20", "turnCap: 0"),
+      "none.md": "hello",
+    });
+    const run = await runCli("validate", dir);
+    expect(run.code).toBe(1);
+    expect(run.stdout.split("\n")).toEqual([
+      `${join(dir, "none.md")}:1:1 Validation/StageFrontmatterMissing no YAML frontmatter: a stage file starts with a \`---\` line, its fields, and a closing \`---\` line`,
+      `${join(dir, "plan.md")}:17:1 Validation/StageTurnCapTooLow turnCap must be at least 1`,
+      "2 files checked: 2 errors, 0 warnings — invalid",
+      "",
+    ]);
+  });
+
+  it("marks warnings and still exits 0 when there are only warnings", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "plan.md": seedPlan.slice(0, seedPlan.lastIndexOf("---") + 4) });
+    const run = await runCli("validate", join(dir, "plan.md"));
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Validation/StageBodyEmpty warning: the body is empty");
+    expect(run.stdout).toContain("1 file checked: 0 errors, 1 warning — valid");
+  });
+
+  it("--json prints the diagnostics array and nothing else", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "plan.md": seedPlan.replace("id: plan", "id: Plan") });
+    const run = await runCli("validate", dir, "--json");
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toEqual([
+      {
+        file: join(dir, "plan.md"),
+        line: 2,
+        column: 1,
+        code: "Validation/StageIdInvalid",
+        severity: "error",
+        message: expect.stringContaining("kebab-case"),
+      },
+    ]);
+    expect(JSON.parse((await runCli("validate", STAGES_DIR, "--json")).stdout)).toEqual([]);
+  });
+
+  it("accepts several paths, files and directories mixed", async () => {
+    const run = await runCli("validate", join(STAGES_DIR, "plan.md"), STAGES_DIR);
+    expect(run.stdout).toContain("4 files checked");
+  });
+
+  it("fails when it finds nothing to check", async () => {
+    const run = await runCli("validate", tempDir());
+    expect(run).toMatchObject({ code: 1, stdout: "no stage files found\n" });
+  });
+
+  it("reports a missing path as a diagnostic", async () => {
+    const run = await runCli("validate", "no/such/stage.md");
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(
+      "no/such/stage.md:1:1 Validation/StageFileUnreadable cannot be read: no such file",
+    );
+  });
+
+  it("without paths is a usage error (exit 2)", async () => {
+    const run = await runCli("validate");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("missing required argument 'paths'");
+  });
+});
+
+describe("stagechart", () => {
+  it("--help lists the commands and exits 0", async () => {
+    const run = await runCli("--help");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Usage: stagechart");
+    expect(run.stdout).toContain("validate [options] <paths...>");
+    expect((await runCli("help", "validate")).stdout).toContain("--json");
+  });
+
+  it("--version prints the package version", async () => {
+    const { version } = (await import("../../package.json", { with: { type: "json" } })).default;
+    expect(await runCli("--version")).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+  });
+
+  it("an unknown command or option is a usage error (exit 2)", async () => {
+    expect((await runCli("frobnicate")).code).toBe(2);
+    expect((await runCli("validate", STAGES_DIR, "--jsn")).code).toBe(2);
+    expect((await runCli()).code).toBe(2);
+  });
+
+  it("the installed binary runs (the built bin/stagechart.js)", () => {
+    const out = execFileSync(
+      process.execPath,
+      [join(ROOT, "bin/stagechart.js"), "validate", "stages"],
+      {
+        cwd: ROOT,
+        encoding: "utf8",
+      },
+    );
+    expect(out).toBe("3 files checked: 0 errors, 0 warnings — valid\n");
+  });
+});

@@ -1,0 +1,135 @@
+import { mkdirSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  expandDefinitionPaths,
+  loadStageFile,
+  MAX_DEFINITION_BYTES,
+  validatePaths,
+} from "../../src/definitions/index.js";
+import { STAGES_DIR, seedPlan, tempDir, writeFiles } from "../support/stages.js";
+
+async function codeOf(name: string, content: string | Uint8Array): Promise<string | undefined> {
+  const dir = tempDir();
+  writeFiles(dir, { [name]: content });
+  const result = await loadStageFile(join(dir, name));
+  return result.ok ? undefined : result.diagnostics[0]?.code;
+}
+
+describe("stage files on disk", () => {
+  it("the bundled stages all load", async () => {
+    for (const name of ["plan", "execute", "review"]) {
+      const result = await loadStageFile(join(STAGES_DIR, `${name}.md`));
+      expect(result.ok, name).toBe(true);
+      if (result.ok) expect(result.warnings).toEqual([]);
+    }
+  });
+
+  it("the bundled stages match the seed-000 pipeline", async () => {
+    const load = async (name: string) => {
+      const result = await loadStageFile(join(STAGES_DIR, `${name}.md`));
+      if (!result.ok) throw new Error(name);
+      return result.value;
+    };
+    expect(await load("plan")).toMatchObject({
+      allowedTools: ["Read", "Grep", "Glob"],
+      completionTool: "submit_plan",
+      turnCap: 20,
+    });
+    expect(await load("execute")).toMatchObject({
+      allowedTools: ["Read", "Grep", "Glob", "Edit", "Write"],
+      completionTool: "submit_diff",
+      turnCap: 40,
+    });
+    expect(await load("review")).toMatchObject({
+      allowedTools: [],
+      completionTool: "submit_review",
+      turnCap: 10,
+    });
+  });
+
+  it.each([
+    ["a missing file", "absent.md", null, "Validation/StageFileUnreadable"],
+    ["a file that is not Markdown", "plan.txt", seedPlan, "Validation/StageFileNotMarkdown"],
+    ["an empty file", "empty.md", "", "Validation/StageFileEmpty"],
+    ["a file of blank lines", "blank.md", "\n \n\t\n", "Validation/StageFileEmpty"],
+    [
+      "a binary file",
+      "image.md",
+      new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x1a]),
+      "Validation/StageFileBinary",
+    ],
+    [
+      "a file that is not UTF-8",
+      "latin1.md",
+      new Uint8Array([0x2d, 0x2d, 0x2d, 0x0a, 0xe9, 0xe8]),
+      "Validation/StageFileBinary",
+    ],
+    [
+      "a huge file",
+      "huge.md",
+      `${seedPlan}${"x".repeat(MAX_DEFINITION_BYTES)}`,
+      "Validation/StageFileTooLarge",
+    ],
+    [
+      "a file without frontmatter",
+      "prompt.md",
+      "Just a prompt\n",
+      "Validation/StageFrontmatterMissing",
+    ],
+  ])("%s gets a diagnostic, not an exception", async (_what, name, content, code) => {
+    if (content === null) {
+      const result = await loadStageFile(join(tempDir(), name));
+      expect(result.ok ? undefined : result.diagnostics[0]?.code).toBe(code);
+      return;
+    }
+    expect(await codeOf(name, content)).toBe(code);
+  });
+
+  it("a directory named like a stage file gets a diagnostic", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "odd.md"));
+    const result = await loadStageFile(join(dir, "odd.md"));
+    expect(result.ok ? undefined : result.diagnostics[0]).toMatchObject({
+      code: "Validation/StageFileUnreadable",
+      message: "is a directory, not a stage file",
+    });
+  });
+
+  it("directories expand to every *.md below them (links to files too), sorted, skipping READMEs and node_modules", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "nested"));
+    mkdirSync(join(dir, "node_modules"));
+    writeFiles(dir, {
+      "b.md": seedPlan,
+      "a.md": seedPlan,
+      "README.md": "# Stages",
+      "notes.txt": "x",
+      "nested/c.md": seedPlan,
+      "node_modules/d.md": seedPlan,
+    });
+    symlinkSync(join(dir, "a.md"), join(dir, "link.md"));
+    expect(await expandDefinitionPaths([dir])).toEqual([
+      join(dir, "a.md"),
+      join(dir, "b.md"),
+      join(dir, "link.md"),
+      join(dir, "nested/c.md"),
+    ]);
+  });
+
+  it("validatePaths gathers every diagnostic of every file, in file and line order", async () => {
+    const dir = tempDir();
+    writeFiles(dir, {
+      "good.md": seedPlan,
+      "bad.md": seedPlan.replace("turnCap: 20", "turnCap: 0").replace("id: plan", "id: Plan"),
+      "worse.md": "no frontmatter",
+    });
+    const report = await validatePaths([dir]);
+    expect(report.files).toHaveLength(3);
+    expect(report.diagnostics.map((d) => [d.file.slice(dir.length + 1), d.line, d.code])).toEqual([
+      ["bad.md", 2, "Validation/StageIdInvalid"],
+      ["bad.md", 17, "Validation/StageTurnCapTooLow"],
+      ["worse.md", 1, "Validation/StageFrontmatterMissing"],
+    ]);
+  });
+});
