@@ -1,5 +1,4 @@
 import matter from "gray-matter";
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
 import {
   DIAGNOSTIC_CODES,
   type Diagnostic,
@@ -7,13 +6,13 @@ import {
   type Position,
   START,
 } from "./diagnostics.js";
-import type { PathSegment } from "./template.js";
+import { type DataPath, parseYamlSource } from "./yaml-source.js";
 
 /** A Markdown file split into its YAML frontmatter (with source positions) and its body. */
 export interface Frontmatter {
   data: unknown;
   /** Where a path in the data sits in the file: the key itself, or the nearest parent present. */
-  locate(path: readonly PathSegment[]): Position;
+  locate(path: DataPath): Position;
   body: string;
   /** The file line the body starts on. */
   bodyLine: number;
@@ -48,55 +47,25 @@ export function splitFrontmatter(
     );
   }
   // `matter` is the raw text right after the opening `---`, so its line 1 is the file's line 1.
-  const raw = split.matter ?? "";
-  const lineCounter = new LineCounter();
-  const document = parseDocument(raw, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  if (document.errors.length > 0) {
+  const parsed = parseYamlSource(split.matter ?? "");
+  if (!parsed.ok) {
     return {
       ok: false,
-      diagnostics: document.errors.map((e) => {
-        const at = lineCounter.linePos(e.pos[0]);
-        return diagnostic(
-          file,
-          { line: at.line, column: at.col },
-          DIAGNOSTIC_CODES.yamlInvalid,
-          `broken YAML: ${firstLine(e.message)}`,
-        );
-      }),
+      diagnostics: parsed.problems.map((p) =>
+        diagnostic(file, p, DIAGNOSTIC_CODES.yamlInvalid, `broken YAML: ${p.message}`),
+      ),
     };
   }
   const bodyStart = source.length - split.content.length;
   return {
     ok: true,
     value: {
-      data: document.toJS({ maxAliasCount: 100 }),
-      locate: (path) => locateNode(document.contents, path, lineCounter),
+      data: parsed.value.data,
+      locate: parsed.value.locate,
       body: split.content,
       bodyLine: countLines(source.slice(0, bodyStart)) + 1,
     },
   };
-}
-
-function locateNode(root: unknown, path: readonly PathSegment[], lines: LineCounter): Position {
-  let node = root as Node | null;
-  let found: Position = START;
-  for (const segment of path) {
-    let next: unknown;
-    let keyAt: number | undefined;
-    if (isMap(node)) {
-      const pair = node.items.find((item) => isScalar(item.key) && item.key.value === segment);
-      next = pair?.value;
-      keyAt = isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
-    } else if (isSeq(node) && typeof segment === "number") {
-      next = node.items[segment];
-      keyAt = (next as Node | undefined)?.range?.[0];
-    }
-    if (keyAt === undefined) break;
-    const at = lines.linePos(keyAt);
-    found = { line: at.line, column: at.col };
-    node = next as Node | null;
-  }
-  return found;
 }
 
 function countLines(text: string): number {
@@ -104,8 +73,6 @@ function countLines(text: string): number {
   for (const char of text) if (char === "\n") lines++;
   return lines;
 }
-
-const firstLine = (message: string): string => message.split("\n")[0] ?? message;
 
 const fail = (d: Diagnostic): { ok: false; diagnostics: Diagnostic[] } => ({
   ok: false,

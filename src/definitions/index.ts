@@ -27,3 +27,9 @@ export {
   type TemplateScope,
 } from "./template.js";
 export { type ValidationReport, validatePaths } from "./validate.js";
+export {
+  type DataPath,
+  parseYamlSource,
+  type YamlProblem,
+  type YamlSource,
+} from "./yaml-source.js";

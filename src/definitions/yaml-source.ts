@@ -1,0 +1,71 @@
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import type { Position } from "./diagnostics.js";
+
+export type DataPath = readonly (string | number)[];
+
+/** YAML parsed into plain data that still knows where each of its nodes sits in the source. */
+export interface YamlSource {
+  data: unknown;
+  /** The position of the key (or list item) at `path`, or of the nearest parent present. */
+  locate(path: DataPath): Position;
+}
+
+export interface YamlProblem extends Position {
+  message: string;
+}
+
+/**
+ * Parses YAML keeping source positions. `firstLine` is the line the text starts on in its file.
+ * Duplicate keys are problems, not silent overrides.
+ */
+export function parseYamlSource(
+  text: string,
+  firstLine = 1,
+): { ok: true; value: YamlSource } | { ok: false; problems: YamlProblem[] } {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const at = (offset: number): Position => {
+    const { line, col } = lineCounter.linePos(offset);
+    return { line: line + firstLine - 1, column: col };
+  };
+  if (document.errors.length > 0) {
+    return {
+      ok: false,
+      problems: document.errors.map((e) => ({ ...at(e.pos[0]), message: firstLineOf(e.message) })),
+    };
+  }
+  return {
+    ok: true,
+    value: {
+      data: document.toJS({ maxAliasCount: 100 }),
+      locate: (path) => locateNode(document.contents, path, at) ?? { line: firstLine, column: 1 },
+    },
+  };
+}
+
+function locateNode(
+  root: unknown,
+  path: DataPath,
+  at: (offset: number) => Position,
+): Position | undefined {
+  let node = root as Node | null;
+  let found: Position | undefined;
+  for (const segment of path) {
+    let next: unknown;
+    let keyOffset: number | undefined;
+    if (isMap(node)) {
+      const pair = node.items.find((item) => isScalar(item.key) && item.key.value === segment);
+      next = pair?.value;
+      keyOffset = isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
+    } else if (isSeq(node) && typeof segment === "number") {
+      next = node.items[segment];
+      keyOffset = (next as Node | undefined)?.range?.[0];
+    }
+    if (keyOffset === undefined) break;
+    found = at(keyOffset);
+    node = next as Node | null;
+  }
+  return found;
+}
+
+const firstLineOf = (message: string): string => message.split("\n")[0] ?? message;

@@ -1,0 +1,33 @@
+import type { LanguageModelV3 } from "@ai-sdk/provider";
+
+/**
+ * The model a host runs stages on: any AI SDK `LanguageModelV3`, plus what stagechart must know
+ * about it before the first turn. Stages end through a tool call, so tool calling is required.
+ */
+export interface ModelHandle {
+  model: LanguageModelV3;
+  capabilities: ModelCapabilities;
+}
+
+export interface ModelCapabilities {
+  toolCalling: boolean;
+}
+
+/**
+ * What stagechart tells a model about the call it is making, under
+ * `providerOptions.stagechart`. Real providers ignore it; the scripted model reads it to pick
+ * the stage's script.
+ */
+export interface StagechartCallInfo {
+  stageId: string;
+  /** The pipeline the stage belongs to, when there is one. */
+  pipelineId?: string;
+  stageExecutionId: string;
+  attempt: number;
+  turn: number;
+  /**
+   * The 0-based index of this model call among all model calls made for this stage id in the
+   * run. A resumed run passes it so a scripted model continues where it stopped.
+   */
+  position?: number;
+}
