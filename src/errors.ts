@@ -30,8 +30,14 @@ export class StagechartError extends Error {
     this.class = code.slice(0, code.indexOf("/")) as ErrorClass;
   }
 
-  toModelView(): { class: ErrorClass; code: ErrorCode; context: Record<string, unknown> } {
-    return { class: this.class, code: this.code, context: this.context };
+  /** What a model may see: no stack, no cause. */
+  toModelView(): {
+    class: ErrorClass;
+    code: ErrorCode;
+    message: string;
+    context: Record<string, unknown>;
+  } {
+    return { class: this.class, code: this.code, message: this.message, context: this.context };
   }
 
   toJSON(): {
@@ -48,3 +54,13 @@ export type Result<T, E = StagechartError> = { ok: true; value: T } | { ok: fals
 
 export const ok = <T>(value: T): { ok: true; value: T } => ({ ok: true, value });
 export const err = <E>(error: E): { ok: false; error: E } => ({ ok: false, error });
+
+export const isStagechartError = (value: unknown): value is StagechartError =>
+  value instanceof StagechartError;
+
+/** Any thrown value as a StagechartError; unknown failures become `fallback`. */
+export function toStagechartError(value: unknown, fallback: ErrorCode): StagechartError {
+  if (value instanceof StagechartError) return value;
+  const message = value instanceof Error ? value.message : String(value);
+  return new StagechartError(fallback, message, {}, { cause: value });
+}

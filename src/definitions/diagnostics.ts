@@ -1,6 +1,6 @@
 import type { ErrorCode } from "../errors.js";
 
-/** Every problem a definition file can have, each pointing at a place in the file. */
+/** Every problem a definition file (stage, pipeline, script) can have, each pointing at a place in it. */
 export const DIAGNOSTIC_CODES = {
   fileUnreadable: "Validation/StageFileUnreadable",
   fileNotMarkdown: "Validation/StageFileNotMarkdown",
@@ -20,6 +20,8 @@ export const DIAGNOSTIC_CODES = {
   templateSyntax: "Validation/TemplateSyntax",
   bodyEmpty: "Validation/StageBodyEmpty",
   ctxUnresolved: "Validation/StageCtxUnresolved",
+  scriptInvalid: "Validation/ScriptInvalid",
+  scriptYamlInvalid: "Validation/ScriptYamlInvalid",
 } as const satisfies Record<string, ErrorCode>;
 
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[keyof typeof DIAGNOSTIC_CODES];

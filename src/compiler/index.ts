@@ -1,0 +1,11 @@
+export { argsDigest, classifyTurn, type ModelReply } from "./act-rules.js";
+export { retryDelayMs } from "./backoff.js";
+export { consumeGrant, type GrantLedger, mintGrant } from "./grants.js";
+export {
+  createStageMachine,
+  type StageEvent,
+  type StageMachineContext,
+  stageResult,
+} from "./stage-machine.js";
+export type { StageServices } from "./stage-services.js";
+export type * from "./stage-types.js";

@@ -1,0 +1,87 @@
+import type { StageDefinition } from "../definitions/stage.js";
+import { type ErrorCode, toStagechartError } from "../errors.js";
+import type { JsonValue } from "../tools/types.js";
+import type { ErrorView, ProposedCall, TranscriptEntry } from "./stage-types.js";
+
+/** The transcript entries the Act rules write (DESIGN.md §4.1), as pure functions. */
+
+export function toolResultEntry(
+  call: { toolCallId: string; tool: string },
+  result: JsonValue,
+  isError: boolean,
+): TranscriptEntry {
+  return { role: "tool", toolCallId: call.toolCallId, tool: call.tool, result, isError };
+}
+
+export function errorResult(
+  code: ErrorCode,
+  message: string,
+  context: Record<string, JsonValue> = {},
+): JsonValue {
+  return { class: code.slice(0, code.indexOf("/")), code, message, context };
+}
+
+export function steeringEntry(stage: StageDefinition): TranscriptEntry {
+  return {
+    role: "user",
+    text: `Plain text does not end this stage. When you are done, call \`${stage.completionTool}\` with your result; until then, use your tools.`,
+  };
+}
+
+export function batchRejectionEntries(
+  stage: StageDefinition,
+  calls: readonly ProposedCall[],
+): TranscriptEntry[] {
+  const result = errorResult(
+    "Validation/CompletionNotAlone",
+    `\`${stage.completionTool}\` must be the only tool call in its response, and only once; none of this response's calls were run`,
+  );
+  return calls.map((call) => toolResultEntry(call, result, true));
+}
+
+export function schemaRejectionEntry(
+  stage: StageDefinition,
+  toolCallId: string,
+  errors: string[],
+): TranscriptEntry {
+  const result = errorResult(
+    "Validation/CompletionSchemaMismatch",
+    `the \`${stage.completionTool}\` payload does not match its schema; fix it and call \`${stage.completionTool}\` again`,
+    { errors },
+  );
+  return toolResultEntry({ toolCallId, tool: stage.completionTool }, result, true);
+}
+
+export function completionAcceptedEntry(
+  stage: StageDefinition,
+  toolCallId: string,
+): TranscriptEntry {
+  return toolResultEntry({ toolCallId, tool: stage.completionTool }, { accepted: true }, false);
+}
+
+export function retryEntry(
+  attempt: number,
+  maxAttempts: number,
+  reason: string | undefined,
+): TranscriptEntry {
+  return {
+    role: "user",
+    text: `Attempt ${attempt} of ${maxAttempts}. The previous attempt was not accepted${reason ? `: ${reason}` : "."}`,
+  };
+}
+
+export function errorView(
+  error: unknown,
+  fallback: ErrorCode = "ExtensionHost/LifecycleFailure",
+): ErrorView {
+  const { class: errorClass, code, message, context } = toStagechartError(error, fallback);
+  return { class: errorClass, code, message, context };
+}
+
+export function viewOf(
+  code: ErrorCode,
+  message: string,
+  context?: Record<string, unknown>,
+): ErrorView {
+  return { class: code.slice(0, code.indexOf("/")), code, message, ...(context && { context }) };
+}

@@ -1,0 +1,3 @@
+export * from "./script-file.js";
+export * from "./scripted.js";
+export * from "./types.js";

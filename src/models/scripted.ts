@@ -1,0 +1,193 @@
+import { basename } from "node:path";
+import {
+  APICallError,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3FinishReason,
+  type LanguageModelV3GenerateResult,
+  type LanguageModelV3StreamPart,
+  type LanguageModelV3Text,
+  type LanguageModelV3ToolCall,
+  type LanguageModelV3Usage,
+} from "@ai-sdk/provider";
+import { z } from "zod";
+import type { LoadResult } from "../definitions/diagnostics.js";
+import { loadScriptFile, type Script, type ScriptEntry } from "./script-file.js";
+import type { ModelHandle, StagechartCallInfo } from "./types.js";
+
+export const SCRIPTED_PROVIDER = "stagechart.scripted";
+
+export interface ScriptedModelOptions {
+  /** Defaults to the script's file name. */
+  modelId?: string;
+}
+
+/** The part of the call info that picks the entry; the rest is not needed here. */
+const callInfoSchema: z.ZodType<Pick<StagechartCallInfo, "stageId" | "pipelineId" | "position">> =
+  z.object({
+    stageId: z.string().min(1),
+    pipelineId: z.string().min(1).optional(),
+    position: z.int().min(0).optional(),
+  });
+
+interface Answer {
+  content: (LanguageModelV3Text | LanguageModelV3ToolCall)[];
+  finishReason: LanguageModelV3FinishReason;
+  usage: LanguageModelV3Usage;
+}
+
+/**
+ * A deterministic, offline `LanguageModelV3` that answers each call with the next entry of the
+ * calling stage's script (DESIGN.md §3.3).
+ */
+export function createScriptedModel(
+  script: Script,
+  options: ScriptedModelOptions = {},
+): ModelHandle {
+  const cursors = new Map<string, number>();
+
+  async function answer(call: LanguageModelV3CallOptions): Promise<Answer> {
+    call.abortSignal?.throwIfAborted();
+    const info = callInfoSchema.safeParse(call.providerOptions?.stagechart);
+    if (!info.success) {
+      throw providerError(
+        "scripted model: the call has no valid providerOptions.stagechart {stageId, pipelineId?, position?}",
+        "scripted://unknown",
+        400,
+      );
+    }
+    const { stageId, pipelineId, position } = info.data;
+    const qualified = `${pipelineId}/${stageId}`;
+    const key = pipelineId !== undefined && script.stages.has(qualified) ? qualified : stageId;
+    // The entry is taken when the call starts, so an aborted or failed call consumes it too.
+    const index = position ?? cursors.get(key) ?? 0;
+    cursors.set(key, index + 1);
+    const entries = script.stages.get(key);
+    const entry = entries?.[index];
+    if (entry === undefined) {
+      const why = entries === undefined ? "no script" : "no more entries";
+      return reply(call, {}, [{ type: "text", text: `(scripted model: ${why} for stage ${key})` }]);
+    }
+    // A zero-length timer still costs a macrotask; benchmarks make thousands of calls.
+    if (entry.delayMs > 0) await delay(entry.delayMs, call.abortSignal);
+    const { reply: scripted } = entry;
+    switch (scripted.kind) {
+      case "error":
+        throw providerError(scripted.message, `scripted://${stageId}`, scripted.status);
+      case "text":
+        return reply(call, entry.usage, [{ type: "text", text: scripted.text }]);
+      case "tool-calls":
+        return reply(
+          call,
+          entry.usage,
+          scripted.calls.map((c, i) => ({
+            type: "tool-call",
+            toolCallId: toolCallId(key, index, i),
+            toolName: c.tool,
+            input: JSON.stringify(c.args),
+          })),
+        );
+    }
+  }
+
+  const model: LanguageModelV3 = {
+    specificationVersion: "v3",
+    provider: SCRIPTED_PROVIDER,
+    modelId: options.modelId ?? basename(script.file),
+    supportedUrls: {},
+    async doGenerate(call): Promise<LanguageModelV3GenerateResult> {
+      return { ...(await answer(call)), warnings: [] };
+    },
+    async doStream(call) {
+      return { stream: toStream(await answer(call)) };
+    },
+  };
+  return { model, capabilities: { toolCalling: true } };
+}
+
+export async function createScriptedModelFromFile(
+  file: string,
+  options: ScriptedModelOptions = {},
+): Promise<LoadResult<ModelHandle>> {
+  const loaded = await loadScriptFile(file);
+  return loaded.ok ? { ...loaded, value: createScriptedModel(loaded.value, options) } : loaded;
+}
+
+function reply(
+  call: LanguageModelV3CallOptions,
+  usage: ScriptEntry["usage"],
+  content: Answer["content"],
+): Answer {
+  const calls = content.some((part) => part.type === "tool-call");
+  const inputTokens = usage.inputTokens ?? estimateTokens(call.prompt);
+  const outputTokens = usage.outputTokens ?? estimateTokens(content);
+  return {
+    content,
+    finishReason: calls
+      ? { unified: "tool-calls", raw: "tool-calls" }
+      : { unified: "stop", raw: "stop" },
+    usage: {
+      inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
+      outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
+    },
+  };
+}
+
+/** About four characters a token, the usual rule of thumb for English and code. */
+const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value).length / 4);
+
+/** Stable across runs and resumes: the script key, the entry's index and the call's. */
+const toolCallId = (key: string, index: number, call: number): string =>
+  `call_${key.replace(/[^A-Za-z0-9_-]/g, "_")}_${index}_${call}`;
+
+function providerError(message: string, url: string, status: number): APICallError {
+  return new APICallError({
+    message,
+    url,
+    requestBodyValues: {},
+    statusCode: status,
+    isRetryable: status === 429 || status >= 500,
+  });
+}
+
+/** Waits `ms`, or rejects with the signal's reason the moment it aborts, as `fetch` does. */
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function toStream({
+  content,
+  finishReason,
+  usage,
+}: Answer): ReadableStream<LanguageModelV3StreamPart> {
+  const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];
+  content.forEach((part, i) => {
+    if (part.type === "text") {
+      const id = `text-${i}`;
+      parts.push(
+        { type: "text-start", id },
+        { type: "text-delta", id, delta: part.text },
+        { type: "text-end", id },
+      );
+    } else {
+      parts.push(part);
+    }
+  });
+  parts.push({ type: "finish", finishReason, usage });
+  return new ReadableStream({
+    start(controller) {
+      for (const part of parts) controller.enqueue(part);
+      controller.close();
+    },
+  });
+}

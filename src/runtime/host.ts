@@ -1,0 +1,91 @@
+import { realpathSync } from "node:fs";
+import type { GrantRequest, PolicyDecision } from "../compiler/stage-types.js";
+import type { AuditSink } from "../inspect/audit.js";
+import type { ModelHandle } from "../models/types.js";
+import { builtinTools } from "../tools/index.js";
+import { type AnyTool, DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/types.js";
+import type { Interactor } from "./interactors.js";
+import { type Journal, MemoryJournal } from "./journal.js";
+import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
+import type { SecurityMode } from "./security-mode.js";
+import type { StageHooks } from "./stage-hooks.js";
+import { MemoryTranscripts, type TranscriptStore } from "./transcripts.js";
+
+/**
+ * What the seeds call the orchestrator session: the live tool set, the model, the security
+ * mode, the interactors, guard rules, limits, clock and stores that every stage inherits.
+ * A stage can only narrow it. Passed to the machines as implementations, never as a global.
+ */
+export interface Host {
+  /** Tools work inside this directory (realpath'd). */
+  root: string;
+  model: ModelHandle;
+  tools: ReadonlyMap<string, AnyTool>;
+  interactors: readonly Interactor[];
+  /** What a headless run does with a grant request: deny it, or suspend and wait. */
+  unansweredGrants: "deny" | "suspend";
+  mode: SecurityMode;
+  allowlist: readonly ToolRule[];
+  /** Deny rules run on every approved call, e.g. `Write(.env)`, `Bash(rm -rf *)`. */
+  guards: readonly ToolRule[];
+  /** The pipeline's own answer to grant requests, asked before any interactor. */
+  grantPolicy: (request: GrantRequest) => PolicyDecision;
+  hooks: Readonly<Record<string, StageHooks>>;
+  limits: HostLimits;
+  clock: { now(): number };
+  audit: AuditSink;
+  transcripts: TranscriptStore;
+  journal: Journal;
+}
+
+export interface HostLimits {
+  tool: ToolLimits;
+  /** Provider errors in a row a stage retries before it fails. */
+  providerRetries: number;
+  /** The first wait after a provider error; it doubles after each further one. */
+  providerRetryDelayMs: number;
+}
+
+export interface HostOptions {
+  model: ModelHandle;
+  audit: AuditSink;
+  root?: string;
+  /** Replaces the built-in tools. */
+  tools?: readonly AnyTool[];
+  interactors?: readonly Interactor[];
+  unansweredGrants?: "deny" | "suspend";
+  mode?: SecurityMode;
+  allowlist?: readonly string[];
+  guards?: readonly string[];
+  grantPolicy?: (request: GrantRequest) => PolicyDecision;
+  hooks?: Readonly<Record<string, StageHooks>>;
+  limits?: Partial<Omit<HostLimits, "tool">> & { tool?: Partial<ToolLimits> };
+  clock?: { now(): number };
+  transcripts?: TranscriptStore;
+  journal?: Journal;
+}
+
+export function createHost(options: HostOptions): Host {
+  const tools = options.tools ?? builtinTools();
+  return {
+    root: realpathSync(options.root ?? process.cwd()),
+    model: options.model,
+    tools: new Map(tools.map((tool) => [tool.name, tool])),
+    interactors: options.interactors ?? [],
+    unansweredGrants: options.unansweredGrants ?? "deny",
+    mode: options.mode ?? "ask",
+    allowlist: (options.allowlist ?? []).map(parseToolRule),
+    guards: (options.guards ?? []).map(parseToolRule),
+    grantPolicy: options.grantPolicy ?? deferEverything,
+    hooks: options.hooks ?? {},
+    limits: {
+      tool: { ...DEFAULT_TOOL_LIMITS, ...options.limits?.tool },
+      providerRetries: options.limits?.providerRetries ?? 3,
+      providerRetryDelayMs: options.limits?.providerRetryDelayMs ?? 1000,
+    },
+    clock: options.clock ?? { now: Date.now },
+    audit: options.audit,
+    transcripts: options.transcripts ?? new MemoryTranscripts(),
+    journal: options.journal ?? new MemoryJournal(),
+  };
+}

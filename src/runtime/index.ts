@@ -1,0 +1,20 @@
+export { createHost, type Host, type HostLimits, type HostOptions } from "./host.js";
+export {
+  askInteractors,
+  callbackInteractor,
+  type Interactor,
+  terminalInteractor,
+} from "./interactors.js";
+export { type Journal, MemoryJournal } from "./journal.js";
+export { parseToolRule, rulesGrantPolicy, type ToolRule } from "./rules.js";
+export {
+  createStageActor,
+  runStage,
+  type StageActor,
+  type StageMachine,
+  stageMachineFor,
+} from "./run-stage.js";
+export { decideByMode, SECURITY_MODES, type SecurityMode } from "./security-mode.js";
+export type { AssertHookInput, StageHooks } from "./stage-hooks.js";
+export { createStageServices } from "./stage-services.js";
+export { MemoryTranscripts, type TranscriptStore, toPrompt } from "./transcripts.js";

@@ -1,0 +1,62 @@
+import { createInterface } from "node:readline/promises";
+import type { GrantDecision, GrantRequest } from "../compiler/stage-types.js";
+
+/** Something that can answer a grant request: the terminal, the visualizer, a callback. */
+export interface Interactor {
+  readonly name: string;
+  requestGrant(request: GrantRequest, signal: AbortSignal): Promise<GrantDecision>;
+}
+
+/** An interactor backed by a function: for tests and for embedders with their own UI. */
+export function callbackInteractor(
+  name: string,
+  answer: (request: GrantRequest, signal: AbortSignal) => GrantDecision | Promise<GrantDecision>,
+): Interactor {
+  return { name, requestGrant: async (request, signal) => answer(request, signal) };
+}
+
+/**
+ * Asks every interactor at once; the first answer wins and the others are dismissed (their
+ * signal is aborted). Fails only if every interactor fails.
+ */
+export async function askInteractors(
+  interactors: readonly Interactor[],
+  request: GrantRequest,
+  signal: AbortSignal,
+): Promise<GrantDecision> {
+  const dismiss = new AbortController();
+  const both = AbortSignal.any([signal, dismiss.signal]);
+  try {
+    return await Promise.any(
+      interactors.map((interactor) => interactor.requestGrant(request, both)),
+    );
+  } finally {
+    dismiss.abort(new Error("answered by another interactor"));
+  }
+}
+
+/** Asks on a terminal: `Allow Edit(src/auth.ts) in stage plan? [y/N]`. Anything but y/yes denies. */
+export function terminalInteractor(
+  streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream } = {
+    input: process.stdin,
+    output: process.stderr,
+  },
+): Interactor {
+  return {
+    name: "terminal",
+    async requestGrant(request, signal) {
+      const readline = createInterface({
+        input: streams.input,
+        output: streams.output,
+        terminal: false,
+      });
+      try {
+        const question = `Allow ${request.tool}(${request.argsSummary}) in stage ${request.stageId}? [y/N] `;
+        const answer = await readline.question(question, { signal });
+        return /^\s*y(es)?\s*$/i.test(answer) ? "approve" : "deny";
+      } finally {
+        readline.close();
+      }
+    },
+  };
+}

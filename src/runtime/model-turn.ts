@@ -1,0 +1,149 @@
+import {
+  APICallError,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3FunctionTool,
+  type LanguageModelV3GenerateResult,
+} from "@ai-sdk/provider";
+import { classifyTurn, type ModelReply } from "../compiler/act-rules.js";
+import type { ModelCallInput } from "../compiler/stage-services.js";
+import type { TurnOutcome } from "../compiler/stage-types.js";
+import { transcriptCutoff } from "../compiler/transcript-keys.js";
+import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
+import { StagechartError } from "../errors.js";
+import type { StagechartCallInfo } from "../models/types.js";
+import type { JsonValue } from "../tools/types.js";
+import type { Host } from "./host.js";
+import { modelCallKey } from "./journal.js";
+import { toPrompt } from "./transcripts.js";
+
+/**
+ * One model turn: the transcript so far and the stage's tools go to the model; its reply comes
+ * back classified by the Act rules. A reply already in the journal is reused, never re-requested.
+ */
+export async function callModel(
+  host: Host,
+  input: ModelCallInput,
+  signal: AbortSignal,
+): Promise<TurnOutcome> {
+  const { stage, runId, stageExecutionId, attempt, turn } = input;
+  const key = modelCallKey(runId, stageExecutionId, attempt, turn);
+  let reply = host.journal.get(key) as ModelReply | undefined;
+  if (!reply) {
+    reply = toReply(await generate(host, input, signal));
+    host.journal.record(key, reply);
+  }
+  const validate = compileSchema(stage.completionSchema);
+  return classifyTurn(
+    stage,
+    reply,
+    { stageExecutionId, attempt, turn },
+    {
+      validateCompletion: (payload) => {
+        if (!validate.ok) return ["the completion schema does not compile"];
+        return validate.value(payload) ? [] : describeSchemaErrors(validate.value.errors);
+      },
+      summarize: (tool, args) => summarize(host, tool, args),
+    },
+  );
+}
+
+async function generate(
+  host: Host,
+  input: ModelCallInput,
+  signal: AbortSignal,
+): Promise<LanguageModelV3GenerateResult> {
+  const callInfo: StagechartCallInfo = {
+    stageId: input.stage.id,
+    ...(input.pipelineId !== undefined && { pipelineId: input.pipelineId }),
+    stageExecutionId: input.stageExecutionId,
+    attempt: input.attempt,
+    turn: input.turn,
+  };
+  const options: LanguageModelV3CallOptions = {
+    prompt: toPrompt(
+      host.transcripts.read(input.stageExecutionId, transcriptCutoff(input.attempt, input.turn)),
+    ),
+    tools: toolManifest(host, input),
+    toolChoice: { type: "auto" },
+    abortSignal: signal,
+    providerOptions: { stagechart: { ...callInfo } },
+  };
+  try {
+    return await host.model.model.doGenerate(options);
+  } catch (error) {
+    throw providerError(error, signal);
+  }
+}
+
+/** The envelope's tools and the completion channel — the only tools a stage's model sees. */
+function toolManifest(
+  host: Host,
+  { stage, envelope }: ModelCallInput,
+): LanguageModelV3FunctionTool[] {
+  const tools = envelope.flatMap((name) => {
+    const tool = host.tools.get(name);
+    return tool
+      ? [
+          {
+            type: "function" as const,
+            name,
+            description: tool.description,
+            inputSchema: tool.inputSchema,
+          },
+        ]
+      : [];
+  });
+  tools.push({
+    type: "function",
+    name: stage.completionTool,
+    description: `Ends the stage "${stage.name}" with its result. Call it exactly once, as the only tool call of its response, when the work is done.`,
+    inputSchema: stage.completionSchema,
+  });
+  return tools;
+}
+
+function toReply(result: LanguageModelV3GenerateResult): ModelReply {
+  const text = result.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
+  const calls = result.content.flatMap((part) =>
+    part.type === "tool-call"
+      ? [{ toolCallId: part.toolCallId, tool: part.toolName, input: part.input }]
+      : [],
+  );
+  const { inputTokens, outputTokens } = result.usage;
+  return {
+    text,
+    calls,
+    usage: {
+      ...(inputTokens.total !== undefined && { inputTokens: inputTokens.total }),
+      ...(outputTokens.total !== undefined && { outputTokens: outputTokens.total }),
+    },
+  };
+}
+
+function summarize(host: Host, toolName: string, args: JsonValue): string {
+  const tool = host.tools.get(toolName);
+  if (tool && args !== null && typeof args === "object" && !Array.isArray(args)) {
+    try {
+      return tool.summarize(args);
+    } catch {
+      // a summary is a convenience; fall back to the arguments themselves
+    }
+  }
+  const json = JSON.stringify(args);
+  return json.length > 120 ? `${json.slice(0, 117)}...` : json;
+}
+
+/** Provider failures as stagechart errors: retryable ones are ProviderTransient. */
+function providerError(error: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (APICallError.isInstance(error)) {
+    const context = { statusCode: error.statusCode, url: error.url };
+    return error.isRetryable
+      ? new StagechartError("ProviderTransient/ProviderUnavailable", message, context, {
+          cause: error,
+        })
+      : new StagechartError("ExtensionHost/ProviderRejected", message, context, { cause: error });
+  }
+  return new StagechartError("ProviderTransient/ProviderError", message, {}, { cause: error });
+}

@@ -1,0 +1,130 @@
+import type { SetupInput, SetupOutput, StageServices } from "../compiler/stage-services.js";
+import type { StageContext, ToolRun } from "../compiler/stage-types.js";
+import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
+import { renderTemplate } from "../definitions/template.js";
+import { StagechartError } from "../errors.js";
+import { invokeTool } from "../tools/index.js";
+import type { Host } from "./host.js";
+import { askInteractors } from "./interactors.js";
+import { toolCallKey } from "./journal.js";
+import { callModel } from "./model-turn.js";
+import { findMatchingRule } from "./rules.js";
+import { defaultAssert } from "./stage-hooks.js";
+
+/** The stage lifecycle's services, bound to a host. */
+export function createStageServices(host: Host): StageServices {
+  return {
+    setup: async (input) => setupStage(host, input),
+    init: async ({ stage, stageContext }) => {
+      const rendered = renderTemplate(stage.template, {
+        ctx: stageContext,
+        stage: { id: stage.id, name: stage.name },
+      });
+      if (!rendered.ok) throw rendered.error;
+      return rendered.value;
+    },
+    checkGate: async ({ stage, stageContext }) =>
+      (await host.hooks[stage.id]?.gate?.({ stage, ctx: stageContext })) ?? "proceed",
+    callModel: (input, signal) => callModel(host, input, signal),
+    grantPolicy: (request) => host.grantPolicy(request),
+    hasInteractors: () => host.interactors.length > 0,
+    unansweredGrants: host.unansweredGrants,
+    askInteractors: (request, signal) => askInteractors(host.interactors, request, signal),
+    isKnownTool: (name) => host.tools.has(name),
+    deniedByGuard: (call) => findMatchingRule(host.guards, call.tool, call.argsSummary)?.source,
+    runTool: async ({ runId, call }, signal) => {
+      const key = toolCallKey(runId, call.proposalId);
+      const recorded = host.journal.get(key) as ToolRun | undefined;
+      if (recorded) return recorded;
+      const tool = host.tools.get(call.tool);
+      if (!tool)
+        throw new StagechartError(
+          "ToolTerminal/UnknownTool",
+          `there is no tool named "${call.tool}"`,
+        );
+      const started = host.clock.now();
+      const outcome = await invokeTool(tool, call.args, {
+        root: host.root,
+        signal,
+        limits: host.limits.tool,
+      });
+      const durationMs = host.clock.now() - started;
+      const run: ToolRun = outcome.ok
+        ? { ok: true, result: outcome.output, durationMs }
+        : {
+            ok: false,
+            result: outcome.error.toModelView() as ToolRun["result"],
+            code: outcome.error.code,
+            durationMs,
+          };
+      if (!signal.aborted) host.journal.record(key, run);
+      return run;
+    },
+    assert: async ({ stage, stageContext, parsed, capHit, attempt }) => {
+      const input = { stage, ctx: stageContext, parsed, capHit, attempt };
+      return (await host.hooks[stage.id]?.assert?.(input)) ?? defaultAssert(input);
+    },
+    writeTranscript: (stageExecutionId, key, entry) =>
+      host.transcripts.put(stageExecutionId, key, entry),
+    audit: (event) => host.audit.emit(event),
+    now: () => host.clock.now(),
+    providerRetries: {
+      max: host.limits.providerRetries,
+      delayMs: (failures) => host.limits.providerRetryDelayMs * 2 ** (failures - 1),
+    },
+  };
+}
+
+/** Setup (DESIGN.md §4.1): narrow the tools, check the model and the inputs, build ctx. */
+function setupStage(
+  host: Host,
+  { stage, runId, stageExecutionId, ctx, upstream }: SetupInput,
+): SetupOutput {
+  if (!host.model.capabilities.toolCalling) {
+    throw new StagechartError(
+      "ProviderCapability/MissingToolCalling",
+      `the model ${host.model.model.provider}:${host.model.model.modelId} cannot call tools, and stages end only through a tool call`,
+      { provider: host.model.model.provider, modelId: host.model.model.modelId },
+    );
+  }
+  const missing = stage.allowedTools.filter((name) => !host.tools.has(name));
+  if (missing.length > 0) {
+    throw new StagechartError(
+      "Validation/UnknownTool",
+      `stage ${stage.id} allows ${missing.join(", ")}, which the host does not have (it has ${[...host.tools.keys()].join(", ")})`,
+      { stageId: stage.id, missing },
+    );
+  }
+  if (host.tools.has(stage.completionTool)) {
+    throw new StagechartError(
+      "Validation/CompletionToolCollision",
+      `stage ${stage.id}'s completion tool "${stage.completionTool}" has the name of a registered tool`,
+      { stageId: stage.id, completionTool: stage.completionTool },
+    );
+  }
+  if (stage.inputsSchema) {
+    const validate = compileSchema(stage.inputsSchema);
+    if (!validate.ok)
+      throw new StagechartError(
+        "Validation/StageInputsSchemaInvalid",
+        "inputsSchema does not compile",
+      );
+    upstream.forEach((result, index) => {
+      if (!validate.value(result)) {
+        const errors = describeSchemaErrors(validate.value.errors);
+        throw new StagechartError(
+          "Validation/StageInputsInvalid",
+          `ctx.upstream[${index}] (from ${result.stageId}) does not match ${stage.id}'s inputsSchema: ${errors.join("; ")}`,
+          { stageId: stage.id, index, from: result.stageId, errors },
+        );
+      }
+    });
+  }
+  const stageContext: StageContext = Object.freeze({
+    ...ctx,
+    upstream: Object.freeze([...upstream]),
+    workflowRunId: runId,
+    stageExecutionId,
+  });
+  return { stageContext, envelope: [...stage.allowedTools] };
+}

@@ -1,0 +1,92 @@
+import { randomBytes } from "node:crypto";
+import { chmod, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { err, ok, type Result, StagechartError } from "../errors.js";
+import type { ToolOutcome } from "./types.js";
+
+/** Larger files are refused rather than loaded whole into memory. */
+export const MAX_TEXT_FILE_BYTES = 10 * 1024 * 1024;
+
+// ignoreBOM keeps a byte-order mark in the text, so an Edit writes it back.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** A file's failure as a tool error, naming the path the model gave. */
+export function fileError(error: unknown, path: string): StagechartError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const known: Record<string, [`ToolTerminal/${string}`, string]> = {
+    ENOENT: ["ToolTerminal/FileNotFound", "does not exist"],
+    EISDIR: ["ToolTerminal/IsDirectory", "is a directory, not a file"],
+    ENOTDIR: ["ToolTerminal/NotADirectory", "has a file where a directory should be"],
+    // What mkdir says when a parent it must create is already a file.
+    EEXIST: ["ToolTerminal/NotADirectory", "has a file where a directory should be"],
+    EACCES: ["ToolTerminal/PermissionDenied", "cannot be accessed: permission denied"],
+    EPERM: ["ToolTerminal/PermissionDenied", "cannot be accessed: operation not permitted"],
+  };
+  const [errorCode, why] = (code && known[code]) || [
+    "ToolTerminal/FileSystemError",
+    `cannot be accessed: ${error instanceof Error ? error.message : String(error)}`,
+  ];
+  return new StagechartError(errorCode, `${path} ${why}`, { path });
+}
+
+export const fileFailure = (error: unknown, path: string): ToolOutcome => ({
+  ok: false,
+  error: fileError(error, path),
+});
+
+/** A UTF-8 text file's content; directories, binary and oversized files are errors. */
+export async function readTextFile(absolute: string, path: string): Promise<Result<string>> {
+  try {
+    const info = await stat(absolute);
+    if (info.isDirectory()) return err(fileError({ code: "EISDIR" }, path));
+    if (info.size > MAX_TEXT_FILE_BYTES) {
+      return err(
+        new StagechartError(
+          "ToolTerminal/FileTooLarge",
+          `${path} is ${info.size} bytes; files over ${MAX_TEXT_FILE_BYTES} bytes are not read`,
+          { path, bytes: info.size },
+        ),
+      );
+    }
+    return decodeText(await readFile(absolute), path);
+  } catch (error) {
+    return err(fileError(error, path));
+  }
+}
+
+function decodeText(bytes: Buffer, path: string): Result<string> {
+  const binary = (why: string) =>
+    err(
+      new StagechartError("ToolTerminal/BinaryFile", `${path} is a binary file (${why})`, { path }),
+    );
+  if (bytes.includes(0)) return binary("it contains NUL bytes");
+  try {
+    return ok(utf8.decode(bytes));
+  } catch {
+    return binary("it is not UTF-8 text");
+  }
+}
+
+/**
+ * Replaces `absolute` with `content` through a temporary file in the same directory and a
+ * rename, so a crash leaves the old file or the new one, never half of each. An existing file
+ * keeps its permission bits (a script stays executable).
+ */
+export async function writeFileAtomic(absolute: string, content: string): Promise<void> {
+  const mode = await stat(absolute).then(
+    (info) => info.mode & 0o7777,
+    () => undefined,
+  );
+  const temporary = join(
+    dirname(absolute),
+    `.${basename(absolute)}.${randomBytes(6).toString("hex")}.tmp`,
+  );
+  try {
+    await writeFile(temporary, content, { flag: "wx" });
+    if (mode !== undefined) await chmod(temporary, mode);
+    await rename(temporary, absolute);
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+}

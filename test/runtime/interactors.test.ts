@@ -1,0 +1,83 @@
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import {
+  askInteractors,
+  callbackInteractor,
+  terminalInteractor,
+} from "../../src/runtime/interactors.js";
+
+const request = {
+  stageId: "plan",
+  stageExecutionId: "r/plan/1",
+  attempt: 1,
+  proposalId: "r/plan/1/a1/t1/c0",
+  tool: "Edit",
+  argsDigest: "d",
+  argsSummary: "src/auth.ts",
+};
+
+describe("interactors", () => {
+  it("the first answer wins and the others are dismissed", async () => {
+    let dismissed = false;
+    const slow = callbackInteractor(
+      "slow",
+      (_, signal) =>
+        new Promise((resolve) => {
+          const timer = setTimeout(() => resolve("approve"), 5_000);
+          signal.addEventListener("abort", () => {
+            clearTimeout(timer);
+            dismissed = true;
+          });
+        }),
+    );
+    const fast = callbackInteractor("fast", () => "deny");
+    await expect(askInteractors([slow, fast], request, new AbortController().signal)).resolves.toBe(
+      "deny",
+    );
+    expect(dismissed).toBe(true);
+  });
+
+  it("one failing interactor does not stop another from answering", async () => {
+    const broken = callbackInteractor("broken", () => {
+      throw new Error("UI crashed");
+    });
+    const fine = callbackInteractor("fine", () => "approve");
+    await expect(
+      askInteractors([broken, fine], request, new AbortController().signal),
+    ).resolves.toBe("approve");
+  });
+
+  it("the terminal prompt names the tool, its arguments and the stage, and takes y/yes", async () => {
+    for (const [typed, expected] of [
+      ["y\n", "approve"],
+      ["YES\n", "approve"],
+      ["n\n", "deny"],
+      ["\n", "deny"],
+      ["maybe\n", "deny"],
+    ] as const) {
+      const input = new PassThrough();
+      const output = new PassThrough();
+      let shown = "";
+      output.on("data", (chunk) => {
+        shown += String(chunk);
+      });
+      const answer = terminalInteractor({ input, output }).requestGrant(
+        request,
+        new AbortController().signal,
+      );
+      input.write(typed);
+      await expect(answer).resolves.toBe(expected);
+      expect(shown).toBe("Allow Edit(src/auth.ts) in stage plan? [y/N] ");
+    }
+  });
+
+  it("the terminal prompt stops waiting when the stage is cancelled", async () => {
+    const controller = new AbortController();
+    const answer = terminalInteractor({
+      input: new PassThrough(),
+      output: new PassThrough(),
+    }).requestGrant(request, controller.signal);
+    controller.abort();
+    await expect(answer).rejects.toThrow();
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { transcriptCutoff, transcriptKey } from "../../src/compiler/transcript-keys.js";
+import { MemoryTranscripts, toPrompt } from "../../src/runtime/transcripts.js";
+
+describe("transcripts", () => {
+  it("are read in position order, whatever order they were written in, and a rewrite replaces", () => {
+    const store = new MemoryTranscripts();
+    const key = (attempt: number, turn: number, slot = 0, index = 0) =>
+      transcriptKey({ attempt, turn, slot, index });
+    store.put("s", key(1, 2, 1), { role: "user", text: "result of turn 2" });
+    store.put("s", key(0, 0), { role: "system", text: "prompt" });
+    store.put("s", key(1, 10), { role: "user", text: "turn 10" });
+    store.put("s", key(1, 2), { role: "user", text: "turn 2" });
+    store.put("s", key(1, 2), { role: "user", text: "turn 2" });
+    expect(
+      store.read("s").map((e) => (e.role === "system" || e.role === "user" ? e.text : "")),
+    ).toEqual(["prompt", "turn 2", "result of turn 2", "turn 10"]);
+    expect(store.read("s", transcriptCutoff(1, 10))).toHaveLength(3);
+    expect(store.read("other")).toEqual([]);
+  });
+
+  it("become an AI SDK prompt with tool results grouped per reply", () => {
+    const prompt = toPrompt([
+      { role: "system", text: "You plan." },
+      {
+        role: "assistant",
+        text: "Looking.",
+        calls: [
+          { toolCallId: "1", tool: "Grep", args: { pattern: "a" } },
+          { toolCallId: "2", tool: "Edit", args: { path: "x" } },
+        ],
+      },
+      { role: "tool", toolCallId: "1", tool: "Grep", result: "a.ts:1: a", isError: false },
+      {
+        role: "tool",
+        toolCallId: "2",
+        tool: "Edit",
+        result: { code: "ToolTerminal/GrantDenied" },
+        isError: true,
+      },
+      { role: "user", text: "Call submit_plan." },
+    ]);
+    expect(prompt).toEqual([
+      { role: "system", content: "You plan." },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Looking." },
+          { type: "tool-call", toolCallId: "1", toolName: "Grep", input: { pattern: "a" } },
+          { type: "tool-call", toolCallId: "2", toolName: "Edit", input: { path: "x" } },
+        ],
+      },
+      {
+        role: "tool",
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: "1",
+            toolName: "Grep",
+            output: { type: "text", value: "a.ts:1: a" },
+          },
+          {
+            type: "tool-result",
+            toolCallId: "2",
+            toolName: "Edit",
+            output: { type: "error-json", value: { code: "ToolTerminal/GrantDenied" } },
+          },
+        ],
+      },
+      { role: "user", content: [{ type: "text", text: "Call submit_plan." }] },
+    ]);
+  });
+});
