@@ -30,24 +30,21 @@ export class StagechartError extends Error {
     this.class = code.slice(0, code.indexOf("/")) as ErrorClass;
   }
 
-  /** What a model may see: no stack, no cause. */
-  toModelView(): {
-    class: ErrorClass;
-    code: ErrorCode;
-    message: string;
-    context: Record<string, unknown>;
-  } {
+  /** What a model (or a JSON log) may see of an error: no stack, no cause. */
+  toModelView(): ErrorView {
     return { class: this.class, code: this.code, message: this.message, context: this.context };
   }
 
-  toJSON(): {
-    class: ErrorClass;
-    code: ErrorCode;
-    message: string;
-    context: Record<string, unknown>;
-  } {
-    return { class: this.class, code: this.code, message: this.message, context: this.context };
+  toJSON(): ErrorView {
+    return this.toModelView();
   }
+}
+
+export interface ErrorView {
+  class: ErrorClass;
+  code: ErrorCode;
+  message: string;
+  context: Record<string, unknown>;
 }
 
 export type Result<T, E = StagechartError> = { ok: true; value: T } | { ok: false; error: E };

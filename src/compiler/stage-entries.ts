@@ -1,5 +1,5 @@
 import type { StageDefinition } from "../definitions/stage.js";
-import { type ErrorCode, toStagechartError } from "../errors.js";
+import { type ErrorCode, StagechartError, toStagechartError } from "../errors.js";
 import type { JsonValue } from "../tools/types.js";
 import type { ErrorView, ProposedCall, TranscriptEntry } from "./stage-types.js";
 
@@ -74,14 +74,13 @@ export function errorView(
   error: unknown,
   fallback: ErrorCode = "ExtensionHost/LifecycleFailure",
 ): ErrorView {
-  const { class: errorClass, code, message, context } = toStagechartError(error, fallback);
-  return { class: errorClass, code, message, context };
+  return toStagechartError(error, fallback).toModelView();
 }
 
 export function viewOf(
   code: ErrorCode,
   message: string,
-  context?: Record<string, unknown>,
+  context: Record<string, unknown> = {},
 ): ErrorView {
-  return { class: code.slice(0, code.indexOf("/")), code, message, ...(context && { context }) };
+  return new StagechartError(code, message, context).toModelView();
 }

@@ -1,5 +1,5 @@
 import type { StageDefinition } from "../definitions/stage.js";
-import type { ErrorCode } from "../errors.js";
+import type { ErrorCode, ErrorView } from "../errors.js";
 import type { JsonValue } from "../tools/types.js";
 
 /** What a stage hands to the transition rules and its successors (DESIGN.md §2). */
@@ -16,17 +16,12 @@ export interface StageResult {
   error?: ErrorView;
 }
 
+export type { ErrorView };
+
 export type Verdict = "ok" | "retry" | "skip" | "fail";
 export type GateAnswer = "proceed" | "defer" | "block";
 export type GrantDecision = "approve" | "deny";
 export type PolicyDecision = GrantDecision | "defer";
-
-export interface ErrorView {
-  class: string;
-  code: ErrorCode;
-  message: string;
-  context?: Record<string, unknown>;
-}
 
 /** The ctx a stage sees: the pipeline's fields plus the core-provided ones. Frozen after Setup. */
 export type StageContext = Readonly<Record<string, unknown>> & {

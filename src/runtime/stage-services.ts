@@ -3,7 +3,7 @@ import type { StageContext, ToolRun } from "../compiler/stage-types.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { renderTemplate } from "../definitions/template.js";
 import { StagechartError } from "../errors.js";
-import { invokeTool } from "../tools/index.js";
+import { invokeTool, type JsonValue } from "../tools/index.js";
 import type { Host } from "./host.js";
 import { askInteractors } from "./interactors.js";
 import { toolCallKey } from "./journal.js";
@@ -53,7 +53,7 @@ export function createStageServices(host: Host): StageServices {
         ? { ok: true, result: outcome.output, durationMs }
         : {
             ok: false,
-            result: outcome.error.toModelView() as ToolRun["result"],
+            result: outcome.error.toModelView() as unknown as JsonValue,
             code: outcome.error.code,
             durationMs,
           };

@@ -5,7 +5,7 @@ import { waitFor } from "xstate";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import { rulesGrantPolicy } from "../../src/runtime/rules.js";
 import { createStageActor, runStage } from "../../src/runtime/run-stage.js";
-import { harness, loadStage, stageInput } from "../support/stage-harness.js";
+import { harness, loadStage, planResult, stageInput } from "../support/stage-harness.js";
 import { withLine } from "../support/stages.js";
 
 const PLAN_OK = `
@@ -13,6 +13,15 @@ stages:
   plan:
     - tool: submit_plan
       args: { summary: "Split the module", steps: ["extract", "test"] }
+`;
+
+const EDIT_THEN_SUBMIT = `
+stages:
+  plan:
+    - tool: Edit
+      args: { path: src/auth.ts, old: "'a'", new: "'b'" }
+    - tool: submit_plan
+      args: { summary: "s", steps: [] }
 `;
 
 const deny = callbackInteractor("test", () => "deny");
@@ -35,15 +44,7 @@ stages:
     );
     const result = await runStage(h.host, stageInput(loadStage("plan")));
 
-    expect(result).toEqual({
-      stageId: "plan",
-      stageExecutionId: "run-1/plan/1",
-      verdict: "ok",
-      parsed: { summary: "Split the module", steps: ["extract", "test"] },
-      output: { summary: "Split the module", steps: ["extract", "test"] },
-      capHit: false,
-      attemptCount: 1,
-    });
+    expect(result).toEqual(planResult);
     expect(h.types()).toEqual([
       "StageSetup",
       "StageInit",
@@ -709,17 +710,7 @@ stages:
 
   describe("a persisted snapshot", () => {
     it("taken while waiting for a grant restores into an actor that finishes the stage", async () => {
-      const h = harness(
-        `
-stages:
-  plan:
-    - tool: Edit
-      args: { path: src/auth.ts, old: "'a'", new: "'b'" }
-    - tool: submit_plan
-      args: { summary: "s", steps: [] }
-`,
-        { unansweredGrants: "suspend" },
-      );
+      const h = harness(EDIT_THEN_SUBMIT, { unansweredGrants: "suspend" });
       const input = stageInput(loadStage("plan"));
       const first = createStageActor(h.host, input);
       first.start();
@@ -748,27 +739,17 @@ stages:
 
     it("taken while an interactor is being asked restores by asking again", async () => {
       let asked = 0;
-      const h = harness(
-        `
-stages:
-  plan:
-    - tool: Edit
-      args: { path: src/auth.ts, old: "'a'", new: "'b'" }
-    - tool: submit_plan
-      args: { summary: "s", steps: [] }
-`,
-        {
-          interactors: [
-            callbackInteractor("flaky", (_, signal) => {
-              asked += 1;
-              if (asked > 1) return "approve";
-              return new Promise((_, reject) =>
-                signal.addEventListener("abort", () => reject(signal.reason)),
-              );
-            }),
-          ],
-        },
-      );
+      const h = harness(EDIT_THEN_SUBMIT, {
+        interactors: [
+          callbackInteractor("flaky", (_, signal) => {
+            asked += 1;
+            if (asked > 1) return "approve";
+            return new Promise((_, reject) =>
+              signal.addEventListener("abort", () => reject(signal.reason)),
+            );
+          }),
+        ],
+      });
       const input = stageInput(loadStage("plan"));
       const first = createStageActor(h.host, input);
       first.start();
