@@ -8,4 +8,14 @@ export {
   stageResult,
 } from "./stage-machine.js";
 export type { StageServices } from "./stage-services.js";
-export type * from "./stage-types.js";
+export type {
+  GrantDecision,
+  GrantRequest,
+  PolicyDecision,
+  ProposedCall,
+  StageInput,
+  TokenUsage,
+  ToolRun,
+  TranscriptEntry,
+  TurnOutcome,
+} from "./stage-types.js";

@@ -1,7 +1,7 @@
 import type { StageDefinition } from "../definitions/stage.js";
-import { type ErrorCode, StagechartError, toStagechartError } from "../errors.js";
+import { type ErrorCode, type ErrorView, StagechartError, toStagechartError } from "../errors.js";
 import type { JsonValue } from "../tools/types.js";
-import type { ErrorView, ProposedCall, TranscriptEntry } from "./stage-types.js";
+import type { ProposedCall, TranscriptEntry } from "./stage-types.js";
 
 /** The transcript entries the Act rules write (DESIGN.md §4.1), as pure functions. */
 

@@ -1,6 +1,6 @@
 import { assign, type DoneActorEvent, type ErrorActorEvent, fromPromise, setup } from "xstate";
 import type { StageDefinition } from "../definitions/stage.js";
-import { type ErrorCode, isStagechartError } from "../errors.js";
+import { type ErrorCode, type ErrorView, isStagechartError } from "../errors.js";
 import type { AuditEventType } from "../inspect/audit.js";
 import type { JsonValue } from "../tools/types.js";
 import { retryDelayMs } from "./backoff.js";
@@ -16,7 +16,6 @@ import type {
 } from "./stage-services.js";
 import type {
   AssertOutcome,
-  ErrorView,
   GateAnswer,
   GrantDecision,
   GrantRequest,
@@ -205,6 +204,7 @@ export function createStageMachine(services: StageServices) {
       audit: ({ context }, params: AuditParams) =>
         services.audit({
           type: params.type,
+          runId: context.runId,
           stageId: context.stage.id,
           stageExecutionId: context.stageExecutionId,
           attempt: context.attempt,

@@ -1,34 +1,17 @@
+import type { JsonValue, StageResult } from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
-import type { ErrorCode, ErrorView } from "../errors.js";
-import type { JsonValue } from "../tools/types.js";
+import type { ErrorCode } from "../errors.js";
 
-/** What a stage hands to the transition rules and its successors (DESIGN.md §2). */
-export interface StageResult {
-  stageId: string;
-  stageExecutionId: string;
-  verdict: Verdict;
-  reason?: string;
-  parsed?: JsonValue;
-  output?: JsonValue;
-  capHit: boolean;
-  attemptCount: number;
-  /** Why a failed or cancelled stage ended, as the model-free view of the error. */
-  error?: ErrorView;
-}
+export type {
+  AssertOutcome,
+  GateAnswer,
+  StageContext,
+  StageResult,
+  Verdict,
+} from "../definitions/contract.js";
 
-export type { ErrorView };
-
-export type Verdict = "ok" | "retry" | "skip" | "fail";
-export type GateAnswer = "proceed" | "defer" | "block";
 export type GrantDecision = "approve" | "deny";
 export type PolicyDecision = GrantDecision | "defer";
-
-/** The ctx a stage sees: the pipeline's fields plus the core-provided ones. Frozen after Setup. */
-export type StageContext = Readonly<Record<string, unknown>> & {
-  upstream: readonly StageResult[];
-  workflowRunId: string;
-  stageExecutionId: string;
-};
 
 /** One tool call the model proposed, with the identity grants are bound to. */
 export interface ProposedCall {
@@ -90,11 +73,6 @@ export interface ToolRun {
   /** The error code of a failed call. */
   code?: ErrorCode;
   durationMs: number;
-}
-
-export interface AssertOutcome {
-  verdict: Verdict;
-  reason?: string;
 }
 
 export interface StageInput {

@@ -1,3 +1,4 @@
+export type * from "./contract.js";
 export * from "./diagnostics.js";
 export {
   expandDefinitionPaths,

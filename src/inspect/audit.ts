@@ -33,9 +33,10 @@ export const AUDIT_EVENT_TYPES = [
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
-/** What an emitter knows; the sink adds `seq`, `at` and `runId`. */
+/** What an emitter knows; the sink adds `seq` and `at`. */
 export interface AuditEventInput {
   type: AuditEventType;
+  runId: string;
   stageId?: string;
   stageExecutionId?: string;
   attempt?: number;
@@ -43,34 +44,36 @@ export interface AuditEventInput {
 }
 
 export interface AuditEvent extends AuditEventInput {
+  /** Gapless per run, from 1. */
   seq: number;
   at: string;
-  runId: string;
 }
 
 export interface AuditSink {
-  emit(event: AuditEventInput): void;
+  /** Records an event and returns it as recorded, with its `seq` and `at`. */
+  emit(event: AuditEventInput): AuditEvent;
 }
 
-/** The in-memory audit log: assigns gapless sequence numbers and notifies listeners in order. */
+/** The in-memory audit log: gapless sequence numbers per run, listeners told in order. */
 export class MemoryAuditLog implements AuditSink {
   readonly events: AuditEvent[] = [];
   private readonly listeners = new Set<(event: AuditEvent) => void>();
+  private readonly lastSeq = new Map<string, number>();
 
-  constructor(
-    readonly runId: string,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly now: () => number = Date.now) {}
 
-  emit(input: AuditEventInput): void {
-    const event: AuditEvent = {
-      seq: this.events.length + 1,
-      at: new Date(this.now()).toISOString(),
-      runId: this.runId,
-      ...input,
-    };
+  emit(input: AuditEventInput): AuditEvent {
+    const seq = (this.lastSeq.get(input.runId) ?? 0) + 1;
+    this.lastSeq.set(input.runId, seq);
+    const event: AuditEvent = { seq, at: new Date(this.now()).toISOString(), ...input };
     this.events.push(event);
     for (const listener of this.listeners) listener(event);
+    return event;
+  }
+
+  /** The events of one run, in order. */
+  of(runId: string): AuditEvent[] {
+    return this.events.filter((event) => event.runId === runId);
   }
 
   subscribe(listener: (event: AuditEvent) => void): () => void {

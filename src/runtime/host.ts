@@ -1,5 +1,6 @@
 import { realpathSync } from "node:fs";
 import type { GrantRequest, PolicyDecision } from "../compiler/stage-types.js";
+import type { StageHooks } from "../definitions/contract.js";
 import type { AuditSink } from "../inspect/audit.js";
 import type { ModelHandle } from "../models/types.js";
 import { builtinTools } from "../tools/index.js";
@@ -8,7 +9,7 @@ import type { Interactor } from "./interactors.js";
 import { type Journal, MemoryJournal } from "./journal.js";
 import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
 import type { SecurityMode } from "./security-mode.js";
-import type { StageHooks } from "./stage-hooks.js";
+
 import { MemoryTranscripts, type TranscriptStore } from "./transcripts.js";
 
 /**

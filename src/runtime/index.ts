@@ -15,6 +15,5 @@ export {
   stageMachineFor,
 } from "./run-stage.js";
 export { decideByMode, SECURITY_MODES, type SecurityMode } from "./security-mode.js";
-export type { AssertHookInput, StageHooks } from "./stage-hooks.js";
 export { createStageServices } from "./stage-services.js";
 export { MemoryTranscripts, type TranscriptStore, toPrompt } from "./transcripts.js";

@@ -1,24 +1,6 @@
-import type { AssertOutcome, GateAnswer, StageContext } from "../compiler/stage-types.js";
-import type { StageDefinition } from "../definitions/stage.js";
+import type { AssertHookInput, AssertOutcome } from "../definitions/contract.js";
 
-/**
- * Code a pipeline attaches to an LLM stage: a CheckGate run before Act, and an Assert run
- * after it. Without them the gate always proceeds and Assert is `capHit ? retry : ok`.
- */
-export interface StageHooks {
-  gate?(input: { stage: StageDefinition; ctx: StageContext }): GateAnswer | Promise<GateAnswer>;
-  assert?(input: AssertHookInput): AssertOutcome | Promise<AssertOutcome>;
-}
-
-export interface AssertHookInput {
-  stage: StageDefinition;
-  ctx: StageContext;
-  /** The completion payload that passed the schema, when Act ended with one. */
-  parsed?: unknown;
-  capHit: boolean;
-  attempt: number;
-}
-
+/** Assert when a stage has no hook: a cap hit asks for a retry, anything else passes. */
 export function defaultAssert({ capHit, stage }: AssertHookInput): AssertOutcome {
   return capHit
     ? {

@@ -1,14 +1,8 @@
+import type { JsonValue } from "../definitions/contract.js";
 import type { JsonSchema } from "../definitions/json-schema.js";
 import type { StagechartError } from "../errors.js";
 
-/** Plain JSON, the only thing a tool may hand back to a model. */
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | JsonValue[]
-  | { [key: string]: JsonValue };
+export type { JsonValue };
 
 export interface ToolLimits {
   /** Largest output a tool returns; longer output is cut and says so. */

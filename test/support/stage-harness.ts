@@ -34,7 +34,7 @@ export function harness(script: string, options: Partial<HostOptions> = {}): Har
   const root = tempDir();
   mkdirSync(join(root, "src"));
   writeFileSync(join(root, "src/auth.ts"), "export const auth = 'a';\nexport const token = 't';\n");
-  const audit = new MemoryAuditLog("run-1");
+  const audit = new MemoryAuditLog();
   const host = createHost({ model: createScriptedModel(parsed.value), audit, root, ...options });
   return { host, audit, root, types: () => audit.events.map((e) => e.type) };
 }

@@ -1,0 +1,68 @@
+import type { GuardFunction, TransitionFacts } from "../definitions/contract.js";
+import type { Condition } from "../definitions/pipeline-types.js";
+
+/** Evaluates a transition condition over `{verdict, output, parsed, ctx}` and the visit counts. */
+export function holds(
+  condition: Condition,
+  facts: TransitionFacts,
+  guards: Record<string, GuardFunction>,
+): boolean {
+  if ("all" in condition) return condition.all.every((c) => holds(c, facts, guards));
+  if ("any" in condition) return condition.any.some((c) => holds(c, facts, guards));
+  if ("not" in condition) return !holds(condition.not, facts, guards);
+  if ("guard" in condition) return guards[condition.guard]?.(facts) ?? false;
+  if ("visits" in condition)
+    return compare(facts.visits[condition.visits] ?? 0, condition.op, condition.value);
+  const value = valueAt(facts, condition.path);
+  if (condition.op === "exists") return (value !== undefined) === (condition.value ?? true);
+  return compare(value, condition.op, condition.value);
+}
+
+/** Whether a condition looks at the verdict: only such rules may route a failed stage. */
+export function mentionsVerdict(condition: Condition | undefined): boolean {
+  if (!condition) return false;
+  if ("all" in condition) return condition.all.some(mentionsVerdict);
+  if ("any" in condition) return condition.any.some(mentionsVerdict);
+  if ("not" in condition) return mentionsVerdict(condition.not);
+  return (
+    "path" in condition && (condition.path === "verdict" || condition.path.startsWith("verdict."))
+  );
+}
+
+function valueAt(facts: TransitionFacts, path: string): unknown {
+  let value: unknown = facts;
+  for (const segment of path.split(".")) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = Object.hasOwn(value, segment) ? (value as Record<string, unknown>)[segment] : undefined;
+  }
+  return value;
+}
+
+function compare(actual: unknown, op: string, expected: unknown): boolean {
+  switch (op) {
+    case "equals":
+      return deepEqual(actual, expected);
+    case "notEquals":
+      return !deepEqual(actual, expected);
+    case "in":
+      return Array.isArray(expected) && expected.some((e) => deepEqual(actual, e));
+    case "lt":
+      return comparable(actual, expected) && (actual as number) < (expected as number);
+    case "lte":
+      return comparable(actual, expected) && (actual as number) <= (expected as number);
+    case "gt":
+      return comparable(actual, expected) && (actual as number) > (expected as number);
+    case "gte":
+      return comparable(actual, expected) && (actual as number) >= (expected as number);
+    default:
+      return false;
+  }
+}
+
+const comparable = (a: unknown, b: unknown): boolean =>
+  (typeof a === "number" && typeof b === "number") ||
+  (typeof a === "string" && typeof b === "string");
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

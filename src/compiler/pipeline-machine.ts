@@ -1,0 +1,723 @@
+import { type AnyStateMachine, assign, fromPromise, setup } from "xstate";
+import type { JsonValue, StageResult } from "../definitions/contract.js";
+import {
+  DONE,
+  FAIL,
+  type JoinPolicy,
+  type PipelineDefinition,
+  type PipelineStage,
+  type Rule,
+  type Target,
+} from "../definitions/pipeline-types.js";
+import type { ErrorView } from "../errors.js";
+import type { AuditEventInput, AuditEventType } from "../inspect/audit.js";
+import { holds, mentionsVerdict } from "./conditions.js";
+import { viewOf } from "./stage-entries.js";
+import { reachableStages } from "./topology.js";
+
+/** What the pipeline machine asks of the world besides its stages' lifecycle machine. */
+export interface PipelineServices {
+  /** The stage lifecycle machine, bound to a host. */
+  stageMachine: AnyStateMachine;
+  /** Runs a code stage or a command stage to its StageResult. */
+  runCode(
+    stage: Extract<PipelineStage, { kind: "code" | "command" }>,
+    input: CodeStageInput,
+    signal: AbortSignal,
+  ): Promise<StageResult>;
+  audit(event: AuditEventInput): void;
+}
+
+export interface CodeStageInput {
+  runId: string;
+  stageId: string;
+  stageExecutionId: string;
+  ctx: Readonly<Record<string, unknown>>;
+  upstream: readonly StageResult[];
+}
+
+export interface PipelineInput {
+  runId: string;
+  ctx: Readonly<Record<string, unknown>>;
+  upstream?: readonly StageResult[];
+  /** Set when the pipeline runs as a stage of another: the id and execution of that stage. */
+  asStage?: { stageId: string; stageExecutionId: string };
+}
+
+export type RunStatus = "done" | "failed" | "cancelled";
+
+export interface PipelineOutput {
+  status: RunStatus;
+  /** The pipeline as one StageResult, for a parent pipeline. */
+  result: StageResult;
+  /** The latest result of every stage that ran. */
+  results: Record<string, StageResult>;
+  error?: ErrorView;
+}
+
+export type PipelineEvent =
+  | { type: "OVERRIDE"; to: string; reason: string }
+  | { type: "REDO"; stage: string }
+  | { type: "CANCEL"; reason?: string };
+
+type SiblingState = "queued" | "running" | "settled";
+
+export interface PipelineContext {
+  pipelineId: string;
+  runId: string;
+  asStage?: { stageId: string; stageExecutionId: string };
+  ctx: Readonly<Record<string, unknown>>;
+  visits: Record<string, number>;
+  results: Record<string, StageResult>;
+  /** The upstream the next stage entered receives. */
+  upstream: StageResult[];
+  /** What each stage received when last entered, so REDO can give it the same. */
+  upstreamOf: Record<string, StageResult[]>;
+  /** The stage (or fan-out stage of the group) running now. */
+  current?: string;
+  groups: Record<string, Record<string, SiblingState>>;
+  status?: RunStatus;
+  error?: ErrorView;
+}
+
+const GROUP_SUFFIX = "_parallel";
+/** Stage ids are kebab-case, so a group's state name cannot collide with a stage's. */
+const groupState = (stageId: string): string => `${stageId}${GROUP_SUFFIX}`;
+
+/** `<run>/<stage>/<visit>`, nested under the parent stage's execution for a sub-pipeline. */
+const executionId = (context: PipelineContext, stageId: string): string =>
+  `${context.asStage?.stageExecutionId ?? context.runId}/${stageId}/${context.visits[stageId] ?? 1}`;
+
+/**
+ * Compiles a pipeline into one XState machine (DESIGN.md §5): every stage state invokes the
+ * lifecycle machine, a code-stage actor or a sub-pipeline machine as a child; a parallel group is
+ * a parallel state whose regions are the siblings, left for the join once the policy is met.
+ */
+export function createPipelineMachine(
+  pipeline: PipelineDefinition,
+  services: PipelineServices,
+): AnyStateMachine {
+  const subMachines = Object.fromEntries(
+    Object.values(pipeline.stages).flatMap((stage) =>
+      stage.kind === "pipeline"
+        ? [[`pipeline:${stage.id}`, createPipelineMachine(stage.pipeline, services)]]
+        : [],
+    ),
+  );
+  const machineSetup = setup({
+    types: {} as {
+      context: PipelineContext;
+      events: PipelineEvent;
+      input: PipelineInput;
+      output: PipelineOutput;
+    },
+    actors: {
+      stage: services.stageMachine,
+      code: fromPromise<StageResult, CodeStageInput>(({ input, signal }) => {
+        const stage = pipeline.stages[input.stageId];
+        if (stage?.kind !== "code" && stage?.kind !== "command")
+          throw new Error(`${input.stageId} is not a code stage`);
+        return services.runCode(stage, input, signal);
+      }),
+      ...subMachines,
+    },
+    guards: {
+      ruleHolds: ({ context }, params: { rule: Rule; result: StageResult }) => {
+        if (params.result.verdict === "fail" && !mentionsVerdict(params.rule.when)) return false;
+        if (!params.rule.when) return true;
+        const { verdict, output, parsed } = params.result;
+        return holds(
+          params.rule.when,
+          { verdict, output, parsed, ctx: context.ctx, visits: context.visits },
+          pipeline.guards,
+        );
+      },
+      succeeded: (_, params: { result: StageResult }) =>
+        params.result.verdict === "ok" || params.result.verdict === "skip",
+      siblingStarted: ({ context }, params: { group: string; sibling: string }) =>
+        context.groups[params.group]?.[params.sibling] === "running",
+      groupDecides: ({ context }, params: { group: string; decision: "join" | "fail" }) =>
+        decideGroup(pipeline, context, params.group) === params.decision,
+      overrideTo: ({ event }, params: { target: string }) =>
+        event.type === "OVERRIDE" && event.to === params.target,
+      redoOf: ({ context, event }, params: { target: string }) =>
+        event.type === "REDO" &&
+        event.stage === params.target &&
+        (context.visits[params.target] ?? 0) > 0,
+    },
+    actions: {
+      audit: (
+        { context },
+        params: { type: AuditEventType; payload: Record<string, unknown>; stageId?: string },
+      ) =>
+        services.audit({
+          type: params.type,
+          runId: context.runId,
+          ...(params.stageId !== undefined && { stageId: params.stageId }),
+          payload: { pipelineId: context.pipelineId, ...params.payload },
+        }),
+      enter: assign(({ context }, params: { stageId: string; sibling?: boolean }) => ({
+        visits: { ...context.visits, [params.stageId]: (context.visits[params.stageId] ?? 0) + 1 },
+        ...(!params.sibling && { current: params.stageId }),
+        upstreamOf: {
+          ...context.upstreamOf,
+          [params.stageId]: params.sibling ? [] : context.upstream,
+        },
+      })),
+      record: assign(({ context }, params: { result: StageResult }) => ({
+        results: { ...context.results, [params.result.stageId]: params.result },
+      })),
+      handOn: assign((_, params: { upstream: StageResult[] }) => ({ upstream: params.upstream })),
+      restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
+        upstream: context.upstreamOf[params.stageId] ?? [],
+      })),
+      startGroup: assign(
+        ({ context }, params: { group: string; siblings: string[]; maxConcurrency: number }) => ({
+          current: groupState(params.group),
+          groups: {
+            ...context.groups,
+            [params.group]: Object.fromEntries(
+              params.siblings.map((sibling, index) => [
+                sibling,
+                index < params.maxConcurrency ? "running" : "queued",
+              ]),
+            ),
+          },
+        }),
+      ),
+      settle: assign(
+        ({ context }, params: { group: string; result: StageResult; maxConcurrency: number }) => {
+          const siblings: Record<string, SiblingState> = {
+            ...context.groups[params.group],
+            [params.result.stageId]: "settled",
+          };
+          const running = Object.values(siblings).filter((s) => s === "running").length;
+          const queued = Object.keys(siblings).find((id) => siblings[id] === "queued");
+          if (queued && running < params.maxConcurrency) siblings[queued] = "running";
+          return {
+            results: { ...context.results, [params.result.stageId]: params.result },
+            groups: { ...context.groups, [params.group]: siblings },
+          };
+        },
+      ),
+      cancelRunning: ({ context }, params: { reason: string }) => {
+        for (const stageId of runningStages(context)) {
+          services.audit({
+            type: "StageCancelled",
+            runId: context.runId,
+            stageId,
+            stageExecutionId: executionId(context, stageId),
+            payload: { reason: params.reason },
+          });
+        }
+      },
+      finish: assign((_, params: { status: RunStatus; error?: ErrorView }) => ({
+        status: params.status,
+        ...(params.error && { error: params.error }),
+      })),
+    },
+  });
+
+  const stageStates = Object.fromEntries(
+    Object.values(pipeline.stages).map((stage) => [stage.id, stageState(pipeline, stage)]),
+  );
+  const groupStates = Object.fromEntries(
+    Object.entries(pipeline.next).flatMap(([from, transition]) =>
+      transition.kind === "parallel"
+        ? [
+            [
+              groupState(from),
+              parallelState(
+                pipeline,
+                from,
+                transition.siblings,
+                transition.join,
+                transition.policy,
+                transition.maxConcurrency ?? transition.siblings.length,
+              ),
+            ],
+          ]
+        : [],
+    ),
+  );
+
+  return machineSetup.createMachine({
+    id: pipeline.id,
+    context: ({ input }) => ({
+      pipelineId: pipeline.id,
+      runId: input.runId,
+      ...(input.asStage && { asStage: input.asStage }),
+      ctx: input.ctx,
+      visits: {},
+      results: {},
+      upstream: [...(input.upstream ?? [])],
+      upstreamOf: {},
+      groups: {},
+    }),
+    initial: pipeline.entry,
+    on: { CANCEL: ".cancelled" },
+    output: ({ context }) => pipelineOutput(pipeline, context),
+    // The states are generated from the pipeline's topology, so they are typed by the setup only.
+    states: {
+      ...stageStates,
+      ...groupStates,
+      done: { type: "final", entry: { type: "finish", params: { status: "done" } } },
+      failed: { type: "final", entry: { type: "finish", params: { status: "failed" } } },
+      cancelled: {
+        type: "final",
+        entry: [
+          { type: "cancelRunning", params: { reason: "the run was cancelled" } },
+          {
+            type: "finish",
+            params: {
+              status: "cancelled",
+              error: viewOf("Cancellation/RunCancelled", "the run was cancelled"),
+            },
+          },
+        ],
+      },
+    } as unknown as GeneratedStates,
+  });
+}
+
+type GeneratedStates = Parameters<ReturnType<typeof setup>["createMachine"]>[0]["states"];
+
+/** The state of one stage: invoke its child, then follow its transition. */
+function stageState(pipeline: PipelineDefinition, stage: PipelineStage) {
+  return {
+    entry: { type: "enter", params: { stageId: stage.id } },
+    invoke: {
+      id: stage.id,
+      src: actorOf(stage),
+      input: childInput(pipeline, stage, "sequential"),
+      onDone: afterStage(pipeline, stage.id),
+      onError: {
+        target: "failed",
+        actions: fail(({ event }: { event: { error: unknown } }) =>
+          viewOf(
+            "ExtensionHost/LifecycleFailure",
+            `stage ${stage.id} crashed: ${String(event.error)}`,
+          ),
+        ),
+      },
+    },
+    on: controlEvents(pipeline, stage.id),
+  };
+}
+
+function actorOf(stage: PipelineStage): string {
+  switch (stage.kind) {
+    case "llm":
+      return "stage";
+    case "pipeline":
+      return `pipeline:${stage.id}`;
+    default:
+      return "code";
+  }
+}
+
+/** The child's input; parallel siblings get empty upstream. */
+function childInput(
+  pipeline: PipelineDefinition,
+  stage: PipelineStage,
+  mode: "sequential" | "sibling",
+) {
+  return ({ context }: { context: PipelineContext }) => {
+    const upstream = mode === "sibling" ? [] : context.upstream;
+    const stageExecutionId = executionId(context, stage.id);
+    switch (stage.kind) {
+      case "llm":
+        return {
+          stage: stage.definition,
+          runId: context.runId,
+          stageExecutionId,
+          pipelineId: pipeline.id,
+          ctx: context.ctx,
+          upstream,
+        };
+      case "pipeline":
+        return {
+          runId: context.runId,
+          ctx: context.ctx,
+          upstream,
+          asStage: { stageId: stage.id, stageExecutionId },
+        };
+      default:
+        return {
+          runId: context.runId,
+          stageId: stage.id,
+          stageExecutionId,
+          ctx: context.ctx,
+          upstream,
+        };
+    }
+  };
+}
+
+/** A child's output as a StageResult: sub-pipelines hand back theirs under `result`. */
+function resultOf(output: StageResult | PipelineOutput): StageResult {
+  return "status" in output && "result" in output ? output.result : (output as StageResult);
+}
+
+type DoneArgs = { context: PipelineContext; event: { output: StageResult | PipelineOutput } };
+
+/** The transitions after a stage's result (DESIGN.md §3.2): its rules, a fan-out, or the end. */
+function afterStage(pipeline: PipelineDefinition, stageId: string) {
+  const record = {
+    type: "record",
+    params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
+  };
+  const transition = pipeline.next[stageId];
+  const failure = {
+    target: "failed",
+    actions: [
+      record,
+      transitionAudit(stageId, FAIL, "terminal"),
+      fail(({ event }: DoneArgs) => {
+        const result = resultOf(event.output);
+        return result.verdict === "fail"
+          ? viewOf(
+              result.error?.code ?? "Validation/StageFailed",
+              `stage ${stageId} failed: ${result.reason ?? result.error?.message ?? "no reason given"}`,
+              { stageId },
+            )
+          : viewOf(
+              "Validation/PipelineNoRuleMatched",
+              `no transition rule of stage ${stageId} matched its result`,
+              { stageId },
+            );
+      }),
+    ],
+  };
+  if (!transition) {
+    return [
+      {
+        guard: {
+          type: "succeeded",
+          params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
+        },
+        target: "done",
+        actions: [record, transitionAudit(stageId, DONE, "terminal")],
+      },
+      failure,
+    ];
+  }
+  if (transition.kind === "parallel") {
+    return [
+      {
+        guard: {
+          type: "succeeded",
+          params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
+        },
+        target: groupState(stageId),
+        actions: [
+          record,
+          {
+            type: "audit",
+            params: {
+              type: "SMTransition",
+              payload: { from: stageId, to: transition.siblings, kind: "parallel" },
+            },
+          },
+        ],
+      },
+      failure,
+    ];
+  }
+  return [
+    ...transition.rules.map((rule) => ({
+      guard: {
+        type: "ruleHolds",
+        params: ({ event }: DoneArgs) => ({ rule, result: resultOf(event.output) }),
+      },
+      target: stateOf(rule.to),
+      actions: [
+        record,
+        ...(isStage(rule.to)
+          ? [
+              {
+                type: "handOn",
+                params: ({ event }: DoneArgs) => ({ upstream: [resultOf(event.output)] }),
+              },
+            ]
+          : []),
+        transitionAudit(stageId, rule.to, isStage(rule.to) ? "sequential" : "terminal"),
+        ...(rule.to === FAIL
+          ? [
+              fail(() =>
+                viewOf(
+                  "Validation/PipelineFailedByRule",
+                  `stage ${stageId}'s rules sent the run to fail`,
+                  { stageId },
+                ),
+              ),
+            ]
+          : []),
+      ],
+    })),
+    failure,
+  ];
+}
+
+/** A parallel group: one region per sibling, left for the join once the policy decides. */
+function parallelState(
+  pipeline: PipelineDefinition,
+  from: string,
+  siblings: string[],
+  join: Target,
+  policy: JoinPolicy,
+  maxConcurrency: number,
+) {
+  const regions = Object.fromEntries(
+    siblings.map((sibling) => {
+      const stage = pipeline.stages[sibling] as PipelineStage;
+      const settle = (result: (args: DoneArgs) => StageResult) => ({
+        type: "settle",
+        params: (args: DoneArgs) => ({ group: from, result: result(args), maxConcurrency }),
+      });
+      return [
+        sibling,
+        {
+          initial: "queued",
+          states: {
+            queued: {
+              always: {
+                guard: { type: "siblingStarted", params: { group: from, sibling } },
+                target: "running",
+              },
+            },
+            running: {
+              entry: { type: "enter", params: { stageId: sibling, sibling: true } },
+              invoke: {
+                id: sibling,
+                src: actorOf(stage),
+                input: childInput(pipeline, stage, "sibling"),
+                onDone: {
+                  target: "settled",
+                  actions: settle(({ event }) => resultOf(event.output)),
+                },
+                onError: {
+                  target: "settled",
+                  actions: settle(({ context }) => ({
+                    stageId: sibling,
+                    stageExecutionId: executionId(context, sibling),
+                    verdict: "fail",
+                    reason: `stage ${sibling} crashed`,
+                    capHit: false,
+                    attemptCount: 1,
+                  })),
+                },
+              },
+            },
+            settled: { type: "final" },
+          },
+        },
+      ];
+    }),
+  );
+  return {
+    type: "parallel",
+    entry: { type: "startGroup", params: { group: from, siblings, maxConcurrency } },
+    states: regions,
+    always: [
+      {
+        guard: { type: "groupDecides", params: { group: from, decision: "fail" } },
+        target: "failed",
+        actions: [
+          {
+            type: "audit",
+            params: ({ context }: { context: PipelineContext }) => ({
+              type: "ParallelSiblingFailure",
+              payload: { group: from, policy: policy.kind, failed: failedSiblings(context, from) },
+            }),
+          },
+          {
+            type: "cancelRunning",
+            params: ({ context }: { context: PipelineContext }) => ({
+              reason: `sibling ${failedSiblings(context, from).join(", ")} failed (${policy.kind})`,
+            }),
+          },
+          fail(({ context }: { context: PipelineContext }) => {
+            const failed = failedSiblings(context, from);
+            return policy.kind === "fail-fast"
+              ? viewOf(
+                  "ExtensionHost/ParallelSiblingFailure",
+                  `parallel sibling ${failed.join(", ")} failed, so the group after ${from} failed fast`,
+                  { sibling: failed[0], failed },
+                )
+              : viewOf(
+                  "ExtensionHost/ParallelPolicyUnmet",
+                  `the ${describePolicy(policy)} policy of the group after ${from} cannot be met`,
+                  { failed },
+                );
+          }),
+        ],
+      },
+      {
+        guard: { type: "groupDecides", params: { group: from, decision: "join" } },
+        target: stateOf(join),
+        actions: [
+          {
+            type: "cancelRunning",
+            params: { reason: `the group after ${from} met its ${describePolicy(policy)} policy` },
+          },
+          {
+            type: "handOn",
+            params: ({ context }: { context: PipelineContext }) => ({
+              upstream: settledResults(context, from),
+            }),
+          },
+          {
+            type: "audit",
+            params: { type: "SMTransition", payload: { from: siblings, to: join, kind: "join" } },
+          },
+        ],
+      },
+    ],
+    on: controlEvents(pipeline, from),
+  };
+
+  function describePolicy(p: JoinPolicy): string {
+    return p.kind === "quorum" ? `quorum ${p.k}` : p.kind;
+  }
+}
+
+/** Whether a parallel group is finished by its policy: `join`, `fail`, or not yet. */
+function decideGroup(
+  pipeline: PipelineDefinition,
+  context: PipelineContext,
+  group: string,
+): "join" | "fail" | undefined {
+  const transition = pipeline.next[group];
+  const states = context.groups[group];
+  if (transition?.kind !== "parallel" || !states) return undefined;
+  const settled = transition.siblings.filter((id) => states[id] === "settled");
+  const ok = settled.filter((id) =>
+    ["ok", "skip"].includes(context.results[id]?.verdict ?? ""),
+  ).length;
+  const failed = settled.length - ok;
+  const pending = transition.siblings.length - settled.length;
+  switch (transition.policy.kind) {
+    case "fail-fast":
+      return failed > 0 ? "fail" : pending === 0 ? "join" : undefined;
+    case "all-settled":
+      return pending === 0 ? "join" : undefined;
+    case "any":
+      return ok > 0 ? "join" : pending === 0 ? "fail" : undefined;
+    case "quorum":
+      return ok >= transition.policy.k
+        ? "join"
+        : ok + pending < transition.policy.k
+          ? "fail"
+          : undefined;
+  }
+}
+
+/** The stages running now: the current stage, or the running siblings of the current group. */
+function runningStages(context: PipelineContext): string[] {
+  if (!context.current) return [];
+  const group = context.current.endsWith(GROUP_SUFFIX)
+    ? context.current.slice(0, -GROUP_SUFFIX.length)
+    : undefined;
+  if (!group) return [context.current];
+  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) =>
+    state === "running" ? [id] : [],
+  );
+}
+
+function failedSiblings(context: PipelineContext, group: string): string[] {
+  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) =>
+    state === "settled" && context.results[id]?.verdict === "fail" ? [id] : [],
+  );
+}
+
+function settledResults(context: PipelineContext, group: string): StageResult[] {
+  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) => {
+    const result = context.results[id];
+    return state === "settled" && result ? [result] : [];
+  });
+}
+
+/** OVERRIDE to any stage reachable from here; REDO of this stage or one visited before it. */
+function controlEvents(pipeline: PipelineDefinition, stageId: string) {
+  const reachable = reachableStages(pipeline, stageId);
+  const redoable = Object.keys(pipeline.stages).filter(
+    (id) => id === stageId || reachableStages(pipeline, id).includes(stageId),
+  );
+  return {
+    OVERRIDE: reachable.map((target) => ({
+      guard: { type: "overrideTo", params: { target } },
+      target: stateOf(target),
+      reenter: true,
+      actions: [
+        { type: "cancelRunning", params: { reason: `overridden to ${target}` } },
+        {
+          type: "audit",
+          params: ({ event }: { event: { to: string; reason: string } }) => ({
+            type: "OverrideApplied",
+            payload: { from: stageId, to: event.to, reason: event.reason },
+          }),
+        },
+        {
+          type: "audit",
+          params: {
+            type: "SMTransition",
+            payload: { from: stageId, to: target, kind: "override" },
+          },
+        },
+      ],
+    })),
+    REDO: redoable.map((target) => ({
+      guard: { type: "redoOf", params: { target } },
+      target: stateOf(target),
+      reenter: true,
+      actions: [
+        { type: "cancelRunning", params: { reason: `redo of ${target}` } },
+        { type: "restoreUpstream", params: { stageId: target } },
+        {
+          type: "audit",
+          params: { type: "SMTransition", payload: { from: stageId, to: target, kind: "redo" } },
+        },
+      ],
+    })),
+  };
+}
+
+function transitionAudit(from: string, to: Target, kind: "sequential" | "terminal") {
+  return { type: "audit", params: { type: "SMTransition", payload: { from, to, kind } } };
+}
+
+function fail<A>(error: (args: A) => ErrorView) {
+  return {
+    type: "finish",
+    params: (args: A) => ({ status: "failed" as const, error: error(args) }),
+  };
+}
+
+const isStage = (target: Target): boolean => target !== DONE && target !== FAIL;
+const stateOf = (target: Target): string =>
+  target === DONE ? "done" : target === FAIL ? "failed" : target;
+
+function pipelineOutput(pipeline: PipelineDefinition, context: PipelineContext): PipelineOutput {
+  const status = context.status ?? "failed";
+  const last = Object.values(context.results).at(-1);
+  const output: JsonValue | undefined = last?.output;
+  const { stageId, stageExecutionId } = context.asStage ?? {
+    stageId: pipeline.id,
+    stageExecutionId: context.runId,
+  };
+  return {
+    status,
+    results: context.results,
+    ...(context.error && { error: context.error }),
+    result: {
+      stageId,
+      stageExecutionId,
+      verdict: status === "done" ? "ok" : "fail",
+      ...(output !== undefined && { output }),
+      capHit: false,
+      attemptCount: 1,
+      ...(context.error && { error: context.error, reason: context.error.message }),
+    },
+  };
+}

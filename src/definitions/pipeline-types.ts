@@ -1,0 +1,76 @@
+import type { CodeStageFunction, GuardFunction, StageHooks } from "./contract.js";
+import type { JsonSchema } from "./json-schema.js";
+import type { StageDefinition } from "./stage.js";
+
+/**
+ * The intermediate representation of a pipeline (DESIGN.md §3.2): what both the YAML files and
+ * `definePipeline` produce after validation, and what the compiler turns into an XState machine.
+ * The topology is static: every possible successor of every stage is declared here.
+ */
+export interface PipelineDefinition {
+  id: string;
+  description?: string;
+  /** JSON Schema of the fields the pipeline writes into ctx (`task` among them). */
+  context: JsonSchema;
+  entry: string;
+  /** In declaration order. */
+  stages: Record<string, PipelineStage>;
+  /** A stage with no entry here ends the pipeline: `done` on ok or skip, `fail` on fail. */
+  next: Record<string, Transition>;
+  /** The pipeline's own answer to grant requests (`Tool(pattern)` rules). */
+  grants: { approve: string[]; deny: string[] };
+  /** Named guard functions (TypeScript pipelines), used as `when: { guard: name }`. */
+  guards: Record<string, GuardFunction>;
+  /** Gate and assert hooks of LLM stages, by stage id (TypeScript pipelines). */
+  hooks: Record<string, StageHooks>;
+  /** The file it was loaded from, when it came from one. */
+  file?: string;
+}
+
+export type PipelineStage =
+  | { kind: "llm"; id: string; definition: StageDefinition }
+  | { kind: "pipeline"; id: string; pipeline: PipelineDefinition }
+  /** YAML's built-in code stage: a command run through the host's Bash tool. */
+  | { kind: "command"; id: string; command: string; timeoutMs: number }
+  | { kind: "code"; id: string; run: CodeStageFunction };
+
+/** A stage id of the same pipeline, or an end. */
+export type Target = string;
+export const DONE = "done";
+export const FAIL = "fail";
+
+export type Transition =
+  /** Ordered rules; the first whose condition holds wins. A plain successor is one rule without `when`. */
+  | { kind: "rules"; rules: Rule[] }
+  | {
+      kind: "parallel";
+      /** At least two, run concurrently, each with a frozen copy of ctx and empty upstream. */
+      siblings: string[];
+      /** Runs after the group with one upstream element per sibling, in declared order. */
+      join: Target;
+      policy: JoinPolicy;
+      /** At most this many siblings run at once. */
+      maxConcurrency?: number;
+    };
+
+export interface Rule {
+  when?: Condition;
+  to: Target;
+}
+
+export type JoinPolicy =
+  | { kind: "fail-fast" }
+  | { kind: "all-settled" }
+  | { kind: "any" }
+  | { kind: "quorum"; k: number };
+
+export type CompareOp = "equals" | "notEquals" | "lt" | "lte" | "gt" | "gte" | "in" | "exists";
+
+export type Condition =
+  /** `path` is dotted over `{verdict, output, parsed, ctx}`, e.g. `output.approved`. */
+  | { path: string; op: CompareOp; value?: unknown }
+  | { visits: string; op: "equals" | "lt" | "lte" | "gt" | "gte"; value: number }
+  | { all: Condition[] }
+  | { any: Condition[] }
+  | { not: Condition }
+  | { guard: string };

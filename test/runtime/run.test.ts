@@ -1,0 +1,731 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { assign, createActor, setup, toPromise, waitFor } from "xstate";
+import type { StageResult } from "../../src/definitions/contract.js";
+import { callbackInteractor } from "../../src/runtime/interactors.js";
+import { compilePipeline, type RunHandle, startRun } from "../../src/runtime/run.js";
+import { CODE_REVIEW_SCRIPT, code, llm, pipelineOf, waits } from "../support/pipelines.js";
+import { harness } from "../support/stage-harness.js";
+
+const codeReview = () =>
+  pipelineOf({
+    id: "code-review",
+    context: { type: "object", required: ["task"], properties: { task: { type: "string" } } },
+    stages: [llm("plan"), llm("execute"), llm("review")],
+    next: {
+      plan: "execute",
+      execute: "review",
+      review: {
+        kind: "rules",
+        rules: [
+          { when: { path: "output.approved", op: "equals", value: true }, to: "done" },
+          { when: { visits: "review", op: "lt", value: 3 }, to: "execute" },
+          { to: "fail" },
+        ],
+      },
+    },
+  });
+
+function started(handle: ReturnType<typeof startRun>): RunHandle {
+  if (!handle.ok) throw handle.error;
+  return handle.value;
+}
+
+const transitions = (events: { type: string; payload: Record<string, unknown> }[]) =>
+  events
+    .filter((e) => e.type === "SMTransition")
+    .map((e) => `${e.payload.kind}:${String(e.payload.from)}->${String(e.payload.to)}`);
+
+describe("a pipeline run", () => {
+  it("runs the seed-000 pipeline Plan → Execute → Review to done", async () => {
+    const h = harness(CODE_REVIEW_SCRIPT, {
+      interactors: [callbackInteractor("user", () => "deny")],
+    });
+    const run = started(
+      startRun(codeReview(), { host: h.host, task: "refactor auth module", runId: "run-1" }),
+    );
+    const result = await run.result;
+
+    expect(result).toMatchObject({ runId: "run-1", status: "done", output: { approved: true } });
+    expect(Object.keys(result.results)).toEqual(["plan", "execute", "review"]);
+    const events = h.audit.of("run-1");
+    expect(events[0]).toMatchObject({
+      type: "RunStarted",
+      payload: { pipelineId: "code-review", ctx: { task: "refactor auth module" } },
+    });
+    expect(events.at(-1)).toMatchObject({ type: "RunCompleted", payload: { status: "done" } });
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(transitions(events)).toEqual([
+      "sequential:plan->execute",
+      "sequential:execute->review",
+      "terminal:review->done",
+    ]);
+    const plan = events.filter((e) => e.stageId === "plan").map((e) => e.type);
+    expect(plan).toEqual([
+      "StageSetup",
+      "StageInit",
+      "CheckGateOutcome",
+      "ModelTurn",
+      "ToolProposed",
+      "GrantRequested",
+      "ToolDenied",
+      "ModelTurn",
+      "ToolProposed",
+      "ToolApproved",
+      "ToolSucceeded",
+      "ModelTurn",
+      "StageAssertOutcome",
+      "StageExited",
+    ]);
+    expect(readFileSync(join(h.root, "src/auth.ts"), "utf8")).toContain(
+      "export const authentication",
+    );
+  });
+
+  it("hands each stage its predecessor's result as ctx.upstream", async () => {
+    const h = harness(CODE_REVIEW_SCRIPT);
+    const run = started(startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }));
+    await run.result;
+    const executePrompt = h.host.transcripts.read("run-1/execute/1")[0];
+    expect(executePrompt).toMatchObject({
+      role: "system",
+      text: expect.stringContaining("Summary: Split the module"),
+    });
+    const reviewPrompt = h.host.transcripts.read("run-1/review/1")[0];
+    expect(reviewPrompt).toMatchObject({
+      text: expect.stringContaining('"summary": "Renamed auth"'),
+    });
+  });
+
+  it("refuses a ctx that does not match the pipeline's context schema, before anything runs", () => {
+    const h = harness(CODE_REVIEW_SCRIPT);
+    const refused = startRun(codeReview(), { host: h.host, ctx: { task: 42 } });
+    expect(refused.ok ? undefined : refused.error.code).toBe("Validation/RunContextInvalid");
+    expect(h.audit.events).toEqual([]);
+  });
+
+  it("loops back on a guarded rule, bounded by visits, and fails when the rules say so", async () => {
+    const h = harness("stages: {}");
+    const reviews: number[] = [];
+    const pipeline = pipelineOf({
+      stages: [
+        code("execute", () => ({ verdict: "ok", output: { diff: "d" } })),
+        code("review", ({ ctx }) => {
+          reviews.push(ctx.upstream.length);
+          return { verdict: "ok", output: { approved: false } };
+        }),
+      ],
+      next: {
+        execute: "review",
+        review: {
+          kind: "rules",
+          rules: [
+            { when: { path: "output.approved", op: "equals", value: true }, to: "done" },
+            { when: { visits: "review", op: "lt", value: 3 }, to: "execute" },
+            { to: "fail" },
+          ],
+        },
+      },
+    });
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(result.status).toBe("failed");
+    expect(result.error?.code).toBe("Validation/PipelineFailedByRule");
+    expect(reviews).toEqual([1, 1, 1]);
+    expect(transitions(h.audit.of("run-1"))).toEqual([
+      "sequential:execute->review",
+      "sequential:review->execute",
+      "sequential:execute->review",
+      "sequential:review->execute",
+      "sequential:execute->review",
+      "terminal:review->fail",
+    ]);
+    const reviewExecutions = h.audit
+      .of("run-1")
+      .filter((e) => e.type === "StageSetup" && e.stageId === "review")
+      .map((e) => e.stageExecutionId);
+    expect(reviewExecutions).toEqual(["run-1/review/1", "run-1/review/2", "run-1/review/3"]);
+  });
+
+  it("fails when a stage fails and no rule routes its failure", async () => {
+    const h = harness(`
+stages:
+  plan:
+    - { error: "bad request", status: 400 }
+`);
+    const result = await started(
+      startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }),
+    ).result;
+    expect(result.status).toBe("failed");
+    expect(result.error).toMatchObject({
+      code: "ExtensionHost/ProviderRejected",
+      context: { stageId: "plan" },
+    });
+    expect(transitions(h.audit.of("run-1"))).toEqual(["terminal:plan->fail"]);
+  });
+
+  it("lets a rule that tests the verdict route a failure", async () => {
+    const h = harness("stages: {}");
+    const pipeline = pipelineOf({
+      stages: [
+        code("build", () => ({ verdict: "fail", reason: "compile error" })),
+        code("repair", () => ({ verdict: "ok" })),
+      ],
+      next: {
+        build: {
+          kind: "rules",
+          rules: [
+            { when: { path: "verdict", op: "equals", value: "fail" }, to: "repair" },
+            { to: "done" },
+          ],
+        },
+      },
+    });
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(result.status).toBe("done");
+    expect(result.results.build?.verdict).toBe("fail");
+    expect(result.results.repair?.verdict).toBe("ok");
+  });
+
+  it("decides with named TypeScript guards", async () => {
+    const h = harness("stages: {}");
+    const pipeline = pipelineOf({
+      stages: [
+        code("count", () => ({ verdict: "ok", output: { n: 7 } })),
+        code("big", () => ({ verdict: "ok" })),
+        code("small", () => ({ verdict: "ok" })),
+      ],
+      guards: { isBig: ({ output }) => (output as { n: number }).n > 5 },
+      next: {
+        count: { kind: "rules", rules: [{ when: { guard: "isBig" }, to: "big" }, { to: "small" }] },
+      },
+    });
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(Object.keys(result.results)).toEqual(["count", "big"]);
+  });
+});
+
+describe("parallel groups", () => {
+  const fanOut = (
+    policy: Parameters<typeof pipelineOf>[0]["next"],
+    stages: Parameters<typeof pipelineOf>[0]["stages"],
+  ) => pipelineOf({ stages, next: policy });
+
+  it("fail-fast: a failing sibling stops the others mid-call and the join never starts", async () => {
+    const h = harness(`
+stages:
+  lint:
+    - { delayMs: 5000, tool: submit_lint, args: { clean: true } }
+`);
+    const pipeline = fanOut(
+      {
+        start: {
+          kind: "parallel",
+          siblings: ["test", "lint"],
+          join: "join",
+          policy: { kind: "fail-fast" },
+        },
+      },
+      [
+        code("start", () => ({ verdict: "ok" })),
+        waits("test", 30, "fail"),
+        llm("review"),
+        code("join", () => ({ verdict: "ok" })),
+      ],
+    );
+    pipeline.stages.lint = {
+      kind: "llm",
+      id: "lint",
+      definition: {
+        ...(
+          pipeline.stages.review as {
+            kind: "llm";
+            definition: import("../../src/definitions/stage.js").StageDefinition;
+          }
+        ).definition,
+        id: "lint",
+        completionTool: "submit_lint",
+        completionSchema: { type: "object", properties: { clean: { type: "boolean" } } },
+        inputsSchema: undefined,
+        template: { parts: [{ kind: "text", text: "Lint it." }], ctxReferences: [] },
+      },
+    };
+    delete pipeline.stages.review;
+    const started_ = Date.now();
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(Date.now() - started_).toBeLessThan(2000);
+    expect(result.status).toBe("failed");
+    expect(result.error).toMatchObject({
+      code: "ExtensionHost/ParallelSiblingFailure",
+      context: { sibling: "test" },
+    });
+    expect(result.results.join).toBeUndefined();
+    const events = h.audit.of("run-1");
+    expect(events.find((e) => e.type === "ParallelSiblingFailure")?.payload).toMatchObject({
+      failed: ["test"],
+    });
+    expect(events.find((e) => e.type === "StageCancelled")).toMatchObject({
+      stageId: "lint",
+      stageExecutionId: "run-1/lint/1",
+    });
+    expect(events.filter((e) => e.stageId === "lint").map((e) => e.type)).not.toContain(
+      "StageAssertOutcome",
+    );
+    expect(events.some((e) => e.stageId === "join")).toBe(false);
+  });
+
+  it("hands the join one upstream element per sibling, in declared order", async () => {
+    const h = harness("stages: {}");
+    let joined: StageResult[] = [];
+    const pipeline = fanOut(
+      {
+        start: {
+          kind: "parallel",
+          siblings: ["a", "b", "c"],
+          join: "join",
+          policy: { kind: "fail-fast" },
+        },
+      },
+      [
+        code("start", () => ({ verdict: "ok" })),
+        waits("a", 40),
+        waits("b", 5),
+        waits("c", 20),
+        code("join", ({ ctx }) => {
+          joined = [...ctx.upstream];
+          return { verdict: "ok" };
+        }),
+      ],
+    );
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(result.status).toBe("done");
+    expect(joined.map((r) => r.stageId)).toEqual(["a", "b", "c"]);
+    expect(transitions(h.audit.of("run-1"))).toEqual([
+      "parallel:start->a,b,c",
+      "join:a,b,c->join",
+      "terminal:join->done",
+    ]);
+  });
+
+  it("all-settled: waits for every sibling; the join sees failures too", async () => {
+    const h = harness("stages: {}");
+    let joined: string[] = [];
+    const pipeline = fanOut(
+      {
+        start: {
+          kind: "parallel",
+          siblings: ["a", "b"],
+          join: "join",
+          policy: { kind: "all-settled" },
+        },
+      },
+      [
+        code("start", () => ({ verdict: "ok" })),
+        waits("a", 5, "fail"),
+        waits("b", 30),
+        code("join", ({ ctx }) => {
+          joined = ctx.upstream.map((r) => `${r.stageId}:${r.verdict}`);
+          return { verdict: "ok" };
+        }),
+      ],
+    );
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(result.status).toBe("done");
+    expect(joined).toEqual(["a:fail", "b:ok"]);
+  });
+
+  it("any: the first sibling to succeed wins and the others are cancelled", async () => {
+    const h = harness("stages: {}");
+    let joined: string[] = [];
+    const pipeline = fanOut(
+      {
+        start: {
+          kind: "parallel",
+          siblings: ["slow", "fast"],
+          join: "join",
+          policy: { kind: "any" },
+        },
+      },
+      [
+        code("start", () => ({ verdict: "ok" })),
+        waits("slow", 5000),
+        waits("fast", 10),
+        code("join", ({ ctx }) => {
+          joined = ctx.upstream.map((r) => r.stageId);
+          return { verdict: "ok" };
+        }),
+      ],
+    );
+    const began = Date.now();
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(Date.now() - began).toBeLessThan(2000);
+    expect(result.status).toBe("done");
+    expect(joined).toEqual(["fast"]);
+    expect(h.audit.of("run-1").find((e) => e.type === "StageCancelled")?.stageId).toBe("slow");
+  });
+
+  it("any: fails when no sibling succeeds", async () => {
+    const h = harness("stages: {}");
+    const pipeline = fanOut(
+      { start: { kind: "parallel", siblings: ["a", "b"], join: "done", policy: { kind: "any" } } },
+      [code("start", () => ({ verdict: "ok" })), waits("a", 5, "fail"), waits("b", 10, "fail")],
+    );
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(result.error?.code).toBe("ExtensionHost/ParallelPolicyUnmet");
+  });
+
+  it("quorum: joins once k siblings succeed, fails once k can no longer be reached", async () => {
+    const h = harness("stages: {}");
+    const quorum = (verdicts: ("ok" | "fail")[]) =>
+      fanOut(
+        {
+          start: {
+            kind: "parallel",
+            siblings: ["a", "b", "c"],
+            join: "done",
+            policy: { kind: "quorum", k: 2 },
+          },
+        },
+        [
+          code("start", () => ({ verdict: "ok" })),
+          waits("a", 5, verdicts[0]),
+          waits("b", 10, verdicts[1]),
+          waits("c", 3000, verdicts[2]),
+        ],
+      );
+    const reached = await started(
+      startRun(quorum(["ok", "ok", "ok"]), { host: h.host, runId: "run-q1" }),
+    ).result;
+    expect(reached.status).toBe("done");
+    expect(reached.results.c).toBeUndefined();
+    const missed = await started(
+      startRun(quorum(["fail", "fail", "ok"]), { host: h.host, runId: "run-q2" }),
+    ).result;
+    expect(missed.error?.code).toBe("ExtensionHost/ParallelPolicyUnmet");
+  });
+
+  it("maxConcurrency: never more siblings running than the cap", async () => {
+    const h = harness("stages: {}");
+    let running = 0;
+    let peak = 0;
+    const tracked = (id: string) =>
+      code(id, async () => {
+        running += 1;
+        peak = Math.max(peak, running);
+        await new Promise((resolve) => setTimeout(resolve, 15));
+        running -= 1;
+        return { verdict: "ok" };
+      });
+    const siblings = ["a", "b", "c", "d", "e"];
+    const pipeline = fanOut(
+      {
+        start: {
+          kind: "parallel",
+          siblings,
+          join: "done",
+          policy: { kind: "fail-fast" },
+          maxConcurrency: 2,
+        },
+      },
+      [code("start", () => ({ verdict: "ok" })), ...siblings.map(tracked)],
+    );
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(result.status).toBe("done");
+    expect(Object.keys(result.results).sort()).toEqual(["a", "b", "c", "d", "e", "start"]);
+    expect(peak).toBe(2);
+  });
+
+  it("siblings get the pre-fan-out ctx and empty upstream", async () => {
+    const h = harness("stages: {}");
+    const seen: unknown[] = [];
+    const pipeline = fanOut(
+      {
+        start: {
+          kind: "parallel",
+          siblings: ["a", "b"],
+          join: "done",
+          policy: { kind: "fail-fast" },
+        },
+      },
+      [
+        code("start", () => ({ verdict: "ok", output: { x: 1 } })),
+        code("a", ({ ctx }) => (seen.push([ctx.task, ctx.upstream.length]), { verdict: "ok" })),
+        code("b", ({ ctx }) => (seen.push([ctx.task, ctx.upstream.length]), { verdict: "ok" })),
+      ],
+    );
+    await started(startRun(pipeline, { host: h.host, runId: "run-1", task: "t" })).result;
+    expect(seen).toEqual([
+      ["t", 0],
+      ["t", 0],
+    ]);
+  });
+});
+
+describe("sub-pipelines and code stages", () => {
+  it("runs sub-pipelines two levels deep as nested child actors", async () => {
+    const h = harness("stages: {}");
+    const inner = pipelineOf({
+      id: "inner",
+      stages: [code("deepest", () => ({ verdict: "ok", output: { depth: 2 } }))],
+    });
+    const middle = pipelineOf({
+      id: "middle",
+      stages: [
+        { kind: "pipeline", id: "inner-stage", pipeline: inner },
+        code("after-inner", ({ ctx }) => ({
+          verdict: "ok",
+          output: ctx.upstream[0]?.output ?? null,
+        })),
+      ],
+      next: { "inner-stage": "after-inner" },
+    });
+    const outer = pipelineOf({
+      id: "outer",
+      stages: [
+        { kind: "pipeline", id: "middle-stage", pipeline: middle },
+        code("last", ({ ctx }) => ({ verdict: "ok", output: ctx.upstream[0]?.output ?? null })),
+      ],
+      next: { "middle-stage": "last" },
+    });
+    const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
+    expect(result).toMatchObject({ status: "done", output: { depth: 2 } });
+    expect(result.results["middle-stage"]).toMatchObject({
+      verdict: "ok",
+      stageExecutionId: "run-1/middle-stage/1",
+    });
+    const deepest = h.audit.of("run-1").find((e) => e.stageId === "deepest");
+    expect(deepest?.stageExecutionId).toBe("run-1/middle-stage/1/inner-stage/1/deepest/1");
+  });
+
+  it("a failing sub-pipeline fails its stage", async () => {
+    const h = harness("stages: {}");
+    const inner = pipelineOf({
+      id: "inner",
+      stages: [code("boom", () => ({ verdict: "fail", reason: "nope" }))],
+    });
+    const outer = pipelineOf({
+      id: "outer",
+      stages: [{ kind: "pipeline", id: "sub", pipeline: inner }],
+    });
+    const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
+    expect(result.status).toBe("failed");
+    expect(result.results.sub?.verdict).toBe("fail");
+  });
+
+  it("code stages call host tools under the security mode, then the guards", async () => {
+    const calls: unknown[] = [];
+    const stage = code("check", async ({ callTool }) => {
+      calls.push(await callTool("Bash", { command: "echo hi" }));
+      calls.push(await callTool("Write", { path: ".env", content: "x" }));
+      return { verdict: "ok" };
+    });
+    const yolo = harness("stages: {}", { mode: "yolo", guards: ["Write(.env)"] });
+    await started(startRun(pipelineOf({ stages: [stage] }), { host: yolo.host, runId: "run-1" }))
+      .result;
+    expect(calls).toMatchObject([
+      { ok: true, output: { exitCode: 0, stdout: "hi\n" } },
+      { ok: false, error: { code: "ToolTerminal/GuardDenied" } },
+    ]);
+    calls.length = 0;
+    const headless = harness("stages: {}");
+    await started(
+      startRun(pipelineOf({ stages: [stage] }), { host: headless.host, runId: "run-2" }),
+    ).result;
+    expect(calls).toMatchObject([
+      { ok: false, error: { code: "ToolTerminal/NoInteractor" } },
+      { ok: false, error: { code: "ToolTerminal/NoInteractor" } },
+    ]);
+    calls.length = 0;
+    const allowlist = harness("stages: {}", { mode: "allowlist", allowlist: ["Bash(echo *)"] });
+    await started(
+      startRun(pipelineOf({ stages: [stage] }), { host: allowlist.host, runId: "run-3" }),
+    ).result;
+    expect(calls).toMatchObject([
+      { ok: true },
+      { ok: false, error: { code: "ToolTerminal/NotOnAllowlist" } },
+    ]);
+  });
+
+  it("a command stage runs through Bash: ok on exit 0, fail otherwise, with the output's tail", async () => {
+    const h = harness("stages: {}", { mode: "yolo" });
+    const pipeline = pipelineOf({
+      stages: [
+        { kind: "command", id: "passes", command: "echo fine", timeoutMs: 5000 },
+        { kind: "command", id: "fails", command: "echo broken >&2; exit 3", timeoutMs: 5000 },
+      ],
+      next: { passes: "fails" },
+    });
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(result.results.passes).toMatchObject({
+      verdict: "ok",
+      output: { exitCode: 0, stdoutTail: "fine\n" },
+    });
+    expect(result.results.fails).toMatchObject({
+      verdict: "fail",
+      output: { exitCode: 3, stderrTail: "broken\n" },
+    });
+    expect(result.status).toBe("failed");
+  });
+});
+
+describe("control events", () => {
+  const slowChain = () =>
+    pipelineOf({
+      stages: [waits("one", 5000), waits("two", 10), waits("three", 10)],
+      next: { one: "two", two: "three" },
+    });
+
+  it("OVERRIDE moves to a reachable stage, with the reason audited", async () => {
+    const h = harness("stages: {}");
+    const run = started(startRun(slowChain(), { host: h.host, runId: "run-1" }));
+    await waitFor(run.actor, (s) => s.context.current === "one");
+    expect(run.send({ type: "OVERRIDE", to: "three", reason: "two is known good" }).ok).toBe(true);
+    const result = await run.result;
+    expect(result.status).toBe("done");
+    expect(result.results.two).toBeUndefined();
+    const events = h.audit.of("run-1");
+    expect(events.find((e) => e.type === "OverrideApplied")?.payload).toMatchObject({
+      from: "one",
+      to: "three",
+      reason: "two is known good",
+    });
+    expect(events.find((e) => e.type === "StageCancelled")?.stageId).toBe("one");
+    expect(transitions(events)).toContain("override:one->three");
+  });
+
+  it("OVERRIDE to a stage the topology cannot reach is Session/IllegalTransition", async () => {
+    const h = harness("stages: {}");
+    const run = started(startRun(slowChain(), { host: h.host, runId: "run-1" }));
+    await waitFor(run.actor, (s) => s.context.current === "one");
+    const backwards = started(startRun(slowChain(), { host: h.host, runId: "run-2" }));
+    await waitFor(backwards.actor, (s) => s.context.current === "one");
+    const refused = run.send({ type: "OVERRIDE", to: "nowhere", reason: "x" });
+    expect(refused.ok ? undefined : refused.error.code).toBe("Session/IllegalTransition");
+    const noReason = run.send({ type: "OVERRIDE", to: "three", reason: " " });
+    expect(noReason.ok ? undefined : noReason.error.code).toBe("Validation/OverrideReasonMissing");
+    run.send({ type: "CANCEL" });
+    backwards.send({ type: "CANCEL" });
+    await Promise.all([run.result, backwards.result]);
+  });
+
+  it("REDO re-enters a stage with a new stage execution", async () => {
+    const h = harness("stages: {}");
+    let runsOfOne = 0;
+    const pipeline = pipelineOf({
+      stages: [
+        code("one", () => ((runsOfOne += 1), { verdict: "ok" })),
+        waits("two", 5000),
+        waits("three", 5),
+      ],
+      next: { one: "two", two: "three" },
+    });
+    const run = started(startRun(pipeline, { host: h.host, runId: "run-1" }));
+    await waitFor(run.actor, (s) => s.context.current === "two");
+    const notYet = run.send({ type: "REDO", stage: "three" });
+    expect(notYet.ok ? undefined : notYet.error.code).toBe("Session/IllegalTransition");
+    expect(run.send({ type: "REDO", stage: "one" }).ok).toBe(true);
+    await waitFor(run.actor, (s) => s.context.current === "two" && s.context.visits.two === 2);
+    run.send({ type: "CANCEL" });
+    await run.result;
+    expect(runsOfOne).toBe(2);
+    const setups = h.audit
+      .of("run-1")
+      .filter((e) => e.type === "StageSetup" && e.stageId === "one");
+    expect(setups.map((e) => e.stageExecutionId)).toEqual(["run-1/one/1", "run-1/one/2"]);
+    expect(transitions(h.audit.of("run-1"))).toContain("redo:two->one");
+  });
+
+  it("CANCEL ends the run as cancelled and aborts the running stage", async () => {
+    const h = harness("stages: {}");
+    const run = started(startRun(slowChain(), { host: h.host, runId: "run-1" }));
+    await waitFor(run.actor, (s) => s.context.current === "one");
+    const began = Date.now();
+    run.send({ type: "CANCEL" });
+    const result = await run.result;
+    expect(Date.now() - began).toBeLessThan(500);
+    expect(result).toMatchObject({
+      status: "cancelled",
+      error: { code: "Cancellation/RunCancelled" },
+    });
+    expect(
+      h.audit
+        .of("run-1")
+        .map((e) => e.type)
+        .slice(-2),
+    ).toEqual(["StageCancelled", "RunCancelled"]);
+  });
+
+  it("streams the run's audit events and ends with the run", async () => {
+    const h = harness(CODE_REVIEW_SCRIPT);
+    const run = started(startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }));
+    const seen: string[] = [];
+    for await (const event of run.events()) seen.push(event.type);
+    expect(seen[0]).toBe("RunStarted");
+    expect(seen.at(-1)).toBe("RunCompleted");
+    expect(seen).toEqual(h.audit.of("run-1").map((e) => e.type));
+  });
+});
+
+describe("embedding", () => {
+  it("a user's XState machine invokes a compiled pipeline, gets its output on onDone, and can override it", async () => {
+    const h = harness("stages: {}");
+    const pipeline = pipelineOf({
+      id: "inner-work",
+      stages: [
+        waits("draft", 5000),
+        code("publish", () => ({ verdict: "ok", output: { published: true } })),
+      ],
+      next: { draft: "publish" },
+    });
+    const compiled = compilePipeline(pipeline, h.host);
+    const app = setup({
+      types: {} as { context: { outcome?: unknown }; events: { type: "SKIP_DRAFT" } },
+      actors: { work: compiled },
+    }).createMachine({
+      context: {},
+      initial: "working",
+      states: {
+        working: {
+          invoke: {
+            id: "work",
+            src: "work",
+            input: { runId: "embedded-1", ctx: { task: "ship it" } },
+            onDone: {
+              target: "finished",
+              actions: assign({ outcome: ({ event }) => event.output }),
+            },
+          },
+          on: {
+            SKIP_DRAFT: {
+              actions: ({ self }) =>
+                self
+                  .getSnapshot()
+                  .children.work?.send({
+                    type: "OVERRIDE",
+                    to: "publish",
+                    reason: "draft approved elsewhere",
+                  }),
+            },
+          },
+        },
+        finished: { type: "final" },
+      },
+    });
+    const actor = createActor(app);
+    actor.start();
+    await waitFor(actor, (s) =>
+      Boolean(s.children.work?.getSnapshot().context.current === "draft"),
+    );
+    actor.send({ type: "SKIP_DRAFT" });
+    await toPromise(actor);
+    expect(actor.getSnapshot().context.outcome).toMatchObject({
+      status: "done",
+      result: { verdict: "ok", output: { published: true } },
+    });
+    expect(
+      h.audit.of("embedded-1").find((e) => e.type === "OverrideApplied")?.payload,
+    ).toMatchObject({
+      reason: "draft approved elsewhere",
+    });
+  });
+});

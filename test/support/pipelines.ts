@@ -1,0 +1,82 @@
+import type { CodeStageFunction } from "../../src/definitions/contract.js";
+import type {
+  PipelineDefinition,
+  PipelineStage,
+  Transition,
+} from "../../src/definitions/pipeline-types.js";
+import { loadStage } from "./stage-harness.js";
+
+/** A pipeline IR for tests, with the defaults a loader would fill in. */
+export function pipelineOf(
+  spec: Omit<Partial<PipelineDefinition>, "stages" | "next"> & {
+    stages: PipelineStage[];
+    next?: Record<string, Transition | string>;
+  },
+): PipelineDefinition {
+  const stages = Object.fromEntries(spec.stages.map((stage) => [stage.id, stage]));
+  const next = Object.fromEntries(
+    Object.entries(spec.next ?? {}).map(([from, t]) => [
+      from,
+      typeof t === "string" ? { kind: "rules" as const, rules: [{ to: t }] } : t,
+    ]),
+  );
+  return {
+    id: spec.id ?? "test-pipeline",
+    context: spec.context ?? { type: "object", properties: { task: { type: "string" } } },
+    entry: spec.entry ?? (spec.stages[0]?.id as string),
+    stages,
+    next,
+    grants: spec.grants ?? { approve: [], deny: [] },
+    guards: spec.guards ?? {},
+    hooks: spec.hooks ?? {},
+  };
+}
+
+export const llm = (name: string, edit?: (text: string) => string): PipelineStage => ({
+  kind: "llm",
+  id: name,
+  definition: loadStage(name, edit),
+});
+
+export const code = (id: string, run: CodeStageFunction): PipelineStage => ({
+  kind: "code",
+  id,
+  run,
+});
+
+/** A code stage that waits `ms` (honouring cancellation), then ends with `verdict`. */
+export const waits = (
+  id: string,
+  ms: number,
+  verdict: "ok" | "fail" = "ok",
+  onStart?: () => void,
+): PipelineStage =>
+  code(id, ({ signal }) => {
+    onStart?.();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => resolve({ verdict, output: { id } }), ms);
+      signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      });
+    });
+  });
+
+export const CODE_REVIEW_SCRIPT = `
+stages:
+  plan:
+    - tool: Edit
+      args: { path: src/auth.ts, old: "'a'", new: "'b'" }
+    - tool: Grep
+      args: { pattern: auth }
+    - tool: submit_plan
+      args: { summary: "Split the module", steps: ["extract", "test"] }
+  execute:
+    - tool: Edit
+      args: { path: src/auth.ts, old: "export const auth", new: "export const authentication" }
+    - tool: submit_diff
+      args: { summary: "Renamed auth", files: [{ path: src/auth.ts, change: modified }] }
+  review:
+    - tool: submit_review
+      args: { approved: true, summary: "Good", findings: [] }
+`;
