@@ -13,7 +13,7 @@ import type { ErrorView } from "../errors.js";
 import type { AuditEventInput, AuditEventType } from "../inspect/audit.js";
 import { holds, mentionsVerdict } from "./conditions.js";
 import { viewOf } from "./stage-entries.js";
-import { reachableStages } from "./topology.js";
+import { onlyASibling, overrideTargets, reachableStages } from "./topology.js";
 
 /** What the pipeline machine asks of the world besides its stages' lifecycle machine. */
 export interface PipelineServices {
@@ -219,7 +219,9 @@ export function createPipelineMachine(
   });
 
   const stageStates = Object.fromEntries(
-    Object.values(pipeline.stages).map((stage) => [stage.id, stageState(pipeline, stage)]),
+    Object.values(pipeline.stages)
+      .filter((stage) => !onlyASibling(pipeline, stage.id))
+      .map((stage) => [stage.id, stageState(pipeline, stage)]),
   );
   const groupStates = Object.fromEntries(
     Object.entries(pipeline.next).flatMap(([from, transition]) =>
@@ -293,6 +295,7 @@ function stageState(pipeline: PipelineDefinition, stage: PipelineStage) {
       onDone: afterStage(pipeline, stage.id),
       onError: {
         target: "failed",
+        description: "crashed",
         actions: fail(({ event }: { event: { error: unknown } }) =>
           viewOf(
             "ExtensionHost/LifecycleFailure",
@@ -370,6 +373,7 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
   const transition = pipeline.next[stageId];
   const failure = {
     target: "failed",
+    description: "failed",
     actions: [
       record,
       transitionAudit(stageId, FAIL, "terminal"),
@@ -397,6 +401,7 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
           params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
         },
         target: "done",
+        description: "ok",
         actions: [record, transitionAudit(stageId, DONE, "terminal")],
       },
       failure,
@@ -410,6 +415,7 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
           params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
         },
         target: groupState(stageId),
+        description: "ok",
         actions: [
           record,
           {
@@ -431,6 +437,7 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
         params: ({ event }: DoneArgs) => ({ rule, result: resultOf(event.output) }),
       },
       target: stateOf(rule.to),
+      description: describeRule(rule, transition.rules.length),
       actions: [
         record,
         ...(isStage(rule.to)
@@ -484,6 +491,7 @@ function parallelState(
               always: {
                 guard: { type: "siblingStarted", params: { group: from, sibling } },
                 target: "running",
+                description: "started",
               },
             },
             running: {
@@ -494,10 +502,12 @@ function parallelState(
                 input: childInput(pipeline, stage, "sibling"),
                 onDone: {
                   target: "settled",
+                  description: "settled",
                   actions: settle(({ event }) => resultOf(event.output)),
                 },
                 onError: {
                   target: "settled",
+                  description: "crashed",
                   actions: settle(({ context }) => ({
                     stageId: sibling,
                     stageExecutionId: executionId(context, sibling),
@@ -523,6 +533,7 @@ function parallelState(
       {
         guard: { type: "groupDecides", params: { group: from, decision: "fail" } },
         target: "failed",
+        description: `${describePolicy(policy)} policy failed`,
         actions: [
           {
             type: "audit",
@@ -556,6 +567,7 @@ function parallelState(
       {
         guard: { type: "groupDecides", params: { group: from, decision: "join" } },
         target: stateOf(join),
+        description: `${describePolicy(policy)} policy met`,
         actions: [
           {
             type: "cancelRunning",
@@ -640,7 +652,7 @@ function settledResults(context: PipelineContext, group: string): StageResult[] 
 
 /** OVERRIDE to any stage reachable from here; REDO of this stage or one visited before it. */
 function controlEvents(pipeline: PipelineDefinition, stageId: string) {
-  const reachable = reachableStages(pipeline, stageId);
+  const reachable = overrideTargets(pipeline, stageId);
   const redoable = Object.keys(pipeline.stages).filter(
     (id) => id === stageId || reachableStages(pipeline, id).includes(stageId),
   );
@@ -692,6 +704,23 @@ function fail<A>(error: (args: A) => ErrorView) {
     type: "finish",
     params: (args: A) => ({ status: "failed" as const, error: error(args) }),
   };
+}
+
+/** A rule as the graph labels it: `output.approved equals true`, `visits review lt 3`, `otherwise`. */
+export function describeRule(rule: Rule, rules: number): string {
+  if (rule.when) return describeCondition(rule.when);
+  return rules === 1 ? "ok" : "otherwise";
+}
+
+function describeCondition(condition: NonNullable<Rule["when"]>): string {
+  if ("all" in condition) return condition.all.map(describeCondition).join(" and ");
+  if ("any" in condition) return condition.any.map(describeCondition).join(" or ");
+  if ("not" in condition) return `not (${describeCondition(condition.not)})`;
+  if ("guard" in condition) return `guard ${condition.guard}`;
+  if ("visits" in condition) return `visits ${condition.visits} ${condition.op} ${condition.value}`;
+  return condition.op === "exists"
+    ? `${condition.path} exists`
+    : `${condition.path} ${condition.op} ${JSON.stringify(condition.value)}`;
 }
 
 const isStage = (target: Target): boolean => target !== DONE && target !== FAIL;

@@ -27,3 +27,20 @@ export function groupOf(pipeline: PipelineDefinition, stageId: string): string |
     ([, transition]) => transition.kind === "parallel" && transition.siblings.includes(stageId),
   )?.[0];
 }
+
+/** Siblings run inside their group's parallel state; they have a state of their own only if a rule leads to them. */
+export function onlyASibling(pipeline: PipelineDefinition, stageId: string): boolean {
+  const transitions = Object.values(pipeline.next);
+  const sibling = transitions.some((t) => t.kind === "parallel" && t.siblings.includes(stageId));
+  const targeted =
+    pipeline.entry === stageId ||
+    transitions.some((t) =>
+      t.kind === "rules" ? t.rules.some((r) => r.to === stageId) : t.join === stageId,
+    );
+  return sibling && !targeted;
+}
+
+/** The stages an OVERRIDE may move a run to from `stageId`: reachable, and not inside a fan-out. */
+export function overrideTargets(pipeline: PipelineDefinition, stageId: string): string[] {
+  return reachableStages(pipeline, stageId).filter((id) => !onlyASibling(pipeline, id));
+}

@@ -7,11 +7,18 @@ import {
   type PipelineOutput,
   type RunStatus,
 } from "../compiler/pipeline-machine.js";
-import { reachableStages } from "../compiler/topology.js";
+import { overrideTargets } from "../compiler/topology.js";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { type ErrorView, err, ok, type Result, StagechartError } from "../errors.js";
+import {
+  type ErrorView,
+  err,
+  ok,
+  type Result,
+  StagechartError,
+  toStagechartError,
+} from "../errors.js";
 import type { AuditEvent, AuditSink } from "../inspect/audit.js";
 import { runCodeStage } from "./code-stages.js";
 import type { Host } from "./host.js";
@@ -169,11 +176,11 @@ function refuse(
         "Validation/OverrideReasonMissing",
         "an override needs a reason; it is audited",
       );
-    if (!reachableStages(pipeline, from).includes(event.to)) {
+    if (!overrideTargets(pipeline, from).includes(event.to)) {
       return new StagechartError(
         "Session/IllegalTransition",
         `cannot override from ${from} to ${event.to}: the pipeline's transitions do not lead there`,
-        { from, to: event.to, reachable: reachableStages(pipeline, from) },
+        { from, to: event.to, reachable: overrideTargets(pipeline, from) },
       );
     }
     return undefined;

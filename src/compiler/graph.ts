@@ -1,0 +1,132 @@
+import { type AnyStateMachine, createMachine } from "xstate";
+import { type DirectedGraphEdge, type DirectedGraphNode, toDirectedGraph } from "xstate/graph";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { createPipelineMachine } from "./pipeline-machine.js";
+
+/** How `stagechart graph` draws a compiled pipeline. */
+export const GRAPH_FORMATS = ["mermaid", "dot", "json"] as const;
+export type GraphFormat = (typeof GRAPH_FORMATS)[number];
+
+/** Control events reach many states; drawing them would hide the pipeline's own topology. */
+const CONTROL_EVENTS = new Set(["OVERRIDE", "REDO", "CANCEL"]);
+
+interface Edge {
+  source: string;
+  target: string;
+  label: string;
+}
+
+/** Draws a compiled machine from `xstate/graph`'s directed graph: nested states drawn nested. */
+export function renderGraph(machine: AnyStateMachine, format: GraphFormat): string {
+  const root = toDirectedGraph(machine);
+  if (format === "json") return `${JSON.stringify(root, null, 2)}\n`;
+  const edges = collectEdges(root);
+  return format === "mermaid" ? mermaid(root, edges) : dot(root, edges);
+}
+
+/** Every drawn transition, eventless ones included; parallel edges between two states merged. */
+function collectEdges(node: DirectedGraphNode): Edge[] {
+  const merged = new Map<string, Edge>();
+  const add = (source: string, target: string, label: string) => {
+    const key = `${source}->${target}`;
+    const known = merged.get(key);
+    if (!known) merged.set(key, { source, target, label });
+    else if (!known.label.split(" / ").includes(label)) known.label += ` / ${label}`;
+  };
+  const visit = (current: DirectedGraphNode) => {
+    for (const edge of current.edges) {
+      if (!CONTROL_EVENTS.has(edge.transition.eventType))
+        add(edge.source.id, edge.target.id, labelOf(edge.transition));
+    }
+    for (const transition of current.stateNode.always ?? []) {
+      for (const target of transition.target ?? []) add(current.id, target.id, labelOf(transition));
+    }
+    current.children.forEach(visit);
+  };
+  visit(node);
+  return [...merged.values()];
+}
+
+function labelOf(transition: DirectedGraphEdge["transition"]): string {
+  if (transition.description) return transition.description;
+  const done = /^xstate\.done\.actor\.(.+)$/.exec(transition.eventType);
+  return done ? `${done[1]} done` : transition.eventType || "always";
+}
+
+const safeId = (id: string): string => `s_${id.replace(/[^A-Za-z0-9]/g, "_")}`;
+const nameOf = (node: DirectedGraphNode): string => node.stateNode.key;
+const initialOf = (node: DirectedGraphNode): string | undefined =>
+  node.stateNode.initial?.target?.[0]?.id;
+const isParallel = (node: DirectedGraphNode): boolean => node.stateNode.type === "parallel";
+const isFinal = (node: DirectedGraphNode): boolean => node.stateNode.type === "final";
+
+function mermaid(root: DirectedGraphNode, edges: Edge[]): string {
+  const lines = ["stateDiagram-v2", "  direction LR"];
+  const initial = initialOf(root);
+  if (initial) lines.push(`  [*] --> ${safeId(initial)}`);
+  const write = (node: DirectedGraphNode, indent: string): void => {
+    lines.push(`${indent}state "${nameOf(node)}" as ${safeId(node.id)}`);
+    if (node.children.length === 0) {
+      if (isFinal(node)) lines.push(`${indent}${safeId(node.id)} --> [*]`);
+      return;
+    }
+    lines.push(`${indent}state ${safeId(node.id)} {`);
+    node.children.forEach((child, index) => {
+      if (isParallel(node) && index > 0) lines.push(`${indent}  --`);
+      write(child, `${indent}  `);
+    });
+    const start = initialOf(node);
+    if (start && !isParallel(node)) lines.push(`${indent}  [*] --> ${safeId(start)}`);
+    lines.push(`${indent}}`);
+  };
+  for (const child of root.children) write(child, "  ");
+  for (const edge of edges)
+    lines.push(`  ${safeId(edge.source)} --> ${safeId(edge.target)} : ${edge.label}`);
+  return `${lines.join("\n")}\n`;
+}
+
+function dot(root: DirectedGraphNode, edges: Edge[]): string {
+  const lines = [
+    `digraph "${root.id}" {`,
+    "  rankdir=LR;",
+    "  compound=true;",
+    "  node [shape=box, style=rounded];",
+  ];
+  const anchor = (id: string): string => `"${id}"`;
+  const composite = new Set<string>();
+  const write = (node: DirectedGraphNode, indent: string): void => {
+    if (node.children.length === 0) {
+      lines.push(
+        `${indent}${anchor(node.id)} [label="${nameOf(node)}"${isFinal(node) ? ", peripheries=2" : ""}];`,
+      );
+      return;
+    }
+    composite.add(node.id);
+    lines.push(`${indent}subgraph "cluster_${node.id}" {`);
+    lines.push(`${indent}  label="${nameOf(node)}${isParallel(node) ? " (parallel)" : ""}";`);
+    lines.push(`${indent}  ${anchor(node.id)} [shape=point, width=0.05];`);
+    for (const child of node.children) write(child, `${indent}  `);
+    lines.push(`${indent}}`);
+  };
+  for (const child of root.children) write(child, "  ");
+  for (const edge of edges) {
+    const heads = [
+      composite.has(edge.source) ? `ltail="cluster_${edge.source}"` : "",
+      composite.has(edge.target) ? `lhead="cluster_${edge.target}"` : "",
+      `label="${edge.label.replace(/"/g, '\\"')}"`,
+    ].filter(Boolean);
+    lines.push(`  ${anchor(edge.source)} -> ${anchor(edge.target)} [${heads.join(", ")}];`);
+  }
+  lines.push("}");
+  return `${lines.join("\n")}\n`;
+}
+
+/** The pipeline's machine for drawing and path generation: its stages are never run. */
+export function drawablePipeline(pipeline: PipelineDefinition): AnyStateMachine {
+  const notRun = () => Promise.reject(new Error("a drawable pipeline does not run stages"));
+  return createPipelineMachine(pipeline, {
+    stageMachine: createMachine({ id: "stage" }),
+    runCode: notRun,
+    audit: () => undefined as never,
+  });
+}

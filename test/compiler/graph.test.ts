@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { drawablePipeline, renderGraph } from "../../src/compiler/graph.js";
+import { code, pipelineOf } from "../support/pipelines.js";
+
+const ok = () => ({ verdict: "ok" as const });
+const reviewLoop = () =>
+  pipelineOf({
+    id: "demo",
+    stages: ["plan", "execute", "test", "lint", "review"].map((id) => code(id, ok)),
+    next: {
+      plan: "execute",
+      execute: {
+        kind: "parallel",
+        siblings: ["test", "lint"],
+        join: "review",
+        policy: { kind: "quorum", k: 1 },
+      },
+      review: {
+        kind: "rules",
+        rules: [
+          { when: { path: "output.approved", op: "equals", value: true }, to: "done" },
+          { when: { visits: "review", op: "lt", value: 3 }, to: "execute" },
+          { to: "fail" },
+        ],
+      },
+    },
+  });
+
+describe("the graph of a compiled pipeline", () => {
+  it("in Mermaid, nests each sibling as a region of the group's parallel state", () => {
+    const mermaid = renderGraph(drawablePipeline(reviewLoop()), "mermaid");
+    expect(mermaid).toContain("  [*] --> s_demo_plan");
+    expect(mermaid).toMatch(
+      / {2}state s_demo_execute_parallel \{\n {4}state "test" as s_demo_execute_parallel_test\n/,
+    );
+    expect(mermaid).toContain("\n    --\n");
+    expect(mermaid).not.toMatch(/^ {2}state "test" as s_demo_test$/m);
+  });
+
+  it("labels edges with the rules that take them, and leaves control events out", () => {
+    const mermaid = renderGraph(drawablePipeline(reviewLoop()), "mermaid");
+    expect(mermaid).toContain("s_demo_plan --> s_demo_execute : ok");
+    expect(mermaid).toContain("s_demo_review --> s_demo_done : output.approved equals true");
+    expect(mermaid).toContain("s_demo_review --> s_demo_execute : visits review lt 3");
+    expect(mermaid).toContain("s_demo_execute_parallel --> s_demo_review : quorum 1 policy met");
+    expect(mermaid).not.toContain("OVERRIDE");
+  });
+
+  it("in DOT, draws composite states as clusters", () => {
+    const dot = renderGraph(drawablePipeline(reviewLoop()), "dot");
+    expect(dot).toMatch(/^digraph "demo" \{/);
+    expect(dot).toContain('subgraph "cluster_demo.execute_parallel" {');
+    expect(dot).toContain(
+      '"demo.execute" -> "demo.execute_parallel" [lhead="cluster_demo.execute_parallel", label="ok"];',
+    );
+  });
+
+  it("in JSON, is xstate/graph's directed graph", () => {
+    const graph = JSON.parse(renderGraph(drawablePipeline(reviewLoop()), "json"));
+    expect(graph.id).toBe("demo");
+    expect(graph.children.map((c: { id: string }) => c.id)).toEqual([
+      "demo.plan",
+      "demo.execute",
+      "demo.review",
+      "demo.execute_parallel",
+      "demo.done",
+      "demo.failed",
+      "demo.cancelled",
+    ]);
+  });
+});
