@@ -1,0 +1,14 @@
+export { MIGRATIONS, type Migration, SCHEMA_VERSION } from "./migrations.js";
+export type {
+  NewRun,
+  RunPatch,
+  RunRecord,
+  StoredRunStatus,
+  StoredSnapshot,
+} from "./records.js";
+export {
+  DEFAULT_STORE_PATH,
+  SqliteStore,
+  type StepCommit,
+  type StoreOptions,
+} from "./sqlite-store.js";

@@ -1,0 +1,114 @@
+import type { Database } from "better-sqlite3";
+import { err, ok, type Result } from "../errors.js";
+import { VERSION } from "../version.js";
+import { storeTooNew } from "./store-errors.js";
+
+/** One step of the schema. Versions are 1, 2, 3… in order; a released migration never changes. */
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        pipeline_id TEXT NOT NULL,
+        status TEXT NOT NULL
+          CHECK (status IN ('running', 'suspended', 'done', 'failed', 'cancelled')),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        definition_hash TEXT NOT NULL,
+        stagechart_version TEXT NOT NULL,
+        options TEXT NOT NULL,
+        error TEXT,
+        output TEXT
+      );
+      CREATE INDEX runs_by_creation ON runs (created_at);
+
+      CREATE TABLE snapshots (
+        run_id TEXT PRIMARY KEY REFERENCES runs (run_id),
+        snapshot TEXT NOT NULL,
+        definition_hash TEXT NOT NULL,
+        stagechart_version TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+
+      CREATE TABLE audit (
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        seq INTEGER NOT NULL CHECK (seq >= 1),
+        at TEXT NOT NULL,
+        type TEXT NOT NULL,
+        stage_id TEXT,
+        stage_execution_id TEXT,
+        attempt INTEGER,
+        payload TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      );
+      CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+      CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+
+      CREATE TABLE journal (
+        key TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        value TEXT NOT NULL,
+        recorded_at TEXT NOT NULL
+      );
+
+      CREATE TABLE transcripts (
+        stage_execution_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        entry TEXT NOT NULL,
+        PRIMARY KEY (stage_execution_id, key)
+      );
+
+      CREATE TABLE leases (
+        run_id TEXT PRIMARY KEY REFERENCES runs (run_id),
+        owner TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+    `,
+  },
+];
+
+export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
+
+/**
+ * Brings the database up to SCHEMA_VERSION. Check and apply share one IMMEDIATE transaction, so
+ * two processes opening a fresh file at once cannot both apply the same migration.
+ */
+export function migrate(db: Database, now: () => number): Result<void> {
+  const apply = (): Result<void> => {
+    db.exec(SCHEMA_VERSION_TABLE);
+    const latest = db
+      .prepare<[], { version: number; stagechartVersion: string }>(
+        `SELECT version, stagechart_version AS stagechartVersion
+         FROM schema_version ORDER BY version DESC LIMIT 1`,
+      )
+      .get();
+    const found = latest?.version ?? 0;
+    if (found > SCHEMA_VERSION) {
+      return err(storeTooNew(found, SCHEMA_VERSION, latest?.stagechartVersion));
+    }
+    const record = db.prepare(
+      "INSERT INTO schema_version (version, applied_at, stagechart_version) VALUES (?, ?, ?)",
+    );
+    for (const migration of MIGRATIONS.filter(({ version }) => version > found)) {
+      db.exec(migration.sql);
+      record.run(migration.version, new Date(now()).toISOString(), VERSION);
+    }
+    return ok(undefined);
+  };
+  return db.transaction(apply).immediate();
+}
+
+const SCHEMA_VERSION_TABLE = `CREATE TABLE IF NOT EXISTS schema_version (
+  version INTEGER PRIMARY KEY,
+  applied_at TEXT NOT NULL,
+  stagechart_version TEXT NOT NULL
+)`;

@@ -1,0 +1,121 @@
+import type { JsonValue } from "../definitions/contract.js";
+import type { ErrorView } from "../errors.js";
+import type { AuditEvent, AuditEventType } from "../inspect/audit.js";
+
+/** A run's state as stored; `suspended` is a run parked on a gate or stopped to be resumed. */
+export type StoredRunStatus = "running" | "suspended" | "done" | "failed" | "cancelled";
+
+export interface RunRecord {
+  runId: string;
+  pipelineId: string;
+  status: StoredRunStatus;
+  createdAt: string;
+  updatedAt: string;
+  /** The hash of the compiled definition the run was started (or last forced) with. */
+  definitionHash: string;
+  stagechartVersion: string;
+  /** What resuming needs: the pipeline file, the model spec, the root, the mode… */
+  options: Record<string, unknown>;
+  error?: ErrorView;
+  output?: JsonValue;
+}
+
+export interface NewRun {
+  /** Must not contain `/`: journal and transcript rows find their run by the id's prefix. */
+  runId: string;
+  pipelineId: string;
+  definitionHash: string;
+  options: Record<string, unknown>;
+  /** Defaults to `running`. */
+  status?: StoredRunStatus;
+}
+
+/** Fields to change; a field present with the value `undefined` clears `error` or `output`. */
+export type RunPatch = Partial<
+  Pick<RunRecord, "status" | "definitionHash" | "options" | "error" | "output">
+>;
+
+export interface StoredSnapshot {
+  snapshot: unknown;
+  definitionHash: string;
+  stagechartVersion: string;
+  updatedAt: string;
+}
+
+export interface RunRow {
+  runId: string;
+  pipelineId: string;
+  status: StoredRunStatus;
+  createdAt: string;
+  updatedAt: string;
+  definitionHash: string;
+  stagechartVersion: string;
+  options: string;
+  error: string | null;
+  output: string | null;
+}
+
+export interface AuditRow {
+  runId: string;
+  seq: number;
+  at: string;
+  type: AuditEventType;
+  stageId: string | null;
+  stageExecutionId: string | null;
+  attempt: number | null;
+  payload: string;
+}
+
+const jsonOrNull = (value: unknown): string | null =>
+  value === undefined ? null : JSON.stringify(value);
+
+export function toRunRow(run: RunRecord): RunRow {
+  return {
+    runId: run.runId,
+    pipelineId: run.pipelineId,
+    status: run.status,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    definitionHash: run.definitionHash,
+    stagechartVersion: run.stagechartVersion,
+    options: JSON.stringify(run.options),
+    error: jsonOrNull(run.error),
+    output: jsonOrNull(run.output),
+  };
+}
+
+export function fromRunRow({ options, error, output, ...row }: RunRow): RunRecord {
+  return {
+    ...row,
+    options: JSON.parse(options),
+    ...(error !== null && { error: JSON.parse(error) }),
+    ...(output !== null && { output: JSON.parse(output) }),
+  };
+}
+
+export function toAuditRow(event: AuditEvent): AuditRow {
+  return {
+    runId: event.runId,
+    seq: event.seq,
+    at: event.at,
+    type: event.type,
+    stageId: event.stageId ?? null,
+    stageExecutionId: event.stageExecutionId ?? null,
+    attempt: event.attempt ?? null,
+    payload: JSON.stringify(event.payload),
+  };
+}
+
+/** Back to the shape the emitter produced: `{seq, at, type, runId, …optional ids, payload}`. */
+export function fromAuditRow(row: AuditRow): AuditEvent {
+  return {
+    seq: row.seq,
+    at: row.at,
+    type: row.type,
+    runId: row.runId,
+    ...(row.stageId !== null && { stageId: row.stageId }),
+    ...(row.stageExecutionId !== null && { stageExecutionId: row.stageExecutionId }),
+    ...(row.attempt !== null && { attempt: row.attempt }),
+    payload: JSON.parse(row.payload),
+  };
+}

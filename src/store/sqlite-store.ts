@@ -1,0 +1,252 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import type { TranscriptEntry } from "../compiler/stage-types.js";
+import { err, ok, type Result } from "../errors.js";
+import type { AuditEvent, AuditEventInput } from "../inspect/audit.js";
+import type { Journal } from "../runtime/journal.js";
+import type { TranscriptStore } from "../runtime/transcripts.js";
+import { VERSION } from "../version.js";
+import { migrate } from "./migrations.js";
+import {
+  fromAuditRow,
+  fromRunRow,
+  type NewRun,
+  type RunPatch,
+  type RunRecord,
+  type StoredSnapshot,
+  toAuditRow,
+  toRunRow,
+} from "./records.js";
+import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
+import { prepareStatements, type Statements } from "./statements.js";
+import {
+  auditRunMismatch,
+  leaseLost,
+  noSnapshot,
+  runExists,
+  runIdInvalid,
+  runLocked,
+  runNotFound,
+  snapshotCorrupt,
+  storeUnavailable,
+} from "./store-errors.js";
+
+/** Where a project's runs live, relative to its working directory (DESIGN.md §6). */
+export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
+
+export interface StoreOptions {
+  /** The clock behind every timestamp and lease expiry. */
+  now?: () => number;
+}
+
+/** What one macrostep leaves behind: its audit events and, usually, the snapshot it led to. */
+export interface StepCommit {
+  snapshot?: unknown;
+  /** Stamped on the snapshot; the run's own hash when absent. */
+  definitionHash?: string;
+  events: AuditEventInput[];
+}
+
+/**
+ * The embedded store (DESIGN.md §6): runs, their latest snapshots, the audit log, the journal,
+ * transcripts and leases in one SQLite file. Expected conditions come back as error values;
+ * a throw means misuse (an unknown run, a value that is not JSON) or a failing disk.
+ */
+export class SqliteStore implements Journal, TranscriptStore {
+  private readonly sql: Statements;
+  private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
+
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly now: () => number,
+  ) {
+    this.sql = prepareStatements(db);
+    this.transaction = db.transaction((work) => work());
+  }
+
+  static open(path: string, options: StoreOptions = {}): Result<SqliteStore> {
+    const now = options.now ?? Date.now;
+    let db: Database.Database | undefined;
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      db = new Database(path);
+      db.pragma("journal_mode = WAL");
+      // In WAL mode NORMAL cannot corrupt the file and loses nothing when the process dies; a
+      // power cut may drop the last commits, which resume treats like an earlier crash.
+      db.pragma("synchronous = NORMAL");
+      db.pragma("busy_timeout = 5000");
+      db.pragma("foreign_keys = ON");
+      const migrated = migrate(db, now);
+      if (migrated.ok) return ok(new SqliteStore(db, now));
+      db.close();
+      return migrated;
+    } catch (cause) {
+      db?.close();
+      return err(storeUnavailable(path, cause));
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  createRun(run: NewRun): Result<RunRecord> {
+    if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
+    const at = this.timestamp();
+    const record: RunRecord = {
+      runId: run.runId,
+      pipelineId: run.pipelineId,
+      status: run.status ?? "running",
+      createdAt: at,
+      updatedAt: at,
+      definitionHash: run.definitionHash,
+      stagechartVersion: VERSION,
+      options: run.options,
+    };
+    if (this.sql.insertRun.run(toRunRow(record)).changes === 0) return err(runExists(run.runId));
+    return ok(record);
+  }
+
+  updateRun(runId: string, patch: RunPatch): Result<RunRecord> {
+    return this.immediately((): Result<RunRecord> => {
+      const current = this.getRun(runId);
+      if (!current.ok) return current;
+      const updated: RunRecord = { ...current.value, ...patch, updatedAt: this.timestamp() };
+      this.sql.updateRun.run(toRunRow(updated));
+      return this.getRun(runId);
+    });
+  }
+
+  getRun(runId: string): Result<RunRecord> {
+    const row = this.sql.run.get(runId);
+    return row ? ok(fromRunRow(row)) : err(runNotFound(runId));
+  }
+
+  /** Newest first. */
+  listRuns(): RunRecord[] {
+    return this.sql.runs.all().map(fromRunRow);
+  }
+
+  /**
+   * Appends the step's events with the run's next sequence numbers, replaces the run's snapshot
+   * and moves its updatedAt, in one transaction: after a crash either all is there or nothing.
+   */
+  commitStep(runId: string, step: StepCommit): AuditEvent[] {
+    return this.immediately(() => this.appendStep(runId, step));
+  }
+
+  private appendStep(runId: string, step: StepCommit): AuditEvent[] {
+    const at = this.timestamp();
+    if (this.sql.touchRun.run({ runId, at }).changes === 0) throw runNotFound(runId);
+    let seq = this.sql.lastSeq.get(runId) ?? 0;
+    const recorded = step.events.map((input) => {
+      if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
+      seq += 1;
+      const event: AuditEvent = { seq, at, ...input };
+      this.sql.appendAudit.run(toAuditRow(event));
+      return event;
+    });
+    if (step.snapshot !== undefined) {
+      this.sql.upsertSnapshot.run({
+        runId,
+        snapshot: JSON.stringify(step.snapshot),
+        definitionHash: step.definitionHash ?? null,
+        stagechartVersion: VERSION,
+        at,
+      });
+    }
+    return recorded;
+  }
+
+  getSnapshot(runId: string): Result<StoredSnapshot> {
+    const row = this.sql.snapshot.get(runId);
+    if (!row) return err(noSnapshot(runId));
+    const { snapshot, ...stamp } = row;
+    try {
+      return ok({ snapshot: JSON.parse(snapshot), ...stamp });
+    } catch (cause) {
+      return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
+    }
+  }
+
+  /** The run's audit events in order, those after `afterSeq` when given. */
+  auditOf(runId: string, afterSeq = 0): AuditEvent[] {
+    return this.sql.audit.all(runId, afterSeq).map(fromAuditRow);
+  }
+
+  get(key: string): unknown {
+    const value = this.sql.journalValue.get(key);
+    return value === undefined ? undefined : JSON.parse(value);
+  }
+
+  /** A journal entry is a fact: recording a key again keeps the first value. */
+  record(key: string, value: unknown): void {
+    this.sql.recordJournal.run({
+      key,
+      runId: runIdOfJournalKey(key),
+      value: JSON.stringify(value),
+      at: this.timestamp(),
+    });
+  }
+
+  put(stageExecutionId: string, key: string, entry: TranscriptEntry): void {
+    this.sql.putTranscript.run({
+      stageExecutionId,
+      key,
+      runId: runIdOfExecution(stageExecutionId),
+      entry: JSON.stringify(entry),
+    });
+  }
+
+  read(stageExecutionId: string, before?: string): TranscriptEntry[] {
+    return this.sql.transcript
+      .all({ stageExecutionId, before: before ?? null })
+      .map((entry) => JSON.parse(entry) as TranscriptEntry);
+  }
+
+  /**
+   * One live process per run. The lease is taken when free, when its holder let it expire (a
+   * crashed owner must not lock a run forever) or when `owner` already holds it.
+   */
+  acquireLease(runId: string, owner: string, ttlMs: number): Result<void> {
+    return this.immediately((): Result<void> => {
+      if (this.sql.runExists.get(runId) === undefined) return err(runNotFound(runId));
+      const now = this.now();
+      const claim = { runId, owner, expiresAt: now + ttlMs, now };
+      if (this.sql.claimLease.run(claim).changes > 0) return ok(undefined);
+      // The claim failed, so a live lease of another owner is there: this transaction holds
+      // the write lock, nobody can have released it since.
+      const holder = this.sql.lease.get(runId) as { owner: string; expiresAt: number };
+      return err(runLocked(runId, holder.owner, holder.expiresAt));
+    });
+  }
+
+  /**
+   * Extends a lease `owner` still holds, even one past its expiry that nobody took over.
+   * `Session/LeaseLost` when it was released or taken over: the run is no longer this owner's.
+   */
+  renewLease(runId: string, owner: string, ttlMs: number): Result<void> {
+    const renewed = this.sql.renewLease.run({ runId, owner, expiresAt: this.now() + ttlMs });
+    if (renewed.changes > 0) return ok(undefined);
+    return err(leaseLost(runId, owner));
+  }
+
+  /** Gives the lease up; a lease held by another owner is left alone. */
+  releaseLease(runId: string, owner: string): void {
+    this.sql.releaseLease.run({ runId, owner });
+  }
+
+  /**
+   * Runs `work` in an IMMEDIATE transaction: the write lock is taken up front (waiting up to
+   * busy_timeout), so a transaction that reads before it writes cannot fail on a snapshot that
+   * another process's commit made stale.
+   */
+  private immediately<T>(work: () => T): T {
+    return this.transaction.immediate(work) as T;
+  }
+
+  private timestamp(): string {
+    return new Date(this.now()).toISOString();
+  }
+}

@@ -1,0 +1,122 @@
+import type { Database } from "better-sqlite3";
+import type { AuditRow, RunRow } from "./records.js";
+
+const RUN_COLUMNS = `run_id AS runId, pipeline_id AS pipelineId, status,
+  created_at AS createdAt, updated_at AS updatedAt, definition_hash AS definitionHash,
+  stagechart_version AS stagechartVersion, options, error, output`;
+
+const AUDIT_COLUMNS = `run_id AS runId, seq, at, type, stage_id AS stageId,
+  stage_execution_id AS stageExecutionId, attempt, payload`;
+
+interface SnapshotRow {
+  snapshot: string;
+  definitionHash: string;
+  stagechartVersion: string;
+  updatedAt: string;
+}
+
+interface LeaseRow {
+  owner: string;
+  expiresAt: number;
+}
+
+/** Every statement the store runs, prepared once when it opens. */
+export function prepareStatements(db: Database) {
+  return {
+    insertRun: db.prepare<RunRow>(
+      `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at, definition_hash,
+         stagechart_version, options, error, output)
+       VALUES (@runId, @pipelineId, @status, @createdAt, @updatedAt, @definitionHash,
+         @stagechartVersion, @options, @error, @output)
+       ON CONFLICT (run_id) DO NOTHING`,
+    ),
+    updateRun: db.prepare<RunRow>(
+      `UPDATE runs SET status = @status, updated_at = @updatedAt,
+         definition_hash = @definitionHash, options = @options, error = @error, output = @output
+       WHERE run_id = @runId`,
+    ),
+    touchRun: db.prepare<{ runId: string; at: string }>(
+      "UPDATE runs SET updated_at = @at WHERE run_id = @runId",
+    ),
+    run: db.prepare<[string], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`),
+    runs: db.prepare<[], RunRow>(
+      `SELECT ${RUN_COLUMNS} FROM runs ORDER BY created_at DESC, rowid DESC`,
+    ),
+    runExists: db.prepare<[string], 1>("SELECT 1 FROM runs WHERE run_id = ?").pluck(),
+
+    lastSeq: db
+      .prepare<[string], number>("SELECT COALESCE(MAX(seq), 0) FROM audit WHERE run_id = ?")
+      .pluck(),
+    appendAudit: db.prepare<AuditRow>(
+      `INSERT INTO audit (run_id, seq, at, type, stage_id, stage_execution_id, attempt, payload)
+       VALUES (@runId, @seq, @at, @type, @stageId, @stageExecutionId, @attempt, @payload)`,
+    ),
+    audit: db.prepare<[string, number], AuditRow>(
+      `SELECT ${AUDIT_COLUMNS} FROM audit WHERE run_id = ? AND seq > ? ORDER BY seq`,
+    ),
+
+    // Without a hash of its own, a snapshot is stamped with the run's.
+    upsertSnapshot: db.prepare<{
+      runId: string;
+      snapshot: string;
+      definitionHash: string | null;
+      stagechartVersion: string;
+      at: string;
+    }>(
+      `INSERT INTO snapshots (run_id, snapshot, definition_hash, stagechart_version, updated_at)
+       VALUES (@runId, @snapshot,
+         COALESCE(@definitionHash, (SELECT definition_hash FROM runs WHERE run_id = @runId)),
+         @stagechartVersion, @at)
+       ON CONFLICT (run_id) DO UPDATE SET snapshot = excluded.snapshot,
+         definition_hash = excluded.definition_hash,
+         stagechart_version = excluded.stagechart_version, updated_at = excluded.updated_at`,
+    ),
+    snapshot: db.prepare<[string], SnapshotRow>(
+      `SELECT snapshot, definition_hash AS definitionHash,
+         stagechart_version AS stagechartVersion, updated_at AS updatedAt
+       FROM snapshots WHERE run_id = ?`,
+    ),
+
+    journalValue: db.prepare<[string], string>("SELECT value FROM journal WHERE key = ?").pluck(),
+    recordJournal: db.prepare<{ key: string; runId: string; value: string; at: string }>(
+      `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, @runId, @value, @at)
+       ON CONFLICT (key) DO NOTHING`,
+    ),
+
+    putTranscript: db.prepare<{
+      stageExecutionId: string;
+      key: string;
+      runId: string;
+      entry: string;
+    }>(
+      `INSERT INTO transcripts (stage_execution_id, key, run_id, entry)
+       VALUES (@stageExecutionId, @key, @runId, @entry)
+       ON CONFLICT (stage_execution_id, key) DO UPDATE SET entry = excluded.entry`,
+    ),
+    transcript: db
+      .prepare<{ stageExecutionId: string; before: string | null }, string>(
+        `SELECT entry FROM transcripts
+         WHERE stage_execution_id = @stageExecutionId AND (@before IS NULL OR key < @before)
+         ORDER BY key`,
+      )
+      .pluck(),
+
+    // Taken when free, expired, or already this owner's; otherwise the upsert changes nothing.
+    claimLease: db.prepare<{ runId: string; owner: string; expiresAt: number; now: number }>(
+      `INSERT INTO leases (run_id, owner, expires_at) VALUES (@runId, @owner, @expiresAt)
+       ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE leases.owner = excluded.owner OR leases.expires_at <= @now`,
+    ),
+    renewLease: db.prepare<{ runId: string; owner: string; expiresAt: number }>(
+      "UPDATE leases SET expires_at = @expiresAt WHERE run_id = @runId AND owner = @owner",
+    ),
+    releaseLease: db.prepare<{ runId: string; owner: string }>(
+      "DELETE FROM leases WHERE run_id = @runId AND owner = @owner",
+    ),
+    lease: db.prepare<[string], LeaseRow>(
+      "SELECT owner, expires_at AS expiresAt FROM leases WHERE run_id = ?",
+    ),
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;

@@ -1,0 +1,92 @@
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import type { TranscriptEntry } from "../../src/compiler/stage-types.js";
+import { modelCallKey, toolCallKey } from "../../src/runtime/journal.js";
+import { newRun, openStore, tempStore } from "./support/temp-store.js";
+
+const ownerOf = (path: string, sql: string): unknown => {
+  const db = new Database(path, { readonly: true });
+  const runIds = db.prepare(sql).pluck().all();
+  db.close();
+  return runIds;
+};
+
+describe("the journal", () => {
+  it("gives back what was recorded, after a reopen too, and nothing for an unknown key", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    const key = modelCallKey("run-1", "run-1/plan/1", 1, 1);
+    store.record(key, { text: "done", calls: [] });
+    store.close();
+
+    const reopened = openStore(path);
+    expect(reopened.get(key)).toEqual({ text: "done", calls: [] });
+    expect(reopened.get(modelCallKey("run-1", "run-1/plan/1", 1, 2))).toBeUndefined();
+  });
+
+  it("keeps the first value recorded under a key: an entry is a fact", () => {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    const key = toolCallKey("run-1", "proposal-7");
+    store.record(key, { ok: true, result: "first" });
+    store.record(key, { ok: true, result: "second" });
+    expect(store.get(key)).toEqual({ ok: true, result: "first" });
+  });
+
+  it("files each entry under the run its key names", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-a"));
+    store.createRun(newRun("run:b"));
+    store.record(modelCallKey("run-a", "run-a/plan/1", 1, 1), 1);
+    store.record(toolCallKey("run:b", "p-1"), 2);
+    expect(ownerOf(path, "SELECT run_id FROM journal ORDER BY run_id")).toEqual(["run-a", "run:b"]);
+  });
+
+  it("refuses an entry for a run the store does not know", () => {
+    const { store } = tempStore();
+    expect(() => store.record(toolCallKey("ghost", "p-1"), 1)).toThrow(/FOREIGN KEY/);
+  });
+});
+
+describe("transcripts", () => {
+  const user = (text: string): TranscriptEntry => ({ role: "user", text });
+
+  it("reads a stage execution's entries in key order, whatever order they were put in", () => {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.put("run-1/plan/1", "000001.000002", user("c"));
+    store.put("run-1/plan/1", "000000.000000", { role: "system", text: "a" });
+    store.put("run-1/plan/1", "000001.000001", user("b"));
+    store.put("run-1/plan/2", "000000.000000", { role: "system", text: "other visit" });
+
+    expect(store.read("run-1/plan/1")).toEqual([
+      { role: "system", text: "a" },
+      user("b"),
+      user("c"),
+    ]);
+    expect(store.read("run-1/unknown/1")).toEqual([]);
+  });
+
+  it("reads only the keys before `before`", () => {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    for (const key of ["a", "b", "c", "d"]) store.put("run-1/plan/1", key, user(key));
+    expect(store.read("run-1/plan/1", "c")).toEqual([user("a"), user("b")]);
+    expect(store.read("run-1/plan/1", "a")).toEqual([]);
+  });
+
+  it("overwrites an entry put again under the same key", () => {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.put("run-1/plan/1", "a", user("before restore"));
+    store.put("run-1/plan/1", "a", user("after restore"));
+    expect(store.read("run-1/plan/1")).toEqual([user("after restore")]);
+  });
+
+  it("files entries of nested executions under the top-level run", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.put("run-1/sub/1/plan/1", "a", user("nested"));
+    expect(ownerOf(path, "SELECT run_id FROM transcripts")).toEqual(["run-1"]);
+  });
+});
