@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { type Actor, type AnyStateMachine, createActor, toPromise } from "xstate";
+import { type Actor, type AnyStateMachine, createActor, type Snapshot, toPromise } from "xstate";
+import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import {
   createPipelineMachine,
   type PipelineContext,
@@ -22,11 +23,16 @@ import {
 import type { AuditEvent, AuditSink } from "../inspect/audit.js";
 import { runCodeStage } from "./code-stages.js";
 import type { Host } from "./host.js";
+import { LEASE_TTL_MS, leaseOwner, type RunStore, StepRecorder } from "./persistence.js";
 import { rulesGrantPolicy } from "./rules.js";
 import { stageMachineFor } from "./run-stage.js";
 
 export interface RunOptions {
   host: Host;
+  /** Makes the run durable: every step is committed here, and the run can be resumed. */
+  store?: RunStore;
+  /** Stored with a durable run: what resuming it needs (pipeline file, model spec, root, mode). */
+  resumeWith?: Record<string, unknown>;
   /** The run's id (`ctx.workflowRunId`); generated when not given. */
   runId?: string;
   /** Shorthand for `ctx.task`. */
@@ -36,7 +42,8 @@ export interface RunOptions {
 
 export interface RunResult {
   runId: string;
-  status: RunStatus;
+  /** `suspended`: the run was stopped before its end and can be resumed. */
+  status: RunStatus | "suspended";
   output?: JsonValue;
   error?: ErrorView;
   results: Record<string, StageResult>;
@@ -83,13 +90,159 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   const ctx = { ...options.ctx, ...(options.task !== undefined && { task: options.task }) };
   const invalid = checkContext(pipeline, ctx);
   if (invalid) return err(invalid);
+  const { store } = options;
+  if (!store)
+    return ok(
+      launch(pipeline, options.host, {
+        runId,
+        ctx,
+        start: { type: "RunStarted", payload: { pipelineId: pipeline.id, ctx } },
+      }),
+    );
 
+  const { hash, parts } = fingerprint(pipeline);
+  const created = store.createRun({
+    runId,
+    pipelineId: pipeline.id,
+    definitionHash: hash,
+    options: { ...options.resumeWith, ctx, definition: parts },
+  });
+  if (!created.ok) return created;
+  return launchDurable(pipeline, options.host, store, hash, {
+    runId,
+    ctx,
+    start: { type: "RunStarted", payload: { pipelineId: pipeline.id, ctx } },
+  });
+}
+
+export interface ResumeOptions {
+  host: Host;
+  store: RunStore;
+  /** Resume even though the pipeline changed since the run's snapshot. */
+  force?: boolean;
+}
+
+/**
+ * Continues a stored run from its latest snapshot (DESIGN.md §6): calls in flight at the crash
+ * run again with the same idempotency keys, everything recorded is reused, backoff deadlines and
+ * pending grant requests carry on. A changed pipeline is `Session/DefinitionDrift` unless forced.
+ */
+export function resumeRun(
+  pipeline: PipelineDefinition,
+  runId: string,
+  options: ResumeOptions,
+): Result<RunHandle> {
+  const { store } = options;
+  const run = store.getRun(runId);
+  if (!run.ok) return run;
+  if (["done", "failed", "cancelled"].includes(run.value.status)) {
+    return err(
+      new StagechartError(
+        "Session/RunFinished",
+        `run ${runId} already ended (${run.value.status})`,
+        { runId },
+      ),
+    );
+  }
+  const stored = store.getSnapshot(runId);
+  if (!stored.ok) return stored;
+  const { hash, parts } = fingerprint(pipeline);
+  if (stored.value.definitionHash !== hash && !options.force) {
+    const before = (run.value.options.definition ?? {}) as Record<string, string>;
+    const changes = describeDrift(before, parts);
+    return err(
+      new StagechartError(
+        "Session/DefinitionDrift",
+        `the pipeline changed since run ${runId} was saved: ${changes.join(", ") || "its compiled form differs"} (--force to resume anyway)`,
+        { runId, changes },
+      ),
+    );
+  }
+  const ctx = (run.value.options.ctx ?? {}) as Record<string, unknown>;
+  return launchDurable(pipeline, options.host, store, hash, {
+    runId,
+    ctx,
+    snapshot: stored.value.snapshot as Snapshot<unknown>,
+    start: {
+      type: "RunResumed",
+      payload: { pipelineId: pipeline.id, forced: stored.value.definitionHash !== hash },
+    },
+  });
+}
+
+interface Launch {
+  runId: string;
+  ctx: Record<string, unknown>;
+  snapshot?: Snapshot<unknown>;
+  start: { type: "RunStarted" | "RunResumed"; payload: Record<string, unknown> };
+}
+
+/** A run whose every step is committed to the store, holding the run's lease while it runs. */
+function launchDurable(
+  pipeline: PipelineDefinition,
+  host: Host,
+  store: RunStore,
+  definitionHash: string,
+  launchOptions: Launch,
+): Result<RunHandle> {
+  const { runId } = launchOptions;
+  const owner = leaseOwner();
+  const leased = store.acquireLease(runId, owner, LEASE_TTL_MS);
+  if (!leased.ok) return leased;
+  const recorder = new StepRecorder(store, runId, definitionHash);
+  const durableHost: Host = { ...host, audit: recorder, journal: store, transcripts: store };
+  const renewal = setInterval(() => store.renewLease(runId, owner, LEASE_TTL_MS), LEASE_TTL_MS / 3);
+  renewal.unref();
+  // A stopped actor's snapshot says "stopped" and would not run again: keep the last live one.
+  const commit = (actor: Actor<AnyStateMachine>) =>
+    recorder.commit(
+      actor.getSnapshot().status === "stopped" ? undefined : actor.getPersistedSnapshot(),
+    );
+  const handle = launch(pipeline, durableHost, launchOptions, commit);
+  void handle.result.then((result) => {
+    clearInterval(renewal);
+    commit(handle.actor);
+    store.updateRun(runId, {
+      status: result.status,
+      ...(result.error && { error: result.error }),
+      ...(result.output !== undefined && { output: result.output }),
+    });
+    store.releaseLease(runId, owner);
+  });
+  return ok(handle);
+}
+
+function launch(
+  pipeline: PipelineDefinition,
+  baseHost: Host,
+  { runId, ctx, snapshot, start }: Launch,
+  onStep?: (actor: Actor<AnyStateMachine>) => void,
+): RunHandle {
   const feed = new EventFeed();
-  const host: Host = { ...options.host, audit: feed.tee(options.host.audit, runId) };
-  const actor = createActor(compilePipeline(pipeline, host), { input: { runId, ctx } });
-  host.audit.emit({ type: "RunStarted", runId, payload: { pipelineId: pipeline.id, ctx } });
+  const host: Host = { ...baseHost, audit: feed.tee(baseHost.audit, runId) };
+  let commitQueued = false;
+  // Commit once the whole chain of macrosteps a change set off has settled, so the root's
+  // snapshot and the events its actions emitted always belong to the same moment.
+  const queueCommit = () => {
+    if (commitQueued || !onStep) return;
+    commitQueued = true;
+    queueMicrotask(() => {
+      commitQueued = false;
+      onStep(actor);
+    });
+  };
+  const actor = createActor(compilePipeline(pipeline, host), {
+    input: { runId, ctx },
+    ...(snapshot && { snapshot }),
+    ...(onStep && {
+      inspect: (event: { type: string }) => event.type === "@xstate.snapshot" && queueCommit(),
+    }),
+  });
+  host.audit.emit({ type: start.type, runId, payload: start.payload });
   const result = toPromise(actor).then(
-    (output: PipelineOutput) => finish(host.audit, runId, output),
+    // A stopped actor completes without output: the run is not over, it waits to be resumed.
+    (output: PipelineOutput | undefined) =>
+      output ? finish(host.audit, runId, output) : suspended(host.audit, runId, actor),
     (error: unknown) =>
       finish(host.audit, runId, {
         status: "failed",
@@ -99,7 +252,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   );
   void result.finally(() => feed.close());
   actor.start();
-  return ok({
+  return {
     runId,
     actor,
     result,
@@ -111,7 +264,13 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
       return ok(undefined);
     },
     stop: () => actor.stop(),
-  });
+  };
+}
+
+function suspended(audit: AuditSink, runId: string, actor: Actor<AnyStateMachine>): RunResult {
+  audit.emit({ type: "RunSuspended", runId, payload: { reason: "stopped" } });
+  const context = actor.getSnapshot().context as PipelineContext;
+  return { runId, status: "suspended", results: context.results };
 }
 
 function finish(

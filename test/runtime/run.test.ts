@@ -698,13 +698,11 @@ describe("embedding", () => {
           on: {
             SKIP_DRAFT: {
               actions: ({ self }) =>
-                self
-                  .getSnapshot()
-                  .children.work?.send({
-                    type: "OVERRIDE",
-                    to: "publish",
-                    reason: "draft approved elsewhere",
-                  }),
+                self.getSnapshot().children.work?.send({
+                  type: "OVERRIDE",
+                  to: "publish",
+                  reason: "draft approved elsewhere",
+                }),
             },
           },
         },

@@ -1,0 +1,77 @@
+import { createHash } from "node:crypto";
+import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
+
+/**
+ * What a run was compiled from, piece by piece: one hash per stage and one for the rest (ctx
+ * schema, entry, transitions, grants). A snapshot is stamped with it; resuming into another
+ * definition lists the pieces that changed.
+ */
+export interface DefinitionFingerprint {
+  hash: string;
+  parts: Record<string, string>;
+}
+
+export function fingerprint(pipeline: PipelineDefinition): DefinitionFingerprint {
+  const parts: Record<string, string> = {
+    "pipeline (context, entry, transitions, grants)": digest({
+      context: pipeline.context,
+      entry: pipeline.entry,
+      next: pipeline.next,
+      grants: pipeline.grants,
+      guards: Object.fromEntries(
+        Object.entries(pipeline.guards).map(([name, fn]) => [name, String(fn)]),
+      ),
+      hooks: Object.fromEntries(
+        Object.entries(pipeline.hooks).map(([id, hooks]) => [
+          id,
+          [String(hooks.gate), String(hooks.assert)],
+        ]),
+      ),
+    }),
+  };
+  for (const stage of Object.values(pipeline.stages))
+    parts[`stage ${stage.id}`] = digest(stageShape(stage));
+  return { hash: digest(parts), parts };
+}
+
+/** What changed between two fingerprints, in words: `stage plan changed`, `stage lint added`. */
+export function describeDrift(
+  before: Record<string, string>,
+  after: Record<string, string>,
+): string[] {
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  return names.flatMap((name) => {
+    if (!(name in after)) return [`${name} removed`];
+    if (!(name in before)) return [`${name} added`];
+    return before[name] === after[name] ? [] : [`${name} changed`];
+  });
+}
+
+function stageShape(stage: PipelineStage): unknown {
+  switch (stage.kind) {
+    case "llm": {
+      const { file: _file, template: _template, ...definition } = stage.definition;
+      return { kind: stage.kind, definition };
+    }
+    case "pipeline":
+      return { kind: stage.kind, pipeline: fingerprint(stage.pipeline).hash };
+    case "command":
+      return { kind: stage.kind, command: stage.command, timeoutMs: stage.timeoutMs };
+    case "code":
+      return { kind: stage.kind, run: String(stage.run) };
+  }
+}
+
+function digest(value: unknown): string {
+  return createHash("sha256").update(stableJson(value)).digest("hex").slice(0, 16);
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => a.localeCompare(b));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}

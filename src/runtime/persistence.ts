@@ -1,0 +1,80 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { JsonValue } from "../definitions/contract.js";
+import type { ErrorView, Result } from "../errors.js";
+import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
+import type { Journal } from "./journal.js";
+import type { TranscriptStore } from "./transcripts.js";
+
+export type StoredStatus = "running" | "suspended" | "done" | "failed" | "cancelled";
+
+/**
+ * What durable runs need from a store (the SQLite store implements it; another backend can).
+ * Transcripts and the journal live in it too, so a resumed run finds every recorded result.
+ */
+export interface RunStore extends Journal, TranscriptStore {
+  createRun(run: {
+    runId: string;
+    pipelineId: string;
+    definitionHash: string;
+    options: Record<string, unknown>;
+  }): Result<unknown>;
+  updateRun(
+    runId: string,
+    patch: { status?: StoredStatus; error?: ErrorView; output?: JsonValue },
+  ): Result<unknown>;
+  getRun(runId: string): Result<{
+    runId: string;
+    pipelineId: string;
+    status: StoredStatus;
+    options: Record<string, unknown>;
+  }>;
+  getSnapshot(runId: string): Result<{ snapshot: unknown; definitionHash: string }>;
+  commitStep(
+    runId: string,
+    step: { snapshot?: unknown; definitionHash?: string; events: AuditEventInput[] },
+  ): AuditEvent[];
+  auditOf(runId: string, afterSeq?: number): AuditEvent[];
+  acquireLease(runId: string, owner: string, ttlMs: number): Result<void>;
+  renewLease(runId: string, owner: string, ttlMs: number): Result<void>;
+  releaseLease(runId: string, owner: string): void;
+}
+
+/** How long a lease lives without renewal: a crashed owner blocks a run at most this long. */
+export const LEASE_TTL_MS = 15_000;
+
+/** Unique per launch, so even two handles in one process cannot drive the same run. */
+export const leaseOwner = (): string => `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+
+/**
+ * The audit sink of a durable run: events are held until the step that emitted them is
+ * committed together with the snapshot it led to, in one transaction (DESIGN.md §6). Sequence
+ * numbers are assigned here in the order the store will give them.
+ */
+export class StepRecorder implements AuditSink {
+  private pending: AuditEventInput[] = [];
+  private nextSeq: number;
+
+  constructor(
+    private readonly store: RunStore,
+    private readonly runId: string,
+    private readonly definitionHash: string,
+  ) {
+    this.nextSeq = (store.auditOf(runId).at(-1)?.seq ?? 0) + 1;
+  }
+
+  emit(input: AuditEventInput): AuditEvent {
+    this.pending.push(input);
+    return { ...input, seq: this.nextSeq++, at: new Date().toISOString() };
+  }
+
+  commit(snapshot?: unknown): void {
+    const events = this.pending.splice(0);
+    if (events.length === 0 && snapshot === undefined) return;
+    this.store.commitStep(this.runId, {
+      ...(snapshot !== undefined && { snapshot }),
+      definitionHash: this.definitionHash,
+      events,
+    });
+  }
+}

@@ -1,0 +1,160 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { waitFor } from "xstate";
+import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
+import { SqliteStore } from "../../src/store/index.js";
+import { CODE_REVIEW_SCRIPT, code, llm, pipelineOf, waits } from "../support/pipelines.js";
+import { harness } from "../support/stage-harness.js";
+import { tempDir } from "../support/stages.js";
+
+function openStore(file = join(tempDir(), "runs.db")): SqliteStore {
+  const opened = SqliteStore.open(file);
+  if (!opened.ok) throw opened.error;
+  return opened.value;
+}
+
+function handleOf(started: ReturnType<typeof startRun>): RunHandle {
+  if (!started.ok) throw started.error;
+  return started.value;
+}
+
+const chain = (slowMs: number, counter: { b: number }) =>
+  pipelineOf({
+    id: "chain",
+    stages: [
+      code("a", () => ({ verdict: "ok", output: { from: "a" } })),
+      code("b", ({ signal }) => {
+        counter.b += 1;
+        return new Promise((resolve, reject) => {
+          const timer = setTimeout(() => resolve({ verdict: "ok", output: { from: "b" } }), slowMs);
+          signal.addEventListener("abort", () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          });
+        });
+      }),
+      waits("c", 1),
+    ],
+    next: { a: "b", b: "c" },
+  });
+
+describe("a durable run", () => {
+  it("commits every step: the stored audit log is the live one, gapless", async () => {
+    const store = openStore();
+    const h = harness(CODE_REVIEW_SCRIPT);
+    const pipeline = pipelineOf({
+      id: "code-review",
+      stages: [llm("plan"), llm("execute"), llm("review")],
+      next: { plan: "execute", execute: "review" },
+    });
+    const handle = handleOf(
+      startRun(pipeline, {
+        host: h.host,
+        store,
+        runId: "r1",
+        task: "t",
+        resumeWith: { pipelineFile: "x.yaml" },
+      }),
+    );
+    const live: number[] = [];
+    for await (const event of handle.events()) live.push(event.seq);
+    const result = await handle.result;
+    expect(result.status).toBe("done");
+    const stored = store.auditOf("r1");
+    expect(stored.map((e) => e.seq)).toEqual(live);
+    expect(stored.map((e) => e.seq)).toEqual(stored.map((_, i) => i + 1));
+    expect(stored[0]?.type).toBe("RunStarted");
+    expect(stored.at(-1)?.type).toBe("RunCompleted");
+    const run = store.getRun("r1");
+    expect(run.ok && run.value).toMatchObject({
+      status: "done",
+      options: { pipelineFile: "x.yaml", ctx: { task: "t" } },
+    });
+    expect(store.read("r1/plan/1")[0]).toMatchObject({ role: "system" });
+    store.close();
+  });
+
+  it("stopped mid-stage, resumes from its snapshot and finishes, repeating only the call in flight", async () => {
+    const file = join(tempDir(), "runs.db");
+    const counter = { b: 0 };
+    const first = handleOf(
+      startRun(chain(5000, counter), {
+        host: harness("stages: {}").host,
+        store: openStore(file),
+        runId: "r2",
+      }),
+    );
+    await waitFor(first.actor, (s) => s.context.current === "b");
+    first.stop();
+    expect((await first.result).status).toBe("suspended");
+
+    const store = openStore(file);
+    const fast = chain(5, counter);
+    const resumed = resumeRun(fast, "r2", { host: harness("stages: {}").host, store, force: true });
+    if (!resumed.ok) throw resumed.error;
+    const result = await resumed.value.result;
+    expect(result.status).toBe("done");
+    expect(counter.b).toBe(2);
+    const types = store.auditOf("r2").map((e) => `${e.type}${e.stageId ? `:${e.stageId}` : ""}`);
+    expect(types.filter((t) => t === "StageExited:a")).toHaveLength(1);
+    expect(types).toContain("RunSuspended");
+    expect(types.indexOf("RunResumed")).toBeGreaterThan(types.indexOf("RunSuspended"));
+    const seqs = store.auditOf("r2").map((e) => e.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+  });
+
+  it("refuses to resume into a changed pipeline, naming what changed, unless forced", async () => {
+    const file = join(tempDir(), "runs.db");
+    const counter = { b: 0 };
+    const first = handleOf(
+      startRun(chain(5000, counter), {
+        host: harness("stages: {}").host,
+        store: openStore(file),
+        runId: "r3",
+      }),
+    );
+    await waitFor(first.actor, (s) => s.context.current === "b");
+    first.stop();
+    await first.result;
+    const changed = chain(5, counter);
+    changed.stages.d = { kind: "code", id: "d", run: () => ({ verdict: "ok" }) };
+    const refused = resumeRun(changed, "r3", {
+      host: harness("stages: {}").host,
+      store: openStore(file),
+    });
+    expect(refused.ok ? undefined : refused.error.code).toBe("Session/DefinitionDrift");
+    expect(refused.ok ? [] : refused.error.context.changes).toEqual(["stage d added"]);
+    const forced = resumeRun(changed, "r3", {
+      host: harness("stages: {}").host,
+      store: openStore(file),
+      force: true,
+    });
+    if (!forced.ok) throw forced.error;
+    forced.value.send({ type: "CANCEL" });
+    expect((await forced.value.result).status).toBe("cancelled");
+  });
+
+  it("a run held by a live process is Session/RunLocked", async () => {
+    const file = join(tempDir(), "runs.db");
+    const first = handleOf(
+      startRun(chain(5000, { b: 0 }), {
+        host: harness("stages: {}").host,
+        store: openStore(file),
+        runId: "r4",
+      }),
+    );
+    await waitFor(first.actor, (s) => s.context.current === "b");
+    const second = resumeRun(chain(5000, { b: 0 }), "r4", {
+      host: harness("stages: {}").host,
+      store: openStore(file),
+    });
+    expect(second.ok ? undefined : second.error.code).toBe("Session/RunLocked");
+    first.send({ type: "CANCEL" });
+    expect((await first.result).status).toBe("cancelled");
+    const ended = resumeRun(chain(5000, { b: 0 }), "r4", {
+      host: harness("stages: {}").host,
+      store: openStore(file),
+    });
+    expect(ended.ok ? undefined : ended.error.code).toBe("Session/RunFinished");
+  });
+});
