@@ -68,6 +68,8 @@ export interface PipelineContext {
   asStage?: { stageId: string; stageExecutionId: string };
   ctx: Readonly<Record<string, unknown>>;
   visits: Record<string, number>;
+  /** Model calls per stage so far, so a repeated stage's scripted model continues where it was. */
+  modelCalls: Record<string, number>;
   results: Record<string, StageResult>;
   /** The upstream the next stage entered receives. */
   upstream: StageResult[];
@@ -164,9 +166,9 @@ export function createPipelineMachine(
           [params.stageId]: params.sibling ? [] : context.upstream,
         },
       })),
-      record: assign(({ context }, params: { result: StageResult }) => ({
-        results: { ...context.results, [params.result.stageId]: params.result },
-      })),
+      record: assign(({ context }, params: { result: StageResult }) =>
+        recorded(context, params.result),
+      ),
       handOn: assign((_, params: { upstream: StageResult[] }) => ({ upstream: params.upstream })),
       restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
         upstream: context.upstreamOf[params.stageId] ?? [],
@@ -251,6 +253,7 @@ export function createPipelineMachine(
       ...(input.asStage && { asStage: input.asStage }),
       ctx: input.ctx,
       visits: {},
+      modelCalls: {},
       results: {},
       upstream: [...(input.upstream ?? [])],
       upstreamOf: {},
@@ -337,6 +340,7 @@ function childInput(
           pipelineId: pipeline.id,
           ctx: context.ctx,
           upstream,
+          modelCallsBefore: context.modelCalls[stage.id] ?? 0,
         };
       case "pipeline":
         return {
@@ -354,6 +358,17 @@ function childInput(
           upstream,
         };
     }
+  };
+}
+
+function recorded(
+  context: PipelineContext,
+  result: StageResult,
+): Pick<PipelineContext, "results" | "modelCalls"> {
+  const calls = (context.modelCalls[result.stageId] ?? 0) + (result.modelCalls ?? 0);
+  return {
+    results: { ...context.results, [result.stageId]: result },
+    modelCalls: { ...context.modelCalls, [result.stageId]: calls },
   };
 }
 

@@ -44,6 +44,7 @@ export interface StageMachineContext {
   /** Turns taken in the current attempt. */
   turn: number;
   modelCalls: number;
+  modelCallsBefore: number;
   /** The calls of the current turn, dispatched one at a time. */
   batch: ProposedCall[];
   callIndex: number;
@@ -120,6 +121,7 @@ export function stageResult(context: StageMachineContext): StageResult {
     ...(context.parsed !== undefined && { parsed: context.parsed, output: context.parsed }),
     capHit: context.capHit,
     attemptCount: context.attempt,
+    modelCalls: context.modelCalls,
     ...(context.error !== undefined && { error: context.error }),
   };
 }
@@ -321,6 +323,7 @@ export function createStageMachine(services: StageServices) {
       attempt: 1,
       turn: 0,
       modelCalls: 0,
+      modelCallsBefore: input.modelCallsBefore ?? 0,
       batch: [],
       callIndex: 0,
       grants: {},
@@ -465,6 +468,7 @@ export function createStageMachine(services: StageServices) {
                 attempt: context.attempt,
                 turn: context.turn + 1,
                 modelCalls: context.modelCalls,
+                position: context.modelCallsBefore + context.modelCalls,
                 envelope: context.envelope,
               }),
               onDone: [

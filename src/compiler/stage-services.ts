@@ -72,6 +72,8 @@ export interface ModelCallInput {
   turn: number;
   /** Model calls so far in this stage execution, failed ones included. */
   modelCalls: number;
+  /** Model calls so far for this stage in the whole run: where a scripted model continues. */
+  position: number;
   envelope: string[];
 }
 

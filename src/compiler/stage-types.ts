@@ -83,4 +83,6 @@ export interface StageInput {
   /** The pipeline's ctx fields (without the core-provided ones). */
   ctx?: Readonly<Record<string, unknown>>;
   upstream?: readonly StageResult[];
+  /** Model calls earlier executions of this stage made in the run (a scripted model's position). */
+  modelCallsBefore?: number;
 }

@@ -29,6 +29,8 @@ export interface StageResult {
   output?: JsonValue;
   capHit: boolean;
   attemptCount: number;
+  /** Model calls the stage execution made, failed ones included. */
+  modelCalls?: number;
   /** Why a failed or cancelled stage ended. */
   error?: ErrorView;
 }

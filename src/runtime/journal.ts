@@ -21,12 +21,9 @@ export class MemoryJournal implements Journal {
   }
 }
 
-export const modelCallKey = (
-  runId: string,
-  stageExecutionId: string,
-  attempt: number,
-  turn: number,
-): string => `model:${runId}/${stageExecutionId}/${attempt}/${turn}`;
+/** The n-th model call of a stage execution (failed calls count: a retry is the next call). */
+export const modelCallKey = (runId: string, stageExecutionId: string, call: number): string =>
+  `model:${runId}/${stageExecutionId}/${call}`;
 
 export const toolCallKey = (runId: string, proposalId: string): string =>
   `tool:${runId}/${proposalId}`;

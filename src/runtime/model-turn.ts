@@ -9,7 +9,7 @@ import type { ModelCallInput } from "../compiler/stage-services.js";
 import type { TurnOutcome } from "../compiler/stage-types.js";
 import { transcriptCutoff } from "../compiler/transcript-keys.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
-import { StagechartError } from "../errors.js";
+import { type ErrorView, StagechartError } from "../errors.js";
 import type { StagechartCallInfo } from "../models/types.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";
@@ -25,17 +25,27 @@ export async function callModel(
   input: ModelCallInput,
   signal: AbortSignal,
 ): Promise<TurnOutcome> {
-  const { stage, runId, stageExecutionId, attempt, turn } = input;
-  const key = modelCallKey(runId, stageExecutionId, attempt, turn);
-  let reply = host.journal.get(key) as ModelReply | undefined;
-  if (!reply) {
-    reply = toReply(await generate(host, input, signal));
-    host.journal.record(key, reply);
+  const { stage, runId, stageExecutionId, attempt, turn, modelCalls } = input;
+  const key = modelCallKey(runId, stageExecutionId, modelCalls);
+  let recorded = host.journal.get(key) as RecordedCall | undefined;
+  if (!recorded) {
+    recorded = await generate(host, input, signal).then(
+      (result): RecordedCall => ({ reply: toReply(result) }),
+      (error: unknown): RecordedCall => {
+        if (signal.aborted) throw error;
+        return { failure: providerError(error).toModelView() };
+      },
+    );
+    host.journal.record(key, recorded);
+  }
+  if ("failure" in recorded) {
+    const { code, message, context } = recorded.failure;
+    throw new StagechartError(code, message, context);
   }
   const validate = compileSchema(stage.completionSchema);
   return classifyTurn(
     stage,
-    reply,
+    recorded.reply,
     { stageExecutionId, attempt, turn },
     {
       validateCompletion: (payload) => {
@@ -46,6 +56,9 @@ export async function callModel(
     },
   );
 }
+
+/** What the journal keeps of a model call: its reply, or how it failed (replayed the same way). */
+type RecordedCall = { reply: ModelReply } | { failure: ErrorView };
 
 async function generate(
   host: Host,
@@ -58,6 +71,7 @@ async function generate(
     stageExecutionId: input.stageExecutionId,
     attempt: input.attempt,
     turn: input.turn,
+    position: input.position,
   };
   const options: LanguageModelV3CallOptions = {
     prompt: toPrompt(
@@ -68,11 +82,7 @@ async function generate(
     abortSignal: signal,
     providerOptions: { stagechart: { ...callInfo } },
   };
-  try {
-    return await host.model.model.doGenerate(options);
-  } catch (error) {
-    throw providerError(error, signal);
-  }
+  return host.model.model.doGenerate(options);
 }
 
 /** The envelope's tools and the completion channel — the only tools a stage's model sees. */
@@ -134,8 +144,7 @@ function summarize(host: Host, toolName: string, args: JsonValue): string {
 }
 
 /** Provider failures as stagechart errors: retryable ones are ProviderTransient. */
-function providerError(error: unknown, signal: AbortSignal): unknown {
-  if (signal.aborted) return error;
+function providerError(error: unknown): StagechartError {
   const message = error instanceof Error ? error.message : String(error);
   if (APICallError.isInstance(error)) {
     const context = { statusCode: error.statusCode, url: error.url };

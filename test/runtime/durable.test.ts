@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { waitFor } from "xstate";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
@@ -157,4 +157,58 @@ describe("a durable run", () => {
     });
     expect(ended.ok ? undefined : ended.error.code).toBe("Session/RunFinished");
   });
+});
+
+describe("resuming a stage mid-Act", () => {
+  const script = `
+stages:
+  plan:
+    - tool: Grep
+      args: { pattern: auth }
+    - { error: "upstream 503" }
+    - { delayMs: 1500, tool: submit_plan, args: { summary: "resumed", steps: ["a"] } }
+`;
+  const planOnly = () => pipelineOf({ id: "plan-only", stages: [llm("plan")] });
+
+  it("reuses recorded replies and failures, and a fresh scripted model continues at the right entry", async () => {
+    const file = join(tempDir(), "runs.db");
+    const first = harness(script, { limits: { providerRetryDelayMs: 1 } });
+    const calls: number[] = [];
+    const spy = first.host.model.model;
+    first.host.model = {
+      ...first.host.model,
+      model: { ...spy, doGenerate: (o) => (calls.push(1), spy.doGenerate(o)) },
+    };
+    const handle = handleOf(
+      startRun(planOnly(), { host: first.host, store: openStore(file), runId: "r5", task: "t" }),
+    );
+    await vi.waitFor(() => expect(calls).toHaveLength(3));
+    handle.stop();
+    await handle.result;
+
+    const second = harness(script, { limits: { providerRetryDelayMs: 1 } });
+    const positions: unknown[] = [];
+    const fresh = second.host.model.model;
+    second.host.model = {
+      ...second.host.model,
+      model: {
+        ...fresh,
+        doGenerate: (o) => {
+          positions.push((o.providerOptions?.stagechart as { position?: number }).position);
+          return fresh.doGenerate(o);
+        },
+      },
+    };
+    const store = openStore(file);
+    const resumed = resumeRun(planOnly(), "r5", { host: second.host, store });
+    if (!resumed.ok) throw resumed.error;
+    const result = await resumed.value.result;
+    expect(result).toMatchObject({ status: "done", output: { summary: "resumed" } });
+    expect(positions).toEqual([2]);
+    const turns = store
+      .auditOf("r5")
+      .filter((e) => e.type === "ModelTurn")
+      .map((e) => e.payload.outcome);
+    expect(turns).toEqual(["calls", "error", "completion"]);
+  }, 15_000);
 });

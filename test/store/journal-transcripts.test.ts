@@ -15,13 +15,13 @@ describe("the journal", () => {
   it("gives back what was recorded, after a reopen too, and nothing for an unknown key", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
-    const key = modelCallKey("run-1", "run-1/plan/1", 1, 1);
+    const key = modelCallKey("run-1", "run-1/plan/1", 0);
     store.record(key, { text: "done", calls: [] });
     store.close();
 
     const reopened = openStore(path);
     expect(reopened.get(key)).toEqual({ text: "done", calls: [] });
-    expect(reopened.get(modelCallKey("run-1", "run-1/plan/1", 1, 2))).toBeUndefined();
+    expect(reopened.get(modelCallKey("run-1", "run-1/plan/1", 1))).toBeUndefined();
   });
 
   it("keeps the first value recorded under a key: an entry is a fact", () => {
@@ -37,7 +37,7 @@ describe("the journal", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-a"));
     store.createRun(newRun("run:b"));
-    store.record(modelCallKey("run-a", "run-a/plan/1", 1, 1), 1);
+    store.record(modelCallKey("run-a", "run-a/plan/1", 0), 1);
     store.record(toolCallKey("run:b", "p-1"), 2);
     expect(ownerOf(path, "SELECT run_id FROM journal ORDER BY run_id")).toEqual(["run-a", "run:b"]);
   });

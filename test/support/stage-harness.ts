@@ -48,6 +48,7 @@ export const planResult: StageResult = {
   output: { summary: "Split the module", steps: ["extract", "test"] },
   capHit: false,
   attemptCount: 1,
+  modelCalls: 3,
 };
 
 export const stageInput = (
