@@ -1,5 +1,9 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../version.js";
+import { registerGraph } from "./commands/graph.js";
+import { registerResume } from "./commands/resume.js";
+import { registerRun } from "./commands/run.js";
+import { registerRuns } from "./commands/runs.js";
 import { registerValidate } from "./commands/validate.js";
 import { type CliIo, EXIT, processIo } from "./io.js";
 
@@ -13,9 +17,14 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     .showHelpAfterError("(run stagechart --help for usage)")
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
-  registerValidate(program, io, (code) => {
+  const setExit = (code: number) => {
     exitCode = code;
-  });
+  };
+  registerValidate(program, io, setExit);
+  registerRun(program, io, setExit);
+  registerResume(program, io, setExit);
+  registerRuns(program, io, setExit);
+  registerGraph(program, io, setExit);
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {

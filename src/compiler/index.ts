@@ -1,6 +1,8 @@
 export { argsDigest, classifyTurn, type ModelReply } from "./act-rules.js";
 export { retryDelayMs } from "./backoff.js";
 export { consumeGrant, type GrantLedger, mintGrant } from "./grants.js";
+export { drawablePipeline, GRAPH_FORMATS, type GraphFormat, renderGraph } from "./graph.js";
+export type { PipelineEvent, PipelineOutput, RunStatus } from "./pipeline-machine.js";
 export {
   createStageMachine,
   type StageEvent,

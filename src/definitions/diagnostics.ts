@@ -22,6 +22,25 @@ export const DIAGNOSTIC_CODES = {
   ctxUnresolved: "Validation/StageCtxUnresolved",
   scriptInvalid: "Validation/ScriptInvalid",
   scriptYamlInvalid: "Validation/ScriptYamlInvalid",
+  pipelineFileNotYaml: "Validation/PipelineFileNotYaml",
+  pipelineYamlInvalid: "Validation/PipelineYamlInvalid",
+  pipelineDefinitionInvalid: "Validation/PipelineDefinitionInvalid",
+  pipelineMissingField: "Validation/PipelineMissingField",
+  pipelineIdInvalid: "Validation/PipelineIdInvalid",
+  pipelineContextInvalid: "Validation/PipelineContextInvalid",
+  pipelineEntryUnknown: "Validation/PipelineEntryUnknown",
+  pipelineTargetUnknown: "Validation/PipelineTargetUnknown",
+  pipelineStageInvalid: "Validation/PipelineStageInvalid",
+  pipelineCycle: "Validation/PipelineCycle",
+  pipelineUnboundedLoop: "Validation/PipelineUnboundedLoop",
+  grantRuleInvalid: "Validation/PipelineGrantRuleInvalid",
+  guardUnknown: "Validation/GuardUnknown",
+  stageIdMismatch: "Validation/StageIdMismatch",
+  joinDangling: "Validation/StageJoinDangling",
+  invalidParallelPlan: "ExtensionHost/InvalidParallelPlan",
+  stageUnreachable: "Validation/StageUnreachable",
+  stageNoExit: "Validation/StageNoExit",
+  unknownTool: "Validation/UnknownTool",
 } as const satisfies Record<string, ErrorCode>;
 
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[keyof typeof DIAGNOSTIC_CODES];
@@ -69,4 +88,15 @@ export function formatDiagnostic(d: Diagnostic): string {
 
 export function byPosition(a: Diagnostic, b: Diagnostic): number {
   return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column;
+}
+
+/** The same problem found twice (a stage file used by two pipelines, or loaded on its own too) is reported once. */
+export function uniqueDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return diagnostics.filter((d) => {
+    const key = JSON.stringify([d.file, d.line, d.column, d.code, d.severity, d.message]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }

@@ -1,15 +1,18 @@
 import { open, readdir, stat } from "node:fs/promises";
-import { extname, join } from "node:path";
+import { basename, extname, join } from "node:path";
 import {
   DIAGNOSTIC_CODES,
   type Diagnostic,
   diagnostic,
   type LoadResult,
+  type Position,
   START,
 } from "./diagnostics.js";
+import { splitFrontmatter } from "./frontmatter.js";
 import { parseStageDefinition, type StageDefinition } from "./stage.js";
+import type { DataPath } from "./yaml-source.js";
 
-/** Stage files are prompts, not data dumps; anything larger is almost certainly a mistake. */
+/** Definition files are prompts and small documents, not data dumps; anything larger is almost certainly a mistake. */
 export const MAX_DEFINITION_BYTES = 1024 * 1024;
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -17,6 +20,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 /** Reads a definition file as UTF-8 text, or explains why it cannot be one. */
 export async function readDefinitionText(
   file: string,
+  what = "stage file",
 ): Promise<{ ok: true; text: string } | { ok: false; diagnostics: Diagnostic[] }> {
   const problem = (code: Diagnostic["code"], message: string) => ({
     ok: false as const,
@@ -26,11 +30,11 @@ export async function readDefinitionText(
   try {
     const info = await stat(file);
     if (info.isDirectory())
-      return problem(DIAGNOSTIC_CODES.fileUnreadable, "is a directory, not a stage file");
+      return problem(DIAGNOSTIC_CODES.fileUnreadable, `is a directory, not a ${what}`);
     if (info.size > MAX_DEFINITION_BYTES) {
       return problem(
         DIAGNOSTIC_CODES.fileTooLarge,
-        `is ${info.size} bytes; stage files are limited to ${MAX_DEFINITION_BYTES} bytes`,
+        `is ${info.size} bytes; a ${what} is limited to ${MAX_DEFINITION_BYTES} bytes`,
       );
     }
     bytes = await readAtMost(file, MAX_DEFINITION_BYTES + 1);
@@ -67,56 +71,77 @@ async function readAtMost(file: string, limit: number): Promise<Buffer> {
 }
 
 export async function loadStageFile(file: string): Promise<LoadResult<StageDefinition>> {
+  return (await loadStageSource(file)).result;
+}
+
+/** A stage file loaded, with where each frontmatter field sits, for problems a pipeline finds in it. */
+export interface StageSource {
+  result: LoadResult<StageDefinition>;
+  locate?: (path: DataPath) => Position;
+}
+
+export async function loadStageSource(file: string): Promise<StageSource> {
   if (extname(file).toLowerCase() !== ".md") {
-    return {
-      ok: false,
-      diagnostics: [
-        diagnostic(
-          file,
-          START,
-          DIAGNOSTIC_CODES.fileNotMarkdown,
-          "is not a Markdown stage file (expected a .md name)",
-        ),
-      ],
-    };
+    const problem = diagnostic(
+      file,
+      START,
+      DIAGNOSTIC_CODES.fileNotMarkdown,
+      "is not a Markdown stage file (expected a .md name)",
+    );
+    return { result: { ok: false, diagnostics: [problem] } };
   }
   const read = await readDefinitionText(file);
-  return read.ok ? parseStageDefinition(read.text, file) : read;
+  if (!read.ok) return { result: read };
+  const split = splitFrontmatter(read.text, file);
+  return {
+    result: parseStageDefinition(read.text, file),
+    ...(split.ok && { locate: split.value.locate }),
+  };
+}
+
+export type DefinitionKind = "stage" | "pipeline" | "script";
+
+/** `*.script.yaml` is a scripted model, any other `*.yaml`/`*.yml` a pipeline, anything else a stage file. */
+export function definitionKind(file: string): DefinitionKind {
+  const name = basename(file).toLowerCase();
+  if (/\.script\.ya?ml$/.test(name)) return "script";
+  return /\.ya?ml$/.test(name) ? "pipeline" : "stage";
 }
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", "dist", ".stagechart"]);
 
 /**
  * Expands paths to definition files: a file stands for itself (whatever its name, so that a
- * wrong one is reported); a directory for every `*.md` below it, in a stable order.
+ * wrong one is reported); a directory for every `*.md`, `*.yaml` and `*.yml` below it, in a
+ * stable order.
  */
 export async function expandDefinitionPaths(paths: readonly string[]): Promise<string[]> {
   const files: string[] = [];
   for (const path of paths) {
     const info = await stat(path).catch(() => undefined);
-    if (info?.isDirectory()) files.push(...(await markdownFilesUnder(path)));
+    if (info?.isDirectory()) files.push(...(await definitionFilesUnder(path)));
     else files.push(path);
   }
   return files;
 }
 
-async function markdownFilesUnder(directory: string): Promise<string[]> {
+async function definitionFilesUnder(directory: string): Promise<string[]> {
   const entries = await readdir(directory, { withFileTypes: true });
   entries.sort((a, b) => a.name.localeCompare(b.name));
   const files: string[] = [];
   for (const entry of entries) {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) {
-      if (!SKIPPED_DIRECTORIES.has(entry.name)) files.push(...(await markdownFilesUnder(path)));
-    } else if (isStageFileName(entry.name) && (entry.isFile() || (await isLinkToFile(path)))) {
+      if (!SKIPPED_DIRECTORIES.has(entry.name)) files.push(...(await definitionFilesUnder(path)));
+    } else if (isDefinitionFileName(entry.name) && (entry.isFile() || (await isLinkToFile(path)))) {
       files.push(path);
     }
   }
   return files;
 }
 
-const isStageFileName = (name: string): boolean =>
-  extname(name).toLowerCase() === ".md" && !/^readme\.md$/i.test(name);
+const isDefinitionFileName = (name: string): boolean =>
+  /\.(?:md|ya?ml)$/i.test(name) && !/^readme\.md$/i.test(name);
 
 /** Linked files are followed; linked directories are not, so a link cycle cannot loop. */
 async function isLinkToFile(path: string): Promise<boolean> {

@@ -1,6 +1,9 @@
 export type * from "./contract.js";
+export { definePipeline, type LoadPipelineOptions, loadPipeline } from "./define-pipeline.js";
 export * from "./diagnostics.js";
 export {
+  type DefinitionKind,
+  definitionKind,
   expandDefinitionPaths,
   loadStageFile,
   MAX_DEFINITION_BYTES,
@@ -12,6 +15,9 @@ export {
   type JsonSchema,
   type SchemaValidator,
 } from "./json-schema.js";
+export { loadPipelineFile, type PipelineLoadOptions } from "./pipeline.js";
+export type * from "./pipeline-spec.js";
+export * from "./pipeline-types.js";
 export {
   type BackoffKind,
   parseStageDefinition,
@@ -27,7 +33,7 @@ export {
   type Template,
   type TemplateScope,
 } from "./template.js";
-export { type ValidationReport, validatePaths } from "./validate.js";
+export { type ValidateOptions, type ValidationReport, validatePaths } from "./validate.js";
 export {
   type DataPath,
   parseYamlSource,

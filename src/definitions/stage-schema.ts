@@ -24,7 +24,7 @@ export const BACKOFF_KINDS = ["none", "fixed", "exponential"] as const;
 export const RESOLUTION_POLICIES = ["retry-later", "skip", "fail"] as const;
 export const DEFAULT_BACKOFF_DELAY_MS = 1000;
 
-const KEBAB_CASE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const KEBAB_CASE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 /** Names every provider accepts for a function/tool (OpenAI and Anthropic: 1–64 of [A-Za-z0-9_-]). */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -1,15 +1,44 @@
-import { byPosition, type Diagnostic } from "./diagnostics.js";
-import { expandDefinitionPaths, loadStageFile } from "./files.js";
+import { byPosition, type Diagnostic, type LoadResult, uniqueDiagnostics } from "./diagnostics.js";
+import { definitionKind, expandDefinitionPaths } from "./files.js";
+import { BUILTIN_TOOL_NAMES } from "./pipeline.js";
+import { createPipelineLoader } from "./pipeline-loader.js";
 
 export interface ValidationReport {
   files: string[];
   diagnostics: Diagnostic[];
 }
 
-/** Loads every definition file under `paths` and collects every diagnostic, sorted by place. */
-export async function validatePaths(paths: readonly string[]): Promise<ValidationReport> {
-  const files = await expandDefinitionPaths(paths);
-  const results = await Promise.all(files.map(loadStageFile));
-  const diagnostics = results.flatMap((r) => (r.ok ? r.warnings : r.diagnostics));
-  return { files, diagnostics: diagnostics.sort(byPosition) };
+export interface ValidateOptions {
+  /** The host's tool names, for pipelines' `allowedTools`; the built-in tools by default. */
+  toolNames?: readonly string[];
+  /** Validates a `*.script.yaml` file; without it, scripted-model files are skipped. */
+  loadScript?: (file: string) => Promise<LoadResult<unknown>>;
+}
+
+/**
+ * Loads every definition file under `paths` — stage files, pipelines (with their stage files)
+ * and, given a loader, scripted-model files — and collects every diagnostic once, sorted by place.
+ */
+export async function validatePaths(
+  paths: readonly string[],
+  options: ValidateOptions = {},
+): Promise<ValidationReport> {
+  const loader = createPipelineLoader(options.toolNames ?? BUILTIN_TOOL_NAMES);
+  const { loadScript } = options;
+  const files = (await expandDefinitionPaths(paths)).filter(
+    (file) => loadScript || definitionKind(file) !== "script",
+  );
+  const diagnostics: Diagnostic[] = [];
+  // One file at a time: pipelines share the loader's stage files and sub-pipelines.
+  for (const file of files) {
+    const kind = definitionKind(file);
+    const result =
+      kind === "pipeline"
+        ? await loader.pipelineFile(file)
+        : kind === "script" && loadScript
+          ? await loadScript(file)
+          : (await loader.stageFile(file)).result;
+    diagnostics.push(...(result.ok ? result.warnings : result.diagnostics));
+  }
+  return { files, diagnostics: uniqueDiagnostics(diagnostics).sort(byPosition) };
 }

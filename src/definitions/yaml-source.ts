@@ -1,4 +1,13 @@
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import {
+  type Document,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseDocument,
+  visit,
+} from "yaml";
 import type { Position } from "./diagnostics.js";
 
 export type DataPath = readonly (string | number)[];
@@ -23,17 +32,23 @@ export function parseYamlSource(
   firstLine = 1,
 ): { ok: true; value: YamlSource } | { ok: false; problems: YamlProblem[] } {
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // logLevel "error": a collection used as a key becomes a string key without a process
+  // warning on stderr; the shape checks then report it like any other key.
+  const document = parseDocument(text, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: true,
+    logLevel: "error",
+  });
   const at = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(offset);
     return { line: line + firstLine - 1, column: col };
   };
-  if (document.errors.length > 0) {
-    return {
-      ok: false,
-      problems: document.errors.map((e) => ({ ...at(e.pos[0]), message: firstLineOf(e.message) })),
-    };
-  }
+  const problems = [
+    ...document.errors.map((e) => ({ ...at(e.pos[0]), message: firstLineOf(e.message) })),
+    ...recursiveAliases(document, at),
+  ];
+  if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
     value: {
@@ -66,6 +81,25 @@ function locateNode(
     node = next as Node | null;
   }
   return found;
+}
+
+/** An alias inside the node it names would make the data infinite (and schema checks never end). */
+function recursiveAliases(document: Document, at: (offset: number) => Position): YamlProblem[] {
+  const problems: YamlProblem[] = [];
+  visit(document, {
+    Alias(_, alias) {
+      const [start, , end] = alias.resolve(document)?.range ?? [];
+      const offset = alias.range?.[0];
+      if (offset === undefined || start === undefined || end === undefined) return;
+      if (start <= offset && offset < end) {
+        problems.push({
+          ...at(offset),
+          message: `*${alias.source} refers to a node that contains it, which would make the data infinite`,
+        });
+      }
+    },
+  });
+  return problems;
 }
 
 const firstLineOf = (message: string): string => message.split("\n")[0] ?? message;

@@ -1,30 +1,9 @@
-import { existsSync } from "node:fs";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { createScriptedModelFromFile } from "./scripted.js";
 import type { ModelHandle } from "./types.js";
 
-/**
- * Resolves a `--model` spec. `scripted:<file>` is the deterministic offline model; without a
- * spec, the pipeline's bundled script (`<pipeline>.script.yaml`) is used when there is one.
- */
-export async function resolveModelSpec(
-  spec: string | undefined,
-  defaultScript: string,
-): Promise<Result<ModelHandle>> {
-  if (spec === undefined) {
-    if (!existsSync(defaultScript)) {
-      return err(
-        new StagechartError(
-          "Validation/ModelSpecMissing",
-          `no --model given and no scripted model at ${defaultScript}`,
-          {
-            defaultScript,
-          },
-        ),
-      );
-    }
-    return scripted(defaultScript);
-  }
+/** Resolves a `--model` spec; `scripted:<file>` is the deterministic offline model. */
+export async function resolveModelSpec(spec: string): Promise<Result<ModelHandle>> {
   const [kind, ...rest] = spec.split(":");
   const target = rest.join(":");
   if (kind === "scripted" && target) return scripted(target);

@@ -6,7 +6,17 @@ export {
   terminalInteractor,
 } from "./interactors.js";
 export { type Journal, MemoryJournal } from "./journal.js";
+export { LEASE_TTL_MS, type RunStore, type StoredStatus } from "./persistence.js";
 export { parseToolRule, rulesGrantPolicy, type ToolRule } from "./rules.js";
+export {
+  compilePipeline,
+  type ResumeOptions,
+  type RunHandle,
+  type RunOptions,
+  type RunResult,
+  resumeRun,
+  startRun,
+} from "./run.js";
 export {
   createStageActor,
   runStage,

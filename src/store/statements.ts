@@ -1,4 +1,4 @@
-import type { Database } from "better-sqlite3";
+import type Database from "better-sqlite3";
 import type { AuditRow, RunRow } from "./records.js";
 
 const RUN_COLUMNS = `run_id AS runId, pipeline_id AS pipelineId, status,
@@ -20,8 +20,43 @@ interface LeaseRow {
   expiresAt: number;
 }
 
+type Statement<Params extends unknown[] | object, Row = unknown> = Database.Statement<Params, Row>;
+
+type SnapshotWrite = {
+  runId: string;
+  snapshot: string;
+  definitionHash: string | null;
+  stagechartVersion: string;
+  at: string;
+};
+
+type TranscriptWrite = { stageExecutionId: string; key: string; runId: string; entry: string };
+
+/** Every statement the store runs, with its parameters and row shape. */
+export interface Statements {
+  insertRun: Statement<RunRow>;
+  updateRun: Statement<RunRow>;
+  touchRun: Statement<{ runId: string; at: string }>;
+  run: Statement<[string], RunRow>;
+  runs: Statement<[], RunRow>;
+  runExists: Statement<[string], 1>;
+  lastSeq: Statement<[string], number>;
+  appendAudit: Statement<AuditRow>;
+  audit: Statement<[string, number], AuditRow>;
+  upsertSnapshot: Statement<SnapshotWrite>;
+  snapshot: Statement<[string], SnapshotRow>;
+  journalValue: Statement<[string], string>;
+  recordJournal: Statement<{ key: string; runId: string; value: string; at: string }>;
+  putTranscript: Statement<TranscriptWrite>;
+  transcript: Statement<{ stageExecutionId: string; before: string | null }, string>;
+  claimLease: Statement<{ runId: string; owner: string; expiresAt: number; now: number }>;
+  renewLease: Statement<{ runId: string; owner: string; expiresAt: number }>;
+  releaseLease: Statement<{ runId: string; owner: string }>;
+  lease: Statement<[string], LeaseRow>;
+}
+
 /** Every statement the store runs, prepared once when it opens. */
-export function prepareStatements(db: Database) {
+export function prepareStatements(db: Database.Database): Statements {
   return {
     insertRun: db.prepare<RunRow>(
       `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at, definition_hash,
@@ -56,13 +91,7 @@ export function prepareStatements(db: Database) {
     ),
 
     // Without a hash of its own, a snapshot is stamped with the run's.
-    upsertSnapshot: db.prepare<{
-      runId: string;
-      snapshot: string;
-      definitionHash: string | null;
-      stagechartVersion: string;
-      at: string;
-    }>(
+    upsertSnapshot: db.prepare<SnapshotWrite>(
       `INSERT INTO snapshots (run_id, snapshot, definition_hash, stagechart_version, updated_at)
        VALUES (@runId, @snapshot,
          COALESCE(@definitionHash, (SELECT definition_hash FROM runs WHERE run_id = @runId)),
@@ -83,12 +112,7 @@ export function prepareStatements(db: Database) {
        ON CONFLICT (key) DO NOTHING`,
     ),
 
-    putTranscript: db.prepare<{
-      stageExecutionId: string;
-      key: string;
-      runId: string;
-      entry: string;
-    }>(
+    putTranscript: db.prepare<TranscriptWrite>(
       `INSERT INTO transcripts (stage_execution_id, key, run_id, entry)
        VALUES (@stageExecutionId, @key, @runId, @entry)
        ON CONFLICT (stage_execution_id, key) DO UPDATE SET entry = excluded.entry`,
@@ -118,5 +142,3 @@ export function prepareStatements(db: Database) {
     ),
   };
 }
-
-export type Statements = ReturnType<typeof prepareStatements>;

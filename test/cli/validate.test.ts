@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
+import { MACHINES_DIR, PIPELINE, project } from "../support/pipeline-files.js";
 import { STAGES_DIR, seedPlan, tempDir, writeFiles } from "../support/stages.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -11,9 +12,42 @@ describe("stagechart validate", () => {
     const run = await runCli("validate", STAGES_DIR);
     expect(run).toEqual({
       code: 0,
-      stdout: "3 files checked: 0 errors, 0 warnings — valid\n",
+      stdout: "5 files checked: 0 errors, 0 warnings — valid\n",
       stderr: "",
     });
+  });
+
+  it("exits 0 on the bundled pipelines, their scripted models and the stages", async () => {
+    const run = await runCli("validate", MACHINES_DIR, STAGES_DIR);
+    expect(run).toEqual({
+      code: 0,
+      stdout: "9 files checked: 0 errors, 0 warnings — valid\n",
+      stderr: "",
+    });
+  });
+
+  it("checks a pipeline with its stage files, reporting a problem found both ways once", async () => {
+    const dir = project({
+      "machines/p.yaml": PIPELINE.replace("entry: plan", "entry: plna"),
+    });
+    writeFiles(join(dir, "stages"), { "plan.md": seedPlan.replace("turnCap: 20", "turnCap: 0") });
+    const run = await runCli("validate", join(dir, "machines"), join(dir, "stages"));
+    expect(run.code).toBe(1);
+    expect(run.stdout.split("\n")).toEqual([
+      `${join(dir, "machines/p.yaml")}:5:1 Validation/PipelineEntryUnknown entry "plna" names no stage; the stages are plan, execute, review`,
+      `${join(dir, "machines/p.yaml")}:7:11 Validation/PipelineStageInvalid stages.plan: ${join(dir, "stages/plan.md")} did not load; its problems are reported in it`,
+      `${join(dir, "stages/plan.md")}:17:1 Validation/StageTurnCapTooLow turnCap must be at least 1`,
+      "6 files checked: 3 errors, 0 warnings — invalid",
+      "",
+    ]);
+  });
+
+  it("checks scripted-model files named *.script.yaml", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "p.script.yaml": "stages:\n  plan:\n    - { tool: Read, text: hi }\n" });
+    const run = await runCli("validate", join(dir, "p.script.yaml"));
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`${join(dir, "p.script.yaml")}:3:21 Validation/ScriptInvalid`);
   });
 
   it("prints every diagnostic as file:line:col code message and exits 1", async () => {
@@ -61,12 +95,12 @@ describe("stagechart validate", () => {
 
   it("accepts several paths, files and directories mixed", async () => {
     const run = await runCli("validate", join(STAGES_DIR, "plan.md"), STAGES_DIR);
-    expect(run.stdout).toContain("4 files checked");
+    expect(run.stdout).toContain("6 files checked");
   });
 
   it("fails when it finds nothing to check", async () => {
     const run = await runCli("validate", tempDir());
-    expect(run).toMatchObject({ code: 1, stdout: "no stage files found\n" });
+    expect(run).toMatchObject({ code: 1, stdout: "no stage or pipeline files found\n" });
   });
 
   it("reports a missing path as a diagnostic", async () => {
@@ -107,12 +141,12 @@ describe("stagechart", () => {
   it("the installed binary runs (the built bin/stagechart.js)", () => {
     const out = execFileSync(
       process.execPath,
-      [join(ROOT, "bin/stagechart.js"), "validate", "stages"],
+      [join(ROOT, "bin/stagechart.js"), "validate", "machines", "stages"],
       {
         cwd: ROOT,
         encoding: "utf8",
       },
     );
-    expect(out).toBe("3 files checked: 0 errors, 0 warnings — valid\n");
+    expect(out).toBe("9 files checked: 0 errors, 0 warnings — valid\n");
   });
 });

@@ -2,11 +2,14 @@ import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  definitionKind,
+  diagnostic,
   expandDefinitionPaths,
   loadStageFile,
   MAX_DEFINITION_BYTES,
   validatePaths,
 } from "../../src/definitions/index.js";
+import { MACHINES_DIR, PIPELINE, placeOf, project } from "../support/pipeline-files.js";
 import { STAGES_DIR, seedPlan, tempDir, writeFiles } from "../support/stages.js";
 
 async function codeOf(name: string, content: string | Uint8Array): Promise<string | undefined> {
@@ -96,7 +99,7 @@ describe("stage files on disk", () => {
     });
   });
 
-  it("directories expand to every *.md below them (links to files too), sorted, skipping READMEs and node_modules", async () => {
+  it("directories expand to every *.md, *.yaml and *.yml below them (links to files too), sorted, skipping READMEs and node_modules", async () => {
     const dir = tempDir();
     mkdirSync(join(dir, "nested"));
     mkdirSync(join(dir, "node_modules"));
@@ -105,6 +108,8 @@ describe("stage files on disk", () => {
       "a.md": seedPlan,
       "README.md": "# Stages",
       "notes.txt": "x",
+      "flow.yaml": "id: flow",
+      "flow.script.yml": "stages: {}",
       "nested/c.md": seedPlan,
       "node_modules/d.md": seedPlan,
     });
@@ -112,9 +117,17 @@ describe("stage files on disk", () => {
     expect(await expandDefinitionPaths([dir])).toEqual([
       join(dir, "a.md"),
       join(dir, "b.md"),
+      join(dir, "flow.script.yml"),
+      join(dir, "flow.yaml"),
       join(dir, "link.md"),
       join(dir, "nested/c.md"),
     ]);
+  });
+
+  it("a *.script.yaml file is a scripted model, any other YAML a pipeline, anything else a stage", () => {
+    expect(
+      ["a.md", "m/p.yaml", "p.YML", "m/p.script.yaml", "p.script.yml", "p.txt"].map(definitionKind),
+    ).toEqual(["stage", "pipeline", "pipeline", "script", "script", "stage"]);
   });
 
   it("validatePaths gathers every diagnostic of every file, in file and line order", async () => {
@@ -130,6 +143,38 @@ describe("stage files on disk", () => {
       ["bad.md", 2, "Validation/StageIdInvalid"],
       ["bad.md", 17, "Validation/StageTurnCapTooLow"],
       ["worse.md", 1, "Validation/StageFrontmatterMissing"],
+    ]);
+  });
+  it("validatePaths checks pipelines with their stage files and reports each problem once", async () => {
+    const dir = project({ "machines/p.yaml": PIPELINE });
+    writeFiles(join(dir, "stages"), { "plan.md": seedPlan.replace("turnCap: 20", "turnCap: 0") });
+    const report = await validatePaths([join(dir, "machines/p.yaml"), join(dir, "stages")]);
+    expect(report.files).toHaveLength(6);
+    expect(report.diagnostics.map((d) => placeOf(dir, d))).toEqual([
+      "machines/p.yaml:7:11 Validation/PipelineStageInvalid",
+      "stages/plan.md:17:1 Validation/StageTurnCapTooLow",
+    ]);
+  });
+
+  it("validatePaths checks scripted-model files with the loader it is given, and skips them without one", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "p.script.yaml": "anything" });
+    expect(await validatePaths([dir])).toEqual({ files: [], diagnostics: [] });
+    const loadScript = async (file: string) => ({
+      ok: false as const,
+      diagnostics: [diagnostic(file, { line: 1, column: 1 }, "Validation/ScriptInvalid", "bad")],
+    });
+    const report = await validatePaths([dir], { loadScript });
+    expect(report.files).toEqual([join(dir, "p.script.yaml")]);
+    expect(report.diagnostics.map((d) => d.code)).toEqual(["Validation/ScriptInvalid"]);
+  });
+
+  it("validatePaths checks allowedTools against the host's tools it is given", async () => {
+    const report = await validatePaths([join(MACHINES_DIR, "code-review.yaml")], {
+      toolNames: ["Read", "Grep", "Glob", "Edit"],
+    });
+    expect(report.diagnostics.map((d) => [d.code, d.message.split(",")[0]])).toEqual([
+      ["Validation/UnknownTool", 'allowedTools names "Write"'],
     ]);
   });
 });

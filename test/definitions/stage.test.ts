@@ -301,6 +301,15 @@ describe("a stage file", () => {
       ]);
     });
 
+    it("with an alias inside the node it names is StageYamlInvalid, not an endless schema check", () => {
+      const text = seedPlan
+        .replace("completionSchema:", "completionSchema: &schema")
+        .replace("summary: { type: string }", "summary: *schema");
+      expect(problems(parseStageDefinition(text, FILE))).toMatchObject([
+        { code: "Validation/StageYamlInvalid", line: lineOf(seedPlan, "completionSchema") + 4 },
+      ]);
+    });
+
     it("with empty frontmatter lists every required field", () => {
       const found = problems(parseStageDefinition("---\n---\nHello\n", FILE));
       expect(found.map((d) => d.message)).toEqual(

@@ -177,7 +177,13 @@ stages:
     const spy = first.host.model.model;
     first.host.model = {
       ...first.host.model,
-      model: { ...spy, doGenerate: (o) => (calls.push(1), spy.doGenerate(o)) },
+      model: {
+        ...spy,
+        doGenerate: (o) => {
+          calls.push(1);
+          return spy.doGenerate(o);
+        },
+      },
     };
     const handle = handleOf(
       startRun(planOnly(), { host: first.host, store: openStore(file), runId: "r5", task: "t" }),
@@ -194,7 +200,9 @@ stages:
       model: {
         ...fresh,
         doGenerate: (o) => {
-          positions.push((o.providerOptions?.stagechart as { position?: number }).position);
+          positions.push(
+            (o.providerOptions?.stagechart as { position?: number } | undefined)?.position,
+          );
           return fresh.doGenerate(o);
         },
       },

@@ -449,8 +449,14 @@ stages:
       },
       [
         code("start", () => ({ verdict: "ok", output: { x: 1 } })),
-        code("a", ({ ctx }) => (seen.push([ctx.task, ctx.upstream.length]), { verdict: "ok" })),
-        code("b", ({ ctx }) => (seen.push([ctx.task, ctx.upstream.length]), { verdict: "ok" })),
+        code("a", ({ ctx }) => {
+          seen.push([ctx.task, ctx.upstream.length]);
+          return { verdict: "ok" };
+        }),
+        code("b", ({ ctx }) => {
+          seen.push([ctx.task, ctx.upstream.length]);
+          return { verdict: "ok" };
+        }),
       ],
     );
     await started(startRun(pipeline, { host: h.host, runId: "run-1", task: "t" })).result;
@@ -613,7 +619,10 @@ describe("control events", () => {
     let runsOfOne = 0;
     const pipeline = pipelineOf({
       stages: [
-        code("one", () => ((runsOfOne += 1), { verdict: "ok" })),
+        code("one", () => {
+          runsOfOne += 1;
+          return { verdict: "ok" };
+        }),
         waits("two", 5000),
         waits("three", 5),
       ],

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { formatDiagnostic, isError, validatePaths } from "../../definitions/index.js";
+import { loadScriptFile } from "../../models/script-file.js";
 import { type CliIo, EXIT } from "../io.js";
 
 export function registerValidate(
@@ -9,11 +10,13 @@ export function registerValidate(
 ): void {
   program
     .command("validate")
-    .description("check stage files (directories: every *.md below them) and report every problem")
-    .argument("<paths...>", "stage files or directories")
+    .description(
+      "check stage files, pipelines and scripted-model files (directories: every *.md, *.yaml and *.yml below them) and report every problem",
+    )
+    .argument("<paths...>", "definition files or directories")
     .option("--json", "print the diagnostics as a JSON array")
     .action(async (paths: string[], options: { json?: boolean }) => {
-      const { files, diagnostics } = await validatePaths(paths);
+      const { files, diagnostics } = await validatePaths(paths, { loadScript: loadScriptFile });
       const errors = diagnostics.filter(isError).length;
       if (options.json) {
         io.stdout(`${JSON.stringify(diagnostics, null, 2)}\n`);
@@ -27,7 +30,7 @@ export function registerValidate(
 
 function summary(files: number, errors: number, warnings: number): string {
   const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-  if (files === 0) return "no stage files found";
+  if (files === 0) return "no stage or pipeline files found";
   const verdict = errors > 0 ? "invalid" : "valid";
   return `${count(files, "file")} checked: ${count(errors, "error")}, ${count(warnings, "warning")} — ${verdict}`;
 }

@@ -1,0 +1,106 @@
+import type { Command } from "commander";
+import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
+import { resumeRun } from "../../runtime/run.js";
+import { drive, refuse } from "../drive.js";
+import { type HostSettings, hostFor } from "../host-options.js";
+import { type CliIo, EXIT } from "../io.js";
+import { loadPipelineForCli } from "../pipelines.js";
+import { openStoreForCli } from "../store.js";
+
+interface StoredRunFlags {
+  store?: string;
+  json?: boolean;
+  force?: boolean;
+}
+
+/** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
+export function registerResume(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  const storeOption = "--store <path>";
+  program
+    .command("resume")
+    .description("continue a stopped or interrupted run from its last step")
+    .argument("<runId>")
+    .option(storeOption, "the run store (default: .stagechart/runs.db)")
+    .option("--force", "resume even if the pipeline changed since the run was saved")
+    .option("--json", "print a JSON summary last on stdout")
+    .action(async (runId: string, flags: StoredRunFlags) =>
+      setExit(await continueRun(runId, flags, io)),
+    );
+  program
+    .command("cancel")
+    .description("cancel a stored run")
+    .argument("<runId>")
+    .option(storeOption, "the run store")
+    .option("--json", "print a JSON summary last on stdout")
+    .action(async (runId: string, flags: StoredRunFlags) =>
+      setExit(
+        await continueRun(runId, flags, io, {
+          type: "CANCEL",
+          reason: "cancelled from the command line",
+        }),
+      ),
+    );
+  program
+    .command("override")
+    .description("move a stored run to a stage its transitions can reach, with a reason")
+    .argument("<runId>")
+    .requiredOption("--to <stage>", "the stage to move to")
+    .requiredOption("--reason <text>", "why (audited)")
+    .option(storeOption, "the run store")
+    .option("--json", "print a JSON summary last on stdout")
+    .action(async (runId: string, flags: StoredRunFlags & { to: string; reason: string }) =>
+      setExit(
+        await continueRun(runId, flags, io, {
+          type: "OVERRIDE",
+          to: flags.to,
+          reason: flags.reason,
+        }),
+      ),
+    );
+  program
+    .command("redo")
+    .description("run a stage of a stored run again, as a new stage execution")
+    .argument("<runId>")
+    .argument("<stage>")
+    .option(storeOption, "the run store")
+    .option("--json", "print a JSON summary last on stdout")
+    .action(async (runId: string, stage: string, flags: StoredRunFlags) =>
+      setExit(await continueRun(runId, flags, io, { type: "REDO", stage })),
+    );
+}
+
+async function continueRun(
+  runId: string,
+  flags: StoredRunFlags,
+  io: CliIo,
+  event?: PipelineEvent,
+): Promise<number> {
+  const store = openStoreForCli(flags.store);
+  if (!store.ok) return refuse(io, flags.json, store.error);
+  try {
+    const run = store.value.getRun(runId);
+    if (!run.ok) return refuse(io, flags.json, run.error);
+    const settings = run.value.options as unknown as HostSettings;
+    const loaded = await loadPipelineForCli(settings.pipelineFile, io);
+    if (!loaded) return EXIT.failed;
+    const host = await hostFor(settings);
+    if (!host.ok) return refuse(io, flags.json, host.error);
+    const resumed = resumeRun(loaded.pipeline, runId, {
+      host: host.value,
+      store: store.value,
+      force: Boolean(flags.force),
+    });
+    if (!resumed.ok) return refuse(io, flags.json, resumed.error);
+    if (event) {
+      const sent = resumed.value.send(event);
+      if (!sent.ok) {
+        resumed.value.stop();
+        await resumed.value.result;
+        return refuse(io, flags.json, sent.error);
+      }
+    }
+    return await drive(resumed.value, io, Boolean(flags.json));
+  } finally {
+    store.value.close();
+  }
+}

@@ -1,0 +1,97 @@
+import { type Command, Option } from "commander";
+import { startRun } from "../../runtime/run.js";
+import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
+import { drive, refuse } from "../drive.js";
+import { hostFor, settingsFor } from "../host-options.js";
+import { type CliIo, EXIT } from "../io.js";
+import { loadPipelineForCli } from "../pipelines.js";
+import { openStoreForCli } from "../store.js";
+
+interface RunFlags {
+  task?: string;
+  set: string[];
+  model?: string;
+  mode: SecurityMode;
+  headless?: boolean;
+  root?: string;
+  store?: string;
+  runId?: string;
+  json?: boolean;
+}
+
+export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command("run")
+    .description(
+      "run a pipeline (a bundled name such as code-review, or a path); every step is stored",
+    )
+    .argument("<pipeline>", "bundled pipeline name or pipeline file")
+    .option("--task <text>", "the task, as ctx.task")
+    .option(
+      "--set <key=value>",
+      "another ctx field (JSON values are parsed); repeatable",
+      collect,
+      [],
+    )
+    .option("--model <spec>", "scripted:<file> (default: the pipeline's bundled script)")
+    .addOption(
+      new Option("--mode <mode>", "security mode for calls no stage envelope covers")
+        .choices(SECURITY_MODES)
+        .default("ask"),
+    )
+    .option("--headless", "no interactive prompts: grant requests are denied")
+    .option("--root <dir>", "the directory tools work in (default: the working directory)")
+    .option("--store <path>", "the run store (default: .stagechart/runs.db)")
+    .option("--run-id <id>", "the run's id (default: generated)")
+    .option("--json", "print a JSON summary last on stdout")
+    .action(async (name: string, flags: RunFlags) => setExit(await run(name, flags, io)));
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
+  const ctx = parseSets(flags.set);
+  if (!ctx.ok) {
+    io.stderr(`${ctx.error}\n`);
+    return EXIT.usage;
+  }
+  const loaded = await loadPipelineForCli(name, io);
+  if (!loaded) return EXIT.failed;
+  const settings = settingsFor({ ...flags, pipelineFile: loaded.file });
+  const host = await hostFor(settings);
+  if (!host.ok) return refuse(io, flags.json, host.error);
+  const store = openStoreForCli(flags.store);
+  if (!store.ok) return refuse(io, flags.json, store.error);
+  try {
+    const started = startRun(loaded.pipeline, {
+      host: host.value,
+      store: store.value,
+      resumeWith: { ...settings },
+      ...(flags.runId !== undefined && { runId: flags.runId }),
+      ...(flags.task !== undefined && { task: flags.task }),
+      ctx: ctx.value,
+    });
+    if (!started.ok) return refuse(io, flags.json, started.error);
+    return await drive(started.value, io, Boolean(flags.json));
+  } finally {
+    store.value.close();
+  }
+}
+
+/** `--set key=value` pairs; a value that parses as JSON is taken as JSON, otherwise as text. */
+function parseSets(
+  sets: string[],
+): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+  const ctx: Record<string, unknown> = {};
+  for (const set of sets) {
+    const at = set.indexOf("=");
+    if (at <= 0) return { ok: false, error: `--set needs key=value, got "${set}"` };
+    const raw = set.slice(at + 1);
+    try {
+      ctx[set.slice(0, at)] = JSON.parse(raw);
+    } catch {
+      ctx[set.slice(0, at)] = raw;
+    }
+  }
+  return { ok: true, value: ctx };
+}

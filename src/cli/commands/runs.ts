@@ -1,0 +1,112 @@
+import type { Command } from "commander";
+import type { AuditEvent } from "../../inspect/audit.js";
+import type { SqliteStore } from "../../store/index.js";
+import { refuse } from "../drive.js";
+import { type CliIo, EXIT } from "../io.js";
+import { progressLine } from "../progress.js";
+import { openStoreForCli } from "../store.js";
+
+interface Flags {
+  store?: string;
+  json?: boolean;
+}
+
+/** Reading the store: `runs`, `show <runId>`, `audit <runId>`. */
+export function registerRuns(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  const withStore = (work: (store: SqliteStore, flags: Flags) => number) => (flags: Flags) => {
+    const store = openStoreForCli(flags.store);
+    if (!store.ok) return setExit(refuse(io, flags.json, store.error));
+    try {
+      setExit(work(store.value, flags));
+    } finally {
+      store.value.close();
+    }
+  };
+  program
+    .command("runs")
+    .description("list the stored runs, newest first")
+    .option("--store <path>", "the run store (default: .stagechart/runs.db)")
+    .option("--json", "print the runs as JSON")
+    .action(
+      withStore((store, flags) => {
+        const runs = store.listRuns();
+        if (flags.json) io.stdout(`${JSON.stringify(runs, null, 2)}\n`);
+        else if (runs.length === 0) io.stdout("no runs yet\n");
+        else
+          for (const r of runs)
+            io.stdout(`${r.runId}  ${r.status.padEnd(9)}  ${r.pipelineId}  ${r.updatedAt}\n`);
+        return EXIT.done;
+      }),
+    );
+  program
+    .command("show")
+    .description("one run: its status, where it is, its stage results and timeline")
+    .argument("<runId>")
+    .option("--store <path>", "the run store")
+    .option("--json", "print the run as JSON")
+    .action((runId: string, flags: Flags) =>
+      withStore((store) => {
+        const run = store.getRun(runId);
+        if (!run.ok) return refuse(io, flags.json, run.error);
+        const events = store.auditOf(runId);
+        const snapshot = store.getSnapshot(runId);
+        const state = snapshot.ok
+          ? (snapshot.value.snapshot as { value?: unknown }).value
+          : undefined;
+        const stages = events.filter((e) => e.type === "StageExited").map(stageSummary);
+        if (flags.json) {
+          io.stdout(
+            `${JSON.stringify({ ...run.value, state, stages, timeline: events }, null, 2)}\n`,
+          );
+          return EXIT.done;
+        }
+        const { status, pipelineId, createdAt, updatedAt, error } = run.value;
+        io.stdout(`run ${runId} · ${pipelineId} · ${status}\n`);
+        io.stdout(`started ${createdAt}, last step ${updatedAt}\n`);
+        if (state !== undefined) io.stdout(`state: ${JSON.stringify(state)}\n`);
+        if (error) io.stdout(`error: ${error.code}: ${error.message}\n`);
+        io.stdout("stages:\n");
+        for (const s of stages)
+          io.stdout(`  ${s.stageExecutionId}  ${s.verdict}${s.reason ? ` · ${s.reason}` : ""}\n`);
+        io.stdout("timeline:\n");
+        for (const e of events) {
+          const line = progressLine(e, false);
+          if (line) io.stdout(`  ${String(e.seq).padStart(4)}  ${e.at}  ${line}\n`);
+        }
+        return EXIT.done;
+      })(flags),
+    );
+  program
+    .command("audit")
+    .description("a run's audit events, in order")
+    .argument("<runId>")
+    .option("--store <path>", "the run store")
+    .option("--json", "print the events as a JSON array")
+    .action((runId: string, flags: Flags) =>
+      withStore((store) => {
+        const run = store.getRun(runId);
+        if (!run.ok) return refuse(io, flags.json, run.error);
+        const events = store.auditOf(runId);
+        if (flags.json) io.stdout(`${JSON.stringify(events, null, 2)}\n`);
+        else for (const e of events) io.stdout(`${auditLine(e)}\n`);
+        return EXIT.done;
+      })(flags),
+    );
+}
+
+function stageSummary(event: AuditEvent) {
+  const { verdict, reason } = event.payload as { verdict?: string; reason?: string };
+  return {
+    stageId: event.stageId,
+    stageExecutionId: event.stageExecutionId,
+    verdict,
+    ...(reason && { reason }),
+  };
+}
+
+function auditLine(e: AuditEvent): string {
+  const where = [e.stageExecutionId, e.attempt !== undefined ? `attempt ${e.attempt}` : undefined]
+    .filter(Boolean)
+    .join(" ");
+  return `${String(e.seq).padStart(4)} ${e.at} ${e.type}${where ? ` [${where}]` : ""} ${JSON.stringify(e.payload)}`;
+}

@@ -1,0 +1,54 @@
+import { isAbsolute, resolve } from "node:path";
+import type { Result } from "../errors.js";
+import { MemoryAuditLog } from "../inspect/audit.js";
+import { resolveModelSpec } from "../models/spec.js";
+import { createHost, type Host } from "../runtime/host.js";
+import { terminalInteractor } from "../runtime/interactors.js";
+import type { SecurityMode } from "../runtime/security-mode.js";
+
+/** What a run needs to be run again by `resume`: stored with the run. */
+export interface HostSettings {
+  pipelineFile: string;
+  /** `scripted:<absolute file>` or another model spec. */
+  model: string;
+  root: string;
+  mode: SecurityMode;
+  headless: boolean;
+}
+
+export function settingsFor(flags: {
+  pipelineFile: string;
+  model?: string;
+  root?: string;
+  mode: SecurityMode;
+  headless?: boolean;
+}): HostSettings {
+  const model = flags.model ?? `scripted:${flags.pipelineFile.replace(/\.ya?ml$/, ".script.yaml")}`;
+  const [kind, ...rest] = model.split(":");
+  const target = rest.join(":");
+  return {
+    pipelineFile: resolve(flags.pipelineFile),
+    model:
+      kind === "scripted" && target && !isAbsolute(target) ? `scripted:${resolve(target)}` : model,
+    root: resolve(flags.root ?? process.cwd()),
+    mode: flags.mode,
+    headless: Boolean(flags.headless),
+  };
+}
+
+/** The host of a CLI run: the model, the root, the mode, and a terminal prompt when interactive. */
+export async function hostFor(settings: HostSettings): Promise<Result<Host>> {
+  const model = await resolveModelSpec(settings.model);
+  if (!model.ok) return model;
+  const interactive = !settings.headless && Boolean(process.stdin.isTTY);
+  return {
+    ok: true,
+    value: createHost({
+      model: model.value,
+      audit: new MemoryAuditLog(),
+      root: settings.root,
+      mode: settings.mode,
+      interactors: interactive ? [terminalInteractor()] : [],
+    }),
+  };
+}

@@ -1,0 +1,32 @@
+import type { LoadResult } from "./diagnostics.js";
+import { BUILTIN_TOOL_NAMES, type PipelineLoadOptions } from "./pipeline.js";
+import { createPipelineLoader } from "./pipeline-loader.js";
+import type { PipelineSpec } from "./pipeline-spec.js";
+import type { PipelineDefinition } from "./pipeline-types.js";
+
+/**
+ * Types a TypeScript pipeline: targets, `visits` and hook keys must be its stage ids, and
+ * `guard` names its guards. Returns the spec unchanged; `loadPipeline` validates it.
+ */
+export function definePipeline<const Id extends string, G extends string = never>(
+  spec: PipelineSpec<Id, G>,
+): PipelineSpec<Id, G> {
+  return spec;
+}
+
+export interface LoadPipelineOptions extends PipelineLoadOptions {
+  /** What the spec's file paths are relative to; the working directory by default. */
+  baseDir?: string;
+}
+
+/**
+ * Validates a TypeScript pipeline into the same definition a YAML file gives, with the same
+ * checks. Never throws: problems in the spec point at `<id>.ts (definePipeline)` and name the path.
+ */
+export function loadPipeline(
+  spec: PipelineSpec,
+  options: LoadPipelineOptions = {},
+): Promise<LoadResult<PipelineDefinition>> {
+  const loader = createPipelineLoader(options.toolNames ?? BUILTIN_TOOL_NAMES);
+  return loader.pipelineSpec(spec, options.baseDir ?? ".");
+}

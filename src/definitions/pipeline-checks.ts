@@ -1,0 +1,277 @@
+import {
+  byPosition,
+  DIAGNOSTIC_CODES,
+  type Diagnostic,
+  type DiagnosticCode,
+  diagnostic,
+  isError,
+  type LoadResult,
+  type Position,
+  uniqueDiagnostics,
+} from "./diagnostics.js";
+import { compileSchema, type JsonSchema } from "./json-schema.js";
+import { type PipelineDraft, type Report, readDraft, where } from "./pipeline-draft.js";
+import { checkGraph } from "./pipeline-graph-checks.js";
+import type { PipelineForm, StageEntry } from "./pipeline-schema.js";
+import { checkStageContracts, type LoadedStage } from "./pipeline-stage-checks.js";
+import {
+  type Condition,
+  DONE,
+  FAIL,
+  type PipelineDefinition,
+  type PipelineStage,
+  type Transition,
+} from "./pipeline-types.js";
+import type { DataPath } from "./yaml-source.js";
+
+/**
+ * The one place pipeline rules live: YAML files and `definePipeline` specs both come through
+ * here, are parsed field by field, have their stages resolved, and are checked as a whole.
+ */
+
+export interface PipelineSource {
+  form: PipelineForm;
+  /** Where diagnostics about the pipeline point: its file, or a name for a TypeScript spec. */
+  file: string;
+  data: unknown;
+  locate(path: DataPath): Position;
+  /** The file the pipeline was read from, kept on the definition. */
+  origin?: string;
+}
+
+/** What became of one stage entry: the stage, or why not (reported at the entry's key). */
+export type ResolvedStage =
+  | ({ ok: true; diagnostics: Diagnostic[] } & LoadedStage)
+  | { ok: false; diagnostics: Diagnostic[]; code: DiagnosticCode; message: string };
+
+export type StageResolver = (id: string, entry: StageEntry) => Promise<ResolvedStage>;
+
+/** Normalises and checks a pipeline. Never throws: the definition, or every problem found. */
+export async function buildPipeline(
+  source: PipelineSource,
+  resolveStage: StageResolver,
+  toolNames: readonly string[],
+): Promise<LoadResult<PipelineDefinition>> {
+  const diagnostics: Diagnostic[] = [];
+  const report: Report = (path, code, message, severity) =>
+    diagnostics.push(diagnostic(source.file, source.locate(path), code, message, severity));
+  const draft = readDraft(source.form, source.data, report);
+
+  const loaded: Record<string, LoadedStage> = {};
+  for (const [id, entry] of Object.entries(draft.entries)) {
+    const resolved = await resolveStage(id, entry);
+    diagnostics.push(...resolved.diagnostics);
+    if (resolved.ok) loaded[id] = resolved;
+    else report(["stages", id, entry.key], resolved.code, `stages.${id}: ${resolved.message}`);
+  }
+
+  checkContext(draft.context, report);
+  checkEntry(draft, report);
+  checkTransitions(draft, report);
+  checkHooks(draft, loaded, report);
+  if (draft.nextComplete) checkGraph(draft, report);
+  const pipelineName = draft.id ?? source.file;
+  diagnostics.push(...checkStageContracts(pipelineName, draft, loaded, toolNames, report));
+  return finish(source, draft, loaded, diagnostics);
+}
+
+function checkContext(context: JsonSchema | undefined, report: Report): void {
+  if (context === undefined) return;
+  if (context.type !== "object") {
+    report(
+      ["context"],
+      DIAGNOSTIC_CODES.pipelineContextInvalid,
+      "context must have `type: object` at its root: it describes the fields of ctx",
+    );
+    return;
+  }
+  const compiled = compileSchema(context);
+  if (compiled.ok) return;
+  for (const problem of compiled.error) {
+    const path = ["context", ...problem.path];
+    report(
+      path,
+      DIAGNOSTIC_CODES.pipelineContextInvalid,
+      `${where(path)} is not valid JSON Schema (draft 2020-12): ${problem.message}`,
+    );
+  }
+}
+
+function checkEntry(draft: PipelineDraft, report: Report): void {
+  if (draft.entry === undefined || draft.stageIds.includes(draft.entry)) return;
+  report(
+    ["entry"],
+    DIAGNOSTIC_CODES.pipelineEntryUnknown,
+    `entry "${draft.entry}" names no stage; the stages are ${draft.stageIds.join(", ") || "none"}`,
+  );
+}
+
+function checkTransitions(draft: PipelineDraft, report: Report): void {
+  const isStage = (id: string) => draft.stageIds.includes(id);
+  const groupOf = new Map<string, string>();
+  for (const [from, transition] of Object.entries(draft.next)) {
+    if (!isStage(from)) {
+      report(
+        ["next", from],
+        DIAGNOSTIC_CODES.pipelineTargetUnknown,
+        `next.${from}: there is no stage "${from}" to leave`,
+      );
+    }
+    if (transition.kind === "parallel") {
+      checkParallel(draft, from, transition, groupOf, report);
+      continue;
+    }
+    const plain = transition.rules.length === 1 && transition.rules[0]?.when === undefined;
+    transition.rules.forEach((rule, i) => {
+      const at = ["next", from, i];
+      if (rule.to !== DONE && rule.to !== FAIL && !isStage(rule.to)) {
+        const path = plain ? ["next", from] : [...at, "to"];
+        report(
+          path,
+          DIAGNOSTIC_CODES.pipelineTargetUnknown,
+          `${where(path)}: "${rule.to}" is not a stage of this pipeline, done or fail`,
+        );
+      }
+      if (rule.when) checkCondition(draft, rule.when, [...at, "when"], report);
+    });
+  }
+}
+
+function checkParallel(
+  draft: PipelineDraft,
+  from: string,
+  group: Extract<Transition, { kind: "parallel" }>,
+  groupOf: Map<string, string>,
+  report: Report,
+): void {
+  const at = ["next", from];
+  const { siblings } = group;
+  if (siblings.length < 2) {
+    report(
+      [...at, "parallel"],
+      DIAGNOSTIC_CODES.invalidParallelPlan,
+      `next.${from}.parallel: a parallel group runs at least two siblings, this one ${siblings.length}; use a plain successor for one`,
+    );
+  }
+  siblings.forEach((sibling, i) => {
+    const path = [...at, "parallel", i];
+    const problem = (code: DiagnosticCode, message: string) =>
+      report(path, code, `${where(path)}: ${message}`);
+    if (!draft.stageIds.includes(sibling)) {
+      problem(
+        DIAGNOSTIC_CODES.pipelineTargetUnknown,
+        `"${sibling}" is not a stage of this pipeline`,
+      );
+    } else if (siblings.indexOf(sibling) !== i) {
+      problem(DIAGNOSTIC_CODES.invalidParallelPlan, `"${sibling}" is listed twice`);
+    } else if (sibling === from) {
+      problem(DIAGNOSTIC_CODES.invalidParallelPlan, `${from} cannot fan out to itself`);
+    } else if (groupOf.has(sibling)) {
+      problem(
+        DIAGNOSTIC_CODES.invalidParallelPlan,
+        `"${sibling}" is already a sibling in the group after ${groupOf.get(sibling)}; a stage belongs to one parallel group`,
+      );
+    }
+    groupOf.set(sibling, from);
+    if (draft.next[sibling] !== undefined && sibling !== from) {
+      report(
+        ["next", sibling],
+        DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
+        `next.${sibling}: ${sibling} is a parallel sibling (after ${from}), so it has no transition of its own; the group's join decides what runs next`,
+      );
+    }
+  });
+  if (group.join !== DONE && !draft.stageIds.includes(group.join)) {
+    report(
+      [...at, "join"],
+      DIAGNOSTIC_CODES.joinDangling,
+      `next.${from}.join: "${group.join}" names no stage of this pipeline; a join is a stage id or done`,
+    );
+  }
+  if (group.policy.kind === "quorum" && (group.policy.k < 1 || group.policy.k > siblings.length)) {
+    report(
+      [...at, "policy", "quorum"],
+      DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
+      `next.${from}.policy.quorum: ${group.policy.k} is not between 1 and the group's ${siblings.length} siblings`,
+    );
+  }
+}
+
+function checkCondition(
+  draft: PipelineDraft,
+  condition: Condition,
+  at: DataPath,
+  report: Report,
+): void {
+  if ("all" in condition || "any" in condition) {
+    const [key, list] = "all" in condition ? ["all", condition.all] : ["any", condition.any];
+    for (const [i, inner] of list.entries()) checkCondition(draft, inner, [...at, key, i], report);
+  } else if ("not" in condition) {
+    checkCondition(draft, condition.not, [...at, "not"], report);
+  } else if ("visits" in condition && !draft.stageIds.includes(condition.visits)) {
+    const path = [...at, "visits"];
+    report(
+      path,
+      DIAGNOSTIC_CODES.pipelineTargetUnknown,
+      `${where(path)}: "${condition.visits}" is not a stage of this pipeline`,
+    );
+  } else if ("guard" in condition && !Object.hasOwn(draft.guards, condition.guard)) {
+    const path = [...at, "guard"];
+    const why =
+      draft.form === "yaml"
+        ? "guards are TypeScript functions, which a YAML pipeline cannot have; use path, visits, all, any or not"
+        : `the pipeline's guards are ${Object.keys(draft.guards).join(", ") || "none"}`;
+    report(
+      path,
+      DIAGNOSTIC_CODES.guardUnknown,
+      `${where(path)}: no guard "${condition.guard}": ${why}`,
+    );
+  }
+}
+
+function checkHooks(
+  draft: PipelineDraft,
+  loaded: Record<string, LoadedStage>,
+  report: Report,
+): void {
+  for (const id of Object.keys(draft.hooks)) {
+    if (!draft.stageIds.includes(id) || (loaded[id] && loaded[id].stage.kind !== "llm")) {
+      report(
+        ["hooks", id],
+        DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
+        `hooks.${id}: hooks attach to the LLM stages of this pipeline, and "${id}" is not one`,
+      );
+    }
+  }
+}
+
+function finish(
+  source: PipelineSource,
+  draft: PipelineDraft,
+  loaded: Record<string, LoadedStage>,
+  found: Diagnostic[],
+): LoadResult<PipelineDefinition> {
+  const diagnostics = uniqueDiagnostics(found).sort(byPosition);
+  const { id, entry } = draft;
+  if (diagnostics.some(isError) || id === undefined || entry === undefined) {
+    return { ok: false, diagnostics };
+  }
+  const stages: Record<string, PipelineStage> = {};
+  for (const [stageId, { stage }] of Object.entries(loaded)) stages[stageId] = stage;
+  return {
+    ok: true,
+    value: {
+      id,
+      ...(draft.description !== undefined && { description: draft.description }),
+      context: draft.context ?? { type: "object" },
+      entry,
+      stages,
+      next: draft.next,
+      grants: draft.grants,
+      guards: draft.guards,
+      hooks: draft.hooks,
+      ...(source.origin !== undefined && { file: source.origin }),
+    },
+    warnings: diagnostics,
+  };
+}

@@ -1,0 +1,115 @@
+import { DIAGNOSTIC_CODES } from "./diagnostics.js";
+import type { PipelineDraft, Report } from "./pipeline-draft.js";
+import { DONE, FAIL, type Transition } from "./pipeline-types.js";
+
+/**
+ * Checks over the declared topology: stages the entry never reaches and stages with no way to
+ * an end (warnings), and loops no condition can leave (an error: the run would never stop).
+ */
+export function checkGraph(draft: PipelineDraft, report: Report): void {
+  const isStage = (id: string) => draft.stageIds.includes(id);
+  const entered = (id: string): string[] => targetsOf(draft.next[id]).filter(isStage);
+
+  if (draft.entry !== undefined && isStage(draft.entry)) {
+    const reached = reachable(draft.entry, entered);
+    for (const id of draft.stageIds.filter((id) => !reached.has(id))) {
+      report(
+        ["stages", id],
+        DIAGNOSTIC_CODES.stageUnreachable,
+        `stages.${id}: no transition from entry ${draft.entry} leads to ${id}, so it never runs`,
+        "warning",
+      );
+    }
+  }
+
+  const ending = stagesThatCanEnd(draft);
+  for (const id of Object.keys(draft.next).filter((id) => isStage(id) && !ending.has(id))) {
+    report(
+      ["next", id],
+      DIAGNOSTIC_CODES.stageNoExit,
+      `next.${id}: no path from ${id} leads to done or fail; a run that gets here can only end when no rule matches`,
+      "warning",
+    );
+  }
+
+  for (const loop of unconditionalLoops(draft)) {
+    const [first] = loop;
+    report(
+      ["next", first as string],
+      DIAGNOSTIC_CODES.pipelineUnboundedLoop,
+      `next.${first}: ${[...loop, first].join(" → ")} repeats forever, since every transition on the loop is unconditional; give one a condition with a way out, e.g. { when: { visits: ${first}, lt: 3 }, to: … }`,
+    );
+  }
+}
+
+/** Every stage or end a transition may lead to: rule targets, or siblings and join. */
+function targetsOf(transition: Transition | undefined): string[] {
+  if (!transition) return [];
+  if (transition.kind === "rules") return transition.rules.map((rule) => rule.to);
+  return [...transition.siblings, transition.join];
+}
+
+function reachable(from: string, next: (id: string) => string[]): Set<string> {
+  const seen = new Set([from]);
+  const queue = [from];
+  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+    for (const target of next(id)) {
+      if (seen.has(target)) continue;
+      seen.add(target);
+      queue.push(target);
+    }
+  }
+  return seen;
+}
+
+/**
+ * Stages with a declared way to an end: no transition of their own (the pipeline ends there), a
+ * rule to done or fail, a join on done, or a way into such a stage. Siblings hand on to their
+ * group's join, so a group continues only through it.
+ */
+function stagesThatCanEnd(draft: PipelineDraft): Set<string> {
+  const continues = (id: string): string[] => {
+    const transition = draft.next[id];
+    if (!transition) return [];
+    return transition.kind === "rules" ? transition.rules.map((r) => r.to) : [transition.join];
+  };
+  const ending = new Set<string>([DONE, FAIL, ...draft.stageIds.filter((id) => !draft.next[id])]);
+  // A target that names no stage is reported on its own; counting it as an end avoids echoes.
+  const ends = (target: string) => ending.has(target) || !draft.stageIds.includes(target);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const id of draft.stageIds) {
+      if (ending.has(id) || !continues(id).some(ends)) continue;
+      ending.add(id);
+      grew = true;
+    }
+  }
+  return ending;
+}
+
+/** Loops along transitions that always move on: a first rule without `when`, or a group's join. */
+function unconditionalLoops(draft: PipelineDraft): string[][] {
+  const forced = (id: string): string | undefined => {
+    const transition = draft.next[id];
+    if (transition?.kind === "parallel") return transition.join;
+    const [first] = transition?.rules ?? [];
+    return first && first.when === undefined ? first.to : undefined;
+  };
+  const loops: string[][] = [];
+  const done = new Set<string>();
+  for (const start of draft.stageIds) {
+    const walk: string[] = [];
+    let at: string | undefined = start;
+    while (at !== undefined && draft.stageIds.includes(at) && !walk.includes(at) && !done.has(at)) {
+      walk.push(at);
+      at = forced(at);
+    }
+    for (const id of walk) done.add(id);
+    if (at === undefined || !walk.includes(at)) continue;
+    const loop = walk.slice(walk.indexOf(at));
+    const first = draft.stageIds.find((id) => loop.includes(id)) as string;
+    const turn = loop.indexOf(first);
+    loops.push([...loop.slice(turn), ...loop.slice(0, turn)]);
+  }
+  return loops;
+}

@@ -1,0 +1,183 @@
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import {
+  DIAGNOSTIC_CODES,
+  type Diagnostic,
+  diagnostic,
+  type LoadResult,
+  START,
+} from "./diagnostics.js";
+import { loadStageSource, readDefinitionText, type StageSource } from "./files.js";
+import {
+  buildPipeline,
+  type PipelineSource,
+  type ResolvedStage,
+  type StageResolver,
+} from "./pipeline-checks.js";
+import type { StageEntry } from "./pipeline-schema.js";
+import type { PipelineSpec } from "./pipeline-spec.js";
+import type { PipelineDefinition } from "./pipeline-types.js";
+import { parseYamlSource } from "./yaml-source.js";
+
+export interface PipelineLoader {
+  stageFile(file: string): Promise<StageSource>;
+  pipelineFile(file: string): Promise<LoadResult<PipelineDefinition>>;
+  /** `baseDir` is what the spec's file paths are relative to. */
+  pipelineSpec(spec: PipelineSpec, baseDir: string): Promise<LoadResult<PipelineDefinition>>;
+}
+
+/** The pipelines being loaded, outermost first: a file (by absolute path) or a spec object. */
+type Chain = readonly ChainLink[];
+type ChainLink = { key: string | PipelineSpec; name: string };
+
+/**
+ * Loads pipelines for a host with these tool names. Each distinct stage or pipeline file is
+ * loaded once per loader, however many pipelines use it; entries resolve one after another, so
+ * a file met again is either finished or on the chain being loaded (a cycle).
+ */
+export function createPipelineLoader(toolNames: readonly string[]): PipelineLoader {
+  const stageFiles = new Map<string, Promise<StageSource>>();
+  const pipelineFiles = new Map<string, Promise<LoadResult<PipelineDefinition>>>();
+
+  const stageFile = (file: string) =>
+    remember(stageFiles, resolve(file), () => loadStageSource(file));
+
+  const pipelineFile = (file: string, chain: Chain) =>
+    remember(pipelineFiles, resolve(file), async () => {
+      const source = await readPipelineSource(file);
+      if (!source.ok) return source;
+      const link = { key: resolve(file), name: file };
+      return buildPipeline(source.value, resolver(dirname(file), [...chain, link]), toolNames);
+    });
+
+  const pipelineSpec = (spec: PipelineSpec, baseDir: string, chain: Chain) => {
+    const source = specSource(spec);
+    const link = { key: spec, name: source.file };
+    return buildPipeline(source, resolver(baseDir, [...chain, link]), toolNames);
+  };
+
+  const resolver =
+    (baseDir: string, chain: Chain): StageResolver =>
+    async (id, entry) => {
+      switch (entry.kind) {
+        case "file":
+          return llmStage(
+            id,
+            near(baseDir, entry.file),
+            await stageFile(near(baseDir, entry.file)),
+          );
+        case "pipeline-file": {
+          const file = near(baseDir, entry.file);
+          const link = { key: resolve(file), name: file };
+          return subPipeline(id, link, chain, () => pipelineFile(file, chain));
+        }
+        case "pipeline-spec": {
+          const link = { key: entry.spec, name: specSource(entry.spec).file };
+          return subPipeline(id, link, chain, () => pipelineSpec(entry.spec, baseDir, chain));
+        }
+        default:
+          return { ok: true, stage: simpleStage(id, entry), diagnostics: [] };
+      }
+    };
+
+  return {
+    stageFile,
+    pipelineFile: (file) => pipelineFile(file, []),
+    pipelineSpec: (spec, baseDir) => pipelineSpec(spec, baseDir, []),
+  };
+}
+
+function llmStage(id: string, file: string, { result, locate }: StageSource): ResolvedStage {
+  if (!result.ok) {
+    return notLoaded(result.diagnostics, `${file} did not load; its problems are reported in it`);
+  }
+  const stage = { kind: "llm" as const, id, definition: result.value };
+  return { ok: true, stage, diagnostics: result.warnings, locateField: locate };
+}
+
+async function subPipeline(
+  id: string,
+  link: ChainLink,
+  chain: Chain,
+  load: () => Promise<LoadResult<PipelineDefinition>>,
+): Promise<ResolvedStage> {
+  const looped = chain.findIndex((outer) => outer.key === link.key);
+  if (looped !== -1) {
+    const names = [...chain.slice(looped), link].map((outer) => outer.name);
+    return {
+      ok: false,
+      diagnostics: [],
+      code: DIAGNOSTIC_CODES.pipelineCycle,
+      message: `${names.join(" → ")}: a pipeline cannot contain itself`,
+    };
+  }
+  const result = await load();
+  if (!result.ok) return notLoaded(result.diagnostics, `the sub-pipeline ${link.name} is invalid`);
+  const stage = { kind: "pipeline" as const, id, pipeline: result.value };
+  return { ok: true, stage, diagnostics: result.warnings };
+}
+
+function simpleStage(
+  id: string,
+  entry: Extract<StageEntry, { kind: "stage" | "code" | "command" }>,
+) {
+  switch (entry.kind) {
+    case "stage":
+      return { kind: "llm" as const, id, definition: entry.definition };
+    case "code":
+      return { kind: "code" as const, id, run: entry.run };
+    case "command":
+      return { kind: "command" as const, id, command: entry.command, timeoutMs: entry.timeoutMs };
+  }
+}
+
+const notLoaded = (diagnostics: Diagnostic[], message: string) => ({
+  ok: false as const,
+  diagnostics,
+  code: DIAGNOSTIC_CODES.pipelineStageInvalid,
+  message,
+});
+
+function remember<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>) {
+  const known = cache.get(key);
+  if (known) return known;
+  const loading = load();
+  cache.set(key, loading);
+  return loading;
+}
+
+/** A path written in a pipeline, taken relative to the pipeline's directory. */
+const near = (baseDir: string, path: string): string =>
+  isAbsolute(path) ? path : join(baseDir, path);
+
+async function readPipelineSource(
+  file: string,
+): Promise<{ ok: true; value: PipelineSource } | { ok: false; diagnostics: Diagnostic[] }> {
+  const read = await readDefinitionText(file, "pipeline file");
+  if (!read.ok) return read;
+  if (!/\.ya?ml$/i.test(file)) {
+    const problem = diagnostic(
+      file,
+      START,
+      DIAGNOSTIC_CODES.pipelineFileNotYaml,
+      "is not a YAML pipeline file (expected a .yaml or .yml name)",
+    );
+    return { ok: false, diagnostics: [problem] };
+  }
+  const yaml = parseYamlSource(read.text);
+  if (!yaml.ok) {
+    return {
+      ok: false,
+      diagnostics: yaml.problems.map((p) =>
+        diagnostic(file, p, DIAGNOSTIC_CODES.pipelineYamlInvalid, `broken YAML: ${p.message}`),
+      ),
+    };
+  }
+  const { data, locate } = yaml.value;
+  return { ok: true, value: { form: "yaml", file, data, locate, origin: file } };
+}
+
+/** A TypeScript spec has no source positions: its problems point at `<id>.ts (definePipeline)` 1:1 and name the path. */
+function specSource(spec: PipelineSpec): PipelineSource {
+  const id = typeof spec?.id === "string" && spec.id !== "" ? spec.id : "pipeline";
+  return { form: "ts", file: `${id}.ts (definePipeline)`, data: spec, locate: () => START };
+}

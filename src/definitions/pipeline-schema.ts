@@ -1,0 +1,328 @@
+import { z } from "zod";
+import type { CodeStageFunction, GuardFunction, StageHooks } from "./contract.js";
+import type { PipelineSpec } from "./pipeline-spec.js";
+import type { Condition, JoinPolicy, Rule, Transition } from "./pipeline-types.js";
+import type { StageDefinition } from "./stage.js";
+import { KEBAB_CASE } from "./stage-schema.js";
+
+/**
+ * The shapes of a pipeline (DESIGN.md §3.2), shared by YAML files and `definePipeline`: each
+ * field and entry is parsed on its own so one mistake does not hide the others. Messages read
+ * after the path of the offending key (`next.review[1].when: …`).
+ */
+
+export type PipelineForm = "yaml" | "ts";
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 600_000;
+
+/** `Tool` or `Tool(pattern)`, as the grant policy reads them (`*` globs allowed in both parts). */
+export const TOOL_RULE = /^[^()\s]+(?:\(.*\))?$/s;
+
+/** A dotted path over what a rule decides on: `verdict`, `output.approved`, `ctx.task`. */
+const FACT_PATH = /^(?:verdict|output|parsed|ctx)(?:\.[^.\s]+)*$/;
+
+const COMPARE_OPS = ["equals", "notEquals", "lt", "lte", "gt", "gte", "in", "exists"] as const;
+const VISIT_OPS = ["equals", "lt", "lte", "gt", "gte"] as const;
+const CONDITION_KINDS = ["path", "visits", "all", "any", "not", "guard"] as const;
+const JOIN_POLICIES = ["fail-fast", "all-settled", "any"] as const;
+
+/** A strict mapping whose unknown keys are reported with the keys it does take. */
+const mapping = <Shape extends z.core.$ZodLooseShape>(what: string, shape: Shape) =>
+  z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `${what} takes only ${Object.keys(shape).join(", ")}`
+        : `must be ${what}`,
+  });
+
+type ValueKind = "string" | "array" | "object";
+const kindOf = (value: unknown): string =>
+  value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+
+/** One of several shapes chosen by the value's kind, so errors come from the shape the author meant. */
+function byKind<T>(branches: Partial<Record<ValueKind, z.ZodType<T>>>, expected: string) {
+  return z.unknown().transform((value, ctx): T => {
+    const branch = branches[kindOf(value) as ValueKind];
+    if (!branch) {
+      ctx.issues.push({ code: "custom", message: `must be ${expected}`, input: value });
+      return z.NEVER;
+    }
+    const parsed = branch.safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) {
+      ctx.issues.push({ ...issue, input: value } as (typeof ctx.issues)[number]);
+    }
+    return z.NEVER;
+  });
+}
+
+const text = (what: string) =>
+  z
+    .string({ error: `must be ${what}` })
+    .trim()
+    .min(1, { error: `must be ${what}, not empty` });
+const stageName = text("a stage id");
+const target = text("a stage id, done or fail");
+const ordered = z.union([z.number(), z.string()], { error: "compares with a number or a string" });
+const present = (raw: object, key: string): boolean =>
+  (raw as Record<string, unknown>)[key] !== undefined;
+
+const rawCondition = mapping("a condition", {
+  path: z
+    .string({ error: "must be a dotted path" })
+    .regex(FACT_PATH, { error: "must be a dotted path under verdict, output, parsed or ctx" })
+    .optional(),
+  equals: z.unknown().optional(),
+  notEquals: z.unknown().optional(),
+  lt: ordered.optional(),
+  lte: ordered.optional(),
+  gt: ordered.optional(),
+  gte: ordered.optional(),
+  in: z.array(z.unknown(), { error: "takes a list of values" }).optional(),
+  exists: z.boolean({ error: "takes true or false" }).optional(),
+  visits: stageName.optional(),
+  get all() {
+    return z.array(conditionSchema, { error: "takes a list of conditions" }).min(1).optional();
+  },
+  get any() {
+    return z.array(conditionSchema, { error: "takes a list of conditions" }).min(1).optional();
+  },
+  get not() {
+    return conditionSchema.optional();
+  },
+  guard: text("a guard name").optional(),
+});
+
+type RawCondition = z.output<typeof rawCondition>;
+
+function checkCondition(raw: RawCondition, ctx: z.RefinementCtx<RawCondition>): void {
+  const issue = (path: string[], message: string) =>
+    ctx.addIssue({ code: "custom", path, message });
+  const [kind, ...extra] = CONDITION_KINDS.filter((key) => present(raw, key));
+  if (kind === undefined) {
+    issue([], `a condition needs one of ${CONDITION_KINDS.join(", ")}`);
+    return;
+  }
+  for (const key of extra) {
+    issue([key], `a condition has one of ${CONDITION_KINDS.join(", ")}; this one also has ${kind}`);
+  }
+  const [op, ...moreOps] = COMPARE_OPS.filter((key) => present(raw, key));
+  if (kind !== "path" && kind !== "visits") {
+    if (op !== undefined)
+      issue([op], `${op} compares a path or visits; this condition has ${kind}`);
+    return;
+  }
+  const allowed: readonly string[] = kind === "path" ? COMPARE_OPS : VISIT_OPS;
+  if (op === undefined) issue([kind], `${kind} needs one operator: ${allowed.join(", ")}`);
+  for (const key of moreOps) issue([key], `a condition has one operator; this one also has ${op}`);
+  if (kind === "visits" && op !== undefined) {
+    const count = raw[op];
+    if (!allowed.includes(op)) issue([op], `visits compares with ${allowed.join(", ")}`);
+    else if (!Number.isInteger(count) || (count as number) < 0) {
+      issue([op], "a visit count is a whole number, 0 or more");
+    }
+  }
+}
+
+function toCondition(raw: RawCondition): Condition {
+  if (raw.all !== undefined) return { all: raw.all };
+  if (raw.any !== undefined) return { any: raw.any };
+  if (raw.not !== undefined) return { not: raw.not };
+  if (raw.guard !== undefined) return { guard: raw.guard };
+  if (raw.visits !== undefined) {
+    const op = VISIT_OPS.find((key) => present(raw, key)) ?? "equals";
+    return { visits: raw.visits, op, value: raw[op] as number };
+  }
+  const op = COMPARE_OPS.find((key) => present(raw, key)) ?? "exists";
+  return { path: raw.path ?? "", op, value: raw[op] };
+}
+
+export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
+  rawCondition.superRefine(checkCondition).transform(toCondition),
+);
+
+const rule: z.ZodType<Rule> = mapping("a rule", { when: conditionSchema.optional(), to: target });
+
+const joinPolicy = byKind<JoinPolicy>(
+  {
+    string: z
+      .enum(JOIN_POLICIES, { error: `must be ${JOIN_POLICIES.join(", ")} or { quorum: k }` })
+      .transform((kind) => ({ kind })),
+    object: mapping("{ quorum: k }", {
+      quorum: z.int({ error: "must be a whole number of siblings" }),
+    }).transform(({ quorum }) => ({ kind: "quorum" as const, k: quorum })),
+  },
+  `${JOIN_POLICIES.join(", ")} or { quorum: k }`,
+);
+
+const parallel = mapping("a parallel group", {
+  parallel: z.array(stageName, { error: "must be a list of stage ids" }),
+  join: text("a stage id or done"),
+  policy: joinPolicy.optional(),
+  maxConcurrency: z
+    .int({ error: "must be a whole number" })
+    .min(1, { error: "must be at least 1" })
+    .optional(),
+}).transform(
+  ({ parallel: siblings, join, policy, maxConcurrency }): Transition => ({
+    kind: "parallel",
+    siblings,
+    join,
+    policy: policy ?? { kind: "fail-fast" },
+    ...(maxConcurrency !== undefined && { maxConcurrency }),
+  }),
+);
+
+export const transitionSchema = byKind<Transition>(
+  {
+    string: target.transform((to): Transition => ({ kind: "rules", rules: [{ to }] })),
+    array: z
+      .array(rule)
+      .min(1, { error: "needs at least one rule" })
+      .transform((rules): Transition => ({ kind: "rules", rules })),
+    object: parallel,
+  },
+  "a target (a stage id, done or fail), a list of rules, or a parallel group",
+);
+
+const toolRule = z
+  .string({ error: "must be a tool rule" })
+  .regex(TOOL_RULE, { error: 'must be Tool or Tool(pattern), e.g. "Bash(git status)"' });
+
+export const grantsSchema = mapping("grants", {
+  approve: z.array(toolRule, { error: "must be a list of tool rules" }).optional(),
+  deny: z.array(toolRule, { error: "must be a list of tool rules" }).optional(),
+});
+
+export const descriptionSchema = z.string({ error: "must be a string" });
+export const stageIdSchema = stageName;
+
+export const pipelineIdSchema = z
+  .string({ error: "must be a string" })
+  .regex(KEBAB_CASE, { error: "must be kebab-case: lowercase words joined by single hyphens" });
+
+export const jsonSchemaObject = z.record(z.string(), z.unknown(), {
+  error: "must be a JSON Schema object",
+});
+
+export const stagesSchema = z.record(z.string(), z.unknown(), {
+  error: "must map stage ids to stage entries",
+});
+
+export const nextSchema = z.record(z.string(), z.unknown(), {
+  error: "must map stage ids to transitions",
+});
+
+const fn = <T>(what: string) =>
+  z.custom<T>((value) => typeof value === "function", { error: `must be ${what}` });
+
+export const guardsSchema = z.record(z.string(), fn<GuardFunction>("a guard function"), {
+  error: "must map guard names to functions",
+});
+
+export const hooksSchema = z.record(
+  z.string(),
+  mapping("stage hooks", {
+    gate: fn<NonNullable<StageHooks["gate"]>>("a gate function").optional(),
+    assert: fn<NonNullable<StageHooks["assert"]>>("an assert function").optional(),
+  }),
+  { error: "must map stage ids to { gate, assert }" },
+);
+
+/** A stage entry, parsed; `key` is the field it was written under, where problems point. */
+export type StageEntry =
+  | { kind: "file"; key: "file"; file: string }
+  | { kind: "pipeline-file"; key: "pipeline"; file: string }
+  | { kind: "pipeline-spec"; key: "pipeline"; spec: PipelineSpec }
+  | { kind: "stage"; key: "stage"; definition: StageDefinition }
+  | { kind: "code"; key: "code"; run: CodeStageFunction }
+  | { kind: "command"; key: "run"; command: string; timeoutMs: number };
+
+const ENTRY_KINDS = {
+  yaml: ["file", "pipeline", "run"],
+  ts: ["file", "stage", "pipeline", "code", "run"],
+};
+
+const isObject = (value: unknown): boolean =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+const stageFile = text("a path to a stage file").optional();
+const pipelineFile = text("a path to a pipeline file");
+const command = {
+  run: text("a command").optional(),
+  timeoutMs: z
+    .int({ error: "must be a whole number of milliseconds" })
+    .min(1, { error: "must be at least 1" })
+    .optional(),
+};
+
+const rawEntry = {
+  yaml: mapping("a stage entry", {
+    file: stageFile,
+    pipeline: pipelineFile.optional(),
+    ...command,
+  }),
+  ts: mapping("a stage entry", {
+    file: stageFile,
+    stage: z
+      .custom<StageDefinition>(
+        (value) => isObject(value) && typeof (value as StageDefinition).id === "string",
+        { error: "must be a loaded StageDefinition" },
+      )
+      .optional(),
+    pipeline: byKind<string | PipelineSpec>(
+      { string: pipelineFile, object: z.custom<PipelineSpec>(isObject) },
+      "a pipeline spec or a path to a pipeline file",
+    ).optional(),
+    code: fn<CodeStageFunction>("a code stage function").optional(),
+    ...command,
+  }),
+};
+
+type RawEntry = z.output<(typeof rawEntry)["ts"]>;
+
+/** The schema of one entry under `stages`: YAML takes files, sub-pipeline files and commands. */
+export function stageEntrySchema(form: PipelineForm): z.ZodType<StageEntry> {
+  const kinds = ENTRY_KINDS[form];
+  const listed = `${kinds.slice(0, -1).join(", ")} or ${kinds.at(-1)}`;
+  return (rawEntry[form] as z.ZodType<RawEntry>)
+    .superRefine((raw, ctx) => {
+      const [kind, ...extra] = kinds.filter((key) => present(raw, key));
+      if (kind === undefined) {
+        ctx.addIssue({ code: "custom", message: `a stage entry needs one of ${listed}` });
+      }
+      for (const key of extra) {
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: `a stage entry has one of ${listed}; this one also has ${kind}`,
+        });
+      }
+      if (raw.timeoutMs !== undefined && raw.run === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["timeoutMs"],
+          message: "only a run entry takes timeoutMs",
+        });
+      }
+    })
+    .transform(toEntry);
+}
+
+function toEntry(raw: RawEntry): StageEntry {
+  if (raw.file !== undefined) return { kind: "file", key: "file", file: raw.file };
+  if (raw.stage !== undefined) return { kind: "stage", key: "stage", definition: raw.stage };
+  if (raw.code !== undefined) return { kind: "code", key: "code", run: raw.code };
+  if (typeof raw.pipeline === "string") {
+    return { kind: "pipeline-file", key: "pipeline", file: raw.pipeline };
+  }
+  if (raw.pipeline !== undefined) {
+    return { kind: "pipeline-spec", key: "pipeline", spec: raw.pipeline };
+  }
+  return {
+    kind: "command",
+    key: "run",
+    command: raw.run ?? "",
+    timeoutMs: raw.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,76 @@
+import type { CodeStageFunction, GuardFunction, StageHooks } from "./contract.js";
+import type { JsonSchema } from "./json-schema.js";
+import type { StageDefinition } from "./stage.js";
+
+/**
+ * A pipeline as TypeScript writes it (`definePipeline`): the YAML format (DESIGN.md §3.2) plus
+ * code stages, inline stage definitions and sub-pipelines, named guards and stage hooks.
+ * `Id` is the union of the stage ids and `G` of the guard names, so a typo in a target, a
+ * `visits` or a `guard` is a type error.
+ */
+export interface PipelineSpec<Id extends string = string, G extends string = string> {
+  id: string;
+  description?: string;
+  /** JSON Schema of the fields the pipeline writes into ctx; templates may read only these. */
+  context?: JsonSchema;
+  entry: NoInfer<Id>;
+  stages: Record<Id, StageSpec>;
+  next?: Partial<Record<NoInfer<Id>, TransitionSpec<NoInfer<Id>, NoInfer<G>>>>;
+  grants?: { approve?: string[]; deny?: string[] };
+  guards?: Record<G, GuardFunction>;
+  hooks?: Partial<Record<NoInfer<Id>, StageHooks>>;
+}
+
+export type StageSpec =
+  /** A stage file, relative to `baseDir`. */
+  | { file: string }
+  | { stage: StageDefinition }
+  /** A sub-pipeline: a spec, or a YAML file relative to `baseDir`. */
+  | { pipeline: PipelineSpec | string }
+  | { code: CodeStageFunction }
+  | { run: string; timeoutMs?: number };
+
+export type EndTarget = "done" | "fail";
+
+export type TransitionSpec<Id extends string = string, G extends string = string> =
+  | Id
+  | EndTarget
+  | RuleSpec<Id, G>[]
+  | ParallelSpec<Id>;
+
+export interface RuleSpec<Id extends string = string, G extends string = string> {
+  when?: ConditionSpec<Id, G>;
+  to: Id | EndTarget;
+}
+
+export interface ParallelSpec<Id extends string = string> {
+  parallel: Id[];
+  join: Id | "done";
+  policy?: "fail-fast" | "all-settled" | "any" | { quorum: number };
+  maxConcurrency?: number;
+}
+
+export type ConditionSpec<Id extends string = string, G extends string = string> =
+  | ({ path: string } & Comparison)
+  | ({ visits: Id } & VisitComparison)
+  | { all: ConditionSpec<Id, G>[] }
+  | { any: ConditionSpec<Id, G>[] }
+  | { not: ConditionSpec<Id, G> }
+  | { guard: G };
+
+type Comparison =
+  | { equals: unknown }
+  | { notEquals: unknown }
+  | { lt: number | string }
+  | { lte: number | string }
+  | { gt: number | string }
+  | { gte: number | string }
+  | { in: unknown[] }
+  | { exists: boolean };
+
+type VisitComparison =
+  | { equals: number }
+  | { lt: number }
+  | { lte: number }
+  | { gt: number }
+  | { gte: number };

@@ -1,0 +1,138 @@
+import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, type Position } from "./diagnostics.js";
+import type { JsonSchema } from "./json-schema.js";
+import { isRecord, type PipelineDraft, type Report } from "./pipeline-draft.js";
+import type { PipelineStage } from "./pipeline-types.js";
+import type { StageDefinition } from "./stage.js";
+import type { DataPath } from "./yaml-source.js";
+
+/** A resolved stage, and where the fields of its stage file sit when it came from one. */
+export interface LoadedStage {
+  stage: PipelineStage;
+  locateField?: (path: DataPath) => Position;
+}
+
+/**
+ * What an LLM stage needs from the pipeline it runs in: its id, the host's tools, the ctx fields
+ * its template reads and the upstream results it indexes. Problems inside the stage file are
+ * reported there (at the key or placeholder), naming the pipeline, since another pipeline may
+ * use the same file without them.
+ */
+export function checkStageContracts(
+  pipeline: string,
+  draft: PipelineDraft,
+  loaded: Record<string, LoadedStage>,
+  toolNames: readonly string[],
+  report: Report,
+): Diagnostic[] {
+  const found: Diagnostic[] = [];
+  const declared = declaredFields(draft.context);
+  const arrivals = upstreamArrivals(draft);
+  for (const [id, { stage, locateField }] of Object.entries(loaded)) {
+    if (stage.kind !== "llm") continue;
+    const definition = stage.definition;
+    const inStage = (path: DataPath, code: Diagnostic["code"], message: string) => {
+      if (locateField) found.push(diagnostic(definition.file, locateField(path), code, message));
+      else report(["stages", id], code, `stages.${id}: ${message}`);
+    };
+    if (definition.id !== id) {
+      report(
+        ["stages", id],
+        DIAGNOSTIC_CODES.stageIdMismatch,
+        `stages.${id}: the key must equal the id of its stage (${definition.file} has id "${definition.id}")`,
+      );
+    }
+    if (toolNames.includes(definition.completionTool)) {
+      inStage(
+        ["completionTool"],
+        DIAGNOSTIC_CODES.completionToolCollision,
+        `completionTool "${definition.completionTool}" is also a tool of the host running pipeline ${pipeline}; the completion channel must not shadow a tool`,
+      );
+    }
+    definition.allowedTools.forEach((tool, i) => {
+      if (toolNames.includes(tool)) return;
+      inStage(
+        ["allowedTools", i],
+        DIAGNOSTIC_CODES.unknownTool,
+        `allowedTools names "${tool}", which the host running pipeline ${pipeline} does not have (its tools: ${toolNames.join(", ") || "none"})`,
+      );
+    });
+    found.push(...unresolvedCtx(pipeline, definition, declared));
+    found.push(...unavailableUpstream(id, definition, arrivals.get(id) ?? []));
+  }
+  return found;
+}
+
+function declaredFields(context: JsonSchema | undefined): Set<string> {
+  const properties = context?.properties;
+  return new Set(isRecord(properties) ? Object.keys(properties) : []);
+}
+
+function unresolvedCtx(
+  pipeline: string,
+  definition: StageDefinition,
+  declared: Set<string>,
+): Diagnostic[] {
+  const known = declared.size > 0 ? `it declares ${[...declared].join(", ")}` : "it declares none";
+  return definition.template.ctxReferences
+    .filter((ref) => !declared.has(ref.field))
+    .map((ref) =>
+      diagnostic(
+        definition.file,
+        ref,
+        DIAGNOSTIC_CODES.ctxUnresolved,
+        `{{${ref.expression}}} reads ctx.${ref.field}, which the context schema of pipeline ${pipeline} does not declare (${known})`,
+      ),
+    );
+}
+
+/** How many upstream results a stage is entered with, along each declared way in. */
+interface Arrival {
+  count: number;
+  how: string;
+}
+
+function upstreamArrivals(draft: PipelineDraft): Map<string, Arrival[]> {
+  const arrivals = new Map<string, Arrival[]>();
+  const add = (id: string, arrival: Arrival) =>
+    arrivals.set(id, [...(arrivals.get(id) ?? []), arrival]);
+  for (const [from, transition] of Object.entries(draft.next)) {
+    if (transition.kind === "rules") {
+      for (const rule of transition.rules) add(rule.to, { count: 1, how: `after ${from}` });
+      continue;
+    }
+    for (const sibling of transition.siblings) {
+      add(sibling, { count: 0, how: `as a parallel sibling after ${from}` });
+    }
+    add(transition.join, {
+      count: transition.siblings.length,
+      how: `as the join of ${transition.siblings.join(", ")}`,
+    });
+  }
+  return arrivals;
+}
+
+/** `{{ctx.upstream[i]…}}` in a stage entered with i or fewer results can never render. */
+function unavailableUpstream(
+  id: string,
+  definition: StageDefinition,
+  arrivals: Arrival[],
+): Diagnostic[] {
+  return definition.template.parts.flatMap((part) => {
+    if (part.kind !== "placeholder" || part.path[0] !== "ctx" || part.path[1] !== "upstream") {
+      return [];
+    }
+    const index = part.path[2];
+    if (typeof index !== "number") return [];
+    const short = arrivals.find((arrival) => arrival.count <= index);
+    if (!short) return [];
+    const results = short.count === 1 ? "1 upstream result" : `${short.count} upstream results`;
+    return [
+      diagnostic(
+        definition.file,
+        part,
+        DIAGNOSTIC_CODES.ctxUnresolved,
+        `{{${part.raw}}} has no value when ${id} runs ${short.how}: it then receives ${results}`,
+      ),
+    ];
+  });
+}

@@ -1,0 +1,193 @@
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+import { tempDir } from "../support/stages.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/** A fresh copy of the demo project, so runs never touch the repository's own copy. */
+function demoProject(): string {
+  const dir = tempDir();
+  cpSync(join(ROOT, "examples/auth-service"), dir, { recursive: true });
+  return dir;
+}
+
+/** Runs the CLI with the project's own store, as a user inside that project would. */
+const runIn = (project: string, ...argv: string[]) =>
+  runCli(...argv, "--root", project, "--store", join(project, ".stagechart/runs.db"));
+
+const summaryOf = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1) as string);
+
+describe("stagechart run", () => {
+  it("runs the bundled code-review pipeline on the scripted model to done", async () => {
+    const project = demoProject();
+    const run = await runIn(
+      project,
+      "run",
+      "code-review",
+      "--task",
+      "refactor auth module",
+      "--headless",
+      "--json",
+    );
+    expect(run.code).toBe(0);
+    expect(summaryOf(run.stdout)).toMatchObject({
+      status: "done",
+      runId: expect.stringMatching(/^run-/),
+    });
+    expect(run.stderr).toContain("denied (headless: ToolTerminal/NoInteractor)");
+    expect(readFileSync(join(project, "src/auth.ts"), "utf8")).toContain(
+      "export const authentication",
+    );
+  });
+
+  it("prints one progress line per event when not on a terminal, and the exit code says how it ended", async () => {
+    const run = await runIn(
+      demoProject(),
+      "run",
+      "code-review",
+      "--task",
+      "refactor auth module",
+      "--headless",
+    );
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^run run-\S+ · code-review$/);
+    expect(lines).toContain("plan turn 1 · calls Edit");
+    expect(lines.some((l) => /^plan {3}Grep\(auth\) approved \(envelope\)$/.test(l))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^run run-\S+ done$/);
+  });
+
+  it("runs the parallel pipeline: Plan → Execute → [Test, Lint] → Review", async () => {
+    const run = await runIn(
+      demoProject(),
+      "run",
+      "code-review-parallel",
+      "--task",
+      "refactor auth module",
+      "--headless",
+    );
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("(parallel)");
+    expect(run.stdout).toContain("(join)");
+  });
+
+  it("takes --run-id and --set, and refuses a ctx the pipeline's schema rejects", async () => {
+    const project = demoProject();
+    const ok = await runIn(
+      project,
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--set",
+      "ticket=42",
+      "--run-id",
+      "r-fixed",
+      "--headless",
+      "--json",
+    );
+    expect(summaryOf(ok.stdout)).toMatchObject({ runId: "r-fixed", status: "done" });
+    const missingTask = await runIn(project, "run", "code-review", "--headless", "--json");
+    expect(missingTask.code).toBe(1);
+    expect(summaryOf(missingTask.stdout)).toMatchObject({
+      status: "failed",
+      error: { code: "Validation/RunContextInvalid" },
+    });
+    const badSet = await runCli("run", "code-review", "--task", "t", "--set", "novalue");
+    expect(badSet.code).toBe(2);
+  });
+
+  it("explains a missing pipeline, a broken model spec, and an unsupported one", async () => {
+    const missing = await runCli("run", "no-such-pipeline", "--task", "t");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("Validation/StageFileUnreadable");
+    const script = await runCli(
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--model",
+      "scripted:nowhere.script.yaml",
+      "--json",
+    );
+    expect(script.code).toBe(1);
+    expect(summaryOf(script.stdout).error.code).toBe("Validation/ScriptInvalid");
+    const hosted = await runCli("run", "code-review", "--task", "t", "--model", "gpt:4");
+    expect(hosted.stderr).toContain("Validation/ModelSpecUnsupported");
+  });
+
+  it("exits 1 with status failed when the run fails", async () => {
+    const script = join(tempDir(), "failing.script.yaml");
+    writeFileSync(script, 'stages:\n  plan:\n    - { error: "bad request", status: 400 }\n');
+    const run = await runIn(
+      demoProject(),
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--model",
+      `scripted:${script}`,
+      "--headless",
+      "--json",
+    );
+    expect(run.code).toBe(1);
+    expect(summaryOf(run.stdout)).toMatchObject({
+      status: "failed",
+      error: { code: "ExtensionHost/ProviderRejected" },
+    });
+  });
+
+  it("works as the installed binary, storing the run in .stagechart/runs.db of its working directory", () => {
+    const project = demoProject();
+    const out = execFileSync(
+      process.execPath,
+      [
+        join(ROOT, "bin/stagechart.js"),
+        "run",
+        "code-review",
+        "--task",
+        "refactor auth module",
+        "--headless",
+        "--json",
+      ],
+      { cwd: project, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+    );
+    expect(summaryOf(out).status).toBe("done");
+    expect(existsSync(join(project, ".stagechart/runs.db"))).toBe(true);
+  });
+});
+
+describe("stagechart graph", () => {
+  it("draws the parallel pipeline in Mermaid with the parallel region nested", async () => {
+    const run = await runCli("graph", "code-review-parallel", "--format", "mermaid");
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split("\n");
+    expect(lines[0]).toBe("stateDiagram-v2");
+    const group = lines.findIndex((l) =>
+      /^ {2}state s_code_review_parallel_execute_parallel \{$/.test(l),
+    );
+    expect(group).toBeGreaterThan(0);
+    const inner = lines.slice(group + 1, lines.indexOf("  }", group));
+    expect(inner).toContain("    --");
+    expect(inner.some((l) => l.includes('state "test"'))).toBe(true);
+    expect(inner.some((l) => l.includes('state "lint"'))).toBe(true);
+    expect(run.stdout).toContain(
+      "s_code_review_parallel_execute_parallel --> s_code_review_parallel_review : fail-fast policy met",
+    );
+  });
+
+  it("draws DOT clusters and JSON from the same compiled machine", async () => {
+    const dot = await runCli("graph", "code-review-parallel", "--format", "dot");
+    expect(dot.stdout).toContain('subgraph "cluster_code-review-parallel.execute_parallel"');
+    const json = JSON.parse((await runCli("graph", "code-review", "--format", "json")).stdout);
+    expect(json.id).toBe("code-review");
+    expect(json.children.map((c: { id: string }) => c.id)).toContain("code-review.plan");
+  });
+
+  it("refuses an unknown format", async () => {
+    expect((await runCli("graph", "code-review", "--format", "svg")).code).toBe(2);
+  });
+});
