@@ -1,4 +1,4 @@
-import type { RunHandle } from "../runtime/run.js";
+import type { RunHandle, RunWait } from "../runtime/run.js";
 import { type CliIo, EXIT } from "./io.js";
 import { progressLine } from "./progress.js";
 
@@ -17,10 +17,11 @@ export async function drive(handle: RunHandle, io: CliIo, json: boolean): Promis
   }
   const result = await handle.result;
   process.off("SIGINT", cancel);
+  const { runId, status, error, output, waiting } = result;
+  for (const wait of waiting ?? []) progress(`${waitLine(runId, wait)}\n`);
   if (json) {
-    const { runId, status, error, output } = result;
     io.stdout(
-      `${JSON.stringify({ runId, status, ...(error && { error }), ...(output !== undefined && { output }) })}\n`,
+      `${JSON.stringify({ runId, status, ...(error && { error }), ...(output !== undefined && { output }), ...(waiting && { waiting }) })}\n`,
     );
   }
   return result.status === "done"
@@ -39,4 +40,11 @@ export function refuse(
   if (json) io.stdout(`${JSON.stringify({ status: "failed", error })}\n`);
   io.stderr(`${error.code}: ${error.message}\n`);
   return EXIT.failed;
+}
+
+/** What a suspended run waits for, and the command that answers it. */
+export function waitLine(runId: string, wait: RunWait): string {
+  return wait.kind === "grant"
+    ? `waiting: ${wait.stageId} asks for ${wait.tool}(${wait.argsSummary}) — stagechart resume ${runId} --approve ${wait.proposalId} (or --deny)`
+    : `waiting: ${wait.stageId}'s gate deferred — stagechart resume ${runId} checks it again`;
 }

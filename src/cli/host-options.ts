@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { Result } from "../errors.js";
 import { MemoryAuditLog } from "../inspect/audit.js";
 import { resolveModelSpec } from "../models/spec.js";
-import { createHost, type Host } from "../runtime/host.js";
+import { createHost, type Host, type UnansweredGrants } from "../runtime/host.js";
 import { terminalInteractor } from "../runtime/interactors.js";
 import type { SecurityMode } from "../runtime/security-mode.js";
 
@@ -14,6 +14,8 @@ export interface HostSettings {
   root: string;
   mode: SecurityMode;
   headless: boolean;
+  /** What a grant request nobody can answer does: denied, or the run suspends until `resume`. */
+  onGrant: UnansweredGrants;
 }
 
 export function settingsFor(flags: {
@@ -22,6 +24,7 @@ export function settingsFor(flags: {
   root?: string;
   mode: SecurityMode;
   headless?: boolean;
+  onGrant?: UnansweredGrants;
 }): HostSettings {
   const model = flags.model ?? `scripted:${flags.pipelineFile.replace(/\.ya?ml$/, ".script.yaml")}`;
   const [kind, ...rest] = model.split(":");
@@ -33,6 +36,7 @@ export function settingsFor(flags: {
     root: resolve(flags.root ?? process.cwd()),
     mode: flags.mode,
     headless: Boolean(flags.headless),
+    onGrant: flags.onGrant ?? "deny",
   };
 }
 
@@ -49,6 +53,7 @@ export async function hostFor(settings: HostSettings): Promise<Result<Host>> {
       root: settings.root,
       mode: settings.mode,
       interactors: interactive ? [terminalInteractor()] : [],
+      unansweredGrants: settings.onGrant ?? "deny",
     }),
   };
 }

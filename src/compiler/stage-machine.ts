@@ -112,6 +112,24 @@ function requireStageContext(context: StageMachineContext): StageContext {
   return context.stageContext;
 }
 
+/** What a parked stage waits for: an answer to its grant request, or a gate to be checked again. */
+export type StageWait =
+  | { kind: "grant"; request: GrantRequest }
+  | { kind: "gate"; stageId: string; stageExecutionId: string };
+
+/** Only stage machines carry the `suspended` tag, so any snapshot can be asked. */
+export function stageWait(snapshot: {
+  hasTag(tag: string): boolean;
+  matches(value: unknown): boolean;
+  context: unknown;
+}): StageWait | undefined {
+  if (!snapshot.hasTag("suspended")) return undefined;
+  const context = snapshot.context as StageMachineContext;
+  return snapshot.matches("deferred")
+    ? { kind: "gate", stageId: context.stage.id, stageExecutionId: context.stageExecutionId }
+    : { kind: "grant", request: grantRequest(context) };
+}
+
 export function stageResult(context: StageMachineContext): StageResult {
   return {
     stageId: context.stage.id,

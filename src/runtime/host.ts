@@ -24,7 +24,7 @@ export interface Host {
   tools: ReadonlyMap<string, AnyTool>;
   interactors: readonly Interactor[];
   /** What a headless run does with a grant request: deny it, or suspend and wait. */
-  unansweredGrants: "deny" | "suspend";
+  unansweredGrants: UnansweredGrants;
   mode: SecurityMode;
   allowlist: readonly ToolRule[];
   /** Deny rules run on every approved call, e.g. `Write(.env)`, `Bash(rm -rf *)`. */
@@ -38,6 +38,8 @@ export interface Host {
   transcripts: TranscriptStore;
   journal: Journal;
 }
+
+export type UnansweredGrants = "deny" | "suspend";
 
 export interface HostLimits {
   tool: ToolLimits;
@@ -54,7 +56,7 @@ export interface HostOptions {
   /** Replaces the built-in tools. */
   tools?: readonly AnyTool[];
   interactors?: readonly Interactor[];
-  unansweredGrants?: "deny" | "suspend";
+  unansweredGrants?: UnansweredGrants;
   mode?: SecurityMode;
   allowlist?: readonly string[];
   guards?: readonly string[];

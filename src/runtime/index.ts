@@ -1,4 +1,10 @@
-export { createHost, type Host, type HostLimits, type HostOptions } from "./host.js";
+export {
+  createHost,
+  type Host,
+  type HostLimits,
+  type HostOptions,
+  type UnansweredGrants,
+} from "./host.js";
 export {
   askInteractors,
   callbackInteractor,
@@ -10,10 +16,12 @@ export { LEASE_TTL_MS, type RunStore, type StoredStatus } from "./persistence.js
 export { parseToolRule, rulesGrantPolicy, type ToolRule } from "./rules.js";
 export {
   compilePipeline,
+  type GrantAnswer,
   type ResumeOptions,
   type RunHandle,
   type RunOptions,
   type RunResult,
+  type RunWait,
   resumeRun,
   startRun,
 } from "./run.js";

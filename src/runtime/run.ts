@@ -8,6 +8,7 @@ import {
   type PipelineOutput,
   type RunStatus,
 } from "../compiler/pipeline-machine.js";
+import type { GrantDecision } from "../compiler/stage-types.js";
 import { overrideTargets } from "../compiler/topology.js";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
@@ -26,6 +27,9 @@ import type { Host } from "./host.js";
 import { LEASE_TTL_MS, leaseOwner, type RunStore, StepRecorder } from "./persistence.js";
 import { rulesGrantPolicy } from "./rules.js";
 import { stageMachineFor } from "./run-stage.js";
+import { describeWaits, isQuiescent, type ParkedStage, survey } from "./suspension.js";
+
+export type RunWait = ReturnType<typeof describeWaits>[number];
 
 export interface RunOptions {
   host: Host;
@@ -44,6 +48,8 @@ export interface RunResult {
   runId: string;
   /** `suspended`: the run was stopped before its end and can be resumed. */
   status: RunStatus | "suspended";
+  /** What a suspended run waits for: grant requests to answer, deferred gates to check again. */
+  waiting?: RunWait[];
   output?: JsonValue;
   error?: ErrorView;
   results: Record<string, StageResult>;
@@ -92,13 +98,11 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   if (invalid) return err(invalid);
   const { store } = options;
   if (!store)
-    return ok(
-      launch(pipeline, options.host, {
-        runId,
-        ctx,
-        start: { type: "RunStarted", payload: { pipelineId: pipeline.id, ctx } },
-      }),
-    );
+    return launch(pipeline, options.host, {
+      runId,
+      ctx,
+      start: { type: "RunStarted", payload: { pipelineId: pipeline.id, ctx } },
+    });
 
   const { hash, parts } = fingerprint(pipeline);
   const created = store.createRun({
@@ -120,6 +124,15 @@ export interface ResumeOptions {
   store: RunStore;
   /** Resume even though the pipeline changed since the run's snapshot. */
   force?: boolean;
+  /** Answers to the grant requests a suspended run waits for, by proposal id. */
+  answers?: readonly GrantAnswer[];
+}
+
+export interface GrantAnswer {
+  proposalId: string;
+  decision: GrantDecision;
+  /** Who answered, for the audit log. */
+  by?: string;
 }
 
 /**
@@ -163,9 +176,16 @@ export function resumeRun(
     runId,
     ctx,
     snapshot: stored.value.snapshot as Snapshot<unknown>,
+    answers: options.answers ?? [],
     start: {
       type: "RunResumed",
-      payload: { pipelineId: pipeline.id, forced: stored.value.definitionHash !== hash },
+      payload: {
+        pipelineId: pipeline.id,
+        forced: stored.value.definitionHash !== hash,
+        ...(options.answers?.length && {
+          answers: options.answers.map(({ proposalId, decision }) => ({ proposalId, decision })),
+        }),
+      },
     },
   });
 }
@@ -174,6 +194,8 @@ interface Launch {
   runId: string;
   ctx: Record<string, unknown>;
   snapshot?: Snapshot<unknown>;
+  /** Delivered to the restored stages that wait for them, once the run is going again. */
+  answers?: readonly GrantAnswer[];
   start: { type: "RunStarted" | "RunResumed"; payload: Record<string, unknown> };
 }
 
@@ -198,7 +220,13 @@ function launchDurable(
     recorder.commit(
       actor.getSnapshot().status === "stopped" ? undefined : actor.getPersistedSnapshot(),
     );
-  const handle = launch(pipeline, durableHost, launchOptions, commit);
+  const launched = launch(pipeline, durableHost, launchOptions, commit);
+  if (!launched.ok) {
+    clearInterval(renewal);
+    store.releaseLease(runId, owner);
+    return launched;
+  }
+  const handle = launched.value;
   void handle.result.then((result) => {
     clearInterval(renewal);
     commit(handle.actor);
@@ -215,34 +243,48 @@ function launchDurable(
 function launch(
   pipeline: PipelineDefinition,
   baseHost: Host,
-  { runId, ctx, snapshot, start }: Launch,
+  { runId, ctx, snapshot, answers = [], start }: Launch,
   onStep?: (actor: Actor<AnyStateMachine>) => void,
-): RunHandle {
+): Result<RunHandle> {
   const feed = new EventFeed();
   const host: Host = { ...baseHost, audit: feed.tee(baseHost.audit, runId) };
-  let commitQueued = false;
-  // Commit once the whole chain of macrosteps a change set off has settled, so the root's
-  // snapshot and the events its actions emitted always belong to the same moment.
-  const queueCommit = () => {
-    if (commitQueued || !onStep) return;
-    commitQueued = true;
+  let waiting: ReturnType<typeof describeWaits> | undefined;
+  let settleQueued = false;
+  // Once the whole chain of macrosteps a change set off has settled: commit, so the root's
+  // snapshot and the events its actions emitted belong to the same moment; then, if only
+  // parked stages are left, nothing will happen until somebody answers: suspend the run.
+  const queueSettle = () => {
+    if (settleQueued) return;
+    settleQueued = true;
     queueMicrotask(() => {
-      commitQueued = false;
-      onStep(actor);
+      settleQueued = false;
+      if (actor.getSnapshot().status !== "active") return;
+      onStep?.(actor);
+      const now = survey(actor);
+      if (!isQuiescent(now)) return;
+      waiting = describeWaits(now.parked);
+      actor.stop();
     });
   };
   const actor = createActor(compilePipeline(pipeline, host), {
     input: { runId, ctx },
     ...(snapshot && { snapshot }),
-    ...(onStep && {
-      inspect: (event: { type: string }) => event.type === "@xstate.snapshot" && queueCommit(),
-    }),
+    inspect: (event: { type: string }) => event.type === "@xstate.snapshot" && queueSettle(),
   });
+  const restored = survey(actor).parked;
+  const unknown = answers.filter(
+    (a) =>
+      !restored.some(
+        ({ wait }) => wait.kind === "grant" && wait.request.proposalId === a.proposalId,
+      ),
+  );
+  if (unknown.length > 0) return err(noPendingGrant(runId, unknown, restored));
+
   host.audit.emit({ type: start.type, runId, payload: start.payload });
   const result = toPromise(actor).then(
     // A stopped actor completes without output: the run is not over, it waits to be resumed.
     (output: PipelineOutput | undefined) =>
-      output ? finish(host.audit, runId, output) : suspended(host.audit, runId, actor),
+      output ? finish(host.audit, runId, output) : suspended(host.audit, runId, actor, waiting),
     (error: unknown) =>
       finish(host.audit, runId, {
         status: "failed",
@@ -252,7 +294,15 @@ function launch(
   );
   void result.finally(() => feed.close());
   actor.start();
-  return {
+  for (const { actor: stage, wait } of restored) {
+    if (wait.kind === "gate") stage.send({ type: "RECHECK" });
+    const answer = answers.find(
+      (a) => wait.kind === "grant" && a.proposalId === wait.request.proposalId,
+    );
+    if (answer) stage.send({ type: "GRANT_ANSWER", ...answer });
+  }
+  queueSettle();
+  return ok({
     runId,
     actor,
     result,
@@ -264,13 +314,37 @@ function launch(
       return ok(undefined);
     },
     stop: () => actor.stop(),
-  };
+  });
 }
 
-function suspended(audit: AuditSink, runId: string, actor: Actor<AnyStateMachine>): RunResult {
-  audit.emit({ type: "RunSuspended", runId, payload: { reason: "stopped" } });
+function noPendingGrant(
+  runId: string,
+  unknown: readonly GrantAnswer[],
+  parked: readonly ParkedStage[],
+): StagechartError {
+  const pending = describeWaits(parked).flatMap((w) => (w.kind === "grant" ? [w.proposalId] : []));
+  return new StagechartError(
+    "Session/NoPendingGrant",
+    `run ${runId} has no grant request ${unknown.map((a) => a.proposalId).join(", ")} waiting${
+      pending.length ? `; it waits for ${pending.join(", ")}` : ""
+    }`,
+    { runId, pending },
+  );
+}
+
+function suspended(
+  audit: AuditSink,
+  runId: string,
+  actor: Actor<AnyStateMachine>,
+  waiting: ReturnType<typeof describeWaits> | undefined,
+): RunResult {
+  audit.emit({
+    type: "RunSuspended",
+    runId,
+    payload: waiting ? { reason: "waiting", waiting } : { reason: "stopped" },
+  });
   const context = actor.getSnapshot().context as PipelineContext;
-  return { runId, status: "suspended", results: context.results };
+  return { runId, status: "suspended", results: context.results, ...(waiting && { waiting }) };
 }
 
 function finish(

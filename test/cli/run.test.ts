@@ -1,24 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.js";
+import { demoProject, REPO_ROOT, runCli, runIn, summaryOf } from "../support/cli.js";
 import { tempDir } from "../support/stages.js";
-
-const ROOT = resolve(import.meta.dirname, "../..");
-
-/** A fresh copy of the demo project, so runs never touch the repository's own copy. */
-function demoProject(): string {
-  const dir = tempDir();
-  cpSync(join(ROOT, "examples/auth-service"), dir, { recursive: true });
-  return dir;
-}
-
-/** Runs the CLI with the project's own store, as a user inside that project would. */
-const runIn = (project: string, ...argv: string[]) =>
-  runCli(...argv, "--root", project, "--store", join(project, ".stagechart/runs.db"));
-
-const summaryOf = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1) as string);
 
 describe("stagechart run", () => {
   it("runs the bundled code-review pipeline on the scripted model to done", async () => {
@@ -145,7 +130,7 @@ describe("stagechart run", () => {
     const out = execFileSync(
       process.execPath,
       [
-        join(ROOT, "bin/stagechart.js"),
+        join(REPO_ROOT, "bin/stagechart.js"),
         "run",
         "code-review",
         "--task",

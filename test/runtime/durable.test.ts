@@ -220,3 +220,71 @@ stages:
     expect(turns).toEqual(["calls", "error", "completion"]);
   }, 15_000);
 });
+
+describe("a suspended run", () => {
+  const review = pipelineOf({
+    id: "code-review",
+    stages: [llm("plan"), llm("execute"), llm("review")],
+    next: { plan: "execute", execute: "review" },
+  });
+
+  it("a deferred gate with retry-later suspends the run; resume checks the gate again", async () => {
+    const file = join(tempDir(), "runs.db");
+    let opens = 0;
+    const gate = () => (opens++ === 0 ? ("defer" as const) : ("proceed" as const));
+    const host = () => harness(CODE_REVIEW_SCRIPT, { hooks: { plan: { gate } } }).host;
+    const first = handleOf(
+      startRun(review, { host: host(), store: openStore(file), runId: "g1", task: "t" }),
+    );
+    const parked = await first.result;
+    expect(parked).toMatchObject({
+      status: "suspended",
+      waiting: [{ kind: "gate", stageId: "plan", stageExecutionId: "g1/plan/1" }],
+    });
+    const store = openStore(file);
+    expect(store.getRun("g1")).toMatchObject({ ok: true, value: { status: "suspended" } });
+    const resumed = resumeRun(review, "g1", { host: host(), store });
+    if (!resumed.ok) throw resumed.error;
+    expect((await resumed.value.result).status).toBe("done");
+    expect(opens).toBe(2);
+    const events = store.auditOf("g1");
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.filter((e) => e.type === "StageExited" && e.stageId === "plan")).toHaveLength(1);
+  });
+
+  it("in a parallel group, suspends only once every other sibling has settled", async () => {
+    const file = join(tempDir(), "runs.db");
+    const group = pipelineOf({
+      id: "group",
+      stages: [waits("start", 1), llm("plan"), waits("slow", 150), waits("join", 1)],
+      next: {
+        start: {
+          kind: "parallel",
+          siblings: ["plan", "slow"],
+          join: "join",
+          policy: { kind: "all-settled" },
+        },
+      },
+    });
+    const h = harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" });
+    const first = handleOf(
+      startRun(group, { host: h.host, store: openStore(file), runId: "p1", task: "t" }),
+    );
+    const parked = await first.result;
+    expect(parked.status).toBe("suspended");
+    const store = openStore(file);
+    const events = store.auditOf("p1");
+    const slowExit = events.findIndex((e) => e.type === "StageExited" && e.stageId === "slow");
+    const suspension = events.findIndex((e) => e.type === "RunSuspended");
+    expect(slowExit).toBeGreaterThan(0);
+    expect(suspension).toBeGreaterThan(slowExit);
+    const proposalId = parked.waiting?.[0]?.kind === "grant" ? parked.waiting[0].proposalId : "";
+    const resumed = resumeRun(group, "p1", {
+      host: harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host,
+      store,
+      answers: [{ proposalId, decision: "deny" }],
+    });
+    if (!resumed.ok) throw resumed.error;
+    expect((await resumed.value.result).status).toBe("done");
+  });
+});

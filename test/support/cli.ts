@@ -1,3 +1,6 @@
+import { cpSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { main } from "../../src/cli/main.js";
 
 export interface CliRun {
@@ -20,3 +23,26 @@ export async function runCli(...argv: string[]): Promise<CliRun> {
   });
   return { code, stdout, stderr };
 }
+
+export const REPO_ROOT = resolve(import.meta.dirname, "../..");
+
+/** A fresh copy of the demo project, so runs never touch the repository's own copy. */
+export function demoProject(): string {
+  const dir = mkdtempSync(join(tmpdir(), "stagechart-demo-"));
+  cpSync(join(REPO_ROOT, "examples/auth-service"), dir, { recursive: true });
+  return dir;
+}
+
+/** The store a project's runs go to when the CLI runs inside it. */
+export const storeOf = (project: string): string => join(project, ".stagechart/runs.db");
+
+/** Runs the CLI on a project with the project's own store, as a user inside it would. */
+export const runIn = (project: string, ...argv: string[]): Promise<CliRun> =>
+  runCli(...argv, "--root", project, "--store", storeOf(project));
+
+/** Runs a store command (`runs`, `show`, `resume`, …) against a project's store. */
+export const storeCommand = (project: string, ...argv: string[]): Promise<CliRun> =>
+  runCli(...argv, "--store", storeOf(project));
+
+/** The JSON summary a command prints last on stdout. */
+export const summaryOf = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1) as string);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
-import { resumeRun } from "../../runtime/run.js";
+import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
 import { drive, refuse } from "../drive.js";
 import { type HostSettings, hostFor } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
@@ -11,6 +11,8 @@ interface StoredRunFlags {
   store?: string;
   json?: boolean;
   force?: boolean;
+  approve?: string[];
+  deny?: string[];
 }
 
 /** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
@@ -22,6 +24,8 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .argument("<runId>")
     .option(storeOption, "the run store (default: .stagechart/runs.db)")
     .option("--force", "resume even if the pipeline changed since the run was saved")
+    .option("--approve <proposalId>", "grant a request the run waits for; repeatable", collect)
+    .option("--deny <proposalId>", "deny a request the run waits for; repeatable", collect)
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(await continueRun(runId, flags, io)),
@@ -89,6 +93,7 @@ async function continueRun(
       host: host.value,
       store: store.value,
       force: Boolean(flags.force),
+      answers: answersOf(flags),
     });
     if (!resumed.ok) return refuse(io, flags.json, resumed.error);
     if (event) {
@@ -103,4 +108,18 @@ async function continueRun(
   } finally {
     store.value.close();
   }
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+function answersOf(flags: StoredRunFlags): GrantAnswer[] {
+  const by = "command line";
+  return [
+    ...(flags.approve ?? []).map((proposalId) => ({
+      proposalId,
+      decision: "approve" as const,
+      by,
+    })),
+    ...(flags.deny ?? []).map((proposalId) => ({ proposalId, decision: "deny" as const, by })),
+  ];
 }

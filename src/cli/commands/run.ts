@@ -1,4 +1,5 @@
 import { type Command, Option } from "commander";
+import type { UnansweredGrants } from "../../runtime/host.js";
 import { startRun } from "../../runtime/run.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
 import { drive, refuse } from "../drive.js";
@@ -13,6 +14,7 @@ interface RunFlags {
   model?: string;
   mode: SecurityMode;
   headless?: boolean;
+  onGrant: UnansweredGrants;
   root?: string;
   store?: string;
   runId?: string;
@@ -39,7 +41,15 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
         .choices(SECURITY_MODES)
         .default("ask"),
     )
-    .option("--headless", "no interactive prompts: grant requests are denied")
+    .option("--headless", "no interactive prompts: grant requests are denied (or see --on-grant)")
+    .addOption(
+      new Option(
+        "--on-grant <what>",
+        "a grant request nobody can answer: deny it, or suspend the run until `resume --approve/--deny`",
+      )
+        .choices(["deny", "suspend"])
+        .default("deny"),
+    )
     .option("--root <dir>", "the directory tools work in (default: the working directory)")
     .option("--store <path>", "the run store (default: .stagechart/runs.db)")
     .option("--run-id <id>", "the run's id (default: generated)")

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import type { AuditEvent } from "../../inspect/audit.js";
+import type { RunWait } from "../../runtime/run.js";
 import type { SqliteStore } from "../../store/index.js";
-import { refuse } from "../drive.js";
+import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
 import { progressLine } from "../progress.js";
 import { openStoreForCli } from "../store.js";
@@ -54,10 +55,21 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
           ? (snapshot.value.snapshot as { value?: unknown }).value
           : undefined;
         const stages = events.filter((e) => e.type === "StageExited").map(stageSummary);
+        const waiting =
+          run.value.status === "suspended"
+            ? (events.findLast((e) => e.type === "RunSuspended")?.payload.waiting as
+                | RunWait[]
+                | undefined)
+            : undefined;
         if (flags.json) {
-          io.stdout(
-            `${JSON.stringify({ ...run.value, state, stages, timeline: events }, null, 2)}\n`,
-          );
+          const shown = {
+            ...run.value,
+            state,
+            stages,
+            ...(waiting && { waiting }),
+            timeline: events,
+          };
+          io.stdout(`${JSON.stringify(shown, null, 2)}\n`);
           return EXIT.done;
         }
         const { status, pipelineId, createdAt, updatedAt, error } = run.value;
@@ -65,6 +77,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         io.stdout(`started ${createdAt}, last step ${updatedAt}\n`);
         if (state !== undefined) io.stdout(`state: ${JSON.stringify(state)}\n`);
         if (error) io.stdout(`error: ${error.code}: ${error.message}\n`);
+        for (const wait of waiting ?? []) io.stdout(`${waitLine(runId, wait)}\n`);
         io.stdout("stages:\n");
         for (const s of stages)
           io.stdout(`  ${s.stageExecutionId}  ${s.verdict}${s.reason ? ` · ${s.reason}` : ""}\n`);

@@ -1,0 +1,53 @@
+import type { AnyActorRef } from "xstate";
+import { type StageWait, stageWait } from "../compiler/stage-machine.js";
+
+/** A parked stage somewhere in a run's actor tree, and the actor to send its answer to. */
+export interface ParkedStage {
+  actor: AnyActorRef;
+  wait: StageWait;
+}
+
+export interface Survey {
+  parked: ParkedStage[];
+  /** Some actor is still working: a model or tool call, a backoff, a code stage. */
+  busy: boolean;
+}
+
+/**
+ * Walks a run's actor tree. A run is quiescent when stages are parked and nothing else works,
+ * so no event will ever come unless somebody answers: that is when a durable run suspends.
+ */
+export function survey(root: AnyActorRef): Survey {
+  const parked: ParkedStage[] = [];
+  const busy = isBusy(root, parked);
+  return { parked, busy };
+}
+
+export const isQuiescent = ({ parked, busy }: Survey): boolean => parked.length > 0 && !busy;
+
+function isBusy(actor: AnyActorRef, parked: ParkedStage[]): boolean {
+  const snapshot = actor.getSnapshot();
+  if (snapshot.status !== "active") return false;
+  if (typeof snapshot.hasTag === "function") {
+    const wait = stageWait(snapshot);
+    if (wait) {
+      parked.push({ actor, wait });
+      return false;
+    }
+  }
+  // A machine with nothing invoked is waiting on a timer or a transition: still working.
+  const children = Object.values((snapshot.children ?? {}) as Record<string, AnyActorRef>);
+  if (children.length === 0) return true;
+  let busy = false;
+  for (const child of children) busy = isBusy(child, parked) || busy;
+  return busy;
+}
+
+/** What a suspended run waits for, as audited and shown: grant requests and deferred gates. */
+export function describeWaits(parked: readonly ParkedStage[]) {
+  return parked.map(({ wait }) =>
+    wait.kind === "grant"
+      ? { kind: "grant" as const, ...wait.request }
+      : { kind: "gate" as const, stageId: wait.stageId, stageExecutionId: wait.stageExecutionId },
+  );
+}

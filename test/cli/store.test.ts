@@ -1,0 +1,229 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { AuditEvent } from "../../src/inspect/audit.js";
+import { demoProject, runIn, storeCommand, summaryOf } from "../support/cli.js";
+
+const TASK = ["--task", "refactor auth module"];
+
+async function auditOf(project: string, runId: string): Promise<AuditEvent[]> {
+  const audit = await storeCommand(project, "audit", runId, "--json");
+  expect(audit.code).toBe(0);
+  return JSON.parse(audit.stdout);
+}
+
+function expectWholeTrail(events: AuditEvent[]): void {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  const exits = events.filter((e) => e.type === "StageExited").map((e) => e.stageExecutionId);
+  expect(new Set(exits).size).toBe(exits.length);
+}
+
+/** Runs code-review headless with `--on-grant suspend`: Plan's out-of-envelope Edit parks it. */
+async function suspendedRun(project: string) {
+  const run = await runIn(
+    project,
+    "run",
+    "code-review",
+    ...TASK,
+    "--headless",
+    "--on-grant",
+    "suspend",
+    "--json",
+  );
+  expect(run.code).toBe(3);
+  const summary = summaryOf(run.stdout);
+  expect(summary).toMatchObject({
+    status: "suspended",
+    waiting: [{ kind: "grant", stageId: "plan", tool: "Edit", argsSummary: "src/auth.ts" }],
+  });
+  return {
+    runId: summary.runId as string,
+    proposalId: summary.waiting[0].proposalId as string,
+    run,
+  };
+}
+
+describe("suspended runs", () => {
+  it("parks a headless run on a grant request, and resume --approve answers it", async () => {
+    const project = demoProject();
+    const { runId, proposalId, run } = await suspendedRun(project);
+    expect(proposalId).toBe(`${runId}/plan/1/a1/t1/c0`);
+    expect(run.stderr).toContain(`stagechart resume ${runId} --approve ${proposalId}`);
+
+    const listed = await storeCommand(project, "runs");
+    expect(listed.stdout).toMatch(new RegExp(`^${runId} {2}suspended {2}code-review`, "m"));
+    const shown = await storeCommand(project, "show", runId);
+    expect(shown.stdout).toContain(`run ${runId} · code-review · suspended`);
+    expect(shown.stdout).toContain(`--approve ${proposalId}`);
+
+    const resumed = await storeCommand(project, "resume", runId, "--approve", proposalId, "--json");
+    expect(resumed.code).toBe(0);
+    expect(summaryOf(resumed.stdout).status).toBe("done");
+
+    const events = await auditOf(project, runId);
+    expectWholeTrail(events);
+    const types = events.map((e) => e.type);
+    expect(types.indexOf("RunSuspended")).toBeLessThan(types.indexOf("RunResumed"));
+    const grant = events.find((e) => e.type === "GrantIssued");
+    expect(grant?.payload).toMatchObject({ proposalId, source: "interactor", by: "command line" });
+    const approval = events.find((e) => e.type === "ToolApproved" && e.payload.tool === "Edit");
+    expect(approval?.payload).toMatchObject({ proposalId, source: "grant" });
+    // The granted Edit ran in Plan, then Execute's identical edit found it already made.
+    expect(readFileSync(join(project, "src/auth.ts"), "utf8")).toContain(
+      "export const authentication =",
+    );
+  });
+
+  it("resume --deny gives the model a typed denial and the run goes on", async () => {
+    const project = demoProject();
+    const { runId, proposalId } = await suspendedRun(project);
+    const resumed = await storeCommand(project, "resume", runId, "--deny", proposalId, "--json");
+    expect(summaryOf(resumed.stdout).status).toBe("done");
+    const events = await auditOf(project, runId);
+    expectWholeTrail(events);
+    expect(events.find((e) => e.type === "ToolDenied")?.payload).toMatchObject({
+      proposalId,
+      source: "interactor",
+      code: "ToolTerminal/GrantDenied",
+    });
+  });
+
+  it("refuses an answer to a request the run is not waiting for, and keeps the run resumable", async () => {
+    const project = demoProject();
+    const { runId, proposalId } = await suspendedRun(project);
+    const wrong = await storeCommand(project, "resume", runId, "--approve", "nope", "--json");
+    expect(wrong.code).toBe(1);
+    expect(summaryOf(wrong.stdout).error).toMatchObject({
+      code: "Session/NoPendingGrant",
+      message: expect.stringContaining(proposalId),
+    });
+    const again = await storeCommand(project, "resume", runId, "--json");
+    expect(again.code).toBe(3);
+    expect(summaryOf(again.stdout).waiting[0].proposalId).toBe(proposalId);
+    const done = await storeCommand(project, "resume", runId, "--approve", proposalId);
+    expect(done.code).toBe(0);
+    expectWholeTrail(await auditOf(project, runId));
+  });
+});
+
+describe("control commands on a stored run", () => {
+  it("cancel ends a suspended run as cancelled (exit 3) and it cannot be resumed", async () => {
+    const project = demoProject();
+    const { runId } = await suspendedRun(project);
+    const cancelled = await storeCommand(project, "cancel", runId, "--json");
+    expect(cancelled.code).toBe(3);
+    expect(summaryOf(cancelled.stdout).status).toBe("cancelled");
+    const events = await auditOf(project, runId);
+    expect(events.at(-1)?.type).toBe("RunCancelled");
+    expect(events.some((e) => e.type === "StageCancelled" && e.stageId === "plan")).toBe(true);
+    const resumed = await storeCommand(project, "resume", runId, "--json");
+    expect(summaryOf(resumed.stdout).error.code).toBe("Session/RunFinished");
+  });
+
+  it("override moves a suspended run to a reachable stage with the reason audited; an unreachable one is refused", async () => {
+    const project = demoProject();
+    // Execute asks for Bash outside its envelope, so the run suspends there.
+    const script = join(project, "execute-asks.script.yaml");
+    writeFileSync(
+      script,
+      `stages:
+  plan: [{ tool: submit_plan, args: { summary: "Rename auth.", steps: [rename] } }]
+  execute: [{ tool: Bash, args: { command: "git diff" } }]
+  review: [{ tool: submit_review, args: { approved: true, summary: "Fine.", findings: [] } }]
+`,
+    );
+    const run = await runIn(
+      project,
+      "run",
+      "code-review",
+      ...TASK,
+      "--model",
+      `scripted:${script}`,
+      "--headless",
+      "--on-grant",
+      "suspend",
+      "--json",
+    );
+    const { runId, waiting } = summaryOf(run.stdout);
+    expect(waiting[0]).toMatchObject({ stageId: "execute", tool: "Bash" });
+    const refused = await storeCommand(
+      project,
+      "override",
+      runId,
+      "--to",
+      "plan",
+      "--reason",
+      "x",
+      "--json",
+    );
+    expect(refused.code).toBe(1);
+    expect(summaryOf(refused.stdout).error.code).toBe("Session/IllegalTransition");
+    const moved = await storeCommand(
+      project,
+      "override",
+      runId,
+      "--to",
+      "review",
+      "--reason",
+      "reviewed by hand",
+      "--json",
+    );
+    expect(moved.code).toBe(0);
+    expect(summaryOf(moved.stdout).status).toBe("done");
+    const events = await auditOf(project, runId);
+    expectWholeTrail(events);
+    expect(events.find((e) => e.type === "OverrideApplied")?.payload).toMatchObject({
+      from: "execute",
+      to: "review",
+      reason: "reviewed by hand",
+    });
+    expect(events.find((e) => e.type === "StageCancelled")?.stageId).toBe("execute");
+  });
+
+  it("redo runs the current stage again as a new stage execution", async () => {
+    const project = demoProject();
+    const { runId } = await suspendedRun(project);
+    const redone = await storeCommand(project, "redo", runId, "plan", "--json");
+    // The new Plan asks for the same Edit again: a new request, so the run suspends again.
+    expect(redone.code).toBe(3);
+    const waiting = summaryOf(redone.stdout).waiting;
+    expect(waiting[0].stageExecutionId).toBe(`${runId}/plan/2`);
+    const events = await auditOf(project, runId);
+    expectWholeTrail(events);
+    expect(events.some((e) => e.type === "SMTransition" && e.payload.kind === "redo")).toBe(true);
+  });
+});
+
+describe("reading the store", () => {
+  it("runs, show and audit describe a finished run, as text and JSON", async () => {
+    const project = demoProject();
+    const run = await runIn(project, "run", "code-review", ...TASK, "--headless", "--json");
+    const { runId } = summaryOf(run.stdout);
+    const runs = JSON.parse((await storeCommand(project, "runs", "--json")).stdout);
+    expect(runs).toEqual([
+      expect.objectContaining({ runId, status: "done", pipelineId: "code-review" }),
+    ]);
+    const shown = JSON.parse((await storeCommand(project, "show", runId, "--json")).stdout);
+    expect(shown).toMatchObject({ runId, status: "done", state: "done" });
+    expect(shown.stages.map((s: { stageId: string }) => s.stageId)).toEqual([
+      "plan",
+      "execute",
+      "review",
+    ]);
+    const text = (await storeCommand(project, "show", runId)).stdout;
+    expect(text).toContain(`${runId}/review/1  ok`);
+    const audit = (await storeCommand(project, "audit", runId)).stdout.split("\n");
+    expect(audit[0]).toMatch(/^ {3}1 \S+ RunStarted /);
+    expect(audit.at(-2)).toMatch(/RunCompleted/);
+  });
+
+  it("names a run that is not there, and an empty store", async () => {
+    const project = demoProject();
+    expect((await storeCommand(project, "runs")).stdout).toBe("no runs yet\n");
+    const missing = await storeCommand(project, "show", "run-nope", "--json");
+    expect(missing.code).toBe(1);
+    expect(summaryOf(missing.stdout).error.code).toBe("Session/RunNotFound");
+    const resume = await storeCommand(project, "resume", "run-nope");
+    expect(resume.stderr).toContain("Session/RunNotFound");
+  });
+});
