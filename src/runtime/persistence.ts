@@ -35,7 +35,16 @@ export interface RunStore extends Journal, TranscriptStore {
     step: { snapshot?: unknown; definitionHash?: string; events: AuditEventInput[] },
   ): AuditEvent[];
   auditOf(runId: string, afterSeq?: number): AuditEvent[];
-  acquireLease(runId: string, owner: string, ttlMs: number): Result<void>;
+  /**
+   * Takes the run's lease if it is free, expired or already `owner`'s, or if `holderGone` says
+   * its holder no longer exists; `Session/RunLocked` otherwise.
+   */
+  acquireLease(
+    runId: string,
+    owner: string,
+    ttlMs: number,
+    holderGone?: (holder: string) => boolean,
+  ): Result<void>;
   renewLease(runId: string, owner: string, ttlMs: number): Result<void>;
   releaseLease(runId: string, owner: string): void;
 }
@@ -45,6 +54,23 @@ export const LEASE_TTL_MS = 15_000;
 
 /** Unique per launch, so even two handles in one process cannot drive the same run. */
 export const leaseOwner = (): string => `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+
+/**
+ * Whether a lease's owner is a process of this machine that has died (killed, crashed): its
+ * run can be taken over at once instead of waiting for the lease to expire. Owners elsewhere
+ * cannot be checked and are trusted until their lease expires.
+ */
+export function ownerIsGone(owner: string): boolean {
+  const [host, pid] = owner.split(":");
+  if (host !== hostname() || !pid || !/^\d+$/.test(pid)) return false;
+  if (Number(pid) === process.pid) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
 
 /**
  * The audit sink of a durable run: events are held until the step that emitted them is

@@ -24,7 +24,13 @@ import {
 import type { AuditEvent, AuditSink } from "../inspect/audit.js";
 import { runCodeStage } from "./code-stages.js";
 import type { Host } from "./host.js";
-import { LEASE_TTL_MS, leaseOwner, type RunStore, StepRecorder } from "./persistence.js";
+import {
+  LEASE_TTL_MS,
+  leaseOwner,
+  ownerIsGone,
+  type RunStore,
+  StepRecorder,
+} from "./persistence.js";
 import { rulesGrantPolicy } from "./rules.js";
 import { stageMachineFor } from "./run-stage.js";
 import { describeWaits, isQuiescent, type ParkedStage, survey } from "./suspension.js";
@@ -209,7 +215,7 @@ function launchDurable(
 ): Result<RunHandle> {
   const { runId } = launchOptions;
   const owner = leaseOwner();
-  const leased = store.acquireLease(runId, owner, LEASE_TTL_MS);
+  const leased = store.acquireLease(runId, owner, LEASE_TTL_MS, ownerIsGone);
   if (!leased.ok) return leased;
   const recorder = new StepRecorder(store, runId, definitionHash);
   const durableHost: Host = { ...host, audit: recorder, journal: store, transcripts: store };

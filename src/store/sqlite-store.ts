@@ -180,6 +180,12 @@ export class SqliteStore implements Journal, TranscriptStore {
     return value === undefined ? undefined : JSON.parse(value);
   }
 
+  /** A journal entry with the moment it was recorded, for inspection. */
+  journalEntry(key: string): { value: unknown; recordedAt: string } | undefined {
+    const row = this.sql.journalEntry.get(key);
+    return row && { value: JSON.parse(row.value), recordedAt: row.recordedAt };
+  }
+
   /** A journal entry is a fact: recording a key again keeps the first value. */
   record(key: string, value: unknown): void {
     this.sql.recordJournal.run({
@@ -209,7 +215,12 @@ export class SqliteStore implements Journal, TranscriptStore {
    * One live process per run. The lease is taken when free, when its holder let it expire (a
    * crashed owner must not lock a run forever) or when `owner` already holds it.
    */
-  acquireLease(runId: string, owner: string, ttlMs: number): Result<void> {
+  acquireLease(
+    runId: string,
+    owner: string,
+    ttlMs: number,
+    holderGone: (holder: string) => boolean = () => false,
+  ): Result<void> {
     return this.immediately((): Result<void> => {
       if (this.sql.runExists.get(runId) === undefined) return err(runNotFound(runId));
       const now = this.now();
@@ -218,7 +229,9 @@ export class SqliteStore implements Journal, TranscriptStore {
       // The claim failed, so a live lease of another owner is there: this transaction holds
       // the write lock, nobody can have released it since.
       const holder = this.sql.lease.get(runId) as { owner: string; expiresAt: number };
-      return err(runLocked(runId, holder.owner, holder.expiresAt));
+      if (!holderGone(holder.owner)) return err(runLocked(runId, holder.owner, holder.expiresAt));
+      this.sql.takeLease.run({ runId, owner, expiresAt: now + ttlMs });
+      return ok(undefined);
     });
   }
 

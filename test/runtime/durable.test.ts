@@ -288,3 +288,29 @@ describe("a suspended run", () => {
     expect((await resumed.value.result).status).toBe("done");
   });
 });
+
+describe("snapshot size", () => {
+  it("stays flat over a 200-turn stage: the conversation lives in the journal, not the snapshot", async () => {
+    const turns = 200;
+    const script = `stages:\n  plan:\n${"    - { tool: Read, args: { path: src/auth.ts } }\n".repeat(turns)}    - { tool: submit_plan, args: { summary: s, steps: [a] } }\n`;
+    const plan = llm("plan", (text) => text.replace(/^turnCap: .*$/m, `turnCap: ${turns + 1}`));
+    const pipeline = pipelineOf({ id: "long", stages: [plan] });
+    const store = openStore();
+    const sizes: number[] = [];
+    const measured = Object.assign(Object.create(store), {
+      commitStep: (runId: string, step: Parameters<SqliteStore["commitStep"]>[1]) => {
+        if (step.snapshot) sizes.push(JSON.stringify(step.snapshot).length);
+        return store.commitStep(runId, step);
+      },
+    }) as SqliteStore;
+    const handle = handleOf(
+      startRun(pipeline, { host: harness(script).host, store: measured, runId: "long", task: "t" }),
+    );
+    expect((await handle.result).status).toBe("done");
+    expect(store.read("long/plan/1").length).toBeGreaterThan(2 * turns);
+    const early = sizes[10] as number;
+    const largest = Math.max(...sizes);
+    expect(sizes.length).toBeGreaterThan(turns);
+    expect(largest).toBeLessThan(early * 1.2);
+  });
+});

@@ -92,4 +92,15 @@ describe("leases", () => {
     const { store } = tempStore();
     expect(failure(store.acquireLease("ghost", "first", 1_000)).code).toBe("Session/RunNotFound");
   });
+
+  it("is taken over at once, before it expires, when the caller knows its holder is gone", () => {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    okValue(store.acquireLease("run-1", "crashed", 60_000));
+    expect(failure(store.acquireLease("run-1", "next", 60_000, () => false)).code).toBe(
+      "Session/RunLocked",
+    );
+    okValue(store.acquireLease("run-1", "next", 60_000, (holder) => holder === "crashed"));
+    expect(failure(store.renewLease("run-1", "crashed", 1_000)).code).toBe("Session/LeaseLost");
+  });
 });

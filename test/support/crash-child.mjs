@@ -1,0 +1,62 @@
+// A run in a process of its own, for the crash test to SIGKILL. It does what `stagechart run` and
+// `stagechart resume` do, through the built package (run `npm run build` first), and also logs
+// every model request it makes, so the test can tell whether a recorded reply was asked again.
+//
+//   node crash-child.mjs start|resume <store> <runId> <pipeline.yaml> <script.yaml> <root> <model-log> [approve-id…]
+//
+// stdout: `E <seq> <type> <stageId>` per audit event, then `R <result json>`.
+import { appendFileSync } from "node:fs";
+import {
+  createHost,
+  loadPipelineFile,
+  MemoryAuditLog,
+  resolveModelSpec,
+  resumeRun,
+  SqliteStore,
+  startRun,
+} from "../../dist/index.js";
+
+const [mode, storeFile, runId, pipelineFile, scriptFile, root, modelLog, ...approvals] =
+  process.argv.slice(2);
+
+const model = await resolveModelSpec(`scripted:${scriptFile}`);
+if (!model.ok) throw model.error;
+const scripted = model.value.model;
+const logged = {
+  ...scripted,
+  doGenerate: (options) => {
+    const call = options.providerOptions.stagechart;
+    const key = `model:${runId}/${call.stageExecutionId}/${call.position}`;
+    appendFileSync(modelLog, `${JSON.stringify({ key, at: Date.now() })}\n`);
+    return scripted.doGenerate(options);
+  },
+};
+const host = createHost({
+  model: { ...model.value, model: logged },
+  audit: new MemoryAuditLog(),
+  root,
+  unansweredGrants: "suspend",
+  limits: { providerRetryDelayMs: 600 },
+});
+const pipeline = await loadPipelineFile(pipelineFile);
+if (!pipeline.ok) throw new Error(JSON.stringify(pipeline.diagnostics));
+const store = SqliteStore.open(storeFile);
+if (!store.ok) throw store.error;
+const handle =
+  mode === "start"
+    ? startRun(pipeline.value, { host, store: store.value, runId, task: "survive crashes" })
+    : resumeRun(pipeline.value, runId, {
+        host,
+        store: store.value,
+        answers: approvals.map((proposalId) => ({ proposalId, decision: "approve" })),
+      });
+if (!handle.ok) {
+  process.stdout.write(`R ${JSON.stringify({ status: "refused", error: handle.error.code })}\n`);
+  process.exit(1);
+}
+for await (const event of handle.value.events())
+  process.stdout.write(`E ${event.seq} ${event.type} ${event.stageId ?? "-"}\n`);
+const result = await handle.value.result;
+process.stdout.write(`R ${JSON.stringify(result)}\n`);
+store.value.close();
+process.exit(result.status === "done" ? 0 : 3);
