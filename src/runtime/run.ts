@@ -277,6 +277,16 @@ function launch(
     ...(snapshot && { snapshot }),
     inspect: (event: { type: string }) => event.type === "@xstate.snapshot" && queueSettle(),
   });
+  const restoredState = actor.getSnapshot();
+  if (snapshot && restoredState.status === "error") {
+    return err(
+      new StagechartError(
+        "Session/SnapshotCorrupt",
+        `run ${runId}'s snapshot does not restore into ${pipeline.id}: ${toStagechartError(restoredState.error, "Session/SnapshotCorrupt").message}`,
+        { runId },
+      ),
+    );
+  }
   const restored = survey(actor).parked;
   const unknown = answers.filter(
     (a) =>

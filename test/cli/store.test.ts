@@ -1,8 +1,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { AuditEvent } from "../../src/inspect/audit.js";
-import { demoProject, runIn, storeCommand, summaryOf } from "../support/cli.js";
+import { demoProject, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 
 const TASK = ["--task", "refactor auth module"];
 
@@ -225,5 +226,36 @@ describe("reading the store", () => {
     expect(summaryOf(missing.stdout).error.code).toBe("Session/RunNotFound");
     const resume = await storeCommand(project, "resume", "run-nope");
     expect(resume.stderr).toContain("Session/RunNotFound");
+  });
+});
+
+describe("a damaged store", () => {
+  it("names a corrupt or unusable snapshot on resume, and keeps the audit log readable", async () => {
+    const project = demoProject();
+    const { runId } = await suspendedRun(project);
+    const db = new Database(storeOf(project));
+    const corrupt = (text: string) =>
+      db.prepare("UPDATE snapshots SET snapshot = ? WHERE run_id = ?").run(text, runId);
+
+    corrupt("{not json");
+    const broken = await storeCommand(project, "resume", runId, "--json");
+    expect(broken.code).toBe(1);
+    expect(summaryOf(broken.stdout).error.code).toBe("Session/SnapshotCorrupt");
+
+    corrupt(
+      JSON.stringify({ status: "active", value: "no-such-state", context: {}, children: {} }),
+    );
+    const unusable = await storeCommand(project, "resume", runId, "--json");
+    expect(unusable.code).toBe(1);
+    expect(summaryOf(unusable.stdout).error.code).toBe("Session/SnapshotCorrupt");
+
+    db.prepare("DELETE FROM snapshots WHERE run_id = ?").run(runId);
+    const missing = await storeCommand(project, "resume", runId, "--json");
+    expect(summaryOf(missing.stdout).error.code).toBe("Session/NoSnapshot");
+    db.close();
+
+    const events = await auditOf(project, runId);
+    expect(events.at(-1)?.type).toBe("RunSuspended");
+    expectWholeTrail(events);
   });
 });
