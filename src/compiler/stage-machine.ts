@@ -698,7 +698,9 @@ export function createStageMachine(services: StageServices) {
                       },
                     },
                   },
-                  parked: { tags: ["suspended"] },
+                  // RECHECK (sent when a run resumes) routes the request again: to interactors
+                  // the resumed host has, or back here.
+                  parked: { tags: ["suspended"], on: { RECHECK: "routing" } },
                 },
               },
               granted: {

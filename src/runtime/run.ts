@@ -311,11 +311,10 @@ function launch(
   void result.finally(() => feed.close());
   actor.start();
   for (const { actor: stage, wait } of restored) {
-    if (wait.kind === "gate") stage.send({ type: "RECHECK" });
     const answer = answers.find(
       (a) => wait.kind === "grant" && a.proposalId === wait.request.proposalId,
     );
-    if (answer) stage.send({ type: "GRANT_ANSWER", ...answer });
+    stage.send(answer ? { type: "GRANT_ANSWER", ...answer } : { type: "RECHECK" });
   }
   queueSettle();
   return ok({

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { waitFor } from "xstate";
+import { callbackInteractor } from "../../src/runtime/interactors.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { CODE_REVIEW_SCRIPT, code, llm, pipelineOf, waits } from "../support/pipelines.js";
@@ -312,5 +313,42 @@ describe("snapshot size", () => {
     const largest = Math.max(...sizes);
     expect(sizes.length).toBeGreaterThan(turns);
     expect(largest).toBeLessThan(early * 1.2);
+  });
+});
+
+describe("resuming a run parked on a grant", () => {
+  it("asks the resumed host's interactors, when it has some, instead of suspending again", async () => {
+    const file = join(tempDir(), "runs.db");
+    const pipeline = pipelineOf({
+      id: "code-review",
+      stages: [llm("plan"), llm("execute"), llm("review")],
+      next: { plan: "execute", execute: "review" },
+    });
+    const headless = harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
+    const first = handleOf(
+      startRun(pipeline, { host: headless, store: openStore(file), runId: "q1", task: "t" }),
+    );
+    expect((await first.result).status).toBe("suspended");
+
+    const asked: string[] = [];
+    const attended = harness(CODE_REVIEW_SCRIPT, {
+      unansweredGrants: "suspend",
+      interactors: [
+        callbackInteractor("ui", (request) => {
+          asked.push(request.proposalId);
+          return "approve";
+        }),
+      ],
+    }).host;
+    const store = openStore(file);
+    const resumed = resumeRun(pipeline, "q1", { host: attended, store });
+    if (!resumed.ok) throw resumed.error;
+    expect((await resumed.value.result).status).toBe("done");
+    expect(asked).toEqual(["q1/plan/1/a1/t1/c0"]);
+    const events = store.auditOf("q1");
+    expect(events.filter((e) => e.type === "GrantRequested")).toHaveLength(1);
+    expect(events.find((e) => e.type === "GrantIssued")?.payload).toMatchObject({
+      source: "interactor",
+    });
   });
 });

@@ -13,6 +13,7 @@ interface StoredRunFlags {
   force?: boolean;
   approve?: string[];
   deny?: string[];
+  headless?: boolean;
 }
 
 /** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
@@ -26,6 +27,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--force", "resume even if the pipeline changed since the run was saved")
     .option("--approve <proposalId>", "grant a request the run waits for; repeatable", collect)
     .option("--deny <proposalId>", "deny a request the run waits for; repeatable", collect)
+    .option("--headless", "no interactive prompts, even on a terminal")
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(await continueRun(runId, flags, io)),
@@ -87,7 +89,8 @@ async function continueRun(
     const settings = run.value.options as unknown as HostSettings;
     const loaded = await loadPipelineForCli(settings.pipelineFile, io);
     if (!loaded) return EXIT.failed;
-    const host = await hostFor(settings);
+    // Whoever resumes decides whether there is somebody at the terminal to ask.
+    const host = await hostFor({ ...settings, headless: Boolean(flags.headless) });
     if (!host.ok) return refuse(io, flags.json, host.error);
     const resumed = resumeRun(loaded.pipeline, runId, {
       host: host.value,
