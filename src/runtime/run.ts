@@ -9,9 +9,7 @@ import {
   type RunStatus,
 } from "../compiler/pipeline-machine.js";
 import type { GrantDecision } from "../compiler/stage-types.js";
-import { overrideTargets } from "../compiler/topology.js";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
-import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import {
   type ErrorView,
@@ -23,6 +21,7 @@ import {
 } from "../errors.js";
 import type { AuditEvent, AuditSink } from "../inspect/audit.js";
 import { runCodeStage } from "./code-stages.js";
+import { EventFeed } from "./event-feed.js";
 import type { Host } from "./host.js";
 import {
   LEASE_TTL_MS,
@@ -32,6 +31,7 @@ import {
   StepRecorder,
 } from "./persistence.js";
 import { rulesGrantPolicy } from "./rules.js";
+import { checkContext, refuseControl } from "./run-checks.js";
 import { stageMachineFor } from "./run-stage.js";
 import { describeWaits, isQuiescent, type ParkedStage, survey } from "./suspension.js";
 
@@ -323,7 +323,11 @@ function launch(
     result,
     events: () => feed.iterate(),
     send: (event) => {
-      const refused = refuse(pipeline, actor.getSnapshot().context as PipelineContext, event);
+      const refused = refuseControl(
+        pipeline,
+        actor.getSnapshot().context as PipelineContext,
+        event,
+      );
       if (refused) return err(refused);
       actor.send(event);
       return ok(undefined);
@@ -388,105 +392,9 @@ function finish(
   };
 }
 
-function checkContext(
-  pipeline: PipelineDefinition,
-  ctx: Record<string, unknown>,
-): StagechartError | undefined {
-  const validate = compileSchema(pipeline.context);
-  if (!validate.ok)
-    return new StagechartError(
-      "Validation/PipelineContextInvalid",
-      `the context schema of ${pipeline.id} does not compile`,
-    );
-  if (validate.value(ctx)) return undefined;
-  const errors = describeSchemaErrors(validate.value.errors);
-  return new StagechartError(
-    "Validation/RunContextInvalid",
-    `ctx does not match ${pipeline.id}'s context schema: ${errors.join("; ")}`,
-    {
-      errors,
-    },
-  );
-}
-
-/** Why a control event is refused (DESIGN.md §4.3), or nothing when it may be sent. */
-function refuse(
-  pipeline: PipelineDefinition,
-  context: PipelineContext,
-  event: PipelineEvent,
-): StagechartError | undefined {
-  if (event.type === "CANCEL") return undefined;
-  const from = context.current?.replace(/_parallel$/, "");
-  if (!from) return new StagechartError("Session/IllegalTransition", "the run is not in a stage");
-  if (event.type === "OVERRIDE") {
-    if (!event.reason?.trim())
-      return new StagechartError(
-        "Validation/OverrideReasonMissing",
-        "an override needs a reason; it is audited",
-      );
-    if (!overrideTargets(pipeline, from).includes(event.to)) {
-      return new StagechartError(
-        "Session/IllegalTransition",
-        `cannot override from ${from} to ${event.to}: the pipeline's transitions do not lead there`,
-        { from, to: event.to, reachable: overrideTargets(pipeline, from) },
-      );
-    }
-    return undefined;
-  }
-  if (!(context.visits[event.stage] ?? 0)) {
-    return new StagechartError(
-      "Session/IllegalTransition",
-      `cannot redo ${event.stage}: it has not run yet`,
-      {
-        stage: event.stage,
-      },
-    );
-  }
-  return undefined;
-}
-
 function collectHooks(pipeline: PipelineDefinition): Host["hooks"] {
   const nested = Object.values(pipeline.stages).flatMap((stage) =>
     stage.kind === "pipeline" ? Object.entries(collectHooks(stage.pipeline)) : [],
   );
   return { ...Object.fromEntries(nested), ...pipeline.hooks };
-}
-
-/** Audit events of one run as a live stream: forwarded to the host's sink, and to readers. */
-class EventFeed {
-  private readonly buffer: AuditEvent[] = [];
-  private readonly waiting: (() => void)[] = [];
-  private closed = false;
-
-  tee(sink: AuditSink, runId: string): AuditSink {
-    return {
-      emit: (input) => {
-        const event = sink.emit(input);
-        if (event.runId === runId) this.push(event);
-        return event;
-      },
-    };
-  }
-
-  private push(event: AuditEvent): void {
-    this.buffer.push(event);
-    for (const wake of this.waiting.splice(0)) wake();
-  }
-
-  close(): void {
-    this.closed = true;
-    for (const wake of this.waiting.splice(0)) wake();
-  }
-
-  async *iterate(): AsyncIterable<AuditEvent> {
-    let next = 0;
-    while (true) {
-      if (next < this.buffer.length) {
-        yield this.buffer[next++] as AuditEvent;
-        continue;
-      }
-      if (this.closed) return;
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    }
-  }
 }

@@ -1,0 +1,63 @@
+import type { PipelineContext, PipelineEvent } from "../compiler/pipeline-machine.js";
+import { overrideTargets } from "../compiler/topology.js";
+import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { StagechartError } from "../errors.js";
+
+/** What a run refuses before anything happens: a ctx its pipeline's schema rejects. */
+export function checkContext(
+  pipeline: PipelineDefinition,
+  ctx: Record<string, unknown>,
+): StagechartError | undefined {
+  const validate = compileSchema(pipeline.context);
+  if (!validate.ok)
+    return new StagechartError(
+      "Validation/PipelineContextInvalid",
+      `the context schema of ${pipeline.id} does not compile`,
+    );
+  if (validate.value(ctx)) return undefined;
+  const errors = describeSchemaErrors(validate.value.errors);
+  return new StagechartError(
+    "Validation/RunContextInvalid",
+    `ctx does not match ${pipeline.id}'s context schema: ${errors.join("; ")}`,
+    {
+      errors,
+    },
+  );
+}
+
+/** Why a control event is refused (DESIGN.md §4.3), or nothing when it may be sent. */
+export function refuseControl(
+  pipeline: PipelineDefinition,
+  context: PipelineContext,
+  event: PipelineEvent,
+): StagechartError | undefined {
+  if (event.type === "CANCEL") return undefined;
+  const from = context.current?.replace(/_parallel$/, "");
+  if (!from) return new StagechartError("Session/IllegalTransition", "the run is not in a stage");
+  if (event.type === "OVERRIDE") {
+    if (!event.reason?.trim())
+      return new StagechartError(
+        "Validation/OverrideReasonMissing",
+        "an override needs a reason; it is audited",
+      );
+    if (!overrideTargets(pipeline, from).includes(event.to)) {
+      return new StagechartError(
+        "Session/IllegalTransition",
+        `cannot override from ${from} to ${event.to}: the pipeline's transitions do not lead there`,
+        { from, to: event.to, reachable: overrideTargets(pipeline, from) },
+      );
+    }
+    return undefined;
+  }
+  if (!(context.visits[event.stage] ?? 0)) {
+    return new StagechartError(
+      "Session/IllegalTransition",
+      `cannot redo ${event.stage}: it has not run yet`,
+      {
+        stage: event.stage,
+      },
+    );
+  }
+  return undefined;
+}
