@@ -50,6 +50,58 @@ describe("stagechart run on a hosted model", () => {
     );
   });
 
+  it("shows the tokens the provider reported, per stage and for the run", async () => {
+    server = await startLlmServer(CODE_REVIEW_REPLIES);
+    const store = join(tempDir(), "runs.db");
+    const model = `openai-compatible:${server.origin}/v1#test-model`;
+    const argv = ["--headless", "--root", demoProject(), "--store", store];
+    const run = await runCli(
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--model",
+      model,
+      "--json",
+      ...argv,
+    );
+    const { runId } = summaryOf(run.stdout);
+
+    const json = JSON.parse((await runCli("show", runId, "--store", store, "--json")).stdout);
+    expect(json.tokens).toEqual({
+      stages: [
+        {
+          stageId: "plan",
+          stageExecutionId: `${runId}/plan/1`,
+          turns: 3,
+          inputTokens: 1620,
+          outputTokens: 123,
+          totalTokens: 1743,
+        },
+        {
+          stageId: "execute",
+          stageExecutionId: `${runId}/execute/1`,
+          turns: 2,
+          inputTokens: 1540,
+          outputTokens: 92,
+          totalTokens: 1632,
+        },
+        {
+          stageId: "review",
+          stageExecutionId: `${runId}/review/1`,
+          turns: 1,
+          inputTokens: 640,
+          outputTokens: 33,
+          totalTokens: 673,
+        },
+      ],
+      total: { inputTokens: 3800, outputTokens: 248, totalTokens: 4048 },
+    });
+    const text = (await runCli("show", runId, "--store", store)).stdout;
+    expect(text).toContain("tokens: 4048 (3800 in, 248 out)\n");
+    expect(text).toContain(`  ${runId}/execute/1  1632 (1540 in, 92 out)\n`);
+  });
+
   it("refuses to start without the provider's key, naming the variable", async () => {
     vi.stubEnv("OPENAI_API_KEY", "");
     const run = await runCli(

@@ -1,9 +1,13 @@
+import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadPipelineFile } from "../../src/definitions/index.js";
+import { startRun } from "../../src/runtime/run.js";
 import { createStageActor, runStage } from "../../src/runtime/run-stage.js";
 import { compatibleModel } from "../support/hosted-models.js";
 import { type LlmServer, startLlmServer } from "../support/llm-server.js";
 import { loadStage, modelHarness, stageInput } from "../support/stage-harness.js";
 
+const ROOT = resolve(import.meta.dirname, "../..");
 const plan = loadStage("plan");
 const submitPlan = { name: "submit_plan", args: { summary: "Rename auth", steps: ["rename"] } };
 const fastRetries = { providerRetryDelayMs: 1 };
@@ -163,5 +167,23 @@ describe("time limits and cancellation", () => {
       verdict: "fail",
       error: { code: "Cancellation/StageCancelled" },
     });
+  });
+
+  it("aborts the request in flight when the run is cancelled, and the run ends cancelled", async () => {
+    server = await startLlmServer([{ hold: true }]);
+    const pipeline = await loadPipelineFile(join(ROOT, "machines/code-review.yaml"));
+    if (!pipeline.ok) throw new Error("the bundled pipeline does not load");
+    const h = modelHarness(await compatibleModel(server));
+    const run = startRun(pipeline.value, { host: h.host, task: "refactor auth module" });
+    if (!run.ok) throw run.error;
+
+    await server.received(1);
+    expect(run.value.send({ type: "CANCEL", reason: "user pressed stop" }).ok).toBe(true);
+
+    expect((await run.value.result).status).toBe("cancelled");
+    await expect.poll(() => server?.requests[0]?.aborted).toBe(true);
+    expect(h.audit.events.filter((e) => e.type === "StageCancelled")).toEqual([
+      expect.objectContaining({ stageId: "plan" }),
+    ]);
   });
 });

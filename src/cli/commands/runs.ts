@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { AuditEvent } from "../../inspect/audit.js";
+import { type TokenCount, tokenUsage } from "../../inspect/token-usage.js";
 import type { SqliteStore } from "../../store/index.js";
 import { refuse } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
@@ -54,9 +55,10 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
           ? (snapshot.value.snapshot as { value?: unknown }).value
           : undefined;
         const stages = events.filter((e) => e.type === "StageExited").map(stageSummary);
+        const tokens = tokenUsage(events);
         if (flags.json) {
           io.stdout(
-            `${JSON.stringify({ ...run.value, state, stages, timeline: events }, null, 2)}\n`,
+            `${JSON.stringify({ ...run.value, state, stages, tokens, timeline: events }, null, 2)}\n`,
           );
           return EXIT.done;
         }
@@ -68,6 +70,8 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         io.stdout("stages:\n");
         for (const s of stages)
           io.stdout(`  ${s.stageExecutionId}  ${s.verdict}${s.reason ? ` · ${s.reason}` : ""}\n`);
+        io.stdout(`tokens: ${tokenLine(tokens.total)}\n`);
+        for (const t of tokens.stages) io.stdout(`  ${t.stageExecutionId}  ${tokenLine(t)}\n`);
         io.stdout("timeline:\n");
         for (const e of events) {
           const line = progressLine(e, false);
@@ -103,6 +107,9 @@ function stageSummary(event: AuditEvent) {
     ...(reason && { reason }),
   };
 }
+
+const tokenLine = (t: TokenCount): string =>
+  `${t.totalTokens} (${t.inputTokens} in, ${t.outputTokens} out)`;
 
 function auditLine(e: AuditEvent): string {
   const where = [e.stageExecutionId, e.attempt !== undefined ? `attempt ${e.attempt}` : undefined]
