@@ -9,7 +9,6 @@ import { z } from "zod";
 import { argsDigest } from "../compiler/act-rules.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { JsonValue } from "../tools/types.js";
-import type { StagechartCallInfo } from "./types.js";
 
 /**
  * A cassette: every model exchange of one run, in the order the calls were made. Each exchange
@@ -74,7 +73,10 @@ const callInfoSchema = z.object({
   position: z.int().min(0),
 });
 
-/** The place of a call from its `providerOptions.stagechart`, or an error naming what is missing. */
+/**
+ * The place of a call from its `providerOptions.stagechart` (a `StagechartCallInfo`), or an
+ * error naming what is missing.
+ */
 export function placeOf(call: LanguageModelV3CallOptions): Result<ExchangePlace> {
   const info = callInfoSchema.safeParse(call.providerOptions?.stagechart);
   if (!info.success) {
@@ -86,7 +88,7 @@ export function placeOf(call: LanguageModelV3CallOptions): Result<ExchangePlace>
       ),
     );
   }
-  const { position, ...place } = info.data satisfies Omit<StagechartCallInfo, "pipelineId">;
+  const { position, ...place } = info.data;
   return ok({ ...place, call: position });
 }
 

@@ -7,7 +7,6 @@ import {
   placeOf,
   readCassette,
   recordedResponse,
-  relativeExecutionId,
   requestDigest,
   writeCassette,
 } from "./cassette.js";
@@ -26,16 +25,12 @@ export function recordModel(handle: ModelHandle, file: string): ModelHandle {
   let cassette: Cassette | undefined;
 
   const save = (place: ExchangePlace, exchange: Exchange) => {
-    cassette ??= startCassette(file, place.runId, inner);
-    const id = relativeExecutionId(place.runId, place.stageExecutionId);
-    const kept = cassette.exchanges.filter(
-      (e) =>
-        !(
-          relativeExecutionId(cassette?.runId ?? "", e.stageExecutionId) === id &&
-          e.call === place.call
-        ),
+    const current = cassette ?? startCassette(file, place.runId, inner);
+    // A call repeated after a crash replaces its first recording.
+    const kept = current.exchanges.filter(
+      (e) => !(e.stageExecutionId === place.stageExecutionId && e.call === place.call),
     );
-    cassette = { ...cassette, exchanges: [...kept, exchange] };
+    cassette = { ...current, exchanges: [...kept, exchange] };
     writeCassette(file, cassette);
   };
 
