@@ -1,6 +1,7 @@
-import { isAbsolute, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Result } from "../errors.js";
 import { MemoryAuditLog } from "../inspect/audit.js";
+import { recordModel } from "../models/recorder.js";
 import { resolveModelSpec } from "../models/spec.js";
 import { createHost, type Host, type UnansweredGrants } from "../runtime/host.js";
 import { terminalInteractor } from "../runtime/interactors.js";
@@ -9,8 +10,13 @@ import type { SecurityMode } from "../runtime/security-mode.js";
 /** What a run needs to be run again by `resume`: stored with the run. */
 export interface HostSettings {
   pipelineFile: string;
-  /** `scripted:<absolute file>` or another model spec. */
+  /**
+   * `scripted:<absolute file>`, `replay:<absolute file>` or a hosted model spec — never a key:
+   * keys are read from the environment again when the run resumes.
+   */
   model: string;
+  /** The cassette every model exchange is written to (absolute); a resume keeps recording. */
+  record?: string;
   root: string;
   mode: SecurityMode;
   headless: boolean;
@@ -21,6 +27,7 @@ export interface HostSettings {
 export function settingsFor(flags: {
   pipelineFile: string;
   model?: string;
+  record?: string;
   root?: string;
   mode: SecurityMode;
   headless?: boolean;
@@ -31,14 +38,17 @@ export function settingsFor(flags: {
   const target = rest.join(":");
   return {
     pipelineFile: resolve(flags.pipelineFile),
-    model:
-      kind === "scripted" && target && !isAbsolute(target) ? `scripted:${resolve(target)}` : model,
+    model: FILE_MODELS.has(kind ?? "") && target ? `${kind}:${resolve(target)}` : model,
+    ...(flags.record !== undefined && { record: resolve(flags.record) }),
     root: resolve(flags.root ?? process.cwd()),
     mode: flags.mode,
     headless: Boolean(flags.headless),
     onGrant: flags.onGrant ?? "deny",
   };
 }
+
+/** Model kinds whose target is a file, stored absolute so `resume` finds it from anywhere. */
+const FILE_MODELS = new Set(["scripted", "replay"]);
 
 /** The host of a CLI run: the model, the root, the mode, and a terminal prompt when interactive. */
 export async function hostFor(settings: HostSettings): Promise<Result<Host>> {
@@ -48,7 +58,7 @@ export async function hostFor(settings: HostSettings): Promise<Result<Host>> {
   return {
     ok: true,
     value: createHost({
-      model: model.value,
+      model: settings.record ? recordModel(model.value, settings.record) : model.value,
       audit: new MemoryAuditLog(),
       root: settings.root,
       mode: settings.mode,

@@ -1,4 +1,5 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { Redactor } from "./redact.js";
 
 /**
  * The model a host runs stages on: any AI SDK `LanguageModelV3`, plus what stagechart must know
@@ -7,6 +8,11 @@ import type { LanguageModelV3 } from "@ai-sdk/provider";
 export interface ModelHandle {
   model: LanguageModelV3;
   capabilities: ModelCapabilities;
+  /**
+   * Removes the model's secrets (its API key) from a text, e.g. a provider error message,
+   * before it is journaled or audited. Models without secrets leave it out.
+   */
+  redact?: Redactor;
 }
 
 export interface ModelCapabilities {
@@ -16,9 +22,11 @@ export interface ModelCapabilities {
 /**
  * What stagechart tells a model about the call it is making, under
  * `providerOptions.stagechart`. Real providers ignore it; the scripted model reads it to pick
- * the stage's script.
+ * the stage's script, the cassette recorder and player to file the exchange.
  */
 export interface StagechartCallInfo {
+  /** The run the call belongs to; stage execution ids start with it. */
+  runId?: string;
   stageId: string;
   /** The pipeline the stage belongs to, when there is one. */
   pipelineId?: string;

@@ -47,6 +47,8 @@ export interface HostLimits {
   providerRetries: number;
   /** The first wait after a provider error; it doubles after each further one. */
   providerRetryDelayMs: number;
+  /** A model call still unanswered after this long fails as `ProviderTransient/ModelTimeout`. */
+  modelCallTimeoutMs: number;
 }
 
 export interface HostOptions {
@@ -85,6 +87,7 @@ export function createHost(options: HostOptions): Host {
       tool: { ...DEFAULT_TOOL_LIMITS, ...options.limits?.tool },
       providerRetries: options.limits?.providerRetries ?? 3,
       providerRetryDelayMs: options.limits?.providerRetryDelayMs ?? 1000,
+      modelCallTimeoutMs: options.limits?.modelCallTimeoutMs ?? 300_000,
     },
     clock: options.clock ?? { now: Date.now },
     audit: options.audit,

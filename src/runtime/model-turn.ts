@@ -9,7 +9,8 @@ import type { ModelCallInput } from "../compiler/stage-services.js";
 import type { TurnOutcome } from "../compiler/stage-types.js";
 import { transcriptCutoff } from "../compiler/transcript-keys.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
-import { type ErrorView, StagechartError } from "../errors.js";
+import { type ErrorView, isStagechartError, StagechartError } from "../errors.js";
+import { type Redactor, redactUrl } from "../models/redact.js";
 import type { StagechartCallInfo } from "../models/types.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";
@@ -33,7 +34,7 @@ export async function callModel(
       (result): RecordedCall => ({ reply: toReply(result) }),
       (error: unknown): RecordedCall => {
         if (signal.aborted) throw error;
-        return { failure: providerError(error).toModelView() };
+        return { failure: providerError(error, host.model.redact).toModelView() };
       },
     );
     host.journal.record(key, recorded);
@@ -66,6 +67,7 @@ async function generate(
   signal: AbortSignal,
 ): Promise<LanguageModelV3GenerateResult> {
   const callInfo: StagechartCallInfo = {
+    runId: input.runId,
     stageId: input.stage.id,
     ...(input.pipelineId !== undefined && { pipelineId: input.pipelineId }),
     stageExecutionId: input.stageExecutionId,
@@ -79,7 +81,8 @@ async function generate(
     ),
     tools: toolManifest(host, input),
     toolChoice: { type: "auto" },
-    abortSignal: signal,
+    // A call that hangs is a transient failure after the host's limit, retried like a 5xx.
+    abortSignal: AbortSignal.any([signal, AbortSignal.timeout(host.limits.modelCallTimeoutMs)]),
     providerOptions: { stagechart: { ...callInfo } },
   };
   return host.model.model.doGenerate(options);
@@ -143,16 +146,40 @@ function summarize(host: Host, toolName: string, args: JsonValue): string {
   return json.length > 120 ? `${json.slice(0, 117)}...` : json;
 }
 
-/** Provider failures as stagechart errors: retryable ones are ProviderTransient. */
-function providerError(error: unknown): StagechartError {
-  const message = error instanceof Error ? error.message : String(error);
+/**
+ * Provider failures as stagechart errors: retryable ones (429, 5xx, timeouts) are
+ * ProviderTransient. Only the status, the URL without its query and the retry-after hint are
+ * kept, and the model's secrets are removed from the message — never headers or bodies.
+ */
+function providerError(error: unknown, redact: Redactor = (text) => text): StagechartError {
+  if (isStagechartError(error)) return error;
+  const message = redact(error instanceof Error ? error.message : String(error));
   if (APICallError.isInstance(error)) {
-    const context = { statusCode: error.statusCode, url: error.url };
+    const retryAfterMs = retryAfter(error.responseHeaders);
+    const context = {
+      statusCode: error.statusCode,
+      url: redactUrl(redact(error.url)),
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    };
     return error.isRetryable
-      ? new StagechartError("ProviderTransient/ProviderUnavailable", message, context, {
-          cause: error,
-        })
-      : new StagechartError("ExtensionHost/ProviderRejected", message, context, { cause: error });
+      ? new StagechartError("ProviderTransient/ProviderUnavailable", message, context)
+      : new StagechartError("ExtensionHost/ProviderRejected", message, context);
   }
-  return new StagechartError("ProviderTransient/ProviderError", message, {}, { cause: error });
+  if (error instanceof Error && error.name === "TimeoutError") {
+    return new StagechartError(
+      "ProviderTransient/ModelTimeout",
+      `the model call timed out: ${message}`,
+    );
+  }
+  return new StagechartError("ProviderTransient/ProviderError", message);
+}
+
+/** `retry-after` in milliseconds, from seconds or an HTTP date. */
+function retryAfter(headers: Record<string, string> | undefined): number | undefined {
+  const value = headers?.["retry-after"];
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }

@@ -6,6 +6,7 @@ import { parseStageDefinition } from "../../src/definitions/index.js";
 import { MemoryAuditLog } from "../../src/inspect/audit.js";
 import { parseScript } from "../../src/models/script-file.js";
 import { createScriptedModel } from "../../src/models/scripted.js";
+import type { ModelHandle } from "../../src/models/types.js";
 import { createHost, type Host, type HostOptions } from "../../src/runtime/host.js";
 import { STAGES_DIR, tempDir } from "./stages.js";
 
@@ -31,11 +32,16 @@ export interface Harness {
 export function harness(script: string, options: Partial<HostOptions> = {}): Harness {
   const parsed = parseScript(script, "test.script.yaml");
   if (!parsed.ok) throw new Error(`script: ${JSON.stringify(parsed.diagnostics)}`);
+  return modelHarness(createScriptedModel(parsed.value), options);
+}
+
+/** A host on any model and a fresh project directory with `src/auth.ts`. */
+export function modelHarness(model: ModelHandle, options: Partial<HostOptions> = {}): Harness {
   const root = tempDir();
   mkdirSync(join(root, "src"));
   writeFileSync(join(root, "src/auth.ts"), "export const auth = 'a';\nexport const token = 't';\n");
   const audit = new MemoryAuditLog();
-  const host = createHost({ model: createScriptedModel(parsed.value), audit, root, ...options });
+  const host = createHost({ model, audit, root, ...options });
   return { host, audit, root, types: () => audit.events.map((e) => e.type) };
 }
 

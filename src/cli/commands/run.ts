@@ -12,6 +12,7 @@ interface RunFlags {
   task?: string;
   set: string[];
   model?: string;
+  record?: string;
   mode: SecurityMode;
   headless?: boolean;
   onGrant: UnansweredGrants;
@@ -35,7 +36,11 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
       collect,
       [],
     )
-    .option("--model <spec>", "scripted:<file> (default: the pipeline's bundled script)")
+    .option(
+      "--model <spec>",
+      "scripted:<file> (default: the pipeline's bundled script), replay:<cassette>, openai:<model>, anthropic:<model>, openai-compatible:<baseURL>#<model>",
+    )
+    .option("--record <file>", "write every model exchange of the run to this cassette (JSON)")
     .addOption(
       new Option("--mode <mode>", "security mode for calls no stage envelope covers")
         .choices(SECURITY_MODES)

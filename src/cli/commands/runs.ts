@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { AuditEvent } from "../../inspect/audit.js";
+import { type TokenCount, tokenUsage } from "../../inspect/token-usage.js";
 import type { RunWait } from "../../runtime/run.js";
 import type { SqliteStore } from "../../store/index.js";
 import { refuse, waitLine } from "../drive.js";
@@ -61,12 +62,14 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
                 | RunWait[]
                 | undefined)
             : undefined;
+        const tokens = tokenUsage(events);
         if (flags.json) {
           const shown = {
             ...run.value,
             state,
             stages,
             ...(waiting && { waiting }),
+            tokens,
             timeline: events,
           };
           io.stdout(`${JSON.stringify(shown, null, 2)}\n`);
@@ -81,6 +84,8 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         io.stdout("stages:\n");
         for (const s of stages)
           io.stdout(`  ${s.stageExecutionId}  ${s.verdict}${s.reason ? ` · ${s.reason}` : ""}\n`);
+        io.stdout(`tokens: ${tokenLine(tokens.total)}\n`);
+        for (const t of tokens.stages) io.stdout(`  ${t.stageExecutionId}  ${tokenLine(t)}\n`);
         io.stdout("timeline:\n");
         for (const e of events) {
           const line = progressLine(e, false);
@@ -116,6 +121,9 @@ function stageSummary(event: AuditEvent) {
     ...(reason && { reason }),
   };
 }
+
+const tokenLine = (t: TokenCount): string =>
+  `${t.totalTokens} (${t.inputTokens} in, ${t.outputTokens} out)`;
 
 function auditLine(e: AuditEvent): string {
   const where = [e.stageExecutionId, e.attempt !== undefined ? `attempt ${e.attempt}` : undefined]

@@ -1,0 +1,159 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { runCli } from "../support/cli.js";
+import { CODE_REVIEW_REPLIES, demoProject } from "../support/code-review-replies.js";
+import { TEST_KEY } from "../support/hosted-models.js";
+import { type LlmServer, startLlmServer } from "../support/llm-server.js";
+import { tempDir } from "../support/stages.js";
+
+let server: LlmServer | undefined;
+afterEach(async () => {
+  vi.unstubAllEnvs();
+  await server?.close();
+  server = undefined;
+});
+
+const summaryOf = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1) as string);
+
+/** Every byte the run store holds on disk: the database and its write-ahead log. */
+const storeBytes = (dir: string) =>
+  readdirSync(dir)
+    .map((name) => readFileSync(join(dir, name)).toString("latin1"))
+    .join("\n");
+
+describe("stagechart run on a hosted model", () => {
+  it("runs code-review to done against an openai-compatible server", async () => {
+    server = await startLlmServer(CODE_REVIEW_REPLIES);
+    const project = demoProject();
+    const store = join(tempDir(), "runs.db");
+    const run = await runCli(
+      "run",
+      "code-review",
+      "--task",
+      "refactor auth module",
+      "--model",
+      `openai-compatible:${server.origin}/v1#test-model`,
+      "--headless",
+      "--json",
+      "--root",
+      project,
+      "--store",
+      store,
+    );
+
+    expect(summaryOf(run.stdout)).toMatchObject({ status: "done" });
+    expect(run.code).toBe(0);
+    expect(server.requests).toHaveLength(CODE_REVIEW_REPLIES.length);
+    expect(readFileSync(join(project, "src/auth.ts"), "utf8")).toContain(
+      "export const authentication",
+    );
+  });
+
+  it("shows the tokens the provider reported, per stage and for the run", async () => {
+    server = await startLlmServer(CODE_REVIEW_REPLIES);
+    const store = join(tempDir(), "runs.db");
+    const model = `openai-compatible:${server.origin}/v1#test-model`;
+    const argv = ["--headless", "--root", demoProject(), "--store", store];
+    const run = await runCli(
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--model",
+      model,
+      "--json",
+      ...argv,
+    );
+    const { runId } = summaryOf(run.stdout);
+
+    const json = JSON.parse((await runCli("show", runId, "--store", store, "--json")).stdout);
+    expect(json.tokens).toEqual({
+      stages: [
+        {
+          stageId: "plan",
+          stageExecutionId: `${runId}/plan/1`,
+          turns: 3,
+          inputTokens: 1620,
+          outputTokens: 123,
+          totalTokens: 1743,
+        },
+        {
+          stageId: "execute",
+          stageExecutionId: `${runId}/execute/1`,
+          turns: 2,
+          inputTokens: 1540,
+          outputTokens: 92,
+          totalTokens: 1632,
+        },
+        {
+          stageId: "review",
+          stageExecutionId: `${runId}/review/1`,
+          turns: 1,
+          inputTokens: 640,
+          outputTokens: 33,
+          totalTokens: 673,
+        },
+      ],
+      total: { inputTokens: 3800, outputTokens: 248, totalTokens: 4048 },
+    });
+    const text = (await runCli("show", runId, "--store", store)).stdout;
+    expect(text).toContain("tokens: 4048 (3800 in, 248 out)\n");
+    expect(text).toContain(`  ${runId}/execute/1  1632 (1540 in, 92 out)\n`);
+  });
+
+  it("refuses to start without the provider's key, naming the variable", async () => {
+    vi.stubEnv("OPENAI_API_KEY", "");
+    const run = await runCli(
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--model",
+      "openai:gpt-4.1",
+      "--store",
+      join(tempDir(), "runs.db"),
+      "--json",
+    );
+    expect(run.code).toBe(1);
+    expect(summaryOf(run.stdout).error).toMatchObject({
+      code: "Validation/ModelKeyMissing",
+      context: { variable: "OPENAI_API_KEY" },
+    });
+  });
+
+  it("never writes the key to the store, the audit log or a cassette, even when the provider echoes it", async () => {
+    server = await startLlmServer([
+      { status: 503, message: `Incorrect API key provided: ${TEST_KEY}` },
+      ...CODE_REVIEW_REPLIES,
+    ]);
+    vi.stubEnv("OPENAI_API_KEY", TEST_KEY);
+    vi.stubEnv("OPENAI_BASE_URL", `${server.origin}/v1?key=${TEST_KEY}`);
+    const dir = tempDir();
+    const cassette = join(tempDir(), "run.cassette.json");
+    const argv = ["--store", join(dir, "runs.db"), "--json"];
+    const run = await runCli(
+      "run",
+      "code-review",
+      "--task",
+      "refactor auth module",
+      "--model",
+      "openai:test-model",
+      "--record",
+      cassette,
+      "--headless",
+      "--root",
+      demoProject(),
+      ...argv,
+    );
+    const { runId, status } = summaryOf(run.stdout);
+    expect(status).toBe("done");
+    expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${TEST_KEY}`);
+
+    const audit = await runCli("audit", runId, ...argv);
+    const show = await runCli("show", runId, ...argv);
+    expect(audit.stdout).toContain("Incorrect API key provided: [redacted]");
+    for (const text of [audit.stdout, show.stdout, storeBytes(dir), readFileSync(cassette, "utf8")])
+      expect(text).not.toContain(TEST_KEY);
+  });
+});

@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { resolveModelSpec } from "../../src/models/spec.js";
+import { runStage } from "../../src/runtime/run-stage.js";
+import { hostedModel, PROVIDERS } from "../support/hosted-models.js";
+import { type LlmServer, startLlmServer } from "../support/llm-server.js";
+import { loadStage, modelHarness, stageInput } from "../support/stage-harness.js";
+
+const plan = loadStage("plan");
+const submitPlan = {
+  name: "submit_plan",
+  args: { summary: "Rename auth", steps: ["rename", "test"] },
+};
+
+let server: LlmServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe.each(PROVIDERS)("the $provider provider over HTTP", (p) => {
+  it("runs the plan stage to completion through the real client", async () => {
+    server = await startLlmServer([
+      {
+        toolCalls: [{ name: "Grep", args: { pattern: "auth" } }],
+        usage: { input: 200, output: 12 },
+      },
+      { toolCalls: [submitPlan], usage: { input: 260, output: 25 } },
+    ]);
+    const model = await hostedModel(p.spec(server), p.env(server));
+    const h = modelHarness(model);
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(result).toMatchObject({ verdict: "ok", parsed: submitPlan.args, capHit: false });
+    expect(server.requests.map((r) => r.path)).toEqual([p.path, p.path]);
+    expect(p.keyHeader(server.requests[0]?.headers ?? {})).toBe(p.expectedKeyHeader);
+    const turns = h.audit.events.filter((e) => e.type === "ModelTurn").map((e) => e.payload);
+    expect(turns).toEqual([
+      { turn: 1, outcome: "calls", tools: ["Grep"], usage: { inputTokens: 200, outputTokens: 12 } },
+      {
+        turn: 2,
+        outcome: "completion",
+        tools: ["submit_plan"],
+        usage: { inputTokens: 260, outputTokens: 25 },
+      },
+    ]);
+    expect(h.types()).toContain("ToolSucceeded");
+    // the second request carries the Grep result back, as the provider's own tool message
+    expect(JSON.stringify(server.requests[1]?.body)).toContain("src/auth.ts");
+  });
+
+  it("offers the model the stage's envelope and its completion tool, and nothing else", async () => {
+    server = await startLlmServer([{ toolCalls: [submitPlan] }]);
+    const h = modelHarness(await hostedModel(p.spec(server), p.env(server)));
+    await runStage(h.host, stageInput(plan));
+    const tools = (server.requests[0]?.body.tools ?? []) as Record<string, unknown>[];
+    const names = tools.map((t) => (t.function as { name?: string } | undefined)?.name ?? t.name);
+    expect(names.sort()).toEqual(["Glob", "Grep", "Read", "submit_plan"]);
+  });
+});
+
+describe("model specs", () => {
+  it.each([
+    ["openai:gpt-4.1", "OPENAI_API_KEY"],
+    ["anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"],
+  ])("refuses %s without %s, before anything runs", async (spec, variable) => {
+    const resolved = await resolveModelSpec(spec, { [variable]: "  " });
+    expect(resolved).toMatchObject({
+      ok: false,
+      error: { code: "Validation/ModelKeyMissing", context: { variable } },
+    });
+    if (!resolved.ok) expect(resolved.error.message).toContain(variable);
+  });
+
+  it("runs an openai-compatible server without a key, as Ollama needs none", async () => {
+    const resolved = await resolveModelSpec(
+      "openai-compatible:http://localhost:11434/v1#llama3.1",
+      {},
+    );
+    expect(resolved.ok && resolved.value.model.modelId).toBe("llama3.1");
+  });
+
+  it.each([
+    "openai-compatible:llama3.1",
+    "openai-compatible:http://localhost:11434/v1#",
+    "openai-compatible:ftp://host/v1#m",
+  ])("explains a malformed openai-compatible spec: %s", async (spec) => {
+    const resolved = await resolveModelSpec(spec, {});
+    expect(resolved).toMatchObject({ ok: false, error: { code: "Validation/ModelSpecInvalid" } });
+  });
+
+  it("names every spec it knows when it meets one it does not", async () => {
+    const resolved = await resolveModelSpec("gemini:pro", {});
+    expect(resolved).toMatchObject({
+      ok: false,
+      error: { code: "Validation/ModelSpecUnsupported" },
+    });
+    if (!resolved.ok)
+      expect(resolved.error.message).toContain("openai-compatible:<baseURL>#<model>");
+  });
+});
