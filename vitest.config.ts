@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 20_000,
+    // Generous: CI machines are shared, and property tests do hundreds of loads per test.
+    testTimeout: 60_000,
   },
 });
