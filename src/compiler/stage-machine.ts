@@ -277,10 +277,15 @@ export function createStageMachine(services: StageServices) {
         modelCalls: context.modelCalls + 1,
         providerFailures: 0,
       })),
-      recordProviderFailure: assign(({ context }) => ({
+      recordProviderFailure: assign(({ context }, params: { error: unknown }) => ({
         modelCalls: context.modelCalls + 1,
         providerFailures: context.providerFailures + 1,
-        waitUntil: services.now() + services.providerRetries.delayMs(context.providerFailures + 1),
+        waitUntil:
+          services.now() +
+          Math.max(
+            services.providerRetries.delayMs(context.providerFailures + 1),
+            retryAfterOf(params.error),
+          ),
       })),
       acceptCompletion: assign((_, params: { outcome: TurnOutcome }) =>
         params.outcome.kind === "completion" ? { parsed: params.outcome.parsed } : {},
@@ -527,7 +532,24 @@ export function createStageMachine(services: StageServices) {
                     params: ({ event }) => ({ error: event.error }),
                   },
                   target: "providerBackoff",
-                  actions: [{ type: "audit", params: failedTurnAudit }, "recordProviderFailure"],
+                  actions: [
+                    {
+                      type: "recordProviderFailure",
+                      params: ({ event }) => ({ error: event.error }),
+                    },
+                    {
+                      type: "audit",
+                      params: ({ context, event }) => ({
+                        type: "ModelTurn",
+                        payload: {
+                          turn: context.turn + 1,
+                          outcome: "error",
+                          error: errorView(event.error),
+                          retryInMs: Math.max(0, context.waitUntil - services.now()),
+                        },
+                      }),
+                    },
+                  ],
                 },
                 {
                   target: "#stage.failed",
@@ -1067,6 +1089,15 @@ function exitAudit({ context }: { context: StageMachineContext }): AuditParams {
     type: "StageExited",
     payload: { verdict, reason, capHit, attemptCount, ...(error && { error }) },
   };
+}
+
+/** The longest `retry-after` a provider can impose on a stage; a longer one is cut to this. */
+const MAX_RETRY_AFTER_MS = 120_000;
+
+/** How long the provider asked us to wait (its `retry-after`), within reason. */
+function retryAfterOf(error: unknown): number {
+  const asked = isStagechartError(error) ? Number(error.context?.retryAfterMs) : Number.NaN;
+  return Number.isFinite(asked) && asked > 0 ? Math.min(asked, MAX_RETRY_AFTER_MS) : 0;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

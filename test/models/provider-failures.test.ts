@@ -74,9 +74,9 @@ describe("what a real provider can send back", () => {
 });
 
 describe("who retries", () => {
-  it("retries a 429 itself, once per engine attempt: the AI SDK client makes exactly one request", async () => {
+  it("retries a 429 itself after the server's retry-after, once per engine attempt: the AI SDK client makes exactly one request", async () => {
     server = await startLlmServer([
-      { status: 429, message: "slow down", headers: { "retry-after": "2" } },
+      { status: 429, message: "slow down", headers: { "retry-after": "1" } },
       { toolCalls: [submitPlan] },
     ]);
     const h = modelHarness(await compatibleModel(server), { limits: fastRetries });
@@ -95,10 +95,13 @@ describe("who retries", () => {
         context: {
           statusCode: 429,
           url: `${server.origin}/v1/chat/completions`,
-          retryAfterMs: 2000,
+          retryAfterMs: 1000,
         },
       },
+      retryInMs: expect.any(Number),
     });
+    // fastRetries would wait milliseconds; the server asked for a second.
+    expect(payloads(h, "ModelTurn")[0]?.retryInMs).toBeGreaterThan(900);
   });
 
   it("fails the stage on a 400 without retrying it anywhere", async () => {
