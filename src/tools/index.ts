@@ -40,3 +40,4 @@ export const BUILTIN_TOOL_NAMES = ["Read", "Grep", "Glob", "Edit", "Write", "Bas
 export function builtinTools(): AnyTool[] {
   return [readTool, grepTool, globTool, editTool, writeTool, bashTool];
 }
+export * from "./mcp/index.js";
