@@ -5,6 +5,7 @@ import { resolveModelSpec } from "../models/spec.js";
 import { createHost, type Host } from "../runtime/host.js";
 import { terminalInteractor } from "../runtime/interactors.js";
 import type { SecurityMode } from "../runtime/security-mode.js";
+import { type AnyTool, builtinTools, type McpSources } from "../tools/index.js";
 
 /** What a run needs to be run again by `resume`: stored with the run. */
 export interface HostSettings {
@@ -14,6 +15,8 @@ export interface HostSettings {
   root: string;
   mode: SecurityMode;
   headless: boolean;
+  /** The run's MCP servers (`--mcp`, `--mcp-config`), started again by `resume`. */
+  mcp?: McpSources;
 }
 
 export function settingsFor(flags: {
@@ -22,6 +25,7 @@ export function settingsFor(flags: {
   root?: string;
   mode: SecurityMode;
   headless?: boolean;
+  mcp?: McpSources | undefined;
 }): HostSettings {
   const model = flags.model ?? `scripted:${flags.pipelineFile.replace(/\.ya?ml$/, ".script.yaml")}`;
   const [kind, ...rest] = model.split(":");
@@ -33,11 +37,18 @@ export function settingsFor(flags: {
     root: resolve(flags.root ?? process.cwd()),
     mode: flags.mode,
     headless: Boolean(flags.headless),
+    ...(flags.mcp && { mcp: flags.mcp }),
   };
 }
 
-/** The host of a CLI run: the model, the root, the mode, and a terminal prompt when interactive. */
-export async function hostFor(settings: HostSettings): Promise<Result<Host>> {
+/**
+ * The host of a CLI run: the model, the root, the mode, a terminal prompt when interactive, and
+ * the built-in tools plus `extraTools` (the run's MCP tools).
+ */
+export async function hostFor(
+  settings: HostSettings,
+  extraTools: readonly AnyTool[] = [],
+): Promise<Result<Host>> {
   const model = await resolveModelSpec(settings.model);
   if (!model.ok) return model;
   const interactive = !settings.headless && Boolean(process.stdin.isTTY);
@@ -49,6 +60,7 @@ export async function hostFor(settings: HostSettings): Promise<Result<Host>> {
       root: settings.root,
       mode: settings.mode,
       interactors: interactive ? [terminalInteractor()] : [],
+      tools: [...builtinTools(), ...extraTools],
     }),
   };
 }
