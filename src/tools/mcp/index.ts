@@ -13,7 +13,7 @@
  */
 export type { McpServerConfig, McpSources } from "./config.js";
 export { loadMcpConfigFile, parseMcpFlag, resolveMcpServers } from "./config.js";
-export { MCP_TOOL_PREFIX, mcpToolName } from "./naming.js";
+export { mcpToolName } from "./naming.js";
 export {
   type AttachOptions,
   attachMcpServers,

@@ -3,7 +3,7 @@
  * (`[A-Za-z0-9_-]`, at most 64 characters), so a server's tool name is kept when it fits and its
  * other characters become `_`.
  */
-export const MCP_TOOL_PREFIX = "mcp__";
+const MCP_TOOL_PREFIX = "mcp__";
 
 /** A server name people write (`name=command`, a config file key): letters, digits, `_`, `-`. */
 export const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
