@@ -10,11 +10,11 @@ import {
 import type { CliIo } from "./io.js";
 
 export interface McpFlags {
-  mcp: string[];
-  mcpConfig: string[];
+  mcp?: string[];
+  mcpConfig?: string[];
 }
 
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** `--mcp` and `--mcp-config`, the same on every command that needs a host's tools. */
 export function addMcpOptions(command: Command): Command {
@@ -23,24 +23,19 @@ export function addMcpOptions(command: Command): Command {
       "--mcp <command>",
       'attach an MCP server over stdio: "<command>" or "<name>=<command>"; its tools are mcp__<name>__<tool>; repeatable',
       collect,
-      [],
     )
     .option(
       "--mcp-config <file>",
       'attach the MCP servers of a JSON file { "mcpServers": { "<name>": { "command", "args", "env" } } }; repeatable',
       collect,
-      [],
     );
 }
 
 /** Where a command's MCP servers come from, or `undefined` when it has none. */
 export function mcpSourcesFor(flags: McpFlags, cwd = process.cwd()): McpSources | undefined {
-  if (flags.mcp.length === 0 && flags.mcpConfig.length === 0) return undefined;
-  return {
-    commands: [...flags.mcp],
-    configFiles: flags.mcpConfig.map((file) => resolve(cwd, file)),
-    cwd,
-  };
+  const { mcp: commands = [], mcpConfig: configFiles = [] } = flags;
+  if (commands.length === 0 && configFiles.length === 0) return undefined;
+  return { commands, configFiles: configFiles.map((file) => resolve(cwd, file)), cwd };
 }
 
 const NO_SERVERS: McpServers = { tools: [], warnings: [], close: async () => undefined };

@@ -1,5 +1,6 @@
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hostFor, settingsFor } from "../../src/cli/host-options.js";
 import { loadPipelineFile } from "../../src/definitions/index.js";
@@ -59,6 +60,8 @@ function lookupProject(script = LOOKUP_THEN_SUBMIT) {
       ),
   };
 }
+
+const BIN = resolve(import.meta.dirname, "../../bin/stagechart.js");
 
 const DEMO_COMMAND = `demo=${JSON.stringify(process.execPath)} ${JSON.stringify(DEMO_SERVER)}`;
 
@@ -136,6 +139,20 @@ describe("stagechart run --mcp", () => {
     const config = demoConfig(p.dir);
     const run = await p.run("--mcp-config", config.file, "--json");
     expect(summaryOf(run.stdout).status).toBe("failed");
+    expect(serverLog(config.log)).toEqual(["started", "exited"]);
+  });
+});
+
+describe("the installed binary with --mcp-config", () => {
+  it("runs to done and exits promptly, leaving no server behind", () => {
+    const p = lookupProject();
+    const config = demoConfig(p.dir);
+    const out = execFileSync(
+      process.execPath,
+      [BIN, "run", p.pipeline, "--task", "t", "--headless", "--json", "--mcp-config", config.file],
+      { cwd: p.dir, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 15_000 },
+    );
+    expect(summaryOf(out).status).toBe("done");
     expect(serverLog(config.log)).toEqual(["started", "exited"]);
   });
 });
