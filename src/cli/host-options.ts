@@ -6,6 +6,7 @@ import { resolveModelSpec } from "../models/spec.js";
 import { createHost, type Host, type UnansweredGrants } from "../runtime/host.js";
 import { terminalInteractor } from "../runtime/interactors.js";
 import type { SecurityMode } from "../runtime/security-mode.js";
+import { type AnyTool, builtinTools, type McpSources } from "../tools/index.js";
 
 /** What a run needs to be run again by `resume`: stored with the run. */
 export interface HostSettings {
@@ -22,6 +23,8 @@ export interface HostSettings {
   headless: boolean;
   /** What a grant request nobody can answer does: denied, or the run suspends until `resume`. */
   onGrant: UnansweredGrants;
+  /** The run's MCP servers (`--mcp`, `--mcp-config`), started again by `resume`. */
+  mcp?: McpSources;
 }
 
 export function settingsFor(flags: {
@@ -32,6 +35,7 @@ export function settingsFor(flags: {
   mode: SecurityMode;
   headless?: boolean;
   onGrant?: UnansweredGrants;
+  mcp?: McpSources | undefined;
 }): HostSettings {
   const model = flags.model ?? `scripted:${flags.pipelineFile.replace(/\.ya?ml$/, ".script.yaml")}`;
   const [kind, ...rest] = model.split(":");
@@ -44,14 +48,21 @@ export function settingsFor(flags: {
     mode: flags.mode,
     headless: Boolean(flags.headless),
     onGrant: flags.onGrant ?? "deny",
+    ...(flags.mcp && { mcp: flags.mcp }),
   };
 }
 
 /** Model kinds whose target is a file, stored absolute so `resume` finds it from anywhere. */
 const FILE_MODELS = new Set(["scripted", "replay"]);
 
-/** The host of a CLI run: the model, the root, the mode, and a terminal prompt when interactive. */
-export async function hostFor(settings: HostSettings): Promise<Result<Host>> {
+/**
+ * The host of a CLI run: the model, the root, the mode, a terminal prompt when interactive, and
+ * the built-in tools plus `extraTools` (the run's MCP tools).
+ */
+export async function hostFor(
+  settings: HostSettings,
+  extraTools: readonly AnyTool[] = [],
+): Promise<Result<Host>> {
   const model = await resolveModelSpec(settings.model);
   if (!model.ok) return model;
   const interactive = !settings.headless && Boolean(process.stdin.isTTY);
@@ -64,6 +75,7 @@ export async function hostFor(settings: HostSettings): Promise<Result<Host>> {
       mode: settings.mode,
       interactors: interactive ? [terminalInteractor()] : [],
       unansweredGrants: settings.onGrant ?? "deny",
+      tools: [...builtinTools(), ...extraTools],
     }),
   };
 }

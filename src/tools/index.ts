@@ -21,6 +21,8 @@
  * | `ToolTerminal/ToolCrashed` | the tool threw, or returned something that is not an outcome |
  * | `ToolTransient/ToolTimeout` | the call ran past `limits.timeoutMs` (or Bash's own `timeoutMs`) |
  * | `Cancellation/StageCancelled` | the context's signal aborted before the call finished |
+ *
+ * MCP tools add their own codes (`./mcp/index.ts`).
  */
 import { bashTool } from "./bash.js";
 import { editTool } from "./edit.js";
@@ -31,6 +33,7 @@ import type { AnyTool } from "./types.js";
 import { writeTool } from "./write.js";
 
 export { invokeTool } from "./invoke.js";
+export * from "./mcp/index.js";
 export { resolveInRoot } from "./sandbox.js";
 export * from "./types.js";
 

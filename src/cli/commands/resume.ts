@@ -1,9 +1,12 @@
 import type { Command } from "commander";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
+import type { SqliteStore } from "../../store/index.js";
+import type { AnyTool } from "../../tools/index.js";
 import { drive, refuse } from "../drive.js";
 import { type HostSettings, hostFor } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
+import { attachMcpForCli } from "../mcp-options.js";
 import { loadPipelineForCli } from "../pipelines.js";
 import { openStoreForCli } from "../store.js";
 
@@ -87,27 +90,14 @@ async function continueRun(
     const run = store.value.getRun(runId);
     if (!run.ok) return refuse(io, flags.json, run.error);
     const settings = run.value.options as unknown as HostSettings;
-    const loaded = await loadPipelineForCli(settings.pipelineFile, io);
-    if (!loaded) return EXIT.failed;
-    // Whoever resumes decides whether there is somebody at the terminal to ask.
-    const host = await hostFor({ ...settings, headless: Boolean(flags.headless) });
-    if (!host.ok) return refuse(io, flags.json, host.error);
-    const resumed = resumeRun(loaded.pipeline, runId, {
-      host: host.value,
-      store: store.value,
-      force: Boolean(flags.force),
-      answers: answersOf(flags),
-    });
-    if (!resumed.ok) return refuse(io, flags.json, resumed.error);
-    if (event) {
-      const sent = resumed.value.send(event);
-      if (!sent.ok) {
-        resumed.value.stop();
-        await resumed.value.result;
-        return refuse(io, flags.json, sent.error);
-      }
+    // The run's MCP servers start again before its pipeline is loaded, as in `run`.
+    const mcp = await attachMcpForCli(settings.mcp, io);
+    if (!mcp.ok) return refuse(io, flags.json, mcp.error);
+    try {
+      return await resumeWithTools(runId, settings, mcp.value.tools, store.value, flags, io, event);
+    } finally {
+      await mcp.value.close();
     }
-    return await drive(resumed.value, io, Boolean(flags.json));
   } finally {
     store.value.close();
   }
@@ -125,4 +115,40 @@ function answersOf(flags: StoredRunFlags): GrantAnswer[] {
     })),
     ...(flags.deny ?? []).map((proposalId) => ({ proposalId, decision: "deny" as const, by })),
   ];
+}
+
+async function resumeWithTools(
+  runId: string,
+  settings: HostSettings,
+  mcpTools: readonly AnyTool[],
+  store: SqliteStore,
+  flags: StoredRunFlags,
+  io: CliIo,
+  event: PipelineEvent | undefined,
+): Promise<number> {
+  const loaded = await loadPipelineForCli(
+    settings.pipelineFile,
+    io,
+    mcpTools.map((tool) => tool.name),
+  );
+  if (!loaded) return EXIT.failed;
+  // Whoever resumes decides whether there is somebody at the terminal to ask.
+  const host = await hostFor({ ...settings, headless: Boolean(flags.headless) }, mcpTools);
+  if (!host.ok) return refuse(io, flags.json, host.error);
+  const resumed = resumeRun(loaded.pipeline, runId, {
+    host: host.value,
+    store,
+    force: Boolean(flags.force),
+    answers: answersOf(flags),
+  });
+  if (!resumed.ok) return refuse(io, flags.json, resumed.error);
+  if (event) {
+    const sent = resumed.value.send(event);
+    if (!sent.ok) {
+      resumed.value.stop();
+      await resumed.value.result;
+      return refuse(io, flags.json, sent.error);
+    }
+  }
+  return await drive(resumed.value, io, Boolean(flags.json));
 }

@@ -2,13 +2,15 @@ import { type Command, Option } from "commander";
 import type { UnansweredGrants } from "../../runtime/host.js";
 import { startRun } from "../../runtime/run.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
+import type { AnyTool } from "../../tools/index.js";
 import { drive, refuse } from "../drive.js";
-import { hostFor, settingsFor } from "../host-options.js";
+import { type HostSettings, hostFor, settingsFor } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
-import { loadPipelineForCli } from "../pipelines.js";
+import { addMcpOptions, attachMcpForCli, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
+import { loadPipelineForCli, pipelineFile } from "../pipelines.js";
 import { openStoreForCli } from "../store.js";
 
-interface RunFlags {
+interface RunFlags extends McpFlags {
   task?: string;
   set: string[];
   model?: string;
@@ -23,7 +25,7 @@ interface RunFlags {
 }
 
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  program
+  const command = program
     .command("run")
     .description(
       "run a pipeline (a bundled name such as code-review, or a path); every step is stored",
@@ -58,8 +60,10 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option("--root <dir>", "the directory tools work in (default: the working directory)")
     .option("--store <path>", "the run store (default: .stagechart/runs.db)")
     .option("--run-id <id>", "the run's id (default: generated)")
-    .option("--json", "print a JSON summary last on stdout")
-    .action(async (name: string, flags: RunFlags) => setExit(await run(name, flags, io)));
+    .option("--json", "print a JSON summary last on stdout");
+  addMcpOptions(command).action(async (name: string, flags: RunFlags) =>
+    setExit(await run(name, flags, io)),
+  );
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -70,10 +74,35 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
     io.stderr(`${ctx.error}\n`);
     return EXIT.usage;
   }
-  const loaded = await loadPipelineForCli(name, io);
+  const settings = settingsFor({
+    ...flags,
+    pipelineFile: pipelineFile(name),
+    mcp: mcpSourcesFor(flags),
+  });
+  // The servers start first: the pipeline's allowedTools may name their tools.
+  const mcp = await attachMcpForCli(settings.mcp, io);
+  if (!mcp.ok) return refuse(io, flags.json, mcp.error);
+  try {
+    return await runWithTools(settings, mcp.value.tools, ctx.value, flags, io);
+  } finally {
+    await mcp.value.close();
+  }
+}
+
+async function runWithTools(
+  settings: HostSettings,
+  mcpTools: readonly AnyTool[],
+  ctx: Record<string, unknown>,
+  flags: RunFlags,
+  io: CliIo,
+): Promise<number> {
+  const loaded = await loadPipelineForCli(
+    settings.pipelineFile,
+    io,
+    mcpTools.map((tool) => tool.name),
+  );
   if (!loaded) return EXIT.failed;
-  const settings = settingsFor({ ...flags, pipelineFile: loaded.file });
-  const host = await hostFor(settings);
+  const host = await hostFor(settings, mcpTools);
   if (!host.ok) return refuse(io, flags.json, host.error);
   const store = openStoreForCli(flags.store);
   if (!store.ok) return refuse(io, flags.json, store.error);
@@ -84,7 +113,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
       resumeWith: { ...settings },
       ...(flags.runId !== undefined && { runId: flags.runId }),
       ...(flags.task !== undefined && { task: flags.task }),
-      ctx: ctx.value,
+      ctx,
     });
     if (!started.ok) return refuse(io, flags.json, started.error);
     return await drive(started.value, io, Boolean(flags.json));

@@ -1,0 +1,58 @@
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { ok, type Result } from "../errors.js";
+import {
+  attachMcpServers,
+  type McpServers,
+  type McpSources,
+  resolveMcpServers,
+} from "../tools/index.js";
+import type { CliIo } from "./io.js";
+
+export interface McpFlags {
+  mcp?: string[];
+  mcpConfig?: string[];
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** `--mcp` and `--mcp-config`, the same on every command that needs a host's tools. */
+export function addMcpOptions(command: Command): Command {
+  return command
+    .option(
+      "--mcp <command>",
+      'attach an MCP server over stdio: "<command>" or "<name>=<command>"; its tools are mcp__<name>__<tool>; repeatable',
+      collect,
+    )
+    .option(
+      "--mcp-config <file>",
+      'attach the MCP servers of a JSON file { "mcpServers": { "<name>": { "command", "args", "env" } } }; repeatable',
+      collect,
+    );
+}
+
+/** Where a command's MCP servers come from, or `undefined` when it has none. */
+export function mcpSourcesFor(flags: McpFlags, cwd = process.cwd()): McpSources | undefined {
+  const { mcp: commands = [], mcpConfig: configFiles = [] } = flags;
+  if (commands.length === 0 && configFiles.length === 0) return undefined;
+  return { commands, configFiles: configFiles.map((file) => resolve(cwd, file)), cwd };
+}
+
+const NO_SERVERS: McpServers = { tools: [], warnings: [], close: async () => undefined };
+
+/**
+ * Starts a command's MCP servers before anything else needs the host's tool names; tools left
+ * out are reported on stderr. The caller closes them when it is done, whatever happened.
+ */
+export async function attachMcpForCli(
+  sources: McpSources | undefined,
+  io: CliIo,
+): Promise<Result<McpServers>> {
+  if (!sources) return ok(NO_SERVERS);
+  const configs = await resolveMcpServers(sources);
+  if (!configs.ok) return configs;
+  const servers = await attachMcpServers(configs.value);
+  if (!servers.ok) return servers;
+  for (const warning of servers.value.warnings) io.stderr(`warning: ${warning}\n`);
+  return servers;
+}

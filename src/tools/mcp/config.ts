@@ -1,0 +1,136 @@
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { z } from "zod";
+import { err, ok, type Result, StagechartError } from "../../errors.js";
+import { serverNameFromCommand, splitCommandLine } from "./command-line.js";
+import { SERVER_NAME } from "./naming.js";
+
+/** One MCP server to start over stdio. */
+export interface McpServerConfig {
+  name: string;
+  command: string;
+  args: string[];
+  /** Added to the small safe environment the SDK passes on (PATH, HOME, …). */
+  env?: Record<string, string>;
+  /** The server's working directory. */
+  cwd: string;
+}
+
+/**
+ * Where a run's MCP servers come from, as given on the command line: `--mcp` values and
+ * `--mcp-config` files. Stored with a run (rather than the servers themselves) so `resume`
+ * reattaches the same servers and the environment in a config file is never copied to the store.
+ */
+export interface McpSources {
+  /** `--mcp` values: `<command>` or `<name>=<command>`. */
+  commands: string[];
+  /** `--mcp-config` files, absolute. */
+  configFiles: string[];
+  /** Where relative commands and paths are resolved: the directory the run was started in. */
+  cwd: string;
+}
+
+/** Every server of `sources`, in order: the `--mcp` commands, then each config file's servers. */
+export async function resolveMcpServers(sources: McpSources): Promise<Result<McpServerConfig[]>> {
+  const servers: McpServerConfig[] = [];
+  for (const spec of sources.commands) {
+    const server = parseMcpFlag(spec, sources.cwd);
+    if (!server.ok) return server;
+    servers.push(server.value);
+  }
+  for (const file of sources.configFiles) {
+    const fromFile = await loadMcpConfigFile(resolve(sources.cwd, file), sources.cwd);
+    if (!fromFile.ok) return fromFile;
+    servers.push(...fromFile.value);
+  }
+  const seen = new Set<string>();
+  for (const { name } of servers) {
+    if (seen.has(name)) {
+      return err(
+        new StagechartError(
+          "Validation/McpServerNameInvalid",
+          `two MCP servers are named "${name}"; name them with --mcp "<name>=<command>" or distinct config keys`,
+          { server: name },
+        ),
+      );
+    }
+    seen.add(name);
+  }
+  return ok(servers);
+}
+
+/** `--mcp "<command>"` or `--mcp "<name>=<command>"`; the name is derived from the command when not given. */
+export function parseMcpFlag(spec: string, cwd: string): Result<McpServerConfig> {
+  const named = /^([^\s=]+)=(.*)$/s.exec(spec);
+  const words = splitCommandLine(named ? (named[2] as string) : spec);
+  if (!words.ok) return err(configError(`--mcp ${words.error}`, { spec }));
+  const [command, ...args] = words.value;
+  if (command === undefined)
+    return err(configError(`--mcp needs a command, got "${spec}"`, { spec }));
+  const name = named ? (named[1] as string) : serverNameFromCommand(words.value);
+  if (!SERVER_NAME.test(name)) return err(nameError(name, `--mcp "${spec}"`));
+  return ok({ name, command, args, cwd });
+}
+
+const entrySchema = z.looseObject({
+  command: z
+    .string({ error: "needs a command (only stdio servers, started by a command, are supported)" })
+    .min(1, { error: "needs a non-empty command" }),
+  args: z.array(z.string(), { error: "args must be a list of strings" }).optional(),
+  env: z.record(z.string(), z.string(), { error: "env must map names to strings" }).optional(),
+  cwd: z.string({ error: "cwd must be a string" }).optional(),
+});
+
+const configSchema = z.looseObject({
+  mcpServers: z.record(z.string(), entrySchema, {
+    error: 'needs "mcpServers": { "<name>": { "command", "args", "env" } }',
+  }),
+});
+
+/** A config file in the widely used shape `{ "mcpServers": { "<name>": { command, args, env } } }`. */
+export async function loadMcpConfigFile(
+  file: string,
+  cwd: string,
+): Promise<Result<McpServerConfig[]>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(file, "utf8"));
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return err(configError(`cannot read the MCP config file ${file}: ${why}`, { file }));
+  }
+  const config = configSchema.safeParse(parsed);
+  if (!config.success) {
+    const problems = config.error.issues.map((issue) =>
+      issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message,
+    );
+    return err(
+      configError(`the MCP config file ${file} is invalid: ${problems.join("; ")}`, {
+        file,
+        problems,
+      }),
+    );
+  }
+  const servers: McpServerConfig[] = [];
+  for (const [name, entry] of Object.entries(config.data.mcpServers)) {
+    if (!SERVER_NAME.test(name)) return err(nameError(name, file));
+    servers.push({
+      name,
+      command: entry.command,
+      args: entry.args ?? [],
+      ...(entry.env && { env: entry.env }),
+      cwd: entry.cwd === undefined ? cwd : resolve(dirname(file), entry.cwd),
+    });
+  }
+  return ok(servers);
+}
+
+const configError = (message: string, context: Record<string, unknown>) =>
+  new StagechartError("Validation/McpConfigInvalid", message, context);
+
+const nameError = (name: string, where: string) =>
+  new StagechartError(
+    "Validation/McpServerNameInvalid",
+    `the MCP server name "${name}" (${where}) must be 1 to 32 letters, digits, "_" or "-", starting with a letter or digit`,
+    { server: name },
+  );
