@@ -12,7 +12,7 @@ export interface Timed {
 export interface TimedTask {
   name: string;
   fn: () => Promise<unknown>;
-  hooks?: Pick<FnOptions, "beforeEach" | "afterEach" | "beforeAll" | "afterAll">;
+  hooks?: Pick<FnOptions, "beforeEach" | "afterEach">;
 }
 
 export interface TimingBudget {
@@ -22,7 +22,7 @@ export interface TimingBudget {
   iterations: number;
 }
 
-export const DEFAULT_BUDGET: TimingBudget = { time: 2000, iterations: 20 };
+const DEFAULT_BUDGET: TimingBudget = { time: 2000, iterations: 20 };
 
 /**
  * Times the baseline and the candidate one after the other in one tinybench run, in this
