@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { durabilityCost } from "./cases/durability.js";
+import { engineOverhead } from "./cases/engine-overhead.js";
+import { memoryUse } from "./cases/memory.js";
+import { resumeCost } from "./cases/resume.js";
+import { writeAmplification } from "./cases/write-amplification.js";
+import {
+  type Comparison,
+  describeMachine,
+  renderDetails,
+  renderTable,
+  writeResults,
+} from "./report.js";
+import type { Workload } from "./workload.js";
+
+/** Short chain, small outputs: the engine's own cost per turn dominates. */
+const SHORT_RUN: Workload = { stages: 3, turns: 10, outputBytes: 200 };
+/** Mastra's case: about 60 steps with kilobytes of tool output per turn. */
+const LONG_RUN: Workload = { stages: 3, turns: 20, outputBytes: 5000 };
+/** Parked on a grant request at its third stage, with the next turns held for 20 ms. */
+const PARKED_RUN: Workload = {
+  stages: 4,
+  turns: 10,
+  outputBytes: 200,
+  probingStages: [2],
+  pauseMs: 20,
+};
+const MEMORY_RUNS = 20;
+
+const RESULTS_DIR = join(process.cwd(), "bench", "results");
+
+async function main(): Promise<void> {
+  const machine = describeMachine();
+  console.log(
+    `stagechart benchmarks — ${machine.cpu} (${machine.cores} cores, ${machine.memoryGiB} GiB), Node ${machine.node}, ${machine.platform}\n`,
+  );
+  const dir = mkdtempSync(join(tmpdir(), "stagechart-bench-"));
+  const comparisons: Comparison[] = [];
+  const step = async (what: string, run: () => Promise<Comparison | Comparison[]>) => {
+    process.stderr.write(`running ${what}…\n`);
+    comparisons.push(...[await run()].flat());
+  };
+  try {
+    await step("engine overhead", () => engineOverhead(SHORT_RUN));
+    await step("durability", () => durabilityCost(SHORT_RUN, dir));
+    await step("write amplification", () => writeAmplification(LONG_RUN, dir));
+    await step("memory", () => memoryUse(LONG_RUN, MEMORY_RUNS));
+    await step("resume", () => resumeCost(PARKED_RUN, dir));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(renderTable(comparisons));
+  console.log(`\n${renderDetails(comparisons)}`);
+  writeResults(join(RESULTS_DIR, "latest.json"), machine, comparisons);
+  if (process.argv.includes("--baseline")) {
+    const day = new Date().toISOString().slice(0, 10);
+    writeResults(join(RESULTS_DIR, `baseline-${day}.json`), machine, comparisons);
+  }
+}
+
+await main();

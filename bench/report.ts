@@ -1,0 +1,89 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { dirname } from "node:path";
+
+/** One benchmark: the baseline and stagechart measured side by side, and their ratio. */
+export interface Comparison {
+  name: string;
+  unit: string;
+  baseline: { label: string; value: number };
+  stagechart: { label: string; value: number };
+  /** stagechart ÷ baseline; undefined when the baseline is not a positive number. */
+  ratio: number | undefined;
+  /** Further figures of the same measurement (sizes, steps, margins of error). */
+  details?: Record<string, number | string | undefined>;
+}
+
+export function compare(
+  name: string,
+  unit: string,
+  baseline: Comparison["baseline"],
+  stagechart: Comparison["stagechart"],
+  details?: Comparison["details"],
+): Comparison {
+  const ratio = baseline.value > 0 ? stagechart.value / baseline.value : undefined;
+  return { name, unit, baseline, stagechart, ratio, ...(details && { details }) };
+}
+
+export interface Machine {
+  cpu: string;
+  cores: number;
+  memoryGiB: number;
+  node: string;
+  platform: string;
+}
+
+export function describeMachine(): Machine {
+  return {
+    cpu: cpus()[0]?.model.trim() ?? "unknown",
+    cores: cpus().length,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+  };
+}
+
+const formatValue = (value: number, unit: string): string => {
+  if (unit === "bytes") {
+    if (Math.abs(value) >= 2 ** 20) return `${(value / 2 ** 20).toFixed(2)} MiB`;
+    if (Math.abs(value) >= 1024) return `${(value / 1024).toFixed(1)} KiB`;
+    return `${Math.round(value)} B`;
+  }
+  return `${value < 10 ? value.toFixed(3) : value.toFixed(1)} ${unit}`;
+};
+
+export function renderTable(comparisons: readonly Comparison[]): string {
+  const rows = comparisons.map((c) => [
+    c.name,
+    `${formatValue(c.baseline.value, c.unit)} (${c.baseline.label})`,
+    `${formatValue(c.stagechart.value, c.unit)} (${c.stagechart.label})`,
+    c.ratio === undefined ? "—" : `${c.ratio.toFixed(2)}×`,
+  ]);
+  const header = ["benchmark", "baseline", "stagechart", "ratio"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ");
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+export function renderDetails(comparisons: readonly Comparison[]): string {
+  return comparisons
+    .filter((c) => c.details)
+    .map((c) => {
+      const pairs = Object.entries(c.details ?? {}).filter(([, v]) => v !== undefined);
+      return `${c.name}: ${pairs.map(([k, v]) => `${k}=${typeof v === "number" ? round(v) : v}`).join(", ")}`;
+    })
+    .join("\n");
+}
+
+const round = (value: number): number =>
+  Number.isInteger(value) ? value : Number(value.toPrecision(4));
+
+export function writeResults(
+  file: string,
+  machine: Machine,
+  comparisons: readonly Comparison[],
+): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const body = { measuredAt: new Date().toISOString(), machine, comparisons };
+  writeFileSync(file, `${JSON.stringify(body, null, 2)}\n`);
+}
