@@ -12,6 +12,7 @@ import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.
 import { type ErrorView, isStagechartError, StagechartError } from "../errors.js";
 import { type Redactor, redactUrl } from "../models/redact.js";
 import type { StagechartCallInfo } from "../models/types.js";
+import { deadline } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";
 import { modelCallKey } from "./journal.js";
@@ -75,6 +76,7 @@ async function generate(
     turn: input.turn,
     position: input.position,
   };
+  const timeout = deadline(host.limits.modelCallTimeoutMs);
   const options: LanguageModelV3CallOptions = {
     prompt: toPrompt(
       host.transcripts.read(input.stageExecutionId, transcriptCutoff(input.attempt, input.turn)),
@@ -82,10 +84,14 @@ async function generate(
     tools: toolManifest(host, input),
     toolChoice: { type: "auto" },
     // A call that hangs is a transient failure after the host's limit, retried like a 5xx.
-    abortSignal: AbortSignal.any([signal, AbortSignal.timeout(host.limits.modelCallTimeoutMs)]),
+    abortSignal: AbortSignal.any([signal, timeout.signal]),
     providerOptions: { stagechart: { ...callInfo } },
   };
-  return host.model.model.doGenerate(options);
+  try {
+    return await host.model.model.doGenerate(options);
+  } finally {
+    timeout.clear();
+  }
 }
 
 /** The envelope's tools and the completion channel — the only tools a stage's model sees. */

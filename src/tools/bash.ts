@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
+import { deadline } from "./deadline.js";
 import { cancelled, failure, success, timedOut } from "./outcome.js";
 import { keepTail } from "./text.js";
 import type { Tool, ToolContext, ToolOutcome } from "./types.js";
@@ -37,14 +38,15 @@ export const bashTool: Tool<BashArgs> = {
 
 function runCommand({ command, timeoutMs }: BashArgs, context: ToolContext): Promise<ToolOutcome> {
   if (context.signal.aborted) return Promise.resolve(cancelled("Bash"));
-  const ownTimeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
-  const signal = ownTimeout ? AbortSignal.any([context.signal, ownTimeout]) : context.signal;
+  const ownTimeout = timeoutMs === undefined ? undefined : deadline(timeoutMs);
+  const signal = ownTimeout ? AbortSignal.any([context.signal, ownTimeout.signal]) : context.signal;
   const stdout = new TailBuffer(context.limits.maxOutputBytes);
   const stderr = new TailBuffer(context.limits.maxOutputBytes);
 
   return new Promise((resolve) => {
     let child: ChildProcess;
     const finish = (outcome: ToolOutcome) => {
+      ownTimeout?.clear();
       signal.removeEventListener("abort", stop);
       resolve(outcome);
     };

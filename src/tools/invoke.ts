@@ -1,5 +1,6 @@
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { isStagechartError, StagechartError } from "../errors.js";
+import { deadline } from "./deadline.js";
 import { cancelled, failure, timedOut } from "./outcome.js";
 import { keepHead } from "./text.js";
 import type { AnyTool, JsonValue, ToolContext, ToolOutcome } from "./types.js";
@@ -32,8 +33,8 @@ export async function invokeTool(
   }
   if (context.signal.aborted) return cancelled(tool.name);
 
-  const timeout = AbortSignal.timeout(context.limits.timeoutMs);
-  const signal = AbortSignal.any([context.signal, timeout]);
+  const timeout = deadline(context.limits.timeoutMs);
+  const signal = AbortSignal.any([context.signal, timeout.signal]);
   let onAbort = () => {};
   // A tool that ignores its signal must not hold the stage: the abort answers at once.
   const stopped = new Promise<ToolOutcome>((resolve) => {
@@ -52,6 +53,7 @@ export async function invokeTool(
       ? { ok: true, output: limitStrings(outcome.output, context.limits.maxOutputBytes) }
       : outcome;
   } finally {
+    timeout.clear();
     signal.removeEventListener("abort", onAbort);
   }
 }
