@@ -49,13 +49,39 @@ export function parseYamlSource(
     ...recursiveAliases(document, at),
   ];
   if (problems.length > 0) return { ok: false, problems };
+  let data: unknown;
+  try {
+    data = document.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    // An alias to no anchor, or aliases that would expand past the limit (an "alias bomb").
+    const message = error instanceof Error ? error.message : String(error);
+    const alias = firstAliasOffset(document);
+    return {
+      ok: false,
+      problems: [{ ...at(alias ?? 0), message: firstLineOf(message) }],
+    };
+  }
   return {
     ok: true,
     value: {
-      data: document.toJS({ maxAliasCount: 100 }),
+      data,
       locate: (path) => locateNode(document.contents, path, at) ?? { line: firstLine, column: 1 },
     },
   };
+}
+
+/** Where the first alias that names no anchor sits, else the first alias at all. */
+function firstAliasOffset(document: Document): number | undefined {
+  let unresolved: number | undefined;
+  let first: number | undefined;
+  visit(document, {
+    Alias(_, alias) {
+      const offset = alias.range?.[0];
+      first ??= offset;
+      if (unresolved === undefined && !alias.resolve(document)) unresolved = offset;
+    },
+  });
+  return unresolved ?? first;
 }
 
 function locateNode(

@@ -389,6 +389,22 @@ next:
       );
     });
 
+    it("an alias to no anchor, and an alias bomb, are PipelineYamlInvalid at the alias, never a throw", async () => {
+      const dangling = PIPELINE.replace("entry: plan", "entry: *nowhere");
+      expect((await load(dangling)).places).toEqual([
+        at(dangling, "*nowhere", "Validation/PipelineYamlInvalid"),
+      ]);
+      const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+      for (let i = 1; i < 9; i++) {
+        const [name, previous] = [String.fromCharCode(97 + i), String.fromCharCode(96 + i)];
+        levels.push(`${name}: &${name} [${Array(10).fill(`*${previous}`).join(", ")}]`);
+      }
+      const { result } = await load(`${PIPELINE}bomb:
+  ${levels.join("\n  ")}
+`);
+      expect(!result.ok && result.diagnostics[0]?.message).toMatch(/alias count/i);
+    });
+
     it("a missing file is StageFileUnreadable; a file not named .yaml or .yml is PipelineFileNotYaml", async () => {
       const dir = project({ "machines/p.json": "{}" });
       expect(placesOf(dir, await loadPipelineFile(join(dir, "machines/none.yaml")))).toEqual([

@@ -310,6 +310,13 @@ describe("a stage file", () => {
       ]);
     });
 
+    it("with an alias to no anchor is StageYamlInvalid at the alias, never a throw", () => {
+      const text = seedPlan.replace(/^allowedTools: .*$/m, "allowedTools: [*Glob]");
+      expect(problems(parseStageDefinition(text, FILE))).toMatchObject([
+        { code: "Validation/StageYamlInvalid", line: lineOf(seedPlan, "allowedTools") },
+      ]);
+    });
+
     it("with empty frontmatter lists every required field", () => {
       const found = problems(parseStageDefinition("---\n---\nHello\n", FILE));
       expect(found.map((d) => d.message)).toEqual(
