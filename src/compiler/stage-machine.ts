@@ -1,4 +1,4 @@
-import { assign, type DoneActorEvent, type ErrorActorEvent, fromPromise, setup } from "xstate";
+import { assign, type DoneActorEvent, type ErrorActorEvent, fromPromise, not, setup } from "xstate";
 import type { StageDefinition } from "../definitions/stage.js";
 import { type ErrorCode, type ErrorView, isStagechartError } from "../errors.js";
 import type { AuditEventType } from "../inspect/audit.js";
@@ -117,17 +117,19 @@ export type StageWait =
   | { kind: "grant"; request: GrantRequest }
   | { kind: "gate"; stageId: string; stageExecutionId: string };
 
-/** Only stage machines carry the `suspended` tag, so any snapshot can be asked. */
+/**
+ * What a stage waits for: a grant request being asked or parked (tag `grant-pending`), or a
+ * deferred gate. Only stage machines carry these tags, so any snapshot can be asked. A stage
+ * tagged `suspended` on top waits for nothing but an answer from outside.
+ */
 export function stageWait(snapshot: {
   hasTag(tag: string): boolean;
-  matches(value: unknown): boolean;
   context: unknown;
 }): StageWait | undefined {
-  if (!snapshot.hasTag("suspended")) return undefined;
   const context = snapshot.context as StageMachineContext;
-  return snapshot.matches("deferred")
-    ? { kind: "gate", stageId: context.stage.id, stageExecutionId: context.stageExecutionId }
-    : { kind: "grant", request: grantRequest(context) };
+  if (snapshot.hasTag("grant-pending")) return { kind: "grant", request: grantRequest(context) };
+  if (!snapshot.hasTag("suspended")) return undefined;
+  return { kind: "gate", stageId: context.stage.id, stageExecutionId: context.stageExecutionId };
 }
 
 export function stageResult(context: StageMachineContext): StageResult {
@@ -644,6 +646,7 @@ export function createStageMachine(services: StageServices) {
                 ],
               },
               awaitingAnswer: {
+                tags: ["grant-pending"],
                 initial: "routing",
                 on: {
                   GRANT_ANSWER: [
@@ -708,16 +711,20 @@ export function createStageMachine(services: StageServices) {
                           actions: { type: "deny", params: userDenial },
                         },
                       ],
-                      onError: {
-                        target: "#stage.act.dispatch.denied",
-                        actions: {
-                          type: "deny",
-                          params: ({ event }) => ({
-                            ...userDenial,
-                            message: `no answer: ${errorView(event.error).message}`,
-                          }),
+                      onError: [
+                        // Restored after a crash into a host with nobody to ask: route again.
+                        { guard: not("hasInteractors"), target: "routing" },
+                        {
+                          target: "#stage.act.dispatch.denied",
+                          actions: {
+                            type: "deny",
+                            params: ({ event }) => ({
+                              ...userDenial,
+                              message: `no answer: ${errorView(event.error).message}`,
+                            }),
+                          },
                         },
-                      },
+                      ],
                     },
                   },
                   // RECHECK (sent when a run resumes) routes the request again: to interactors

@@ -33,7 +33,7 @@ import {
 import { rulesGrantPolicy } from "./rules.js";
 import { checkContext, refuseControl } from "./run-checks.js";
 import { stageMachineFor } from "./run-stage.js";
-import { describeWaits, isQuiescent, type ParkedStage, survey } from "./suspension.js";
+import { describeWaits, isQuiescent, type ParkedStage, type Survey, survey } from "./suspension.js";
 
 export type RunWait = ReturnType<typeof describeWaits>[number];
 
@@ -277,24 +277,16 @@ function launch(
     ...(snapshot && { snapshot }),
     inspect: (event: { type: string }) => event.type === "@xstate.snapshot" && queueSettle(),
   });
-  const restoredState = actor.getSnapshot();
-  if (snapshot && restoredState.status === "error") {
-    return err(
-      new StagechartError(
-        "Session/SnapshotCorrupt",
-        `run ${runId}'s snapshot does not restore into ${pipeline.id}: ${toStagechartError(restoredState.error, "Session/SnapshotCorrupt").message}`,
-        { runId },
-      ),
-    );
-  }
-  const restored = survey(actor).parked;
+  const restored = snapshot ? restoredStages(actor, runId, pipeline.id) : ok(noStages);
+  if (!restored.ok) return restored;
+  const answerable = [...restored.value.parked, ...restored.value.asking];
   const unknown = answers.filter(
     (a) =>
-      !restored.some(
+      !answerable.some(
         ({ wait }) => wait.kind === "grant" && wait.request.proposalId === a.proposalId,
       ),
   );
-  if (unknown.length > 0) return err(noPendingGrant(runId, unknown, restored));
+  if (unknown.length > 0) return err(noPendingGrant(runId, unknown, answerable));
 
   host.audit.emit({ type: start.type, runId, payload: start.payload });
   const result = toPromise(actor).then(
@@ -310,11 +302,12 @@ function launch(
   );
   void result.finally(() => feed.close());
   actor.start();
-  for (const { actor: stage, wait } of restored) {
+  for (const { actor: stage, wait } of answerable) {
     const answer = answers.find(
       (a) => wait.kind === "grant" && a.proposalId === wait.request.proposalId,
     );
-    stage.send(answer ? { type: "GRANT_ANSWER", ...answer } : { type: "RECHECK" });
+    if (answer) stage.send({ type: "GRANT_ANSWER", ...answer });
+    else if (restored.value.parked.some((p) => p.actor === stage)) stage.send({ type: "RECHECK" });
   }
   queueSettle();
   return ok({
@@ -334,6 +327,31 @@ function launch(
     },
     stop: () => actor.stop(),
   });
+}
+
+const noStages: Survey = { parked: [], asking: [], busy: false };
+
+/** The stages of a restored snapshot that wait; a snapshot that does not restore is corrupt. */
+function restoredStages(
+  actor: Actor<AnyStateMachine>,
+  runId: string,
+  pipelineId: string,
+): Result<Survey> {
+  const corrupt = (error: unknown) =>
+    err(
+      new StagechartError(
+        "Session/SnapshotCorrupt",
+        `run ${runId}'s snapshot does not restore into ${pipelineId}: ${toStagechartError(error, "Session/SnapshotCorrupt").message}`,
+        { runId },
+      ),
+    );
+  const state = actor.getSnapshot();
+  if (state.status === "error") return corrupt(state.error);
+  try {
+    return ok(survey(actor));
+  } catch (error) {
+    return corrupt(error);
+  }
 }
 
 function noPendingGrant(

@@ -8,8 +8,11 @@ export interface ParkedStage {
 }
 
 export interface Survey {
+  /** Stages that wait for nothing but an answer from outside. */
   parked: ParkedStage[];
-  /** Some actor is still working: a model or tool call, a backoff, a code stage. */
+  /** Grant requests being asked right now (an interactor is prompting): answerable too. */
+  asking: ParkedStage[];
+  /** Some actor is still working: a model or tool call, a backoff, a code stage, a prompt. */
   busy: boolean;
 }
 
@@ -18,28 +21,29 @@ export interface Survey {
  * so no event will ever come unless somebody answers: that is when a durable run suspends.
  */
 export function survey(root: AnyActorRef): Survey {
-  const parked: ParkedStage[] = [];
-  const busy = isBusy(root, parked);
-  return { parked, busy };
+  const found: Survey = { parked: [], asking: [], busy: false };
+  found.busy = isBusy(root, found);
+  return found;
 }
 
 export const isQuiescent = ({ parked, busy }: Survey): boolean => parked.length > 0 && !busy;
 
-function isBusy(actor: AnyActorRef, parked: ParkedStage[]): boolean {
+function isBusy(actor: AnyActorRef, found: Survey): boolean {
   const snapshot = actor.getSnapshot();
   if (snapshot.status !== "active") return false;
   if (typeof snapshot.hasTag === "function") {
     const wait = stageWait(snapshot);
-    if (wait) {
-      parked.push({ actor, wait });
+    if (wait && snapshot.hasTag("suspended")) {
+      found.parked.push({ actor, wait });
       return false;
     }
+    if (wait) found.asking.push({ actor, wait });
   }
   // A machine with nothing invoked is waiting on a timer or a transition: still working.
   const children = Object.values((snapshot.children ?? {}) as Record<string, AnyActorRef>);
   if (children.length === 0) return true;
   let busy = false;
-  for (const child of children) busy = isBusy(child, parked) || busy;
+  for (const child of children) busy = isBusy(child, found) || busy;
   return busy;
 }
 

@@ -352,3 +352,57 @@ describe("resuming a run parked on a grant", () => {
     });
   });
 });
+
+describe("a run stopped while a grant request was being asked", () => {
+  const pipeline = pipelineOf({
+    id: "code-review",
+    stages: [llm("plan"), llm("execute"), llm("review")],
+    next: { plan: "execute", execute: "review" },
+  });
+
+  async function stoppedWhileAsking(file: string): Promise<string> {
+    const neverAnswers = callbackInteractor(
+      "away",
+      (_, signal) => new Promise((_, reject) => signal.addEventListener("abort", reject)),
+    );
+    const host = harness(CODE_REVIEW_SCRIPT, { interactors: [neverAnswers] }).host;
+    const first = handleOf(
+      startRun(pipeline, { host, store: openStore(file), runId: "a1", task: "t" }),
+    );
+    for await (const event of first.events()) {
+      if (event.type === "GrantRequested") {
+        first.stop();
+        return String(event.payload.proposalId);
+      }
+    }
+    throw new Error("no grant request");
+  }
+
+  it("keeps the request: a headless resume suspends on it instead of denying it", async () => {
+    const file = join(tempDir(), "runs.db");
+    const proposalId = await stoppedWhileAsking(file);
+    const store = openStore(file);
+    const headless = harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
+    const resumed = resumeRun(pipeline, "a1", { host: headless, store });
+    if (!resumed.ok) throw resumed.error;
+    const result = await resumed.value.result;
+    expect(result).toMatchObject({ status: "suspended", waiting: [{ kind: "grant", proposalId }] });
+    expect(store.auditOf("a1").some((e) => e.type === "ToolDenied")).toBe(false);
+  });
+
+  it("takes an answer to it on resume", async () => {
+    const file = join(tempDir(), "runs.db");
+    const proposalId = await stoppedWhileAsking(file);
+    const store = openStore(file);
+    const resumed = resumeRun(pipeline, "a1", {
+      host: harness(CODE_REVIEW_SCRIPT).host,
+      store,
+      answers: [{ proposalId, decision: "approve" }],
+    });
+    if (!resumed.ok) throw resumed.error;
+    expect((await resumed.value.result).status).toBe("done");
+    expect(store.auditOf("a1").find((e) => e.type === "GrantIssued")?.payload).toMatchObject({
+      proposalId,
+    });
+  });
+});
