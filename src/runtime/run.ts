@@ -41,6 +41,8 @@ export interface RunOptions {
   host: Host;
   /** Makes the run durable: every step is committed here, and the run can be resumed. */
   store?: RunStore;
+  /** How long a durable run's lease lives without renewal (renewed every third of it). */
+  leaseTtlMs?: number;
   /** Stored with a durable run: what resuming it needs (pipeline file, model spec, root, mode). */
   resumeWith?: Record<string, unknown>;
   /** The run's id (`ctx.workflowRunId`); generated when not given. */
@@ -121,6 +123,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   return launchDurable(pipeline, options.host, store, hash, {
     runId,
     ctx,
+    leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
     start: { type: "RunStarted", payload: { pipelineId: pipeline.id, ctx } },
   });
 }
@@ -130,6 +133,8 @@ export interface ResumeOptions {
   store: RunStore;
   /** Resume even though the pipeline changed since the run's snapshot. */
   force?: boolean;
+  /** How long the run's lease lives without renewal (renewed every third of it). */
+  leaseTtlMs?: number;
   /** Answers to the grant requests a suspended run waits for, by proposal id. */
   answers?: readonly GrantAnswer[];
 }
@@ -183,6 +188,7 @@ export function resumeRun(
     ctx,
     snapshot: stored.value.snapshot as Snapshot<unknown>,
     answers: options.answers ?? [],
+    leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
     start: {
       type: "RunResumed",
       payload: {
@@ -211,21 +217,38 @@ function launchDurable(
   host: Host,
   store: RunStore,
   definitionHash: string,
-  launchOptions: Launch,
+  launchOptions: Launch & { leaseTtlMs: number },
 ): Result<RunHandle> {
-  const { runId } = launchOptions;
+  const { runId, leaseTtlMs } = launchOptions;
   const owner = leaseOwner();
-  const leased = store.acquireLease(runId, owner, LEASE_TTL_MS, ownerIsGone);
+  const leased = store.acquireLease(runId, owner, leaseTtlMs, ownerIsGone);
   if (!leased.ok) return leased;
   const recorder = new StepRecorder(store, runId, definitionHash);
   const durableHost: Host = { ...host, audit: recorder, journal: store, transcripts: store };
-  const renewal = setInterval(() => store.renewLease(runId, owner, LEASE_TTL_MS), LEASE_TTL_MS / 3);
+  // Once the lease is lost or the store fails, this process must not write for the run again:
+  // it stops, and the run is left to whoever holds it now (or to a later resume).
+  let lost: StagechartError | undefined;
+  let stop = () => {};
+  const giveUp = (error: unknown) => {
+    lost ??= toStagechartError(error, "Session/StoreUnavailable");
+    stop();
+  };
+  const renewal = setInterval(() => {
+    const renewed = store.renewLease(runId, owner, leaseTtlMs);
+    if (!renewed.ok) giveUp(renewed.error);
+  }, leaseTtlMs / 3);
   renewal.unref();
   // A stopped actor's snapshot says "stopped" and would not run again: keep the last live one.
-  const commit = (actor: Actor<AnyStateMachine>) =>
-    recorder.commit(
-      actor.getSnapshot().status === "stopped" ? undefined : actor.getPersistedSnapshot(),
-    );
+  const commit = (actor: Actor<AnyStateMachine>) => {
+    if (lost) return;
+    try {
+      recorder.commit(
+        actor.getSnapshot().status === "stopped" ? undefined : actor.getPersistedSnapshot(),
+      );
+    } catch (error) {
+      giveUp(error);
+    }
+  };
   const launched = launch(pipeline, durableHost, launchOptions, commit);
   if (!launched.ok) {
     clearInterval(renewal);
@@ -233,17 +256,25 @@ function launchDurable(
     return launched;
   }
   const handle = launched.value;
-  void handle.result.then((result) => {
+  stop = () => handle.actor.stop();
+  const result = handle.result.then((outcome): RunResult => {
     clearInterval(renewal);
     commit(handle.actor);
-    store.updateRun(runId, {
-      status: result.status,
-      ...(result.error && { error: result.error }),
-      ...(result.output !== undefined && { output: result.output }),
-    });
-    store.releaseLease(runId, owner);
+    if (!lost) {
+      try {
+        store.updateRun(runId, {
+          status: outcome.status,
+          ...(outcome.error && { error: outcome.error }),
+          ...(outcome.output !== undefined && { output: outcome.output }),
+        });
+        store.releaseLease(runId, owner);
+      } catch (error) {
+        lost = toStagechartError(error, "Session/StoreUnavailable");
+      }
+    }
+    return lost ? { ...outcome, error: lost.toModelView() } : outcome;
   });
-  return ok(handle);
+  return ok({ ...handle, result });
 }
 
 function launch(

@@ -406,3 +406,51 @@ describe("a run stopped while a grant request was being asked", () => {
     });
   });
 });
+
+describe("a durable run that can no longer write", () => {
+  it("stops once another owner took its lease, leaving the run and the lease to that owner", async () => {
+    const store = openStore();
+    const handle = handleOf(
+      startRun(chain(5000, { b: 0 }), {
+        host: harness("stages: {}").host,
+        store,
+        runId: "stolen",
+        leaseTtlMs: 90,
+      }),
+    );
+    await waitFor(handle.actor, (s) => s.context.current === "b");
+    expect(store.acquireLease("stolen", "thief", 60_000, () => true).ok).toBe(true);
+    const result = await handle.result;
+    expect(result).toMatchObject({ status: "suspended", error: { code: "Session/LeaseLost" } });
+    expect(store.getRun("stolen")).toMatchObject({ ok: true, value: { status: "running" } });
+    expect(store.renewLease("stolen", "thief", 60_000).ok).toBe(true);
+  });
+
+  it("stops with the store's error when a step cannot be committed, and throws nothing", async () => {
+    const store = openStore();
+    let commits = 0;
+    const failing = Object.assign(Object.create(store), {
+      commitStep: (runId: string, step: Parameters<SqliteStore["commitStep"]>[1]) => {
+        commits += 1;
+        if (commits > 3) throw new Error("disk I/O error");
+        return store.commitStep(runId, step);
+      },
+    }) as SqliteStore;
+    const handle = handleOf(
+      startRun(chain(50, { b: 0 }), {
+        host: harness("stages: {}").host,
+        store: failing,
+        runId: "full",
+      }),
+    );
+    const result = await handle.result;
+    expect(result.error).toMatchObject({
+      code: "Session/StoreUnavailable",
+      message: "disk I/O error",
+    });
+    const stored = store.auditOf("full");
+    expect(stored.map((e) => e.seq)).toEqual(stored.map((_, k) => k + 1));
+    expect(stored.some((e) => e.type === "RunCompleted")).toBe(false);
+    expect(store.getRun("full")).toMatchObject({ ok: true, value: { status: "running" } });
+  });
+});
