@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import type { JsonValue } from "../definitions/contract.js";
 import type { ErrorView, Result } from "../errors.js";
@@ -35,6 +36,8 @@ export interface RunStore extends Journal, TranscriptStore {
     step: { snapshot?: unknown; definitionHash?: string; events: AuditEventInput[] },
   ): AuditEvent[];
   auditOf(runId: string, afterSeq?: number): AuditEvent[];
+  /** The seq of the run's last audit event; 0 before the first. */
+  lastSeq(runId: string): number;
   /**
    * Takes the run's lease if it is free, expired or already `owner`'s, or if `holderGone` says
    * its holder no longer exists; `Session/RunLocked` otherwise.
@@ -52,18 +55,32 @@ export interface RunStore extends Journal, TranscriptStore {
 /** How long a lease lives without renewal: a crashed owner blocks a run at most this long. */
 export const LEASE_TTL_MS = 15_000;
 
-/** Unique per launch, so even two handles in one process cannot drive the same run. */
-export const leaseOwner = (): string => `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+/**
+ * Unique per launch, so even two handles in one process cannot drive the same run:
+ * `<host>:<pid namespace>:<pid>:<nonce>`. The namespace tells apart containers that share a
+ * host name but not their process ids.
+ */
+export const leaseOwner = (pid = process.pid): string =>
+  `${hostname()}:${PID_NAMESPACE}:${pid}:${randomUUID().slice(0, 8)}`;
+
+/** The inode of this process's pid namespace on Linux; "-" where there is none to read. */
+const PID_NAMESPACE = (() => {
+  try {
+    return /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "-";
+  } catch {
+    return "-";
+  }
+})();
 
 /**
- * Whether a lease's owner is a process of this machine that has died (killed, crashed): its
- * run can be taken over at once instead of waiting for the lease to expire. Owners elsewhere
- * cannot be checked and are trusted until their lease expires.
+ * Whether a lease's owner is a process of this machine (and pid namespace) that has died —
+ * killed, crashed: its run can be taken over at once instead of waiting for the lease to
+ * expire. Owners elsewhere cannot be checked and are trusted until their lease expires.
  */
 export function ownerIsGone(owner: string): boolean {
-  const [host, pid] = owner.split(":");
-  if (host !== hostname() || !pid || !/^\d+$/.test(pid)) return false;
-  if (Number(pid) === process.pid) return false;
+  const [host, namespace, pid] = owner.split(":");
+  if (host !== hostname() || namespace !== PID_NAMESPACE) return false;
+  if (!pid || !/^\d+$/.test(pid) || Number(pid) === process.pid) return false;
   try {
     process.kill(Number(pid), 0);
     return false;
@@ -86,7 +103,7 @@ export class StepRecorder implements AuditSink {
     private readonly runId: string,
     private readonly definitionHash: string,
   ) {
-    this.nextSeq = (store.auditOf(runId).at(-1)?.seq ?? 0) + 1;
+    this.nextSeq = store.lastSeq(runId) + 1;
   }
 
   emit(input: AuditEventInput): AuditEvent {

@@ -4,11 +4,21 @@ import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { StagechartError } from "../errors.js";
 
-/** What a run refuses before anything happens: a ctx its pipeline's schema rejects. */
+/** ctx fields every stage gets from the engine; a run's own ctx cannot set them. */
+export const RESERVED_CTX_FIELDS = ["upstream", "workflowRunId", "stageExecutionId"] as const;
+
+/** What a run refuses before anything happens: reserved fields, a ctx its schema rejects. */
 export function checkContext(
   pipeline: PipelineDefinition,
   ctx: Record<string, unknown>,
 ): StagechartError | undefined {
+  const reserved = RESERVED_CTX_FIELDS.filter((field) => Object.hasOwn(ctx, field));
+  if (reserved.length > 0)
+    return new StagechartError(
+      "Validation/RunContextInvalid",
+      `ctx.${reserved.join(", ctx.")} ${reserved.length > 1 ? "are" : "is"} set by the engine for every stage; a run cannot set ${reserved.length > 1 ? "them" : "it"}`,
+      { reserved },
+    );
   const validate = compileSchema(pipeline.context);
   if (!validate.ok)
     return new StagechartError(

@@ -101,6 +101,13 @@ export function compilePipeline(pipeline: PipelineDefinition, host: Host): AnySt
 /** Starts a run of a pipeline. Invalid ctx is refused before anything runs. */
 export function startRun(pipeline: PipelineDefinition, options: RunOptions): Result<RunHandle> {
   const runId = options.runId ?? `run-${randomUUID().slice(0, 8)}`;
+  if (options.task !== undefined && options.ctx?.task !== undefined)
+    return err(
+      new StagechartError(
+        "Validation/RunContextInvalid",
+        "the task is given twice (as task and as ctx.task); give it once",
+      ),
+    );
   const ctx = { ...options.ctx, ...(options.task !== undefined && { task: options.task }) };
   const invalid = checkContext(pipeline, ctx);
   if (invalid) return err(invalid);

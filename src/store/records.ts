@@ -1,5 +1,5 @@
 import type { JsonValue } from "../definitions/contract.js";
-import type { ErrorView } from "../errors.js";
+import { type ErrorView, StagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventType } from "../inspect/audit.js";
 
 /** A run's state as stored; `suspended` is a run parked on a gate or stopped to be resumed. */
@@ -85,12 +85,25 @@ export function toRunRow(run: RunRecord): RunRow {
 }
 
 export function fromRunRow({ options, error, output, ...row }: RunRow): RunRecord {
+  const column = (text: string, name: string) => parseColumn(text, `run ${row.runId}'s ${name}`);
   return {
     ...row,
-    options: JSON.parse(options),
-    ...(error !== null && { error: JSON.parse(error) }),
-    ...(output !== null && { output: JSON.parse(output) }),
+    options: column(options, "options"),
+    ...(error !== null && { error: column(error, "error") }),
+    ...(output !== null && { output: column(output, "output") }),
   };
+}
+
+/** A JSON column read back; a damaged one is `Session/StoreCorrupt`, naming what it held. */
+function parseColumn(text: string, what: string) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new StagechartError(
+      "Session/StoreCorrupt",
+      `the store is damaged: ${what} is not valid JSON`,
+    );
+  }
 }
 
 export function toAuditRow(event: AuditEvent): AuditRow {
@@ -116,6 +129,6 @@ export function fromAuditRow(row: AuditRow): AuditEvent {
     ...(row.stageId !== null && { stageId: row.stageId }),
     ...(row.stageExecutionId !== null && { stageExecutionId: row.stageExecutionId }),
     ...(row.attempt !== null && { attempt: row.attempt }),
-    payload: JSON.parse(row.payload),
+    payload: parseColumn(row.payload, `run ${row.runId}'s audit event ${row.seq}`),
   };
 }

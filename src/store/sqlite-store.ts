@@ -170,6 +170,10 @@ export class SqliteStore implements Journal, TranscriptStore {
     }
   }
 
+  lastSeq(runId: string): number {
+    return this.sql.lastSeq.get(runId) ?? 0;
+  }
+
   /** The run's audit events in order, those after `afterSeq` when given. */
   auditOf(runId: string, afterSeq = 0): AuditEvent[] {
     return this.sql.audit.all(runId, afterSeq).map(fromAuditRow);

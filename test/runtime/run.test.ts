@@ -736,3 +736,24 @@ describe("embedding", () => {
     });
   });
 });
+
+describe("a run's own ctx", () => {
+  const pipeline = pipelineOf({ stages: [code("only", () => ({ verdict: "ok" }))] });
+
+  it.each(["upstream", "workflowRunId", "stageExecutionId"])(
+    "cannot set ctx.%s, which the engine gives every stage",
+    (field) => {
+      const started = startRun(pipeline, { host: harness("stages: {}").host, ctx: { [field]: 1 } });
+      expect(started.ok ? undefined : started.error).toMatchObject({
+        code: "Validation/RunContextInvalid",
+        message: expect.stringContaining(`ctx.${field}`),
+      });
+    },
+  );
+
+  it("takes the task once: as task or as ctx.task, not both", () => {
+    const host = harness("stages: {}").host;
+    const twice = startRun(pipeline, { host, task: "a", ctx: { task: "b" } });
+    expect(twice.ok ? undefined : twice.error.code).toBe("Validation/RunContextInvalid");
+  });
+});
