@@ -33,7 +33,11 @@ export interface RunStore extends Journal, TranscriptStore {
   getSnapshot(runId: string): Result<{ snapshot: unknown; definitionHash: string }>;
   commitStep(
     runId: string,
-    step: { snapshot?: unknown; definitionHash?: string; events: AuditEventInput[] },
+    step: {
+      snapshot?: unknown;
+      definitionHash?: string;
+      events: (AuditEventInput & { at?: string })[];
+    },
   ): AuditEvent[];
   auditOf(runId: string, afterSeq?: number): AuditEvent[];
   /** The seq of the run's last audit event; 0 before the first. */
@@ -95,7 +99,7 @@ export function ownerIsGone(owner: string): boolean {
  * numbers are assigned here in the order the store will give them.
  */
 export class StepRecorder implements AuditSink {
-  private pending: AuditEventInput[] = [];
+  private pending: (AuditEventInput & { at: string })[] = [];
   private nextSeq: number;
 
   constructor(
@@ -106,9 +110,11 @@ export class StepRecorder implements AuditSink {
     this.nextSeq = store.lastSeq(runId) + 1;
   }
 
+  /** The event as the store will keep it: the same seq, and the moment it happened. */
   emit(input: AuditEventInput): AuditEvent {
-    this.pending.push(input);
-    return { ...input, seq: this.nextSeq++, at: new Date().toISOString() };
+    const event = { ...input, at: new Date().toISOString() };
+    this.pending.push(event);
+    return { ...event, seq: this.nextSeq++ };
   }
 
   commit(snapshot?: unknown): void {

@@ -45,7 +45,8 @@ export interface StepCommit {
   snapshot?: unknown;
   /** Stamped on the snapshot; the run's own hash when absent. */
   definitionHash?: string;
-  events: AuditEventInput[];
+  /** Each stamped with the commit's time unless it carries the moment it happened (`at`). */
+  events: (AuditEventInput & { at?: string })[];
 }
 
 /**

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { waitFor } from "xstate";
+import type { AuditEvent } from "../../src/inspect/audit.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
@@ -57,12 +58,12 @@ describe("a durable run", () => {
         resumeWith: { pipelineFile: "x.yaml" },
       }),
     );
-    const live: number[] = [];
-    for await (const event of handle.events()) live.push(event.seq);
+    const live: AuditEvent[] = [];
+    for await (const event of handle.events()) live.push(event);
     const result = await handle.result;
     expect(result.status).toBe("done");
     const stored = store.auditOf("r1");
-    expect(stored.map((e) => e.seq)).toEqual(live);
+    expect(stored).toEqual(live);
     expect(stored.map((e) => e.seq)).toEqual(stored.map((_, i) => i + 1));
     expect(stored[0]?.type).toBe("RunStarted");
     expect(stored.at(-1)?.type).toBe("RunCompleted");
