@@ -29,21 +29,47 @@ export function fingerprint(pipeline: PipelineDefinition): DefinitionFingerprint
       ),
     }),
   };
-  for (const stage of Object.values(pipeline.stages))
-    parts[`stage ${stage.id}`] = digest(stageShape(stage));
+  for (const stage of Object.values(pipeline.stages)) {
+    // An LLM stage piece by piece, so drift can say which of its fields changed.
+    const shape = stageShape(stage);
+    if (stage.kind !== "llm") parts[`stage ${stage.id}`] = digest(shape);
+    else
+      for (const [field, value] of Object.entries(shape as Record<string, unknown>))
+        parts[`stage ${stage.id}.${field}`] = digest(value);
+  }
   return { hash: digest(parts), parts };
 }
 
-/** What changed between two fingerprints, in words: `stage plan changed`, `stage lint added`. */
+/**
+ * What changed between two fingerprints, in words: `stage plan changed (turnCap, body)`,
+ * `stage lint added`, `pipeline (context, entry, transitions, grants) changed`.
+ */
 export function describeDrift(
   before: Record<string, string>,
   after: Record<string, string>,
 ): string[] {
+  const pieces = new Map<
+    string,
+    { fields: string[]; added: number; removed: number; all: number }
+  >();
   const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-  return names.flatMap((name) => {
-    if (!(name in after)) return [`${name} removed`];
-    if (!(name in before)) return [`${name} added`];
-    return before[name] === after[name] ? [] : [`${name} changed`];
+  for (const name of names) {
+    const [piece = name, field] = name.split(/\.(?=[^.]+$)/);
+    const entry = pieces.get(piece) ?? { fields: [], added: 0, removed: 0, all: 0 };
+    pieces.set(piece, entry);
+    entry.all += 1;
+    if (!(name in after)) entry.removed += 1;
+    else if (!(name in before)) entry.added += 1;
+    else if (before[name] === after[name]) continue;
+    if (field) entry.fields.push(field);
+    else entry.fields.push("");
+  }
+  return [...pieces].flatMap(([piece, { fields, added, removed, all }]) => {
+    if (removed === all) return [`${piece} removed`];
+    if (added === all) return [`${piece} added`];
+    if (fields.length === 0) return [];
+    const named = fields.filter(Boolean);
+    return [`${piece} changed${named.length ? ` (${named.join(", ")})` : ""}`];
   });
 }
 
@@ -51,7 +77,7 @@ function stageShape(stage: PipelineStage): unknown {
   switch (stage.kind) {
     case "llm": {
       const { file: _file, template: _template, ...definition } = stage.definition;
-      return { kind: stage.kind, definition };
+      return definition;
     }
     case "pipeline":
       return { kind: stage.kind, pipeline: fingerprint(stage.pipeline).hash };

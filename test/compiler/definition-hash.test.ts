@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { describeDrift, fingerprint } from "../../src/compiler/definition-hash.js";
+import { code, llm, pipelineOf } from "../support/pipelines.js";
+
+const review = (edit?: (text: string) => string) =>
+  pipelineOf({
+    id: "review-only",
+    stages: [llm("plan", edit), code("check", () => ({ verdict: "ok" }))],
+    next: { plan: "check" },
+  });
+
+const drift = (before: ReturnType<typeof review>, after: ReturnType<typeof review>) =>
+  describeDrift(fingerprint(before).parts, fingerprint(after).parts);
+
+describe("definition drift", () => {
+  it("is nothing for the same definition, loaded twice", () => {
+    expect(fingerprint(review()).hash).toBe(fingerprint(review()).hash);
+    expect(drift(review(), review())).toEqual([]);
+  });
+
+  it("names the fields of an LLM stage that changed", () => {
+    const changed = review((text) =>
+      text.replace(/^turnCap: .*$/m, "turnCap: 3").replace("You are", "You were"),
+    );
+    expect(drift(review(), changed)).toEqual(["stage plan changed (body, turnCap)"]);
+  });
+
+  it("names stages added and removed, and changes to the pipeline itself", () => {
+    const more = review();
+    more.stages.extra = { kind: "code", id: "extra", run: () => ({ verdict: "ok" }) };
+    expect(drift(review(), more)).toEqual(["stage extra added"]);
+    const fewer = review();
+    delete fewer.stages.plan;
+    expect(drift(review(), fewer)).toEqual(["stage plan removed"]);
+    const rerouted = review();
+    rerouted.entry = "check";
+    expect(drift(review(), rerouted)).toEqual([
+      "pipeline (context, entry, transitions, grants) changed",
+    ]);
+  });
+});
