@@ -3,12 +3,8 @@ export { retryDelayMs } from "./backoff.js";
 export { consumeGrant, type GrantLedger, mintGrant } from "./grants.js";
 export { drawablePipeline, GRAPH_FORMATS, type GraphFormat, renderGraph } from "./graph.js";
 export type { PipelineEvent, PipelineOutput, RunStatus } from "./pipeline-machine.js";
-export {
-  createStageMachine,
-  type StageEvent,
-  type StageMachineContext,
-  stageResult,
-} from "./stage-machine.js";
+export { type StageEvent, type StageMachineContext, stageResult } from "./stage-context.js";
+export { createStageMachine } from "./stage-machine.js";
 export type { StageServices } from "./stage-services.js";
 export type {
   GrantDecision,

@@ -1,10 +1,34 @@
-import { assign, type DoneActorEvent, type ErrorActorEvent, fromPromise, not, setup } from "xstate";
+import { assign, fromPromise, not, setup } from "xstate";
 import type { StageDefinition } from "../definitions/stage.js";
-import { type ErrorCode, type ErrorView, isStagechartError } from "../errors.js";
-import type { AuditEventType } from "../inspect/audit.js";
+import { type ErrorView, isStagechartError } from "../errors.js";
 import type { JsonValue } from "../tools/types.js";
 import { retryDelayMs } from "./backoff.js";
-import { consumeGrant, type GrantLedger, mintGrant } from "./grants.js";
+import { consumeGrant, mintGrant } from "./grants.js";
+import {
+  answeredTurnAudit,
+  assertAudit,
+  exitAudit,
+  failedTurnAudit,
+  gateAudit,
+  initFailed,
+  retryAfterOf,
+  toolRunActions,
+  turnActions,
+  userDenial,
+} from "./stage-actions.js";
+import {
+  type AuditParams,
+  callPayload,
+  current,
+  type Denial,
+  fail,
+  gateInput,
+  grantRequest,
+  requireStageContext,
+  type StageEvent,
+  type StageMachineContext,
+  stageResult,
+} from "./stage-context.js";
 import { errorResult, errorView, retryEntry, toolResultEntry, viewOf } from "./stage-entries.js";
 import type {
   AssertInput,
@@ -20,7 +44,6 @@ import type {
   GrantDecision,
   GrantRequest,
   PolicyDecision,
-  ProposedCall,
   StageContext,
   StageInput,
   StageResult,
@@ -29,129 +52,6 @@ import type {
   Verdict,
 } from "./stage-types.js";
 import { transcriptKey } from "./transcript-keys.js";
-
-/** Everything a stage execution needs to continue after a restore: small, and flat over time. */
-export interface StageMachineContext {
-  stage: StageDefinition;
-  runId: string;
-  stageExecutionId: string;
-  pipelineId?: string;
-  ctx: Readonly<Record<string, unknown>>;
-  upstream: readonly StageResult[];
-  stageContext?: StageContext;
-  envelope: string[];
-  attempt: number;
-  /** Turns taken in the current attempt. */
-  turn: number;
-  modelCalls: number;
-  modelCallsBefore: number;
-  /** The calls of the current turn, dispatched one at a time. */
-  batch: ProposedCall[];
-  callIndex: number;
-  grants: GrantLedger;
-  policy?: PolicyDecision;
-  /** Who approved the current out-of-envelope call. */
-  grantedBy?: { source: "policy" | "interactor"; by?: string };
-  /** Why the current call is refused, set on the way into `denied`. */
-  denial?: Denial;
-  providerFailures: number;
-  /** A backoff deadline (epoch ms), kept in context so a restored stage waits only the rest. */
-  waitUntil: number;
-  parsed?: JsonValue;
-  capHit: boolean;
-  verdict?: Verdict;
-  reason?: string;
-  error?: ErrorView;
-}
-
-interface Denial {
-  source: "registry" | "policy" | "interactor" | "headless" | "grant" | "guard";
-  code: ErrorCode;
-  message: string;
-  by?: string;
-}
-
-export type StageEvent =
-  | { type: "CANCEL"; reason?: string }
-  | { type: "GRANT_ANSWER"; proposalId: string; decision: GrantDecision; by?: string }
-  | { type: "RECHECK" };
-
-interface AuditParams {
-  type: AuditEventType;
-  payload: Record<string, unknown>;
-}
-
-type Done<T> = { event: DoneActorEvent<T> };
-type Failed = { event: ErrorActorEvent };
-
-function current(context: StageMachineContext): ProposedCall {
-  const call = context.batch[context.callIndex];
-  if (!call) throw new Error(`no call ${context.callIndex} in the current batch`);
-  return call;
-}
-
-function callPayload(context: StageMachineContext): Record<string, unknown> {
-  const { proposalId, tool, argsDigest, argsSummary } = current(context);
-  return { proposalId, tool, argsDigest, argsSummary };
-}
-
-function grantRequest(context: StageMachineContext): GrantRequest {
-  return {
-    stageId: context.stage.id,
-    stageExecutionId: context.stageExecutionId,
-    attempt: context.attempt,
-    ...(callPayload(context) as Pick<
-      GrantRequest,
-      "proposalId" | "tool" | "argsDigest" | "argsSummary"
-    >),
-  };
-}
-
-function requireStageContext(context: StageMachineContext): StageContext {
-  if (!context.stageContext) throw new Error("the stage context is built in Setup");
-  return context.stageContext;
-}
-
-/** What a parked stage waits for: an answer to its grant request, or a gate to be checked again. */
-export type StageWait =
-  | { kind: "grant"; request: GrantRequest }
-  | { kind: "gate"; stageId: string; stageExecutionId: string };
-
-/**
- * What a stage waits for: a grant request being asked or parked (tag `grant-pending`), or a
- * deferred gate. Only stage machines carry these tags, so any snapshot can be asked. A stage
- * tagged `suspended` on top waits for nothing but an answer from outside.
- */
-export function stageWait(snapshot: {
-  hasTag(tag: string): boolean;
-  context: unknown;
-}): StageWait | undefined {
-  const context = snapshot.context as StageMachineContext;
-  if (snapshot.hasTag("grant-pending")) return { kind: "grant", request: grantRequest(context) };
-  if (!snapshot.hasTag("suspended")) return undefined;
-  return { kind: "gate", stageId: context.stage.id, stageExecutionId: context.stageExecutionId };
-}
-
-export function stageResult(context: StageMachineContext): StageResult {
-  return {
-    stageId: context.stage.id,
-    stageExecutionId: context.stageExecutionId,
-    verdict: context.verdict ?? "fail",
-    ...(context.reason !== undefined && { reason: context.reason }),
-    ...(context.parsed !== undefined && { parsed: context.parsed, output: context.parsed }),
-    capHit: context.capHit,
-    attemptCount: context.attempt,
-    modelCalls: context.modelCalls,
-    ...(context.error !== undefined && { error: context.error }),
-  };
-}
-
-const gateInput = ({ context }: { context: StageMachineContext }) => ({
-  stage: context.stage,
-  stageContext: requireStageContext(context),
-});
-
-const fail = (view: (args: Failed) => ErrorView) => ({ type: "failWith" as const, params: view });
 
 /**
  * The stage lifecycle (DESIGN.md §4.1): Setup → Init → CheckGate → Act → Assert → Exit, one
@@ -980,131 +880,6 @@ export function createStageMachine(services: StageServices) {
       },
     },
   });
-}
-
-const userDenial: Denial = {
-  source: "interactor",
-  code: "ToolTerminal/GrantDenied",
-  message: "the user denied this call",
-};
-
-function turnActions() {
-  return [
-    { type: "recordTurn" as const },
-    {
-      type: "writeTurn" as const,
-      params: ({ event }: Done<TurnOutcome>) => ({ outcome: event.output }),
-    },
-    {
-      type: "audit" as const,
-      params: ({
-        context,
-        event,
-      }: { context: StageMachineContext } & Done<TurnOutcome>): AuditParams => ({
-        type: "ModelTurn",
-        payload: {
-          turn: context.turn,
-          outcome: event.output.kind,
-          tools: event.output.tools,
-          usage: event.output.usage,
-        },
-      }),
-    },
-  ];
-}
-
-function toolRunActions(type: "ToolSucceeded" | "ToolFailed") {
-  return [
-    {
-      type: "writeCallResult" as const,
-      params: ({ event }: Done<ToolRun>) => ({
-        result: event.output.result,
-        isError: !event.output.ok,
-      }),
-    },
-    {
-      type: "audit" as const,
-      params: ({
-        context,
-        event,
-      }: { context: StageMachineContext } & Done<ToolRun>): AuditParams => ({
-        type,
-        payload: {
-          ...callPayload(context),
-          durationMs: event.output.durationMs,
-          ...(event.output.code !== undefined && { code: event.output.code }),
-        },
-      }),
-    },
-    { type: "advance" as const },
-  ];
-}
-
-function initFailed() {
-  return [
-    fail(({ event }) => errorView(event.error)),
-    {
-      type: "audit" as const,
-      params: ({ event }: Failed): AuditParams => ({
-        type: "StageInitFailed",
-        payload: { error: errorView(event.error) },
-      }),
-    },
-  ];
-}
-
-function answeredTurnAudit({
-  context,
-  event,
-}: { context: StageMachineContext } & Done<TurnOutcome>): AuditParams {
-  const outcome = event.output;
-  if (outcome.kind === "text")
-    return { type: "Steered", payload: { completionTool: context.stage.completionTool } };
-  return {
-    type: "CompletionRejected",
-    payload:
-      outcome.kind === "completion-invalid"
-        ? { reason: "schema", errors: outcome.errors }
-        : { reason: "batch", tools: outcome.tools },
-  };
-}
-
-function gateAudit(resolution: string) {
-  return ({ event }: Done<GateAnswer>): AuditParams => ({
-    type: "CheckGateOutcome",
-    payload: { answer: event.output, resolution },
-  });
-}
-
-function assertAudit({ event }: Done<AssertOutcome>): AuditParams {
-  return { type: "StageAssertOutcome", payload: { ...event.output } };
-}
-
-function failedTurnAudit({
-  context,
-  event,
-}: { context: StageMachineContext } & Failed): AuditParams {
-  return {
-    type: "ModelTurn",
-    payload: { turn: context.turn + 1, outcome: "error", error: errorView(event.error) },
-  };
-}
-
-function exitAudit({ context }: { context: StageMachineContext }): AuditParams {
-  const { verdict, reason, capHit, attemptCount, error } = stageResult(context);
-  return {
-    type: "StageExited",
-    payload: { verdict, reason, capHit, attemptCount, ...(error && { error }) },
-  };
-}
-
-/** The longest `retry-after` a provider can impose on a stage; a longer one is cut to this. */
-const MAX_RETRY_AFTER_MS = 120_000;
-
-/** How long the provider asked us to wait (its `retry-after`), within reason. */
-function retryAfterOf(error: unknown): number {
-  const asked = isStagechartError(error) ? Number(error.context?.retryAfterMs) : Number.NaN;
-  return Number.isFinite(asked) && asked > 0 ? Math.min(asked, MAX_RETRY_AFTER_MS) : 0;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

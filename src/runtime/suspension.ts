@@ -1,5 +1,5 @@
 import type { AnyActorRef } from "xstate";
-import { type StageWait, stageWait } from "../compiler/stage-machine.js";
+import { type StageWait, stageWait } from "../compiler/stage-context.js";
 
 /** A parked stage somewhere in a run's actor tree, and the actor to send its answer to. */
 export interface ParkedStage {

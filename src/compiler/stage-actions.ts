@@ -1,0 +1,138 @@
+import { isStagechartError } from "../errors.js";
+import {
+  type AuditParams,
+  callPayload,
+  type Denial,
+  type Done,
+  type Failed,
+  fail,
+  type StageMachineContext,
+  stageResult,
+} from "./stage-context.js";
+import { errorView } from "./stage-entries.js";
+import type { AssertOutcome, GateAnswer, ToolRun, TurnOutcome } from "./stage-types.js";
+
+export const userDenial: Denial = {
+  source: "interactor",
+  code: "ToolTerminal/GrantDenied",
+  message: "the user denied this call",
+};
+
+export function turnActions() {
+  return [
+    { type: "recordTurn" as const },
+    {
+      type: "writeTurn" as const,
+      params: ({ event }: Done<TurnOutcome>) => ({ outcome: event.output }),
+    },
+    {
+      type: "audit" as const,
+      params: ({
+        context,
+        event,
+      }: { context: StageMachineContext } & Done<TurnOutcome>): AuditParams => ({
+        type: "ModelTurn",
+        payload: {
+          turn: context.turn,
+          outcome: event.output.kind,
+          tools: event.output.tools,
+          usage: event.output.usage,
+        },
+      }),
+    },
+  ];
+}
+
+export function toolRunActions(type: "ToolSucceeded" | "ToolFailed") {
+  return [
+    {
+      type: "writeCallResult" as const,
+      params: ({ event }: Done<ToolRun>) => ({
+        result: event.output.result,
+        isError: !event.output.ok,
+      }),
+    },
+    {
+      type: "audit" as const,
+      params: ({
+        context,
+        event,
+      }: { context: StageMachineContext } & Done<ToolRun>): AuditParams => ({
+        type,
+        payload: {
+          ...callPayload(context),
+          durationMs: event.output.durationMs,
+          ...(event.output.code !== undefined && { code: event.output.code }),
+        },
+      }),
+    },
+    { type: "advance" as const },
+  ];
+}
+
+export function initFailed() {
+  return [
+    fail(({ event }) => errorView(event.error)),
+    {
+      type: "audit" as const,
+      params: ({ event }: Failed): AuditParams => ({
+        type: "StageInitFailed",
+        payload: { error: errorView(event.error) },
+      }),
+    },
+  ];
+}
+
+export function answeredTurnAudit({
+  context,
+  event,
+}: { context: StageMachineContext } & Done<TurnOutcome>): AuditParams {
+  const outcome = event.output;
+  if (outcome.kind === "text")
+    return { type: "Steered", payload: { completionTool: context.stage.completionTool } };
+  return {
+    type: "CompletionRejected",
+    payload:
+      outcome.kind === "completion-invalid"
+        ? { reason: "schema", errors: outcome.errors }
+        : { reason: "batch", tools: outcome.tools },
+  };
+}
+
+export function gateAudit(resolution: string) {
+  return ({ event }: Done<GateAnswer>): AuditParams => ({
+    type: "CheckGateOutcome",
+    payload: { answer: event.output, resolution },
+  });
+}
+
+export function assertAudit({ event }: Done<AssertOutcome>): AuditParams {
+  return { type: "StageAssertOutcome", payload: { ...event.output } };
+}
+
+export function failedTurnAudit({
+  context,
+  event,
+}: { context: StageMachineContext } & Failed): AuditParams {
+  return {
+    type: "ModelTurn",
+    payload: { turn: context.turn + 1, outcome: "error", error: errorView(event.error) },
+  };
+}
+
+export function exitAudit({ context }: { context: StageMachineContext }): AuditParams {
+  const { verdict, reason, capHit, attemptCount, error } = stageResult(context);
+  return {
+    type: "StageExited",
+    payload: { verdict, reason, capHit, attemptCount, ...(error && { error }) },
+  };
+}
+
+/** The longest `retry-after` a provider can impose on a stage; a longer one is cut to this. */
+const MAX_RETRY_AFTER_MS = 120_000;
+
+/** How long the provider asked us to wait (its `retry-after`), within reason. */
+export function retryAfterOf(error: unknown): number {
+  const asked = isStagechartError(error) ? Number(error.context?.retryAfterMs) : Number.NaN;
+  return Number.isFinite(asked) && asked > 0 ? Math.min(asked, MAX_RETRY_AFTER_MS) : 0;
+}

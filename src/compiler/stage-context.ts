@@ -1,0 +1,141 @@
+import type { DoneActorEvent, ErrorActorEvent } from "xstate";
+import type { StageDefinition } from "../definitions/stage.js";
+import type { ErrorCode, ErrorView } from "../errors.js";
+import type { AuditEventType } from "../inspect/audit.js";
+import type { JsonValue } from "../tools/types.js";
+import type { GrantLedger } from "./grants.js";
+import type {
+  GrantDecision,
+  GrantRequest,
+  PolicyDecision,
+  ProposedCall,
+  StageContext,
+  StageResult,
+  Verdict,
+} from "./stage-types.js";
+
+/** Everything a stage execution needs to continue after a restore: small, and flat over time. */
+export interface StageMachineContext {
+  stage: StageDefinition;
+  runId: string;
+  stageExecutionId: string;
+  pipelineId?: string;
+  ctx: Readonly<Record<string, unknown>>;
+  upstream: readonly StageResult[];
+  stageContext?: StageContext;
+  envelope: string[];
+  attempt: number;
+  /** Turns taken in the current attempt. */
+  turn: number;
+  modelCalls: number;
+  modelCallsBefore: number;
+  /** The calls of the current turn, dispatched one at a time. */
+  batch: ProposedCall[];
+  callIndex: number;
+  grants: GrantLedger;
+  policy?: PolicyDecision;
+  /** Who approved the current out-of-envelope call. */
+  grantedBy?: { source: "policy" | "interactor"; by?: string };
+  /** Why the current call is refused, set on the way into `denied`. */
+  denial?: Denial;
+  providerFailures: number;
+  /** A backoff deadline (epoch ms), kept in context so a restored stage waits only the rest. */
+  waitUntil: number;
+  parsed?: JsonValue;
+  capHit: boolean;
+  verdict?: Verdict;
+  reason?: string;
+  error?: ErrorView;
+}
+
+export interface Denial {
+  source: "registry" | "policy" | "interactor" | "headless" | "grant" | "guard";
+  code: ErrorCode;
+  message: string;
+  by?: string;
+}
+
+export type StageEvent =
+  | { type: "CANCEL"; reason?: string }
+  | { type: "GRANT_ANSWER"; proposalId: string; decision: GrantDecision; by?: string }
+  | { type: "RECHECK" };
+
+export interface AuditParams {
+  type: AuditEventType;
+  payload: Record<string, unknown>;
+}
+
+export type Done<T> = { event: DoneActorEvent<T> };
+export type Failed = { event: ErrorActorEvent };
+
+export function current(context: StageMachineContext): ProposedCall {
+  const call = context.batch[context.callIndex];
+  if (!call) throw new Error(`no call ${context.callIndex} in the current batch`);
+  return call;
+}
+
+export function callPayload(context: StageMachineContext): Record<string, unknown> {
+  const { proposalId, tool, argsDigest, argsSummary } = current(context);
+  return { proposalId, tool, argsDigest, argsSummary };
+}
+
+export function grantRequest(context: StageMachineContext): GrantRequest {
+  return {
+    stageId: context.stage.id,
+    stageExecutionId: context.stageExecutionId,
+    attempt: context.attempt,
+    ...(callPayload(context) as Pick<
+      GrantRequest,
+      "proposalId" | "tool" | "argsDigest" | "argsSummary"
+    >),
+  };
+}
+
+export function requireStageContext(context: StageMachineContext): StageContext {
+  if (!context.stageContext) throw new Error("the stage context is built in Setup");
+  return context.stageContext;
+}
+
+/** What a parked stage waits for: an answer to its grant request, or a gate to be checked again. */
+export type StageWait =
+  | { kind: "grant"; request: GrantRequest }
+  | { kind: "gate"; stageId: string; stageExecutionId: string };
+
+/**
+ * What a stage waits for: a grant request being asked or parked (tag `grant-pending`), or a
+ * deferred gate. Only stage machines carry these tags, so any snapshot can be asked. A stage
+ * tagged `suspended` on top waits for nothing but an answer from outside.
+ */
+export function stageWait(snapshot: {
+  hasTag(tag: string): boolean;
+  context: unknown;
+}): StageWait | undefined {
+  const context = snapshot.context as StageMachineContext;
+  if (snapshot.hasTag("grant-pending")) return { kind: "grant", request: grantRequest(context) };
+  if (!snapshot.hasTag("suspended")) return undefined;
+  return { kind: "gate", stageId: context.stage.id, stageExecutionId: context.stageExecutionId };
+}
+
+export function stageResult(context: StageMachineContext): StageResult {
+  return {
+    stageId: context.stage.id,
+    stageExecutionId: context.stageExecutionId,
+    verdict: context.verdict ?? "fail",
+    ...(context.reason !== undefined && { reason: context.reason }),
+    ...(context.parsed !== undefined && { parsed: context.parsed, output: context.parsed }),
+    capHit: context.capHit,
+    attemptCount: context.attempt,
+    modelCalls: context.modelCalls,
+    ...(context.error !== undefined && { error: context.error }),
+  };
+}
+
+export const gateInput = ({ context }: { context: StageMachineContext }) => ({
+  stage: context.stage,
+  stageContext: requireStageContext(context),
+});
+
+export const fail = (view: (args: Failed) => ErrorView) => ({
+  type: "failWith" as const,
+  params: view,
+});
