@@ -1,8 +1,10 @@
-import { resolve } from "node:path";
-import type { Result } from "../errors.js";
+import { existsSync } from "node:fs";
+import { basename, resolve } from "node:path";
+import { err, type Result, StagechartError } from "../errors.js";
 import { MemoryAuditLog } from "../inspect/audit.js";
 import { recordModel } from "../models/recorder.js";
-import { resolveModelSpec } from "../models/spec.js";
+import { MODEL_SPEC_FORMS, resolveModelSpec } from "../models/spec.js";
+import type { ModelHandle } from "../models/types.js";
 import { createHost, type Host, type UnansweredGrants } from "../runtime/host.js";
 import { terminalInteractor } from "../runtime/interactors.js";
 import type { SecurityMode } from "../runtime/security-mode.js";
@@ -16,6 +18,8 @@ export interface HostSettings {
    * keys are read from the environment again when the run resumes.
    */
   model: string;
+  /** No `--model` was given: the model is the script beside the pipeline, which must exist. */
+  defaultModel?: true;
   /** The cassette every model exchange is written to (absolute); a resume keeps recording. */
   record?: string;
   root: string;
@@ -37,12 +41,13 @@ export function settingsFor(flags: {
   onGrant?: UnansweredGrants;
   mcp?: McpSources | undefined;
 }): HostSettings {
-  const model = flags.model ?? `scripted:${flags.pipelineFile.replace(/\.ya?ml$/, ".script.yaml")}`;
+  const model = flags.model ?? `scripted:${scriptBeside(flags.pipelineFile)}`;
   const [kind, ...rest] = model.split(":");
   const target = rest.join(":");
   return {
     pipelineFile: resolve(flags.pipelineFile),
     model: FILE_MODELS.has(kind ?? "") && target ? `${kind}:${resolve(target)}` : model,
+    ...(flags.model === undefined && { defaultModel: true }),
     ...(flags.record !== undefined && { record: resolve(flags.record) }),
     root: resolve(flags.root ?? process.cwd()),
     mode: flags.mode,
@@ -51,6 +56,10 @@ export function settingsFor(flags: {
     ...(flags.mcp && { mcp: flags.mcp }),
   };
 }
+
+/** The pipeline's own scripted model: `<name>.script.yaml` beside `<name>.yaml`. */
+const scriptBeside = (pipelineFile: string): string =>
+  pipelineFile.replace(/\.ya?ml$/, ".script.yaml");
 
 /** Model kinds whose target is a file, stored absolute so `resume` finds it from anywhere. */
 const FILE_MODELS = new Set(["scripted", "replay"]);
@@ -63,7 +72,7 @@ export async function hostFor(
   settings: HostSettings,
   extraTools: readonly AnyTool[] = [],
 ): Promise<Result<Host>> {
-  const model = await resolveModelSpec(settings.model);
+  const model = await modelFor(settings);
   if (!model.ok) return model;
   const interactive = !settings.headless && Boolean(process.stdin.isTTY);
   return {
@@ -78,4 +87,19 @@ export async function hostFor(
       tools: [...builtinTools(), ...extraTools],
     }),
   };
+}
+
+/** The run's model; without `--model`, the pipeline's script, which must be there. */
+async function modelFor(settings: HostSettings): Promise<Result<ModelHandle>> {
+  const script = scriptBeside(settings.pipelineFile);
+  if (settings.defaultModel && !existsSync(script)) {
+    return err(
+      new StagechartError(
+        "Validation/ModelSpecMissing",
+        `no --model was given, and there is no ${basename(script)} beside the pipeline ${settings.pipelineFile} to run it on; pick a model with --model: ${MODEL_SPEC_FORMS}`,
+        { pipelineFile: settings.pipelineFile, script },
+      ),
+    );
+  }
+  return resolveModelSpec(settings.model);
 }

@@ -1,3 +1,4 @@
+export * from "./capabilities.js";
 export * from "./cassette.js";
 export * from "./providers.js";
 export * from "./recorder.js";

@@ -22,16 +22,29 @@ const SETTINGS = {
 export const isHostedProvider = (kind: string): kind is HostedProvider =>
   (HOSTED_PROVIDERS as readonly string[]).includes(kind);
 
+/** What a hosted spec names after its `<provider>:`. */
+interface HostedTarget {
+  modelId: string;
+  /** openai-compatible only: the server. */
+  baseURL?: string;
+  /** `false` when the spec says the model cannot call tools (`…#<model>?tools=false`). */
+  toolCalling: boolean;
+}
+
 /**
  * A hosted model through its AI SDK provider: `openai:<model>` (Chat Completions),
- * `anthropic:<model>` (Messages), `openai-compatible:<baseURL>#<model>` (Ollama, vLLM,
- * llama.cpp server). The key is read here, once, and only the provider client keeps it.
+ * `anthropic:<model>` (Messages), `openai-compatible:<baseURL>#<model>[?tools=false]` (Ollama,
+ * vLLM, llama.cpp server). The spec is checked before the key; the key is read here, once, and
+ * only the provider client keeps it.
  */
 export function resolveHostedModel(
   provider: HostedProvider,
   target: string,
   env: ModelEnv,
 ): Result<ModelHandle> {
+  const parsed =
+    provider === "openai-compatible" ? compatibleTarget(target) : named(provider, target);
+  if (!parsed.ok) return parsed;
   const settings = SETTINGS[provider];
   const apiKey = nonEmpty(env[settings.key]);
   if (settings.keyRequired && apiKey === undefined) {
@@ -43,75 +56,83 @@ export function resolveHostedModel(
       ),
     );
   }
-  const model = languageModel(provider, target, apiKey, env);
-  if (!model.ok) return model;
   return ok({
-    model: model.value,
-    capabilities: { toolCalling: true },
+    model: languageModel(provider, parsed.value, apiKey, env),
+    capabilities: { toolCalling: parsed.value.toolCalling },
     redact: secretRedactor(apiKey === undefined ? [] : [apiKey]),
   });
 }
 
 function languageModel(
   provider: HostedProvider,
-  target: string,
+  { modelId, baseURL }: HostedTarget,
   apiKey: string | undefined,
   env: ModelEnv,
-): Result<LanguageModelV3> {
+): LanguageModelV3 {
   switch (provider) {
     case "openai": {
-      const baseURL = nonEmpty(env[SETTINGS.openai.baseURL]);
-      return named(target, provider, (id) =>
-        createOpenAI({ apiKey, ...(baseURL && { baseURL }) }).chat(id),
-      );
+      const url = nonEmpty(env[SETTINGS.openai.baseURL]);
+      return createOpenAI({ apiKey, ...(url && { baseURL: url }) }).chat(modelId);
     }
     case "anthropic": {
-      const baseURL = nonEmpty(env[SETTINGS.anthropic.baseURL]);
-      return named(target, provider, (id) =>
-        createAnthropic({ apiKey, ...(baseURL && { baseURL }) }).messages(id),
-      );
+      const url = nonEmpty(env[SETTINGS.anthropic.baseURL]);
+      return createAnthropic({ apiKey, ...(url && { baseURL: url }) }).messages(modelId);
     }
-    case "openai-compatible": {
-      const hash = target.lastIndexOf("#");
-      const baseURL = target.slice(0, hash);
-      const modelId = target.slice(hash + 1);
-      if (hash <= 0 || !URL.canParse(baseURL) || !/^https?:$/.test(new URL(baseURL).protocol)) {
-        return err(
-          new StagechartError(
-            "Validation/ModelSpecInvalid",
-            `openai-compatible needs an http(s) base URL and a model, as in openai-compatible:http://localhost:11434/v1#llama3.1; got "${target}"`,
-            { provider, target },
-          ),
-        );
-      }
-      return named(modelId, provider, (id) =>
-        createOpenAICompatible({
-          name: provider,
-          baseURL,
-          ...(apiKey && { apiKey }),
-          includeUsage: true,
-        }).chatModel(id),
-      );
-    }
+    case "openai-compatible":
+      return createOpenAICompatible({
+        name: provider,
+        baseURL: baseURL ?? "",
+        ...(apiKey && { apiKey }),
+        includeUsage: true,
+      }).chatModel(modelId);
   }
 }
 
-function named(
-  modelId: string,
-  provider: HostedProvider,
-  create: (modelId: string) => LanguageModelV3,
-): Result<LanguageModelV3> {
-  if (modelId.trim() === "") {
-    return err(
-      new StagechartError(
-        "Validation/ModelSpecInvalid",
-        `the model spec for ${provider} names no model`,
-        { provider },
-      ),
+/** `<baseURL>#<model>`, optionally followed by `?tools=false` (or `?tools=true`, the default). */
+function compatibleTarget(target: string): Result<HostedTarget> {
+  const hash = target.lastIndexOf("#");
+  const baseURL = target.slice(0, hash);
+  if (hash <= 0 || !URL.canParse(baseURL) || !/^https?:$/.test(new URL(baseURL).protocol)) {
+    return invalid(
+      `openai-compatible needs an http(s) base URL and a model, as in openai-compatible:http://localhost:11434/v1#llama3.1; got "${target}"`,
+      { provider: "openai-compatible", target },
     );
   }
-  return ok(create(modelId));
+  const rest = target.slice(hash + 1);
+  const query = rest.indexOf("?");
+  const modelId = query === -1 ? rest : rest.slice(0, query);
+  const model = named("openai-compatible", modelId);
+  if (!model.ok) return model;
+  if (query === -1) return ok({ ...model.value, baseURL });
+  const options = new URLSearchParams(rest.slice(query + 1));
+  const tools = options.get("tools");
+  const unknown = [...options.keys()].filter((key) => key !== "tools");
+  if (unknown.length > 0 || (tools !== "true" && tools !== "false")) {
+    return invalid(
+      `openai-compatible takes one option after the model, tools=true or tools=false (as in #gemma:2b?tools=false); got "?${rest.slice(query + 1)}"`,
+      { provider: "openai-compatible", target },
+    );
+  }
+  return ok({ modelId, baseURL, toolCalling: tools === "true" });
 }
+
+function named(provider: HostedProvider, modelId: string): Result<HostedTarget> {
+  if (modelId.trim() === "") {
+    return invalid(`the model spec for ${provider} names no model, as in ${EXAMPLES[provider]}`, {
+      provider,
+    });
+  }
+  return ok({ modelId, toolCalling: true });
+}
+
+const EXAMPLES: Record<HostedProvider, string> = {
+  openai: "openai:gpt-4.1",
+  anthropic: "anthropic:claude-sonnet-4-5",
+  "openai-compatible": "openai-compatible:http://localhost:11434/v1#llama3.1",
+};
+
+const invalid = (message: string, context: Record<string, unknown>) =>
+  err(new StagechartError("Validation/ModelSpecInvalid", message, context));
 
 const nonEmpty = (value: string | undefined): string | undefined =>
   value === undefined || value.trim() === "" ? undefined : value;

@@ -10,8 +10,9 @@ import type { TurnOutcome } from "../compiler/stage-types.js";
 import { transcriptCutoff } from "../compiler/transcript-keys.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { type ErrorView, isStagechartError, StagechartError } from "../errors.js";
+import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
 import { type Redactor, redactUrl } from "../models/redact.js";
-import type { StagechartCallInfo } from "../models/types.js";
+import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { deadline } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";
@@ -35,7 +36,7 @@ export async function callModel(
       (result): RecordedCall => ({ reply: toReply(result) }),
       (error: unknown): RecordedCall => {
         if (signal.aborted) throw error;
-        return { failure: providerError(error, host.model.redact).toModelView() };
+        return { failure: providerError(error, host.model).toModelView() };
       },
     );
     host.journal.record(key, recorded);
@@ -153,14 +154,18 @@ function summarize(host: Host, toolName: string, args: JsonValue): string {
 }
 
 /**
- * Provider failures as stagechart errors: retryable ones (429, 5xx, timeouts) are
- * ProviderTransient. Only the status, the URL without its query and the retry-after hint are
- * kept, and the model's secrets are removed from the message — never headers or bodies.
+ * Provider failures as stagechart errors: a refusal of tool calling is ProviderCapability,
+ * retryable ones (429, 5xx, timeouts) are ProviderTransient. Only the status, the URL without
+ * its query and the retry-after hint are kept, and the model's secrets are removed from the
+ * message — never headers or bodies.
  */
-function providerError(error: unknown, redact: Redactor = (text) => text): StagechartError {
+function providerError(error: unknown, model: ModelHandle): StagechartError {
   if (isStagechartError(error)) return error;
+  const redact: Redactor = model.redact ?? ((text) => text);
   const message = redact(error instanceof Error ? error.message : String(error));
   if (APICallError.isInstance(error)) {
+    // Some servers refuse tools for a model that cannot call them, with a 400 or even a 500.
+    if (refusesToolCalling(message)) return missingToolCalling(model.model, message);
     const retryAfterMs = retryAfter(error.responseHeaders);
     const context = {
       statusCode: error.statusCode,

@@ -3,6 +3,7 @@ import type { StageContext, ToolRun } from "../compiler/stage-types.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { renderTemplate } from "../definitions/template.js";
 import { StagechartError } from "../errors.js";
+import { missingToolCalling } from "../models/capabilities.js";
 import { invokeTool, type JsonValue } from "../tools/index.js";
 import type { Host } from "./host.js";
 import { askInteractors } from "./interactors.js";
@@ -80,13 +81,7 @@ function setupStage(
   host: Host,
   { stage, runId, stageExecutionId, ctx, upstream }: SetupInput,
 ): SetupOutput {
-  if (!host.model.capabilities.toolCalling) {
-    throw new StagechartError(
-      "ProviderCapability/MissingToolCalling",
-      `the model ${host.model.model.provider}:${host.model.model.modelId} cannot call tools, and stages end only through a tool call`,
-      { provider: host.model.model.provider, modelId: host.model.model.modelId },
-    );
-  }
+  if (!host.model.capabilities.toolCalling) throw missingToolCalling(host.model.model);
   const missing = stage.allowedTools.filter((name) => !host.tools.has(name));
   if (missing.length > 0) {
     throw new StagechartError(

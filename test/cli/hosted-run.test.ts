@@ -50,6 +50,31 @@ describe("stagechart run on a hosted model", () => {
     );
   });
 
+  it("fails before any request on a model declared without tool calling", async () => {
+    server = await startLlmServer([]);
+    const run = await runCli(
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--model",
+      `openai-compatible:${server.origin}/v1#gemma:2b?tools=false`,
+      "--headless",
+      "--json",
+      "--root",
+      demoProject(),
+      "--store",
+      join(tempDir(), "runs.db"),
+    );
+
+    expect(run.code).toBe(1);
+    expect(summaryOf(run.stdout)).toMatchObject({
+      status: "failed",
+      error: { code: "ProviderCapability/MissingToolCalling" },
+    });
+    expect(server.requests).toHaveLength(0);
+  });
+
   it("shows the tokens the provider reported, per stage and for the run", async () => {
     server = await startLlmServer(CODE_REVIEW_REPLIES);
     const store = join(tempDir(), "runs.db");

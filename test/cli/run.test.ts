@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { demoProject, REPO_ROOT, runCli, runIn, summaryOf } from "../support/cli.js";
+import { PIPELINE, project } from "../support/pipeline-files.js";
 import { tempDir } from "../support/stages.js";
 
 describe("stagechart run", () => {
@@ -102,6 +103,30 @@ describe("stagechart run", () => {
     expect(summaryOf(script.stdout).error.code).toBe("Validation/ScriptInvalid");
     const hosted = await runCli("run", "code-review", "--task", "t", "--model", "gpt:4");
     expect(hosted.stderr).toContain("Validation/ModelSpecUnsupported");
+  });
+
+  it.each(["openai:", "anthropic:", "openai: "])(
+    "says what --model %j leaves out",
+    async (spec) => {
+      const run = await runCli("run", "code-review", "--task", "t", "--model", spec, "--json");
+      expect(run.code).toBe(1);
+      expect(summaryOf(run.stdout).error).toMatchObject({
+        code: "Validation/ModelSpecInvalid",
+        message: expect.stringContaining("names no model"),
+      });
+    },
+  );
+
+  it("says there is no --model and no script beside a pipeline that has none", async () => {
+    const dir = project({ "machines/mine.yaml": PIPELINE });
+    const run = await runCli("run", join(dir, "machines/mine.yaml"), "--task", "t", "--json");
+    expect(run.code).toBe(1);
+    const { error } = summaryOf(run.stdout);
+    expect(error.code).toBe("Validation/ModelSpecMissing");
+    expect(error.message).toContain("no --model was given");
+    expect(error.message).toContain("no mine.script.yaml beside the pipeline");
+    expect(error.message).toContain("openai-compatible:<baseURL>#<model>");
+    expect(run.stderr).not.toContain("ScriptInvalid");
   });
 
   it("exits 1 with status failed when the run fails", async () => {

@@ -3,7 +3,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadPipelineFile } from "../../src/definitions/index.js";
 import { startRun } from "../../src/runtime/run.js";
 import { createStageActor, runStage } from "../../src/runtime/run-stage.js";
-import { compatibleModel } from "../support/hosted-models.js";
+import {
+  compatibleModel,
+  type HostedProviderCase,
+  PROVIDERS,
+  providerModel,
+} from "../support/hosted-models.js";
 import { type LlmServer, startLlmServer } from "../support/llm-server.js";
 import { loadStage, modelHarness, stageInput } from "../support/stage-harness.js";
 
@@ -21,13 +26,15 @@ afterEach(async () => {
 const payloads = (h: ReturnType<typeof modelHarness>, type: string) =>
   h.audit.events.filter((e) => e.type === type).map((e) => e.payload);
 
-describe("what a real provider can send back", () => {
+const OPENAI_WIRE = PROVIDERS.filter((p) => p.wire === "openai");
+
+describe.each(OPENAI_WIRE)("what the $provider provider can send back", (p) => {
   it("hands malformed tool-call JSON back to the model as a rejected completion, and goes on", async () => {
     server = await startLlmServer([
       { rawToolCalls: [{ name: "submit_plan", arguments: '{"summary": "half' }] },
       { toolCalls: [submitPlan] },
     ]);
-    const h = modelHarness(await compatibleModel(server));
+    const h = modelHarness(await providerModel(p, server));
 
     const result = await runStage(h.host, stageInput(plan));
 
@@ -37,13 +44,15 @@ describe("what a real provider can send back", () => {
     expect(JSON.stringify(rejected)).toContain("not valid JSON");
     expect(JSON.stringify(server.requests[1]?.body.messages)).toContain("not valid JSON");
   });
+});
 
+describe.each(PROVIDERS)("what the $provider provider can send back", (p) => {
   it("denies a tool the stage does not know, tells the model, and goes on", async () => {
     server = await startLlmServer([
       { toolCalls: [{ name: "DropDatabase", args: { name: "prod" } }] },
       { toolCalls: [submitPlan] },
     ]);
-    const h = modelHarness(await compatibleModel(server));
+    const h = modelHarness(await providerModel(p, server));
 
     const result = await runStage(h.host, stageInput(plan));
 
@@ -51,14 +60,31 @@ describe("what a real provider can send back", () => {
     expect(payloads(h, "ToolDenied")).toEqual([
       expect.objectContaining({ tool: "DropDatabase", code: "ToolTerminal/UnknownTool" }),
     ]);
-    const messages = server.requests[1]?.body.messages as { role: string; content: string }[];
-    const toolResult = messages.find((m) => m.role === "tool");
-    expect(JSON.parse(toolResult?.content ?? "null")).toMatchObject({
+    // the rejection goes back as the call's result, in the provider's own tool-result message
+    const toolResult = toolResultOf(p.wire, server.requests[1]?.body);
+    expect(JSON.parse(toolResult ?? "null")).toMatchObject({
       code: "ToolTerminal/UnknownTool",
       message: expect.stringContaining('there is no tool named "DropDatabase"'),
     });
   });
+});
 
+/** The first tool result a request carries back to the model, as the text the model reads. */
+function toolResultOf(wire: "openai" | "anthropic", body: Record<string, unknown> | undefined) {
+  const messages = (body?.messages ?? []) as { role: string; content: unknown }[];
+  if (wire === "openai") {
+    return messages.find((m) => m.role === "tool")?.content as string | undefined;
+  }
+  const blocks = messages.flatMap((m) =>
+    Array.isArray(m.content) ? (m.content as { type: string; content?: unknown }[]) : [],
+  );
+  const result = blocks.find((b) => b.type === "tool_result")?.content;
+  return typeof result === "string"
+    ? result
+    : (result as { text: string }[] | undefined)?.[0]?.text;
+}
+
+describe("a large reply", () => {
   it("takes a completion with a multi-megabyte argument payload whole", async () => {
     const summary = "x".repeat(3 * 1024 * 1024);
     server = await startLlmServer([
@@ -73,13 +99,13 @@ describe("what a real provider can send back", () => {
   });
 });
 
-describe("who retries", () => {
+describe.each(PROVIDERS)("who retries, on $provider", (p) => {
   it("retries a 429 itself after the server's retry-after, once per engine attempt: the AI SDK client makes exactly one request", async () => {
     server = await startLlmServer([
       { status: 429, message: "slow down", headers: { "retry-after": "1" } },
       { toolCalls: [submitPlan] },
     ]);
-    const h = modelHarness(await compatibleModel(server), { limits: fastRetries });
+    const h = modelHarness(await providerModel(p, server), { limits: fastRetries });
 
     const result = await runStage(h.host, stageInput(plan));
 
@@ -92,11 +118,7 @@ describe("who retries", () => {
         class: "ProviderTransient",
         code: "ProviderTransient/ProviderUnavailable",
         message: "slow down",
-        context: {
-          statusCode: 429,
-          url: `${server.origin}/v1/chat/completions`,
-          retryAfterMs: 1000,
-        },
+        context: { statusCode: 429, url: `${server.origin}${p.path}`, retryAfterMs: 1000 },
       },
       retryInMs: expect.any(Number),
     });
@@ -104,15 +126,19 @@ describe("who retries", () => {
     expect(payloads(h, "ModelTurn")[0]?.retryInMs).toBeGreaterThan(900);
   });
 
-  it("fails the stage on a 400 without retrying it anywhere", async () => {
-    server = await startLlmServer([{ status: 400, message: "bad request" }]);
-    const h = modelHarness(await compatibleModel(server), { limits: fastRetries });
+  it("fails the stage on a 400 without retrying it anywhere, with the server's message", async () => {
+    server = await startLlmServer([{ status: 400, message: "messages: field required" }]);
+    const h = modelHarness(await providerModel(p, server), { limits: fastRetries });
 
     const result = await runStage(h.host, stageInput(plan));
 
     expect(result).toMatchObject({
       verdict: "fail",
-      error: { code: "ExtensionHost/ProviderRejected" },
+      error: {
+        code: "ExtensionHost/ProviderRejected",
+        message: "messages: field required",
+        context: { statusCode: 400 },
+      },
     });
     expect(server.requests).toHaveLength(1);
   });
@@ -123,7 +149,7 @@ describe("who retries", () => {
       { status: 503, message: "overloaded" },
       { status: 500, message: "broken" },
     ]);
-    const h = modelHarness(await compatibleModel(server), {
+    const h = modelHarness(await providerModel(p, server), {
       limits: { ...fastRetries, providerRetries: 2 },
     });
 
@@ -137,10 +163,49 @@ describe("who retries", () => {
   });
 });
 
-describe("time limits and cancellation", () => {
+describe("Anthropic's own errors", () => {
+  const anthropic = PROVIDERS.find((p) => p.provider === "anthropic") as HostedProviderCase;
+
+  it("retries a 529 overloaded_error, reading the message from Anthropic's error body", async () => {
+    server = await startLlmServer([
+      { status: 529, type: "overloaded_error", message: "Overloaded" },
+      { toolCalls: [submitPlan] },
+    ]);
+    const h = modelHarness(await providerModel(anthropic, server), { limits: fastRetries });
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(result.verdict).toBe("ok");
+    expect(payloads(h, "ModelTurn")[0]).toMatchObject({
+      outcome: "error",
+      error: {
+        code: "ProviderTransient/ProviderUnavailable",
+        message: "Overloaded",
+        context: { statusCode: 529 },
+      },
+    });
+  });
+
+  it("fails at once on an invalid_request_error, whose message it keeps", async () => {
+    server = await startLlmServer([
+      { status: 400, type: "invalid_request_error", message: "max_tokens: must be positive" },
+    ]);
+    const h = modelHarness(await providerModel(anthropic, server), { limits: fastRetries });
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(result.error).toMatchObject({
+      code: "ExtensionHost/ProviderRejected",
+      message: "max_tokens: must be positive",
+    });
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe.each(PROVIDERS)("time limits and cancellation on $provider", (p) => {
   it("aborts a call that outlives the host's model timeout, audits it, and retries", async () => {
     server = await startLlmServer([{ hold: true }, { toolCalls: [submitPlan] }]);
-    const h = modelHarness(await compatibleModel(server), {
+    const h = modelHarness(await providerModel(p, server), {
       limits: { ...fastRetries, modelCallTimeoutMs: 150 },
     });
 
@@ -156,7 +221,7 @@ describe("time limits and cancellation", () => {
 
   it("aborts the request in flight when the stage is cancelled, and audits StageCancelled", async () => {
     server = await startLlmServer([{ hold: true }]);
-    const h = modelHarness(await compatibleModel(server));
+    const h = modelHarness(await providerModel(p, server));
     const actor = createStageActor(h.host, stageInput(plan));
     actor.start();
 
@@ -171,7 +236,9 @@ describe("time limits and cancellation", () => {
       error: { code: "Cancellation/StageCancelled" },
     });
   });
+});
 
+describe("cancelling a run", () => {
   it("aborts the request in flight when the run is cancelled, and the run ends cancelled", async () => {
     server = await startLlmServer([{ hold: true }]);
     const pipeline = await loadPipelineFile(join(ROOT, "machines/code-review.yaml"));

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { resolveHostedModel } from "../../src/models/providers.js";
 import { resolveModelSpec } from "../../src/models/spec.js";
 import { runStage } from "../../src/runtime/run-stage.js";
 import { hostedModel, PROVIDERS } from "../support/hosted-models.js";
@@ -86,6 +87,28 @@ describe("model specs", () => {
     "openai-compatible:ftp://host/v1#m",
   ])("explains a malformed openai-compatible spec: %s", async (spec) => {
     const resolved = await resolveModelSpec(spec, {});
+    expect(resolved).toMatchObject({ ok: false, error: { code: "Validation/ModelSpecInvalid" } });
+  });
+
+  it.each([
+    ["openai:", "model"],
+    ["anthropic:", "model"],
+    ["openai: ", "model"],
+    ["anthropic:\t", "model"],
+    ["openai-compatible:", "base URL and model"],
+    ["scripted:", "script file"],
+    ["replay: ", "cassette"],
+  ])("says what %j leaves out, before asking for a key", async (spec, missing) => {
+    const resolved = await resolveModelSpec(spec, {});
+    expect(resolved).toMatchObject({
+      ok: false,
+      error: { code: "Validation/ModelSpecInvalid", context: { spec } },
+    });
+    if (!resolved.ok) expect(resolved.error.message).toContain(`names no ${missing}`);
+  });
+
+  it("checks a hosted spec's model before its key", () => {
+    const resolved = resolveHostedModel("anthropic", " ", {});
     expect(resolved).toMatchObject({ ok: false, error: { code: "Validation/ModelSpecInvalid" } });
   });
 

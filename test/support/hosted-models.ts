@@ -8,6 +8,7 @@ export const TEST_KEY = "sk-test-4f1c9a7e-never-store-me";
 export const PROVIDERS = [
   {
     provider: "openai",
+    wire: "openai",
     path: "/v1/chat/completions",
     spec: () => "openai:test-model",
     env: (server: LlmServer) => ({
@@ -19,6 +20,7 @@ export const PROVIDERS = [
   },
   {
     provider: "anthropic",
+    wire: "anthropic",
     path: "/v1/messages",
     spec: () => "anthropic:test-model",
     env: (server: LlmServer) => ({
@@ -30,6 +32,7 @@ export const PROVIDERS = [
   },
   {
     provider: "openai-compatible",
+    wire: "openai",
     path: "/v1/chat/completions",
     spec: (server: LlmServer) => `openai-compatible:${server.origin}/v1#test-model`,
     env: () => ({ OPENAI_COMPATIBLE_API_KEY: TEST_KEY }),
@@ -37,6 +40,12 @@ export const PROVIDERS = [
     expectedKeyHeader: `Bearer ${TEST_KEY}`,
   },
 ] as const;
+
+export type HostedProviderCase = (typeof PROVIDERS)[number];
+
+/** The provider's model on the test server, as a user would configure it. */
+export const providerModel = (p: HostedProviderCase, server: LlmServer): Promise<ModelHandle> =>
+  hostedModel(p.spec(server), p.env(server));
 
 /** The model for `spec`, or the test fails with the resolution error. */
 export async function hostedModel(spec: string, env: Record<string, string>): Promise<ModelHandle> {

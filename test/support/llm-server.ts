@@ -8,7 +8,8 @@ export type ServerReply = (
   /** Tool calls whose arguments are sent exactly as given, valid JSON or not (OpenAI format). */
   | { rawToolCalls: { name: string; arguments: string }[] }
   | { text: string }
-  | { status: number; message: string; headers?: Record<string, string> }
+  /** An error in the format's own body; `type` defaults to what the status usually carries. */
+  | { status: number; message: string; type?: string; headers?: Record<string, string> }
   /** Never answers: the request stays open until the client gives up. */
   | { hold: true }
 ) & { delayMs?: number; usage?: { input: number; output: number } };
@@ -85,7 +86,7 @@ type Answer = Exclude<ServerReply, { status: number } | { hold: true }>;
 
 interface WireFormat {
   reply(reply: Answer, model: string, nextId: () => string): unknown;
-  error(reply: { status: number; message: string }): unknown;
+  error(reply: { status: number; message: string; type?: string }): unknown;
 }
 
 const usageOf = (reply: Answer) => reply.usage ?? { input: 120, output: 30 };
@@ -124,8 +125,8 @@ const openai: WireFormat = {
       },
     };
   },
-  error: ({ status, message }) => ({
-    error: { message, type: status === 429 ? "rate_limit_exceeded" : "server_error", code: null },
+  error: ({ status, message, type }) => ({
+    error: { message, type: type ?? errorType(status, OPENAI_ERRORS), code: null },
   }),
 };
 
@@ -159,11 +160,26 @@ const anthropic: WireFormat = {
       usage: { input_tokens: usage.input, output_tokens: usage.output },
     };
   },
-  error: ({ status, message }) => ({
+  error: ({ status, message, type }) => ({
     type: "error",
-    error: { type: status === 429 ? "rate_limit_error" : "api_error", message },
+    error: { type: type ?? errorType(status, ANTHROPIC_ERRORS), message },
   }),
 };
+
+const OPENAI_ERRORS = {
+  400: "invalid_request_error",
+  429: "rate_limit_exceeded",
+  5: "server_error",
+};
+const ANTHROPIC_ERRORS = {
+  400: "invalid_request_error",
+  429: "rate_limit_error",
+  529: "overloaded_error",
+  5: "api_error",
+};
+/** The error type of a status: its own, else its class's (`5` for any 5xx), else a 4xx's. */
+const errorType = (status: number, types: Record<number, string>) =>
+  types[status] ?? (status >= 500 ? types[5] : types[400]);
 
 function send(
   res: ServerResponse,
