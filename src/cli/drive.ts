@@ -1,24 +1,28 @@
 import type { RunHandle, RunWait } from "../runtime/run.js";
 import { type CliIo, EXIT } from "./io.js";
-import { progressLine } from "./progress.js";
+import type { Progress } from "./live-progress.js";
 
 /**
- * Watches a run to its end: progress lines as it goes (stderr with --json), Ctrl-C cancels it,
+ * Watches a run to its end: its progress as it goes (see `progressFor`), Ctrl-C cancels it,
  * and with --json a summary `{runId, status, error?, output?}` last on stdout.
  */
-export async function drive(handle: RunHandle, io: CliIo, json: boolean): Promise<number> {
+export async function drive(
+  handle: RunHandle,
+  io: CliIo,
+  json: boolean,
+  progress: Progress,
+): Promise<number> {
   const cancel = () => handle.send({ type: "CANCEL", reason: "interrupted (SIGINT)" });
   process.once("SIGINT", cancel);
-  const progress = json ? io.stderr : io.stdout;
-  const colour = !json && Boolean(process.stdout.isTTY);
-  for await (const event of handle.events()) {
-    const line = progressLine(event, colour);
-    if (line) progress(`${line}\n`);
+  try {
+    for await (const event of handle.events()) progress.event(event);
+  } finally {
+    progress.end();
+    process.off("SIGINT", cancel);
   }
   const result = await handle.result;
-  process.off("SIGINT", cancel);
   const { runId, status, error, output, waiting } = result;
-  for (const wait of waiting ?? []) progress(`${waitLine(runId, wait)}\n`);
+  for (const wait of waiting ?? []) progress.line(waitLine(runId, wait));
   if (json) {
     io.stdout(
       `${JSON.stringify({ runId, status, ...(error && { error }), ...(output !== undefined && { output }), ...(waiting && { waiting }) })}\n`,
@@ -31,13 +35,21 @@ export async function drive(handle: RunHandle, io: CliIo, json: boolean): Promis
       : EXIT.suspended;
 }
 
-/** An error before a run could start: a JSON summary with --json, and the reason on stderr. */
+/**
+ * An error before a run could start, or instead of it: a JSON summary with --json (with the
+ * run's id when it is known), and the reason on stderr.
+ */
 export function refuse(
   io: CliIo,
   json: boolean | undefined,
   error: { code: string; message: string },
+  runId?: string,
 ): number {
-  if (json) io.stdout(`${JSON.stringify({ status: "failed", error })}\n`);
+  if (json) {
+    io.stdout(
+      `${JSON.stringify({ ...(runId !== undefined && { runId }), status: "failed", error })}\n`,
+    );
+  }
   io.stderr(`${error.code}: ${error.message}\n`);
   return EXIT.failed;
 }

@@ -6,9 +6,10 @@ import { recordModel } from "../models/recorder.js";
 import { MODEL_SPEC_FORMS, resolveModelSpec } from "../models/spec.js";
 import type { ModelHandle } from "../models/types.js";
 import { createHost, type Host, type UnansweredGrants } from "../runtime/host.js";
-import { terminalInteractor } from "../runtime/interactors.js";
+import { type Interactor, terminalInteractor } from "../runtime/interactors.js";
 import type { SecurityMode } from "../runtime/security-mode.js";
 import { type AnyTool, builtinTools, type McpSources } from "../tools/index.js";
+import type { PromptWatcher } from "./live-progress.js";
 
 /** What a run needs to be run again by `resume`: stored with the run. */
 export interface HostSettings {
@@ -66,11 +67,13 @@ const FILE_MODELS = new Set(["scripted", "replay"]);
 
 /**
  * The host of a CLI run: the model, the root, the mode, a terminal prompt when interactive, and
- * the built-in tools plus `extraTools` (the run's MCP tools).
+ * the built-in tools plus `extraTools` (the run's MCP tools). `prompts` is told when the terminal
+ * prompt opens and closes, so the live progress stays off the prompt's line.
  */
 export async function hostFor(
   settings: HostSettings,
   extraTools: readonly AnyTool[] = [],
+  prompts?: PromptWatcher,
 ): Promise<Result<Host>> {
   const model = await modelFor(settings);
   if (!model.ok) return model;
@@ -82,7 +85,7 @@ export async function hostFor(
       audit: new MemoryAuditLog(),
       root: settings.root,
       mode: settings.mode,
-      interactors: interactive ? [terminalInteractor()] : [],
+      interactors: interactive ? [watched(terminalInteractor(), prompts)] : [],
       unansweredGrants: settings.onGrant ?? "deny",
       tools: [...builtinTools(), ...extraTools],
     }),
@@ -102,4 +105,20 @@ async function modelFor(settings: HostSettings): Promise<Result<ModelHandle>> {
     );
   }
   return resolveModelSpec(settings.model);
+}
+
+/** An interactor that tells `watcher` while it has a question open. */
+export function watched(interactor: Interactor, watcher: PromptWatcher | undefined): Interactor {
+  if (!watcher) return interactor;
+  return {
+    name: interactor.name,
+    async requestGrant(request, signal) {
+      watcher.promptOpened();
+      try {
+        return await interactor.requestGrant(request, signal);
+      } finally {
+        watcher.promptClosed();
+      }
+    },
+  };
 }

@@ -2,12 +2,37 @@
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** When stdout is a terminal, its width now (for the live status line); otherwise undefined. */
+  terminalWidth?(): number | undefined;
 }
 
-export const processIo: CliIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
+let shared: CliIo | undefined;
+
+/** The process's own streams, each written until it closes (`| head`), then quietly no more. */
+export function processIo(): CliIo {
+  shared ??= {
+    stdout: writerOf(process.stdout),
+    stderr: writerOf(process.stderr),
+    terminalWidth: () => (process.stdout.isTTY ? process.stdout.columns || 80 : undefined),
+  };
+  return shared;
+}
+
+/**
+ * A stream's writer that survives its reader going away: a write error (EPIPE when the pipe's
+ * reader has exited) closes it for good instead of crashing the process, and later writes are
+ * dropped. A run goes on to its end and is stored; nothing is left half-done for want of a reader.
+ */
+export function writerOf(stream: NodeJS.WritableStream & { destroyed?: boolean }) {
+  let closed = false;
+  stream.on("error", () => {
+    closed = true;
+  });
+  return (text: string): void => {
+    if (closed || stream.destroyed) return;
+    stream.write(text);
+  };
+}
 
 /** Exit codes of DESIGN.md §9. */
 export const EXIT = { done: 0, failed: 1, usage: 2, suspended: 3 } as const;

@@ -5,18 +5,24 @@ import { registerResume } from "./commands/resume.js";
 import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
 import { registerValidate } from "./commands/validate.js";
+import { reportCrash } from "./crash.js";
 import { type CliIo, EXIT, processIo } from "./io.js";
 
-/** Runs the `stagechart` command line; returns the exit code instead of exiting. */
-export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+/** Runs the `stagechart` command line; returns the exit code instead of exiting. Never throws. */
+export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   let exitCode: number = EXIT.done;
+  let json = false;
   const program = new Command("stagechart")
     .description("A statechart engine for LLM agent pipelines")
     .version(VERSION, "-v, --version", "print the stagechart version")
     .helpCommand("help [command]", "show help for a command")
     .showHelpAfterError("(run stagechart --help for usage)")
     .exitOverride()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    // Whether the command about to run prints JSON: then a crash is reported as JSON too.
+    .hook("preAction", (_program, command) => {
+      json = Boolean(command.opts().json);
+    });
   const setExit = (code: number) => {
     exitCode = code;
   };
@@ -28,7 +34,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {
-    if (!(error instanceof CommanderError)) throw error;
+    if (!(error instanceof CommanderError)) return reportCrash(error, io, json);
     const informational = ["commander.helpDisplayed", "commander.version"];
     return informational.includes(error.code) ? EXIT.done : EXIT.usage;
   }

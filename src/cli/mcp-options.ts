@@ -8,13 +8,12 @@ import {
   resolveMcpServers,
 } from "../tools/index.js";
 import type { CliIo } from "./io.js";
+import { collect } from "./options.js";
 
 export interface McpFlags {
   mcp?: string[];
   mcpConfig?: string[];
 }
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** `--mcp` and `--mcp-config`, the same on every command that needs a host's tools. */
 export function addMcpOptions(command: Command): Command {

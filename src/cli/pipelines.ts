@@ -1,21 +1,41 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { formatDiagnostic, isError } from "../definitions/diagnostics.js";
 import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { StagechartError } from "../errors.js";
 import { BUNDLED_MACHINES } from "../paths.js";
 import type { CliIo } from "./io.js";
+
+const BUNDLED_NAME = /^[a-z0-9-]+$/;
 
 /** `<pipeline>` on the command line: a path, or the name of a bundled pipeline (`code-review`). */
 export function pipelineFile(nameOrPath: string): string {
   if (existsSync(nameOrPath)) return nameOrPath;
   const bundled = join(BUNDLED_MACHINES, `${nameOrPath}.yaml`);
-  return /^[a-z0-9-]+$/.test(nameOrPath) && existsSync(bundled) ? bundled : nameOrPath;
+  return BUNDLED_NAME.test(nameOrPath) && existsSync(bundled) ? bundled : nameOrPath;
+}
+
+/** The names of the bundled pipelines, sorted. */
+export function bundledPipelines(): string[] {
+  return readdirSync(BUNDLED_MACHINES)
+    .filter((file) => file.endsWith(".yaml") && !file.endsWith(".script.yaml"))
+    .map((file) => file.slice(0, -".yaml".length))
+    .sort();
+}
+
+/** Why `<pipeline>` names nothing: no such file, and (for a name) no bundled pipeline either. */
+export function pipelineNotFound(nameOrPath: string): StagechartError {
+  const noFile = `there is no file ${nameOrPath}`;
+  const message = BUNDLED_NAME.test(nameOrPath)
+    ? `${noFile} and no bundled pipeline named "${nameOrPath}" (bundled: ${bundledPipelines().join(", ")})`
+    : noFile;
+  return new StagechartError("Validation/PipelineNotFound", message, { pipeline: nameOrPath });
 }
 
 /**
  * Loads a pipeline for a command, for a host with the built-in tools plus `extraToolNames` (its
- * MCP tools); prints its diagnostics and gives nothing back if it is invalid.
+ * MCP tools); prints its diagnostics and gives nothing back if it is missing or invalid.
  */
 export async function loadPipelineForCli(
   nameOrPath: string,
@@ -23,6 +43,11 @@ export async function loadPipelineForCli(
   extraToolNames: readonly string[] = [],
 ): Promise<{ pipeline: PipelineDefinition; file: string } | undefined> {
   const file = pipelineFile(nameOrPath);
+  if (!existsSync(file)) {
+    const error = pipelineNotFound(nameOrPath);
+    io.stderr(`${error.code}: ${error.message}\n`);
+    return undefined;
+  }
   const loaded = await loadPipelineFile(file, {
     toolNames: [...BUILTIN_TOOL_NAMES, ...extraToolNames],
   });

@@ -1,7 +1,30 @@
-import type { Result } from "../errors.js";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Result, StagechartError } from "../errors.js";
 import { DEFAULT_STORE_PATH, SqliteStore } from "../store/index.js";
 
-/** The run store of a command: `--store <path>`, or `.stagechart/runs.db` in the working directory. */
+/** The store path of a command: `--store <path>`, or `.stagechart/runs.db` in the working directory. */
+export const storePathFor = (path: string | undefined): string =>
+  resolve(path ?? DEFAULT_STORE_PATH);
+
+/** The run store of a command that stores runs, created when there is none yet. */
 export function openStoreForCli(path: string | undefined): Result<SqliteStore> {
-  return SqliteStore.open(path ?? DEFAULT_STORE_PATH);
+  return SqliteStore.open(storePathFor(path));
 }
+
+/**
+ * The run store of a command that only needs runs already stored (`runs`, `show`, `resume`, …),
+ * or `undefined` when there is no store file: none is created for it.
+ */
+export function openExistingStore(path: string | undefined): Result<SqliteStore> | undefined {
+  const file = storePathFor(path);
+  return existsSync(file) ? SqliteStore.open(file) : undefined;
+}
+
+/** `Session/RunNotFound` for a run looked up where there is no store at all. */
+export const noStoreFor = (runId: string, path: string | undefined): StagechartError =>
+  new StagechartError(
+    "Session/RunNotFound",
+    `no run ${runId}: there is no store at ${storePathFor(path)}`,
+    { runId },
+  );

@@ -2,7 +2,17 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { demoProject, REPO_ROOT, runCli, runIn, summaryOf } from "../support/cli.js";
+import {
+  CLEAR_LINE,
+  demoProject,
+  REPO_ROOT,
+  runCli,
+  runCliOn,
+  runIn,
+  storeOf,
+  summaryOf,
+  withoutColour,
+} from "../support/cli.js";
 import { PIPELINE, project } from "../support/pipeline-files.js";
 import { tempDir } from "../support/stages.js";
 
@@ -44,6 +54,26 @@ describe("stagechart run", () => {
     expect(lines).toContain("plan turn 1 · calls Edit");
     expect(lines.some((l) => /^plan {3}Grep\(auth\) approved \(envelope\)$/.test(l))).toBe(true);
     expect(lines.at(-1)).toMatch(/^run run-\S+ done$/);
+    expect(withoutColour(run.stdout)).toBe(run.stdout);
+    expect(run.stdout).not.toContain("\r");
+  });
+
+  it("adds a live status line on a terminal, redrawn in place and gone at the end", async () => {
+    const project = demoProject();
+    const run = await runCliOn(
+      { terminalWidth: 120 },
+      ...["run", "code-review", "--task", "refactor auth module", "--headless"],
+      ...["--root", project, "--store", storeOf(project)],
+    );
+    expect(run.code).toBe(0);
+    const plain = withoutColour(run.stdout);
+    // Each event line is printed after clearing the status line, which is then drawn again.
+    const afterTurn = plain.split(`${CLEAR_LINE}plan turn 1 · calls Edit\n`)[1];
+    expect(afterTurn).toMatch(/^\[\d+s\] 0 approved, 0 denied · plan: 1 turn, 0 tool calls/);
+    expect(plain).toMatch(/execute: 1 turn, 1 tool call/);
+    const shown = plain.split("\n").map((line) => line.split(CLEAR_LINE).at(-1));
+    expect(shown.at(-2)).toMatch(/^run run-\S+ done$/);
+    expect(shown.at(-1)).toBe("");
   });
 
   it("runs the parallel pipeline: Plan → Execute → [Test, Lint] → Review", async () => {
@@ -89,7 +119,11 @@ describe("stagechart run", () => {
   it("explains a missing pipeline, a broken model spec, and an unsupported one", async () => {
     const missing = await runCli("run", "no-such-pipeline", "--task", "t");
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain("Validation/StageFileUnreadable");
+    expect(missing.stderr).toBe(
+      'Validation/PipelineNotFound: there is no file no-such-pipeline and no bundled pipeline named "no-such-pipeline" (bundled: code-review, code-review-parallel)\n',
+    );
+    const missingFile = await runCli("run", "nowhere/p.yaml", "--task", "t", "--json");
+    expect(summaryOf(missingFile.stdout).error.message).toBe("there is no file nowhere/p.yaml");
     const script = await runCli(
       "run",
       "code-review",

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { AuditEvent } from "../../src/inspect/audit.js";
+import { SqliteStore } from "../../src/store/index.js";
 import { demoProject, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 
 const TASK = ["--task", "refactor auth module"];
@@ -220,6 +221,11 @@ describe("reading the store", () => {
 
   it("names a run that is not there, and an empty store", async () => {
     const project = demoProject();
+    expect((await storeCommand(project, "runs")).stdout).toBe(
+      `no runs yet (no store at ${storeOf(project)})\n`,
+    );
+    const created = SqliteStore.open(storeOf(project));
+    if (created.ok) created.value.close();
     expect((await storeCommand(project, "runs")).stdout).toBe("no runs yet\n");
     const missing = await storeCommand(project, "show", "run-nope", "--json");
     expect(missing.code).toBe(1);

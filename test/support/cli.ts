@@ -10,9 +10,16 @@ export interface CliRun {
 }
 
 /** Runs the stagechart command in-process, capturing what it prints. */
-export async function runCli(...argv: string[]): Promise<CliRun> {
+export const runCli = (...argv: string[]): Promise<CliRun> => runCliOn({}, ...argv);
+
+/** `runCli`, with stdout a terminal `terminalWidth` wide when that is given. */
+export async function runCliOn(
+  terminal: { terminalWidth?: number },
+  ...argv: string[]
+): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
+  const { terminalWidth } = terminal;
   const code = await main(argv, {
     stdout: (text) => {
       stdout += text;
@@ -20,6 +27,7 @@ export async function runCli(...argv: string[]): Promise<CliRun> {
     stderr: (text) => {
       stderr += text;
     },
+    ...(terminalWidth !== undefined && { terminalWidth: () => terminalWidth }),
   });
   return { code, stdout, stderr };
 }
@@ -46,3 +54,12 @@ export const storeCommand = (project: string, ...argv: string[]): Promise<CliRun
 
 /** The JSON summary a command prints last on stdout. */
 export const summaryOf = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1) as string);
+
+const ESC = "\u001b";
+
+/** Text without its colour codes. */
+export const withoutColour = (text: string): string =>
+  text.replace(new RegExp(`${ESC}\\[[0-9;]*m`, "g"), "");
+
+/** What clears a terminal's line before the live status line is redrawn or replaced. */
+export const CLEAR_LINE = `\r${ESC}[2K`;

@@ -70,6 +70,26 @@ describe("--mcp command lines", () => {
     expect(code("node 'x")).toBe("Validation/McpConfigInvalid");
     expect(code("-bad=node x.js")).toBe("Validation/McpServerNameInvalid");
   });
+
+  it("takes the text before the first = as a name unless it plainly belongs to a command", () => {
+    const parsed = (spec: string) => {
+      const result = parseMcpFlag(spec, "/");
+      return result.ok ? { name: result.value.name, command: result.value.command } : result.error;
+    };
+    // Several words, none an option, path or quote: a name, so checked as one — not spawned.
+    const misnamed = parsed("bad name!=node -e 1");
+    expect(misnamed).toMatchObject({
+      code: "Validation/McpServerNameInvalid",
+      message: expect.stringContaining('name the server: --mcp "<name>=bad name!=node -e 1"'),
+    });
+    expect(parsed("mytool key=value")).toMatchObject({ code: "Validation/McpServerNameInvalid" });
+    expect(parsed(" docs = node docs.js")).toEqual({ name: "docs", command: "node" });
+    // An option, a path or a quote before the = : the whole value is the command.
+    expect(parsed("node server.js --port=3000")).toEqual({ name: "server", command: "node" });
+    expect(parsed("./srv key=1")).toEqual({ name: "srv", command: "./srv" });
+    expect(parsed('node -e "x=1"')).toMatchObject({ command: "node" });
+    expect(parsed("t=mytool key=value")).toEqual({ name: "t", command: "mytool" });
+  });
 });
 
 describe("--mcp-config files", () => {

@@ -6,9 +6,11 @@ import type { AnyTool } from "../../tools/index.js";
 import { drive, refuse } from "../drive.js";
 import { type HostSettings, hostFor } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
+import { progressFor } from "../live-progress.js";
 import { attachMcpForCli } from "../mcp-options.js";
+import { collect } from "../options.js";
 import { loadPipelineForCli } from "../pipelines.js";
-import { openStoreForCli } from "../store.js";
+import { noStoreFor, openExistingStore } from "../store.js";
 
 interface StoredRunFlags {
   store?: string;
@@ -84,15 +86,17 @@ async function continueRun(
   io: CliIo,
   event?: PipelineEvent,
 ): Promise<number> {
-  const store = openStoreForCli(flags.store);
-  if (!store.ok) return refuse(io, flags.json, store.error);
+  // No store file: the run cannot be in it, and none is created just to say so.
+  const store = openExistingStore(flags.store);
+  if (!store) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
+  if (!store.ok) return refuse(io, flags.json, store.error, runId);
   try {
     const run = store.value.getRun(runId);
-    if (!run.ok) return refuse(io, flags.json, run.error);
+    if (!run.ok) return refuse(io, flags.json, run.error, runId);
     const settings = run.value.options as unknown as HostSettings;
     // The run's MCP servers start again before its pipeline is loaded, as in `run`.
     const mcp = await attachMcpForCli(settings.mcp, io);
-    if (!mcp.ok) return refuse(io, flags.json, mcp.error);
+    if (!mcp.ok) return refuse(io, flags.json, mcp.error, runId);
     try {
       return await resumeWithTools(runId, settings, mcp.value.tools, store.value, flags, io, event);
     } finally {
@@ -102,8 +106,6 @@ async function continueRun(
     store.value.close();
   }
 }
-
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 function answersOf(flags: StoredRunFlags): GrantAnswer[] {
   const by = "command line";
@@ -133,22 +135,27 @@ async function resumeWithTools(
   );
   if (!loaded) return EXIT.failed;
   // Whoever resumes decides whether there is somebody at the terminal to ask.
-  const host = await hostFor({ ...settings, headless: Boolean(flags.headless) }, mcpTools);
-  if (!host.ok) return refuse(io, flags.json, host.error);
+  const progress = progressFor(io, flags.json);
+  const host = await hostFor(
+    { ...settings, headless: Boolean(flags.headless) },
+    mcpTools,
+    progress,
+  );
+  if (!host.ok) return refuse(io, flags.json, host.error, runId);
   const resumed = resumeRun(loaded.pipeline, runId, {
     host: host.value,
     store,
     force: Boolean(flags.force),
     answers: answersOf(flags),
   });
-  if (!resumed.ok) return refuse(io, flags.json, resumed.error);
+  if (!resumed.ok) return refuse(io, flags.json, resumed.error, runId);
   if (event) {
     const sent = resumed.value.send(event);
     if (!sent.ok) {
       resumed.value.stop();
       await resumed.value.result;
-      return refuse(io, flags.json, sent.error);
+      return refuse(io, flags.json, sent.error, runId);
     }
   }
-  return await drive(resumed.value, io, Boolean(flags.json));
+  return await drive(resumed.value, io, Boolean(flags.json), progress);
 }

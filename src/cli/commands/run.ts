@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
 import type { UnansweredGrants } from "../../runtime/host.js";
 import { startRun } from "../../runtime/run.js";
@@ -6,8 +7,10 @@ import type { AnyTool } from "../../tools/index.js";
 import { drive, refuse } from "../drive.js";
 import { type HostSettings, hostFor, settingsFor } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
+import { type Progress, progressFor } from "../live-progress.js";
 import { addMcpOptions, attachMcpForCli, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
-import { loadPipelineForCli, pipelineFile } from "../pipelines.js";
+import { collect } from "../options.js";
+import { loadPipelineForCli, pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { openStoreForCli } from "../store.js";
 
 interface RunFlags extends McpFlags {
@@ -66,22 +69,18 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
   );
 }
 
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
-
 async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
   const ctx = parseSets(flags.set);
   if (!ctx.ok) {
     io.stderr(`${ctx.error}\n`);
     return EXIT.usage;
   }
-  const settings = settingsFor({
-    ...flags,
-    pipelineFile: pipelineFile(name),
-    mcp: mcpSourcesFor(flags),
-  });
+  const file = pipelineFile(name);
+  if (!existsSync(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
+  const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
   // The servers start first: the pipeline's allowedTools may name their tools.
   const mcp = await attachMcpForCli(settings.mcp, io);
-  if (!mcp.ok) return refuse(io, flags.json, mcp.error);
+  if (!mcp.ok) return refuse(io, flags.json, mcp.error, flags.runId);
   try {
     return await runWithTools(settings, mcp.value.tools, ctx.value, flags, io);
   } finally {
@@ -102,10 +101,11 @@ async function runWithTools(
     mcpTools.map((tool) => tool.name),
   );
   if (!loaded) return EXIT.failed;
-  const host = await hostFor(settings, mcpTools);
-  if (!host.ok) return refuse(io, flags.json, host.error);
+  const progress: Progress = progressFor(io, flags.json);
+  const host = await hostFor(settings, mcpTools, progress);
+  if (!host.ok) return refuse(io, flags.json, host.error, flags.runId);
   const store = openStoreForCli(flags.store);
-  if (!store.ok) return refuse(io, flags.json, store.error);
+  if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
   try {
     const started = startRun(loaded.pipeline, {
       host: host.value,
@@ -115,8 +115,8 @@ async function runWithTools(
       ...(flags.task !== undefined && { task: flags.task }),
       ctx,
     });
-    if (!started.ok) return refuse(io, flags.json, started.error);
-    return await drive(started.value, io, Boolean(flags.json));
+    if (!started.ok) return refuse(io, flags.json, started.error, flags.runId);
+    return await drive(started.value, io, Boolean(flags.json), progress);
   } finally {
     store.value.close();
   }

@@ -6,23 +6,33 @@ import type { SqliteStore } from "../../store/index.js";
 import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
 import { progressLine } from "../progress.js";
-import { openStoreForCli } from "../store.js";
+import { noStoreFor, openExistingStore, storePathFor } from "../store.js";
 
 interface Flags {
   store?: string;
   json?: boolean;
 }
 
-/** Reading the store: `runs`, `show <runId>`, `audit <runId>`. */
+/** Reading the store: `runs`, `show <runId>`, `audit <runId>`. None creates a store. */
 export function registerRuns(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const withStore = (work: (store: SqliteStore, flags: Flags) => number) => (flags: Flags) => {
-    const store = openStoreForCli(flags.store);
-    if (!store.ok) return setExit(refuse(io, flags.json, store.error));
-    try {
-      setExit(work(store.value, flags));
-    } finally {
-      store.value.close();
-    }
+  /** Runs `work` on the store, or `none` when there is no store file yet. */
+  const withStore =
+    (work: (store: SqliteStore, flags: Flags) => number, none: (flags: Flags) => number) =>
+    (flags: Flags) => {
+      const store = openExistingStore(flags.store);
+      if (!store) return setExit(none(flags));
+      if (!store.ok) return setExit(refuse(io, flags.json, store.error));
+      try {
+        setExit(work(store.value, flags));
+      } finally {
+        store.value.close();
+      }
+    };
+  const noRun = (runId: string) => (flags: Flags) =>
+    refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
+  const noRuns = (flags: Flags) => {
+    io.stdout(flags.json ? "[]\n" : `no runs yet (no store at ${storePathFor(flags.store)})\n`);
+    return EXIT.done;
   };
   program
     .command("runs")
@@ -38,7 +48,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
           for (const r of runs)
             io.stdout(`${r.runId}  ${r.status.padEnd(9)}  ${r.pipelineId}  ${r.updatedAt}\n`);
         return EXIT.done;
-      }),
+      }, noRuns),
     );
   program
     .command("show")
@@ -49,7 +59,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
     .action((runId: string, flags: Flags) =>
       withStore((store) => {
         const run = store.getRun(runId);
-        if (!run.ok) return refuse(io, flags.json, run.error);
+        if (!run.ok) return refuse(io, flags.json, run.error, runId);
         const events = store.auditOf(runId);
         const snapshot = store.getSnapshot(runId);
         const state = snapshot.ok
@@ -92,7 +102,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
           if (line) io.stdout(`  ${String(e.seq).padStart(4)}  ${e.at}  ${line}\n`);
         }
         return EXIT.done;
-      })(flags),
+      }, noRun(runId))(flags),
     );
   program
     .command("audit")
@@ -103,12 +113,12 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
     .action((runId: string, flags: Flags) =>
       withStore((store) => {
         const run = store.getRun(runId);
-        if (!run.ok) return refuse(io, flags.json, run.error);
+        if (!run.ok) return refuse(io, flags.json, run.error, runId);
         const events = store.auditOf(runId);
         if (flags.json) io.stdout(`${JSON.stringify(events, null, 2)}\n`);
         else for (const e of events) io.stdout(`${auditLine(e)}\n`);
         return EXIT.done;
-      })(flags),
+      }, noRun(runId))(flags),
     );
 }
 

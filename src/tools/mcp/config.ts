@@ -61,15 +61,37 @@ export async function resolveMcpServers(sources: McpSources): Promise<Result<Mcp
 
 /** `--mcp "<command>"` or `--mcp "<name>=<command>"`; the name is derived from the command when not given. */
 export function parseMcpFlag(spec: string, cwd: string): Result<McpServerConfig> {
-  const named = /^([^\s=]+)=(.*)$/s.exec(spec);
-  const words = splitCommandLine(named ? (named[2] as string) : spec);
+  const named = splitServerName(spec);
+  const words = splitCommandLine(named ? named.command : spec);
   if (!words.ok) return err(configError(`--mcp ${words.error}`, { spec }));
   const [command, ...args] = words.value;
   if (command === undefined)
     return err(configError(`--mcp needs a command, got "${spec}"`, { spec }));
-  const name = named ? (named[1] as string) : serverNameFromCommand(words.value);
-  if (!SERVER_NAME.test(name)) return err(nameError(name, `--mcp "${spec}"`));
+  const name = named ? named.name : serverNameFromCommand(words.value);
+  if (!SERVER_NAME.test(name)) {
+    const error = nameError(name, `--mcp "${spec}"`);
+    if (!named) return err(error);
+    const hint = `; if "${spec}" is all a command, name the server: --mcp "<name>=${spec}"`;
+    return err(new StagechartError(error.code, `${error.message}${hint}`, error.context));
+  }
   return ok({ name, command, args, cwd });
+}
+
+/**
+ * The `<name>=` of a `--mcp` value, if it has one. The text before the first `=` is a name —
+ * and checked as one — unless it plainly belongs to a command: it has a quote or a backslash,
+ * or a word that is an option (`-…`) or a path (with `/` or `.`), as in
+ * `node server.js --port=3000`. So `docs=node server.js` and `bad name!=node x` are named (the
+ * second refused), while `mytool key=value` must be named to run: `--mcp "t=mytool key=value"`.
+ */
+export function splitServerName(spec: string): { name: string; command: string } | undefined {
+  const at = spec.indexOf("=");
+  if (at < 0) return undefined;
+  const before = spec.slice(0, at).trim();
+  const commandLike =
+    /['"\\]/.test(before) || before.split(/\s+/).some((word) => /^-|[/.]/.test(word));
+  if (/\s/.test(before) && commandLike) return undefined;
+  return { name: before, command: spec.slice(at + 1) };
 }
 
 const entrySchema = z.looseObject({
