@@ -264,4 +264,27 @@ describe("a damaged store", () => {
     expect(events.at(-1)?.type).toBe("RunSuspended");
     expectWholeTrail(events);
   });
+
+  it("names a damaged run row or audit event instead of crashing", async () => {
+    const project = demoProject();
+    const { runId } = await suspendedRun(project);
+    const db = new Database(storeOf(project));
+    // Damage as a broken disk would: past the store's own guard of the append-only log.
+    const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'");
+    for (const name of triggers.pluck().all()) db.exec(`DROP TRIGGER "${name}"`);
+    db.prepare("UPDATE audit SET payload = '{cut' WHERE run_id = ? AND seq = 2").run(runId);
+    const audit = await storeCommand(project, "audit", runId, "--json");
+    expect(audit.code).toBe(1);
+    expect(summaryOf(audit.stdout).error).toMatchObject({
+      code: "Session/StoreCorrupt",
+      message: expect.stringContaining(`run ${runId}'s audit event 2`),
+    });
+    db.prepare("UPDATE runs SET options = '{bad' WHERE run_id = ?").run(runId);
+    db.close();
+    const show = await storeCommand(project, "show", runId);
+    expect(show.code).toBe(1);
+    expect(show.stderr).toContain(
+      `Session/StoreCorrupt: the store is damaged: run ${runId}'s options`,
+    );
+  });
 });
