@@ -2,7 +2,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The package's root: one level above both src/ and dist/. */
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Where the bundled pipelines and their scripted models live. */
 export const BUNDLED_MACHINES = join(PACKAGE_ROOT, "machines");

@@ -722,7 +722,7 @@ function fail<A>(error: (args: A) => ErrorView) {
 }
 
 /** A rule as the graph labels it: `output.approved equals true`, `visits review lt 3`, `otherwise`. */
-export function describeRule(rule: Rule, rules: number): string {
+function describeRule(rule: Rule, rules: number): string {
   if (rule.when) return describeCondition(rule.when);
   return rules === 1 ? "ok" : "otherwise";
 }

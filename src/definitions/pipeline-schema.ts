@@ -13,7 +13,7 @@ import { KEBAB_CASE } from "./stage-schema.js";
 
 export type PipelineForm = "yaml" | "ts";
 
-export const DEFAULT_COMMAND_TIMEOUT_MS = 600_000;
+const DEFAULT_COMMAND_TIMEOUT_MS = 600_000;
 
 /** `Tool` or `Tool(pattern)`, as the grant policy reads them (`*` globs allowed in both parts). */
 export const TOOL_RULE = /^[^()\s]+(?:\(.*\))?$/s;

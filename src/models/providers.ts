@@ -9,7 +9,7 @@ import type { ModelHandle } from "./types.js";
 /** Where provider settings come from: the process environment unless a test passes its own. */
 export type ModelEnv = Readonly<Record<string, string | undefined>>;
 
-export const HOSTED_PROVIDERS = ["openai", "anthropic", "openai-compatible"] as const;
+const HOSTED_PROVIDERS = ["openai", "anthropic", "openai-compatible"] as const;
 export type HostedProvider = (typeof HOSTED_PROVIDERS)[number];
 
 /** The environment variables each provider reads: its key, and where it is served from. */

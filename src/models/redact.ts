@@ -1,7 +1,7 @@
 /** Replaces every secret a model handle holds in a text bound for the journal or audit log. */
 export type Redactor = (text: string) => string;
 
-export const REDACTED = "[redacted]";
+const REDACTED = "[redacted]";
 
 export function secretRedactor(secrets: readonly string[]): Redactor {
   const known = secrets.filter((secret) => secret.length > 0);

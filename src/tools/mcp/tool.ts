@@ -63,7 +63,7 @@ export function inputSchemaOf(definition: McpToolDefinition): JsonSchema {
  * is its value, several are `key=value` pairs in key order. Strings are written as they are,
  * anything else as JSON. Nothing is cut, so a rule can match the whole call.
  */
-export function summarizeArgs(args: Record<string, unknown>): string {
+function summarizeArgs(args: Record<string, unknown>): string {
   const text = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
   const keys = Object.keys(args).sort();
   if (keys.length === 1) return text(args[keys[0] as string]);
