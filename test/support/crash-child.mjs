@@ -1,6 +1,7 @@
 // A run in a process of its own, for the crash test to SIGKILL. It does what `stagechart run` and
 // `stagechart resume` do, through the built package (run `npm run build` first), and also logs
 // every model request it makes, so the test can tell whether a recorded reply was asked again.
+// The test alternates it with the real `stagechart resume`, which takes over the same run.
 //
 //   node crash-child.mjs start|resume <store> <runId> <pipeline.yaml> <script.yaml> <root> <model-log> [approve-id…]
 //
@@ -44,7 +45,21 @@ const store = SqliteStore.open(storeFile);
 if (!store.ok) throw store.error;
 const handle =
   mode === "start"
-    ? startRun(pipeline.value, { host, store: store.value, runId, task: "survive crashes" })
+    ? startRun(pipeline.value, {
+        host,
+        store: store.value,
+        runId,
+        task: "survive crashes",
+        // What `stagechart resume` needs to take the run over, as `stagechart run` stores it.
+        resumeWith: {
+          pipelineFile,
+          model: `scripted:${scriptFile}`,
+          root,
+          mode: "ask",
+          headless: true,
+          onGrant: "suspend",
+        },
+      })
     : resumeRun(pipeline.value, runId, {
         host,
         store: store.value,
