@@ -120,4 +120,60 @@ describe("record and replay", () => {
       "replay: stage plan (plan/1) attempt 1 turn 1: the request (prompt and tools) differs from the recorded one",
     );
   });
+
+  it("keeps recording across a suspend and a resume, and the cassette replays the run the same way", async () => {
+    server = await startLlmServer(CODE_REVIEW_REPLIES);
+    const cassette = join(tempDir(), "suspended.json");
+    const store = join(tempDir(), "runs.db");
+    const parked = await codeReview(
+      store,
+      `openai-compatible:${server.origin}/v1#test-model`,
+      "--record",
+      cassette,
+      "--on-grant",
+      "suspend",
+    );
+    expect(parked.summary.status).toBe("suspended");
+    const proposalId = parked.summary.waiting[0].proposalId;
+    const resumed = await runCli(
+      "resume",
+      parked.summary.runId,
+      "--approve",
+      proposalId,
+      "--store",
+      store,
+      "--json",
+    );
+    expect(summaryOf(resumed.stdout).status).toBe("done");
+    await server.close();
+    server = undefined;
+    const recorded = JSON.parse(readFileSync(cassette, "utf8")).exchanges;
+    expect(recorded.map((e: { stageId: string }) => e.stageId)).toEqual([
+      "plan",
+      "plan",
+      "plan",
+      "execute",
+      "execute",
+      "review",
+    ]);
+
+    const replayStore = join(tempDir(), "runs.db");
+    const replay = await codeReview(replayStore, `replay:${cassette}`, "--on-grant", "suspend");
+    const replayProposal = replay.summary.waiting[0].proposalId;
+    const done = await runCli(
+      "resume",
+      replay.summary.runId,
+      "--approve",
+      replayProposal,
+      "--store",
+      replayStore,
+      "--json",
+    );
+    expect(summaryOf(done.stdout).status).toBe("done");
+    const trail = async (runId: string, where: string) =>
+      comparable((await runCli("audit", runId, "--store", where, "--json")).stdout, runId);
+    expect(await trail(replay.summary.runId, replayStore)).toEqual(
+      await trail(parked.summary.runId, store),
+    );
+  });
 });
