@@ -3,17 +3,29 @@ import type { JsonValue, StageResult } from "../definitions/contract.js";
 import {
   DONE,
   FAIL,
-  type JoinPolicy,
   type PipelineDefinition,
   type PipelineStage,
   type Rule,
-  type Target,
 } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput, AuditEventType } from "../inspect/audit.js";
 import { holds, mentionsVerdict } from "./conditions.js";
+import { decideGroup, parallelState, runningStages } from "./pipeline-parallel.js";
+import {
+  actorOf,
+  childInput,
+  controlEvents,
+  type DoneArgs,
+  executionId,
+  fail,
+  groupState,
+  isStage,
+  resultOf,
+  stateOf,
+  transitionAudit,
+} from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
-import { onlyASibling, overrideTargets, reachableStages } from "./topology.js";
+import { onlyASibling } from "./topology.js";
 
 /** What the pipeline machine asks of the world besides its stages' lifecycle machine. */
 export interface PipelineServices {
@@ -81,14 +93,6 @@ export interface PipelineContext {
   status?: RunStatus;
   error?: ErrorView;
 }
-
-const GROUP_SUFFIX = "_parallel";
-/** Stage ids are kebab-case, so a group's state name cannot collide with a stage's. */
-const groupState = (stageId: string): string => `${stageId}${GROUP_SUFFIX}`;
-
-/** `<run>/<stage>/<visit>`, nested under the parent stage's execution for a sub-pipeline. */
-const executionId = (context: PipelineContext, stageId: string): string =>
-  `${context.asStage?.stageExecutionId ?? context.runId}/${stageId}/${context.visits[stageId] ?? 1}`;
 
 /**
  * Compiles a pipeline into one XState machine (DESIGN.md §5): every stage state invokes the
@@ -311,56 +315,6 @@ function stageState(pipeline: PipelineDefinition, stage: PipelineStage) {
   };
 }
 
-function actorOf(stage: PipelineStage): string {
-  switch (stage.kind) {
-    case "llm":
-      return "stage";
-    case "pipeline":
-      return `pipeline:${stage.id}`;
-    default:
-      return "code";
-  }
-}
-
-/** The child's input; parallel siblings get empty upstream. */
-function childInput(
-  pipeline: PipelineDefinition,
-  stage: PipelineStage,
-  mode: "sequential" | "sibling",
-) {
-  return ({ context }: { context: PipelineContext }) => {
-    const upstream = mode === "sibling" ? [] : context.upstream;
-    const stageExecutionId = executionId(context, stage.id);
-    switch (stage.kind) {
-      case "llm":
-        return {
-          stage: stage.definition,
-          runId: context.runId,
-          stageExecutionId,
-          pipelineId: pipeline.id,
-          ctx: context.ctx,
-          upstream,
-          modelCallsBefore: context.modelCalls[stage.id] ?? 0,
-        };
-      case "pipeline":
-        return {
-          runId: context.runId,
-          ctx: context.ctx,
-          upstream,
-          asStage: { stageId: stage.id, stageExecutionId },
-        };
-      default:
-        return {
-          runId: context.runId,
-          stageId: stage.id,
-          stageExecutionId,
-          ctx: context.ctx,
-          upstream,
-        };
-    }
-  };
-}
-
 function recorded(
   context: PipelineContext,
   result: StageResult,
@@ -371,13 +325,6 @@ function recorded(
     modelCalls: { ...context.modelCalls, [result.stageId]: calls },
   };
 }
-
-/** A child's output as a StageResult: sub-pipelines hand back theirs under `result`. */
-function resultOf(output: StageResult | PipelineOutput): StageResult {
-  return "status" in output && "result" in output ? output.result : (output as StageResult);
-}
-
-type DoneArgs = { context: PipelineContext; event: { output: StageResult | PipelineOutput } };
 
 /** The transitions after a stage's result (DESIGN.md §3.2): its rules, a fan-out, or the end. */
 function afterStage(pipeline: PipelineDefinition, stageId: string) {
@@ -481,246 +428,6 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
   ];
 }
 
-/** A parallel group: one region per sibling, left for the join once the policy decides. */
-function parallelState(
-  pipeline: PipelineDefinition,
-  from: string,
-  siblings: string[],
-  join: Target,
-  policy: JoinPolicy,
-  maxConcurrency: number,
-) {
-  const regions = Object.fromEntries(
-    siblings.map((sibling) => {
-      const stage = pipeline.stages[sibling] as PipelineStage;
-      const settle = (result: (args: DoneArgs) => StageResult) => ({
-        type: "settle",
-        params: (args: DoneArgs) => ({ group: from, result: result(args), maxConcurrency }),
-      });
-      return [
-        sibling,
-        {
-          initial: "queued",
-          states: {
-            queued: {
-              always: {
-                guard: { type: "siblingStarted", params: { group: from, sibling } },
-                target: "running",
-                description: "started",
-              },
-            },
-            running: {
-              entry: { type: "enter", params: { stageId: sibling, sibling: true } },
-              invoke: {
-                id: sibling,
-                src: actorOf(stage),
-                input: childInput(pipeline, stage, "sibling"),
-                onDone: {
-                  target: "settled",
-                  description: "settled",
-                  actions: settle(({ event }) => resultOf(event.output)),
-                },
-                onError: {
-                  target: "settled",
-                  description: "crashed",
-                  actions: settle(({ context }) => ({
-                    stageId: sibling,
-                    stageExecutionId: executionId(context, sibling),
-                    verdict: "fail",
-                    reason: `stage ${sibling} crashed`,
-                    capHit: false,
-                    attemptCount: 1,
-                  })),
-                },
-              },
-            },
-            settled: { type: "final" },
-          },
-        },
-      ];
-    }),
-  );
-  return {
-    type: "parallel",
-    entry: { type: "startGroup", params: { group: from, siblings, maxConcurrency } },
-    states: regions,
-    always: [
-      {
-        guard: { type: "groupDecides", params: { group: from, decision: "fail" } },
-        target: "failed",
-        description: `${describePolicy(policy)} policy failed`,
-        actions: [
-          {
-            type: "audit",
-            params: ({ context }: { context: PipelineContext }) => ({
-              type: "ParallelSiblingFailure",
-              payload: { group: from, policy: policy.kind, failed: failedSiblings(context, from) },
-            }),
-          },
-          {
-            type: "cancelRunning",
-            params: ({ context }: { context: PipelineContext }) => ({
-              reason: `sibling ${failedSiblings(context, from).join(", ")} failed (${policy.kind})`,
-            }),
-          },
-          fail(({ context }: { context: PipelineContext }) => {
-            const failed = failedSiblings(context, from);
-            return policy.kind === "fail-fast"
-              ? viewOf(
-                  "ExtensionHost/ParallelSiblingFailure",
-                  `parallel sibling ${failed.join(", ")} failed, so the group after ${from} failed fast`,
-                  { sibling: failed[0], failed },
-                )
-              : viewOf(
-                  "ExtensionHost/ParallelPolicyUnmet",
-                  `the ${describePolicy(policy)} policy of the group after ${from} cannot be met`,
-                  { failed },
-                );
-          }),
-        ],
-      },
-      {
-        guard: { type: "groupDecides", params: { group: from, decision: "join" } },
-        target: stateOf(join),
-        description: `${describePolicy(policy)} policy met`,
-        actions: [
-          {
-            type: "cancelRunning",
-            params: { reason: `the group after ${from} met its ${describePolicy(policy)} policy` },
-          },
-          {
-            type: "handOn",
-            params: ({ context }: { context: PipelineContext }) => ({
-              upstream: settledResults(context, from),
-            }),
-          },
-          {
-            type: "audit",
-            params: { type: "SMTransition", payload: { from: siblings, to: join, kind: "join" } },
-          },
-        ],
-      },
-    ],
-    on: controlEvents(pipeline, from),
-  };
-
-  function describePolicy(p: JoinPolicy): string {
-    return p.kind === "quorum" ? `quorum ${p.k}` : p.kind;
-  }
-}
-
-/** Whether a parallel group is finished by its policy: `join`, `fail`, or not yet. */
-function decideGroup(
-  pipeline: PipelineDefinition,
-  context: PipelineContext,
-  group: string,
-): "join" | "fail" | undefined {
-  const transition = pipeline.next[group];
-  const states = context.groups[group];
-  if (transition?.kind !== "parallel" || !states) return undefined;
-  const settled = transition.siblings.filter((id) => states[id] === "settled");
-  const ok = settled.filter((id) =>
-    ["ok", "skip"].includes(context.results[id]?.verdict ?? ""),
-  ).length;
-  const failed = settled.length - ok;
-  const pending = transition.siblings.length - settled.length;
-  switch (transition.policy.kind) {
-    case "fail-fast":
-      return failed > 0 ? "fail" : pending === 0 ? "join" : undefined;
-    case "all-settled":
-      return pending === 0 ? "join" : undefined;
-    case "any":
-      return ok > 0 ? "join" : pending === 0 ? "fail" : undefined;
-    case "quorum":
-      return ok >= transition.policy.k
-        ? "join"
-        : ok + pending < transition.policy.k
-          ? "fail"
-          : undefined;
-  }
-}
-
-/** The stages running now: the current stage, or the running siblings of the current group. */
-function runningStages(context: PipelineContext): string[] {
-  if (!context.current) return [];
-  const group = context.current.endsWith(GROUP_SUFFIX)
-    ? context.current.slice(0, -GROUP_SUFFIX.length)
-    : undefined;
-  if (!group) return [context.current];
-  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) =>
-    state === "running" ? [id] : [],
-  );
-}
-
-function failedSiblings(context: PipelineContext, group: string): string[] {
-  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) =>
-    state === "settled" && context.results[id]?.verdict === "fail" ? [id] : [],
-  );
-}
-
-function settledResults(context: PipelineContext, group: string): StageResult[] {
-  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) => {
-    const result = context.results[id];
-    return state === "settled" && result ? [result] : [];
-  });
-}
-
-/** OVERRIDE to any stage reachable from here; REDO of this stage or one visited before it. */
-function controlEvents(pipeline: PipelineDefinition, stageId: string) {
-  const reachable = overrideTargets(pipeline, stageId);
-  const redoable = Object.keys(pipeline.stages).filter(
-    (id) => id === stageId || reachableStages(pipeline, id).includes(stageId),
-  );
-  return {
-    OVERRIDE: reachable.map((target) => ({
-      guard: { type: "overrideTo", params: { target } },
-      target: stateOf(target),
-      reenter: true,
-      actions: [
-        { type: "cancelRunning", params: { reason: `overridden to ${target}` } },
-        {
-          type: "audit",
-          params: ({ event }: { event: { to: string; reason: string } }) => ({
-            type: "OverrideApplied",
-            payload: { from: stageId, to: event.to, reason: event.reason },
-          }),
-        },
-        {
-          type: "audit",
-          params: {
-            type: "SMTransition",
-            payload: { from: stageId, to: target, kind: "override" },
-          },
-        },
-      ],
-    })),
-    REDO: redoable.map((target) => ({
-      guard: { type: "redoOf", params: { target } },
-      target: stateOf(target),
-      reenter: true,
-      actions: [
-        { type: "cancelRunning", params: { reason: `redo of ${target}` } },
-        { type: "restoreUpstream", params: { stageId: target } },
-        {
-          type: "audit",
-          params: { type: "SMTransition", payload: { from: stageId, to: target, kind: "redo" } },
-        },
-      ],
-    })),
-  };
-}
-
-function transitionAudit(from: string, to: Target, kind: "sequential" | "terminal") {
-  return { type: "audit", params: { type: "SMTransition", payload: { from, to, kind } } };
-}
-
-function fail<A>(error: (args: A) => ErrorView) {
-  return {
-    type: "finish",
-    params: (args: A) => ({ status: "failed" as const, error: error(args) }),
-  };
-}
-
 /** A rule as the graph labels it: `output.approved equals true`, `visits review lt 3`, `otherwise`. */
 function describeRule(rule: Rule, rules: number): string {
   if (rule.when) return describeCondition(rule.when);
@@ -737,10 +444,6 @@ function describeCondition(condition: NonNullable<Rule["when"]>): string {
     ? `${condition.path} exists`
     : `${condition.path} ${condition.op} ${JSON.stringify(condition.value)}`;
 }
-
-const isStage = (target: Target): boolean => target !== DONE && target !== FAIL;
-const stateOf = (target: Target): string =>
-  target === DONE ? "done" : target === FAIL ? "failed" : target;
 
 function pipelineOutput(pipeline: PipelineDefinition, context: PipelineContext): PipelineOutput {
   const status = context.status ?? "failed";

@@ -1,0 +1,204 @@
+import type { StageResult } from "../definitions/contract.js";
+import type {
+  JoinPolicy,
+  PipelineDefinition,
+  PipelineStage,
+  Target,
+} from "../definitions/pipeline-types.js";
+import type { PipelineContext } from "./pipeline-machine.js";
+import {
+  actorOf,
+  childInput,
+  controlEvents,
+  type DoneArgs,
+  executionId,
+  fail,
+  GROUP_SUFFIX,
+  resultOf,
+  stateOf,
+} from "./pipeline-states.js";
+import { viewOf } from "./stage-entries.js";
+
+/** A parallel group: one region per sibling, left for the join once the policy decides. */
+export function parallelState(
+  pipeline: PipelineDefinition,
+  from: string,
+  siblings: string[],
+  join: Target,
+  policy: JoinPolicy,
+  maxConcurrency: number,
+) {
+  const regions = Object.fromEntries(
+    siblings.map((sibling) => {
+      const stage = pipeline.stages[sibling] as PipelineStage;
+      const settle = (result: (args: DoneArgs) => StageResult) => ({
+        type: "settle",
+        params: (args: DoneArgs) => ({ group: from, result: result(args), maxConcurrency }),
+      });
+      return [
+        sibling,
+        {
+          initial: "queued",
+          states: {
+            queued: {
+              always: {
+                guard: { type: "siblingStarted", params: { group: from, sibling } },
+                target: "running",
+                description: "started",
+              },
+            },
+            running: {
+              entry: { type: "enter", params: { stageId: sibling, sibling: true } },
+              invoke: {
+                id: sibling,
+                src: actorOf(stage),
+                input: childInput(pipeline, stage, "sibling"),
+                onDone: {
+                  target: "settled",
+                  description: "settled",
+                  actions: settle(({ event }) => resultOf(event.output)),
+                },
+                onError: {
+                  target: "settled",
+                  description: "crashed",
+                  actions: settle(({ context }) => ({
+                    stageId: sibling,
+                    stageExecutionId: executionId(context, sibling),
+                    verdict: "fail",
+                    reason: `stage ${sibling} crashed`,
+                    capHit: false,
+                    attemptCount: 1,
+                  })),
+                },
+              },
+            },
+            settled: { type: "final" },
+          },
+        },
+      ];
+    }),
+  );
+  return {
+    type: "parallel",
+    entry: { type: "startGroup", params: { group: from, siblings, maxConcurrency } },
+    states: regions,
+    always: [
+      {
+        guard: { type: "groupDecides", params: { group: from, decision: "fail" } },
+        target: "failed",
+        description: `${describePolicy(policy)} policy failed`,
+        actions: [
+          {
+            type: "audit",
+            params: ({ context }: { context: PipelineContext }) => ({
+              type: "ParallelSiblingFailure",
+              payload: { group: from, policy: policy.kind, failed: failedSiblings(context, from) },
+            }),
+          },
+          {
+            type: "cancelRunning",
+            params: ({ context }: { context: PipelineContext }) => ({
+              reason: `sibling ${failedSiblings(context, from).join(", ")} failed (${policy.kind})`,
+            }),
+          },
+          fail(({ context }: { context: PipelineContext }) => {
+            const failed = failedSiblings(context, from);
+            return policy.kind === "fail-fast"
+              ? viewOf(
+                  "ExtensionHost/ParallelSiblingFailure",
+                  `parallel sibling ${failed.join(", ")} failed, so the group after ${from} failed fast`,
+                  { sibling: failed[0], failed },
+                )
+              : viewOf(
+                  "ExtensionHost/ParallelPolicyUnmet",
+                  `the ${describePolicy(policy)} policy of the group after ${from} cannot be met`,
+                  { failed },
+                );
+          }),
+        ],
+      },
+      {
+        guard: { type: "groupDecides", params: { group: from, decision: "join" } },
+        target: stateOf(join),
+        description: `${describePolicy(policy)} policy met`,
+        actions: [
+          {
+            type: "cancelRunning",
+            params: { reason: `the group after ${from} met its ${describePolicy(policy)} policy` },
+          },
+          {
+            type: "handOn",
+            params: ({ context }: { context: PipelineContext }) => ({
+              upstream: settledResults(context, from),
+            }),
+          },
+          {
+            type: "audit",
+            params: { type: "SMTransition", payload: { from: siblings, to: join, kind: "join" } },
+          },
+        ],
+      },
+    ],
+    on: controlEvents(pipeline, from),
+  };
+
+  function describePolicy(p: JoinPolicy): string {
+    return p.kind === "quorum" ? `quorum ${p.k}` : p.kind;
+  }
+}
+
+/** Whether a parallel group is finished by its policy: `join`, `fail`, or not yet. */
+export function decideGroup(
+  pipeline: PipelineDefinition,
+  context: PipelineContext,
+  group: string,
+): "join" | "fail" | undefined {
+  const transition = pipeline.next[group];
+  const states = context.groups[group];
+  if (transition?.kind !== "parallel" || !states) return undefined;
+  const settled = transition.siblings.filter((id) => states[id] === "settled");
+  const ok = settled.filter((id) =>
+    ["ok", "skip"].includes(context.results[id]?.verdict ?? ""),
+  ).length;
+  const failed = settled.length - ok;
+  const pending = transition.siblings.length - settled.length;
+  switch (transition.policy.kind) {
+    case "fail-fast":
+      return failed > 0 ? "fail" : pending === 0 ? "join" : undefined;
+    case "all-settled":
+      return pending === 0 ? "join" : undefined;
+    case "any":
+      return ok > 0 ? "join" : pending === 0 ? "fail" : undefined;
+    case "quorum":
+      return ok >= transition.policy.k
+        ? "join"
+        : ok + pending < transition.policy.k
+          ? "fail"
+          : undefined;
+  }
+}
+
+/** The stages running now: the current stage, or the running siblings of the current group. */
+export function runningStages(context: PipelineContext): string[] {
+  if (!context.current) return [];
+  const group = context.current.endsWith(GROUP_SUFFIX)
+    ? context.current.slice(0, -GROUP_SUFFIX.length)
+    : undefined;
+  if (!group) return [context.current];
+  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) =>
+    state === "running" ? [id] : [],
+  );
+}
+
+export function failedSiblings(context: PipelineContext, group: string): string[] {
+  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) =>
+    state === "settled" && context.results[id]?.verdict === "fail" ? [id] : [],
+  );
+}
+
+export function settledResults(context: PipelineContext, group: string): StageResult[] {
+  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) => {
+    const result = context.results[id];
+    return state === "settled" && result ? [result] : [];
+  });
+}

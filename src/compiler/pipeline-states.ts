@@ -1,0 +1,139 @@
+import type { StageResult } from "../definitions/contract.js";
+import {
+  DONE,
+  FAIL,
+  type PipelineDefinition,
+  type PipelineStage,
+  type Target,
+} from "../definitions/pipeline-types.js";
+import type { ErrorView } from "../errors.js";
+import type { PipelineContext, PipelineOutput } from "./pipeline-machine.js";
+import { overrideTargets, reachableStages } from "./topology.js";
+
+export const GROUP_SUFFIX = "_parallel";
+/** Stage ids are kebab-case, so a group's state name cannot collide with a stage's. */
+export const groupState = (stageId: string): string => `${stageId}${GROUP_SUFFIX}`;
+
+/** `<run>/<stage>/<visit>`, nested under the parent stage's execution for a sub-pipeline. */
+export const executionId = (context: PipelineContext, stageId: string): string =>
+  `${context.asStage?.stageExecutionId ?? context.runId}/${stageId}/${context.visits[stageId] ?? 1}`;
+
+export function actorOf(stage: PipelineStage): string {
+  switch (stage.kind) {
+    case "llm":
+      return "stage";
+    case "pipeline":
+      return `pipeline:${stage.id}`;
+    default:
+      return "code";
+  }
+}
+
+/** The child's input; parallel siblings get empty upstream. */
+export function childInput(
+  pipeline: PipelineDefinition,
+  stage: PipelineStage,
+  mode: "sequential" | "sibling",
+) {
+  return ({ context }: { context: PipelineContext }) => {
+    const upstream = mode === "sibling" ? [] : context.upstream;
+    const stageExecutionId = executionId(context, stage.id);
+    switch (stage.kind) {
+      case "llm":
+        return {
+          stage: stage.definition,
+          runId: context.runId,
+          stageExecutionId,
+          pipelineId: pipeline.id,
+          ctx: context.ctx,
+          upstream,
+          modelCallsBefore: context.modelCalls[stage.id] ?? 0,
+        };
+      case "pipeline":
+        return {
+          runId: context.runId,
+          ctx: context.ctx,
+          upstream,
+          asStage: { stageId: stage.id, stageExecutionId },
+        };
+      default:
+        return {
+          runId: context.runId,
+          stageId: stage.id,
+          stageExecutionId,
+          ctx: context.ctx,
+          upstream,
+        };
+    }
+  };
+}
+
+/** A child's output as a StageResult: sub-pipelines hand back theirs under `result`. */
+export function resultOf(output: StageResult | PipelineOutput): StageResult {
+  return "status" in output && "result" in output ? output.result : (output as StageResult);
+}
+
+export type DoneArgs = {
+  context: PipelineContext;
+  event: { output: StageResult | PipelineOutput };
+};
+
+/** OVERRIDE to any stage reachable from here; REDO of this stage or one visited before it. */
+export function controlEvents(pipeline: PipelineDefinition, stageId: string) {
+  const reachable = overrideTargets(pipeline, stageId);
+  const redoable = Object.keys(pipeline.stages).filter(
+    (id) => id === stageId || reachableStages(pipeline, id).includes(stageId),
+  );
+  return {
+    OVERRIDE: reachable.map((target) => ({
+      guard: { type: "overrideTo", params: { target } },
+      target: stateOf(target),
+      reenter: true,
+      actions: [
+        { type: "cancelRunning", params: { reason: `overridden to ${target}` } },
+        {
+          type: "audit",
+          params: ({ event }: { event: { to: string; reason: string } }) => ({
+            type: "OverrideApplied",
+            payload: { from: stageId, to: event.to, reason: event.reason },
+          }),
+        },
+        {
+          type: "audit",
+          params: {
+            type: "SMTransition",
+            payload: { from: stageId, to: target, kind: "override" },
+          },
+        },
+      ],
+    })),
+    REDO: redoable.map((target) => ({
+      guard: { type: "redoOf", params: { target } },
+      target: stateOf(target),
+      reenter: true,
+      actions: [
+        { type: "cancelRunning", params: { reason: `redo of ${target}` } },
+        { type: "restoreUpstream", params: { stageId: target } },
+        {
+          type: "audit",
+          params: { type: "SMTransition", payload: { from: stageId, to: target, kind: "redo" } },
+        },
+      ],
+    })),
+  };
+}
+
+export function transitionAudit(from: string, to: Target, kind: "sequential" | "terminal") {
+  return { type: "audit", params: { type: "SMTransition", payload: { from, to, kind } } };
+}
+
+export function fail<A>(error: (args: A) => ErrorView) {
+  return {
+    type: "finish",
+    params: (args: A) => ({ status: "failed" as const, error: error(args) }),
+  };
+}
+
+export const isStage = (target: Target): boolean => target !== DONE && target !== FAIL;
+export const stateOf = (target: Target): string =>
+  target === DONE ? "done" : target === FAIL ? "failed" : target;
