@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { runCli } from "../support/cli.js";
-import { CODE_REVIEW_REPLIES, demoProject } from "../support/code-review-replies.js";
+import { demoProject, runCli, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
+import { CODE_REVIEW_REPLIES } from "../support/code-review-replies.js";
 import { TEST_KEY } from "../support/hosted-models.js";
 import { type LlmServer, startLlmServer } from "../support/llm-server.js";
 import { tempDir } from "../support/stages.js";
@@ -14,7 +14,20 @@ afterEach(async () => {
   server = undefined;
 });
 
-const summaryOf = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1) as string);
+/** `stagechart run code-review` headless on `model`, in `project` with its own store. */
+const codeReview = (project: string, task: string, model: string, ...extra: string[]) =>
+  runIn(
+    project,
+    "run",
+    "code-review",
+    "--task",
+    task,
+    "--model",
+    model,
+    "--headless",
+    "--json",
+    ...extra,
+  );
 
 /** Every byte the run store holds on disk: the database and its write-ahead log. */
 const storeBytes = (dir: string) =>
@@ -26,20 +39,10 @@ describe("stagechart run on a hosted model", () => {
   it("runs code-review to done against an openai-compatible server", async () => {
     server = await startLlmServer(CODE_REVIEW_REPLIES);
     const project = demoProject();
-    const store = join(tempDir(), "runs.db");
-    const run = await runCli(
-      "run",
-      "code-review",
-      "--task",
-      "refactor auth module",
-      "--model",
-      `openai-compatible:${server.origin}/v1#test-model`,
-      "--headless",
-      "--json",
-      "--root",
+    const run = await codeReview(
       project,
-      "--store",
-      store,
+      "refactor auth module",
+      `openai-compatible:${server.origin}/v1#test-model`,
     );
 
     expect(summaryOf(run.stdout)).toMatchObject({ status: "done" });
@@ -52,19 +55,10 @@ describe("stagechart run on a hosted model", () => {
 
   it("fails before any request on a model declared without tool calling", async () => {
     server = await startLlmServer([]);
-    const run = await runCli(
-      "run",
-      "code-review",
-      "--task",
-      "t",
-      "--model",
-      `openai-compatible:${server.origin}/v1#gemma:2b?tools=false`,
-      "--headless",
-      "--json",
-      "--root",
+    const run = await codeReview(
       demoProject(),
-      "--store",
-      join(tempDir(), "runs.db"),
+      "t",
+      `openai-compatible:${server.origin}/v1#gemma:2b?tools=false`,
     );
 
     expect(run.code).toBe(1);
@@ -77,22 +71,11 @@ describe("stagechart run on a hosted model", () => {
 
   it("shows the tokens the provider reported, per stage and for the run", async () => {
     server = await startLlmServer(CODE_REVIEW_REPLIES);
-    const store = join(tempDir(), "runs.db");
-    const model = `openai-compatible:${server.origin}/v1#test-model`;
-    const argv = ["--headless", "--root", demoProject(), "--store", store];
-    const run = await runCli(
-      "run",
-      "code-review",
-      "--task",
-      "t",
-      "--model",
-      model,
-      "--json",
-      ...argv,
-    );
+    const project = demoProject();
+    const run = await codeReview(project, "t", `openai-compatible:${server.origin}/v1#test-model`);
     const { runId } = summaryOf(run.stdout);
 
-    const json = JSON.parse((await runCli("show", runId, "--store", store, "--json")).stdout);
+    const json = JSON.parse((await storeCommand(project, "show", runId, "--json")).stdout);
     expect(json.tokens).toEqual({
       stages: [
         {
@@ -122,7 +105,7 @@ describe("stagechart run on a hosted model", () => {
       ],
       total: { inputTokens: 3800, outputTokens: 248, totalTokens: 4048 },
     });
-    const text = (await runCli("show", runId, "--store", store)).stdout;
+    const text = (await storeCommand(project, "show", runId)).stdout;
     expect(text).toContain("tokens: 4048 (3800 in, 248 out)\n");
     expect(text).toContain(`  ${runId}/execute/1  1632 (1540 in, 92 out)\n`);
   });
@@ -154,31 +137,24 @@ describe("stagechart run on a hosted model", () => {
     ]);
     vi.stubEnv("OPENAI_API_KEY", TEST_KEY);
     vi.stubEnv("OPENAI_BASE_URL", `${server.origin}/v1?key=${TEST_KEY}`);
-    const dir = tempDir();
+    const project = demoProject();
     const cassette = join(tempDir(), "run.cassette.json");
-    const argv = ["--store", join(dir, "runs.db"), "--json"];
-    const run = await runCli(
-      "run",
-      "code-review",
-      "--task",
+    const run = await codeReview(
+      project,
       "refactor auth module",
-      "--model",
       "openai:test-model",
       "--record",
       cassette,
-      "--headless",
-      "--root",
-      demoProject(),
-      ...argv,
     );
     const { runId, status } = summaryOf(run.stdout);
     expect(status).toBe("done");
     expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${TEST_KEY}`);
 
-    const audit = await runCli("audit", runId, ...argv);
-    const show = await runCli("show", runId, ...argv);
+    const audit = await storeCommand(project, "audit", runId, "--json");
+    const show = await storeCommand(project, "show", runId, "--json");
     expect(audit.stdout).toContain("Incorrect API key provided: [redacted]");
-    for (const text of [audit.stdout, show.stdout, storeBytes(dir), readFileSync(cassette, "utf8")])
+    const stored = storeBytes(dirname(storeOf(project)));
+    for (const text of [audit.stdout, show.stdout, stored, readFileSync(cassette, "utf8")])
       expect(text).not.toContain(TEST_KEY);
   });
 });

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.js";
-import { CODE_REVIEW_REPLIES, demoProject } from "../support/code-review-replies.js";
+import { demoProject, runCli, summaryOf } from "../support/cli.js";
+import { CODE_REVIEW_REPLIES } from "../support/code-review-replies.js";
 import { type LlmServer, startLlmServer } from "../support/llm-server.js";
 import { tempDir } from "../support/stages.js";
 
@@ -14,8 +14,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-const summaryOf = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1) as string);
 
 /** Runs code-review headless in a fresh project; returns the run's summary and its audit trail. */
 async function codeReview(store: string, model: string, ...extra: string[]) {
@@ -35,8 +33,29 @@ async function codeReview(store: string, model: string, ...extra: string[]) {
     ...extra,
   );
   const summary = summaryOf(run.stdout);
-  const audit = await runCli("audit", summary.runId, "--store", store, "--json");
-  return { summary, audit: comparable(audit.stdout, summary.runId) };
+  return { summary, audit: await trailOf(store, summary.runId) };
+}
+
+/** Resumes a run suspended on a grant request, approving it; the same shape as `codeReview`. */
+async function approveWaiting(
+  store: string,
+  parked: { runId: string; waiting: { proposalId: string }[] },
+) {
+  const [{ proposalId }] = parked.waiting as [{ proposalId: string }];
+  const resumed = await runCli(
+    "resume",
+    parked.runId,
+    "--approve",
+    proposalId,
+    "--store",
+    store,
+    "--json",
+  );
+  return { summary: summaryOf(resumed.stdout), audit: await trailOf(store, parked.runId) };
+}
+
+async function trailOf(store: string, runId: string): Promise<unknown[]> {
+  return comparable((await runCli("audit", runId, "--store", store, "--json")).stdout, runId);
 }
 
 /** An audit trail without what differs between any two runs: timestamps, durations, the run id. */
@@ -134,17 +153,8 @@ describe("record and replay", () => {
       "suspend",
     );
     expect(parked.summary.status).toBe("suspended");
-    const proposalId = parked.summary.waiting[0].proposalId;
-    const resumed = await runCli(
-      "resume",
-      parked.summary.runId,
-      "--approve",
-      proposalId,
-      "--store",
-      store,
-      "--json",
-    );
-    expect(summaryOf(resumed.stdout).status).toBe("done");
+    const resumed = await approveWaiting(store, parked.summary);
+    expect(resumed.summary.status).toBe("done");
     await server.close();
     server = undefined;
     const recorded = JSON.parse(readFileSync(cassette, "utf8")).exchanges;
@@ -159,21 +169,8 @@ describe("record and replay", () => {
 
     const replayStore = join(tempDir(), "runs.db");
     const replay = await codeReview(replayStore, `replay:${cassette}`, "--on-grant", "suspend");
-    const replayProposal = replay.summary.waiting[0].proposalId;
-    const done = await runCli(
-      "resume",
-      replay.summary.runId,
-      "--approve",
-      replayProposal,
-      "--store",
-      replayStore,
-      "--json",
-    );
-    expect(summaryOf(done.stdout).status).toBe("done");
-    const trail = async (runId: string, where: string) =>
-      comparable((await runCli("audit", runId, "--store", where, "--json")).stdout, runId);
-    expect(await trail(replay.summary.runId, replayStore)).toEqual(
-      await trail(parked.summary.runId, store),
-    );
+    const replayed = await approveWaiting(replayStore, replay.summary);
+    expect(replayed.summary.status).toBe("done");
+    expect(replayed.audit).toEqual(resumed.audit);
   });
 });

@@ -1,16 +1,4 @@
-import { cpSync } from "node:fs";
-import { join, resolve } from "node:path";
 import type { ServerReply } from "./llm-server.js";
-import { tempDir } from "./stages.js";
-
-const ROOT = resolve(import.meta.dirname, "../..");
-
-/** A fresh copy of the demo project, so runs never touch the repository's own copy. */
-export function demoProject(): string {
-  const dir = tempDir();
-  cpSync(join(ROOT, "examples/auth-service"), dir, { recursive: true });
-  return dir;
-}
 
 const rename = {
   path: "src/auth.ts",
