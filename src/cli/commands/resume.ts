@@ -1,15 +1,11 @@
 import type { Command } from "commander";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
-import type { SqliteStore } from "../../store/index.js";
-import type { AnyTool } from "../../tools/index.js";
 import { drive, refuse } from "../drive.js";
-import { type HostSettings, hostFor } from "../host-options.js";
-import { type CliIo, EXIT } from "../io.js";
-import { progressFor } from "../live-progress.js";
-import { attachMcpForCli } from "../mcp-options.js";
+import type { HostSettings } from "../host-options.js";
+import type { CliIo } from "../io.js";
 import { collect } from "../options.js";
-import { loadPipelineForCli } from "../pipelines.js";
+import { withRunHost } from "../run-host.js";
 import { noStoreFor, openExistingStore } from "../store.js";
 
 interface StoredRunFlags {
@@ -93,15 +89,29 @@ async function continueRun(
   try {
     const run = store.value.getRun(runId);
     if (!run.ok) return refuse(io, flags.json, run.error, runId);
-    const settings = run.value.options as unknown as HostSettings;
-    // The run's MCP servers start again before its pipeline is loaded, as in `run`.
-    const mcp = await attachMcpForCli(settings.mcp, io);
-    if (!mcp.ok) return refuse(io, flags.json, mcp.error, runId);
-    try {
-      return await resumeWithTools(runId, settings, mcp.value.tools, store.value, flags, io, event);
-    } finally {
-      await mcp.value.close();
-    }
+    // Whoever resumes decides whether there is somebody at the terminal to ask.
+    const settings = {
+      ...(run.value.options as unknown as HostSettings),
+      headless: Boolean(flags.headless),
+    };
+    return await withRunHost(settings, io, flags.json, runId, async (pipeline, host, progress) => {
+      const resumed = resumeRun(pipeline, runId, {
+        host,
+        store: store.value,
+        force: Boolean(flags.force),
+        answers: answersOf(flags),
+      });
+      if (!resumed.ok) return refuse(io, flags.json, resumed.error, runId);
+      if (event) {
+        const sent = resumed.value.send(event);
+        if (!sent.ok) {
+          resumed.value.stop();
+          await resumed.value.result;
+          return refuse(io, flags.json, sent.error, runId);
+        }
+      }
+      return await drive(resumed.value, io, Boolean(flags.json), progress);
+    });
   } finally {
     store.value.close();
   }
@@ -117,45 +127,4 @@ function answersOf(flags: StoredRunFlags): GrantAnswer[] {
     })),
     ...(flags.deny ?? []).map((proposalId) => ({ proposalId, decision: "deny" as const, by })),
   ];
-}
-
-async function resumeWithTools(
-  runId: string,
-  settings: HostSettings,
-  mcpTools: readonly AnyTool[],
-  store: SqliteStore,
-  flags: StoredRunFlags,
-  io: CliIo,
-  event: PipelineEvent | undefined,
-): Promise<number> {
-  const loaded = await loadPipelineForCli(
-    settings.pipelineFile,
-    io,
-    mcpTools.map((tool) => tool.name),
-  );
-  if (!loaded) return EXIT.failed;
-  // Whoever resumes decides whether there is somebody at the terminal to ask.
-  const progress = progressFor(io, flags.json);
-  const host = await hostFor(
-    { ...settings, headless: Boolean(flags.headless) },
-    mcpTools,
-    progress,
-  );
-  if (!host.ok) return refuse(io, flags.json, host.error, runId);
-  const resumed = resumeRun(loaded.pipeline, runId, {
-    host: host.value,
-    store,
-    force: Boolean(flags.force),
-    answers: answersOf(flags),
-  });
-  if (!resumed.ok) return refuse(io, flags.json, resumed.error, runId);
-  if (event) {
-    const sent = resumed.value.send(event);
-    if (!sent.ok) {
-      resumed.value.stop();
-      await resumed.value.result;
-      return refuse(io, flags.json, sent.error, runId);
-    }
-  }
-  return await drive(resumed.value, io, Boolean(flags.json), progress);
 }

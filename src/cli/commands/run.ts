@@ -3,14 +3,13 @@ import { type Command, Option } from "commander";
 import type { UnansweredGrants } from "../../runtime/host.js";
 import { startRun } from "../../runtime/run.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
-import type { AnyTool } from "../../tools/index.js";
 import { drive, refuse } from "../drive.js";
-import { type HostSettings, hostFor, settingsFor } from "../host-options.js";
+import { settingsFor } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
-import { type Progress, progressFor } from "../live-progress.js";
-import { addMcpOptions, attachMcpForCli, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
+import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { collect } from "../options.js";
-import { loadPipelineForCli, pipelineFile, pipelineNotFound } from "../pipelines.js";
+import { pipelineFile, pipelineNotFound } from "../pipelines.js";
+import { withRunHost } from "../run-host.js";
 import { openStoreForCli } from "../store.js";
 
 interface RunFlags extends McpFlags {
@@ -78,48 +77,24 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
   const file = pipelineFile(name);
   if (!existsSync(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
   const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
-  // The servers start first: the pipeline's allowedTools may name their tools.
-  const mcp = await attachMcpForCli(settings.mcp, io);
-  if (!mcp.ok) return refuse(io, flags.json, mcp.error, flags.runId);
-  try {
-    return await runWithTools(settings, mcp.value.tools, ctx.value, flags, io);
-  } finally {
-    await mcp.value.close();
-  }
-}
-
-async function runWithTools(
-  settings: HostSettings,
-  mcpTools: readonly AnyTool[],
-  ctx: Record<string, unknown>,
-  flags: RunFlags,
-  io: CliIo,
-): Promise<number> {
-  const loaded = await loadPipelineForCli(
-    settings.pipelineFile,
-    io,
-    mcpTools.map((tool) => tool.name),
-  );
-  if (!loaded) return EXIT.failed;
-  const progress: Progress = progressFor(io, flags.json);
-  const host = await hostFor(settings, mcpTools, progress);
-  if (!host.ok) return refuse(io, flags.json, host.error, flags.runId);
-  const store = openStoreForCli(flags.store);
-  if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
-  try {
-    const started = startRun(loaded.pipeline, {
-      host: host.value,
-      store: store.value,
-      resumeWith: { ...settings },
-      ...(flags.runId !== undefined && { runId: flags.runId }),
-      ...(flags.task !== undefined && { task: flags.task }),
-      ctx,
-    });
-    if (!started.ok) return refuse(io, flags.json, started.error, flags.runId);
-    return await drive(started.value, io, Boolean(flags.json), progress);
-  } finally {
-    store.value.close();
-  }
+  return withRunHost(settings, io, flags.json, flags.runId, async (pipeline, host, progress) => {
+    const store = openStoreForCli(flags.store);
+    if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
+    try {
+      const started = startRun(pipeline, {
+        host,
+        store: store.value,
+        resumeWith: { ...settings },
+        ...(flags.runId !== undefined && { runId: flags.runId }),
+        ...(flags.task !== undefined && { task: flags.task }),
+        ctx: ctx.value,
+      });
+      if (!started.ok) return refuse(io, flags.json, started.error, flags.runId);
+      return await drive(started.value, io, Boolean(flags.json), progress);
+    } finally {
+      store.value.close();
+    }
+  });
 }
 
 /** `--set key=value` pairs; a value that parses as JSON is taken as JSON, otherwise as text. */

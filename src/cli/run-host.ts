@@ -1,0 +1,39 @@
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import type { Host } from "../runtime/host.js";
+import { refuse } from "./drive.js";
+import { type HostSettings, hostFor } from "./host-options.js";
+import { type CliIo, EXIT } from "./io.js";
+import { type Progress, progressFor } from "./live-progress.js";
+import { attachMcpForCli } from "./mcp-options.js";
+import { loadPipelineForCli } from "./pipelines.js";
+
+/**
+ * What `run` and `resume` both need before a run goes: the run's MCP servers started (first:
+ * the pipeline's allowedTools may name their tools), the pipeline loaded against them, and the
+ * host. The servers are closed once `work` is done, however it ends.
+ */
+export async function withRunHost(
+  settings: HostSettings,
+  io: CliIo,
+  json: boolean | undefined,
+  runId: string | undefined,
+  work: (pipeline: PipelineDefinition, host: Host, progress: Progress) => Promise<number>,
+): Promise<number> {
+  const mcp = await attachMcpForCli(settings.mcp, io);
+  if (!mcp.ok) return refuse(io, json, mcp.error, runId);
+  try {
+    const tools = mcp.value.tools;
+    const loaded = await loadPipelineForCli(
+      settings.pipelineFile,
+      io,
+      tools.map((tool) => tool.name),
+    );
+    if (!loaded) return EXIT.failed;
+    const progress = progressFor(io, json);
+    const host = await hostFor(settings, tools, progress);
+    if (!host.ok) return refuse(io, json, host.error, runId);
+    return await work(loaded.pipeline, host.value, progress);
+  } finally {
+    await mcp.value.close();
+  }
+}
