@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { type Actor, type AnyStateMachine, createActor, type Snapshot, toPromise } from "xstate";
+import {
+  type Actor,
+  type AnyStateMachine,
+  createActor,
+  type InspectionEvent,
+  type Snapshot,
+  toPromise,
+} from "xstate";
 import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import {
   createPipelineMachine,
@@ -294,6 +301,7 @@ function launch(
   const host: Host = { ...baseHost, audit: feed.tee(baseHost.audit, runId) };
   let waiting: ReturnType<typeof describeWaits> | undefined;
   let settleQueued = false;
+  const parkedStages = new Set<unknown>();
   // Once the whole chain of macrosteps a change set off has settled: commit, so the root's
   // snapshot and the events its actions emitted belong to the same moment; then, if only
   // parked stages are left, nothing will happen until somebody answers: suspend the run.
@@ -304,6 +312,7 @@ function launch(
       settleQueued = false;
       if (actor.getSnapshot().status !== "active") return;
       onStep?.(actor);
+      if (parkedStages.size === 0) return;
       const now = survey(actor);
       if (!isQuiescent(now)) return;
       waiting = describeWaits(now.parked);
@@ -313,7 +322,14 @@ function launch(
   const actor = createActor(compilePipeline(pipeline, host), {
     input: { runId, ctx },
     ...(snapshot && { snapshot }),
-    inspect: (event: { type: string }) => event.type === "@xstate.snapshot" && queueSettle(),
+    inspect: (event: InspectionEvent) => {
+      if (event.type !== "@xstate.snapshot") return;
+      // Only a run with a parked stage can be quiescent: the walk of its actor tree waits till then.
+      const snap = event.snapshot as { status?: string; hasTag?(tag: string): boolean };
+      if (snap.status === "active" && snap.hasTag?.("suspended")) parkedStages.add(event.actorRef);
+      else parkedStages.delete(event.actorRef);
+      queueSettle();
+    },
   });
   const restored = snapshot ? restoredStages(actor, runId, pipeline.id) : ok(noStages);
   if (!restored.ok) return restored;
