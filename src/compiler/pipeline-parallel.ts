@@ -13,8 +13,8 @@ import {
   type DoneArgs,
   executionId,
   fail,
-  GROUP_SUFFIX,
   resultOf,
+  stageOfState,
   stateOf,
 } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
@@ -181,10 +181,8 @@ export function decideGroup(
 /** The stages running now: the current stage, or the running siblings of the current group. */
 export function runningStages(context: PipelineContext): string[] {
   if (!context.current) return [];
-  const group = context.current.endsWith(GROUP_SUFFIX)
-    ? context.current.slice(0, -GROUP_SUFFIX.length)
-    : undefined;
-  if (!group) return [context.current];
+  const group = stageOfState(context.current);
+  if (group === context.current) return [context.current];
   return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) =>
     state === "running" ? [id] : [],
   );

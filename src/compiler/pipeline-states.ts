@@ -10,9 +10,13 @@ import type { ErrorView } from "../errors.js";
 import type { PipelineContext, PipelineOutput } from "./pipeline-machine.js";
 import { overrideTargets, reachableStages } from "./topology.js";
 
-export const GROUP_SUFFIX = "_parallel";
+const GROUP_SUFFIX = "_parallel";
 /** Stage ids are kebab-case, so a group's state name cannot collide with a stage's. */
 export const groupState = (stageId: string): string => `${stageId}${GROUP_SUFFIX}`;
+
+/** The stage a state is named after: itself, or the stage a parallel group fans out from. */
+export const stageOfState = (state: string): string =>
+  state.endsWith(GROUP_SUFFIX) ? state.slice(0, -GROUP_SUFFIX.length) : state;
 
 /** `<run>/<stage>/<visit>`, nested under the parent stage's execution for a sub-pipeline. */
 export const executionId = (context: PipelineContext, stageId: string): string =>

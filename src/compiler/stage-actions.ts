@@ -1,4 +1,3 @@
-import { isStagechartError } from "../errors.js";
 import {
   type AuditParams,
   callPayload,
@@ -110,13 +109,19 @@ export function assertAudit({ event }: Done<AssertOutcome>): AuditParams {
   return { type: "StageAssertOutcome", payload: { ...event.output } };
 }
 
-export function failedTurnAudit({
-  context,
-  event,
-}: { context: StageMachineContext } & Failed): AuditParams {
+/** A turn whose model call failed; `retryInMs` when the stage will try again after a wait. */
+export function failedTurnAudit(
+  { context, event }: { context: StageMachineContext } & Failed,
+  retryInMs?: number,
+): AuditParams {
   return {
     type: "ModelTurn",
-    payload: { turn: context.turn + 1, outcome: "error", error: errorView(event.error) },
+    payload: {
+      turn: context.turn + 1,
+      outcome: "error",
+      error: errorView(event.error),
+      ...(retryInMs !== undefined && { retryInMs }),
+    },
   };
 }
 
@@ -126,13 +131,4 @@ export function exitAudit({ context }: { context: StageMachineContext }): AuditP
     type: "StageExited",
     payload: { verdict, reason, capHit, attemptCount, ...(error && { error }) },
   };
-}
-
-/** The longest `retry-after` a provider can impose on a stage; a longer one is cut to this. */
-const MAX_RETRY_AFTER_MS = 120_000;
-
-/** How long the provider asked us to wait (its `retry-after`), within reason. */
-export function retryAfterOf(error: unknown): number {
-  const asked = isStagechartError(error) ? Number(error.context?.retryAfterMs) : Number.NaN;
-  return Number.isFinite(asked) && asked > 0 ? Math.min(asked, MAX_RETRY_AFTER_MS) : 0;
 }

@@ -11,7 +11,6 @@ import {
   failedTurnAudit,
   gateAudit,
   initFailed,
-  retryAfterOf,
   toolRunActions,
   turnActions,
   userDenial,
@@ -184,10 +183,7 @@ export function createStageMachine(services: StageServices) {
         providerFailures: context.providerFailures + 1,
         waitUntil:
           services.now() +
-          Math.max(
-            services.providerRetries.delayMs(context.providerFailures + 1),
-            retryAfterOf(params.error),
-          ),
+          services.providerRetries.delayMs(context.providerFailures + 1, params.error),
       })),
       acceptCompletion: assign((_, params: { outcome: TurnOutcome }) =>
         params.outcome.kind === "completion" ? { parsed: params.outcome.parsed } : {},
@@ -441,15 +437,8 @@ export function createStageMachine(services: StageServices) {
                     },
                     {
                       type: "audit",
-                      params: ({ context, event }) => ({
-                        type: "ModelTurn",
-                        payload: {
-                          turn: context.turn + 1,
-                          outcome: "error",
-                          error: errorView(event.error),
-                          retryInMs: Math.max(0, context.waitUntil - services.now()),
-                        },
-                      }),
+                      params: (args) =>
+                        failedTurnAudit(args, Math.max(0, args.context.waitUntil - services.now())),
                     },
                   ],
                 },

@@ -45,7 +45,8 @@ export interface StageServices {
   audit(event: AuditEventInput): void;
   now(): number;
   /** How many provider errors in a row a stage retries, and how long it waits before each. */
-  providerRetries: { max: number; delayMs(failures: number): number };
+  /** How long to wait before the next try: the backoff, or longer if the provider asked. */
+  providerRetries: { max: number; delayMs(failures: number, error: unknown): number };
 }
 
 export interface SetupInput {

@@ -43,7 +43,12 @@ export interface TemplateScope {
   stage: { id: string; name: string };
 }
 
-const CORE_CTX_FIELDS = new Set(["upstream", "workflowRunId", "stageExecutionId"]);
+/** ctx fields the engine gives every stage; a run's own ctx cannot set them. */
+export const CORE_CTX_FIELDS: ReadonlySet<string> = new Set([
+  "upstream",
+  "workflowRunId",
+  "stageExecutionId",
+]);
 const STAGE_FIELDS = new Set(["id", "name"]);
 const PATH = /^[A-Za-z_$][\w$-]*(?:\.[A-Za-z_$][\w$-]*|\[\d+\])*$/;
 const SEGMENT = /\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]/g;

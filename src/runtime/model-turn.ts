@@ -36,7 +36,7 @@ export async function callModel(
       (result): RecordedCall => ({ reply: toReply(result) }),
       (error: unknown): RecordedCall => {
         if (signal.aborted) throw error;
-        return { failure: providerError(error, host.model).toModelView() };
+        return { failure: providerError(error, host.model, host.clock.now()).toModelView() };
       },
     );
     host.journal.record(key, recorded);
@@ -159,14 +159,14 @@ function summarize(host: Host, toolName: string, args: JsonValue): string {
  * its query and the retry-after hint are kept, and the model's secrets are removed from the
  * message — never headers or bodies.
  */
-function providerError(error: unknown, model: ModelHandle): StagechartError {
+function providerError(error: unknown, model: ModelHandle, now: number): StagechartError {
   if (isStagechartError(error)) return error;
   const redact: Redactor = model.redact ?? ((text) => text);
   const message = redact(error instanceof Error ? error.message : String(error));
   if (APICallError.isInstance(error)) {
     // Some servers refuse tools for a model that cannot call them, with a 400 or even a 500.
     if (refusesToolCalling(message)) return missingToolCalling(model.model, message);
-    const retryAfterMs = retryAfter(error.responseHeaders);
+    const retryAfterMs = retryAfter(error.responseHeaders, now);
     const context = {
       statusCode: error.statusCode,
       url: redactUrl(redact(error.url)),
@@ -185,12 +185,14 @@ function providerError(error: unknown, model: ModelHandle): StagechartError {
   return new StagechartError("ProviderTransient/ProviderError", message);
 }
 
-/** `retry-after` in milliseconds, from seconds or an HTTP date. */
-function retryAfter(headers: Record<string, string> | undefined): number | undefined {
+/** The wait a provider asks for, in ms: `retry-after-ms`, or `retry-after` in seconds or as a date. */
+function retryAfter(headers: Record<string, string> | undefined, now: number): number | undefined {
+  const ms = Number(headers?.["retry-after-ms"]);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
   const value = headers?.["retry-after"];
   if (value === undefined) return undefined;
   const seconds = Number(value);
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
   const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

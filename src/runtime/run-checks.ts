@@ -1,18 +1,17 @@
 import type { PipelineContext, PipelineEvent } from "../compiler/pipeline-machine.js";
+import { stageOfState } from "../compiler/pipeline-states.js";
 import { overrideTargets } from "../compiler/topology.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { CORE_CTX_FIELDS } from "../definitions/template.js";
 import { StagechartError } from "../errors.js";
-
-/** ctx fields every stage gets from the engine; a run's own ctx cannot set them. */
-export const RESERVED_CTX_FIELDS = ["upstream", "workflowRunId", "stageExecutionId"] as const;
 
 /** What a run refuses before anything happens: reserved fields, a ctx its schema rejects. */
 export function checkContext(
   pipeline: PipelineDefinition,
   ctx: Record<string, unknown>,
 ): StagechartError | undefined {
-  const reserved = RESERVED_CTX_FIELDS.filter((field) => Object.hasOwn(ctx, field));
+  const reserved = [...CORE_CTX_FIELDS].filter((field) => Object.hasOwn(ctx, field));
   if (reserved.length > 0)
     return new StagechartError(
       "Validation/RunContextInvalid",
@@ -43,7 +42,7 @@ export function refuseControl(
   event: PipelineEvent,
 ): StagechartError | undefined {
   if (event.type === "CANCEL") return undefined;
-  const from = context.current?.replace(/_parallel$/, "");
+  const from = context.current && stageOfState(context.current);
   if (!from) return new StagechartError("Session/IllegalTransition", "the run is not in a stage");
   if (event.type === "OVERRIDE") {
     if (!event.reason?.trim())
@@ -51,11 +50,12 @@ export function refuseControl(
         "Validation/OverrideReasonMissing",
         "an override needs a reason; it is audited",
       );
-    if (!overrideTargets(pipeline, from).includes(event.to)) {
+    const reachable = overrideTargets(pipeline, from);
+    if (!reachable.includes(event.to)) {
       return new StagechartError(
         "Session/IllegalTransition",
         `cannot override from ${from} to ${event.to}: the pipeline's transitions do not lead there`,
-        { from, to: event.to, reachable: overrideTargets(pipeline, from) },
+        { from, to: event.to, reachable },
       );
     }
     return undefined;

@@ -2,7 +2,7 @@ import type { SetupInput, SetupOutput, StageServices } from "../compiler/stage-s
 import type { StageContext, ToolRun } from "../compiler/stage-types.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { renderTemplate } from "../definitions/template.js";
-import { StagechartError } from "../errors.js";
+import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling } from "../models/capabilities.js";
 import { invokeTool, type JsonValue } from "../tools/index.js";
 import type { Host } from "./host.js";
@@ -71,7 +71,8 @@ export function createStageServices(host: Host): StageServices {
     now: () => host.clock.now(),
     providerRetries: {
       max: host.limits.providerRetries,
-      delayMs: (failures) => host.limits.providerRetryDelayMs * 2 ** (failures - 1),
+      delayMs: (failures, error) =>
+        Math.max(host.limits.providerRetryDelayMs * 2 ** (failures - 1), retryAfterOf(error)),
     },
   };
 }
@@ -122,4 +123,13 @@ function setupStage(
     stageExecutionId,
   });
   return { stageContext, envelope: [...stage.allowedTools] };
+}
+
+/** The longest `retry-after` a provider can impose on a stage; a longer one is cut to this. */
+const MAX_RETRY_AFTER_MS = 120_000;
+
+/** How long the provider asked us to wait (its `retry-after`), within reason. */
+function retryAfterOf(error: unknown): number {
+  const asked = isStagechartError(error) ? Number(error.context.retryAfterMs) : Number.NaN;
+  return Number.isFinite(asked) && asked > 0 ? Math.min(asked, MAX_RETRY_AFTER_MS) : 0;
 }
