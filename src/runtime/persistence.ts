@@ -7,6 +7,15 @@ import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js
 import type { Journal } from "./journal.js";
 import type { TranscriptStore } from "./transcripts.js";
 
+/** One step of a durable run: its snapshot and the audit events it emitted, stored together. */
+export interface StepCommit {
+  snapshot?: unknown;
+  /** Stamped on the snapshot; the run's own hash when absent. */
+  definitionHash?: string;
+  /** Each stamped with the commit's time unless it carries the moment it happened (`at`). */
+  events: (AuditEventInput & { at?: string })[];
+}
+
 export type StoredStatus = "running" | "suspended" | "done" | "failed" | "cancelled";
 
 /**
@@ -31,14 +40,7 @@ export interface RunStore extends Journal, TranscriptStore {
     options: Record<string, unknown>;
   }>;
   getSnapshot(runId: string): Result<{ snapshot: unknown; definitionHash: string }>;
-  commitStep(
-    runId: string,
-    step: {
-      snapshot?: unknown;
-      definitionHash?: string;
-      events: (AuditEventInput & { at?: string })[];
-    },
-  ): AuditEvent[];
+  commitStep(runId: string, step: StepCommit): AuditEvent[];
   auditOf(runId: string, afterSeq?: number): AuditEvent[];
   /** The seq of the run's last audit event; 0 before the first. */
   lastSeq(runId: string): number;
@@ -65,16 +67,20 @@ export const LEASE_TTL_MS = 15_000;
  * host name but not their process ids.
  */
 export const leaseOwner = (pid = process.pid): string =>
-  `${hostname()}:${PID_NAMESPACE}:${pid}:${randomUUID().slice(0, 8)}`;
+  `${hostname()}:${ownPidNamespace()}:${pid}:${randomUUID().slice(0, 8)}`;
 
 /** The inode of this process's pid namespace on Linux; "-" where there is none to read. */
-const PID_NAMESPACE = (() => {
-  try {
-    return /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "-";
-  } catch {
-    return "-";
+let pidNamespace: string | undefined;
+function ownPidNamespace(): string {
+  if (pidNamespace === undefined) {
+    try {
+      pidNamespace = /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "-";
+    } catch {
+      pidNamespace = "-";
+    }
   }
-})();
+  return pidNamespace;
+}
 
 /**
  * Whether a lease's owner is a process of this machine (and pid namespace) that has died —
@@ -83,7 +89,7 @@ const PID_NAMESPACE = (() => {
  */
 export function ownerIsGone(owner: string): boolean {
   const [host, namespace, pid] = owner.split(":");
-  if (host !== hostname() || namespace !== PID_NAMESPACE) return false;
+  if (host !== hostname() || namespace !== ownPidNamespace()) return false;
   if (!pid || !/^\d+$/.test(pid) || Number(pid) === process.pid) return false;
   try {
     process.kill(Number(pid), 0);

@@ -40,9 +40,16 @@ import {
 import { rulesGrantPolicy } from "./rules.js";
 import { checkContext, refuseControl } from "./run-checks.js";
 import { stageMachineFor } from "./run-stage.js";
-import { describeWaits, isQuiescent, type ParkedStage, type Survey, survey } from "./suspension.js";
+import {
+  describeWaits,
+  isQuiescent,
+  type ParkedStage,
+  type RunWait,
+  type Survey,
+  survey,
+} from "./suspension.js";
 
-export type RunWait = ReturnType<typeof describeWaits>[number];
+export type { RunWait };
 
 export interface RunOptions {
   host: Host;
@@ -137,7 +144,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   return launchDurable(pipeline, options.host, store, hash, {
     runId,
     ctx,
-    leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
+    ...(options.leaseTtlMs !== undefined && { leaseTtlMs: options.leaseTtlMs }),
     start: { type: "RunStarted", payload: { pipelineId: pipeline.id, ctx } },
   });
 }
@@ -202,7 +209,7 @@ export function resumeRun(
     ctx,
     snapshot: stored.value.snapshot as Snapshot<unknown>,
     answers: options.answers ?? [],
-    leaseTtlMs: options.leaseTtlMs ?? LEASE_TTL_MS,
+    ...(options.leaseTtlMs !== undefined && { leaseTtlMs: options.leaseTtlMs }),
     start: {
       type: "RunResumed",
       payload: {
@@ -231,9 +238,9 @@ function launchDurable(
   host: Host,
   store: RunStore,
   definitionHash: string,
-  launchOptions: Launch & { leaseTtlMs: number },
+  launchOptions: Launch & { leaseTtlMs?: number },
 ): Result<RunHandle> {
-  const { runId, leaseTtlMs } = launchOptions;
+  const { runId, leaseTtlMs = LEASE_TTL_MS } = launchOptions;
   const owner = leaseOwner();
   const leased = store.acquireLease(runId, owner, leaseTtlMs, ownerIsGone);
   if (!leased.ok) return leased;
@@ -299,7 +306,7 @@ function launch(
 ): Result<RunHandle> {
   const feed = new EventFeed();
   const host: Host = { ...baseHost, audit: feed.tee(baseHost.audit, runId) };
-  let waiting: ReturnType<typeof describeWaits> | undefined;
+  let waiting: RunWait[] | undefined;
   let settleQueued = false;
   const parkedStages = new Set<unknown>();
   // Once the whole chain of macrosteps a change set off has settled: commit, so the root's
@@ -427,7 +434,7 @@ function suspended(
   audit: AuditSink,
   runId: string,
   actor: Actor<AnyStateMachine>,
-  waiting: ReturnType<typeof describeWaits> | undefined,
+  waiting: RunWait[] | undefined,
 ): RunResult {
   audit.emit({
     type: "RunSuspended",

@@ -1,5 +1,6 @@
 import type { AnyActorRef } from "xstate";
 import { type StageWait, stageWait } from "../compiler/stage-context.js";
+import type { GrantRequest } from "../compiler/stage-types.js";
 
 /** A parked stage somewhere in a run's actor tree, and the actor to send its answer to. */
 export interface ParkedStage {
@@ -48,7 +49,11 @@ function isBusy(actor: AnyActorRef, found: Survey): boolean {
 }
 
 /** What a suspended run waits for, as audited and shown: grant requests and deferred gates. */
-export function describeWaits(parked: readonly ParkedStage[]) {
+export type RunWait =
+  | ({ kind: "grant" } & GrantRequest)
+  | { kind: "gate"; stageId: string; stageExecutionId: string };
+
+export function describeWaits(parked: readonly ParkedStage[]): RunWait[] {
   return parked.map(({ wait }) =>
     wait.kind === "grant"
       ? { kind: "grant" as const, ...wait.request }

@@ -3,7 +3,6 @@ export type {
   NewRun,
   RunPatch,
   RunRecord,
-  StoredRunStatus,
   StoredSnapshot,
 } from "./records.js";
 export {

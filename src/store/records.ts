@@ -1,14 +1,14 @@
 import type { JsonValue } from "../definitions/contract.js";
 import { type ErrorView, StagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventType } from "../inspect/audit.js";
+import type { StoredStatus } from "../runtime/persistence.js";
 
 /** A run's state as stored; `suspended` is a run parked on a gate or stopped to be resumed. */
-export type StoredRunStatus = "running" | "suspended" | "done" | "failed" | "cancelled";
 
 export interface RunRecord {
   runId: string;
   pipelineId: string;
-  status: StoredRunStatus;
+  status: StoredStatus;
   createdAt: string;
   updatedAt: string;
   /** The hash of the compiled definition the run was started (or last forced) with. */
@@ -27,7 +27,7 @@ export interface NewRun {
   definitionHash: string;
   options: Record<string, unknown>;
   /** Defaults to `running`. */
-  status?: StoredRunStatus;
+  status?: StoredStatus;
 }
 
 /** Fields to change; a field present with the value `undefined` clears `error` or `output`. */
@@ -45,7 +45,7 @@ export interface StoredSnapshot {
 export interface RunRow {
   runId: string;
   pipelineId: string;
-  status: StoredRunStatus;
+  status: StoredStatus;
   createdAt: string;
   updatedAt: string;
   definitionHash: string;

@@ -3,8 +3,9 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import { err, ok, type Result } from "../errors.js";
-import type { AuditEvent, AuditEventInput } from "../inspect/audit.js";
+import type { AuditEvent } from "../inspect/audit.js";
 import type { Journal } from "../runtime/journal.js";
+import type { StepCommit } from "../runtime/persistence.js";
 import type { TranscriptStore } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import { migrate } from "./migrations.js";
@@ -41,13 +42,7 @@ export interface StoreOptions {
 }
 
 /** What one macrostep leaves behind: its audit events and, usually, the snapshot it led to. */
-export interface StepCommit {
-  snapshot?: unknown;
-  /** Stamped on the snapshot; the run's own hash when absent. */
-  definitionHash?: string;
-  /** Each stamped with the commit's time unless it carries the moment it happened (`at`). */
-  events: (AuditEventInput & { at?: string })[];
-}
+export type { StepCommit };
 
 /**
  * The embedded store (DESIGN.md §6): runs, their latest snapshots, the audit log, the journal,
@@ -140,7 +135,7 @@ export class SqliteStore implements Journal, TranscriptStore {
   private appendStep(runId: string, step: StepCommit): AuditEvent[] {
     const at = this.timestamp();
     if (this.sql.touchRun.run({ runId, at }).changes === 0) throw runNotFound(runId);
-    let seq = this.sql.lastSeq.get(runId) ?? 0;
+    let seq = this.lastSeq(runId);
     const recorded = step.events.map((input) => {
       if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
       seq += 1;
@@ -185,12 +180,6 @@ export class SqliteStore implements Journal, TranscriptStore {
     return value === undefined ? undefined : JSON.parse(value);
   }
 
-  /** A journal entry with the moment it was recorded, for inspection. */
-  journalEntry(key: string): { value: unknown; recordedAt: string } | undefined {
-    const row = this.sql.journalEntry.get(key);
-    return row && { value: JSON.parse(row.value), recordedAt: row.recordedAt };
-  }
-
   /** A journal entry is a fact: recording a key again keeps the first value. */
   record(key: string, value: unknown): void {
     this.sql.recordJournal.run({
@@ -229,13 +218,13 @@ export class SqliteStore implements Journal, TranscriptStore {
     return this.immediately((): Result<void> => {
       if (this.sql.runExists.get(runId) === undefined) return err(runNotFound(runId));
       const now = this.now();
-      const claim = { runId, owner, expiresAt: now + ttlMs, now };
+      const claim = { runId, owner, expiresAt: now + ttlMs, now, force: 0 as const };
       if (this.sql.claimLease.run(claim).changes > 0) return ok(undefined);
       // The claim failed, so a live lease of another owner is there: this transaction holds
       // the write lock, nobody can have released it since.
       const holder = this.sql.lease.get(runId) as { owner: string; expiresAt: number };
       if (!holderGone(holder.owner)) return err(runLocked(runId, holder.owner, holder.expiresAt));
-      this.sql.takeLease.run({ runId, owner, expiresAt: now + ttlMs });
+      this.sql.claimLease.run({ ...claim, force: 1 });
       return ok(undefined);
     });
   }

@@ -15,6 +15,15 @@ interface SnapshotRow {
   updatedAt: string;
 }
 
+interface LeaseClaim {
+  runId: string;
+  owner: string;
+  expiresAt: number;
+  now: number;
+  /** 1 to take the lease whoever holds it. */
+  force: 0 | 1;
+}
+
 interface LeaseRow {
   owner: string;
   expiresAt: number;
@@ -46,12 +55,10 @@ export interface Statements {
   upsertSnapshot: Statement<SnapshotWrite>;
   snapshot: Statement<[string], SnapshotRow>;
   journalValue: Statement<[string], string>;
-  journalEntry: Statement<[string], { value: string; recordedAt: string }>;
   recordJournal: Statement<{ key: string; runId: string; value: string; at: string }>;
   putTranscript: Statement<TranscriptWrite>;
   transcript: Statement<{ stageExecutionId: string; before: string | null }, string>;
-  claimLease: Statement<{ runId: string; owner: string; expiresAt: number; now: number }>;
-  takeLease: Statement<{ runId: string; owner: string; expiresAt: number }>;
+  claimLease: Statement<LeaseClaim>;
   renewLease: Statement<{ runId: string; owner: string; expiresAt: number }>;
   releaseLease: Statement<{ runId: string; owner: string }>;
   lease: Statement<[string], LeaseRow>;
@@ -109,9 +116,6 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
 
     journalValue: db.prepare<[string], string>("SELECT value FROM journal WHERE key = ?").pluck(),
-    journalEntry: db.prepare<[string], { value: string; recordedAt: string }>(
-      "SELECT value, recorded_at AS recordedAt FROM journal WHERE key = ?",
-    ),
     recordJournal: db.prepare<{ key: string; runId: string; value: string; at: string }>(
       `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, @runId, @value, @at)
        ON CONFLICT (key) DO NOTHING`,
@@ -130,15 +134,12 @@ export function prepareStatements(db: Database.Database): Statements {
       )
       .pluck(),
 
-    // Taken when free, expired, or already this owner's; otherwise the upsert changes nothing.
-    claimLease: db.prepare<{ runId: string; owner: string; expiresAt: number; now: number }>(
+    // Taken when free, expired, already this owner's, or forced (its holder is gone);
+    // otherwise the upsert changes nothing.
+    claimLease: db.prepare<LeaseClaim>(
       `INSERT INTO leases (run_id, owner, expires_at) VALUES (@runId, @owner, @expiresAt)
        ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-       WHERE leases.owner = excluded.owner OR leases.expires_at <= @now`,
-    ),
-    takeLease: db.prepare<{ runId: string; owner: string; expiresAt: number }>(
-      `INSERT INTO leases (run_id, owner, expires_at) VALUES (@runId, @owner, @expiresAt)
-       ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at`,
+       WHERE leases.owner = excluded.owner OR leases.expires_at <= @now OR @force = 1`,
     ),
     renewLease: db.prepare<{ runId: string; owner: string; expiresAt: number }>(
       "UPDATE leases SET expires_at = @expiresAt WHERE run_id = @runId AND owner = @owner",

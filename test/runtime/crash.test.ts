@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/index.js";
 import { tempDir } from "../support/stages.js";
@@ -212,9 +213,11 @@ describe("a run killed with SIGKILL at many points", () => {
 
     // A call may repeat only while it was in flight: never once its result was recorded. Model
     // requests are logged by the child's lives; tool runs log themselves in every life.
+    const journal = new Database(store, { readonly: true });
+    const recordedAtOf = journal.prepare("SELECT recorded_at FROM journal WHERE key = ?").pluck();
     const recordedAt = (key: string) => {
-      const row = opened.value.journalEntry(key);
-      return row ? Date.parse(row.recordedAt) : undefined;
+      const at = recordedAtOf.get(key) as string | undefined;
+      return at === undefined ? undefined : Date.parse(at);
     };
     const requests = readFileSync(modelLog, "utf8")
       .trim()
@@ -240,6 +243,7 @@ describe("a run killed with SIGKILL at many points", () => {
     for (const name of ["plan-1", "left-1", "left-2", "left-3", "right-1", "right-2", "review-1"])
       expect(toolRuns.some((r) => r.endsWith(` ${name}`))).toBe(true);
     opened.value.close();
+    journal.close();
     expect(existsSync(store)).toBe(true);
   }, 120_000);
 });
