@@ -9,7 +9,7 @@ import {
   START,
 } from "./diagnostics.js";
 import { splitFrontmatter } from "./frontmatter.js";
-import { parseStageDefinition, type StageDefinition } from "./stage.js";
+import { type StageDefinition, stageFromFrontmatter } from "./stage.js";
 import type { DataPath } from "./yaml-source.js";
 
 /** Definition files are prompts and small documents, not data dumps; anything larger is almost certainly a mistake. */
@@ -93,10 +93,8 @@ export async function loadStageSource(file: string): Promise<StageSource> {
   const read = await readDefinitionText(file);
   if (!read.ok) return { result: read };
   const split = splitFrontmatter(read.text, file);
-  return {
-    result: parseStageDefinition(read.text, file),
-    ...(split.ok && { locate: split.value.locate }),
-  };
+  if (!split.ok) return { result: split };
+  return { result: stageFromFrontmatter(split.value, file), locate: split.value.locate };
 }
 
 export type DefinitionKind = "stage" | "pipeline" | "script";

@@ -56,8 +56,14 @@ export interface StageDefinition {
 /** Loads a stage from its text. Never throws: the definition, or every problem found. */
 export function parseStageDefinition(text: string, file: string): LoadResult<StageDefinition> {
   const split = splitFrontmatter(text, file);
-  if (!split.ok) return split;
-  const frontmatter = split.value;
+  return split.ok ? stageFromFrontmatter(split.value, file) : split;
+}
+
+/** A stage from its split-off frontmatter and body (see `splitFrontmatter`). */
+export function stageFromFrontmatter(
+  frontmatter: Frontmatter,
+  file: string,
+): LoadResult<StageDefinition> {
   const diagnostics: Diagnostic[] = [];
   const report = (path: readonly (string | number)[], code: DiagnosticCode, message: string) =>
     diagnostics.push(diagnostic(file, frontmatter.locate(path), code, message));
