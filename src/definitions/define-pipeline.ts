@@ -1,5 +1,5 @@
 import type { LoadResult } from "./diagnostics.js";
-import { BUILTIN_TOOL_NAMES, type PipelineLoadOptions } from "./pipeline.js";
+import type { PipelineLoadOptions } from "./pipeline.js";
 import { createPipelineLoader } from "./pipeline-loader.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
 import type { PipelineDefinition } from "./pipeline-types.js";
@@ -27,6 +27,6 @@ export function loadPipeline(
   spec: PipelineSpec,
   options: LoadPipelineOptions = {},
 ): Promise<LoadResult<PipelineDefinition>> {
-  const loader = createPipelineLoader(options.toolNames ?? BUILTIN_TOOL_NAMES);
+  const loader = createPipelineLoader(options.toolNames);
   return loader.pipelineSpec(spec, options.baseDir ?? ".");
 }

@@ -34,7 +34,20 @@ type ChainLink = { key: string | PipelineSpec; name: string };
  * loaded once per loader, however many pipelines use it; entries resolve one after another, so
  * a file met again is either finished or on the chain being loaded (a cycle).
  */
-export function createPipelineLoader(toolNames: readonly string[]): PipelineLoader {
+/** The built-in tools' names (src/tools), copied so definitions stay below the tools layer. */
+export const BUILTIN_TOOL_NAMES: readonly string[] = [
+  "Read",
+  "Grep",
+  "Glob",
+  "Edit",
+  "Write",
+  "Bash",
+];
+
+/** A loader that checks stages' tools against `toolNames` (the host's; the built-ins by default). */
+export function createPipelineLoader(
+  toolNames: readonly string[] = BUILTIN_TOOL_NAMES,
+): PipelineLoader {
   const stageFiles = new Map<string, Promise<StageSource>>();
   const pipelineFiles = new Map<string, Promise<LoadResult<PipelineDefinition>>>();
 

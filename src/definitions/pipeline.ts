@@ -2,15 +2,7 @@ import type { LoadResult } from "./diagnostics.js";
 import { createPipelineLoader } from "./pipeline-loader.js";
 import type { PipelineDefinition } from "./pipeline-types.js";
 
-/** The built-in tools' names (src/tools), copied so definitions stay below the tools layer. */
-export const BUILTIN_TOOL_NAMES: readonly string[] = [
-  "Read",
-  "Grep",
-  "Glob",
-  "Edit",
-  "Write",
-  "Bash",
-];
+export { BUILTIN_TOOL_NAMES } from "./pipeline-loader.js";
 
 export interface PipelineLoadOptions {
   /** The tools of the host the pipeline will run on; `allowedTools` may name only these. */
@@ -25,5 +17,5 @@ export function loadPipelineFile(
   file: string,
   options: PipelineLoadOptions = {},
 ): Promise<LoadResult<PipelineDefinition>> {
-  return createPipelineLoader(options.toolNames ?? BUILTIN_TOOL_NAMES).pipelineFile(file);
+  return createPipelineLoader(options.toolNames).pipelineFile(file);
 }

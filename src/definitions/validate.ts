@@ -1,6 +1,5 @@
 import { byPosition, type Diagnostic, type LoadResult, uniqueDiagnostics } from "./diagnostics.js";
 import { definitionKind, expandDefinitionPaths } from "./files.js";
-import { BUILTIN_TOOL_NAMES } from "./pipeline.js";
 import { createPipelineLoader } from "./pipeline-loader.js";
 
 export interface ValidationReport {
@@ -23,7 +22,7 @@ export async function validatePaths(
   paths: readonly string[],
   options: ValidateOptions = {},
 ): Promise<ValidationReport> {
-  const loader = createPipelineLoader(options.toolNames ?? BUILTIN_TOOL_NAMES);
+  const loader = createPipelineLoader(options.toolNames);
   const { loadScript } = options;
   const files = (await expandDefinitionPaths(paths)).filter(
     (file) => loadScript || definitionKind(file) !== "script",

@@ -32,12 +32,11 @@ import { readTool } from "./read.js";
 import type { AnyTool } from "./types.js";
 import { writeTool } from "./write.js";
 
+export { BUILTIN_TOOL_NAMES } from "../definitions/pipeline-loader.js";
 export { invokeTool } from "./invoke.js";
 export * from "./mcp/index.js";
 export { resolveInRoot } from "./sandbox.js";
 export * from "./types.js";
-
-export const BUILTIN_TOOL_NAMES = ["Read", "Grep", "Glob", "Edit", "Write", "Bash"] as const;
 
 /** A fresh list of the built-in tools, to register with a host. */
 export function builtinTools(): AnyTool[] {

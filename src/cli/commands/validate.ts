@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { formatDiagnostic, isError, validatePaths } from "../../definitions/index.js";
+import { BUILTIN_TOOL_NAMES } from "../../definitions/pipeline.js";
 import { loadScriptFile } from "../../models/script-file.js";
-import { BUILTIN_TOOL_NAMES } from "../../tools/index.js";
 import { type CliIo, EXIT } from "../io.js";
 import { addMcpOptions, attachMcpForCli, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 
