@@ -59,7 +59,6 @@ export async function connectMcpServer(
   const close = async () => {
     closing = true;
     await client.close().catch(() => undefined);
-    transport.stopIfRunning();
   };
   const options = { timeout: startTimeoutMs };
   try {
@@ -74,6 +73,8 @@ export async function connectMcpServer(
     return ok({ config, client, tools, lost: () => lostBecause, stderrTail, close });
   } catch (error) {
     await close();
+    // A failed connect closes without waiting for the process: make sure it is gone.
+    transport.stopIfRunning();
     const why = lostBecause ?? (error instanceof Error ? error.message : String(error));
     const tail = stderrTail();
     return err(

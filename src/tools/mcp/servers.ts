@@ -67,10 +67,12 @@ function hostToolFor(
   if (taken.some((tool) => tool.name === name)) {
     return `${where}: another of its tools is also offered as ${name}`;
   }
-  const compiled = compileSchema(inputSchemaOf(definition));
+  // The schema object compiled here is the tool's own, so Ajv's cache serves its calls.
+  const inputSchema = inputSchemaOf(definition);
+  const compiled = compileSchema(inputSchema);
   if (!compiled.ok) {
     const problems = compiled.error.map((p) => `${p.path.join(".") || "(root)"} ${p.message}`);
     return `${where}: its input schema does not compile (${problems.join("; ")})`;
   }
-  return wrapMcpTool(connection, definition, name);
+  return wrapMcpTool(connection, definition, name, inputSchema);
 }

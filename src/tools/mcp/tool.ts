@@ -14,6 +14,7 @@ export function wrapMcpTool(
   connection: McpConnection,
   definition: McpToolDefinition,
   name: string,
+  inputSchema: JsonSchema,
 ): AnyTool {
   const server = connection.config.name;
   const site = {
@@ -26,7 +27,7 @@ export function wrapMcpTool(
     name,
     description:
       definition.description ?? definition.title ?? `${definition.name}, from MCP server ${server}`,
-    inputSchema: inputSchemaOf(definition),
+    inputSchema,
     mutates: definition.annotations?.readOnlyHint !== true,
     summarize: summarizeArgs,
     async execute(args, { signal, limits }) {
