@@ -86,7 +86,7 @@ export async function hostFor(
       root: settings.root,
       mode: settings.mode,
       interactors: interactive ? [watched(terminalInteractor(), prompts)] : [],
-      unansweredGrants: settings.onGrant ?? "deny",
+      unansweredGrants: settings.onGrant,
       tools: [...builtinTools(), ...extraTools],
     }),
   };

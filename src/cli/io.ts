@@ -23,7 +23,7 @@ export function processIo(): CliIo {
  * reader has exited) closes it for good instead of crashing the process, and later writes are
  * dropped. A run goes on to its end and is stored; nothing is left half-done for want of a reader.
  */
-export function writerOf(stream: NodeJS.WritableStream & { destroyed?: boolean }) {
+function writerOf(stream: NodeJS.WritableStream & { destroyed?: boolean }) {
   let closed = false;
   stream.on("error", () => {
     closed = true;

@@ -1,7 +1,7 @@
 import type { AuditEvent } from "../inspect/audit.js";
 import type { CliIo } from "./io.js";
 import { progressLine } from "./progress.js";
-import { foldStatus, NO_STATUS, renderStatus } from "./status.js";
+import { foldStatus, NO_STATUS, RUN_ENDS, renderStatus } from "./status.js";
 
 /** Someone is asked something on the terminal (a grant prompt on stderr). */
 export interface PromptWatcher {
@@ -29,7 +29,7 @@ export function progressFor(io: CliIo, json: boolean | undefined): Progress {
 }
 
 /** One line per event, nothing else. */
-export function plainProgress(write: (text: string) => void, colour: boolean): Progress {
+function plainProgress(write: (text: string) => void, colour: boolean): Progress {
   return {
     event(event) {
       const line = progressLine(event, colour);
@@ -42,7 +42,6 @@ export function plainProgress(write: (text: string) => void, colour: boolean): P
   };
 }
 
-const RUN_ENDS = new Set(["RunCompleted", "RunFailed", "RunCancelled", "RunSuspended"]);
 const CLEAR_LINE = "\r\u001b[2K";
 const dim = (text: string) => `\u001b[2m${text}\u001b[0m`;
 

@@ -17,7 +17,7 @@ export function pipelineFile(nameOrPath: string): string {
 }
 
 /** The names of the bundled pipelines, sorted. */
-export function bundledPipelines(): string[] {
+function bundledPipelines(): string[] {
   return readdirSync(BUNDLED_MACHINES)
     .filter((file) => file.endsWith(".yaml") && !file.endsWith(".script.yaml"))
     .map((file) => file.slice(0, -".yaml".length))

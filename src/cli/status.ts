@@ -21,7 +21,13 @@ export interface StageActivity {
 
 export const NO_STATUS: RunStatus = { running: [], approved: 0, denied: 0, asking: [] };
 
-const RUN_ENDS = new Set(["RunCompleted", "RunFailed", "RunCancelled", "RunSuspended"]);
+/** The audit events that end a run (in this process). */
+export const RUN_ENDS: ReadonlySet<string> = new Set([
+  "RunCompleted",
+  "RunFailed",
+  "RunCancelled",
+  "RunSuspended",
+]);
 
 /** The status after one more event. Pure. */
 export function foldStatus(status: RunStatus, event: AuditEvent): RunStatus {
@@ -86,7 +92,7 @@ function withStage(
  */
 export function renderStatus(status: RunStatus, elapsedMs: number, width: number): string {
   const stages = status.running.map(
-    (s) => `${s.stageId}: ${count(s.turns, "turn")}, ${count(s.toolCalls, "tool call")}`,
+    (s) => `${s.stageId}: ${counted(s.turns, "turn")}, ${counted(s.toolCalls, "tool call")}`,
   );
   const line = [
     `[${elapsed(elapsedMs)}] ${status.approved} approved, ${status.denied} denied`,
@@ -96,7 +102,8 @@ export function renderStatus(status: RunStatus, elapsedMs: number, width: number
   return line.length <= room ? line : `${line.slice(0, room - 1)}…`;
 }
 
-const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+/** `1 turn`, `2 turns`. */
+export const counted = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** `7s`, `1m05s`, `2h03m`. */
 export function elapsed(ms: number): string {

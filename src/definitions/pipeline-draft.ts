@@ -7,6 +7,7 @@ import {
   grantsSchema,
   guardsSchema,
   hooksSchema,
+  isRecord,
   jsonSchemaObject,
   nextSchema,
   type PipelineForm,
@@ -187,6 +188,3 @@ export function where(path: DataPath): string {
     )
     .join("");
 }
-
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);

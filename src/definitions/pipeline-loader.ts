@@ -18,7 +18,7 @@ import type { PipelineSpec } from "./pipeline-spec.js";
 import type { PipelineDefinition } from "./pipeline-types.js";
 import { parseYamlSource } from "./yaml-source.js";
 
-export interface PipelineLoader {
+interface PipelineLoader {
   stageFile(file: string): Promise<StageSource>;
   pipelineFile(file: string): Promise<LoadResult<PipelineDefinition>>;
   /** `baseDir` is what the spec's file paths are relative to. */

@@ -16,7 +16,8 @@ export type PipelineForm = "yaml" | "ts";
 const DEFAULT_COMMAND_TIMEOUT_MS = 600_000;
 
 /** `Tool` or `Tool(pattern)`, as the grant policy reads them (`*` globs allowed in both parts). */
-export const TOOL_RULE = /^[^()\s]+(?:\(.*\))?$/s;
+/** `Tool` or `Tool(pattern)`: the tool name, and the pattern its calls' gist must match. */
+export const TOOL_RULE = /^([^()\s]+)(?:\((.*)\))?$/s;
 
 /** A dotted path over what a rule decides on: `verdict`, `output.approved`, `ctx.task`. */
 const FACT_PATH = /^(?:verdict|output|parsed|ctx)(?:\.[^.\s]+)*$/;
@@ -137,7 +138,7 @@ function toCondition(raw: RawCondition): Condition {
   return { path: raw.path ?? "", op, value: raw[op] };
 }
 
-export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
+const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
   rawCondition.superRefine(checkCondition).transform(toCondition),
 );
 
@@ -243,7 +244,7 @@ const ENTRY_KINDS = {
   ts: ["file", "stage", "pipeline", "code", "run"],
 };
 
-const isObject = (value: unknown): boolean =>
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 const stageFile = text("a path to a stage file").optional();
@@ -265,13 +266,12 @@ const rawEntry = {
   ts: mapping("a stage entry", {
     file: stageFile,
     stage: z
-      .custom<StageDefinition>(
-        (value) => isObject(value) && typeof (value as StageDefinition).id === "string",
-        { error: "must be a loaded StageDefinition" },
-      )
+      .custom<StageDefinition>((value) => isRecord(value) && typeof value.id === "string", {
+        error: "must be a loaded StageDefinition",
+      })
       .optional(),
     pipeline: byKind<string | PipelineSpec>(
-      { string: pipelineFile, object: z.custom<PipelineSpec>(isObject) },
+      { string: pipelineFile, object: z.custom<PipelineSpec>(isRecord) },
       "a pipeline spec or a path to a pipeline file",
     ).optional(),
     code: fn<CodeStageFunction>("a code stage function").optional(),

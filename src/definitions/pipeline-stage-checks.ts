@@ -1,6 +1,7 @@
 import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, type Position } from "./diagnostics.js";
 import type { JsonSchema } from "./json-schema.js";
-import { isRecord, type PipelineDraft, type Report } from "./pipeline-draft.js";
+import type { PipelineDraft, Report } from "./pipeline-draft.js";
+import { isRecord } from "./pipeline-schema.js";
 import type { PipelineStage } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
 import type { DataPath } from "./yaml-source.js";

@@ -19,9 +19,6 @@ const SETTINGS = {
   "openai-compatible": { key: "OPENAI_COMPATIBLE_API_KEY", baseURL: undefined, keyRequired: false },
 } as const;
 
-export const isHostedProvider = (kind: string): kind is HostedProvider =>
-  (HOSTED_PROVIDERS as readonly string[]).includes(kind);
-
 /** What a hosted spec names after its `<provider>:`. */
 interface HostedTarget {
   modelId: string;

@@ -1,4 +1,5 @@
 import type { GrantRequest, PolicyDecision } from "../compiler/stage-types.js";
+import { TOOL_RULE } from "../definitions/pipeline-schema.js";
 
 /**
  * Tool rules as people write them: `Bash`, `Bash(git status)`, `Bash(rm *)`, `Write(.env)`.
@@ -12,10 +13,8 @@ export interface ToolRule {
   args?: RegExp;
 }
 
-const RULE = /^([^()\s]+)(?:\((.*)\))?$/s;
-
 export function parseToolRule(source: string): ToolRule {
-  const match = RULE.exec(source.trim());
+  const match = TOOL_RULE.exec(source.trim());
   if (!match?.[1])
     throw new Error(`not a tool rule: ${JSON.stringify(source)} (write Tool or Tool(pattern))`);
   return {

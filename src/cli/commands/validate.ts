@@ -4,6 +4,7 @@ import { BUILTIN_TOOL_NAMES } from "../../definitions/pipeline.js";
 import { loadScriptFile } from "../../models/script-file.js";
 import { type CliIo, EXIT } from "../io.js";
 import { addMcpOptions, attachMcpForCli, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
+import { counted } from "../status.js";
 
 export function registerValidate(
   program: Command,
@@ -49,8 +50,7 @@ interface ValidateFlags extends McpFlags {
 }
 
 function summary(files: number, errors: number, warnings: number): string {
-  const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
   if (files === 0) return "no stage or pipeline files found";
   const verdict = errors > 0 ? "invalid" : "valid";
-  return `${count(files, "file")} checked: ${count(errors, "error")}, ${count(warnings, "warning")} — ${verdict}`;
+  return `${counted(files, "file")} checked: ${counted(errors, "error")}, ${counted(warnings, "warning")} — ${verdict}`;
 }

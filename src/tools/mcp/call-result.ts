@@ -4,7 +4,7 @@ import { cancelled, failure, success, timedOut } from "../outcome.js";
 import type { JsonValue, ToolOutcome } from "../types.js";
 
 /** Which call an outcome belongs to: the host's tool name and the server's own names. */
-export interface McpCallSite {
+interface McpCallSite {
   tool: string;
   server: string;
   command: string;

@@ -84,7 +84,7 @@ export function parseMcpFlag(spec: string, cwd: string): Result<McpServerConfig>
  * `node server.js --port=3000`. So `docs=node server.js` and `bad name!=node x` are named (the
  * second refused), while `mytool key=value` must be named to run: `--mcp "t=mytool key=value"`.
  */
-export function splitServerName(spec: string): { name: string; command: string } | undefined {
+function splitServerName(spec: string): { name: string; command: string } | undefined {
   const at = spec.indexOf("=");
   if (at < 0) return undefined;
   const before = spec.slice(0, at).trim();
