@@ -48,29 +48,22 @@ export function describeDrift(
   before: Record<string, string>,
   after: Record<string, string>,
 ): string[] {
-  const pieces = new Map<
-    string,
-    { fields: string[]; added: number; removed: number; all: number }
-  >();
-  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-  for (const name of names) {
-    const [piece = name, field] = name.split(/\.(?=[^.]+$)/);
-    const entry = pieces.get(piece) ?? { fields: [], added: 0, removed: 0, all: 0 };
-    pieces.set(piece, entry);
-    entry.all += 1;
-    if (!(name in after)) entry.removed += 1;
-    else if (!(name in before)) entry.added += 1;
-    else if (before[name] === after[name]) continue;
-    if (field) entry.fields.push(field);
-    else entry.fields.push("");
+  // Keys are `<piece>` or, for an LLM stage's fields, `<piece>.<field>`.
+  const pieces = new Map<string, string[]>();
+  for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const piece = name.split(/\.(?=[^.]+$)/)[0] as string;
+    pieces.set(piece, [...(pieces.get(piece) ?? []), name]);
   }
-  return [...pieces].flatMap(([piece, { fields, added, removed, all }]) => {
-    if (removed === all) return [`${piece} removed`];
-    if (added === all) return [`${piece} added`];
-    if (fields.length === 0) return [];
-    const named = fields.filter(Boolean);
-    return [`${piece} changed${named.length ? ` (${named.join(", ")})` : ""}`];
-  });
+  return [...pieces]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .flatMap(([piece, names]) => {
+      if (!names.some((name) => name in after)) return [`${piece} removed`];
+      if (!names.some((name) => name in before)) return [`${piece} added`];
+      const changed = names.filter((name) => before[name] !== after[name]);
+      if (changed.length === 0) return [];
+      const fields = changed.flatMap((name) => name.split(/\.(?=[^.]+$)/).slice(1)).sort();
+      return [`${piece} changed${fields.length > 0 ? ` (${fields.join(", ")})` : ""}`];
+    });
 }
 
 function stageShape(stage: PipelineStage): unknown {
