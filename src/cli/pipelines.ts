@@ -41,7 +41,7 @@ export async function loadPipelineForCli(
   nameOrPath: string,
   io: CliIo,
   extraToolNames: readonly string[] = [],
-): Promise<{ pipeline: PipelineDefinition; file: string } | undefined> {
+): Promise<PipelineDefinition | undefined> {
   const file = pipelineFile(nameOrPath);
   if (!existsSync(file)) {
     const error = pipelineNotFound(nameOrPath);
@@ -54,5 +54,5 @@ export async function loadPipelineForCli(
   const diagnostics = loaded.ok ? loaded.warnings : loaded.diagnostics;
   for (const d of diagnostics) io.stderr(`${formatDiagnostic(d)}\n`);
   if (!loaded.ok || diagnostics.some(isError)) return undefined;
-  return { pipeline: loaded.value, file };
+  return loaded.value;
 }

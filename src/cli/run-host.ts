@@ -23,16 +23,16 @@ export async function withRunHost(
   if (!mcp.ok) return refuse(io, json, mcp.error, runId);
   try {
     const tools = mcp.value.tools;
-    const loaded = await loadPipelineForCli(
+    const pipeline = await loadPipelineForCli(
       settings.pipelineFile,
       io,
       tools.map((tool) => tool.name),
     );
-    if (!loaded) return EXIT.failed;
+    if (!pipeline) return EXIT.failed;
     const progress = progressFor(io, json);
     const host = await hostFor(settings, tools, progress);
     if (!host.ok) return refuse(io, json, host.error, runId);
-    return await work(loaded.pipeline, host.value, progress);
+    return await work(pipeline, host.value, progress);
   } finally {
     await mcp.value.close();
   }

@@ -74,7 +74,9 @@ export function current(context: StageMachineContext): ProposedCall {
   return call;
 }
 
-export function callPayload(context: StageMachineContext): Record<string, unknown> {
+export function callPayload(
+  context: StageMachineContext,
+): Pick<GrantRequest, "proposalId" | "tool" | "argsDigest" | "argsSummary"> {
   const { proposalId, tool, argsDigest, argsSummary } = current(context);
   return { proposalId, tool, argsDigest, argsSummary };
 }
@@ -84,10 +86,7 @@ export function grantRequest(context: StageMachineContext): GrantRequest {
     stageId: context.stage.id,
     stageExecutionId: context.stageExecutionId,
     attempt: context.attempt,
-    ...(callPayload(context) as Pick<
-      GrantRequest,
-      "proposalId" | "tool" | "argsDigest" | "argsSummary"
-    >),
+    ...callPayload(context),
   };
 }
 

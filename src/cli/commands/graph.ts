@@ -17,9 +17,9 @@ export function registerGraph(program: Command, io: CliIo, setExit: (code: numbe
       new Option("--format <format>", "output format").choices(GRAPH_FORMATS).default("mermaid"),
     )
     .action(async (name: string, flags: { format: GraphFormat }) => {
-      const loaded = await loadPipelineForCli(name, io);
-      if (!loaded) return setExit(EXIT.failed);
-      io.stdout(renderGraph(drawablePipeline(loaded.pipeline), flags.format));
+      const pipeline = await loadPipelineForCli(name, io);
+      if (!pipeline) return setExit(EXIT.failed);
+      io.stdout(renderGraph(drawablePipeline(pipeline), flags.format));
       setExit(EXIT.done);
     });
 }

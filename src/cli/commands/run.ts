@@ -1,20 +1,19 @@
 import { existsSync } from "node:fs";
-import { type Command, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import type { UnansweredGrants } from "../../runtime/host.js";
 import { startRun } from "../../runtime/run.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
 import { drive, refuse } from "../drive.js";
 import { settingsFor } from "../host-options.js";
-import { type CliIo, EXIT } from "../io.js";
+import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
-import { collect } from "../options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { withRunHost } from "../run-host.js";
 import { openStoreForCli } from "../store.js";
 
 interface RunFlags extends McpFlags {
   task?: string;
-  set: string[];
+  set: Record<string, unknown>;
   model?: string;
   record?: string;
   mode: SecurityMode;
@@ -37,8 +36,8 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option(
       "--set <key=value>",
       "another ctx field (JSON values are parsed); repeatable",
-      collect,
-      [],
+      setCtxField,
+      {},
     )
     .option(
       "--model <spec>",
@@ -69,11 +68,6 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
 }
 
 async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
-  const ctx = parseSets(flags.set);
-  if (!ctx.ok) {
-    io.stderr(`${ctx.error}\n`);
-    return EXIT.usage;
-  }
   const file = pipelineFile(name);
   if (!existsSync(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
   const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
@@ -87,7 +81,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
         resumeWith: { ...settings },
         ...(flags.runId !== undefined && { runId: flags.runId }),
         ...(flags.task !== undefined && { task: flags.task }),
-        ctx: ctx.value,
+        ctx: flags.set,
       });
       if (!started.ok) return refuse(io, flags.json, started.error, flags.runId);
       return await drive(started.value, io, Boolean(flags.json), progress);
@@ -97,20 +91,14 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
   });
 }
 
-/** `--set key=value` pairs; a value that parses as JSON is taken as JSON, otherwise as text. */
-function parseSets(
-  sets: string[],
-): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
-  const ctx: Record<string, unknown> = {};
-  for (const set of sets) {
-    const at = set.indexOf("=");
-    if (at <= 0) return { ok: false, error: `--set needs key=value, got "${set}"` };
-    const raw = set.slice(at + 1);
-    try {
-      ctx[set.slice(0, at)] = JSON.parse(raw);
-    } catch {
-      ctx[set.slice(0, at)] = raw;
-    }
+/** One `--set key=value` into the ctx so far; a value that parses as JSON is JSON, else text. */
+function setCtxField(set: string, ctx: Record<string, unknown>): Record<string, unknown> {
+  const at = set.indexOf("=");
+  if (at <= 0) throw new InvalidArgumentError(`--set needs key=value, got "${set}"`);
+  const raw = set.slice(at + 1);
+  try {
+    return { ...ctx, [set.slice(0, at)]: JSON.parse(raw) };
+  } catch {
+    return { ...ctx, [set.slice(0, at)]: raw };
   }
-  return { ok: true, value: ctx };
 }
