@@ -11,7 +11,7 @@ import { transcriptCutoff } from "../compiler/transcript-keys.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { type ErrorView, isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
-import { type Redactor, redactUrl } from "../models/redact.js";
+import { type Redactor, redactContent, redactorOf, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { deadline } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
@@ -33,7 +33,7 @@ export async function callModel(
   let recorded = host.journal.get(key) as RecordedCall | undefined;
   if (!recorded) {
     recorded = await generate(host, input, signal).then(
-      (result): RecordedCall => ({ reply: toReply(result) }),
+      (result): RecordedCall => ({ reply: toReply(result, redactorOf(host.model)) }),
       (error: unknown): RecordedCall => {
         if (signal.aborted) throw error;
         return { failure: providerError(error, host.model, host.clock.now()).toModelView() };
@@ -122,9 +122,11 @@ function toolManifest(
   return tools;
 }
 
-function toReply(result: LanguageModelV3GenerateResult): ModelReply {
-  const text = result.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
-  const calls = result.content.flatMap((part) =>
+/** The reply as the journal keeps it, without the model's secrets should the server echo one. */
+function toReply(result: LanguageModelV3GenerateResult, redact: Redactor): ModelReply {
+  const content = redactContent(result.content, redact);
+  const text = content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
+  const calls = content.flatMap((part) =>
     part.type === "tool-call"
       ? [{ toolCallId: part.toolCallId, tool: part.toolName, input: part.input }]
       : [],
@@ -161,7 +163,7 @@ function summarize(host: Host, toolName: string, args: JsonValue): string {
  */
 function providerError(error: unknown, model: ModelHandle, now: number): StagechartError {
   if (isStagechartError(error)) return error;
-  const redact: Redactor = model.redact ?? ((text) => text);
+  const redact = redactorOf(model);
   const message = redact(error instanceof Error ? error.message : String(error));
   if (APICallError.isInstance(error)) {
     // Some servers refuse tools for a model that cannot call them, with a 400 or even a 500.
