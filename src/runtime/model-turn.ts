@@ -157,7 +157,8 @@ function summarize(host: Host, toolName: string, args: JsonValue): string {
 
 /**
  * Provider failures as stagechart errors: a refusal of tool calling is ProviderCapability,
- * retryable ones (429, 5xx, timeouts) are ProviderTransient. Only the status, the URL without
+ * retryable ones (429, 5xx, timeouts, a 2xx reply the client cannot parse) are
+ * ProviderTransient, other HTTP errors ExtensionHost. Only the status, the URL without
  * its query and the retry-after hint are kept, and the model's secrets are removed from the
  * message — never headers or bodies.
  */
@@ -174,8 +175,11 @@ function providerError(error: unknown, model: ModelHandle, now: number): Stagech
       url: redactUrl(redact(error.url)),
       ...(retryAfterMs !== undefined && { retryAfterMs }),
     };
-    return error.isRetryable
-      ? new StagechartError("ProviderTransient/ProviderUnavailable", message, context)
+    if (error.isRetryable)
+      return new StagechartError("ProviderTransient/ProviderUnavailable", message, context);
+    // A 2xx the client could not read is a garbled reply, not a refusal: the next may be whole.
+    return isSuccess(error.statusCode)
+      ? new StagechartError("ProviderTransient/ProviderError", message, context)
       : new StagechartError("ExtensionHost/ProviderRejected", message, context);
   }
   if (error instanceof Error && error.name === "TimeoutError") {
@@ -186,6 +190,9 @@ function providerError(error: unknown, model: ModelHandle, now: number): Stagech
   }
   return new StagechartError("ProviderTransient/ProviderError", message);
 }
+
+const isSuccess = (status: number | undefined): boolean =>
+  status !== undefined && status >= 200 && status < 300;
 
 /** The wait a provider asks for, in ms: `retry-after-ms`, or `retry-after` in seconds or as a date. */
 function retryAfter(headers: Record<string, string> | undefined, now: number): number | undefined {

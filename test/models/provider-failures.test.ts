@@ -163,6 +163,30 @@ describe.each(PROVIDERS)("who retries, on $provider", (p) => {
   });
 });
 
+describe.each(PROVIDERS)("a reply $provider's client cannot read", (p) => {
+  it.each([
+    ["cut off", '{"id": "chatcmpl-1", "choices": [{"index": 0, "mess'],
+    ["not JSON", "<html>502 Bad Gateway</html>"],
+    ["JSON of another shape", '{"unexpected": true}'],
+  ])("is transient when %s: the turn is retried, and the stage goes on", async (_, body) => {
+    server = await startLlmServer([{ body }, { toolCalls: [submitPlan] }]);
+    const h = modelHarness(await providerModel(p, server), { limits: fastRetries });
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(result.verdict).toBe("ok");
+    expect(server.requests).toHaveLength(2);
+    expect(payloads(h, "ModelTurn")[0]).toMatchObject({
+      outcome: "error",
+      error: {
+        code: "ProviderTransient/ProviderError",
+        context: { statusCode: 200, url: `${server.origin}${p.path}` },
+      },
+      retryInMs: expect.any(Number),
+    });
+  });
+});
+
 describe("Anthropic's own errors", () => {
   const anthropic = PROVIDERS.find((p) => p.provider === "anthropic") as HostedProviderCase;
 
