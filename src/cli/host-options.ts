@@ -3,6 +3,7 @@ import { basename, resolve } from "node:path";
 import { err, type Result, StagechartError } from "../errors.js";
 import { MemoryAuditLog } from "../inspect/audit.js";
 import { recordModel } from "../models/recorder.js";
+import { withoutUrlCredentials } from "../models/redact.js";
 import { MODEL_SPEC_FORMS, resolveModelSpec } from "../models/spec.js";
 import type { ModelHandle } from "../models/types.js";
 import { createHost, type Host, type UnansweredGrants } from "../runtime/host.js";
@@ -16,9 +17,12 @@ export interface HostSettings {
   pipelineFile: string;
   /**
    * `scripted:<absolute file>`, `replay:<absolute file>` or a hosted model spec — never a key:
-   * keys are read from the environment again when the run resumes.
+   * the credentials of a base URL in it are removed, and keys are read from the environment
+   * again when the run resumes.
    */
   model: string;
+  /** The spec's base URL carried the key: a resume needs it from the provider's key variable. */
+  modelKeyRequired?: true;
   /** No `--model` was given: the model is the script beside the pipeline, which must exist. */
   defaultModel?: true;
   /** The cassette every model exchange is written to (absolute); a resume keeps recording. */
@@ -45,9 +49,11 @@ export function settingsFor(flags: {
   const model = flags.model ?? `scripted:${scriptBeside(flags.pipelineFile)}`;
   const [kind, ...rest] = model.split(":");
   const target = rest.join(":");
-  return {
+  const stored = withoutUrlCredentials(model);
+  const settings: HostSettings = {
     pipelineFile: resolve(flags.pipelineFile),
-    model: FILE_MODELS.has(kind ?? "") && target ? `${kind}:${resolve(target)}` : model,
+    model: FILE_MODELS.has(kind ?? "") && target ? `${kind}:${resolve(target)}` : stored,
+    ...(stored !== model && { modelKeyRequired: true }),
     ...(flags.model === undefined && { defaultModel: true }),
     ...(flags.record !== undefined && { record: resolve(flags.record) }),
     root: resolve(flags.root ?? process.cwd()),
@@ -56,7 +62,15 @@ export function settingsFor(flags: {
     onGrant: flags.onGrant ?? "deny",
     ...(flags.mcp && { mcp: flags.mcp }),
   };
+  if (stored !== model) specsWithKeys.set(settings, model);
+  return settings;
 }
+
+/**
+ * The spec as `run` was given it, when its base URL carried a key, beside the settings it made:
+ * the host of that run uses it, and nothing that stores, copies or prints settings can see it.
+ */
+const specsWithKeys = new WeakMap<HostSettings, string>();
 
 /** The pipeline's own scripted model: `<name>.script.yaml` beside `<name>.yaml`. */
 const scriptBeside = (pipelineFile: string): string =>
@@ -104,7 +118,8 @@ async function modelFor(settings: HostSettings): Promise<Result<ModelHandle>> {
       ),
     );
   }
-  return resolveModelSpec(settings.model);
+  const spec = specsWithKeys.get(settings) ?? settings.model;
+  return resolveModelSpec(spec, process.env, { keyRequired: Boolean(settings.modelKeyRequired) });
 }
 
 /** An interactor that tells `watcher` while it has a question open. */

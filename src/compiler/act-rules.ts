@@ -8,6 +8,7 @@ import {
   steeringEntry,
 } from "./stage-entries.js";
 import type { ProposedCall, TokenUsage, TranscriptEntry, TurnOutcome } from "./stage-types.js";
+import { parseToolArguments } from "./tool-arguments.js";
 
 /** A model's reply, reduced to what the Act rules look at. */
 export interface ModelReply {
@@ -61,7 +62,7 @@ export function classifyTurn(
   const [completion] = completions;
   if (completion) {
     const errors = completion.parseError
-      ? [`the arguments are not valid JSON: ${completion.parseError}`]
+      ? [completion.parseError]
       : helpers.validateCompletion(completion.args);
     if (errors.length > 0) {
       return {
@@ -92,14 +93,9 @@ function proposeCall(
   { stageExecutionId, attempt, turn }: TurnIdentity,
   helpers: ActRuleHelpers,
 ): ProposedCall & { parseError?: string } {
-  let args: JsonValue;
-  let parseError: string | undefined;
-  try {
-    args = call.input.trim() === "" ? {} : (JSON.parse(call.input) as JsonValue);
-  } catch (error) {
-    args = call.input;
-    parseError = error instanceof Error ? error.message : String(error);
-  }
+  const parsed = parseToolArguments(call.input);
+  const args = parsed.ok ? parsed.args : call.input;
+  const parseError = parsed.ok ? undefined : parsed.error;
   return {
     proposalId: `${stageExecutionId}/a${attempt}/t${turn}/c${index}`,
     toolCallId: call.toolCallId,

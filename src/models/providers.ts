@@ -3,7 +3,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import { secretRedactor } from "./redact.js";
+import { secretRedactor, splitUrlKey, withoutUrlCredentials } from "./redact.js";
 import type { ModelHandle } from "./types.js";
 
 /** Where provider settings come from: the process environment unless a test passes its own. */
@@ -22,59 +22,78 @@ const SETTINGS = {
 /** What a hosted spec names after its `<provider>:`. */
 interface HostedTarget {
   modelId: string;
-  /** openai-compatible only: the server. */
+  /** openai-compatible only: the server, as the spec writes it (credentials included). */
   baseURL?: string;
   /** `false` when the spec says the model cannot call tools (`…#<model>?tools=false`). */
   toolCalling: boolean;
 }
 
+export interface HostedModelOptions {
+  /**
+   * A key is needed even where the provider makes it optional: the run was started with a key
+   * in its base URL, which is never stored, so a resumed run reads it from the key variable.
+   */
+  keyRequired?: boolean;
+}
+
 /**
  * A hosted model through its AI SDK provider: `openai:<model>` (Chat Completions),
  * `anthropic:<model>` (Messages), `openai-compatible:<baseURL>#<model>[?tools=false]` (Ollama,
- * vLLM, llama.cpp server). The spec is checked before the key; the key is read here, once, and
- * only the provider client keeps it.
+ * vLLM, llama.cpp server). The spec is checked before the key. The key is the one a base URL
+ * carries in its userinfo (`http://user:KEY@host/v1`), else the key variable's; it is read
+ * here, once, and only the provider client keeps it — the URL it gets has no credentials.
  */
 export function resolveHostedModel(
   provider: HostedProvider,
   target: string,
   env: ModelEnv,
+  options: HostedModelOptions = {},
 ): Result<ModelHandle> {
   const parsed =
     provider === "openai-compatible" ? compatibleTarget(target) : named(provider, target);
   if (!parsed.ok) return parsed;
   const settings = SETTINGS[provider];
-  const apiKey = nonEmpty(env[settings.key]);
-  if (settings.keyRequired && apiKey === undefined) {
+  const server = serverOf(provider, parsed.value, env);
+  const variableKey = nonEmpty(env[settings.key]);
+  const apiKey = server.key ?? variableKey;
+  if ((settings.keyRequired || options.keyRequired) && apiKey === undefined) {
     return err(
       new StagechartError(
         "Validation/ModelKeyMissing",
-        `the model ${provider}:${target} needs an API key in the environment variable ${settings.key}`,
+        `the model ${provider}:${withoutUrlCredentials(target)} needs an API key in the environment variable ${settings.key}`,
         { provider, variable: settings.key },
       ),
     );
   }
   return ok({
-    model: languageModel(provider, parsed.value, apiKey, env),
+    model: languageModel(provider, parsed.value.modelId, server.url, apiKey),
     capabilities: { toolCalling: parsed.value.toolCalling },
-    redact: secretRedactor(apiKey === undefined ? [] : [apiKey]),
+    redact: secretRedactor([apiKey, variableKey]),
   });
+}
+
+/** Where the provider is served from (the default when undefined), and the key its URL carries. */
+function serverOf(
+  provider: HostedProvider,
+  { baseURL }: HostedTarget,
+  env: ModelEnv,
+): { url?: string; key?: string } {
+  const variable = SETTINGS[provider].baseURL;
+  const url = baseURL ?? (variable === undefined ? undefined : nonEmpty(env[variable]));
+  return url === undefined ? {} : splitUrlKey(url);
 }
 
 function languageModel(
   provider: HostedProvider,
-  { modelId, baseURL }: HostedTarget,
+  modelId: string,
+  baseURL: string | undefined,
   apiKey: string | undefined,
-  env: ModelEnv,
 ): LanguageModelV3 {
   switch (provider) {
-    case "openai": {
-      const url = nonEmpty(env[SETTINGS.openai.baseURL]);
-      return createOpenAI({ apiKey, ...(url && { baseURL: url }) }).chat(modelId);
-    }
-    case "anthropic": {
-      const url = nonEmpty(env[SETTINGS.anthropic.baseURL]);
-      return createAnthropic({ apiKey, ...(url && { baseURL: url }) }).messages(modelId);
-    }
+    case "openai":
+      return createOpenAI({ apiKey, ...(baseURL && { baseURL }) }).chat(modelId);
+    case "anthropic":
+      return createAnthropic({ apiKey, ...(baseURL && { baseURL }) }).messages(modelId);
     case "openai-compatible":
       return createOpenAICompatible({
         name: provider,
@@ -91,8 +110,8 @@ function compatibleTarget(target: string): Result<HostedTarget> {
   const baseURL = target.slice(0, hash);
   if (hash <= 0 || !URL.canParse(baseURL) || !/^https?:$/.test(new URL(baseURL).protocol)) {
     return invalid(
-      `openai-compatible needs an http(s) base URL and a model, as in openai-compatible:http://localhost:11434/v1#llama3.1; got "${target}"`,
-      { provider: "openai-compatible", target },
+      `openai-compatible needs an http(s) base URL and a model, as in openai-compatible:http://localhost:11434/v1#llama3.1; got "${withoutUrlCredentials(target)}"`,
+      { provider: "openai-compatible", target: withoutUrlCredentials(target) },
     );
   }
   const rest = target.slice(hash + 1);
@@ -107,7 +126,7 @@ function compatibleTarget(target: string): Result<HostedTarget> {
   if (unknown.length > 0 || (tools !== "true" && tools !== "false")) {
     return invalid(
       `openai-compatible takes one option after the model, tools=true or tools=false (as in #gemma:2b?tools=false); got "?${rest.slice(query + 1)}"`,
-      { provider: "openai-compatible", target },
+      { provider: "openai-compatible", target: withoutUrlCredentials(target) },
     );
   }
   return ok({ modelId, baseURL, toolCalling: tools === "true" });

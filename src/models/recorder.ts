@@ -10,7 +10,7 @@ import {
   requestDigest,
   writeCassette,
 } from "./cassette.js";
-import { type Redactor, redactUrl } from "./redact.js";
+import { type Redactor, redactContent, redactorOf, redactUrl } from "./redact.js";
 import type { ModelHandle } from "./types.js";
 
 /**
@@ -21,7 +21,7 @@ import type { ModelHandle } from "./types.js";
  */
 export function recordModel(handle: ModelHandle, file: string): ModelHandle {
   const inner = handle.model;
-  const redact = handle.redact ?? ((text: string) => text);
+  const redact = redactorOf(handle);
   let cassette: Cassette | undefined;
 
   const save = (place: ExchangePlace, exchange: Exchange) => {
@@ -52,7 +52,8 @@ export function recordModel(handle: ModelHandle, file: string): ModelHandle {
         requestDigest: requestDigest(call, runId),
       };
       try {
-        const result = await inner.doGenerate(call);
+        const answer = await inner.doGenerate(call);
+        const result = { ...answer, content: redactContent(answer.content, redact) };
         save(place.value, { ...exchange, outcome: recordedResponse(result) });
         return result;
       } catch (error) {

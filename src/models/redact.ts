@@ -1,21 +1,76 @@
+import type { LanguageModelV3Content } from "@ai-sdk/provider";
+
 /** Replaces every secret a model handle holds in a text bound for the journal or audit log. */
 export type Redactor = (text: string) => string;
 
 const REDACTED = "[redacted]";
 
-export function secretRedactor(secrets: readonly string[]): Redactor {
-  const known = secrets.filter((secret) => secret.length > 0);
+export function secretRedactor(secrets: readonly (string | undefined)[]): Redactor {
+  const known = [...new Set(secrets)].filter((secret): secret is string => !!secret);
   return (text) => known.reduce((out, secret) => out.split(secret).join(REDACTED), text);
 }
 
+/** A model handle's redactor; a model without secrets has none, and changes nothing. */
+export const redactorOf = (handle: { redact?: Redactor }): Redactor =>
+  handle.redact ?? ((text) => text);
+
 /** A URL without credentials or query string, where keys of some providers travel. */
 export function redactUrl(url: string): string {
-  if (!URL.canParse(url)) return url;
+  if (!URL.canParse(url)) return withoutUrlCredentials(url);
   const parsed = new URL(url);
-  if (parsed.username || parsed.password) {
-    parsed.username = "";
-    parsed.password = "";
-  }
-  if (parsed.search) parsed.search = "";
+  parsed.username = "";
+  parsed.password = "";
+  parsed.search = "";
   return parsed.toString();
+}
+
+/**
+ * A text with the `user:password@` of every URL in it removed — also of URLs too malformed to
+ * parse — so that a spec or message naming a server never carries its credentials.
+ */
+export const withoutUrlCredentials = (text: string): string =>
+  text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/gi, "$1");
+
+/** A base URL split into the URL without credentials and the key its userinfo carried. */
+export interface UrlWithKey {
+  url: string;
+  /** The password, or the user name when there is no password. */
+  key?: string;
+}
+
+export function splitUrlKey(url: string): UrlWithKey {
+  if (!URL.canParse(url)) return { url };
+  const parsed = new URL(url);
+  const key = decoded(parsed.password || parsed.username);
+  return key === "" ? { url } : { url: withoutUrlCredentials(url), key };
+}
+
+function decoded(userinfo: string): string {
+  try {
+    return decodeURIComponent(userinfo);
+  } catch {
+    return userinfo;
+  }
+}
+
+/**
+ * A reply's content with the model's secrets removed from every text, tool-call argument and
+ * other string it holds: a server that echoes the key must not get it journaled or recorded.
+ */
+export function redactContent(
+  content: readonly LanguageModelV3Content[],
+  redact: Redactor,
+): LanguageModelV3Content[] {
+  return content.map((part) => redactStrings(part, redact));
+}
+
+function redactStrings<T>(value: T, redact: Redactor): T {
+  if (typeof value === "string") return redact(value) as T;
+  if (Array.isArray(value)) return value.map((item) => redactStrings(item, redact)) as T;
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, redactStrings(item, redact)]),
+    ) as T;
+  }
+  return value;
 }

@@ -1,6 +1,12 @@
 import { formatDiagnostic } from "../definitions/diagnostics.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import { type HostedProvider, type ModelEnv, resolveHostedModel } from "./providers.js";
+import {
+  type HostedModelOptions,
+  type HostedProvider,
+  type ModelEnv,
+  resolveHostedModel,
+} from "./providers.js";
+import { withoutUrlCredentials } from "./redact.js";
 import { createReplayModelFromFile } from "./replay.js";
 import { createScriptedModelFromFile } from "./scripted.js";
 import type { ModelHandle } from "./types.js";
@@ -8,12 +14,13 @@ import type { ModelHandle } from "./types.js";
 type Resolve = (
   target: string,
   env: ModelEnv,
+  options: HostedModelOptions,
 ) => Result<ModelHandle> | Promise<Result<ModelHandle>>;
 
 const hosted =
   (provider: HostedProvider): Resolve =>
-  (target, env) =>
-    resolveHostedModel(provider, target, env);
+  (target, env, options) =>
+    resolveHostedModel(provider, target, env, options);
 
 /** Each kind of spec: what follows its `:`, its form, and how it becomes a model. */
 const KINDS = new Map<string, { names: string; form: string; resolve: Resolve }>([
@@ -38,11 +45,12 @@ export const MODEL_SPEC_FORMS = [...KINDS.values()].map((kind) => kind.form).joi
  * Resolves a `--model` spec: `scripted:<file>` (the deterministic offline model),
  * `replay:<cassette>`, `openai:<model>`, `anthropic:<model>` or
  * `openai-compatible:<baseURL>#<model>[?tools=false]`. Keys come from `env` (the process
- * environment).
+ * environment). A spec is echoed in errors without the credentials of a URL in it.
  */
 export async function resolveModelSpec(
   spec: string,
   env: ModelEnv = process.env,
+  options: HostedModelOptions = {},
 ): Promise<Result<ModelHandle>> {
   const at = spec.indexOf(":");
   const kind = at === -1 ? undefined : KINDS.get(spec.slice(0, at));
@@ -50,8 +58,8 @@ export async function resolveModelSpec(
     return err(
       new StagechartError(
         "Validation/ModelSpecUnsupported",
-        `unknown model spec "${spec}"; use ${MODEL_SPEC_FORMS}`,
-        { spec },
+        `unknown model spec "${withoutUrlCredentials(spec)}"; use ${MODEL_SPEC_FORMS}`,
+        { spec: withoutUrlCredentials(spec) },
       ),
     );
   }
@@ -60,12 +68,12 @@ export async function resolveModelSpec(
     return err(
       new StagechartError(
         "Validation/ModelSpecInvalid",
-        `the model spec "${spec}" names no ${kind.names}; write ${kind.form}`,
-        { spec },
+        `the model spec "${withoutUrlCredentials(spec)}" names no ${kind.names}; write ${kind.form}`,
+        { spec: withoutUrlCredentials(spec) },
       ),
     );
   }
-  return kind.resolve(target, env);
+  return kind.resolve(target, env, options);
 }
 
 async function scripted(file: string): Promise<Result<ModelHandle>> {

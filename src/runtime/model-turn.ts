@@ -11,7 +11,7 @@ import { transcriptCutoff } from "../compiler/transcript-keys.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { type ErrorView, isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
-import { type Redactor, redactUrl } from "../models/redact.js";
+import { type Redactor, redactContent, redactorOf, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { deadline } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
@@ -33,7 +33,7 @@ export async function callModel(
   let recorded = host.journal.get(key) as RecordedCall | undefined;
   if (!recorded) {
     recorded = await generate(host, input, signal).then(
-      (result): RecordedCall => ({ reply: toReply(result) }),
+      (result): RecordedCall => ({ reply: toReply(result, redactorOf(host.model)) }),
       (error: unknown): RecordedCall => {
         if (signal.aborted) throw error;
         return { failure: providerError(error, host.model, host.clock.now()).toModelView() };
@@ -122,9 +122,11 @@ function toolManifest(
   return tools;
 }
 
-function toReply(result: LanguageModelV3GenerateResult): ModelReply {
-  const text = result.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
-  const calls = result.content.flatMap((part) =>
+/** The reply as the journal keeps it, without the model's secrets should the server echo one. */
+function toReply(result: LanguageModelV3GenerateResult, redact: Redactor): ModelReply {
+  const content = redactContent(result.content, redact);
+  const text = content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
+  const calls = content.flatMap((part) =>
     part.type === "tool-call"
       ? [{ toolCallId: part.toolCallId, tool: part.toolName, input: part.input }]
       : [],
@@ -155,13 +157,14 @@ function summarize(host: Host, toolName: string, args: JsonValue): string {
 
 /**
  * Provider failures as stagechart errors: a refusal of tool calling is ProviderCapability,
- * retryable ones (429, 5xx, timeouts) are ProviderTransient. Only the status, the URL without
+ * retryable ones (429, 5xx, timeouts, a 2xx reply the client cannot parse) are
+ * ProviderTransient, other HTTP errors ExtensionHost. Only the status, the URL without
  * its query and the retry-after hint are kept, and the model's secrets are removed from the
  * message — never headers or bodies.
  */
 function providerError(error: unknown, model: ModelHandle, now: number): StagechartError {
   if (isStagechartError(error)) return error;
-  const redact: Redactor = model.redact ?? ((text) => text);
+  const redact = redactorOf(model);
   const message = redact(error instanceof Error ? error.message : String(error));
   if (APICallError.isInstance(error)) {
     // Some servers refuse tools for a model that cannot call them, with a 400 or even a 500.
@@ -172,8 +175,11 @@ function providerError(error: unknown, model: ModelHandle, now: number): Stagech
       url: redactUrl(redact(error.url)),
       ...(retryAfterMs !== undefined && { retryAfterMs }),
     };
-    return error.isRetryable
-      ? new StagechartError("ProviderTransient/ProviderUnavailable", message, context)
+    if (error.isRetryable)
+      return new StagechartError("ProviderTransient/ProviderUnavailable", message, context);
+    // A 2xx the client could not read is a garbled reply, not a refusal: the next may be whole.
+    return isSuccess(error.statusCode)
+      ? new StagechartError("ProviderTransient/ProviderError", message, context)
       : new StagechartError("ExtensionHost/ProviderRejected", message, context);
   }
   if (error instanceof Error && error.name === "TimeoutError") {
@@ -184,6 +190,9 @@ function providerError(error: unknown, model: ModelHandle, now: number): Stagech
   }
   return new StagechartError("ProviderTransient/ProviderError", message);
 }
+
+const isSuccess = (status: number | undefined): boolean =>
+  status !== undefined && status >= 200 && status < 300;
 
 /** The wait a provider asks for, in ms: `retry-after-ms`, or `retry-after` in seconds or as a date. */
 function retryAfter(headers: Record<string, string> | undefined, now: number): number | undefined {

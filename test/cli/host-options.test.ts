@@ -25,4 +25,15 @@ describe("the settings a run stores for resume", () => {
     expect(settings.model).toBe("openai-compatible:http://localhost:11434/v1#llama3.1");
     expect(settings).not.toHaveProperty("record");
   });
+
+  it("stores a spec whose base URL carries a key without it, and notes that a resume needs one", () => {
+    const settings = settingsFor({
+      pipelineFile: "machines/code-review.yaml",
+      model: "openai-compatible:http://user:sk-in-url@localhost:8000/v1#m",
+      mode: "ask",
+    });
+    expect(settings.model).toBe("openai-compatible:http://localhost:8000/v1#m");
+    expect(settings.modelKeyRequired).toBe(true);
+    expect(JSON.stringify({ ...settings })).not.toContain("sk-in-url");
+  });
 });

@@ -158,3 +158,83 @@ describe("stagechart run on a hosted model", () => {
       expect(text).not.toContain(TEST_KEY);
   });
 });
+
+describe("a key in a base URL (http://user:KEY@host/v1)", () => {
+  const URL_KEY = "canary-url-7d2e9b-never-store-me";
+  const VARIABLE_KEY = "canary-variable-51a8c3-never-store-me";
+  const occurrences = (text: string) =>
+    text.split(URL_KEY).length - 1 + text.split(VARIABLE_KEY).length - 1;
+
+  it("goes to the client only: never stored, printed or recorded, on failing paths and in echoed replies too", async () => {
+    server = await startLlmServer([
+      { status: 503, message: `no capacity for ${URL_KEY} (also ${VARIABLE_KEY})` },
+      { text: `Your keys are ${URL_KEY} and ${VARIABLE_KEY}.` },
+      ...CODE_REVIEW_REPLIES,
+    ]);
+    vi.stubEnv("OPENAI_COMPATIBLE_API_KEY", VARIABLE_KEY);
+    const project = demoProject();
+    const cassette = join(tempDir(), "run.cassette.json");
+    const withKey = server.origin.replace("://", `://user:${URL_KEY}@`);
+    const spec = `openai-compatible:${withKey}/v1#test-model`;
+
+    const run = await codeReview(project, "t", spec, "--record", cassette, "--on-grant", "suspend");
+    const { runId, status, waiting } = summaryOf(run.stdout);
+    expect(status).toBe("suspended");
+    expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${URL_KEY}`);
+
+    // The URL's key is not stored, so a resume needs the key variable, and says so.
+    vi.stubEnv("OPENAI_COMPATIBLE_API_KEY", "");
+    const deny = ["--deny", waiting[0].proposalId, "--headless", "--json"];
+    const refused = await storeCommand(project, "resume", runId, ...deny);
+    expect(refused.code).toBe(1);
+    expect(summaryOf(refused.stdout).error).toMatchObject({
+      code: "Validation/ModelKeyMissing",
+      context: { variable: "OPENAI_COMPATIBLE_API_KEY" },
+    });
+    vi.stubEnv("OPENAI_COMPATIBLE_API_KEY", VARIABLE_KEY);
+    const resumed = await storeCommand(project, "resume", runId, ...deny);
+    expect(summaryOf(resumed.stdout).status).toBe("done");
+    expect(server.requests.at(-1)?.headers.authorization).toBe(`Bearer ${VARIABLE_KEY}`);
+
+    const malformed = await runIn(
+      project,
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--json",
+      "--model",
+      `openai-compatible:${withKey}/v1`,
+    );
+    expect(summaryOf(malformed.stdout).error).toMatchObject({
+      code: "Validation/ModelSpecInvalid",
+    });
+    const unknown = await runIn(
+      project,
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--json",
+      "--model",
+      `gemini:${withKey}`,
+    );
+    expect(summaryOf(unknown.stdout).error).toMatchObject({
+      code: "Validation/ModelSpecUnsupported",
+    });
+
+    const audit = await storeCommand(project, "audit", runId, "--json");
+    const show = await storeCommand(project, "show", runId, "--json");
+    expect(audit.stdout).toContain("no capacity for [redacted]");
+    const printed = [run, refused, resumed, malformed, unknown, audit, show].flatMap((r) => [
+      r.stdout,
+      r.stderr,
+    ]);
+    const stored = storeBytes(dirname(storeOf(project)));
+    expect(printed.map(occurrences)).toEqual(printed.map(() => 0));
+    expect(occurrences(stored)).toBe(0);
+    const recorded = readFileSync(cassette, "utf8");
+    expect(recorded).toContain("Your keys are [redacted] and [redacted].");
+    expect(occurrences(recorded)).toBe(0);
+  });
+});

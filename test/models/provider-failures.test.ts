@@ -9,7 +9,7 @@ import {
   PROVIDERS,
   providerModel,
 } from "../support/hosted-models.js";
-import { type LlmServer, startLlmServer } from "../support/llm-server.js";
+import { type LlmServer, type ServerReply, startLlmServer } from "../support/llm-server.js";
 import { loadStage, modelHarness, stageInput } from "../support/stage-harness.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -43,6 +43,66 @@ describe.each(OPENAI_WIRE)("what the $provider provider can send back", (p) => {
     expect(rejected).toMatchObject({ reason: "schema" });
     expect(JSON.stringify(rejected)).toContain("not valid JSON");
     expect(JSON.stringify(server.requests[1]?.body.messages)).toContain("not valid JSON");
+  });
+});
+
+describe.each(OPENAI_WIRE)("tool-call arguments nested 100,000 deep, on $provider", (p) => {
+  const deep = `{"summary": ${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
+  const deepCall = (name: string): ServerReply => ({ rawToolCalls: [{ name, arguments: deep }] });
+
+  it("are refused back to the model as the completion call's result, and the stage goes on", async () => {
+    server = await startLlmServer([deepCall("submit_plan"), { toolCalls: [submitPlan] }]);
+    const h = modelHarness(await providerModel(p, server));
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(result.verdict).toBe("ok");
+    expect(payloads(h, "CompletionRejected")[0]).toMatchObject({ reason: "schema" });
+    expect(toolResultOf(p.wire, server.requests[1]?.body)).toContain(
+      "the arguments are nested deeper than 100 levels",
+    );
+  });
+
+  it("are refused to another tool as invalid input, like arguments that are not JSON", async () => {
+    server = await startLlmServer([deepCall("Grep"), { toolCalls: [submitPlan] }]);
+    const h = modelHarness(await providerModel(p, server));
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(result.verdict).toBe("ok");
+    expect(JSON.parse(toolResultOf(p.wire, server.requests[1]?.body) ?? "null")).toMatchObject({
+      code: "ToolTerminal/InvalidToolInput",
+    });
+  });
+});
+
+describe("tool-call arguments nested 100,000 deep, on anthropic", () => {
+  const anthropic = PROVIDERS.find((p) => p.provider === "anthropic") as HostedProviderCase;
+  const deep = `{"summary": ${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
+  const body = JSON.stringify({
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    model: "test-model",
+    content: [{ type: "tool_use", id: "toolu_1", name: "submit_plan", input: "<input>" }],
+    stop_reason: "tool_use",
+    stop_sequence: null,
+    usage: { input_tokens: 1, output_tokens: 1 },
+  }).replace('"<input>"', deep);
+
+  // Anthropic sends arguments as JSON inside the body: its client overflows converting them,
+  // before stagechart sees the call. That is a reply the client cannot read: retried.
+  it("are a reply the client cannot read, retried", async () => {
+    server = await startLlmServer([{ body }, { toolCalls: [submitPlan] }]);
+    const h = modelHarness(await providerModel(anthropic, server), { limits: fastRetries });
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(result.verdict).toBe("ok");
+    expect(payloads(h, "ModelTurn")[0]).toMatchObject({
+      outcome: "error",
+      error: { code: "ProviderTransient/ProviderError" },
+    });
   });
 });
 
@@ -160,6 +220,30 @@ describe.each(PROVIDERS)("who retries, on $provider", (p) => {
       error: { code: "ProviderTransient/ProviderUnavailable", message: "broken" },
     });
     expect(server.requests).toHaveLength(3);
+  });
+});
+
+describe.each(PROVIDERS)("a reply $provider's client cannot read", (p) => {
+  it.each([
+    ["cut off", '{"id": "chatcmpl-1", "choices": [{"index": 0, "mess'],
+    ["not JSON", "<html>502 Bad Gateway</html>"],
+    ["JSON of another shape", '{"unexpected": true}'],
+  ])("is transient when %s: the turn is retried, and the stage goes on", async (_, body) => {
+    server = await startLlmServer([{ body }, { toolCalls: [submitPlan] }]);
+    const h = modelHarness(await providerModel(p, server), { limits: fastRetries });
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(result.verdict).toBe("ok");
+    expect(server.requests).toHaveLength(2);
+    expect(payloads(h, "ModelTurn")[0]).toMatchObject({
+      outcome: "error",
+      error: {
+        code: "ProviderTransient/ProviderError",
+        context: { statusCode: 200, url: `${server.origin}${p.path}` },
+      },
+      retryInMs: expect.any(Number),
+    });
   });
 });
 

@@ -122,3 +122,53 @@ describe("model specs", () => {
       expect(resolved.error.message).toContain("openai-compatible:<baseURL>#<model>");
   });
 });
+
+describe("a key in a base URL", () => {
+  const KEY = "canary-9b3f-in-the-url";
+
+  it.each(PROVIDERS)(
+    "is $provider's key, sent by the client to a URL without credentials",
+    async (p) => {
+      server = await startLlmServer([{ toolCalls: [submitPlan] }]);
+      const withKey = server.origin.replace("://", `://user:${KEY}@`);
+      const env = Object.fromEntries(
+        Object.entries(p.env(server)).map(([name, value]) => [
+          name,
+          name.endsWith("_BASE_URL") ? value.replace(server?.origin ?? "", withKey) : value,
+        ]),
+      );
+      const spec = p.spec(server).replace(server.origin, withKey);
+      const h = modelHarness(await hostedModel(spec, env));
+
+      const result = await runStage(h.host, stageInput(plan));
+
+      expect(result.verdict).toBe("ok");
+      expect(p.keyHeader(server.requests[0]?.headers ?? {})).toBe(
+        p.wire === "anthropic" ? KEY : `Bearer ${KEY}`,
+      );
+    },
+  );
+
+  it("is required again when the run that had it resumes without it", async () => {
+    const spec = "openai-compatible:http://localhost:11434/v1#llama3.1";
+    const resolved = await resolveModelSpec(spec, {}, { keyRequired: true });
+    expect(resolved).toMatchObject({
+      ok: false,
+      error: {
+        code: "Validation/ModelKeyMissing",
+        context: { variable: "OPENAI_COMPATIBLE_API_KEY" },
+      },
+    });
+  });
+
+  it.each([
+    `openai-compatible:http://user:${KEY}@localhost:11434/v1`,
+    `openai-compatible:http://${KEY}@localhost:11434/v1#m?tools=maybe`,
+    `gemini:https://u:${KEY}@host/v1`,
+    `openai-compatible:http://u:${KEY}@`,
+  ])("is left out of the error about a bad spec: %s", async (spec) => {
+    const resolved = await resolveModelSpec(spec, {});
+    expect(resolved.ok).toBe(false);
+    if (!resolved.ok) expect(JSON.stringify(resolved.error.toModelView())).not.toContain(KEY);
+  });
+});

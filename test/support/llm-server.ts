@@ -12,6 +12,8 @@ export type ServerReply = (
   | { status: number; message: string; type?: string; headers?: Record<string, string> }
   /** Never answers: the request stays open until the client gives up. */
   | { hold: true }
+  /** A 200 whose body is exactly this text, whatever the format: garbled JSON, say. */
+  | { body: string }
 ) & { delayMs?: number; usage?: { input: number; output: number } };
 
 export interface ReceivedRequest {
@@ -62,6 +64,7 @@ export async function startLlmServer(script: readonly ServerReply[]): Promise<Ll
     const format = request.path.endsWith("/messages") ? anthropic : openai;
     const ids = () => `call_${++callIds}`;
     if ("status" in reply) return send(res, reply.status, format.error(reply), reply.headers);
+    if ("body" in reply) return sendText(res, reply.body);
     send(res, 200, format.reply(reply, String(body.model), ids));
   });
   server.listen(0, "127.0.0.1");
@@ -82,7 +85,7 @@ export async function startLlmServer(script: readonly ServerReply[]): Promise<Ll
   };
 }
 
-type Answer = Exclude<ServerReply, { status: number } | { hold: true }>;
+type Answer = Exclude<ServerReply, { status: number } | { hold: true } | { body: string }>;
 
 interface WireFormat {
   reply(reply: Answer, model: string, nextId: () => string): unknown;
@@ -187,8 +190,17 @@ function send(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
+  sendText(res, JSON.stringify(body), status, headers);
+}
+
+function sendText(
+  res: ServerResponse,
+  text: string,
+  status = 200,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify(body));
+  res.end(text);
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
