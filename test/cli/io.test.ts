@@ -13,25 +13,29 @@ function envWith(settings: TerminalEnv): NodeJS.ProcessEnv {
   return { ...env, TERM: "xterm-256color", ...settings };
 }
 
-/** The demo run of the quickstart, headless, in a fresh project: the binary's argv. */
-function demoRun(): string[] {
+/** The demo run of the quickstart in a fresh project (headless unless said): the binary's argv. */
+function demoRun(headless = true): string[] {
   const project = demoProject();
   return [
     join(REPO_ROOT, "bin/stagechart.js"),
-    ...["run", "code-review", "--task", "refactor auth module", "--headless"],
+    ...["run", "code-review", "--task", "refactor auth module"],
+    ...(headless ? ["--headless"] : []),
     ...["--root", project, "--store", storeOf(project)],
   ];
 }
 
 const quoted = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
 
-/** What the binary writes on a real terminal (a pseudo-terminal from util-linux `script`). */
-function onTerminal(settings: TerminalEnv): string {
-  const command = [process.execPath, ...demoRun()].map(quoted).join(" ");
+/**
+ * What the binary writes on a real terminal (a pseudo-terminal from util-linux `script`), with
+ * `typed` typed at it (then it is interactive), or headless.
+ */
+function onTerminal(settings: TerminalEnv, typed?: string): string {
+  const command = [process.execPath, ...demoRun(typed === undefined)].map(quoted).join(" ");
   return execFileSync("script", ["-qec", command, "/dev/null"], {
     env: envWith(settings),
     encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
+    ...(typed === undefined ? { stdio: ["ignore", "pipe", "pipe"] } : { input: typed }),
   });
 }
 
@@ -77,5 +81,18 @@ describe("the process's terminal (processIo)", () => {
     expect(coloured(piped)).toBe(true);
     expect(piped).not.toContain("\r");
     expect(onPipe({})).not.toContain("\u001b");
+  });
+});
+
+describe("the grant prompt on a terminal", () => {
+  it("explains which stage asks for which call and why before it asks", () => {
+    const shown = withoutColour(onTerminal({}, "y\n"));
+    const explained = shown.indexOf(
+      "plan asks for Edit(src/auth.ts): Edit is not among its tools (Read, Grep, Glob).",
+    );
+    expect(explained).toBeGreaterThan(-1);
+    expect(shown.indexOf("[y/N]")).toBeGreaterThan(explained);
+    expect(shown).toContain("Edit(src/auth.ts) approved (grant)");
+    expect(shown).toMatch(/run run-\S+ done/);
   });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   askInteractors,
   callbackInteractor,
+  grantExplanation,
   terminalInteractor,
 } from "../../src/runtime/interactors.js";
 
@@ -14,6 +15,7 @@ const request = {
   tool: "Edit",
   argsDigest: "d",
   argsSummary: "src/auth.ts",
+  envelope: ["Read", "Grep", "Glob"],
 };
 
 describe("interactors", () => {
@@ -47,7 +49,7 @@ describe("interactors", () => {
     ).resolves.toBe("approve");
   });
 
-  it("the terminal prompt names the tool, its arguments and the stage, and takes y/yes", async () => {
+  it("the terminal prompt explains first (the stage, the tool and its arguments, why it asks), then asks, and takes y/yes", async () => {
     for (const [typed, expected] of [
       ["y\n", "approve"],
       ["YES\n", "approve"],
@@ -67,8 +69,33 @@ describe("interactors", () => {
       );
       input.write(typed);
       await expect(answer).resolves.toBe(expected);
-      expect(shown).toBe("Allow Edit(src/auth.ts) in stage plan? [y/N] ");
+      expect(shown).toBe(
+        "plan asks for Edit(src/auth.ts): Edit is not among its tools (Read, Grep, Glob).\nAllow this call once? [y/N] ",
+      );
     }
+  });
+
+  it("the terminal prompt says so when the stage has no tools at all", async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (chunk) => {
+      shown += String(chunk);
+    });
+    const answer = terminalInteractor({ input, output }).requestGrant(
+      { ...request, envelope: [] },
+      new AbortController().signal,
+    );
+    input.write("n\n");
+    await expect(answer).resolves.toBe("deny");
+    expect(shown.split("\n")[0]).toBe("plan asks for Edit(src/auth.ts): it may call no tools.");
+  });
+
+  it("the terminal prompt says why a code or command stage asks: it has no envelope", () => {
+    const { envelope: _, ...fromCode } = request;
+    expect(grantExplanation({ ...fromCode, tool: "Bash", argsSummary: "npm test" })).toBe(
+      "plan asks for Bash(npm test): a code or command stage has no tools of its own, and the security mode asks for each call.",
+    );
   });
 
   it("the terminal prompt stops waiting when the stage is cancelled", async () => {
