@@ -66,7 +66,7 @@ export function terminalInteractor(
 }
 
 /** Which stage asks for which call, and why it is asked: no envelope covers the call. */
-export function grantExplanation(request: GrantRequest): string {
+function grantExplanation(request: GrantRequest): string {
   const { stageId, tool, argsSummary, envelope } = request;
   const why =
     envelope === undefined
