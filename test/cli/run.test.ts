@@ -124,6 +124,27 @@ describe("stagechart run", () => {
     expect(badSet.code).toBe(2);
   });
 
+  it("refuses a --root that does not exist or is a file, naming it, before any store is made", async () => {
+    const dir = tempDir();
+    const file = join(dir, "notes.txt");
+    writeFileSync(file, "not a directory");
+    for (const root of [join(dir, "gone"), file]) {
+      const store = join(dir, "runs.db");
+      const run = await runCli(
+        ...["run", "code-review", "--task", "t", "--headless", "--json"],
+        ...["--root", root, "--store", store],
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^Validation\/RootInvalid: /);
+      expect(run.stderr).toContain(root);
+      expect(summaryOf(run.stdout)).toMatchObject({
+        status: "failed",
+        error: { code: "Validation/RootInvalid", context: { root } },
+      });
+      expect(existsSync(store)).toBe(false);
+    }
+  });
+
   it("explains a missing pipeline, a broken model spec, and an unsupported one", async () => {
     const missing = await runIn(demoProject(), "run", "no-such-pipeline", "--task", "t");
     expect(missing.code).toBe(1);
