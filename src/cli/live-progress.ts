@@ -48,9 +48,10 @@ function plainProgress(write: (text: string) => void, colour: boolean): Progress
 const CLEAR_LINE = "\r\u001b[2K";
 
 /**
- * Event lines (coloured when `io.colour`) with a status line below them, redrawn in place on every event and each
- * second. The status line is cleared before a line is printed and removed at the end. While a
- * grant is being asked for, it stays hidden and event lines wait, so the prompt is not garbled.
+ * Event lines (coloured when `io.colour`) with a status line below them, redrawn in place on
+ * every event and each second. The status line is cleared before a line is printed and removed
+ * at the end. While a grant is being asked for, it stays hidden and event lines wait, so the
+ * prompt is not garbled.
  */
 export function liveProgress(
   io: CliIo,

@@ -9,7 +9,7 @@ export const paintFor = (colour: boolean) => (colour ? COLOURED : PLAIN);
 
 /**
  * One line per audit event, for people watching a run: the stage, what happened, and the
- * detail that matters (tool and arguments, approval source, verdict). Colour only on a terminal.
+ * detail that matters (tool and arguments, approval source, verdict), coloured when `colour`.
  */
 export function progressLine(event: AuditEvent, colour: boolean): string | undefined {
   const p = event.payload;
