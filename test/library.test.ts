@@ -1,4 +1,3 @@
-import { cpSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -9,14 +8,13 @@ import {
   SqliteStore,
   startRun,
 } from "../src/index.js";
-import { tempDir } from "./support/stages.js";
+import { demoProject } from "./support/cli.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
 describe("the package entry", () => {
   it("runs the README's library example: a stored run of the bundled pipeline, events and result", async () => {
-    const project = tempDir();
-    cpSync(join(ROOT, "examples/auth-service"), project, { recursive: true });
+    const project = demoProject();
     const model = await resolveModelSpec(
       `scripted:${join(ROOT, "machines/code-review.script.yaml")}`,
     );

@@ -6,7 +6,7 @@ import { recordModel } from "../models/recorder.js";
 import { withoutUrlCredentials } from "../models/redact.js";
 import { MODEL_SPEC_FORMS, resolveModelSpec } from "../models/spec.js";
 import type { ModelHandle } from "../models/types.js";
-import { createHost, type Host, type UnansweredGrants } from "../runtime/host.js";
+import { checkRoot, createHost, type Host, type UnansweredGrants } from "../runtime/host.js";
 import { type Interactor, terminalInteractor } from "../runtime/interactors.js";
 import type { SecurityMode } from "../runtime/security-mode.js";
 import { type AnyTool, builtinTools, type McpSources } from "../tools/index.js";
@@ -89,6 +89,9 @@ export async function hostFor(
   extraTools: readonly AnyTool[] = [],
   prompts?: PromptWatcher,
 ): Promise<Result<Host>> {
+  // Refused here too, before the command opens (or creates) a store.
+  const root = checkRoot(settings.root);
+  if (!root.ok) return root;
   const model = await modelFor(settings);
   if (!model.ok) return model;
   const interactive = !settings.headless && Boolean(process.stdin.isTTY);

@@ -1,19 +1,34 @@
+import pc from "picocolors";
+
 /** Where the CLI writes; tests pass their own, the binary passes the process streams. */
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
-  /** When stdout is a terminal, its width now (for the live status line); otherwise undefined. */
+  /**
+   * When stdout is a terminal that can redraw a line in place (not `TERM=dumb`), its width now,
+   * for the live status line; otherwise undefined.
+   */
   terminalWidth?(): number | undefined;
+  /** Whether what goes to stdout is coloured (default: not). */
+  colour?: boolean;
 }
 
 let shared: CliIo | undefined;
 
-/** The process's own streams, each written until it closes (`| head`), then quietly no more. */
+/**
+ * The process's own streams, each written until it closes (`| head`), then quietly no more.
+ * Colour follows picocolors' reading of the environment (`NO_COLOR`, `FORCE_COLOR`, `TERM=dumb`,
+ * a terminal, `CI`); a dumb terminal gets no redrawn status line.
+ */
 export function processIo(): CliIo {
   shared ??= {
     stdout: writerOf(process.stdout),
     stderr: writerOf(process.stderr),
-    terminalWidth: () => (process.stdout.isTTY ? process.stdout.columns || 80 : undefined),
+    terminalWidth: () =>
+      process.stdout.isTTY && process.env.TERM !== "dumb"
+        ? process.stdout.columns || 80
+        : undefined,
+    colour: pc.isColorSupported,
   };
   return shared;
 }

@@ -1,6 +1,6 @@
 import type { AuditEvent } from "../inspect/audit.js";
 import type { CliIo } from "./io.js";
-import { progressLine } from "./progress.js";
+import { paintFor, progressLine } from "./progress.js";
 import { foldStatus, NO_STATUS, RUN_ENDS, renderStatus } from "./status.js";
 
 /** Someone is asked something on the terminal (a grant prompt on stderr). */
@@ -20,12 +20,15 @@ export interface Progress extends PromptWatcher {
 }
 
 /**
- * Progress for a command: one line per event on stdout, or on stderr with --json; on a terminal
- * (and not --json) the lines are coloured and a live status line sits below them.
+ * Progress for a command: one line per event on stdout (coloured when `io.colour`), or plain on
+ * stderr with --json; on a terminal that can redraw (and not --json) a live status line sits
+ * below the lines.
  */
 export function progressFor(io: CliIo, json: boolean | undefined): Progress {
   if (json) return plainProgress(io.stderr, false);
-  return io.terminalWidth?.() !== undefined ? liveProgress(io) : plainProgress(io.stdout, false);
+  return io.terminalWidth?.() !== undefined
+    ? liveProgress(io)
+    : plainProgress(io.stdout, Boolean(io.colour));
 }
 
 /** One line per event, nothing else. */
@@ -43,18 +46,19 @@ function plainProgress(write: (text: string) => void, colour: boolean): Progress
 }
 
 const CLEAR_LINE = "\r\u001b[2K";
-const dim = (text: string) => `\u001b[2m${text}\u001b[0m`;
 
 /**
- * Coloured event lines with a status line below them, redrawn in place on every event and each
- * second. The status line is cleared before a line is printed and removed at the end. While a
- * grant is being asked for, it stays hidden and event lines wait, so the prompt is not garbled.
+ * Event lines (coloured when `io.colour`) with a status line below them, redrawn in place on
+ * every event and each second. The status line is cleared before a line is printed and removed
+ * at the end. While a grant is being asked for, it stays hidden and event lines wait, so the
+ * prompt is not garbled.
  */
 export function liveProgress(
   io: CliIo,
   options: { now?: () => number; tickMs?: number } = {},
 ): Progress {
   const now = options.now ?? Date.now;
+  const colour = Boolean(io.colour);
   let status = NO_STATUS;
   let started: number | undefined;
   /** The status line on the terminal now ("" when there is none). */
@@ -68,7 +72,7 @@ export function liveProgress(
     const quiet = ended || prompts > 0 || status.asking.length > 0 || started === undefined;
     if (quiet) return "";
     const width = io.terminalWidth?.() ?? 80;
-    return dim(renderStatus(status, now() - (started ?? now()), width));
+    return paintFor(colour).dim(renderStatus(status, now() - (started ?? now()), width));
   };
   /** Writes `lines` where the status line was, then the status line again, in one write. */
   const draw = (lines = "") => {
@@ -87,7 +91,7 @@ export function liveProgress(
       }
       status = foldStatus(status, event);
       if (RUN_ENDS.has(event.type)) ended = true;
-      const line = progressLine(event, true);
+      const line = progressLine(event, colour);
       if (line) waiting.push(`${line}\n`);
       if (prompts === 0) draw(waiting.splice(0).join(""));
       else draw();

@@ -35,8 +35,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {
     if (!(error instanceof CommanderError)) return reportCrash(error, io, json);
-    const informational = ["commander.helpDisplayed", "commander.version"];
-    return informational.includes(error.code) ? EXIT.done : EXIT.usage;
+    // Help and version asked for exit 0; help shown for a usage mistake (no command) does not.
+    return error.exitCode === 0 ? EXIT.done : EXIT.usage;
   }
   return exitCode;
 }

@@ -87,6 +87,7 @@ export function grantRequest(context: StageMachineContext): GrantRequest {
     stageExecutionId: context.stageExecutionId,
     attempt: context.attempt,
     ...callPayload(context),
+    envelope: context.envelope,
   };
 }
 

@@ -34,6 +34,11 @@ export interface GrantRequest {
   tool: string;
   argsDigest: string;
   argsSummary: string;
+  /**
+   * The tools the stage may call without asking (the requested tool is not one of them); absent
+   * for a code or command stage, which has no envelope: the security mode `ask` asks for its calls.
+   */
+  envelope?: readonly string[];
 }
 
 /** One message of a stage's transcript. Transcripts live in the journal, never in context. */

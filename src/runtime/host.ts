@@ -1,6 +1,8 @@
-import { realpathSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import type { GrantRequest, PolicyDecision } from "../compiler/stage-types.js";
 import type { StageHooks } from "../definitions/contract.js";
+import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../inspect/audit.js";
 import type { ModelHandle } from "../models/types.js";
 import { builtinTools } from "../tools/index.js";
@@ -18,7 +20,7 @@ import { MemoryTranscripts, type TranscriptStore } from "./transcripts.js";
  * A stage can only narrow it. Passed to the machines as implementations, never as a global.
  */
 export interface Host {
-  /** Tools work inside this directory (realpath'd). */
+  /** Tools work inside this directory (realpath'd); a run refuses one that is not a directory. */
   root: string;
   model: ModelHandle;
   tools: ReadonlyMap<string, AnyTool>;
@@ -72,8 +74,11 @@ export interface HostOptions {
 
 export function createHost(options: HostOptions): Host {
   const tools = options.tools ?? builtinTools();
+  const root = options.root ?? process.cwd();
+  const checked = checkRoot(root);
   return {
-    root: realpathSync(options.root ?? process.cwd()),
+    // A bad root is kept as given: startRun and resumeRun refuse it (Validation/RootInvalid).
+    root: checked.ok ? checked.value : resolve(root),
     model: options.model,
     tools: new Map(tools.map((tool) => [tool.name, tool])),
     interactors: options.interactors ?? [],
@@ -94,4 +99,27 @@ export function createHost(options: HostOptions): Host {
     transcripts: options.transcripts ?? new MemoryTranscripts(),
     journal: options.journal ?? new MemoryJournal(),
   };
+}
+
+/**
+ * The directory tools work in, realpath'd — or `Validation/RootInvalid` naming it when it does
+ * not exist, is not a directory, or cannot be reached.
+ */
+export function checkRoot(root: string): Result<string> {
+  const invalid = (problem: string) =>
+    err(
+      new StagechartError(
+        "Validation/RootInvalid",
+        `the root ${root} ${problem}; tools work inside the root, which must be an existing directory`,
+        { root },
+      ),
+    );
+  try {
+    const real = realpathSync(root);
+    return statSync(real).isDirectory() ? ok(real) : invalid("is not a directory");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return invalid("does not exist");
+    return invalid(code === "ENOTDIR" ? "is not a directory" : `cannot be used (${code})`);
+  }
 }

@@ -35,7 +35,11 @@ export async function askInteractors(
   }
 }
 
-/** Asks on a terminal: `Allow Edit(src/auth.ts) in stage plan? [y/N]`. Anything but y/yes denies. */
+/**
+ * Asks on a terminal, explaining first what is asked and why, then the question:
+ * `plan asks for Edit(src/auth.ts): Edit is not among its tools (Read, Grep, Glob).`
+ * `Allow this call once? [y/N]`. Anything but y/yes denies.
+ */
 export function terminalInteractor(
   streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream } = {
     input: process.stdin,
@@ -51,7 +55,7 @@ export function terminalInteractor(
         terminal: false,
       });
       try {
-        const question = `Allow ${request.tool}(${request.argsSummary}) in stage ${request.stageId}? [y/N] `;
+        const question = `${grantExplanation(request)}\nAllow this call once? [y/N] `;
         const answer = await readline.question(question, { signal });
         return /^\s*y(es)?\s*$/i.test(answer) ? "approve" : "deny";
       } finally {
@@ -59,4 +63,16 @@ export function terminalInteractor(
       }
     },
   };
+}
+
+/** Which stage asks for which call, and why it is asked: no envelope covers the call. */
+function grantExplanation(request: GrantRequest): string {
+  const { stageId, tool, argsSummary, envelope } = request;
+  const why =
+    envelope === undefined
+      ? "a code or command stage has no tools of its own, and the security mode asks for each call"
+      : envelope.length === 0
+        ? "it may call no tools"
+        : `${tool} is not among its tools (${envelope.join(", ")})`;
+  return `${stageId} asks for ${tool}(${argsSummary}): ${why}.`;
 }

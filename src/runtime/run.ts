@@ -29,7 +29,7 @@ import {
 import type { AuditEvent, AuditSink } from "../inspect/audit.js";
 import { runCodeStage } from "./code-stages.js";
 import { EventFeed } from "./event-feed.js";
-import type { Host } from "./host.js";
+import { checkRoot, type Host } from "./host.js";
 import {
   LEASE_TTL_MS,
   leaseOwner,
@@ -114,6 +114,8 @@ export function compilePipeline(pipeline: PipelineDefinition, host: Host): AnySt
 
 /** Starts a run of a pipeline. Invalid ctx is refused before anything runs. */
 export function startRun(pipeline: PipelineDefinition, options: RunOptions): Result<RunHandle> {
+  const root = checkRoot(options.host.root);
+  if (!root.ok) return root;
   const runId = options.runId ?? `run-${randomUUID().slice(0, 8)}`;
   if (options.task !== undefined && options.ctx?.task !== undefined)
     return err(
@@ -177,6 +179,8 @@ export function resumeRun(
   runId: string,
   options: ResumeOptions,
 ): Result<RunHandle> {
+  const root = checkRoot(options.host.root);
+  if (!root.ok) return root;
   const { store } = options;
   const run = store.getRun(runId);
   if (!run.ok) return run;

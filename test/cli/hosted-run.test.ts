@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { demoProject, runCli, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
+import { demoProject, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { CODE_REVIEW_REPLIES } from "../support/code-review-replies.js";
 import { TEST_KEY } from "../support/hosted-models.js";
 import { type LlmServer, startLlmServer } from "../support/llm-server.js";
@@ -112,15 +112,14 @@ describe("stagechart run on a hosted model", () => {
 
   it("refuses to start without the provider's key, naming the variable", async () => {
     vi.stubEnv("OPENAI_API_KEY", "");
-    const run = await runCli(
+    const run = await runIn(
+      demoProject(),
       "run",
       "code-review",
       "--task",
       "t",
       "--model",
       "openai:gpt-4.1",
-      "--store",
-      join(tempDir(), "runs.db"),
       "--json",
     );
     expect(run.code).toBe(1);

@@ -153,6 +153,21 @@ describe("the live progress writer", () => {
     progressFor({ ...io, terminalWidth: () => 80 }, true).event(PARALLEL[1] as AuditEvent);
     expect(out).toEqual(["test started (r1/test/1)\n", "Etest started (r1/test/1)\n"]);
   });
+
+  it("colours the lines only when the io says so, on a terminal or not", () => {
+    const out: string[] = [];
+    const io = { stdout: (t: string) => out.push(t), stderr: () => undefined };
+    const exited = ev("StageExited", "test", { verdict: "ok" });
+    progressFor({ ...io, colour: true }, false).event(exited);
+    progressFor({ ...io, colour: false, terminalWidth: () => 80 }, false).event(exited);
+    progressFor({ ...io, colour: true, terminalWidth: () => 80 }, false).event(exited);
+    const [pipe, plainTerminal, colourTerminal] = out;
+    expect(pipe).not.toBe(withoutColour(pipe as string));
+    expect(withoutColour(pipe as string)).toBe("test ok\n");
+    expect(plainTerminal).toBe(withoutColour(plainTerminal as string));
+    expect(plainTerminal).toContain("test ok\n");
+    expect(colourTerminal).not.toBe(withoutColour(colourTerminal as string));
+  });
 });
 
 describe("collect", () => {

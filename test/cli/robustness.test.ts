@@ -8,6 +8,7 @@ import {
   demoProject,
   REPO_ROOT,
   runCli,
+  runIn,
   storeCommand,
   storeOf,
   summaryOf,
@@ -138,7 +139,8 @@ describe("commands that only read", () => {
 
 describe("--mcp with a name that is not one", () => {
   it("refuses the name instead of running its first word", async () => {
-    const run = await runCli(
+    const run = await runIn(
+      demoProject(),
       "run",
       "code-review",
       "--task",

@@ -112,19 +112,56 @@ describe("stagechart run", () => {
       status: "failed",
       error: { code: "Validation/RunContextInvalid" },
     });
-    const badSet = await runCli("run", "code-review", "--task", "t", "--set", "novalue");
+    const badSet = await runIn(
+      demoProject(),
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--set",
+      "novalue",
+    );
     expect(badSet.code).toBe(2);
   });
 
+  it("refuses a --root that does not exist or is a file, naming it, before any store is made", async () => {
+    const dir = tempDir();
+    const file = join(dir, "notes.txt");
+    writeFileSync(file, "not a directory");
+    for (const root of [join(dir, "gone"), file]) {
+      const store = join(dir, "runs.db");
+      const run = await runCli(
+        ...["run", "code-review", "--task", "t", "--headless", "--json"],
+        ...["--root", root, "--store", store],
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^Validation\/RootInvalid: /);
+      expect(run.stderr).toContain(root);
+      expect(summaryOf(run.stdout)).toMatchObject({
+        status: "failed",
+        error: { code: "Validation/RootInvalid", context: { root } },
+      });
+      expect(existsSync(store)).toBe(false);
+    }
+  });
+
   it("explains a missing pipeline, a broken model spec, and an unsupported one", async () => {
-    const missing = await runCli("run", "no-such-pipeline", "--task", "t");
+    const missing = await runIn(demoProject(), "run", "no-such-pipeline", "--task", "t");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(
       'Validation/PipelineNotFound: there is no file no-such-pipeline and no bundled pipeline named "no-such-pipeline" (bundled: code-review, code-review-parallel)\n',
     );
-    const missingFile = await runCli("run", "nowhere/p.yaml", "--task", "t", "--json");
+    const missingFile = await runIn(
+      demoProject(),
+      "run",
+      "nowhere/p.yaml",
+      "--task",
+      "t",
+      "--json",
+    );
     expect(summaryOf(missingFile.stdout).error.message).toBe("there is no file nowhere/p.yaml");
-    const script = await runCli(
+    const script = await runIn(
+      demoProject(),
       "run",
       "code-review",
       "--task",
@@ -135,14 +172,31 @@ describe("stagechart run", () => {
     );
     expect(script.code).toBe(1);
     expect(summaryOf(script.stdout).error.code).toBe("Validation/ScriptInvalid");
-    const hosted = await runCli("run", "code-review", "--task", "t", "--model", "gpt:4");
+    const hosted = await runIn(
+      demoProject(),
+      "run",
+      "code-review",
+      "--task",
+      "t",
+      "--model",
+      "gpt:4",
+    );
     expect(hosted.stderr).toContain("Validation/ModelSpecUnsupported");
   });
 
   it.each(["openai:", "anthropic:", "openai: "])(
     "says what --model %j leaves out",
     async (spec) => {
-      const run = await runCli("run", "code-review", "--task", "t", "--model", spec, "--json");
+      const run = await runIn(
+        demoProject(),
+        "run",
+        "code-review",
+        "--task",
+        "t",
+        "--model",
+        spec,
+        "--json",
+      );
       expect(run.code).toBe(1);
       expect(summaryOf(run.stdout).error).toMatchObject({
         code: "Validation/ModelSpecInvalid",
@@ -153,7 +207,14 @@ describe("stagechart run", () => {
 
   it("says there is no --model and no script beside a pipeline that has none", async () => {
     const dir = project({ "machines/mine.yaml": PIPELINE });
-    const run = await runCli("run", join(dir, "machines/mine.yaml"), "--task", "t", "--json");
+    const run = await runIn(
+      demoProject(),
+      "run",
+      join(dir, "machines/mine.yaml"),
+      "--task",
+      "t",
+      "--json",
+    );
     expect(run.code).toBe(1);
     const { error } = summaryOf(run.stdout);
     expect(error.code).toBe("Validation/ModelSpecMissing");

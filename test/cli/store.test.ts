@@ -1,10 +1,11 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import { SqliteStore } from "../../src/store/index.js";
-import { demoProject, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
+import { demoProject, runCli, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
+import { tempDir } from "../support/stages.js";
 
 const TASK = ["--task", "refactor auth module"];
 
@@ -105,6 +106,29 @@ describe("suspended runs", () => {
     const done = await storeCommand(project, "resume", runId, "--approve", proposalId);
     expect(done.code).toBe(0);
     expectWholeTrail(await auditOf(project, runId));
+  });
+});
+
+describe("a run whose root went away", () => {
+  it("is not resumed: Validation/RootInvalid naming the root, and the run stays suspended", async () => {
+    const project = demoProject();
+    const store = join(tempDir(), "runs.db");
+    const run = await runCli(
+      ...["run", "code-review", ...TASK, "--headless", "--on-grant", "suspend", "--json"],
+      ...["--root", project, "--store", store],
+    );
+    const { runId } = summaryOf(run.stdout);
+    rmSync(project, { recursive: true });
+    const resumed = await runCli("resume", runId, "--store", store, "--json");
+    expect(resumed.code).toBe(1);
+    expect(resumed.stderr).toMatch(/^Validation\/RootInvalid: /);
+    expect(resumed.stderr).toContain(project);
+    expect(summaryOf(resumed.stdout)).toMatchObject({
+      runId,
+      error: { code: "Validation/RootInvalid" },
+    });
+    const shown = await runCli("show", runId, "--store", store, "--json");
+    expect(JSON.parse(shown.stdout).status).toBe("suspended");
   });
 });
 

@@ -127,6 +127,16 @@ describe("stagechart", () => {
     expect((await runCli("help", "validate")).stdout).toContain("--json");
   });
 
+  it("help and help <command> print the usage on stdout and exit 0", async () => {
+    const help = await runCli("help");
+    expect(help).toMatchObject({ code: 0, stderr: "" });
+    expect(help.stdout).toContain("Usage: stagechart [options] [command]");
+    const helpRun = await runCli("help", "run");
+    expect(helpRun).toMatchObject({ code: 0, stderr: "" });
+    expect(helpRun.stdout).toContain("Usage: stagechart run [options] <pipeline>");
+    expect((await runCli("help", "nope")).code).toBe(2);
+  });
+
   it("--version prints the package version", async () => {
     const { version } = (await import("../../package.json", { with: { type: "json" } })).default;
     expect(await runCli("--version")).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });

@@ -1,3 +1,4 @@
+import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { waitFor } from "xstate";
@@ -221,6 +222,66 @@ stages:
       .map((e) => e.payload.outcome);
     expect(turns).toEqual(["calls", "error", "completion"]);
   }, 15_000);
+});
+
+describe("a root that is not a directory", () => {
+  const review = pipelineOf({
+    id: "code-review",
+    stages: [llm("plan"), llm("execute"), llm("review")],
+    next: { plan: "execute", execute: "review" },
+  });
+  const missingDir = () => join(tempDir(), "gone");
+  const aFile = () => {
+    const file = join(tempDir(), "notes.txt");
+    writeFileSync(file, "not a directory");
+    return file;
+  };
+
+  const selfLink = () => {
+    const link = join(tempDir(), "loop");
+    symlinkSync(link, link);
+    return link;
+  };
+
+  it("is refused by startRun as Validation/RootInvalid naming it, and nothing is stored", () => {
+    const store = openStore();
+    for (const [root, problem] of [
+      [missingDir(), "does not exist"],
+      [aFile(), "is not a directory"],
+      [join(aFile(), "src"), "is not a directory"],
+      [selfLink(), "cannot be used (ELOOP)"],
+    ] as const) {
+      const host = harness(CODE_REVIEW_SCRIPT, { root }).host;
+      const started = startRun(review, { host, store, task: "t" });
+      expect(started).toMatchObject({
+        ok: false,
+        error: { code: "Validation/RootInvalid", context: { root } },
+      });
+      expect(!started.ok && started.error.message).toContain(`${root} ${problem}`);
+    }
+    expect(store.listRuns()).toEqual([]);
+  });
+
+  it("is refused by resumeRun (the root went away since), and the run stays as it was", async () => {
+    const file = join(tempDir(), "runs.db");
+    const gate = () => "defer" as const;
+    const host = (root?: string) =>
+      harness(CODE_REVIEW_SCRIPT, { hooks: { plan: { gate } }, ...(root && { root }) }).host;
+    const first = handleOf(
+      startRun(review, { host: host(), store: openStore(file), runId: "gone1", task: "t" }),
+    );
+    expect((await first.result).status).toBe("suspended");
+    const store = openStore(file);
+    const before = store.auditOf("gone1");
+    const root = missingDir();
+    const resumed = resumeRun(review, "gone1", { host: host(root), store });
+    expect(resumed).toMatchObject({
+      ok: false,
+      error: { code: "Validation/RootInvalid", context: { root } },
+    });
+    expect(store.getRun("gone1")).toMatchObject({ ok: true, value: { status: "suspended" } });
+    expect(store.auditOf("gone1")).toEqual(before);
+  });
 });
 
 describe("a suspended run", () => {

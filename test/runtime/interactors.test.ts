@@ -1,12 +1,13 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
+import type { GrantRequest } from "../../src/compiler/stage-types.js";
 import {
   askInteractors,
   callbackInteractor,
   terminalInteractor,
 } from "../../src/runtime/interactors.js";
 
-const request = {
+const request: GrantRequest = {
   stageId: "plan",
   stageExecutionId: "r/plan/1",
   attempt: 1,
@@ -14,6 +15,7 @@ const request = {
   tool: "Edit",
   argsDigest: "d",
   argsSummary: "src/auth.ts",
+  envelope: ["Read", "Grep", "Glob"],
 };
 
 describe("interactors", () => {
@@ -47,7 +49,23 @@ describe("interactors", () => {
     ).resolves.toBe("approve");
   });
 
-  it("the terminal prompt names the tool, its arguments and the stage, and takes y/yes", async () => {
+  /** Asks `request` on a terminal where `typed` is typed: the answer, and what the terminal showed. */
+  async function askOnTerminal(asked: GrantRequest, typed: string) {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (chunk) => {
+      shown += String(chunk);
+    });
+    const answer = terminalInteractor({ input, output }).requestGrant(
+      asked,
+      new AbortController().signal,
+    );
+    input.write(typed);
+    return { answer: await answer, shown };
+  }
+
+  it("the terminal prompt explains first (the stage, the tool and its arguments, why it asks), then asks, and takes y/yes", async () => {
     for (const [typed, expected] of [
       ["y\n", "approve"],
       ["YES\n", "approve"],
@@ -55,20 +73,24 @@ describe("interactors", () => {
       ["\n", "deny"],
       ["maybe\n", "deny"],
     ] as const) {
-      const input = new PassThrough();
-      const output = new PassThrough();
-      let shown = "";
-      output.on("data", (chunk) => {
-        shown += String(chunk);
+      expect(await askOnTerminal(request, typed)).toEqual({
+        answer: expected,
+        shown:
+          "plan asks for Edit(src/auth.ts): Edit is not among its tools (Read, Grep, Glob).\nAllow this call once? [y/N] ",
       });
-      const answer = terminalInteractor({ input, output }).requestGrant(
-        request,
-        new AbortController().signal,
-      );
-      input.write(typed);
-      await expect(answer).resolves.toBe(expected);
-      expect(shown).toBe("Allow Edit(src/auth.ts) in stage plan? [y/N] ");
     }
+  });
+
+  it("the terminal prompt says why when the stage may call no tools, or is a code stage (no envelope)", async () => {
+    const none = await askOnTerminal({ ...request, envelope: [] }, "n\n");
+    expect(none.shown.split("\n")[0]).toBe(
+      "plan asks for Edit(src/auth.ts): it may call no tools.",
+    );
+    const { envelope: _, ...fromCode } = request;
+    const code = await askOnTerminal({ ...fromCode, tool: "Bash", argsSummary: "npm test" }, "n\n");
+    expect(code.shown.split("\n")[0]).toBe(
+      "plan asks for Bash(npm test): a code or command stage has no tools of its own, and the security mode asks for each call.",
+    );
   });
 
   it("the terminal prompt stops waiting when the stage is cancelled", async () => {

@@ -85,6 +85,7 @@ stages:
       tool: "Edit",
       argsDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
       argsSummary: "src/auth.ts",
+      envelope: ["Read", "Grep", "Glob"],
     });
     expect(byType("ToolDenied")[0]?.payload).toMatchObject({
       tool: "Edit",

@@ -34,10 +34,14 @@ export async function runCliOn(
 
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
 
-/** A fresh copy of the demo project, so runs never touch the repository's own copy. */
+/**
+ * A fresh copy of the project the bundled pipelines' scripted models work on (`src/auth.ts` with
+ * `export const auth` once). It is the tests' own fixture, not `examples/auth-service`: the
+ * README's quickstart edits that one in place, and no test may depend on what a run left there.
+ */
 export function demoProject(): string {
   const dir = mkdtempSync(join(tmpdir(), "stagechart-demo-"));
-  cpSync(join(REPO_ROOT, "examples/auth-service"), dir, { recursive: true });
+  cpSync(join(REPO_ROOT, "test/fixtures/demo-project"), dir, { recursive: true });
   return dir;
 }
 
