@@ -1,7 +1,7 @@
 import type { JsonValue } from "../definitions/contract.js";
-import { type ErrorView, StagechartError } from "../errors.js";
+import type { ErrorView } from "../errors.js";
 import type { AuditEvent, AuditEventType } from "../inspect/audit.js";
-import type { StoredStatus } from "../runtime/persistence.js";
+import { type StoredStatus, storeCorrupt } from "../runtime/persistence.js";
 
 /** A run's state as stored; `suspended` is a run parked on a gate or stopped to be resumed. */
 
@@ -85,7 +85,8 @@ export function toRunRow(run: RunRecord): RunRow {
 }
 
 export function fromRunRow({ options, error, output, ...row }: RunRow): RunRecord {
-  const column = (text: string, name: string) => parseColumn(text, `run ${row.runId}'s ${name}`);
+  const column = (text: string, name: string) =>
+    parseColumn(text, `run ${row.runId}'s ${name}`, { runId: row.runId, column: name });
   return {
     ...row,
     options: column(options, "options"),
@@ -95,14 +96,11 @@ export function fromRunRow({ options, error, output, ...row }: RunRow): RunRecor
 }
 
 /** A JSON column read back; a damaged one is `Session/StoreCorrupt`, naming what it held. */
-function parseColumn(text: string, what: string) {
+function parseColumn(text: string, what: string, context: Record<string, unknown>) {
   try {
     return JSON.parse(text);
   } catch {
-    throw new StagechartError(
-      "Session/StoreCorrupt",
-      `the store is damaged: ${what} is not valid JSON`,
-    );
+    throw storeCorrupt(`${what} is not valid JSON`, context);
   }
 }
 
@@ -129,6 +127,9 @@ export function fromAuditRow(row: AuditRow): AuditEvent {
     ...(row.stageId !== null && { stageId: row.stageId }),
     ...(row.stageExecutionId !== null && { stageExecutionId: row.stageExecutionId }),
     ...(row.attempt !== null && { attempt: row.attempt }),
-    payload: parseColumn(row.payload, `run ${row.runId}'s audit event ${row.seq}`),
+    payload: parseColumn(row.payload, `run ${row.runId}'s audit event ${row.seq}`, {
+      runId: row.runId,
+      seq: row.seq,
+    }),
   };
 }
