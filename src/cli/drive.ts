@@ -28,9 +28,11 @@ export async function drive(
       `${JSON.stringify({ runId, status, ...(error && { error }), ...(output !== undefined && { output }), ...(waiting && { waiting }) })}\n`,
     );
   }
+  // A run stopped by its store (or a lost lease) is left resumable, but the command failed.
+  const stopped = result.status === "suspended" && error !== undefined;
   return result.status === "done"
     ? EXIT.done
-    : result.status === "failed"
+    : result.status === "failed" || stopped
       ? EXIT.failed
       : EXIT.suspended;
 }

@@ -288,3 +288,71 @@ describe("a damaged store", () => {
     );
   });
 });
+
+describe("a damaged journal or transcript row of the call in flight", () => {
+  /**
+   * Each damage, as a failing disk would leave it, and how to mend it. The damaged tool row stops
+   * the approved call before it runs: the grant is still to answer after. A damaged model or
+   * transcript row stops the turn after the granted Edit, which ran and was stored.
+   */
+  const damages = {
+    "the tool's recorded result": (runId: string, proposalId: string) => ({
+      key: `tool:${runId}/${proposalId}`,
+      damage: `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, '${runId}', '{"ok":', 'x')`,
+      mend: "DELETE FROM journal WHERE key = @key",
+      answerAgain: true,
+    }),
+    "the model's recorded reply": (runId: string) => ({
+      key: `model:${runId}/${runId}/plan/1/1`,
+      damage: `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, '${runId}', 'null', 'x')`,
+      mend: "DELETE FROM journal WHERE key = @key",
+      answerAgain: false,
+    }),
+    "a transcript entry": (runId: string) => ({
+      key: "000000.000000.000000.000000",
+      damage: `UPDATE transcripts SET entry = '{"role":"system"}' WHERE key = @key AND stage_execution_id = '${runId}/plan/1'`,
+      mend: `UPDATE transcripts SET entry = '{"role":"system","text":"mended"}' WHERE key = @key AND stage_execution_id = '${runId}/plan/1'`,
+      answerAgain: false,
+    }),
+  };
+
+  it.each(Object.keys(damages))(
+    "stops the run with Session/StoreCorrupt naming %s; once mended, resume finishes it",
+    async (what) => {
+      const project = demoProject();
+      const { runId, proposalId } = await suspendedRun(project);
+      const { key, damage, mend, answerAgain } = damages[what as keyof typeof damages](
+        runId,
+        proposalId,
+      );
+      const db = new Database(storeOf(project));
+      expect(db.prepare(damage).run({ key }).changes).toBe(1);
+
+      const broken = await storeCommand(
+        project,
+        "resume",
+        runId,
+        "--approve",
+        proposalId,
+        "--json",
+      );
+      expect(broken.code).toBe(1);
+      expect(summaryOf(broken.stdout).error).toMatchObject({
+        code: "Session/StoreCorrupt",
+        message: expect.stringContaining(key),
+      });
+      const runs = JSON.parse((await storeCommand(project, "runs", "--json")).stdout);
+      expect(runs[0]).toMatchObject({ runId, status: "suspended" });
+      const types = (await auditOf(project, runId)).map((e) => e.type);
+      expect(types).not.toContain("ToolFailed");
+      expect(types).not.toContain("RunFailed");
+
+      db.prepare(mend).run({ key });
+      db.close();
+      const answer = answerAgain ? ["--approve", proposalId] : [];
+      const again = await storeCommand(project, "resume", runId, ...answer, "--json");
+      expect(summaryOf(again.stdout).status).toBe("done");
+      expectWholeTrail(await auditOf(project, runId));
+    },
+  );
+});
