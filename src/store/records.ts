@@ -1,6 +1,6 @@
 import type { JsonValue } from "../definitions/contract.js";
 import type { ErrorView } from "../errors.js";
-import type { AuditEvent, AuditEventType } from "../inspect/audit.js";
+import { type AuditEvent, type AuditEventType, isAuditEventType } from "../inspect/audit.js";
 import { type StoredStatus, storeCorrupt } from "../runtime/persistence.js";
 
 /** A run's state as stored; `suspended` is a run parked on a gate or stopped to be resumed. */
@@ -117,9 +117,12 @@ export function toAuditRow(event: AuditEvent): AuditRow {
   };
 }
 
-/** Back to the shape the emitter produced: `{seq, at, type, runId, …optional ids, payload}`. */
+/**
+ * Back to the shape the emitter produced: `{seq, at, type, runId, …optional ids, payload}`. A
+ * row whose type or payload does not read back is kept in its place, marked `damaged`.
+ */
 export function fromAuditRow(row: AuditRow): AuditEvent {
-  return {
+  const event = {
     seq: row.seq,
     at: row.at,
     type: row.type,
@@ -127,9 +130,29 @@ export function fromAuditRow(row: AuditRow): AuditEvent {
     ...(row.stageId !== null && { stageId: row.stageId }),
     ...(row.stageExecutionId !== null && { stageExecutionId: row.stageExecutionId }),
     ...(row.attempt !== null && { attempt: row.attempt }),
-    payload: parseColumn(row.payload, `run ${row.runId}'s audit event ${row.seq}`, {
-      runId: row.runId,
-      seq: row.seq,
-    }),
   };
+  const payload = parsedPayload(row.payload);
+  const problem = !isAuditEventType(row.type)
+    ? `its type ${JSON.stringify(row.type)} is not an audit event type`
+    : payload === undefined
+      ? "its payload is not a JSON object"
+      : undefined;
+  if (problem === undefined) return { ...event, payload: payload as Record<string, unknown> };
+  return {
+    ...event,
+    payload: {},
+    damaged: `run ${row.runId}'s audit event ${row.seq}: ${problem}`,
+  };
+}
+
+/** A payload column read back: a JSON object, or undefined. */
+function parsedPayload(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -265,7 +265,7 @@ describe("a damaged store", () => {
     expectWholeTrail(events);
   });
 
-  it("names a damaged run row or audit event instead of crashing", async () => {
+  it("shows and audits the rest of a run around a damaged audit event, marking it", async () => {
     const project = demoProject();
     const { runId } = await suspendedRun(project);
     const db = new Database(storeOf(project));
@@ -273,12 +273,38 @@ describe("a damaged store", () => {
     const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'");
     for (const name of triggers.pluck().all()) db.exec(`DROP TRIGGER "${name}"`);
     db.prepare("UPDATE audit SET payload = '{cut' WHERE run_id = ? AND seq = 2").run(runId);
+    db.prepare("UPDATE audit SET type = 'Nonsense' WHERE run_id = ? AND seq = 3").run(runId);
+    const total = db.prepare("SELECT COUNT(*) FROM audit WHERE run_id = ?").pluck().get(runId);
+    db.close();
+    const warning = `Session/StoreCorrupt: the store is damaged: run ${runId}'s audit log has damaged events (seq 2, 3), shown marked DAMAGED\n`;
+
     const audit = await storeCommand(project, "audit", runId, "--json");
-    expect(audit.code).toBe(1);
-    expect(summaryOf(audit.stdout).error).toMatchObject({
-      code: "Session/StoreCorrupt",
-      message: expect.stringContaining(`run ${runId}'s audit event 2`),
+    expect(audit).toMatchObject({ code: 0, stderr: warning });
+    const events: (AuditEvent & { damaged?: string })[] = JSON.parse(audit.stdout);
+    expect(events).toHaveLength(total as number);
+    expect(events[1]).toMatchObject({
+      seq: 2,
+      damaged: `run ${runId}'s audit event 2: its payload is not a JSON object`,
     });
+    expect(events[2]?.damaged).toBe(
+      `run ${runId}'s audit event 3: its type "Nonsense" is not an audit event type`,
+    );
+    expect(events.filter((e) => e.damaged)).toHaveLength(2);
+    expect(events.at(-1)?.type).toBe("RunSuspended");
+
+    const text = await storeCommand(project, "audit", runId);
+    expect(text.stdout).toMatch(/^ {3}2 \S+ DAMAGED: .*payload is not a JSON object$/m);
+    expect(text.stdout).toMatch(/RunSuspended/);
+    const shown = await storeCommand(project, "show", runId);
+    expect(shown).toMatchObject({ code: 0, stderr: warning });
+    expect(shown.stdout).toMatch(/^ {5}2 {2}\S+ {2}DAMAGED: .*payload is not a JSON object$/m);
+    expect(shown.stdout).toContain(`run ${runId} · code-review · suspended`);
+  });
+
+  it("names a damaged run row instead of crashing", async () => {
+    const project = demoProject();
+    const { runId } = await suspendedRun(project);
+    const db = new Database(storeOf(project));
     db.prepare("UPDATE runs SET options = '{bad' WHERE run_id = ?").run(runId);
     db.close();
     const show = await storeCommand(project, "show", runId);
@@ -286,6 +312,26 @@ describe("a damaged store", () => {
     expect(show.stderr).toContain(
       `Session/StoreCorrupt: the store is damaged: run ${runId}'s options`,
     );
+  });
+
+  it("names a malformed database page Session/StoreCorrupt, with exit 1", async () => {
+    const project = demoProject();
+    const { runId } = await suspendedRun(project);
+    const path = storeOf(project);
+    const db = new Database(path);
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    const root = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").pluck().get();
+    db.close();
+    const bytes = readFileSync(path);
+    bytes.fill(0xa5, ((root as number) - 1) * 4096, (root as number) * 4096);
+    writeFileSync(path, bytes);
+    for (const command of [["runs"], ["show", runId], ["resume", runId]]) {
+      const shown = await storeCommand(project, ...command);
+      expect(shown.code).toBe(1);
+      expect(shown.stderr).toMatch(
+        /^Session\/StoreCorrupt: the store at .* is damaged: database disk image is malformed\n/,
+      );
+    }
   });
 });
 
