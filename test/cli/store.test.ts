@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -313,6 +313,27 @@ describe("a damaged store", () => {
       `Session/StoreCorrupt: the store is damaged: run ${runId}'s options`,
     );
   });
+
+  it.skipIf(process.getuid?.() === 0)(
+    "names a store in a directory it may not enter StoreUnavailable, not absent (not as root: root enters any)",
+    async () => {
+      const project = demoProject();
+      await suspendedRun(project);
+      const directory = join(project, ".stagechart");
+      chmodSync(directory, 0o000);
+      try {
+        for (const command of [["runs"], ["show", "r-1"], ["resume", "r-1"]]) {
+          const refused = await storeCommand(project, ...command);
+          expect(refused.code).toBe(1);
+          expect(refused.stderr).toContain(
+            `Session/StoreUnavailable: cannot open the store at ${storeOf(project)}`,
+          );
+        }
+      } finally {
+        chmodSync(directory, 0o755);
+      }
+    },
+  );
 
   it("names a malformed database page Session/StoreCorrupt, with exit 1", async () => {
     const project = demoProject();
