@@ -23,13 +23,16 @@ export async function drive(
   const result = await handle.result;
   const { runId, status, error, output, waiting } = result;
   for (const wait of waiting ?? []) progress.line(waitLine(runId, wait));
+  // A run stopped by its store (or a lost lease) is left resumable, but the command failed.
+  const stopped = status === "suspended" && error !== undefined;
+  if (stopped) {
+    io.stderr(`${error.code}: ${error.message} (run ${runId} is kept as stored, to resume)\n`);
+  }
   if (json) {
     io.stdout(
       `${JSON.stringify({ runId, status, ...(error && { error }), ...(output !== undefined && { output }), ...(waiting && { waiting }) })}\n`,
     );
   }
-  // A run stopped by its store (or a lost lease) is left resumable, but the command failed.
-  const stopped = result.status === "suspended" && error !== undefined;
   return result.status === "done"
     ? EXIT.done
     : result.status === "failed" || stopped

@@ -404,6 +404,10 @@ describe("a damaged journal or transcript row of the call in flight", () => {
         "--json",
       );
       expect(broken.code).toBe(1);
+      const told = broken.stderr.split("\n").find((line) => line.startsWith("Session/"));
+      expect(told).toMatch(/^Session\/StoreCorrupt: the store is damaged: /);
+      expect(told).toContain(key);
+      expect(told).toContain(`(run ${runId} is kept as stored, to resume)`);
       expect(summaryOf(broken.stdout).error).toMatchObject({
         code: "Session/StoreCorrupt",
         message: expect.stringContaining(key),
