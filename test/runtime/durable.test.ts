@@ -506,40 +506,50 @@ describe("a durable run on a disk that fills up", () => {
     expect(stoppedAt.size).toBeGreaterThan(3);
   });
 
-  it("stops when only a journal write fails (the disk full just then): the call is not failed for it", async () => {
-    const store = openStore();
-    let failing = true;
-    const fullOnce = Object.assign(Object.create(store), {
-      record: (key: string, value: unknown) => {
-        if (key.startsWith("tool:") && failing) {
-          failing = false;
-          throw new StagechartError("Session/StoreUnavailable", "database or disk is full");
-        }
-        store.record(key, value);
-      },
-    }) as SqliteStore;
-    const host = () => harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
-    const first = handleOf(
-      startRun(review, { host: host(), store: fullOnce, runId: "j1", task: "t" }),
-    );
-    const parked = await first.result;
-    const proposalId = parked.waiting?.[0]?.kind === "grant" ? parked.waiting[0].proposalId : "";
-    const answered = resumeRun(review, "j1", {
-      host: host(),
-      store: fullOnce,
-      answers: [{ proposalId, decision: "approve" }],
-    });
-    if (!answered.ok) throw answered.error;
-    expect(await answered.value.result).toMatchObject({
-      status: "suspended",
-      error: { code: "Session/StoreUnavailable" },
-    });
-    expect(store.auditOf("j1").some((e) => e.type === "ToolFailed")).toBe(false);
+  it.each([
+    ["a tool result's journal entry", "record", (key: string) => key.startsWith("tool:")],
+    [
+      "a transcript entry (written by a machine action)",
+      "put",
+      (id: string) => id.endsWith("/execute/1"),
+    ],
+  ] as const)(
+    "stops when only the write of %s fails (the disk full just then): no call is failed for it",
+    async (_, method, fails) => {
+      const store = openStore();
+      let failing = true;
+      const fullOnce = Object.assign(Object.create(store), {
+        [method]: (first: string, ...rest: unknown[]) => {
+          if (fails(first) && failing) {
+            failing = false;
+            throw new StagechartError("Session/StoreUnavailable", "database or disk is full");
+          }
+          return (store[method] as (...args: unknown[]) => unknown)(first, ...rest);
+        },
+      }) as SqliteStore;
+      const host = () => harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
+      const first = handleOf(
+        startRun(review, { host: host(), store: fullOnce, runId: "j1", task: "t" }),
+      );
+      const parked = await first.result;
+      const proposalId = parked.waiting?.[0]?.kind === "grant" ? parked.waiting[0].proposalId : "";
+      const answered = resumeRun(review, "j1", {
+        host: host(),
+        store: fullOnce,
+        answers: [{ proposalId, decision: "approve" }],
+      });
+      if (!answered.ok) throw answered.error;
+      expect(await answered.value.result).toMatchObject({
+        status: "suspended",
+        error: { code: "Session/StoreUnavailable" },
+      });
+      expect(store.auditOf("j1").some((e) => e.type === "ToolFailed")).toBe(false);
 
-    // The Edit ran but its result was never recorded: the call in flight runs again.
-    const resumed = resumeRun(review, "j1", { host: host(), store });
-    if (!resumed.ok) throw resumed.error;
-    expect((await resumed.value.result).status).toBe("done");
-    expect(store.auditOf("j1").filter((e) => e.type === "ToolSucceeded")).not.toHaveLength(0);
-  });
+      // What was in flight when the write failed runs again; everything recorded is reused.
+      const resumed = resumeRun(review, "j1", { host: host(), store });
+      if (!resumed.ok) throw resumed.error;
+      expect((await resumed.value.result).status).toBe("done");
+      expect(store.auditOf("j1").filter((e) => e.type === "ToolSucceeded")).not.toHaveLength(0);
+    },
+  );
 });
