@@ -46,9 +46,11 @@ export const toolCallKey = (runId: string, proposalId: string): string =>
 /** What the journal keeps of a model call: its reply, or how it failed (replayed the same way). */
 export type RecordedCall = { reply: ModelReply } | { failure: ErrorView };
 
+const errorCode = z.custom<ErrorCode>((code) => typeof code === "string" && code.includes("/"));
+
 const errorView: z.ZodType<ErrorView> = z.object({
   class: z.enum(ERROR_CLASSES),
-  code: z.custom<ErrorCode>((code) => typeof code === "string" && code.includes("/")),
+  code: errorCode,
   message: z.string(),
   context: z.record(z.string(), z.unknown()),
 });
@@ -67,6 +69,6 @@ export const RECORDED_CALL: z.ZodType<RecordedCall> = z.union([
 export const TOOL_RUN: z.ZodType<ToolRun> = z.object({
   ok: z.boolean(),
   result: z.json(),
-  code: z.custom<ErrorCode>((code) => typeof code === "string" && code.includes("/")).optional(),
+  code: errorCode.optional(),
   durationMs: z.number(),
 });

@@ -192,7 +192,10 @@ export class SqliteStore implements Journal, TranscriptStore {
     return this.guarded(() => this.sql.lastSeq.get(runId)) ?? 0;
   }
 
-  /** The run's audit events in order, those after `afterSeq` when given. */
+  /**
+   * The run's audit events in order, those after `afterSeq` when given. A row that does not read
+   * back is there in its place, marked `damaged`, so one bad row does not hide the log.
+   */
   auditOf(runId: string, afterSeq = 0): AuditEvent[] {
     return this.guarded(() => this.sql.audit.all(runId, afterSeq)).map(fromAuditRow);
   }
