@@ -23,6 +23,11 @@ export async function drive(
   const result = await handle.result;
   const { runId, status, error, output, waiting } = result;
   for (const wait of waiting ?? []) progress.line(waitLine(runId, wait));
+  // A run stopped by its store (or a lost lease) is left resumable, but the command failed.
+  const stopped = status === "suspended" && error !== undefined;
+  if (stopped) {
+    io.stderr(`${error.code}: ${error.message} (run ${runId} is kept as stored, to resume)\n`);
+  }
   if (json) {
     io.stdout(
       `${JSON.stringify({ runId, status, ...(error && { error }), ...(output !== undefined && { output }), ...(waiting && { waiting }) })}\n`,
@@ -30,7 +35,7 @@ export async function drive(
   }
   return result.status === "done"
     ? EXIT.done
-    : result.status === "failed"
+    : result.status === "failed" || stopped
       ? EXIT.failed
       : EXIT.suspended;
 }

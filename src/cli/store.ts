@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Result, StagechartError } from "../errors.js";
 import { DEFAULT_STORE_PATH, SqliteStore } from "../store/index.js";
@@ -18,7 +18,18 @@ export function openStoreForCli(path: string | undefined): Result<SqliteStore> {
  */
 export function openExistingStore(path: string | undefined): Result<SqliteStore> | undefined {
   const file = storePathFor(path);
-  return existsSync(file) ? SqliteStore.open(file) : undefined;
+  return isAbsent(file) ? undefined : SqliteStore.open(file);
+}
+
+/** No file at `file`; one that cannot even be looked at (EACCES) is not taken for absent. */
+function isAbsent(file: string): boolean {
+  try {
+    statSync(file);
+    return false;
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    return code === "ENOENT" || code === "ENOTDIR";
+  }
 }
 
 /** `Session/RunNotFound` for a run looked up where there is no store at all. */

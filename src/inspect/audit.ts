@@ -47,7 +47,15 @@ export interface AuditEvent extends AuditEventInput {
   /** Gapless per run, from 1. */
   seq: number;
   at: string;
+  /**
+   * Only on an event read back from a damaged store row: what is wrong with it. Its payload is
+   * then empty; the rest of the log is still there around it.
+   */
+  damaged?: string;
 }
+
+export const isAuditEventType = (type: string): type is AuditEventType =>
+  (AUDIT_EVENT_TYPES as readonly string[]).includes(type);
 
 export interface AuditSink {
   /** Records an event and returns it as recorded, with its `seq` and `at`. */

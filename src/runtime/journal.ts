@@ -1,19 +1,30 @@
+import { z } from "zod";
+import type { ModelReply } from "../compiler/act-rules.js";
+import type { ToolRun } from "../compiler/stage-types.js";
+import { ERROR_CLASSES, type ErrorCode, type ErrorView } from "../errors.js";
+import { decodeRow } from "./persistence.js";
+
 /**
  * Recorded model responses and tool results, keyed by idempotency key
  * (`runId / stageExecutionId / attempt / turn / proposalId`). A call whose result is recorded is
  * never made again: after a restore the recorded result is reused.
  */
 export interface Journal {
-  get(key: string): unknown;
+  /**
+   * What was recorded under `key`, undefined when nothing was. A recorded value that is not of
+   * the `shape` its call records is `Session/StoreCorrupt`, naming the key: a damaged entry is
+   * never taken for an absent one, so its call is not made again.
+   */
+  get<T>(key: string, shape: z.ZodType<T>): T | undefined;
   record(key: string, value: unknown): void;
 }
 
 export class MemoryJournal implements Journal {
   private readonly records = new Map<string, string>();
 
-  get(key: string): unknown {
+  get<T>(key: string, shape: z.ZodType<T>): T | undefined {
     const recorded = this.records.get(key);
-    return recorded === undefined ? undefined : JSON.parse(recorded);
+    return recorded === undefined ? undefined : decodeJournalEntry(key, recorded, shape);
   }
 
   record(key: string, value: unknown): void {
@@ -21,9 +32,43 @@ export class MemoryJournal implements Journal {
   }
 }
 
+/** A journal entry's text back as the value its call recorded. */
+export const decodeJournalEntry = <T>(key: string, text: string, shape: z.ZodType<T>): T =>
+  decodeRow(text, shape, `journal entry ${key}`, { key });
+
 /** The n-th model call of a stage execution (failed calls count: a retry is the next call). */
 export const modelCallKey = (runId: string, stageExecutionId: string, call: number): string =>
   `model:${runId}/${stageExecutionId}/${call}`;
 
 export const toolCallKey = (runId: string, proposalId: string): string =>
   `tool:${runId}/${proposalId}`;
+
+/** What the journal keeps of a model call: its reply, or how it failed (replayed the same way). */
+export type RecordedCall = { reply: ModelReply } | { failure: ErrorView };
+
+const errorCode = z.custom<ErrorCode>((code) => typeof code === "string" && code.includes("/"));
+
+const errorView: z.ZodType<ErrorView> = z.object({
+  class: z.enum(ERROR_CLASSES),
+  code: errorCode,
+  message: z.string(),
+  context: z.record(z.string(), z.unknown()),
+});
+
+export const RECORDED_CALL: z.ZodType<RecordedCall> = z.union([
+  z.object({
+    reply: z.object({
+      text: z.string(),
+      calls: z.array(z.object({ toolCallId: z.string(), tool: z.string(), input: z.string() })),
+      usage: z.object({ inputTokens: z.number().optional(), outputTokens: z.number().optional() }),
+    }),
+  }),
+  z.object({ failure: errorView }),
+]);
+
+export const TOOL_RUN: z.ZodType<ToolRun> = z.object({
+  ok: z.boolean(),
+  result: z.json(),
+  code: errorCode.optional(),
+  durationMs: z.number(),
+});

@@ -9,14 +9,14 @@ import type { ModelCallInput } from "../compiler/stage-services.js";
 import type { TurnOutcome } from "../compiler/stage-types.js";
 import { transcriptCutoff } from "../compiler/transcript-keys.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
-import { type ErrorView, isStagechartError, StagechartError } from "../errors.js";
+import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
 import { type Redactor, redactContent, redactorOf, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { deadline } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";
-import { modelCallKey } from "./journal.js";
+import { modelCallKey, RECORDED_CALL, type RecordedCall } from "./journal.js";
 import { toPrompt } from "./transcripts.js";
 
 /**
@@ -30,7 +30,7 @@ export async function callModel(
 ): Promise<TurnOutcome> {
   const { stage, runId, stageExecutionId, attempt, turn, modelCalls } = input;
   const key = modelCallKey(runId, stageExecutionId, modelCalls);
-  let recorded = host.journal.get(key) as RecordedCall | undefined;
+  let recorded = host.journal.get(key, RECORDED_CALL);
   if (!recorded) {
     recorded = await generate(host, input, signal).then(
       (result): RecordedCall => ({ reply: toReply(result, redactorOf(host.model)) }),
@@ -59,9 +59,6 @@ export async function callModel(
     },
   );
 }
-
-/** What the journal keeps of a model call: its reply, or how it failed (replayed the same way). */
-type RecordedCall = { reply: ModelReply } | { failure: ErrorView };
 
 async function generate(
   host: Host,

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { readlinkSync } from "node:fs";
 import { hostname } from "node:os";
+import type { z } from "zod";
 import type { JsonValue } from "../definitions/contract.js";
-import type { ErrorView, Result } from "../errors.js";
+import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
 import type { Journal } from "./journal.js";
 import type { TranscriptStore } from "./transcripts.js";
@@ -56,6 +57,54 @@ export interface RunStore extends Journal, TranscriptStore {
   ): Result<void>;
   renewLease(runId: string, owner: string, ttlMs: number): Result<void>;
   releaseLease(runId: string, owner: string): void;
+}
+
+/** A store row that is not what was written there: `Session/StoreCorrupt`, naming the row. */
+export const storeCorrupt = (what: string, context: Record<string, unknown>): StagechartError =>
+  new StagechartError("Session/StoreCorrupt", `the store is damaged: ${what}`, context);
+
+/** A stored row's JSON text back as a value of `shape`; anything else is `Session/StoreCorrupt`. */
+export function decodeRow<T>(
+  text: string,
+  shape: z.ZodType<T>,
+  what: string,
+  context: Record<string, unknown>,
+): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw storeCorrupt(`${what} is not valid JSON`, context);
+  }
+  const checked = shape.safeParse(value);
+  if (!checked.success) throw storeCorrupt(`${what} is not what was written there`, context);
+  return checked.data;
+}
+
+/**
+ * The journal and transcripts of a durable run as its stages see them. A store that fails under
+ * a call — a damaged row, a full disk — is not the stage's failure: `stopRun` is told first, so
+ * the run stops where it is (and stays resumable), then the call throws the store's error.
+ */
+export function stopOnStoreFailure(
+  store: Journal & TranscriptStore,
+  stopRun: (error: StagechartError) => void,
+): Journal & TranscriptStore {
+  const guarded = <T>(work: () => T): T => {
+    try {
+      return work();
+    } catch (error) {
+      const failure = toStagechartError(error, "Session/StoreUnavailable");
+      stopRun(failure);
+      throw failure;
+    }
+  };
+  return {
+    get: (key, shape) => guarded(() => store.get(key, shape)),
+    record: (key, value) => guarded(() => store.record(key, value)),
+    put: (stageExecutionId, key, entry) => guarded(() => store.put(stageExecutionId, key, entry)),
+    read: (stageExecutionId, before) => guarded(() => store.read(stageExecutionId, before)),
+  };
 }
 
 /** How long a lease lives without renewal: a crashed owner blocks a run at most this long. */

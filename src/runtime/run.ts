@@ -36,6 +36,7 @@ import {
   ownerIsGone,
   type RunStore,
   StepRecorder,
+  stopOnStoreFailure,
 } from "./persistence.js";
 import { rulesGrantPolicy } from "./rules.js";
 import { checkContext, refuseControl } from "./run-checks.js";
@@ -249,7 +250,6 @@ function launchDurable(
   const leased = store.acquireLease(runId, owner, leaseTtlMs, ownerIsGone);
   if (!leased.ok) return leased;
   const recorder = new StepRecorder(store, runId, definitionHash);
-  const durableHost: Host = { ...host, audit: recorder, journal: store, transcripts: store };
   // Once the lease is lost or the store fails, this process must not write for the run again:
   // it stops, and the run is left to whoever holds it now (or to a later resume).
   let lost: StagechartError | undefined;
@@ -258,6 +258,8 @@ function launchDurable(
     lost ??= toStagechartError(error, "Session/StoreUnavailable");
     stop();
   };
+  const records = stopOnStoreFailure(store, giveUp);
+  const durableHost: Host = { ...host, audit: recorder, journal: records, transcripts: records };
   const renewal = setInterval(() => {
     const renewed = store.renewLease(runId, owner, leaseTtlMs);
     if (!renewed.ok) giveUp(renewed.error);
@@ -297,7 +299,14 @@ function launchDurable(
         lost = toStagechartError(error, "Session/StoreUnavailable");
       }
     }
-    return lost ? { ...outcome, error: lost.toModelView() } : outcome;
+    if (!lost) return outcome;
+    // Not this process's any more, or not storable: the run stays as stored, to be resumed.
+    try {
+      store.releaseLease(runId, owner);
+    } catch {
+      // A store that cannot even release it: the lease expires, or its owner is seen gone.
+    }
+    return { ...outcome, status: "suspended", error: lost.toModelView() };
   });
   return ok({ ...handle, result });
 }

@@ -7,7 +7,7 @@ import { missingToolCalling } from "../models/capabilities.js";
 import { invokeTool, type JsonValue } from "../tools/index.js";
 import type { Host } from "./host.js";
 import { askInteractors } from "./interactors.js";
-import { toolCallKey } from "./journal.js";
+import { TOOL_RUN, toolCallKey } from "./journal.js";
 import { callModel } from "./model-turn.js";
 import { findMatchingRule } from "./rules.js";
 import { defaultAssert } from "./stage-hooks.js";
@@ -35,7 +35,7 @@ export function createStageServices(host: Host): StageServices {
     deniedByGuard: (call) => findMatchingRule(host.guards, call.tool, call.argsSummary)?.source,
     runTool: async ({ runId, call }, signal) => {
       const key = toolCallKey(runId, call.proposalId);
-      const recorded = host.journal.get(key) as ToolRun | undefined;
+      const recorded = host.journal.get(key, TOOL_RUN);
       if (recorded) return recorded;
       const tool = host.tools.get(call.tool);
       if (!tool)

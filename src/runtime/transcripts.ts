@@ -3,8 +3,10 @@ import type {
   LanguageModelV3Prompt,
   LanguageModelV3ToolResultOutput,
 } from "@ai-sdk/provider";
+import { z } from "zod";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../tools/types.js";
+import { decodeRow } from "./persistence.js";
 
 /** Where stage transcripts live: keyed entries per stage execution, never in machine context. */
 export interface TranscriptStore {
@@ -30,6 +32,34 @@ export class MemoryTranscripts implements TranscriptStore {
       .map((key) => entries.get(key) as TranscriptEntry);
   }
 }
+
+const TRANSCRIPT_ENTRY: z.ZodType<TranscriptEntry> = z.discriminatedUnion("role", [
+  z.object({ role: z.literal("system"), text: z.string() }),
+  z.object({ role: z.literal("user"), text: z.string() }),
+  z.object({
+    role: z.literal("assistant"),
+    text: z.string(),
+    calls: z.array(z.object({ toolCallId: z.string(), tool: z.string(), args: z.json() })),
+  }),
+  z.object({
+    role: z.literal("tool"),
+    toolCallId: z.string(),
+    tool: z.string(),
+    result: z.json(),
+    isError: z.boolean(),
+  }),
+]);
+
+/** A stored transcript entry back as an entry; a damaged one is `Session/StoreCorrupt`. */
+export const decodeTranscriptEntry = (
+  stageExecutionId: string,
+  key: string,
+  text: string,
+): TranscriptEntry =>
+  decodeRow(text, TRANSCRIPT_ENTRY, `transcript entry ${key} of ${stageExecutionId}`, {
+    stageExecutionId,
+    key,
+  });
 
 /** A transcript as an AI SDK prompt; consecutive tool results become one tool message. */
 export function toPrompt(entries: readonly TranscriptEntry[]): LanguageModelV3Prompt {

@@ -1,7 +1,7 @@
 import type { JsonValue } from "../definitions/contract.js";
-import { type ErrorView, StagechartError } from "../errors.js";
-import type { AuditEvent, AuditEventType } from "../inspect/audit.js";
-import type { StoredStatus } from "../runtime/persistence.js";
+import type { ErrorView } from "../errors.js";
+import { type AuditEvent, type AuditEventType, isAuditEventType } from "../inspect/audit.js";
+import { type StoredStatus, storeCorrupt } from "../runtime/persistence.js";
 
 /** A run's state as stored; `suspended` is a run parked on a gate or stopped to be resumed. */
 
@@ -85,7 +85,8 @@ export function toRunRow(run: RunRecord): RunRow {
 }
 
 export function fromRunRow({ options, error, output, ...row }: RunRow): RunRecord {
-  const column = (text: string, name: string) => parseColumn(text, `run ${row.runId}'s ${name}`);
+  const column = (text: string, name: string) =>
+    parseColumn(text, `run ${row.runId}'s ${name}`, { runId: row.runId, column: name });
   return {
     ...row,
     options: column(options, "options"),
@@ -95,14 +96,11 @@ export function fromRunRow({ options, error, output, ...row }: RunRow): RunRecor
 }
 
 /** A JSON column read back; a damaged one is `Session/StoreCorrupt`, naming what it held. */
-function parseColumn(text: string, what: string) {
+function parseColumn(text: string, what: string, context: Record<string, unknown>) {
   try {
     return JSON.parse(text);
   } catch {
-    throw new StagechartError(
-      "Session/StoreCorrupt",
-      `the store is damaged: ${what} is not valid JSON`,
-    );
+    throw storeCorrupt(`${what} is not valid JSON`, context);
   }
 }
 
@@ -119,9 +117,12 @@ export function toAuditRow(event: AuditEvent): AuditRow {
   };
 }
 
-/** Back to the shape the emitter produced: `{seq, at, type, runId, …optional ids, payload}`. */
+/**
+ * Back to the shape the emitter produced: `{seq, at, type, runId, …optional ids, payload}`. A
+ * row whose type or payload does not read back is kept in its place, marked `damaged`.
+ */
 export function fromAuditRow(row: AuditRow): AuditEvent {
-  return {
+  const event = {
     seq: row.seq,
     at: row.at,
     type: row.type,
@@ -129,6 +130,29 @@ export function fromAuditRow(row: AuditRow): AuditEvent {
     ...(row.stageId !== null && { stageId: row.stageId }),
     ...(row.stageExecutionId !== null && { stageExecutionId: row.stageExecutionId }),
     ...(row.attempt !== null && { attempt: row.attempt }),
-    payload: parseColumn(row.payload, `run ${row.runId}'s audit event ${row.seq}`),
   };
+  const payload = parsedPayload(row.payload);
+  const problem = !isAuditEventType(row.type)
+    ? `its type ${JSON.stringify(row.type)} is not an audit event type`
+    : payload === undefined
+      ? "its payload is not a JSON object"
+      : undefined;
+  if (problem === undefined) return { ...event, payload: payload as Record<string, unknown> };
+  return {
+    ...event,
+    payload: {},
+    damaged: `run ${row.runId}'s audit event ${row.seq}: ${problem}`,
+  };
+}
+
+/** A payload column read back: a JSON object, or undefined. */
+function parsedPayload(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,12 +1,13 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import type { z } from "zod";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import { err, ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
-import type { Journal } from "../runtime/journal.js";
+import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { StepCommit } from "../runtime/persistence.js";
-import type { TranscriptStore } from "../runtime/transcripts.js";
+import { decodeTranscriptEntry, type TranscriptStore } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import { migrate } from "./migrations.js";
 import {
@@ -30,6 +31,7 @@ import {
   runLocked,
   runNotFound,
   snapshotCorrupt,
+  storeFailure,
   storeUnavailable,
 } from "./store-errors.js";
 
@@ -41,13 +43,25 @@ export interface StoreOptions {
   now?: () => number;
 }
 
+/**
+ * Creates `dir` and its missing parents one at a time. Node's own recursive mkdir never returns
+ * under a parent that refuses new entries with ENOENT, such as /proc/self.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let at = dir; !existsSync(at) && dirname(at) !== at; at = dirname(at)) missing.unshift(at);
+  for (const each of missing) mkdirSync(each);
+}
+
 /** What one macrostep leaves behind: its audit events and, usually, the snapshot it led to. */
 export type { StepCommit };
 
 /**
  * The embedded store (DESIGN.md §6): runs, their latest snapshots, the audit log, the journal,
  * transcripts and leases in one SQLite file. Expected conditions come back as error values;
- * a throw means misuse (an unknown run, a value that is not JSON) or a failing disk.
+ * a throw means misuse (an unknown run, a value that is not JSON) or a failing store: a damaged
+ * file or row is `Session/StoreCorrupt`, a full, missing or read-only disk
+ * `Session/StoreUnavailable`, each naming the file or the row.
  */
 export class SqliteStore implements Journal, TranscriptStore {
   private readonly sql: Statements;
@@ -55,6 +69,7 @@ export class SqliteStore implements Journal, TranscriptStore {
 
   private constructor(
     private readonly db: Database.Database,
+    private readonly path: string,
     private readonly now: () => number,
   ) {
     this.sql = prepareStatements(db);
@@ -65,7 +80,7 @@ export class SqliteStore implements Journal, TranscriptStore {
     const now = options.now ?? Date.now;
     let db: Database.Database | undefined;
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      makeDirectories(dirname(path));
       db = new Database(path);
       db.pragma("journal_mode = WAL");
       // In WAL mode NORMAL cannot corrupt the file and loses nothing when the process dies; a
@@ -74,7 +89,7 @@ export class SqliteStore implements Journal, TranscriptStore {
       db.pragma("busy_timeout = 5000");
       db.pragma("foreign_keys = ON");
       const migrated = migrate(db, now);
-      if (migrated.ok) return ok(new SqliteStore(db, now));
+      if (migrated.ok) return ok(new SqliteStore(db, path, now));
       db.close();
       return migrated;
     } catch (cause) {
@@ -100,28 +115,35 @@ export class SqliteStore implements Journal, TranscriptStore {
       stagechartVersion: VERSION,
       options: run.options,
     };
-    if (this.sql.insertRun.run(toRunRow(record)).changes === 0) return err(runExists(run.runId));
+    const inserted = this.guarded(() => this.sql.insertRun.run(toRunRow(record)));
+    if (inserted.changes === 0) return err(runExists(run.runId));
     return ok(record);
   }
 
+  /**
+   * A run that leaves `running` (it ended, or parked) is then checkpointed: its rows move from
+   * the WAL into the main file, so losing the WAL later cannot lose it.
+   */
   updateRun(runId: string, patch: RunPatch): Result<RunRecord> {
-    return this.immediately((): Result<RunRecord> => {
+    const updated = this.immediately((): Result<RunRecord> => {
       const current = this.getRun(runId);
       if (!current.ok) return current;
       const updated: RunRecord = { ...current.value, ...patch, updatedAt: this.timestamp() };
       this.sql.updateRun.run(toRunRow(updated));
       return this.getRun(runId);
     });
+    if (updated.ok && updated.value.status !== "running") this.checkpoint();
+    return updated;
   }
 
   getRun(runId: string): Result<RunRecord> {
-    const row = this.sql.run.get(runId);
+    const row = this.guarded(() => this.sql.run.get(runId));
     return row ? ok(fromRunRow(row)) : err(runNotFound(runId));
   }
 
   /** Newest first. */
   listRuns(): RunRecord[] {
-    return this.sql.runs.all().map(fromRunRow);
+    return this.guarded(() => this.sql.runs.all()).map(fromRunRow);
   }
 
   /**
@@ -156,7 +178,7 @@ export class SqliteStore implements Journal, TranscriptStore {
   }
 
   getSnapshot(runId: string): Result<StoredSnapshot> {
-    const row = this.sql.snapshot.get(runId);
+    const row = this.guarded(() => this.sql.snapshot.get(runId));
     if (!row) return err(noSnapshot(runId));
     const { snapshot, ...stamp } = row;
     try {
@@ -167,42 +189,47 @@ export class SqliteStore implements Journal, TranscriptStore {
   }
 
   lastSeq(runId: string): number {
-    return this.sql.lastSeq.get(runId) ?? 0;
+    return this.guarded(() => this.sql.lastSeq.get(runId)) ?? 0;
   }
 
-  /** The run's audit events in order, those after `afterSeq` when given. */
+  /**
+   * The run's audit events in order, those after `afterSeq` when given. A row that does not read
+   * back is there in its place, marked `damaged`, so one bad row does not hide the log.
+   */
   auditOf(runId: string, afterSeq = 0): AuditEvent[] {
-    return this.sql.audit.all(runId, afterSeq).map(fromAuditRow);
+    return this.guarded(() => this.sql.audit.all(runId, afterSeq)).map(fromAuditRow);
   }
 
-  get(key: string): unknown {
-    const value = this.sql.journalValue.get(key);
-    return value === undefined ? undefined : JSON.parse(value);
+  get<T>(key: string, shape: z.ZodType<T>): T | undefined {
+    const value = this.guarded(() => this.sql.journalValue.get(key));
+    return value === undefined ? undefined : decodeJournalEntry(key, value, shape);
   }
 
   /** A journal entry is a fact: recording a key again keeps the first value. */
   record(key: string, value: unknown): void {
-    this.sql.recordJournal.run({
+    const row = {
       key,
       runId: runIdOfJournalKey(key),
       value: JSON.stringify(value),
       at: this.timestamp(),
-    });
+    };
+    this.guarded(() => this.sql.recordJournal.run(row));
   }
 
   put(stageExecutionId: string, key: string, entry: TranscriptEntry): void {
-    this.sql.putTranscript.run({
+    const row = {
       stageExecutionId,
       key,
       runId: runIdOfExecution(stageExecutionId),
       entry: JSON.stringify(entry),
-    });
+    };
+    this.guarded(() => this.sql.putTranscript.run(row));
   }
 
   read(stageExecutionId: string, before?: string): TranscriptEntry[] {
-    return this.sql.transcript
-      .all({ stageExecutionId, before: before ?? null })
-      .map((entry) => JSON.parse(entry) as TranscriptEntry);
+    return this.guarded(() =>
+      this.sql.transcript.all({ stageExecutionId, before: before ?? null }),
+    ).map((row) => decodeTranscriptEntry(stageExecutionId, row.key, row.entry));
   }
 
   /**
@@ -234,14 +261,36 @@ export class SqliteStore implements Journal, TranscriptStore {
    * `Session/LeaseLost` when it was released or taken over: the run is no longer this owner's.
    */
   renewLease(runId: string, owner: string, ttlMs: number): Result<void> {
-    const renewed = this.sql.renewLease.run({ runId, owner, expiresAt: this.now() + ttlMs });
+    const lease = { runId, owner, expiresAt: this.now() + ttlMs };
+    const renewed = this.guarded(() => this.sql.renewLease.run(lease));
     if (renewed.changes > 0) return ok(undefined);
     return err(leaseLost(runId, owner));
   }
 
   /** Gives the lease up; a lease held by another owner is left alone. */
   releaseLease(runId: string, owner: string): void {
-    this.sql.releaseLease.run({ runId, owner });
+    this.guarded(() => this.sql.releaseLease.run({ runId, owner }));
+  }
+
+  /**
+   * Copies the WAL into the main file. Best effort: a checkpoint that cannot finish (a reader
+   * in the way, a full disk) loses nothing, the WAL still holds every commit.
+   */
+  private checkpoint(): void {
+    try {
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Left to SQLite's next automatic checkpoint.
+    }
+  }
+
+  /** Runs `work`, with a failing SQLite call told as what it means for the user. */
+  private guarded<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      throw storeFailure(this.path, error);
+    }
   }
 
   /**
@@ -250,7 +299,7 @@ export class SqliteStore implements Journal, TranscriptStore {
    * another process's commit made stale.
    */
   private immediately<T>(work: () => T): T {
-    return this.transaction.immediate(work) as T;
+    return this.guarded(() => this.transaction.immediate(work) as T);
   }
 
   private timestamp(): string {

@@ -39,6 +39,8 @@ type SnapshotWrite = {
   at: string;
 };
 
+type TranscriptRow = { key: string; entry: string };
+
 type TranscriptWrite = { stageExecutionId: string; key: string; runId: string; entry: string };
 
 /** Every statement the store runs, with its parameters and row shape. */
@@ -57,7 +59,7 @@ export interface Statements {
   journalValue: Statement<[string], string>;
   recordJournal: Statement<{ key: string; runId: string; value: string; at: string }>;
   putTranscript: Statement<TranscriptWrite>;
-  transcript: Statement<{ stageExecutionId: string; before: string | null }, string>;
+  transcript: Statement<{ stageExecutionId: string; before: string | null }, TranscriptRow>;
   claimLease: Statement<LeaseClaim>;
   renewLease: Statement<{ runId: string; owner: string; expiresAt: number }>;
   releaseLease: Statement<{ runId: string; owner: string }>;
@@ -126,13 +128,11 @@ export function prepareStatements(db: Database.Database): Statements {
        VALUES (@stageExecutionId, @key, @runId, @entry)
        ON CONFLICT (stage_execution_id, key) DO UPDATE SET entry = excluded.entry`,
     ),
-    transcript: db
-      .prepare<{ stageExecutionId: string; before: string | null }, string>(
-        `SELECT entry FROM transcripts
-         WHERE stage_execution_id = @stageExecutionId AND (@before IS NULL OR key < @before)
-         ORDER BY key`,
-      )
-      .pluck(),
+    transcript: db.prepare<{ stageExecutionId: string; before: string | null }, TranscriptRow>(
+      `SELECT key, entry FROM transcripts
+       WHERE stage_execution_id = @stageExecutionId AND (@before IS NULL OR key < @before)
+       ORDER BY key`,
+    ),
 
     // Taken when free, expired, already this owner's, or forced (its holder is gone);
     // otherwise the upsert changes nothing.

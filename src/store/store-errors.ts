@@ -1,11 +1,49 @@
+import Database from "better-sqlite3";
 import { StagechartError } from "../errors.js";
 
 /** Every error the store hands back, in one place. */
 
+const messageOf = (cause: unknown): string =>
+  cause instanceof Error ? cause.message : String(cause);
+
+/** A store that cannot be opened: its path is wrong, unreachable or not a database. */
 export const storeUnavailable = (path: string, cause: unknown): StagechartError =>
-  new StagechartError(
+  isCorruption(cause)
+    ? storeDamaged(path, cause)
+    : new StagechartError(
+        "Session/StoreUnavailable",
+        `cannot open the store at ${path}: ${messageOf(cause)}`,
+        { path },
+        { cause },
+      );
+
+/**
+ * What a failing SQLite call means for the user: a damaged file is `Session/StoreCorrupt`, a
+ * disk that is full, gone or read-only (or a store busy past the timeout) is
+ * `Session/StoreUnavailable`, both naming the file. Errors of the store's own making (a
+ * constraint, an SQL mistake) and anything that is not SQLite's are left as they are: bugs.
+ */
+export function storeFailure(path: string, cause: unknown): unknown {
+  if (!(cause instanceof Database.SqliteError)) return cause;
+  if (isCorruption(cause)) return storeDamaged(path, cause);
+  if (OWN_MAKING.some((code) => cause.code.startsWith(code))) return cause;
+  return new StagechartError(
     "Session/StoreUnavailable",
-    `cannot open the store at ${path}: ${cause instanceof Error ? cause.message : String(cause)}`,
+    `cannot use the store at ${path}: ${cause.message}`,
+    { path },
+    { cause },
+  );
+}
+
+const OWN_MAKING = ["SQLITE_CONSTRAINT", "SQLITE_MISUSE", "SQLITE_RANGE", "SQLITE_MISMATCH"];
+
+const isCorruption = (cause: unknown): boolean =>
+  cause instanceof Database.SqliteError && cause.code.startsWith("SQLITE_CORRUPT");
+
+const storeDamaged = (path: string, cause: unknown): StagechartError =>
+  new StagechartError(
+    "Session/StoreCorrupt",
+    `the store at ${path} is damaged: ${messageOf(cause)}`,
     { path },
     { cause },
   );

@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -289,7 +289,7 @@ describe("a damaged store", () => {
     expectWholeTrail(events);
   });
 
-  it("names a damaged run row or audit event instead of crashing", async () => {
+  it("shows and audits the rest of a run around a damaged audit event, marking it", async () => {
     const project = demoProject();
     const { runId } = await suspendedRun(project);
     const db = new Database(storeOf(project));
@@ -297,12 +297,38 @@ describe("a damaged store", () => {
     const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'");
     for (const name of triggers.pluck().all()) db.exec(`DROP TRIGGER "${name}"`);
     db.prepare("UPDATE audit SET payload = '{cut' WHERE run_id = ? AND seq = 2").run(runId);
+    db.prepare("UPDATE audit SET type = 'Nonsense' WHERE run_id = ? AND seq = 3").run(runId);
+    const total = db.prepare("SELECT COUNT(*) FROM audit WHERE run_id = ?").pluck().get(runId);
+    db.close();
+    const warning = `Session/StoreCorrupt: the store is damaged: run ${runId}'s audit log has damaged events (seq 2, 3), shown marked DAMAGED\n`;
+
     const audit = await storeCommand(project, "audit", runId, "--json");
-    expect(audit.code).toBe(1);
-    expect(summaryOf(audit.stdout).error).toMatchObject({
-      code: "Session/StoreCorrupt",
-      message: expect.stringContaining(`run ${runId}'s audit event 2`),
+    expect(audit).toMatchObject({ code: 0, stderr: warning });
+    const events: (AuditEvent & { damaged?: string })[] = JSON.parse(audit.stdout);
+    expect(events).toHaveLength(total as number);
+    expect(events[1]).toMatchObject({
+      seq: 2,
+      damaged: `run ${runId}'s audit event 2: its payload is not a JSON object`,
     });
+    expect(events[2]?.damaged).toBe(
+      `run ${runId}'s audit event 3: its type "Nonsense" is not an audit event type`,
+    );
+    expect(events.filter((e) => e.damaged)).toHaveLength(2);
+    expect(events.at(-1)?.type).toBe("RunSuspended");
+
+    const text = await storeCommand(project, "audit", runId);
+    expect(text.stdout).toMatch(/^ {3}2 \S+ DAMAGED: .*payload is not a JSON object$/m);
+    expect(text.stdout).toMatch(/RunSuspended/);
+    const shown = await storeCommand(project, "show", runId);
+    expect(shown).toMatchObject({ code: 0, stderr: warning });
+    expect(shown.stdout).toMatch(/^ {5}2 {2}\S+ {2}DAMAGED: .*payload is not a JSON object$/m);
+    expect(shown.stdout).toContain(`run ${runId} · code-review · suspended`);
+  });
+
+  it("names a damaged run row instead of crashing", async () => {
+    const project = demoProject();
+    const { runId } = await suspendedRun(project);
+    const db = new Database(storeOf(project));
     db.prepare("UPDATE runs SET options = '{bad' WHERE run_id = ?").run(runId);
     db.close();
     const show = await storeCommand(project, "show", runId);
@@ -311,4 +337,117 @@ describe("a damaged store", () => {
       `Session/StoreCorrupt: the store is damaged: run ${runId}'s options`,
     );
   });
+
+  it.skipIf(process.getuid?.() === 0)(
+    "names a store in a directory it may not enter StoreUnavailable, not absent (not as root: root enters any)",
+    async () => {
+      const project = demoProject();
+      await suspendedRun(project);
+      const directory = join(project, ".stagechart");
+      chmodSync(directory, 0o000);
+      try {
+        for (const command of [["runs"], ["show", "r-1"], ["resume", "r-1"]]) {
+          const refused = await storeCommand(project, ...command);
+          expect(refused.code).toBe(1);
+          expect(refused.stderr).toContain(
+            `Session/StoreUnavailable: cannot open the store at ${storeOf(project)}`,
+          );
+        }
+      } finally {
+        chmodSync(directory, 0o755);
+      }
+    },
+  );
+
+  it("names a malformed database page Session/StoreCorrupt, with exit 1", async () => {
+    const project = demoProject();
+    const { runId } = await suspendedRun(project);
+    const path = storeOf(project);
+    const db = new Database(path);
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    const root = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").pluck().get();
+    db.close();
+    const bytes = readFileSync(path);
+    bytes.fill(0xa5, ((root as number) - 1) * 4096, (root as number) * 4096);
+    writeFileSync(path, bytes);
+    for (const command of [["runs"], ["show", runId], ["resume", runId]]) {
+      const shown = await storeCommand(project, ...command);
+      expect(shown.code).toBe(1);
+      expect(shown.stderr).toMatch(
+        /^Session\/StoreCorrupt: the store at .* is damaged: database disk image is malformed\n/,
+      );
+    }
+  });
+});
+
+describe("a damaged journal or transcript row of the call in flight", () => {
+  /**
+   * Each damage, as a failing disk would leave it, and how to mend it. The damaged tool row stops
+   * the approved call before it runs: the grant is still to answer after. A damaged model or
+   * transcript row stops the turn after the granted Edit, which ran and was stored.
+   */
+  const damages = {
+    "the tool's recorded result": (runId: string, proposalId: string) => ({
+      key: `tool:${runId}/${proposalId}`,
+      damage: `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, '${runId}', '{"ok":', 'x')`,
+      mend: "DELETE FROM journal WHERE key = @key",
+      answerAgain: true,
+    }),
+    "the model's recorded reply": (runId: string) => ({
+      key: `model:${runId}/${runId}/plan/1/1`,
+      damage: `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, '${runId}', 'null', 'x')`,
+      mend: "DELETE FROM journal WHERE key = @key",
+      answerAgain: false,
+    }),
+    "a transcript entry": (runId: string) => ({
+      key: "000000.000000.000000.000000",
+      damage: `UPDATE transcripts SET entry = '{"role":"system"}' WHERE key = @key AND stage_execution_id = '${runId}/plan/1'`,
+      mend: `UPDATE transcripts SET entry = '{"role":"system","text":"mended"}' WHERE key = @key AND stage_execution_id = '${runId}/plan/1'`,
+      answerAgain: false,
+    }),
+  };
+
+  it.each(Object.keys(damages))(
+    "stops the run with Session/StoreCorrupt naming %s; once mended, resume finishes it",
+    async (what) => {
+      const project = demoProject();
+      const { runId, proposalId } = await suspendedRun(project);
+      const { key, damage, mend, answerAgain } = damages[what as keyof typeof damages](
+        runId,
+        proposalId,
+      );
+      const db = new Database(storeOf(project));
+      expect(db.prepare(damage).run({ key }).changes).toBe(1);
+
+      const broken = await storeCommand(
+        project,
+        "resume",
+        runId,
+        "--approve",
+        proposalId,
+        "--json",
+      );
+      expect(broken.code).toBe(1);
+      const told = broken.stderr.split("\n").find((line) => line.startsWith("Session/"));
+      expect(told).toMatch(/^Session\/StoreCorrupt: the store is damaged: /);
+      expect(told).toContain(key);
+      expect(told).toContain(`(run ${runId} is kept as stored, to resume)`);
+      expect(summaryOf(broken.stdout).error).toMatchObject({
+        code: "Session/StoreCorrupt",
+        message: expect.stringContaining(key),
+      });
+      const runs = JSON.parse((await storeCommand(project, "runs", "--json")).stdout);
+      expect(runs[0]).toMatchObject({ runId, status: "suspended" });
+      const types = (await auditOf(project, runId)).map((e) => e.type);
+      expect(types).not.toContain("ToolFailed");
+      expect(types).not.toContain("RunFailed");
+
+      db.prepare(mend).run({ key });
+      db.close();
+      const answer = answerAgain ? ["--approve", proposalId] : [];
+      const again = await storeCommand(project, "resume", runId, ...answer, "--json");
+      expect(summaryOf(again.stdout).status).toBe("done");
+      expectWholeTrail(await auditOf(project, runId));
+    },
+  );
 });

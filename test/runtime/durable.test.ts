@@ -2,10 +2,12 @@ import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { waitFor } from "xstate";
+import { StagechartError } from "../../src/errors.js";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
+import { fillDisk } from "../store/support/temp-store.js";
 import { CODE_REVIEW_SCRIPT, code, llm, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
@@ -515,4 +517,100 @@ describe("a durable run that can no longer write", () => {
     expect(stored.some((e) => e.type === "RunCompleted")).toBe(false);
     expect(store.getRun("full")).toMatchObject({ ok: true, value: { status: "running" } });
   });
+});
+
+describe("a durable run on a disk that fills up", () => {
+  const review = pipelineOf({
+    id: "code-review",
+    stages: [llm("plan"), llm("execute"), llm("review")],
+    next: { plan: "execute", execute: "review" },
+  });
+
+  it("stops with Session/StoreUnavailable wherever the disk fills, fails no stage for it, and resumes to done once there is room", async () => {
+    const stoppedAt = new Set<number>();
+    // Each run gets a few more pages than the last, so the disk fills at a later write each time.
+    for (let spare = 0; spare < 40; spare += 2) {
+      const store = openStore();
+      const runId = `full-${spare}`;
+      const freeSpace = fillDisk(store, spare);
+      const started = startRun(review, {
+        host: harness(CODE_REVIEW_SCRIPT).host,
+        store,
+        runId,
+        task: "t",
+      });
+      if (!started.ok) {
+        expect(started.error.code).toBe("Session/StoreUnavailable");
+        continue;
+      }
+      const first = await started.value.result;
+      if (first.status !== "done") {
+        expect(first).toMatchObject({
+          status: "suspended",
+          error: { code: "Session/StoreUnavailable", message: expect.stringContaining("full") },
+        });
+        stoppedAt.add(store.lastSeq(runId));
+        expect(store.getRun(runId)).toMatchObject({ ok: true, value: { status: "running" } });
+        freeSpace();
+        const resumed = resumeRun(review, runId, { host: harness(CODE_REVIEW_SCRIPT).host, store });
+        if (!resumed.ok) throw resumed.error;
+        expect((await resumed.value.result).status).toBe("done");
+      }
+      const events = store.auditOf(runId);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      const exits = events.filter((e) => e.type === "StageExited");
+      expect(exits.map((e) => e.stageId)).toEqual(["plan", "execute", "review"]);
+      expect(exits.every((e) => e.payload.verdict === "ok")).toBe(true);
+      store.close();
+    }
+    // The disk filled at many different points of the run, not just one.
+    expect(stoppedAt.size).toBeGreaterThan(3);
+  });
+
+  it.each([
+    ["a tool result's journal entry", "record", (key: string) => key.startsWith("tool:")],
+    [
+      "a transcript entry (written by a machine action)",
+      "put",
+      (id: string) => id.endsWith("/execute/1"),
+    ],
+  ] as const)(
+    "stops when only the write of %s fails (the disk full just then): no call is failed for it",
+    async (_, method, fails) => {
+      const store = openStore();
+      let failing = true;
+      const fullOnce = Object.assign(Object.create(store), {
+        [method]: (first: string, ...rest: unknown[]) => {
+          if (fails(first) && failing) {
+            failing = false;
+            throw new StagechartError("Session/StoreUnavailable", "database or disk is full");
+          }
+          return (store[method] as (...args: unknown[]) => unknown)(first, ...rest);
+        },
+      }) as SqliteStore;
+      const host = () => harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
+      const first = handleOf(
+        startRun(review, { host: host(), store: fullOnce, runId: "j1", task: "t" }),
+      );
+      const parked = await first.result;
+      const proposalId = parked.waiting?.[0]?.kind === "grant" ? parked.waiting[0].proposalId : "";
+      const answered = resumeRun(review, "j1", {
+        host: host(),
+        store: fullOnce,
+        answers: [{ proposalId, decision: "approve" }],
+      });
+      if (!answered.ok) throw answered.error;
+      expect(await answered.value.result).toMatchObject({
+        status: "suspended",
+        error: { code: "Session/StoreUnavailable" },
+      });
+      expect(store.auditOf("j1").some((e) => e.type === "ToolFailed")).toBe(false);
+
+      // What was in flight when the write failed runs again; everything recorded is reused.
+      const resumed = resumeRun(review, "j1", { host: host(), store });
+      if (!resumed.ok) throw resumed.error;
+      expect((await resumed.value.result).status).toBe("done");
+      expect(store.auditOf("j1").filter((e) => e.type === "ToolSucceeded")).not.toHaveLength(0);
+    },
+  );
 });

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { TranscriptEntry } from "../../src/compiler/stage-types.js";
-import { modelCallKey, toolCallKey } from "../../src/runtime/journal.js";
+import { modelCallKey, RECORDED_CALL, TOOL_RUN, toolCallKey } from "../../src/runtime/journal.js";
 import { newRun, openStore, tempStore } from "./support/temp-store.js";
 
 const ownerOf = (path: string, sql: string): unknown => {
@@ -16,21 +16,22 @@ describe("the journal", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
     const key = modelCallKey("run-1", "run-1/plan/1", 0);
-    store.record(key, { text: "done", calls: [] });
+    const reply = { reply: { text: "done", calls: [], usage: {} } };
+    store.record(key, reply);
     store.close();
 
     const reopened = openStore(path);
-    expect(reopened.get(key)).toEqual({ text: "done", calls: [] });
-    expect(reopened.get(modelCallKey("run-1", "run-1/plan/1", 1))).toBeUndefined();
+    expect(reopened.get(key, RECORDED_CALL)).toEqual(reply);
+    expect(reopened.get(modelCallKey("run-1", "run-1/plan/1", 1), RECORDED_CALL)).toBeUndefined();
   });
 
   it("keeps the first value recorded under a key: an entry is a fact", () => {
     const { store } = tempStore();
     store.createRun(newRun("run-1"));
     const key = toolCallKey("run-1", "proposal-7");
-    store.record(key, { ok: true, result: "first" });
-    store.record(key, { ok: true, result: "second" });
-    expect(store.get(key)).toEqual({ ok: true, result: "first" });
+    store.record(key, { ok: true, result: "first", durationMs: 1 });
+    store.record(key, { ok: true, result: "second", durationMs: 1 });
+    expect(store.get(key, TOOL_RUN)).toEqual({ ok: true, result: "first", durationMs: 1 });
   });
 
   it("files each entry under the run its key names", () => {
@@ -40,6 +41,27 @@ describe("the journal", () => {
     store.record(modelCallKey("run-a", "run-a/plan/1", 0), 1);
     store.record(toolCallKey("run:b", "p-1"), 2);
     expect(ownerOf(path, "SELECT run_id FROM journal ORDER BY run_id")).toEqual(["run-a", "run:b"]);
+  });
+
+  it.each([
+    ["not JSON", "{cut"],
+    ["JSON of another shape", JSON.stringify({ ok: "yes" })],
+    ["null, which must not pass for a call never made", "null"],
+  ])("names an entry that is %s Session/StoreCorrupt, with its key", (_, damage) => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    const key = toolCallKey("run-1", "run-1/plan/1/a1/t1/c0");
+    store.record(key, { ok: true, result: "done", durationMs: 1 });
+    const db = new Database(path);
+    db.prepare("UPDATE journal SET value = ? WHERE key = ?").run(damage, key);
+    db.close();
+    expect(() => store.get(key, TOOL_RUN)).toThrow(
+      expect.objectContaining({
+        code: "Session/StoreCorrupt",
+        message: expect.stringContaining(`journal entry ${key}`),
+        context: { key },
+      }),
+    );
   });
 
   it("refuses an entry for a run the store does not know", () => {
@@ -81,6 +103,23 @@ describe("transcripts", () => {
     store.put("run-1/plan/1", "a", user("before restore"));
     store.put("run-1/plan/1", "a", user("after restore"));
     expect(store.read("run-1/plan/1")).toEqual([user("after restore")]);
+  });
+
+  it("names a damaged entry Session/StoreCorrupt, with its stage execution and key", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.put("run-1/plan/1", "a", user("fine"));
+    store.put("run-1/plan/1", "b", user("to be damaged"));
+    const db = new Database(path);
+    db.prepare("UPDATE transcripts SET entry = ? WHERE key = 'b'").run('{"role":"user"}');
+    db.close();
+    expect(() => store.read("run-1/plan/1")).toThrow(
+      expect.objectContaining({
+        code: "Session/StoreCorrupt",
+        message: expect.stringContaining("transcript entry b of run-1/plan/1"),
+      }),
+    );
+    expect(store.read("run-1/plan/1", "b")).toEqual([user("fine")]);
   });
 
   it("files entries of nested executions under the top-level run", () => {

@@ -76,6 +76,29 @@ describe("commitStep", () => {
     ]);
   });
 
+  it.each([
+    ["payload", "'[1]'", "its payload is not a JSON object"],
+    ["type", "'Nonsense'", 'its type "Nonsense" is not an audit event type'],
+  ])(
+    "reads a row with a damaged %s back in its place, marked, and the rest as written",
+    (column, value, problem) => {
+      const { store, path } = tempStore();
+      store.createRun(newRun("run-1"));
+      store.commitStep("run-1", { events: [1, 2, 3].map((n) => turn("run-1", n)) });
+      const db = new Database(path);
+      db.exec("DROP TRIGGER audit_no_update");
+      db.prepare(`UPDATE audit SET ${column} = ${value} WHERE seq = 2`).run();
+      db.close();
+      const events = store.auditOf("run-1");
+      expect(events.map((event) => event.payload)).toEqual([{ turn: 1 }, {}, { turn: 3 }]);
+      expect(events.map((event) => event.damaged)).toEqual([
+        undefined,
+        `run run-1's audit event 2: ${problem}`,
+        undefined,
+      ]);
+    },
+  );
+
   it("replaces the snapshot, stamped with the run's definition hash unless the step gives one", () => {
     const clock = manualClock();
     const { store } = tempStore(clock);

@@ -60,7 +60,9 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
       withStore((store) => {
         const run = store.getRun(runId);
         if (!run.ok) return refuse(io, flags.json, run.error, runId);
-        const events = store.auditOf(runId);
+        const timeline = store.auditOf(runId);
+        warnDamaged(io, runId, timeline);
+        const events = timeline.filter((e) => e.damaged === undefined);
         const snapshot = store.getSnapshot(runId);
         const state = snapshot.ok
           ? (snapshot.value.snapshot as { value?: unknown }).value
@@ -80,7 +82,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
             stages,
             ...(waiting && { waiting }),
             tokens,
-            timeline: events,
+            timeline,
           };
           io.stdout(`${JSON.stringify(shown, null, 2)}\n`);
           return EXIT.done;
@@ -97,8 +99,8 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         io.stdout(`tokens: ${tokenLine(tokens.total)}\n`);
         for (const t of tokens.stages) io.stdout(`  ${t.stageExecutionId}  ${tokenLine(t)}\n`);
         io.stdout("timeline:\n");
-        for (const e of events) {
-          const line = progressLine(e, false);
+        for (const e of timeline) {
+          const line = e.damaged ? `DAMAGED: ${e.damaged}` : progressLine(e, false);
           if (line) io.stdout(`  ${String(e.seq).padStart(4)}  ${e.at}  ${line}\n`);
         }
         return EXIT.done;
@@ -115,6 +117,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         const run = store.getRun(runId);
         if (!run.ok) return refuse(io, flags.json, run.error, runId);
         const events = store.auditOf(runId);
+        warnDamaged(io, runId, events);
         if (flags.json) io.stdout(`${JSON.stringify(events, null, 2)}\n`);
         else for (const e of events) io.stdout(`${auditLine(e)}\n`);
         return EXIT.done;
@@ -135,7 +138,17 @@ function stageSummary(event: AuditEvent) {
 const tokenLine = (t: TokenCount): string =>
   `${t.totalTokens} (${t.inputTokens} in, ${t.outputTokens} out)`;
 
+/** Damaged events are shown in their place, marked; stderr says which there are. */
+function warnDamaged(io: CliIo, runId: string, events: readonly AuditEvent[]): void {
+  const damaged = events.filter((e) => e.damaged !== undefined).map((e) => e.seq);
+  if (damaged.length === 0) return;
+  io.stderr(
+    `Session/StoreCorrupt: the store is damaged: run ${runId}'s audit log has damaged events (seq ${damaged.join(", ")}), shown marked DAMAGED\n`,
+  );
+}
+
 function auditLine(e: AuditEvent): string {
+  if (e.damaged) return `${String(e.seq).padStart(4)} ${e.at} DAMAGED: ${e.damaged}`;
   const where = [e.stageExecutionId, e.attempt !== undefined ? `attempt ${e.attempt}` : undefined]
     .filter(Boolean)
     .join(" ");

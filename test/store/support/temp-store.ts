@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type Database from "better-sqlite3";
 import { afterEach } from "vitest";
 import type { Result, StagechartError } from "../../../src/errors.js";
 import { type NewRun, SqliteStore, type StoreOptions } from "../../../src/store/index.js";
@@ -62,4 +63,16 @@ export function failure<T>(result: Result<T>): StagechartError {
 export function okValue<T>(result: Result<T>): T {
   if (!result.ok) throw result.error;
   return result.value;
+}
+
+/**
+ * Caps the store's file at its current size plus `spare` pages, as a full disk would: SQLite's
+ * page limit raises a real SQLITE_FULL. The limit belongs to a connection, so the store's own is
+ * reached from behind. Returns what frees the space again.
+ */
+export function fillDisk(store: SqliteStore, spare = 0): () => void {
+  const db = Reflect.get(store, "db") as Database.Database;
+  const pages = db.pragma("page_count", { simple: true }) as number;
+  db.pragma(`max_page_count = ${pages + spare}`);
+  return () => db.pragma("max_page_count = 1073741823");
 }
