@@ -74,7 +74,11 @@ export function actState(machine: StageMachineSetup, services: StageServices) {
             },
             {
               target: "turn",
-              actions: [...turnActions(), { type: "audit", params: answeredTurnAudit }],
+              actions: [
+                ...turnActions(),
+                { type: "recordParseError", params: ({ event }) => ({ outcome: event.output }) },
+                { type: "audit", params: answeredTurnAudit },
+              ],
             },
           ],
           onError: [

@@ -7,6 +7,7 @@ import { consumeGrant, mintGrant } from "./grants.js";
 import {
   type AuditParams,
   current,
+  currentAttempt,
   type Denial,
   grantRequest,
   type StageEvent,
@@ -15,6 +16,7 @@ import {
 import { retryEntry, toolResultEntry } from "./stage-entries.js";
 import type {
   AssertInput,
+  ExitInput,
   ModelCallInput,
   SetupInput,
   SetupOutput,
@@ -67,6 +69,7 @@ export function stageMachineSetup(services: StageServices) {
         services.runTool(input, signal),
       ),
       assertStage: fromPromise<AssertOutcome, AssertInput>(({ input }) => services.assert(input)),
+      exitStage: fromPromise<JsonValue | undefined, ExitInput>(({ input }) => services.exit(input)),
       waitUntil: fromPromise<void, { until: number }>(({ input, signal }) =>
         sleep(input.until - services.now(), signal),
       ),
@@ -172,6 +175,11 @@ export function stageMachineSetup(services: StageServices) {
       acceptCompletion: assign((_, params: { outcome: TurnOutcome }) =>
         params.outcome.kind === "completion" ? { parsed: params.outcome.parsed } : {},
       ),
+      recordParseError: assign(({ context }, params: { outcome: TurnOutcome }) =>
+        params.outcome.kind === "completion-invalid"
+          ? { parseError: { turn: context.turn, errors: params.outcome.errors } }
+          : {},
+      ),
       markCapHit: assign({ capHit: true }),
       proposeBatch: assign((_, params: { outcome: TurnOutcome }) => ({
         batch: params.outcome.kind === "calls" ? params.outcome.calls : [],
@@ -206,6 +214,14 @@ export function stageMachineSetup(services: StageServices) {
       })),
       scheduleRetry: assign(({ context }, params: { reason?: string }) => ({
         reason: params.reason,
+        attempts: [
+          ...(context.attempts ?? []),
+          {
+            ...currentAttempt(context),
+            verdict: "retry" as const,
+            ...(params.reason !== undefined && { reason: params.reason }),
+          },
+        ],
         waitUntil: services.now() + retryDelayMs(context.stage.retryPolicy, context.attempt),
       })),
       startNextAttempt: assign(({ context }) => ({
@@ -213,6 +229,10 @@ export function stageMachineSetup(services: StageServices) {
         turn: 0,
         capHit: false,
         parsed: undefined,
+        parseError: undefined,
+      })),
+      handOn: assign((_, params: { output: JsonValue | undefined }) => ({
+        exited: params.output === undefined ? {} : { output: params.output },
       })),
     },
   });

@@ -1,6 +1,6 @@
 import { actState } from "./stage-act.js";
 import { assertAudit, exitAudit, gateAudit, initFailed } from "./stage-actions.js";
-import { fail, gateInput, requireStageContext, stageResult } from "./stage-context.js";
+import { assertInput, exitInput, fail, gateInput, stageResult } from "./stage-context.js";
 import { errorView, viewOf } from "./stage-entries.js";
 import { stageMachineSetup } from "./stage-machine-setup.js";
 import type { StageServices } from "./stage-services.js";
@@ -26,6 +26,7 @@ export function createStageMachine(services: StageServices) {
       turn: 0,
       modelCalls: 0,
       modelCallsBefore: input.modelCallsBefore ?? 0,
+      ...(input.outputFields !== undefined && { outputFields: input.outputFields }),
       batch: [],
       callIndex: 0,
       grants: {},
@@ -141,13 +142,7 @@ export function createStageMachine(services: StageServices) {
       assert: {
         invoke: {
           src: "assertStage",
-          input: ({ context }) => ({
-            stage: context.stage,
-            stageContext: requireStageContext(context),
-            ...(context.parsed !== undefined && { parsed: context.parsed }),
-            capHit: context.capHit,
-            attempt: context.attempt,
-          }),
+          input: assertInput,
           onDone: [
             {
               guard: {
@@ -157,7 +152,7 @@ export function createStageMachine(services: StageServices) {
                   expected: ["ok", "skip"],
                 }),
               },
-              target: "done",
+              target: "exit",
               actions: [
                 { type: "audit", params: assertAudit },
                 { type: "setVerdict", params: ({ event }) => event.output },
@@ -206,6 +201,17 @@ export function createStageMachine(services: StageServices) {
               ],
             },
           ],
+          onError: { target: "failed", actions: fail(({ event }) => errorView(event.error)) },
+        },
+      },
+      exit: {
+        invoke: {
+          src: "exitStage",
+          input: exitInput,
+          onDone: {
+            target: "done",
+            actions: { type: "handOn", params: ({ event }) => ({ output: event.output }) },
+          },
           onError: { target: "failed", actions: fail(({ event }) => errorView(event.error)) },
         },
       },
