@@ -57,7 +57,9 @@ export async function runExit(
 
 /** What a hook sees (seed 001: `{parsed, transcript, attempts}`); the transcript is read once, here. */
 function hookInput(transcripts: TranscriptStore, input: AssertInput): AssertHookInput {
-  const { stage, stageContext, parsed, capHit, attempt, attempts } = input;
+  const { stage, stageContext, capHit, attempt } = input;
+  // Copies: what a hook does to them must not reach the stage machine's context.
+  const { parsed, attempts } = structuredClone({ parsed: input.parsed, attempts: input.attempts });
   return {
     stage,
     ctx: Object.freeze({ ...stageContext, attempts }),
