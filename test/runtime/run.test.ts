@@ -666,7 +666,10 @@ describe("control events", () => {
     await waitFor(inGroup.actor, (s) => s.context.groups.start?.a === "running");
     for (const run of [beforeGroup, inGroup]) {
       const refused = run.send({ type: "OVERRIDE", to: "join", reason: "skip the checks" });
-      expect(refused.ok ? undefined : refused.error.code).toBe("Session/IllegalTransition");
+      expect(refused.ok ? undefined : refused.error).toMatchObject({
+        code: "Session/IllegalTransition",
+        message: expect.stringContaining("join of a group whose siblings all succeeded"),
+      });
       run.send({ type: "CANCEL" });
       const result = await run.result;
       expect(result.status).toBe("cancelled");
