@@ -24,7 +24,7 @@ export function fingerprint(pipeline: PipelineDefinition): DefinitionFingerprint
       hooks: Object.fromEntries(
         Object.entries(pipeline.hooks).map(([id, hooks]) => [
           id,
-          [String(hooks.gate), String(hooks.assert)],
+          [String(hooks.gate), String(hooks.assert), String(hooks.exit)],
         ]),
       ),
     }),
@@ -70,7 +70,10 @@ function stageShape(stage: PipelineStage): unknown {
   switch (stage.kind) {
     case "llm": {
       const { file: _file, template: _template, ...definition } = stage.definition;
-      return definition;
+      return {
+        ...definition,
+        ...(stage.outputFields !== undefined && { output: stage.outputFields }),
+      };
     }
     case "pipeline":
       return { kind: stage.kind, pipeline: fingerprint(stage.pipeline).hash };

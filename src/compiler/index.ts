@@ -14,6 +14,5 @@ export type {
   StageInput,
   TokenUsage,
   ToolRun,
-  TranscriptEntry,
   TurnOutcome,
 } from "./stage-types.js";

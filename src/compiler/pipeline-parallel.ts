@@ -157,9 +157,7 @@ export function decideGroup(
   const states = context.groups[group];
   if (transition?.kind !== "parallel" || !states) return undefined;
   const settled = transition.siblings.filter((id) => states[id] === "settled");
-  const ok = settled.filter((id) =>
-    ["ok", "skip"].includes(context.results[id]?.verdict ?? ""),
-  ).length;
+  const ok = settled.filter((id) => succeeded(context.results[id])).length;
   const failed = settled.length - ok;
   const pending = transition.siblings.length - settled.length;
   switch (transition.policy.kind) {
@@ -188,9 +186,17 @@ export function runningStages(context: PipelineContext): string[] {
   );
 }
 
+/**
+ * A sibling succeeds only with the verdict `ok` (Q-4): `skip`, `retry` and `fail` all count as
+ * failures, so `fail-fast` never joins a group in which a sibling did not do its work. A join
+ * that can live with that uses `all-settled`.
+ */
+const succeeded = (result: StageResult | undefined): boolean => result?.verdict === "ok";
+
+/** The settled siblings of a group that did not succeed. */
 export function failedSiblings(context: PipelineContext, group: string): string[] {
   return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) =>
-    state === "settled" && context.results[id]?.verdict === "fail" ? [id] : [],
+    state === "settled" && !succeeded(context.results[id]) ? [id] : [],
   );
 }
 

@@ -52,6 +52,7 @@ export function childInput(
           ctx: context.ctx,
           upstream,
           modelCallsBefore: context.modelCalls[stage.id] ?? 0,
+          ...(stage.outputFields !== undefined && { outputFields: stage.outputFields }),
         };
       case "pipeline":
         return {

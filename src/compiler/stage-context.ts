@@ -4,7 +4,9 @@ import type { ErrorCode, ErrorView } from "../errors.js";
 import type { AuditEventType } from "../inspect/audit.js";
 import type { JsonValue } from "../tools/types.js";
 import type { GrantLedger } from "./grants.js";
+import type { AssertInput, ExitInput } from "./stage-services.js";
 import type {
+  AttemptRecord,
   GrantDecision,
   GrantRequest,
   PolicyDecision,
@@ -43,6 +45,14 @@ export interface StageMachineContext {
   waitUntil: number;
   parsed?: JsonValue;
   capHit: boolean;
+  /** The last schema-rejected completion of the current attempt. */
+  parseError?: AttemptRecord["parseError"];
+  /** The attempts Assert sent back for a retry, oldest first (absent before the first retry). */
+  attempts?: AttemptRecord[];
+  /** The completion fields Exit hands on as output (all of parsed when absent). */
+  outputFields?: readonly string[];
+  /** What Exit handed on, once it ran. */
+  exited?: { output?: JsonValue };
   verdict?: Verdict;
   reason?: string;
   error?: ErrorView;
@@ -116,19 +126,54 @@ export function stageWait(snapshot: {
   return { kind: "gate", stageId: context.stage.id, stageExecutionId: context.stageExecutionId };
 }
 
+/** The current attempt as Assert sees it. */
+export function currentAttempt(context: StageMachineContext): AttemptRecord {
+  return {
+    attempt: context.attempt,
+    turns: context.turn,
+    capHit: context.capHit,
+    ...(context.parseError !== undefined && { parseError: context.parseError }),
+  };
+}
+
+/** Every attempt so far, the current one last (seed 001's `ctx.attempts`). */
+export function attemptHistory(context: StageMachineContext): AttemptRecord[] {
+  return [...(context.attempts ?? []), currentAttempt(context)];
+}
+
 export function stageResult(context: StageMachineContext): StageResult {
+  // A stage that did not pass through Exit hands on its payload as it is.
+  const output = context.exited ? context.exited.output : context.parsed;
   return {
     stageId: context.stage.id,
     stageExecutionId: context.stageExecutionId,
     verdict: context.verdict ?? "fail",
     ...(context.reason !== undefined && { reason: context.reason }),
-    ...(context.parsed !== undefined && { parsed: context.parsed, output: context.parsed }),
+    ...(context.parsed !== undefined && { parsed: context.parsed }),
+    ...(output !== undefined && { output }),
     capHit: context.capHit,
     attemptCount: context.attempt,
     modelCalls: context.modelCalls,
     ...(context.error !== undefined && { error: context.error }),
   };
 }
+
+export const assertInput = ({ context }: { context: StageMachineContext }): AssertInput => ({
+  stage: context.stage,
+  stageContext: requireStageContext(context),
+  ...(context.parsed !== undefined && { parsed: context.parsed }),
+  capHit: context.capHit,
+  attempt: context.attempt,
+  attempts: attemptHistory(context),
+});
+
+/** Exit runs after an Assert that said `ok` or `skip`. */
+export const exitInput = ({ context }: { context: StageMachineContext }): ExitInput => ({
+  ...assertInput({ context }),
+  verdict: context.verdict === "skip" ? "skip" : "ok",
+  ...(context.reason !== undefined && { reason: context.reason }),
+  ...(context.outputFields !== undefined && { outputFields: context.outputFields }),
+});
 
 export const gateInput = ({ context }: { context: StageMachineContext }) => ({
   stage: context.stage,

@@ -1,7 +1,9 @@
+import type { JsonValue } from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
 import type { AuditEventInput } from "../inspect/audit.js";
 import type {
   AssertOutcome,
+  AttemptRecord,
   GateAnswer,
   GrantDecision,
   GrantRequest,
@@ -40,6 +42,8 @@ export interface StageServices {
   deniedByGuard(call: ProposedCall): string | undefined;
   runTool(input: ToolCallInput, signal: AbortSignal): Promise<ToolRun>;
   assert(input: AssertInput): Promise<AssertOutcome>;
+  /** Exit: the output the stage hands on (undefined: none). */
+  exit(input: ExitInput): Promise<JsonValue | undefined>;
   /** Writes one transcript entry under its position key (a repeat overwrites, never duplicates). */
   writeTranscript(stageExecutionId: string, key: string, entry: TranscriptEntry): void;
   audit(event: AuditEventInput): void;
@@ -87,7 +91,15 @@ export interface ToolCallInput {
 export interface AssertInput {
   stage: StageDefinition;
   stageContext: StageContext;
-  parsed?: unknown;
+  parsed?: JsonValue;
   capHit: boolean;
   attempt: number;
+  /** Every attempt so far, the current one last. */
+  attempts: AttemptRecord[];
+}
+
+export interface ExitInput extends AssertInput {
+  verdict: "ok" | "skip";
+  reason?: string;
+  outputFields?: readonly string[];
 }

@@ -1,12 +1,14 @@
-import type { JsonValue, StageResult } from "../definitions/contract.js";
+import type { JsonValue, StageResult, TranscriptEntry } from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
 import type { ErrorCode } from "../errors.js";
 
 export type {
   AssertOutcome,
+  AttemptRecord,
   GateAnswer,
   StageContext,
   StageResult,
+  TranscriptEntry,
   Verdict,
 } from "../definitions/contract.js";
 
@@ -40,17 +42,6 @@ export interface GrantRequest {
    */
   envelope?: readonly string[];
 }
-
-/** One message of a stage's transcript. Transcripts live in the journal, never in context. */
-export type TranscriptEntry =
-  | { role: "system"; text: string }
-  | { role: "user"; text: string }
-  | {
-      role: "assistant";
-      text: string;
-      calls: { toolCallId: string; tool: string; args: JsonValue }[];
-    }
-  | { role: "tool"; toolCallId: string; tool: string; result: JsonValue; isError: boolean };
 
 /** A model turn, already classified by the Act rules (DESIGN.md §4.1). */
 export type TurnOutcome = {
@@ -90,4 +81,6 @@ export interface StageInput {
   upstream?: readonly StageResult[];
   /** Model calls earlier executions of this stage made in the run (a scripted model's position). */
   modelCallsBefore?: number;
+  /** The completion fields Exit hands on as output (all of parsed when absent). */
+  outputFields?: readonly string[];
 }

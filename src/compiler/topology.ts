@@ -40,7 +40,18 @@ export function onlyASibling(pipeline: PipelineDefinition, stageId: string): boo
   return sibling && !targeted;
 }
 
-/** The stages an OVERRIDE may move a run to from `stageId`: reachable, and not inside a fan-out. */
+/**
+ * The stages an OVERRIDE may move a run to from `stageId`: those a rule leads to from here or
+ * from a stage reachable from here. A sibling is entered only by its fan-out and a join only by
+ * its group completing (Q-4), so neither is a target through those ways in.
+ */
 export function overrideTargets(pipeline: PipelineDefinition, stageId: string): string[] {
-  return reachableStages(pipeline, stageId).filter((id) => !onlyASibling(pipeline, id));
+  const reachable = reachableStages(pipeline, stageId);
+  const ruleTargets = new Set(
+    [stageId, ...reachable].flatMap((id) => {
+      const transition = pipeline.next[id];
+      return transition?.kind === "rules" ? transition.rules.map((rule) => rule.to) : [];
+    }),
+  );
+  return reachable.filter((id) => ruleTargets.has(id));
 }

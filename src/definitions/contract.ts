@@ -48,22 +48,67 @@ export interface AssertOutcome {
 }
 
 /**
- * Code a pipeline attaches to an LLM stage: a CheckGate run before Act, and an Assert run
- * after it. Without them the gate always proceeds and Assert is `capHit ? retry : ok`.
+ * Code a pipeline attaches to an LLM stage: a CheckGate run before Act, an Assert run after it
+ * and an Exit that writes the stage's output. Without them the gate always proceeds, Assert is
+ * `capHit ? retry : ok` and the output is the parsed completion payload.
  */
 export interface StageHooks {
   gate?(input: { stage: StageDefinition; ctx: StageContext }): GateAnswer | Promise<GateAnswer>;
   assert?(input: AssertHookInput): AssertOutcome | Promise<AssertOutcome>;
+  /**
+   * The reduced summary successors read as `ctx.upstream[i].output` (seed 001's Exit). Runs
+   * once the stage's Assert said `ok` or `skip`; what it returns (JSON) is the output.
+   */
+  exit?(input: ExitHookInput): JsonValue | undefined | Promise<JsonValue | undefined>;
 }
 
+/** One attempt of a stage's Act (seed 001's `ctx.attempts[i]`). */
+export interface AttemptRecord {
+  /** 1-based. */
+  attempt: number;
+  /** Model turns the attempt took. */
+  turns: number;
+  capHit: boolean;
+  /** The last completion payload of the attempt that failed `completionSchema`, and why. */
+  parseError?: { turn: number; errors: string[] };
+  /** What Assert said of a finished attempt (absent on the attempt being asserted). */
+  verdict?: Verdict;
+  reason?: string;
+}
+
+/** What Assert sees (seed 001: `{parsed, transcript, attempts}`), plus the stage and its ctx. */
 export interface AssertHookInput {
   stage: StageDefinition;
-  ctx: StageContext;
+  /** The stage's ctx, with the attempt history as `ctx.attempts`. */
+  ctx: StageContext & { attempts: readonly AttemptRecord[] };
   /** The completion payload that passed the schema, when Act ended with one. */
   parsed?: unknown;
+  /** The stage's raw transcript, every attempt so far, read once for this call. */
+  transcript: readonly TranscriptEntry[];
+  /** Every attempt so far, the current one last (the same list as `ctx.attempts`). */
+  attempts: readonly AttemptRecord[];
+  /** Whether the current attempt ended on `turnCap`. */
   capHit: boolean;
+  /** The current attempt, 1-based. */
   attempt: number;
 }
+
+/** What Exit sees: what Assert saw, and the verdict it gave. */
+export interface ExitHookInput extends AssertHookInput {
+  verdict: "ok" | "skip";
+  reason?: string;
+}
+
+/** One message of a stage's transcript. Transcripts live in the journal, never in context. */
+export type TranscriptEntry =
+  | { role: "system"; text: string }
+  | { role: "user"; text: string }
+  | {
+      role: "assistant";
+      text: string;
+      calls: { toolCallId: string; tool: string; args: JsonValue }[];
+    }
+  | { role: "tool"; toolCallId: string; tool: string; result: JsonValue; isError: boolean };
 
 /** What transition rules and guards decide on. */
 export interface TransitionFacts {

@@ -41,6 +41,7 @@ export const DIAGNOSTIC_CODES = {
   stageUnreachable: "Validation/StageUnreachable",
   stageNoExit: "Validation/StageNoExit",
   unknownTool: "Validation/UnknownTool",
+  outputFieldUnknown: "Validation/StageOutputFieldUnknown",
 } as const satisfies Record<string, ErrorCode>;
 
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[keyof typeof DIAGNOSTIC_CODES];

@@ -234,12 +234,19 @@ function checkHooks(
   loaded: Record<string, LoadedStage>,
   report: Report,
 ): void {
-  for (const id of Object.keys(draft.hooks)) {
-    if (!draft.stageIds.includes(id) || (loaded[id] && loaded[id].stage.kind !== "llm")) {
+  for (const [id, hooks] of Object.entries(draft.hooks)) {
+    const stage = loaded[id]?.stage;
+    if (!draft.stageIds.includes(id) || (stage && stage.kind !== "llm")) {
       report(
         ["hooks", id],
         DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
         `hooks.${id}: hooks attach to the LLM stages of this pipeline, and "${id}" is not one`,
+      );
+    } else if (hooks.exit && stage?.kind === "llm" && stage.outputFields) {
+      report(
+        ["hooks", id, "exit"],
+        DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
+        `hooks.${id}.exit: stages.${id} already lists its output; write the output one way, the list or the exit hook`,
       );
     }
   }

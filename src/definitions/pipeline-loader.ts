@@ -16,6 +16,7 @@ import {
 import type { StageEntry } from "./pipeline-schema.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
 import type { PipelineDefinition } from "./pipeline-types.js";
+import type { StageDefinition } from "./stage.js";
 import { parseYamlSource } from "./yaml-source.js";
 
 interface PipelineLoader {
@@ -77,6 +78,7 @@ export function createPipelineLoader(
             id,
             near(baseDir, entry.file),
             await stageFile(near(baseDir, entry.file)),
+            entry.outputFields,
           );
         case "pipeline-file": {
           const file = near(baseDir, entry.file);
@@ -99,11 +101,16 @@ export function createPipelineLoader(
   };
 }
 
-function llmStage(id: string, file: string, { result, locate }: StageSource): ResolvedStage {
+function llmStage(
+  id: string,
+  file: string,
+  { result, locate }: StageSource,
+  outputFields: string[] | undefined,
+): ResolvedStage {
   if (!result.ok) {
     return notLoaded(result.diagnostics, `${file} did not load; its problems are reported in it`);
   }
-  const stage = { kind: "llm" as const, id, definition: result.value };
+  const stage = llm(id, result.value, outputFields);
   return { ok: true, stage, diagnostics: result.warnings, locateField: locate };
 }
 
@@ -135,13 +142,20 @@ function simpleStage(
 ) {
   switch (entry.kind) {
     case "stage":
-      return { kind: "llm" as const, id, definition: entry.definition };
+      return llm(id, entry.definition, entry.outputFields);
     case "code":
       return { kind: "code" as const, id, run: entry.run };
     case "command":
       return { kind: "command" as const, id, command: entry.command, timeoutMs: entry.timeoutMs };
   }
 }
+
+const llm = (id: string, definition: StageDefinition, outputFields: string[] | undefined) => ({
+  kind: "llm" as const,
+  id,
+  definition,
+  ...(outputFields !== undefined && { outputFields }),
+});
 
 const notLoaded = (diagnostics: Diagnostic[], message: string) => ({
   ok: false as const,

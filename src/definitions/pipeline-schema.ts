@@ -226,16 +226,17 @@ export const hooksSchema = z.record(
   mapping("stage hooks", {
     gate: fn<NonNullable<StageHooks["gate"]>>("a gate function").optional(),
     assert: fn<NonNullable<StageHooks["assert"]>>("an assert function").optional(),
+    exit: fn<NonNullable<StageHooks["exit"]>>("an exit function").optional(),
   }),
-  { error: "must map stage ids to { gate, assert }" },
+  { error: "must map stage ids to { gate, assert, exit }" },
 );
 
 /** A stage entry, parsed; `key` is the field it was written under, where problems point. */
 export type StageEntry =
-  | { kind: "file"; key: "file"; file: string }
+  | { kind: "file"; key: "file"; file: string; outputFields?: string[] }
   | { kind: "pipeline-file"; key: "pipeline"; file: string }
   | { kind: "pipeline-spec"; key: "pipeline"; spec: PipelineSpec }
-  | { kind: "stage"; key: "stage"; definition: StageDefinition }
+  | { kind: "stage"; key: "stage"; definition: StageDefinition; outputFields?: string[] }
   | { kind: "code"; key: "code"; run: CodeStageFunction }
   | { kind: "command"; key: "run"; command: string; timeoutMs: number };
 
@@ -257,14 +258,24 @@ const command = {
     .optional(),
 };
 
+/** The completion fields an LLM stage hands on as its output (Exit's declarative form). */
+const output = z
+  .array(text("a field of the completion payload"), {
+    error: "must be a list of fields of the completion payload",
+  })
+  .min(1, { error: "must name at least one field of the completion payload" })
+  .optional();
+
 const rawEntry = {
   yaml: mapping("a stage entry", {
     file: stageFile,
+    output,
     pipeline: pipelineFile.optional(),
     ...command,
   }),
   ts: mapping("a stage entry", {
     file: stageFile,
+    output,
     stage: z
       .custom<StageDefinition>((value) => isRecord(value) && typeof value.id === "string", {
         error: "must be a loaded StageDefinition",
@@ -298,6 +309,13 @@ export function stageEntrySchema(form: PipelineForm): z.ZodType<StageEntry> {
           message: `a stage entry has one of ${listed}; this one also has ${kind}`,
         });
       }
+      if (raw.output !== undefined && raw.file === undefined && raw.stage === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["output"],
+          message: "only an LLM stage entry (file or stage) takes output",
+        });
+      }
       if (raw.timeoutMs !== undefined && raw.run === undefined) {
         ctx.addIssue({
           code: "custom",
@@ -310,8 +328,11 @@ export function stageEntrySchema(form: PipelineForm): z.ZodType<StageEntry> {
 }
 
 function toEntry(raw: RawEntry): StageEntry {
-  if (raw.file !== undefined) return { kind: "file", key: "file", file: raw.file };
-  if (raw.stage !== undefined) return { kind: "stage", key: "stage", definition: raw.stage };
+  const outputFields = raw.output !== undefined && { outputFields: raw.output };
+  if (raw.file !== undefined) return { kind: "file", key: "file", file: raw.file, ...outputFields };
+  if (raw.stage !== undefined) {
+    return { kind: "stage", key: "stage", definition: raw.stage, ...outputFields };
+  }
   if (raw.code !== undefined) return { kind: "code", key: "code", run: raw.code };
   if (typeof raw.pipeline === "string") {
     return { kind: "pipeline-file", key: "pipeline", file: raw.pipeline };

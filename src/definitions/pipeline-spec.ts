@@ -22,9 +22,9 @@ export interface PipelineSpec<Id extends string = string, G extends string = str
 }
 
 export type StageSpec =
-  /** A stage file, relative to `baseDir`. */
-  | { file: string }
-  | { stage: StageDefinition }
+  /** A stage file, relative to `baseDir`; `output` lists the completion fields Exit hands on. */
+  | { file: string; output?: string[] }
+  | { stage: StageDefinition; output?: string[] }
   /** A sub-pipeline: a spec, or a YAML file relative to `baseDir`. */
   | { pipeline: PipelineSpec | string }
   | { code: CodeStageFunction }

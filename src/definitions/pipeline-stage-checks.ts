@@ -57,10 +57,30 @@ export function checkStageContracts(
         `allowedTools names "${tool}", which the host running pipeline ${pipeline} does not have (its tools: ${toolNames.join(", ") || "none"})`,
       );
     });
+    checkOutputFields(id, stage, report);
     found.push(...unresolvedCtx(pipeline, definition, declared));
     found.push(...unavailableUpstream(id, definition, arrivals.get(id) ?? []));
   }
   return found;
+}
+
+/** The fields an LLM stage hands on must be declared by its completion schema. */
+function checkOutputFields(
+  id: string,
+  stage: Extract<PipelineStage, { kind: "llm" }>,
+  report: Report,
+): void {
+  const { completionSchema, completionTool } = stage.definition;
+  const declared = declaredFields(completionSchema);
+  const listed = declared.size > 0 ? `it declares ${[...declared].join(", ")}` : "it declares none";
+  stage.outputFields?.forEach((field, i) => {
+    if (declared.has(field)) return;
+    report(
+      ["stages", id, "output", i],
+      DIAGNOSTIC_CODES.outputFieldUnknown,
+      `stages.${id}.output[${i}]: "${field}" is not a field of ${completionTool}'s completionSchema (${listed})`,
+    );
+  });
 }
 
 function declaredFields(context: JsonSchema | undefined): Set<string> {

@@ -21,14 +21,20 @@ export interface PipelineDefinition {
   grants: { approve: string[]; deny: string[] };
   /** Named guard functions (TypeScript pipelines), used as `when: { guard: name }`. */
   guards: Record<string, GuardFunction>;
-  /** Gate and assert hooks of LLM stages, by stage id (TypeScript pipelines). */
+  /** Gate, assert and exit hooks of LLM stages, by stage id (TypeScript pipelines). */
   hooks: Record<string, StageHooks>;
   /** The file it was loaded from, when it came from one. */
   file?: string;
 }
 
 export type PipelineStage =
-  | { kind: "llm"; id: string; definition: StageDefinition }
+  | {
+      kind: "llm";
+      id: string;
+      definition: StageDefinition;
+      /** The completion fields Exit hands on as output (YAML `output:`); all of parsed without. */
+      outputFields?: string[];
+    }
   | { kind: "pipeline"; id: string; pipeline: PipelineDefinition }
   /** YAML's built-in code stage: a command run through the host's Bash tool. */
   | { kind: "command"; id: string; command: string; timeoutMs: number }

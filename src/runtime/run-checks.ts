@@ -1,6 +1,6 @@
 import type { PipelineContext, PipelineEvent } from "../compiler/pipeline-machine.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
-import { overrideTargets } from "../compiler/topology.js";
+import { overrideTargets, reachableStages } from "../compiler/topology.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { CORE_CTX_FIELDS } from "../definitions/template.js";
@@ -52,9 +52,12 @@ export function refuseControl(
       );
     const reachable = overrideTargets(pipeline, from);
     if (!reachable.includes(event.to)) {
+      const why = reachableStages(pipeline, from).includes(event.to)
+        ? `${event.to} is entered only by a fan-out, as a parallel sibling or as the join of a group whose siblings all succeeded`
+        : "the pipeline's transitions do not lead there";
       return new StagechartError(
         "Session/IllegalTransition",
-        `cannot override from ${from} to ${event.to}: the pipeline's transitions do not lead there`,
+        `cannot override from ${from} to ${event.to}: ${why}`,
         { from, to: event.to, reachable },
       );
     }

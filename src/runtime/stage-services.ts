@@ -10,7 +10,7 @@ import { askInteractors } from "./interactors.js";
 import { TOOL_RUN, toolCallKey } from "./journal.js";
 import { callModel } from "./model-turn.js";
 import { findMatchingRule } from "./rules.js";
-import { defaultAssert } from "./stage-hooks.js";
+import { runAssert, runExit } from "./stage-hooks.js";
 
 /** The stage lifecycle's services, bound to a host. */
 export function createStageServices(host: Host): StageServices {
@@ -61,10 +61,8 @@ export function createStageServices(host: Host): StageServices {
       if (!signal.aborted) host.journal.record(key, run);
       return run;
     },
-    assert: async ({ stage, stageContext, parsed, capHit, attempt }) => {
-      const input = { stage, ctx: stageContext, parsed, capHit, attempt };
-      return (await host.hooks[stage.id]?.assert?.(input)) ?? defaultAssert(input);
-    },
+    assert: (input) => runAssert(host.hooks[input.stage.id], host.transcripts, input),
+    exit: (input) => runExit(host.hooks[input.stage.id], host.transcripts, input),
     writeTranscript: (stageExecutionId, key, entry) =>
       host.transcripts.put(stageExecutionId, key, entry),
     audit: (event) => host.audit.emit(event),

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { describeDrift, fingerprint } from "../../src/compiler/definition-hash.js";
+import type { JsonValue } from "../../src/definitions/contract.js";
+import type { PipelineStage } from "../../src/definitions/pipeline-types.js";
 import { code, llm, pipelineOf } from "../support/pipelines.js";
 
 const review = (edit?: (text: string) => string) =>
@@ -23,6 +25,18 @@ describe("definition drift", () => {
       text.replace(/^turnCap: .*$/m, "turnCap: 3").replace("You are", "You were"),
     );
     expect(drift(review(), changed)).toEqual(["stage plan changed (body, turnCap)"]);
+  });
+
+  it("names the output fields an LLM stage hands on, and its exit hook", () => {
+    const reduced = review();
+    reduced.stages.plan = { ...(reduced.stages.plan as PipelineStage & { kind: "llm" }) };
+    (reduced.stages.plan as { outputFields?: string[] }).outputFields = ["summary"];
+    expect(drift(review(), reduced)).toEqual(["stage plan changed (output)"]);
+    const hooked = review();
+    hooked.hooks = { plan: { exit: ({ parsed }) => parsed as JsonValue } };
+    expect(drift(review(), hooked)).toEqual([
+      "pipeline (context, entry, transitions, grants) changed",
+    ]);
   });
 
   it("names stages added and removed, and changes to the pipeline itself", () => {

@@ -4,6 +4,7 @@ import {
   type CodeStageFunction,
   definePipeline,
   type GuardFunction,
+  type JsonValue,
   loadPipeline,
   loadPipelineFile,
   loadStageFile,
@@ -205,6 +206,27 @@ describe("definePipeline", () => {
           'hooks.ghost: hooks attach to the LLM stages of this pipeline, and "ghost" is not one',
         ],
       ]);
+    });
+
+    it("an exit hook and an output list are two ways to write one output: one of them", async () => {
+      const spec = definePipeline({
+        id: "reduced",
+        context: CONTEXT,
+        entry: "plan",
+        stages: { plan: { file: "../stages/plan.md", output: ["summary"] } },
+        hooks: { plan: { exit: ({ parsed }) => parsed as JsonValue } },
+      });
+      expect((await problemsOf(spec)).map((d) => [d.code, d.message])).toEqual([
+        [
+          "Validation/PipelineDefinitionInvalid",
+          "hooks.plan.exit: stages.plan already lists its output; write the output one way, the list or the exit hook",
+        ],
+      ]);
+      const { output: _, ...plain } = spec.stages.plan as { file: string; output: string[] };
+      const hooked = loaded(
+        await loadPipeline({ ...spec, stages: { plan: plain } }, { baseDir: MACHINES_DIR }),
+      );
+      expect(hooked.hooks.plan).toBe(spec.hooks?.plan);
     });
 
     it("values a JavaScript caller got wrong are PipelineDefinitionInvalid, never an exception", async () => {

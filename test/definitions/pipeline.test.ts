@@ -134,6 +134,48 @@ next:
     });
   });
 
+  it("takes an LLM stage's output: the completion fields Exit hands on", async () => {
+    const yaml = PIPELINE.replace(
+      "{ file: ../stages/plan.md }",
+      "{ file: ../stages/plan.md, output: [summary, steps] }",
+    );
+    const pipeline = loaded((await load(yaml)).result);
+    expect(pipeline.stages.plan).toMatchObject({ kind: "llm", outputFields: ["summary", "steps"] });
+    expect(pipeline.stages.execute).not.toHaveProperty("outputFields");
+  });
+
+  it("refuses an output field the completion schema does not declare, at that field", async () => {
+    const yaml = PIPELINE.replace(
+      "{ file: ../stages/plan.md }",
+      "{ file: ../stages/plan.md, output: [summary, reasoning] }",
+    );
+    const { result, places } = await load(yaml);
+    expect(places).toEqual([at(yaml, "reasoning", "Validation/StageOutputFieldUnknown")]);
+    expect(result.ok ? [] : result.diagnostics.map((d) => d.message)).toEqual([
+      'stages.plan.output[1]: "reasoning" is not a field of submit_plan\'s completionSchema (it declares summary, steps)',
+    ]);
+  });
+
+  it("takes output only on an LLM stage entry, as a non-empty list of names", async () => {
+    const yaml = PIPELINE.replace(
+      "{ file: ../stages/plan.md }",
+      "{ file: ../stages/plan.md, output: [] }",
+    ).replace("{ file: ../stages/execute.md }", '{ run: "make", output: [summary] }');
+    const { result } = await load(yaml);
+    expect(result.ok ? [] : result.diagnostics.map((d) => [d.line, d.code, d.message])).toEqual([
+      [
+        7,
+        "Validation/PipelineDefinitionInvalid",
+        "stages.plan.output: must name at least one field of the completion payload",
+      ],
+      [
+        8,
+        "Validation/PipelineDefinitionInvalid",
+        "stages.execute.output: only an LLM stage entry (file or stage) takes output",
+      ],
+    ]);
+  });
+
   it("keeps unknown top-level keys out of the way", async () => {
     const pipeline = loaded(
       (await load(`${PIPELINE}owner: platform-team\nx-docs: { a: 1 }\n`)).result,
@@ -184,7 +226,7 @@ next:
         at(yaml, "allow", "Validation/PipelineDefinitionInvalid"),
       ]);
       expect(!result.ok && result.diagnostics.map((d) => d.message)).toEqual([
-        'stages.plan: unknown key "model"; a stage entry takes only file, pipeline, run, timeoutMs',
+        'stages.plan: unknown key "model"; a stage entry takes only file, output, pipeline, run, timeoutMs',
         'next.execute[0].when: unknown key "because"; a condition takes only path, equals, notEquals, lt, lte, gt, gte, in, exists, visits, all, any, not, guard',
         'next.execute[0]: unknown key "note"; a rule takes only when, to',
         'grants: unknown key "allow"; grants takes only approve, deny',

@@ -274,6 +274,38 @@ stages:
     expect(events.some((e) => e.stageId === "join")).toBe(false);
   });
 
+  it("fail-fast: a sibling whose verdict is skip is a failed sibling, and the join never runs", async () => {
+    const h = harness("stages: {}");
+    let joinRan = false;
+    const pipeline = fanOut(
+      {
+        start: {
+          kind: "parallel",
+          siblings: ["a", "b"],
+          join: "join",
+          policy: { kind: "fail-fast" },
+        },
+      },
+      [
+        code("start", () => ({ verdict: "ok" })),
+        code("a", () => ({ verdict: "skip", reason: "nothing to check" })),
+        waits("b", 10),
+        code("join", () => {
+          joinRan = true;
+          return { verdict: "ok" };
+        }),
+      ],
+    );
+    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(result.status).toBe("failed");
+    expect(result.error).toMatchObject({
+      code: "ExtensionHost/ParallelSiblingFailure",
+      context: { sibling: "a", failed: ["a"] },
+    });
+    expect(joinRan).toBe(false);
+    expect(h.audit.of("run-1").some((e) => e.stageId === "join")).toBe(false);
+  });
+
   it("hands the join one upstream element per sibling, in declared order", async () => {
     const h = harness("stages: {}");
     let joined: StageResult[] = [];
@@ -612,6 +644,38 @@ describe("control events", () => {
     run.send({ type: "CANCEL" });
     backwards.send({ type: "CANCEL" });
     await Promise.all([run.result, backwards.result]);
+  });
+
+  it("OVERRIDE to a join is refused while its fan-out has not completed (Q-4)", async () => {
+    const h = harness("stages: {}");
+    const fanOut = (startMs: number) =>
+      pipelineOf({
+        stages: [waits("start", startMs), waits("a", 5000), waits("b", 5000), waits("join", 5)],
+        next: {
+          start: {
+            kind: "parallel",
+            siblings: ["a", "b"],
+            join: "join",
+            policy: { kind: "fail-fast" },
+          },
+        },
+      });
+    const beforeGroup = started(startRun(fanOut(5000), { host: h.host, runId: "run-1" }));
+    await waitFor(beforeGroup.actor, (s) => s.context.current === "start");
+    const inGroup = started(startRun(fanOut(5), { host: h.host, runId: "run-2" }));
+    await waitFor(inGroup.actor, (s) => s.context.groups.start?.a === "running");
+    for (const run of [beforeGroup, inGroup]) {
+      const refused = run.send({ type: "OVERRIDE", to: "join", reason: "skip the checks" });
+      expect(refused.ok ? undefined : refused.error).toMatchObject({
+        code: "Session/IllegalTransition",
+        message: expect.stringContaining("join of a group whose siblings all succeeded"),
+      });
+      run.send({ type: "CANCEL" });
+      const result = await run.result;
+      expect(result.status).toBe("cancelled");
+      expect(result.results.join).toBeUndefined();
+    }
+    expect(h.audit.events.some((e) => e.stageId === "join")).toBe(false);
   });
 
   it("REDO re-enters a stage with a new stage execution", async () => {

@@ -1,0 +1,123 @@
+import { answeredTurnAudit, failedTurnAudit, turnActions } from "./stage-actions.js";
+import { approvalState } from "./stage-approval.js";
+import { fail } from "./stage-context.js";
+import { errorView } from "./stage-entries.js";
+import type { StageMachineSetup } from "./stage-machine-setup.js";
+import type { StageServices } from "./stage-services.js";
+
+/**
+ * Act (DESIGN.md §4.1): model turns until a valid completion or the turn cap; provider errors
+ * are retried after a backoff, proposed calls go through the approval order one at a time.
+ */
+export function actState(machine: StageMachineSetup, services: StageServices) {
+  return machine.createStateConfig({
+    initial: "turn",
+    states: {
+      turn: {
+        always: [
+          {
+            guard: "capReached",
+            target: "#stage.assert",
+            actions: [
+              "markCapHit",
+              {
+                type: "audit",
+                params: ({ context }) => ({
+                  type: "CapHit",
+                  payload: { turnCap: context.stage.turnCap },
+                }),
+              },
+            ],
+          },
+          { target: "calling" },
+        ],
+      },
+      calling: {
+        invoke: {
+          src: "callModel",
+          input: ({ context }) => ({
+            stage: context.stage,
+            runId: context.runId,
+            ...(context.pipelineId !== undefined && { pipelineId: context.pipelineId }),
+            stageExecutionId: context.stageExecutionId,
+            attempt: context.attempt,
+            turn: context.turn + 1,
+            modelCalls: context.modelCalls,
+            position: context.modelCallsBefore + context.modelCalls,
+            envelope: context.envelope,
+          }),
+          onDone: [
+            {
+              guard: {
+                type: "outcomeIs",
+                params: ({ event }) => ({ outcome: event.output, kind: "completion" }),
+              },
+              target: "#stage.assert",
+              actions: [
+                ...turnActions(),
+                {
+                  type: "acceptCompletion",
+                  params: ({ event }) => ({ outcome: event.output }),
+                },
+              ],
+            },
+            {
+              guard: {
+                type: "outcomeIs",
+                params: ({ event }) => ({ outcome: event.output, kind: "calls" }),
+              },
+              target: "dispatch",
+              actions: [
+                ...turnActions(),
+                { type: "proposeBatch", params: ({ event }) => ({ outcome: event.output }) },
+              ],
+            },
+            {
+              target: "turn",
+              actions: [
+                ...turnActions(),
+                { type: "recordParseError", params: ({ event }) => ({ outcome: event.output }) },
+                { type: "audit", params: answeredTurnAudit },
+              ],
+            },
+          ],
+          onError: [
+            {
+              guard: {
+                type: "providerRetryable",
+                params: ({ event }) => ({ error: event.error }),
+              },
+              target: "providerBackoff",
+              actions: [
+                {
+                  type: "recordProviderFailure",
+                  params: ({ event }) => ({ error: event.error }),
+                },
+                {
+                  type: "audit",
+                  params: (args) =>
+                    failedTurnAudit(args, Math.max(0, args.context.waitUntil - services.now())),
+                },
+              ],
+            },
+            {
+              target: "#stage.failed",
+              actions: [
+                { type: "audit", params: failedTurnAudit },
+                fail(({ event }) => errorView(event.error, "ProviderTransient/ModelCallFailed")),
+              ],
+            },
+          ],
+        },
+      },
+      providerBackoff: {
+        invoke: {
+          src: "waitUntil",
+          input: ({ context }) => ({ until: context.waitUntil }),
+          onDone: "calling",
+        },
+      },
+      dispatch: approvalState(machine, services),
+    },
+  });
+}

@@ -1,0 +1,319 @@
+import { not } from "xstate";
+import { toolRunActions, userDenial } from "./stage-actions.js";
+import { callPayload, current, grantRequest } from "./stage-context.js";
+import { errorResult, errorView } from "./stage-entries.js";
+import type { StageMachineSetup } from "./stage-machine-setup.js";
+import type { StageServices } from "./stage-services.js";
+
+/**
+ * The tool approval order (DESIGN.md §4.2), one proposed call at a time: unknown tools are
+ * refused, the envelope approves, anything else asks the pipeline's grant policy and then the
+ * interactors (or parks the run), a grant is minted and consumed once, guard rules have the last
+ * word, and the result (or the refusal) goes back on the transcript.
+ */
+export function approvalState(machine: StageMachineSetup, services: StageServices) {
+  return machine.createStateConfig({
+    initial: "next",
+    states: {
+      next: {
+        always: [{ guard: "batchDone", target: "#stage.act.turn" }, { target: "proposed" }],
+      },
+      proposed: {
+        entry: {
+          type: "audit",
+          params: ({ context }) => ({
+            type: "ToolProposed",
+            payload: callPayload(context),
+          }),
+        },
+        always: [
+          {
+            guard: "unknownTool",
+            target: "denied",
+            actions: {
+              type: "deny",
+              params: ({ context }) => ({
+                source: "registry",
+                code: "ToolTerminal/UnknownTool",
+                message: `there is no tool named "${current(context).tool}"; your tools are ${[...context.envelope, context.stage.completionTool].join(", ")}`,
+              }),
+            },
+          },
+          {
+            guard: "inEnvelope",
+            target: "guarded",
+            actions: {
+              type: "audit",
+              params: ({ context }) => ({
+                type: "ToolApproved",
+                payload: { ...callPayload(context), source: "envelope" },
+              }),
+            },
+          },
+          {
+            target: "policy",
+            actions: {
+              type: "audit",
+              params: ({ context }) => ({
+                type: "GrantRequested",
+                payload: { ...grantRequest(context) },
+              }),
+            },
+          },
+        ],
+      },
+      policy: {
+        entry: "decidePolicy",
+        always: [
+          {
+            guard: { type: "policyIs", params: { decision: "approve" } },
+            target: "granted",
+            actions: { type: "grantBy", params: { source: "policy" } },
+          },
+          {
+            guard: { type: "policyIs", params: { decision: "deny" } },
+            target: "denied",
+            actions: {
+              type: "deny",
+              params: {
+                source: "policy",
+                code: "ToolTerminal/GrantDenied",
+                message: "the pipeline's grant policy denies this call",
+              },
+            },
+          },
+          { target: "awaitingAnswer" },
+        ],
+      },
+      awaitingAnswer: {
+        tags: ["grant-pending"],
+        initial: "routing",
+        on: {
+          GRANT_ANSWER: [
+            {
+              guard: { type: "answersCurrent", params: { decision: "approve" } },
+              target: "granted",
+              actions: {
+                type: "grantBy",
+                params: ({ event }) => ({
+                  source: "interactor",
+                  ...(event.by !== undefined && { by: event.by }),
+                }),
+              },
+            },
+            {
+              guard: { type: "answersCurrent", params: {} },
+              target: "denied",
+              actions: {
+                type: "deny",
+                params: ({ event }) => ({
+                  ...userDenial,
+                  ...(event.by !== undefined && { by: event.by }),
+                }),
+              },
+            },
+          ],
+        },
+        states: {
+          routing: {
+            always: [
+              { guard: "hasInteractors", target: "asking" },
+              { guard: "suspendsUnanswered", target: "parked" },
+              {
+                target: "#stage.act.dispatch.denied",
+                actions: {
+                  type: "deny",
+                  params: {
+                    source: "headless",
+                    code: "ToolTerminal/NoInteractor",
+                    message:
+                      "nobody can approve this call (the run is headless); work with your allowed tools",
+                  },
+                },
+              },
+            ],
+          },
+          asking: {
+            invoke: {
+              src: "askInteractors",
+              input: ({ context }) => grantRequest(context),
+              onDone: [
+                {
+                  guard: {
+                    type: "approved",
+                    params: ({ event }) => ({ decision: event.output }),
+                  },
+                  target: "#stage.act.dispatch.granted",
+                  actions: { type: "grantBy", params: { source: "interactor" } },
+                },
+                {
+                  target: "#stage.act.dispatch.denied",
+                  actions: { type: "deny", params: userDenial },
+                },
+              ],
+              onError: [
+                // Restored after a crash into a host with nobody to ask: route again.
+                { guard: not("hasInteractors"), target: "routing" },
+                {
+                  target: "#stage.act.dispatch.denied",
+                  actions: {
+                    type: "deny",
+                    params: ({ event }) => ({
+                      ...userDenial,
+                      message: `no answer: ${errorView(event.error).message}`,
+                    }),
+                  },
+                },
+              ],
+            },
+          },
+          // RECHECK (sent when a run resumes) routes the request again: to interactors
+          // the resumed host has, or back here.
+          parked: { tags: ["suspended"], on: { RECHECK: "routing" } },
+        },
+      },
+      granted: {
+        entry: [
+          "mintGrant",
+          {
+            type: "audit",
+            params: ({ context }) => ({
+              type: "GrantIssued",
+              payload: { ...callPayload(context), ...context.grantedBy },
+            }),
+          },
+        ],
+        always: [
+          {
+            guard: "grantUsable",
+            target: "guarded",
+            actions: [
+              "consumeGrant",
+              {
+                type: "audit",
+                params: ({ context }) => ({
+                  type: "GrantConsumed",
+                  payload: callPayload(context),
+                }),
+              },
+              {
+                type: "audit",
+                params: ({ context }) => ({
+                  type: "ToolApproved",
+                  payload: {
+                    ...callPayload(context),
+                    source: context.grantedBy?.source === "policy" ? "policy" : "grant",
+                  },
+                }),
+              },
+            ],
+          },
+          {
+            target: "denied",
+            actions: {
+              type: "deny",
+              params: {
+                source: "grant",
+                code: "Validation/GrantAlreadyConsumed",
+                message: "this grant was already used; grants are one-shot",
+              },
+            },
+          },
+        ],
+      },
+      guarded: {
+        always: [
+          {
+            guard: "guardDenies",
+            target: "denied",
+            actions: {
+              type: "deny",
+              params: ({ context }) => ({
+                source: "guard",
+                code: "ToolTerminal/GuardDenied",
+                message: `denied by the guard rule ${services.deniedByGuard(current(context))}`,
+              }),
+            },
+          },
+          { target: "running" },
+        ],
+      },
+      running: {
+        invoke: {
+          src: "runTool",
+          input: ({ context }) => ({
+            runId: context.runId,
+            stageExecutionId: context.stageExecutionId,
+            call: current(context),
+          }),
+          onDone: [
+            {
+              guard: {
+                type: "toolSucceeded",
+                params: ({ event }) => ({ run: event.output }),
+              },
+              target: "next",
+              actions: toolRunActions("ToolSucceeded"),
+            },
+            { target: "next", actions: toolRunActions("ToolFailed") },
+          ],
+          onError: {
+            target: "next",
+            actions: [
+              {
+                type: "writeCallResult",
+                params: ({ event }) => {
+                  const view = errorView(event.error, "ToolTerminal/ToolCrashed");
+                  return { result: errorResult(view.code, view.message), isError: true };
+                },
+              },
+              {
+                type: "audit",
+                params: ({ context, event }) => ({
+                  type: "ToolFailed",
+                  payload: {
+                    ...callPayload(context),
+                    error: errorView(event.error, "ToolTerminal/ToolCrashed"),
+                  },
+                }),
+              },
+              "advance",
+            ],
+          },
+        },
+      },
+      denied: {
+        entry: [
+          {
+            type: "writeCallResult",
+            params: ({ context }) => {
+              const { code, message } = context.denial ?? userDenial;
+              const { tool, proposalId } = current(context);
+              return {
+                result: errorResult(code, message, { tool, proposalId, denied: true }),
+                isError: true,
+              };
+            },
+          },
+          {
+            type: "audit",
+            params: ({ context }) => {
+              const { source, code, by } = context.denial ?? userDenial;
+              return {
+                type: "ToolDenied",
+                payload: {
+                  ...callPayload(context),
+                  source,
+                  code,
+                  ...(by !== undefined && { by }),
+                },
+              };
+            },
+          },
+          "advance",
+        ],
+        always: "next",
+      },
+    },
+  });
+}

@@ -1,0 +1,256 @@
+import { assign, fromPromise, setup } from "xstate";
+import type { StageDefinition } from "../definitions/stage.js";
+import { type ErrorView, isStagechartError } from "../errors.js";
+import type { JsonValue } from "../tools/types.js";
+import { retryDelayMs } from "./backoff.js";
+import { consumeGrant, mintGrant } from "./grants.js";
+import {
+  type AuditParams,
+  current,
+  currentAttempt,
+  type Denial,
+  grantRequest,
+  type StageEvent,
+  type StageMachineContext,
+} from "./stage-context.js";
+import { retryEntry, toolResultEntry } from "./stage-entries.js";
+import type {
+  AssertInput,
+  ExitInput,
+  ModelCallInput,
+  SetupInput,
+  SetupOutput,
+  StageServices,
+  ToolCallInput,
+} from "./stage-services.js";
+import type {
+  AssertOutcome,
+  GateAnswer,
+  GrantDecision,
+  GrantRequest,
+  PolicyDecision,
+  StageContext,
+  StageInput,
+  StageResult,
+  ToolRun,
+  TurnOutcome,
+  Verdict,
+} from "./stage-types.js";
+import { transcriptKey } from "./transcript-keys.js";
+
+/**
+ * The stage machine's vocabulary: the actors that do the work (all through `services`), the
+ * guards that route and the actions that record. The states are in stage-machine.ts (the
+ * lifecycle), stage-act.ts (the Act loop) and stage-approval.ts (the tool approval order).
+ */
+export function stageMachineSetup(services: StageServices) {
+  return setup({
+    types: {} as {
+      context: StageMachineContext;
+      events: StageEvent;
+      input: StageInput;
+      output: StageResult;
+    },
+    actors: {
+      setupStage: fromPromise<SetupOutput, SetupInput>(({ input }) => services.setup(input)),
+      initStage: fromPromise<string, { stage: StageDefinition; stageContext: StageContext }>(
+        ({ input }) => services.init(input),
+      ),
+      checkGate: fromPromise<GateAnswer, { stage: StageDefinition; stageContext: StageContext }>(
+        ({ input }) => services.checkGate(input),
+      ),
+      callModel: fromPromise<TurnOutcome, ModelCallInput>(({ input, signal }) =>
+        services.callModel(input, signal),
+      ),
+      askInteractors: fromPromise<GrantDecision, GrantRequest>(({ input, signal }) =>
+        services.askInteractors(input, signal),
+      ),
+      runTool: fromPromise<ToolRun, ToolCallInput>(({ input, signal }) =>
+        services.runTool(input, signal),
+      ),
+      assertStage: fromPromise<AssertOutcome, AssertInput>(({ input }) => services.assert(input)),
+      exitStage: fromPromise<JsonValue | undefined, ExitInput>(({ input }) => services.exit(input)),
+      waitUntil: fromPromise<void, { until: number }>(({ input, signal }) =>
+        sleep(input.until - services.now(), signal),
+      ),
+    },
+    guards: {
+      capReached: ({ context }) => context.turn >= context.stage.turnCap,
+      outcomeIs: (_, params: { outcome: TurnOutcome; kind: TurnOutcome["kind"] }) =>
+        params.outcome.kind === params.kind,
+      gateIs: (_, params: { answer: GateAnswer; expected: GateAnswer }) =>
+        params.answer === params.expected,
+      gateWaits: ({ context }, params: { answer: GateAnswer }) =>
+        params.answer === "defer" && context.stage.resolutionPolicy === "retry-later",
+      resolutionIs: ({ context }, params: { policy: StageDefinition["resolutionPolicy"] }) =>
+        context.stage.resolutionPolicy === params.policy,
+      providerRetryable: ({ context }, params: { error: unknown }) =>
+        isStagechartError(params.error) &&
+        params.error.class === "ProviderTransient" &&
+        context.providerFailures < services.providerRetries.max,
+      batchDone: ({ context }) => context.callIndex >= context.batch.length,
+      unknownTool: ({ context }) => !services.isKnownTool(current(context).tool),
+      inEnvelope: ({ context }) => context.envelope.includes(current(context).tool),
+      policyIs: ({ context }, params: { decision: PolicyDecision }) =>
+        context.policy === params.decision,
+      hasInteractors: () => services.hasInteractors(),
+      suspendsUnanswered: () => services.unansweredGrants === "suspend",
+      answersCurrent: ({ context, event }, params: { decision?: GrantDecision }) =>
+        event.type === "GRANT_ANSWER" &&
+        context.batch[context.callIndex]?.proposalId === event.proposalId &&
+        (params.decision === undefined || event.decision === params.decision),
+      approved: (_, params: { decision: GrantDecision }) => params.decision === "approve",
+      grantUsable: ({ context }) => consumeGrant(context.grants, current(context)).ok,
+      guardDenies: ({ context }) => services.deniedByGuard(current(context)) !== undefined,
+      toolSucceeded: (_, params: { run: ToolRun }) => params.run.ok,
+      verdictIs: (_, params: { verdict: Verdict; expected: Verdict[] }) =>
+        params.expected.includes(params.verdict),
+      retryAllowed: ({ context }, params: { verdict: Verdict }) =>
+        params.verdict === "retry" && context.attempt < context.stage.retryPolicy.maxAttempts,
+    },
+    actions: {
+      audit: ({ context }, params: AuditParams) =>
+        services.audit({
+          type: params.type,
+          runId: context.runId,
+          stageId: context.stage.id,
+          stageExecutionId: context.stageExecutionId,
+          attempt: context.attempt,
+          payload: params.payload,
+        }),
+      writeSystemPrompt: ({ context }, params: { text: string }) =>
+        services.writeTranscript(
+          context.stageExecutionId,
+          transcriptKey({ attempt: 0, turn: 0, slot: 0, index: 0 }),
+          {
+            role: "system",
+            text: params.text,
+          },
+        ),
+      writeTurn: ({ context }, params: { outcome: TurnOutcome }) =>
+        params.outcome.entries.forEach((entry, index) => {
+          const key = transcriptKey({
+            attempt: context.attempt,
+            turn: context.turn,
+            slot: 0,
+            index,
+          });
+          services.writeTranscript(context.stageExecutionId, key, entry);
+        }),
+      writeCallResult: ({ context }, params: { result: JsonValue; isError: boolean }) => {
+        const key = transcriptKey({
+          attempt: context.attempt,
+          turn: context.turn,
+          slot: context.callIndex + 1,
+          index: 0,
+        });
+        services.writeTranscript(
+          context.stageExecutionId,
+          key,
+          toolResultEntry(current(context), params.result, params.isError),
+        );
+      },
+      writeRetryMessage: ({ context }) =>
+        services.writeTranscript(
+          context.stageExecutionId,
+          transcriptKey({ attempt: context.attempt, turn: 0, slot: 0, index: 0 }),
+          retryEntry(context.attempt, context.stage.retryPolicy.maxAttempts, context.reason),
+        ),
+      assignSetup: assign((_, output: SetupOutput) => ({
+        stageContext: output.stageContext,
+        envelope: output.envelope,
+      })),
+      recordTurn: assign(({ context }) => ({
+        turn: context.turn + 1,
+        modelCalls: context.modelCalls + 1,
+        providerFailures: 0,
+      })),
+      recordProviderFailure: assign(({ context }, params: { error: unknown }) => ({
+        modelCalls: context.modelCalls + 1,
+        providerFailures: context.providerFailures + 1,
+        waitUntil:
+          services.now() +
+          services.providerRetries.delayMs(context.providerFailures + 1, params.error),
+      })),
+      acceptCompletion: assign((_, params: { outcome: TurnOutcome }) =>
+        params.outcome.kind === "completion" ? { parsed: params.outcome.parsed } : {},
+      ),
+      recordParseError: assign(({ context }, params: { outcome: TurnOutcome }) =>
+        params.outcome.kind === "completion-invalid"
+          ? { parseError: { turn: context.turn, errors: params.outcome.errors } }
+          : {},
+      ),
+      markCapHit: assign({ capHit: true }),
+      proposeBatch: assign((_, params: { outcome: TurnOutcome }) => ({
+        batch: params.outcome.kind === "calls" ? params.outcome.calls : [],
+        callIndex: 0,
+      })),
+      advance: assign(({ context }) => ({
+        callIndex: context.callIndex + 1,
+        policy: undefined,
+        denial: undefined,
+        grantedBy: undefined,
+      })),
+      decidePolicy: assign(({ context }) => ({
+        policy: services.grantPolicy(grantRequest(context)),
+      })),
+      grantBy: assign((_, grantedBy: NonNullable<StageMachineContext["grantedBy"]>) => ({
+        grantedBy,
+      })),
+      mintGrant: assign(({ context }) => ({ grants: mintGrant(context.grants, current(context)) })),
+      consumeGrant: assign(({ context }) => {
+        const consumed = consumeGrant(context.grants, current(context));
+        return consumed.ok ? { grants: consumed.value } : {};
+      }),
+      deny: assign((_, denial: Denial) => ({ denial })),
+      setVerdict: assign((_, params: { verdict: Verdict; reason?: string }) => ({
+        verdict: params.verdict,
+        reason: params.reason,
+      })),
+      failWith: assign((_, error: ErrorView) => ({
+        verdict: "fail" as const,
+        error,
+        reason: error.message,
+      })),
+      scheduleRetry: assign(({ context }, params: { reason?: string }) => ({
+        reason: params.reason,
+        attempts: [
+          ...(context.attempts ?? []),
+          {
+            ...currentAttempt(context),
+            verdict: "retry" as const,
+            ...(params.reason !== undefined && { reason: params.reason }),
+          },
+        ],
+        waitUntil: services.now() + retryDelayMs(context.stage.retryPolicy, context.attempt),
+      })),
+      startNextAttempt: assign(({ context }) => ({
+        attempt: context.attempt + 1,
+        turn: 0,
+        capHit: false,
+        parsed: undefined,
+        parseError: undefined,
+      })),
+      handOn: assign((_, params: { output: JsonValue | undefined }) => ({
+        exited: params.output === undefined ? {} : { output: params.output },
+      })),
+    },
+  });
+}
+
+export type StageMachineSetup = ReturnType<typeof stageMachineSetup>;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
