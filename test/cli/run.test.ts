@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -137,6 +137,17 @@ describe("stagechart run", () => {
     expect(summaryOf(script.stdout).error.code).toBe("Validation/ScriptInvalid");
     const hosted = await runCli("run", "code-review", "--task", "t", "--model", "gpt:4");
     expect(hosted.stderr).toContain("Validation/ModelSpecUnsupported");
+  });
+
+  it("refuses a FIFO given as the pipeline, or as one of its stage files, instead of waiting on it", async () => {
+    const dir = project({ "machines/p.yaml": PIPELINE });
+    rmSync(join(dir, "stages/plan.md"));
+    execFileSync("mkfifo", [join(dir, "machines/fifo.yaml"), join(dir, "stages/plan.md")]);
+    for (const pipeline of ["machines/fifo.yaml", "machines/p.yaml"]) {
+      const run = await runCli("run", join(dir, pipeline), "--task", "t", "--model", "scripted:x");
+      expect(run.code, pipeline).toBe(1);
+      expect(run.stderr, pipeline).toContain("is a FIFO (named pipe), not a regular file");
+    }
   });
 
   it.each(["openai:", "anthropic:", "openai: "])(
