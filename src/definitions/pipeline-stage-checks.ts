@@ -94,8 +94,11 @@ interface Arrival {
 
 function upstreamArrivals(draft: PipelineDraft): Map<string, Arrival[]> {
   const arrivals = new Map<string, Arrival[]>();
-  const add = (id: string, arrival: Arrival) =>
-    arrivals.set(id, [...(arrivals.get(id) ?? []), arrival]);
+  const add = (id: string, arrival: Arrival) => {
+    const known = arrivals.get(id);
+    if (known) known.push(arrival);
+    else arrivals.set(id, [arrival]);
+  };
   for (const [from, transition] of Object.entries(draft.next)) {
     if (transition.kind === "rules") {
       for (const rule of transition.rules) add(rule.to, { count: 1, how: `after ${from}` });

@@ -124,14 +124,16 @@ function checkShape(data: Record<string, unknown>, report: Report): void {
       `completionTool "${data.completionTool}" is also in allowedTools; the completion channel must not share a tool's name`,
     );
   }
+  const listed = new Set<unknown>();
   tools.forEach((tool, index) => {
-    if (tools.indexOf(tool) !== index) {
+    if (listed.has(tool)) {
       report(
         ["allowedTools", index],
         DIAGNOSTIC_CODES.definitionInvalid,
         `allowedTools lists "${String(tool)}" twice`,
       );
     }
+    listed.add(tool);
   });
 }
 
