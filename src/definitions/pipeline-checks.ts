@@ -92,7 +92,7 @@ function checkContext(context: JsonSchema | undefined, report: Report): void {
     report(
       path,
       DIAGNOSTIC_CODES.pipelineContextInvalid,
-      `${where(path)} is not valid JSON Schema (draft 2020-12): ${problem.message}`,
+      `${where(path)} is not valid JSON Schema: ${problem.message}`,
     );
   }
 }

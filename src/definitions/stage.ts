@@ -157,11 +157,7 @@ function checkSchema(
   if (compiled.ok) return;
   for (const problem of compiled.error) {
     const where = [field, ...problem.path].join(".");
-    report(
-      [field, ...problem.path],
-      code,
-      `${where} is not valid JSON Schema (draft 2020-12): ${problem.message}`,
-    );
+    report([field, ...problem.path], code, `${where} is not valid JSON Schema: ${problem.message}`);
   }
 }
 
