@@ -183,7 +183,13 @@ function checkParallel(
       );
     }
   });
-  if (group.join !== DONE && !draft.stageIds.has(group.join)) {
+  if (listed.has(group.join)) {
+    report(
+      [...at, "join"],
+      DIAGNOSTIC_CODES.invalidParallelPlan,
+      `next.${from}.join: "${group.join}" is a sibling of this group; a join runs after the group, as a stage of its own`,
+    );
+  } else if (group.join !== DONE && !draft.stageIds.has(group.join)) {
     report(
       [...at, "join"],
       DIAGNOSTIC_CODES.joinDangling,
