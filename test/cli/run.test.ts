@@ -150,6 +150,27 @@ describe("stagechart run", () => {
     }
   });
 
+  it("runs a stage whose completionSchema declares draft-07, checking the payload by it", async () => {
+    const dir = project({
+      "machines/one.yaml":
+        "id: one\ncontext: { type: object, properties: { task: { type: string } } }\nentry: plan\nstages:\n  plan: { file: ../stages/plan.md }\n",
+      "machines/one.script.yaml":
+        "stages:\n  plan:\n    - { tool: submit_plan, args: { summary: s } }\n    - { tool: submit_plan, args: { summary: s, steps: [a] } }\n",
+    });
+    const plan = join(dir, "stages/plan.md");
+    writeFileSync(
+      plan,
+      readFileSync(plan, "utf8").replace(
+        "completionSchema:\n",
+        'completionSchema:\n  $schema: "http://json-schema.org/draft-07/schema#"\n',
+      ),
+    );
+    const run = await runIn(dir, "run", join(dir, "machines/one.yaml"), "--task", "t");
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("plan   completion rejected (schema)");
+    expect(run.stdout).toContain("submit_plan accepted");
+  });
+
   it.each(["openai:", "anthropic:", "openai: "])(
     "says what --model %j leaves out",
     async (spec) => {
