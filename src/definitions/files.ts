@@ -1,4 +1,5 @@
-import { open, readdir, stat } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { type FileHandle, open, readdir, stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import {
   DIAGNOSTIC_CODES,
@@ -26,23 +27,27 @@ export async function readDefinitionText(
     ok: false as const,
     diagnostics: [diagnostic(file, START, code, message)],
   });
-  let bytes: Buffer;
+  let read: RegularRead;
   try {
-    const info = await stat(file);
-    if (info.isDirectory())
-      return problem(DIAGNOSTIC_CODES.fileUnreadable, `is a directory, not a ${what}`);
-    if (info.size > MAX_DEFINITION_BYTES) {
-      return problem(
-        DIAGNOSTIC_CODES.fileTooLarge,
-        `is ${info.size} bytes; a ${what} is limited to ${MAX_DEFINITION_BYTES} bytes`,
-      );
-    }
-    bytes = await readAtMost(file, MAX_DEFINITION_BYTES + 1);
+    read = await readRegularFile(file, MAX_DEFINITION_BYTES + 1);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why =
       code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : String(error);
     return problem(DIAGNOSTIC_CODES.fileUnreadable, `cannot be read: ${why}`);
+  }
+  if (read.kind === "directory") {
+    return problem(DIAGNOSTIC_CODES.fileUnreadable, `is a directory, not a ${what}`);
+  }
+  if (read.kind === "special") {
+    return problem(DIAGNOSTIC_CODES.fileUnreadable, `is ${read.what}, not a regular file`);
+  }
+  const { bytes, size } = read;
+  if (size > MAX_DEFINITION_BYTES) {
+    return problem(
+      DIAGNOSTIC_CODES.fileTooLarge,
+      `is ${size} bytes; a ${what} is limited to ${MAX_DEFINITION_BYTES} bytes`,
+    );
   }
   if (bytes.length > MAX_DEFINITION_BYTES) {
     return problem(DIAGNOSTIC_CODES.fileTooLarge, `is larger than ${MAX_DEFINITION_BYTES} bytes`);
@@ -59,15 +64,42 @@ export async function readDefinitionText(
   return { ok: true, text };
 }
 
-async function readAtMost(file: string, limit: number): Promise<Buffer> {
-  const handle = await open(file, "r");
+type RegularRead =
+  | { kind: "file"; bytes: Buffer; size: number }
+  | { kind: "directory" }
+  | { kind: "special"; what: string };
+
+/**
+ * Reads up to `limit` bytes of a regular file. The file is opened non-blocking and checked on
+ * the open handle, so a FIFO never waits for a writer and nothing can be swapped in between.
+ */
+async function readRegularFile(file: string, limit: number): Promise<RegularRead> {
+  let handle: FileHandle;
   try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EISDIR") return { kind: "directory" };
+    throw error;
+  }
+  try {
+    const info = await handle.stat();
+    if (info.isDirectory()) return { kind: "directory" };
+    if (!info.isFile()) return { kind: "special", what: specialKind(info) };
+    if (info.size >= limit) return { kind: "file", bytes: Buffer.alloc(0), size: info.size };
     const buffer = Buffer.alloc(limit);
     const { bytesRead } = await handle.read(buffer, 0, limit, 0);
-    return buffer.subarray(0, bytesRead);
+    return { kind: "file", bytes: buffer.subarray(0, bytesRead), size: info.size };
   } finally {
     await handle.close();
   }
+}
+
+function specialKind(info: Stats): string {
+  if (info.isFIFO()) return "a FIFO (named pipe)";
+  if (info.isSocket()) return "a socket";
+  if (info.isCharacterDevice()) return "a character device";
+  if (info.isBlockDevice()) return "a block device";
+  return "a special file";
 }
 
 export async function loadStageFile(file: string): Promise<LoadResult<StageDefinition>> {
@@ -110,8 +142,8 @@ const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", "dist", ".stagechar
 
 /**
  * Expands paths to definition files: a file stands for itself (whatever its name, so that a
- * wrong one is reported); a directory for every `*.md`, `*.yaml` and `*.yml` below it, in a
- * stable order.
+ * wrong one is reported); a directory for every `*.md`, `*.yaml` and `*.yml` below it that is
+ * not a directory, in a stable order.
  */
 export async function expandDefinitionPaths(paths: readonly string[]): Promise<string[]> {
   const files: string[] = [];
@@ -131,7 +163,7 @@ async function definitionFilesUnder(directory: string): Promise<string[]> {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) {
       if (!SKIPPED_DIRECTORIES.has(entry.name)) files.push(...(await definitionFilesUnder(path)));
-    } else if (isDefinitionFileName(entry.name) && (entry.isFile() || (await isLinkToFile(path)))) {
+    } else if (isDefinitionFileName(entry.name) && (await isNotDirectory(path))) {
       files.push(path);
     }
   }
@@ -141,8 +173,11 @@ async function definitionFilesUnder(directory: string): Promise<string[]> {
 const isDefinitionFileName = (name: string): boolean =>
   /\.(?:md|ya?ml)$/i.test(name) && !/^readme\.md$/i.test(name);
 
-/** Linked files are followed; linked directories are not, so a link cycle cannot loop. */
-async function isLinkToFile(path: string): Promise<boolean> {
+/**
+ * Files, links to files, and special files (FIFOs, devices), which loading then refuses; linked
+ * directories are not followed, so a link cycle cannot loop, and dangling links are skipped.
+ */
+async function isNotDirectory(path: string): Promise<boolean> {
   const target = await stat(path).catch(() => undefined);
-  return target?.isFile() ?? false;
+  return target !== undefined && !target.isDirectory();
 }

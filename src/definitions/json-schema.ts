@@ -1,8 +1,13 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { Ajv2019 } from "ajv/dist/2019.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { err, ok, type Result } from "../errors.js";
 
-/** JSON Schema (draft 2020-12) for completion payloads and upstream inputs, compiled with Ajv. */
+/**
+ * JSON Schema for completion payloads, upstream inputs and ctx, compiled with Ajv: draft 2020-12
+ * unless the schema's `$schema` names draft-07 or 2019-09.
+ */
 export type JsonSchema = Record<string, unknown>;
 
 export interface SchemaValidator {
@@ -16,18 +21,37 @@ export interface SchemaProblem {
   message: string;
 }
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+type AnyAjv = Ajv | Ajv2019 | Ajv2020;
 
-const ajv = addFormats(new Ajv2020({ strict: true, allErrors: true }));
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = addFormatsModule as unknown as <T extends AnyAjv>(ajv: T) => T;
+const options = { strict: true, allErrors: true };
+
+/** One Ajv per dialect, by the `$schema` URI that names it (a trailing `#` is dropped first). */
+const DIALECTS = new Map<string, () => AnyAjv>([
+  ["http://json-schema.org/draft-07/schema", once(() => addFormats(new Ajv(options)))],
+  ["https://json-schema.org/draft/2019-09/schema", once(() => addFormats(new Ajv2019(options)))],
+  ["https://json-schema.org/draft/2020-12/schema", once(() => addFormats(new Ajv2020(options)))],
+]);
+const DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema";
+
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
 
-/** Compiles once per schema object (Ajv strict mode); problems point into the schema. */
+/** Compiles once per schema object (Ajv strict mode); problems point into the schema. Never throws. */
 export function compileSchema(schema: JsonSchema): Result<SchemaValidator, SchemaProblem[]> {
   const cached = compiled.get(schema);
   if (cached) return ok(cached);
-  if (!ajv.validateSchema(schema)) return err(metaSchemaProblems(ajv.errors));
+  const ajv = ajvFor(schema.$schema);
+  if (!ajv) {
+    return err([
+      {
+        path: ["$schema"],
+        message: `names no JSON Schema dialect stagechart supports: use draft-07, 2019-09 or 2020-12 (the default), e.g. "${DEFAULT_DIALECT}"`,
+      },
+    ]);
+  }
   try {
+    if (!ajv.validateSchema(schema)) return err(metaSchemaProblems(ajv.errors));
     const validate = ajv.compile(schema);
     if (typeof schema.$id === "string") ajv.removeSchema(schema.$id);
     compiled.set(schema, validate);
@@ -37,6 +61,20 @@ export function compileSchema(schema: JsonSchema): Result<SchemaValidator, Schem
     const pointer = /at "#([^"]*)"/.exec(message)?.[1] ?? "";
     return err([{ path: pointerToPath(pointer), message: message.replace(/ at "#[^"]*"/, "") }]);
   }
+}
+
+function ajvFor(dialect: unknown): AnyAjv | undefined {
+  if (dialect === undefined) return DIALECTS.get(DEFAULT_DIALECT)?.();
+  if (typeof dialect !== "string") return undefined;
+  return DIALECTS.get(dialect.replace(/#$/, ""))?.();
+}
+
+function once<T>(make: () => T): () => T {
+  let made: T | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
 }
 
 function metaSchemaProblems(errors: readonly ErrorObject[] | null | undefined): SchemaProblem[] {

@@ -92,22 +92,22 @@ function checkContext(context: JsonSchema | undefined, report: Report): void {
     report(
       path,
       DIAGNOSTIC_CODES.pipelineContextInvalid,
-      `${where(path)} is not valid JSON Schema (draft 2020-12): ${problem.message}`,
+      `${where(path)} is not valid JSON Schema: ${problem.message}`,
     );
   }
 }
 
 function checkEntry(draft: PipelineDraft, report: Report): void {
-  if (draft.entry === undefined || draft.stageIds.includes(draft.entry)) return;
+  if (draft.entry === undefined || draft.stageIds.has(draft.entry)) return;
   report(
     ["entry"],
     DIAGNOSTIC_CODES.pipelineEntryUnknown,
-    `entry "${draft.entry}" names no stage; the stages are ${draft.stageIds.join(", ") || "none"}`,
+    `entry "${draft.entry}" names no stage; the stages are ${[...draft.stageIds].join(", ") || "none"}`,
   );
 }
 
 function checkTransitions(draft: PipelineDraft, report: Report): void {
-  const isStage = (id: string) => draft.stageIds.includes(id);
+  const isStage = (id: string) => draft.stageIds.has(id);
   const groupOf = new Map<string, string>();
   for (const [from, transition] of Object.entries(draft.next)) {
     if (!isStage(from)) {
@@ -153,16 +153,17 @@ function checkParallel(
       `next.${from}.parallel: a parallel group runs at least two siblings, this one ${siblings.length}; use a plain successor for one`,
     );
   }
+  const listed = new Set<string>();
   siblings.forEach((sibling, i) => {
     const path = [...at, "parallel", i];
     const problem = (code: DiagnosticCode, message: string) =>
       report(path, code, `${where(path)}: ${message}`);
-    if (!draft.stageIds.includes(sibling)) {
+    if (!draft.stageIds.has(sibling)) {
       problem(
         DIAGNOSTIC_CODES.pipelineTargetUnknown,
         `"${sibling}" is not a stage of this pipeline`,
       );
-    } else if (siblings.indexOf(sibling) !== i) {
+    } else if (listed.has(sibling)) {
       problem(DIAGNOSTIC_CODES.invalidParallelPlan, `"${sibling}" is listed twice`);
     } else if (sibling === from) {
       problem(DIAGNOSTIC_CODES.invalidParallelPlan, `${from} cannot fan out to itself`);
@@ -172,6 +173,7 @@ function checkParallel(
         `"${sibling}" is already a sibling in the group after ${groupOf.get(sibling)}; a stage belongs to one parallel group`,
       );
     }
+    listed.add(sibling);
     groupOf.set(sibling, from);
     if (draft.next[sibling] !== undefined && sibling !== from) {
       report(
@@ -181,7 +183,13 @@ function checkParallel(
       );
     }
   });
-  if (group.join !== DONE && !draft.stageIds.includes(group.join)) {
+  if (listed.has(group.join)) {
+    report(
+      [...at, "join"],
+      DIAGNOSTIC_CODES.invalidParallelPlan,
+      `next.${from}.join: "${group.join}" is a sibling of this group; a join runs after the group, as a stage of its own`,
+    );
+  } else if (group.join !== DONE && !draft.stageIds.has(group.join)) {
     report(
       [...at, "join"],
       DIAGNOSTIC_CODES.joinDangling,
@@ -208,7 +216,7 @@ function checkCondition(
     for (const [i, inner] of list.entries()) checkCondition(draft, inner, [...at, key, i], report);
   } else if ("not" in condition) {
     checkCondition(draft, condition.not, [...at, "not"], report);
-  } else if ("visits" in condition && !draft.stageIds.includes(condition.visits)) {
+  } else if ("visits" in condition && !draft.stageIds.has(condition.visits)) {
     const path = [...at, "visits"];
     report(
       path,
@@ -236,7 +244,7 @@ function checkHooks(
 ): void {
   for (const [id, hooks] of Object.entries(draft.hooks)) {
     const stage = loaded[id]?.stage;
-    if (!draft.stageIds.includes(id) || (stage && stage.kind !== "llm")) {
+    if (!draft.stageIds.has(id) || (stage && stage.kind !== "llm")) {
       report(
         ["hooks", id],
         DIAGNOSTIC_CODES.pipelineDefinitionInvalid,

@@ -38,7 +38,7 @@ export interface PipelineDraft {
   context?: JsonSchema;
   entry?: string;
   /** Every key under `stages`, in order, whether or not its entry parsed. */
-  stageIds: string[];
+  stageIds: Set<string>;
   entries: Record<string, StageEntry>;
   next: Record<string, Transition>;
   /** False when some transition did not parse, so the topology is not fully known. */
@@ -52,7 +52,7 @@ export interface PipelineDraft {
 export function readDraft(form: PipelineForm, data: unknown, report: Report): PipelineDraft {
   const draft: PipelineDraft = {
     form,
-    stageIds: [],
+    stageIds: new Set(),
     entries: {},
     next: {},
     nextComplete: true,
@@ -117,7 +117,7 @@ function readStages(
   }
   const schema = stageEntrySchema(draft.form);
   for (const [id, raw] of Object.entries(stages)) {
-    draft.stageIds.push(id);
+    draft.stageIds.add(id);
     if (id === DONE || id === FAIL) {
       report(
         ["stages", id],

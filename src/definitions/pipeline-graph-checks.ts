@@ -7,12 +7,12 @@ import { DONE, FAIL, type Transition } from "./pipeline-types.js";
  * an end (warnings), and loops no condition can leave (an error: the run would never stop).
  */
 export function checkGraph(draft: PipelineDraft, report: Report): void {
-  const isStage = (id: string) => draft.stageIds.includes(id);
+  const isStage = (id: string) => draft.stageIds.has(id);
   const entered = (id: string): string[] => targetsOf(draft.next[id]).filter(isStage);
 
   if (draft.entry !== undefined && isStage(draft.entry)) {
-    const reached = reachable(draft.entry, entered);
-    for (const id of draft.stageIds.filter((id) => !reached.has(id))) {
+    const reached = reachable([draft.entry], entered);
+    for (const id of [...draft.stageIds].filter((id) => !reached.has(id))) {
       report(
         ["stages", id],
         DIAGNOSTIC_CODES.stageUnreachable,
@@ -49,11 +49,12 @@ function targetsOf(transition: Transition | undefined): string[] {
   return [...transition.siblings, transition.join];
 }
 
-function reachable(from: string, next: (id: string) => string[]): Set<string> {
-  const seen = new Set([from]);
-  const queue = [from];
-  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-    for (const target of next(id)) {
+/** Every id reached from `from` along `next`, `from` included. */
+function reachable(from: readonly string[], next: (id: string) => string[]): Set<string> {
+  const seen = new Set(from);
+  const queue = [...seen];
+  for (let i = 0; i < queue.length; i++) {
+    for (const target of next(queue[i] as string)) {
       if (seen.has(target)) continue;
       seen.add(target);
       queue.push(target);
@@ -65,26 +66,28 @@ function reachable(from: string, next: (id: string) => string[]): Set<string> {
 /**
  * Stages with a declared way to an end: no transition of their own (the pipeline ends there), a
  * rule to done or fail, a join on done, or a way into such a stage. Siblings hand on to their
- * group's join, so a group continues only through it.
+ * group's join, so a group continues only through it. Found backwards from the ends, each
+ * transition followed once.
  */
 function stagesThatCanEnd(draft: PipelineDraft): Set<string> {
-  const continues = (id: string): string[] => {
-    const transition = draft.next[id];
-    if (!transition) return [];
-    return transition.kind === "rules" ? transition.rules.map((r) => r.to) : [transition.join];
-  };
-  const ending = new Set<string>([DONE, FAIL, ...draft.stageIds.filter((id) => !draft.next[id])]);
-  // A target that names no stage is reported on its own; counting it as an end avoids echoes.
-  const ends = (target: string) => ending.has(target) || !draft.stageIds.includes(target);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const id of draft.stageIds) {
-      if (ending.has(id) || !continues(id).some(ends)) continue;
-      ending.add(id);
-      grew = true;
+  const comingFrom = new Map<string, string[]>();
+  for (const id of draft.stageIds) {
+    for (const target of continuations(draft.next[id])) {
+      const before = comingFrom.get(target);
+      if (before) before.push(id);
+      else comingFrom.set(target, [id]);
     }
   }
-  return ending;
+  const ending = new Set<string>([DONE, FAIL]);
+  for (const id of draft.stageIds) if (!draft.next[id]) ending.add(id);
+  // A target that names no stage is reported on its own; counting it as an end avoids echoes.
+  for (const target of comingFrom.keys()) if (!draft.stageIds.has(target)) ending.add(target);
+  return reachable([...ending], (id) => comingFrom.get(id) ?? []);
+}
+
+function continuations(transition: Transition | undefined): string[] {
+  if (!transition) return [];
+  return transition.kind === "rules" ? transition.rules.map((r) => r.to) : [transition.join];
 }
 
 /** Loops along transitions that always move on: a first rule without `when`, or a group's join. */
@@ -95,20 +98,26 @@ function unconditionalLoops(draft: PipelineDraft): string[][] {
     const [first] = transition?.rules ?? [];
     return first && first.when === undefined ? first.to : undefined;
   };
+  const order = new Map([...draft.stageIds].map((id, i) => [id, i]));
   const loops: string[][] = [];
   const done = new Set<string>();
   for (const start of draft.stageIds) {
     const walk: string[] = [];
+    const onWalk = new Set<string>();
     let at: string | undefined = start;
-    while (at !== undefined && draft.stageIds.includes(at) && !walk.includes(at) && !done.has(at)) {
+    while (at !== undefined && draft.stageIds.has(at) && !onWalk.has(at) && !done.has(at)) {
       walk.push(at);
+      onWalk.add(at);
       at = forced(at);
     }
     for (const id of walk) done.add(id);
-    if (at === undefined || !walk.includes(at)) continue;
+    if (at === undefined || !onWalk.has(at)) continue;
     const loop = walk.slice(walk.indexOf(at));
-    const first = draft.stageIds.find((id) => loop.includes(id)) as string;
-    const turn = loop.indexOf(first);
+    // Told from the stage declared first, so the same loop always reads the same.
+    const turn = loop.reduce(
+      (best, id, i) => ((order.get(id) ?? 0) < (order.get(loop[best] as string) ?? 0) ? i : best),
+      0,
+    );
     loops.push([...loop.slice(turn), ...loop.slice(0, turn)]);
   }
   return loops;

@@ -3,7 +3,7 @@ import type { CodeStageFunction, GuardFunction, StageHooks } from "./contract.js
 import type { PipelineSpec } from "./pipeline-spec.js";
 import type { Condition, JoinPolicy, Rule, Transition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
-import { KEBAB_CASE } from "./stage-schema.js";
+import { KEBAB_CASE, stageFrontmatterSchema } from "./stage-schema.js";
 
 /**
  * The shapes of a pipeline (DESIGN.md §3.2), shared by YAML files and `definePipeline`: each
@@ -266,6 +266,31 @@ const output = z
   .min(1, { error: "must name at least one field of the completion payload" })
   .optional();
 
+const position = { line: z.int(), column: z.int() };
+const templatePart = z.discriminatedUnion("kind", [
+  z.looseObject({ kind: z.literal("text"), text: z.string() }),
+  z.looseObject({
+    kind: z.literal("placeholder"),
+    raw: z.string(),
+    path: z.array(z.union([z.string(), z.int()])),
+    ...position,
+  }),
+]);
+
+/** Everything the loader and the runtime read from a StageDefinition; a hand-made one lacking any of it is refused. */
+const loadedStage = stageFrontmatterSchema.extend({
+  tags: z.array(z.string()),
+  extensions: z.record(z.string(), z.unknown()),
+  body: z.string(),
+  file: z.string(),
+  template: z.looseObject({
+    parts: z.array(templatePart),
+    ctxReferences: z.array(
+      z.looseObject({ field: z.string(), expression: z.string(), ...position }),
+    ),
+  }),
+});
+
 const rawEntry = {
   yaml: mapping("a stage entry", {
     file: stageFile,
@@ -277,8 +302,8 @@ const rawEntry = {
     file: stageFile,
     output,
     stage: z
-      .custom<StageDefinition>((value) => isRecord(value) && typeof value.id === "string", {
-        error: "must be a loaded StageDefinition",
+      .custom<StageDefinition>((value) => loadedStage.safeParse(value).success, {
+        error: "must be a loaded StageDefinition (from loadStageFile or parseStageDefinition)",
       })
       .optional(),
     pipeline: byKind<string | PipelineSpec>(

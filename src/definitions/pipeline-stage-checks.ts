@@ -2,7 +2,7 @@ import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, type Position } from "./
 import type { JsonSchema } from "./json-schema.js";
 import type { PipelineDraft, Report } from "./pipeline-draft.js";
 import { isRecord } from "./pipeline-schema.js";
-import type { PipelineStage } from "./pipeline-types.js";
+import type { PipelineStage, Transition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
 import type { DataPath } from "./yaml-source.js";
 
@@ -27,7 +27,7 @@ export function checkStageContracts(
 ): Diagnostic[] {
   const found: Diagnostic[] = [];
   const declared = declaredFields(draft.context);
-  const arrivals = upstreamArrivals(draft);
+  const arrivals = upstreamArrivals(pipeline, draft);
   for (const [id, { stage, locateField }] of Object.entries(loaded)) {
     if (stage.kind !== "llm") continue;
     const definition = stage.definition;
@@ -106,16 +106,24 @@ function unresolvedCtx(
     );
 }
 
-/** How many upstream results a stage is entered with, along each declared way in. */
+/** How many upstream results a stage is sure to be entered with, along each declared way in. */
 interface Arrival {
   count: number;
   how: string;
+  /** The count is a minimum (a join under `any` or `quorum`), not the exact number. */
+  atLeast?: boolean;
 }
 
-function upstreamArrivals(draft: PipelineDraft): Map<string, Arrival[]> {
+function upstreamArrivals(pipeline: string, draft: PipelineDraft): Map<string, Arrival[]> {
   const arrivals = new Map<string, Arrival[]>();
-  const add = (id: string, arrival: Arrival) =>
-    arrivals.set(id, [...(arrivals.get(id) ?? []), arrival]);
+  const add = (id: string, arrival: Arrival) => {
+    const known = arrivals.get(id);
+    if (known) known.push(arrival);
+    else arrivals.set(id, [arrival]);
+  };
+  if (draft.entry !== undefined) {
+    add(draft.entry, { count: 0, how: `as the entry of pipeline ${pipeline}` });
+  }
   for (const [from, transition] of Object.entries(draft.next)) {
     if (transition.kind === "rules") {
       for (const rule of transition.rules) add(rule.to, { count: 1, how: `after ${from}` });
@@ -124,12 +132,29 @@ function upstreamArrivals(draft: PipelineDraft): Map<string, Arrival[]> {
     for (const sibling of transition.siblings) {
       add(sibling, { count: 0, how: `as a parallel sibling after ${from}` });
     }
-    add(transition.join, {
-      count: transition.siblings.length,
-      how: `as the join of ${transition.siblings.join(", ")}`,
-    });
+    add(transition.join, joinArrival(transition));
   }
   return arrivals;
+}
+
+/**
+ * A join gets the results of the siblings settled when its policy is met: every sibling under
+ * `fail-fast` and `all-settled`, but only sure of the first `ok` under `any` and of k under `quorum`.
+ */
+function joinArrival({ siblings, policy }: Extract<Transition, { kind: "parallel" }>): Arrival {
+  const how = `as the join of ${siblings.join(", ")}`;
+  switch (policy.kind) {
+    case "any":
+      return { count: 1, how: `${how} under policy any`, atLeast: true };
+    case "quorum":
+      return {
+        count: Math.max(0, Math.min(policy.k, siblings.length)),
+        how: `${how} under policy { quorum: ${policy.k} }`,
+        atLeast: true,
+      };
+    default:
+      return { count: siblings.length, how };
+  }
 }
 
 /** `{{ctx.upstream[i]…}}` in a stage entered with i or fewer results can never render. */
@@ -147,12 +172,15 @@ function unavailableUpstream(
     const short = arrivals.find((arrival) => arrival.count <= index);
     if (!short) return [];
     const results = short.count === 1 ? "1 upstream result" : `${short.count} upstream results`;
+    const receives = short.atLeast
+      ? `it is then sure of ${results} only`
+      : `it then receives ${results}`;
     return [
       diagnostic(
         definition.file,
         part,
         DIAGNOSTIC_CODES.ctxUnresolved,
-        `{{${part.raw}}} has no value when ${id} runs ${short.how}: it then receives ${results}`,
+        `{{${part.raw}}} has no value when ${id} runs ${short.how}: ${receives}`,
       ),
     ];
   });

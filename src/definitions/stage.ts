@@ -124,14 +124,16 @@ function checkShape(data: Record<string, unknown>, report: Report): void {
       `completionTool "${data.completionTool}" is also in allowedTools; the completion channel must not share a tool's name`,
     );
   }
+  const listed = new Set<unknown>();
   tools.forEach((tool, index) => {
-    if (tools.indexOf(tool) !== index) {
+    if (listed.has(tool)) {
       report(
         ["allowedTools", index],
         DIAGNOSTIC_CODES.definitionInvalid,
         `allowedTools lists "${String(tool)}" twice`,
       );
     }
+    listed.add(tool);
   });
 }
 
@@ -155,11 +157,7 @@ function checkSchema(
   if (compiled.ok) return;
   for (const problem of compiled.error) {
     const where = [field, ...problem.path].join(".");
-    report(
-      [field, ...problem.path],
-      code,
-      `${where} is not valid JSON Schema (draft 2020-12): ${problem.message}`,
-    );
+    report([field, ...problem.path], code, `${where} is not valid JSON Schema: ${problem.message}`);
   }
 }
 

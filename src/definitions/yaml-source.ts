@@ -5,8 +5,10 @@ import {
   isSeq,
   LineCounter,
   type Node,
+  type Pair,
   parseDocument,
   visit,
+  type YAMLMap,
 } from "yaml";
 import type { Position } from "./diagnostics.js";
 
@@ -25,7 +27,8 @@ export interface YamlProblem extends Position {
 
 /**
  * Parses YAML keeping source positions. `firstLine` is the line the text starts on in its file.
- * Duplicate keys are problems, not silent overrides.
+ * Duplicate keys are problems, not silent overrides; they are found here, in one pass over each
+ * mapping, since the parser's own check compares every key with every earlier one.
  */
 export function parseYamlSource(
   text: string,
@@ -37,7 +40,7 @@ export function parseYamlSource(
   const document = parseDocument(text, {
     lineCounter,
     prettyErrors: false,
-    uniqueKeys: true,
+    uniqueKeys: false,
     logLevel: "error",
   });
   const at = (offset: number): Position => {
@@ -46,8 +49,9 @@ export function parseYamlSource(
   };
   const problems = [
     ...document.errors.map((e) => ({ ...at(e.pos[0]), message: firstLineOf(e.message) })),
+    ...duplicateKeys(document, at),
     ...recursiveAliases(document, at),
-  ];
+  ].sort((a, b) => a.line - b.line || a.column - b.column);
   if (problems.length > 0) return { ok: false, problems };
   let data: unknown;
   try {
@@ -61,11 +65,13 @@ export function parseYamlSource(
       problems: [{ ...at(alias ?? 0), message: firstLineOf(message) }],
     };
   }
+  const keyIndex = new WeakMap<YAMLMap, Map<unknown, Pair>>();
   return {
     ok: true,
     value: {
       data,
-      locate: (path) => locateNode(document.contents, path, at) ?? { line: firstLine, column: 1 },
+      locate: (path) =>
+        locateNode(document.contents, path, at, keyIndex) ?? { line: firstLine, column: 1 },
     },
   };
 }
@@ -84,10 +90,12 @@ function firstAliasOffset(document: Document): number | undefined {
   return unresolved ?? first;
 }
 
+/** `keyIndex` keeps each mapping's pairs by key once looked into, so many lookups stay linear. */
 function locateNode(
   root: unknown,
   path: DataPath,
   at: (offset: number) => Position,
+  keyIndex: WeakMap<YAMLMap, Map<unknown, Pair>>,
 ): Position | undefined {
   let node = root as Node | null;
   let found: Position | undefined;
@@ -95,7 +103,7 @@ function locateNode(
     let next: unknown;
     let keyOffset: number | undefined;
     if (isMap(node)) {
-      const pair = node.items.find((item) => isScalar(item.key) && item.key.value === segment);
+      const pair = pairsByKey(node, keyIndex).get(segment);
       next = pair?.value;
       keyOffset = isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
     } else if (isSeq(node) && typeof segment === "number") {
@@ -107,6 +115,37 @@ function locateNode(
     node = next as Node | null;
   }
   return found;
+}
+
+function pairsByKey(map: YAMLMap, keyIndex: WeakMap<YAMLMap, Map<unknown, Pair>>) {
+  let pairs = keyIndex.get(map);
+  if (!pairs) {
+    pairs = new Map();
+    for (const pair of map.items) {
+      if (isScalar(pair.key) && !pairs.has(pair.key.value)) pairs.set(pair.key.value, pair);
+    }
+    keyIndex.set(map, pairs);
+  }
+  return pairs;
+}
+
+/** A key a mapping already has, reported at the repeat (keys that are collections never clash). */
+function duplicateKeys(document: Document, at: (offset: number) => Position): YamlProblem[] {
+  const problems: YamlProblem[] = [];
+  visit(document, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        if (!isScalar(key)) continue;
+        const value = key.value;
+        if (seen.has(value)) {
+          problems.push({ ...at(key.range?.[0] ?? 0), message: "Map keys must be unique" });
+        }
+        seen.add(value);
+      }
+    },
+  });
+  return problems;
 }
 
 /** An alias inside the node it names would make the data infinite (and schema checks never end). */

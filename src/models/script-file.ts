@@ -34,7 +34,7 @@ export interface Script {
 }
 
 export async function loadScriptFile(file: string): Promise<LoadResult<Script>> {
-  const read = await readDefinitionText(file);
+  const read = await readDefinitionText(file, "script file");
   return read.ok ? parseScript(read.text, file) : read;
 }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -182,6 +182,38 @@ describe("stagechart run", () => {
       "gpt:4",
     );
     expect(hosted.stderr).toContain("Validation/ModelSpecUnsupported");
+  });
+
+  it("refuses a FIFO given as the pipeline, or as one of its stage files, instead of waiting on it", async () => {
+    const dir = project({ "machines/p.yaml": PIPELINE });
+    rmSync(join(dir, "stages/plan.md"));
+    execFileSync("mkfifo", [join(dir, "machines/fifo.yaml"), join(dir, "stages/plan.md")]);
+    for (const pipeline of ["machines/fifo.yaml", "machines/p.yaml"]) {
+      const run = await runCli("run", join(dir, pipeline), "--task", "t", "--model", "scripted:x");
+      expect(run.code, pipeline).toBe(1);
+      expect(run.stderr, pipeline).toContain("is a FIFO (named pipe), not a regular file");
+    }
+  });
+
+  it("runs a stage whose completionSchema declares draft-07, checking the payload by it", async () => {
+    const dir = project({
+      "machines/one.yaml":
+        "id: one\ncontext: { type: object, properties: { task: { type: string } } }\nentry: plan\nstages:\n  plan: { file: ../stages/plan.md }\n",
+      "machines/one.script.yaml":
+        "stages:\n  plan:\n    - { tool: submit_plan, args: { summary: s } }\n    - { tool: submit_plan, args: { summary: s, steps: [a] } }\n",
+    });
+    const plan = join(dir, "stages/plan.md");
+    writeFileSync(
+      plan,
+      readFileSync(plan, "utf8").replace(
+        "completionSchema:\n",
+        'completionSchema:\n  $schema: "http://json-schema.org/draft-07/schema#"\n',
+      ),
+    );
+    const run = await runIn(dir, "run", join(dir, "machines/one.yaml"), "--task", "t");
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("plan   completion rejected (schema)");
+    expect(run.stdout).toContain("submit_plan accepted");
   });
 
   it.each(["openai:", "anthropic:", "openai: "])(

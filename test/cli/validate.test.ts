@@ -111,6 +111,21 @@ describe("stagechart validate", () => {
     );
   });
 
+  it("refuses FIFOs named like definitions, given or met in a directory, and exits 1", async () => {
+    const dir = tempDir();
+    execFileSync("mkfifo", [join(dir, "x.md"), join(dir, "x.yaml")]);
+    for (const paths of [[dir], [join(dir, "x.md"), join(dir, "x.yaml")]]) {
+      const run = await runCli("validate", ...paths);
+      expect(run.code).toBe(1);
+      expect(run.stdout.split("\n")).toEqual([
+        `${join(dir, "x.md")}:1:1 Validation/StageFileUnreadable is a FIFO (named pipe), not a regular file`,
+        `${join(dir, "x.yaml")}:1:1 Validation/StageFileUnreadable is a FIFO (named pipe), not a regular file`,
+        "2 files checked: 2 errors, 0 warnings — invalid",
+        "",
+      ]);
+    }
+  });
+
   it("without paths is a usage error (exit 2)", async () => {
     const run = await runCli("validate");
     expect(run.code).toBe(2);

@@ -239,13 +239,35 @@ describe("definePipeline", () => {
       } as unknown as PipelineSpec;
       expect((await problemsOf(spec)).map((d) => d.message)).toEqual([
         "stages.a.code: must be a code stage function",
-        "stages.b.stage: must be a loaded StageDefinition",
+        "stages.b.stage: must be a loaded StageDefinition (from loadStageFile or parseStageDefinition)",
         "stages.c.pipeline: must be a pipeline spec or a path to a pipeline file",
         "guards.g: must be a guard function",
       ]);
       expect(await problemsOf(null as unknown as PipelineSpec)).toMatchObject([
         { file: "pipeline.ts (definePipeline)", code: "Validation/PipelineDefinitionInvalid" },
       ]);
+    });
+
+    it("a { stage } entry that is not a whole loaded StageDefinition is refused, never an exception", async () => {
+      const plan = await loadStageFile(join(STAGES_DIR, "plan.md"));
+      if (!plan.ok) throw new Error("the bundled plan stage must load");
+      const { template: _template, ...withoutTemplate } = plan.value;
+      const spec = {
+        id: "handmade",
+        entry: "plan",
+        stages: {
+          plan: { stage: { id: "plan" } },
+          review: { stage: withoutTemplate },
+          execute: { stage: { ...plan.value, template: { parts: [{ kind: "placeholder" }] } } },
+        },
+        next: { plan: "review", review: "execute" },
+      } as unknown as PipelineSpec;
+      expect((await problemsOf(spec)).map((d) => [d.code, d.message])).toEqual(
+        ["plan", "review", "execute"].map((id) => [
+          "Validation/PipelineDefinitionInvalid",
+          `stages.${id}.stage: must be a loaded StageDefinition (from loadStageFile or parseStageDefinition)`,
+        ]),
+      );
     });
 
     it("a spec that contains itself is PipelineCycle", async () => {

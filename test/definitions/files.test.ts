@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -5,6 +6,7 @@ import {
   definitionKind,
   diagnostic,
   expandDefinitionPaths,
+  loadPipelineFile,
   loadStageFile,
   MAX_DEFINITION_BYTES,
   validatePaths,
@@ -97,6 +99,45 @@ describe("stage files on disk", () => {
       code: "Validation/StageFileUnreadable",
       message: "is a directory, not a stage file",
     });
+  });
+
+  it("a FIFO named like a stage or pipeline file is refused at once, never opened for a writer that never comes", async () => {
+    const dir = tempDir();
+    execFileSync("mkfifo", [join(dir, "x.md"), join(dir, "x.yaml")]);
+    const refusal = {
+      code: "Validation/StageFileUnreadable",
+      message: "is a FIFO (named pipe), not a regular file",
+    };
+    expect(await loadStageFile(join(dir, "x.md"))).toEqual({
+      ok: false,
+      diagnostics: [expect.objectContaining(refusal)],
+    });
+    expect(await loadPipelineFile(join(dir, "x.yaml"))).toEqual({
+      ok: false,
+      diagnostics: [expect.objectContaining(refusal)],
+    });
+  });
+
+  it("a character device named like a stage file is refused", async () => {
+    const dir = tempDir();
+    symlinkSync("/dev/zero", join(dir, "zero.md"));
+    const result = await loadStageFile(join(dir, "zero.md"));
+    expect(result.ok ? undefined : result.diagnostics[0]).toMatchObject({
+      code: "Validation/StageFileUnreadable",
+      message: "is a character device, not a regular file",
+    });
+  });
+
+  it("a directory walk reports special files named like definitions instead of reading them", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "a.md": seedPlan });
+    execFileSync("mkfifo", [join(dir, "x.md"), join(dir, "x.yaml")]);
+    const report = await validatePaths([dir]);
+    expect(report.files).toEqual([join(dir, "a.md"), join(dir, "x.md"), join(dir, "x.yaml")]);
+    expect(report.diagnostics.map((d) => [d.file.slice(dir.length + 1), d.code])).toEqual([
+      ["x.md", "Validation/StageFileUnreadable"],
+      ["x.yaml", "Validation/StageFileUnreadable"],
+    ]);
   });
 
   it("directories expand to every *.md, *.yaml and *.yml below them (links to files too), sorted, skipping READMEs and node_modules", async () => {

@@ -325,6 +325,55 @@ describe("pipeline checks", () => {
       );
     });
 
+    it("a join may index only the results its policy guarantees, and the entry none", async () => {
+      const peek = (index: number) =>
+        seedPlan
+          .replace("id: plan", "id: peek")
+          .replace("Task: {{ctx.task}}", `Before: {{ctx.upstream[${index}].output}}`);
+      const commands = ["a", "b", "c", "d"].map((id) => `  ${id}: { run: x }\n`).join("");
+      const stages = `stages:\n${commands}  peek: { file: ../stages/peek.md }\n`;
+      const group = (policy: string) =>
+        `entry: a\n${stages}next:\n  a: { parallel: [b, c, d], join: peek, policy: ${policy} }\n`;
+      const cases = [
+        [group("fail-fast"), 2, true],
+        [group("fail-fast"), 3, false],
+        [group("all-settled"), 2, true],
+        [group("any"), 0, true],
+        [group("any"), 1, false],
+        [group("{ quorum: 2 }"), 1, true],
+        [group("{ quorum: 2 }"), 2, false],
+        [`entry: peek\n${stages}next:\n  peek: a\n`, 0, false],
+        [
+          `entry: a\n${stages}next:\n  a: peek\n  peek: [{ when: { visits: peek, lt: 2 }, to: a }]\n`,
+          0,
+          true,
+        ],
+      ] as const;
+      for (const [yaml, index, valid] of cases) {
+        const { dir, result } = await load(`id: p\n${yaml}`, { "stages/peek.md": peek(index) });
+        const found = placesOf(dir, result).filter((p) => p.includes("StageCtxUnresolved"));
+        const where = `stages/peek.md:${positionOf(peek(index), "{{ctx.upstream")} Validation/StageCtxUnresolved`;
+        expect(found, `${yaml} upstream[${index}]`).toEqual(valid ? [] : [where]);
+      }
+      const messages = async (yaml: string) =>
+        messagesOf((await load(`id: p\n${yaml}`, { "stages/peek.md": peek(1) })).result);
+      expect(await messages(group("any"))).toContain(
+        "{{ctx.upstream[1].output}} has no value when peek runs as the join of b, c, d under policy any: it is then sure of 1 upstream result only",
+      );
+      expect(await messages(`entry: peek\n${stages}next:\n  peek: a\n`)).toContain(
+        "{{ctx.upstream[1].output}} has no value when peek runs as the entry of pipeline p: it then receives 0 upstream results",
+      );
+    });
+
+    it("a join that names one of its own siblings is InvalidParallelPlan", async () => {
+      const yaml = commands("  a: { parallel: [b, c, d], join: c }\n");
+      const { places, result } = await load(yaml);
+      expect(places).toEqual([at(yaml, "join: c", "ExtensionHost/InvalidParallelPlan")]);
+      expect(messagesOf(result)).toEqual([
+        'next.a.join: "c" is a sibling of this group; a join runs after the group, as a stage of its own',
+      ]);
+    });
+
     it("an invalid context schema is PipelineContextInvalid, at the keyword", async () => {
       const notObject = PIPELINE.replace("type: object", "type: string");
       expect((await load(notObject)).places).toContain(

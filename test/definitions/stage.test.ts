@@ -7,6 +7,7 @@ import {
   type StageDefinition,
 } from "../../src/definitions/index.js";
 import { lineOf, seedPlan, withLine, withoutField } from "../support/stages.js";
+import { searchedElements } from "../support/work.js";
 
 const FILE = "stages/plan.md";
 
@@ -214,6 +215,15 @@ describe("a stage file", () => {
     it("a tool listed twice in allowedTools is a mistake", () => {
       const text = withLine(seedPlan, "allowedTools", 'allowedTools: ["Read", "Grep", "Read"]');
       expect(rejects(text)).toMatchObject([{ message: 'allowedTools lists "Read" twice' }]);
+    });
+
+    it("a long allowedTools list is checked for repeats with work linear in its length", async () => {
+      const tools = Array.from({ length: 2000 }, (_, i) => `"Tool${i}"`).join(", ");
+      const text = withLine(seedPlan, "allowedTools", `allowedTools: [${tools}, "Tool7"]`);
+      const searched = await searchedElements(() => {
+        expect(rejects(text)).toMatchObject([{ message: 'allowedTools lists "Tool7" twice' }]);
+      });
+      expect(searched).toBeLessThan(50 * 2000);
     });
   });
 

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadScriptFile, parseScript, type ScriptEntry } from "../../src/models/index.js";
@@ -282,6 +283,21 @@ describe("script files on disk", () => {
     expect(result).toEqual({
       ok: false,
       diagnostics: [expect.objectContaining({ line: 1, column: 1, code, severity: "error" })],
+    });
+  });
+
+  it("refuses a FIFO without waiting for a writer", async () => {
+    const dir = tempDir();
+    execFileSync("mkfifo", [join(dir, "s.script.yaml")]);
+    const result = await loadScriptFile(join(dir, "s.script.yaml"));
+    expect(result).toEqual({
+      ok: false,
+      diagnostics: [
+        expect.objectContaining({
+          code: "Validation/StageFileUnreadable",
+          message: "is a FIFO (named pipe), not a regular file",
+        }),
+      ],
     });
   });
 

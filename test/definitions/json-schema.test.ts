@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { parseStageDefinition } from "../../src/definitions/index.js";
+import { compileSchema, type JsonSchema } from "../../src/definitions/json-schema.js";
+import { load, PIPELINE, placesOf } from "../support/pipeline-files.js";
+import { seedPlan } from "../support/stages.js";
+
+const DRAFT_07 = "http://json-schema.org/draft-07/schema#";
+const DRAFT_2019 = "https://json-schema.org/draft/2019-09/schema";
+const DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema";
+
+/** Whether `value` passes `schema`, or the problems compiling it. */
+function check(schema: JsonSchema, value: unknown) {
+  const compiled = compileSchema(schema);
+  return compiled.ok ? compiled.value(value) : compiled.error;
+}
+
+/** A tuple of one string: `items` as a list is draft-07 and 2019-09, `prefixItems` 2020-12. */
+const tupleIn = ($schema: string): JsonSchema =>
+  $schema === DRAFT_2020
+    ? { $schema, type: "array", prefixItems: [{ type: "string" }], items: false, minItems: 1 }
+    : { $schema, type: "array", items: [{ type: "string" }], additionalItems: false, minItems: 1 };
+
+describe("JSON Schema dialects", () => {
+  it.each([
+    ["draft-07", DRAFT_07],
+    ["draft-07 without the #", "http://json-schema.org/draft-07/schema"],
+    ["2019-09", DRAFT_2019],
+    ["2020-12", DRAFT_2020],
+  ])("a schema declaring %s compiles and validates by its own dialect", (_, $schema) => {
+    expect(check(tupleIn($schema), ["a"])).toBe(true);
+    expect(check(tupleIn($schema), ["a", "b"])).toBe(false);
+    expect(check(tupleIn($schema), [1])).toBe(false);
+  });
+
+  it("a schema without $schema is 2020-12, where a list of items is no schema", () => {
+    expect(check({ type: "array", items: [{ type: "string" }] }, ["a"])).toEqual([
+      expect.objectContaining({ path: ["items"] }),
+    ]);
+  });
+
+  it.each([
+    ["draft-04", "http://json-schema.org/draft-04/schema#"],
+    ["an unknown URI", "https://example.com/my-dialect"],
+    ["not a string", 7],
+  ])("a $schema naming %s is a problem at $schema, never an exception", (_, $schema) => {
+    expect(check({ $schema, type: "object" }, {})).toEqual([
+      {
+        path: ["$schema"],
+        message: expect.stringContaining("draft-07, 2019-09 or 2020-12"),
+      },
+    ]);
+  });
+
+  it("a stage's completionSchema and inputsSchema may declare draft-07", () => {
+    const text = seedPlan
+      .replace("completionSchema:\n", `completionSchema:\n  $schema: "${DRAFT_07}"\n`)
+      .replace("---\n", `---\ninputsSchema: { $schema: "${DRAFT_2019}", type: object }\n`);
+    const result = parseStageDefinition(text, "plan.md");
+    expect(result.ok ? result.value.completionSchema.$schema : result.diagnostics).toBe(DRAFT_07);
+  });
+
+  it("a stage's schema declaring an unsupported dialect is StageCompletionSchemaInvalid", () => {
+    const text = seedPlan.replace(
+      "completionSchema:\n",
+      'completionSchema:\n  $schema: "http://json-schema.org/draft-04/schema#"\n',
+    );
+    const result = parseStageDefinition(text, "plan.md");
+    expect(result.ok ? [] : result.diagnostics.map((d) => [d.code, d.line])).toEqual([
+      ["Validation/StageCompletionSchemaInvalid", 7],
+    ]);
+  });
+
+  it("a pipeline's context may declare draft-07, and an unsupported one is PipelineContextInvalid", async () => {
+    const withDialect = ($schema: string) =>
+      PIPELINE.replace("  type: object\n", `  $schema: "${$schema}"\n  type: object\n`);
+    expect((await load(withDialect(DRAFT_07))).result.ok).toBe(true);
+    const { result, dir } = await load(withDialect("http://json-schema.org/draft-04/schema#"));
+    expect(placesOf(dir, result)).toEqual([
+      "machines/p.yaml:3:3 Validation/PipelineContextInvalid",
+    ]);
+  });
+});
