@@ -284,3 +284,75 @@ describe("two processes on one run", () => {
     expect(third.result?.status).toBe("done");
   }, 30_000);
 });
+
+describe("a run killed the instant its row appears", () => {
+  const killedAtRow = async (dir: string, runId: string) => {
+    const store = join(dir, "runs.db");
+    const args = [
+      "start-killed-at-row",
+      store,
+      runId,
+      join(dir, "crash.yaml"),
+      join(dir, "crash.script.yaml"),
+      dir,
+      join(dir, "models.log"),
+    ];
+    const killed = await live({ child: args });
+    expect(killed.code).toBeNull();
+    expect(killed.events).toEqual([]);
+    return store;
+  };
+  const cli = (...argv: string[]) => live({ cli: argv });
+
+  it("is resumed from its beginning, with its id, context and options, to done", async () => {
+    const dir = crashProject();
+    const store = await killedAtRow(dir, "row-1");
+    const parked = await cli("resume", "row-1", "--store", store, "--headless", "--json");
+    expect(parked.code, JSON.stringify(parked.result)).toBe(3);
+    const approve = parked.result?.waiting?.map((w) => w.proposalId) ?? [];
+    expect(approve).toEqual(["row-1/plan/1/a1/t1/c0"]);
+    const done = await cli(
+      "resume",
+      "row-1",
+      "--store",
+      store,
+      "--json",
+      "--approve",
+      approve[0] ?? "",
+    );
+    expect(done.code).toBe(0);
+
+    const opened = SqliteStore.open(store);
+    if (!opened.ok) throw opened.error;
+    const events = opened.value.auditOf("row-1");
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events[0]).toMatchObject({
+      type: "RunStarted",
+      payload: { pipelineId: "crash", ctx: { task: "survive crashes" } },
+    });
+    const exits = events.filter((e) => e.type === "StageExited").map((e) => e.stageExecutionId);
+    expect(exits.sort()).toEqual([
+      "row-1/left/1",
+      "row-1/plan/1",
+      "row-1/review/1",
+      "row-1/right/1",
+    ]);
+    expect(opened.value.getRun("row-1")).toMatchObject({ ok: true, value: { status: "done" } });
+    opened.value.close();
+  }, 30_000);
+
+  it("can be cancelled", async () => {
+    const dir = crashProject();
+    const store = await killedAtRow(dir, "row-2");
+    const cancelled = await cli("cancel", "row-2", "--store", store, "--json");
+    expect(cancelled.result).toMatchObject({ runId: "row-2", status: "cancelled" });
+    const opened = SqliteStore.open(store);
+    if (!opened.ok) throw opened.error;
+    expect(opened.value.getRun("row-2")).toMatchObject({
+      ok: true,
+      value: { status: "cancelled" },
+    });
+    expect(opened.value.auditOf("row-2").at(-1)?.type).toBe("RunCancelled");
+    opened.value.close();
+  }, 30_000);
+});
