@@ -315,36 +315,28 @@ describe("a damaged store", () => {
       .pluck()
       .get(runId) as string;
     const before = await auditOf(project, runId);
-    const edited = (edit: (snapshot: Record<string, any>) => void) => {
+    /** The stored snapshot with the value at `path` replaced. */
+    const edited = (path: string[], value: unknown) => {
       const snapshot = JSON.parse(original);
-      edit(snapshot);
+      const last = path.pop() as string;
+      const parent = path.reduce((at, key) => at[key] as Record<string, unknown>, snapshot);
+      parent[last] = value;
       return JSON.stringify(snapshot);
     };
+    const stage = ["children", "plan", "snapshot"];
     const damaged = {
       null: "null",
       false: "false",
       zero: "0",
       "a list": "[]",
-      "no children": edited((s) => {
-        s.children = {};
-      }),
-      "a null context": edited((s) => {
-        s.context = null;
-      }),
-      "visits as text": edited((s) => {
-        s.context.visits = "plan";
-      }),
-      "another run's": edited((s) => {
-        s.context.runId = "run-other";
-      }),
-      "a stage without its context": edited((s) => {
-        s.children.plan.snapshot.context = null;
-      }),
-      "a stage whose batch is not a list": edited((s) => {
-        s.children.plan.snapshot.context.batch = 7;
-      }),
-      "a stage whose state lost its call": edited((s) => {
-        s.children.plan.snapshot.value = { act: { dispatch: "running" } };
+      "no children": edited(["children"], {}),
+      "a null context": edited(["context"], null),
+      "visits as text": edited(["context", "visits"], "plan"),
+      "another run's": edited(["context", "runId"], "run-other"),
+      "a stage without its context": edited([...stage, "context"], null),
+      "a stage whose batch is not a list": edited([...stage, "context", "batch"], 7),
+      "a stage whose state lost its call": edited([...stage, "value"], {
+        act: { dispatch: "running" },
       }),
     };
     for (const [what, text] of Object.entries(damaged)) {
