@@ -168,6 +168,64 @@ describe("a durable run", () => {
     expect(events.at(-1)?.type).toBe("RunCompleted");
   });
 
+  it("stopped inside a sub-pipeline's parallel group, passes the snapshot check and resumes", async () => {
+    const file = join(tempDir(), "runs.db");
+    const nested = (ms: number, started: () => void) => {
+      const inner = pipelineOf({
+        id: "inner",
+        stages: [
+          code("fan", () => ({ verdict: "ok" })),
+          waits("x", ms, "ok", started),
+          waits("y", 5),
+          code("join", () => ({ verdict: "ok" })),
+        ],
+        next: {
+          fan: {
+            kind: "parallel",
+            siblings: ["x", "y"],
+            join: "join",
+            policy: { kind: "all-settled" },
+          },
+        },
+      });
+      return pipelineOf({
+        id: "outer",
+        stages: [
+          { kind: "pipeline", id: "sub", pipeline: inner },
+          code("last", () => ({ verdict: "ok" })),
+        ],
+        next: { sub: "last" },
+      });
+    };
+    let running!: () => void;
+    const inFlight = new Promise<void>((resolve) => {
+      running = resolve;
+    });
+    const first = handleOf(
+      startRun(nested(5000, running), {
+        host: harness("stages: {}").host,
+        store: openStore(file),
+        runId: "r6",
+      }),
+    );
+    await inFlight;
+    first.stop();
+    expect((await first.result).status).toBe("suspended");
+    const again = { x: 0 };
+    const resumed = resumeRun(
+      nested(5, () => again.x++),
+      "r6",
+      {
+        host: harness("stages: {}").host,
+        store: openStore(file),
+        force: true,
+      },
+    );
+    if (!resumed.ok) throw resumed.error;
+    expect((await resumed.value.result).status).toBe("done");
+    expect(again.x).toBe(1);
+  });
+
   it("a run held by a live process is Session/RunLocked", async () => {
     const file = join(tempDir(), "runs.db");
     const first = handleOf(
