@@ -1,7 +1,7 @@
 /**
  * The crash campaign: runs of the crash project (test/support/crash-runs.ts) SIGKILLed at random
- * points — after a random number of events plus a random delay, and in one run out of five the
- * instant its row is inserted — and resumed after each kill, alternately by the child and by
+ * points — after a random number of events plus a random delay, and every fifth run (the first
+ * included) the instant its row is inserted — and resumed after each kill, alternately by the child and by
  * the real `stagechart resume`, until they end. Then, over every run: how many ended done, with
  * a gapless audit log, with one `StageExited` per stage execution; how many completed tool calls
  * ran again and how many journaled model replies were asked for again (both must be 0).
@@ -26,7 +26,8 @@ import {
 const KILLS = Number(process.env.CRASH_KILLS ?? 100);
 /** Kills per run, at most: the last life of a run is never killed. */
 const KILLS_PER_RUN = 6;
-const ROW_INSTANT_SHARE = 0.2;
+/** Every this many runs, one is killed the instant its row is inserted. */
+const ROW_INSTANT_EVERY = 5;
 
 const randomInt = (below: number) => Math.floor(Math.random() * below);
 
@@ -105,7 +106,7 @@ it(`the crash campaign: at least ${KILLS} SIGKILLs, every run resumed to done`, 
   const runs: CampaignRun[] = [];
   let kills = 0;
   while (kills < KILLS) {
-    const atRow = Math.random() < ROW_INSTANT_SHARE;
+    const atRow = runs.length % ROW_INSTANT_EVERY === 0;
     const run = await killedRun(`crash-${runs.length + 1}`, 1 + randomInt(KILLS_PER_RUN), atRow);
     runs.push(run);
     kills += run.kills;
