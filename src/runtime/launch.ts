@@ -31,7 +31,7 @@ import type { Host } from "./host.js";
 import { rulesGrantPolicy } from "./rules.js";
 import { refuseControl } from "./run-checks.js";
 import { stageMachineFor } from "./run-stage.js";
-import { missingInvocations, snapshotCorrupt } from "./snapshot-shape.js";
+import { damagedSnapshot, missingInvocations } from "./snapshot-shape.js";
 import {
   describeWaits,
   isQuiescent,
@@ -219,7 +219,7 @@ function restoredStages(
   pipelineId: string,
 ): Result<Survey> {
   const corrupt = (problem: string) =>
-    err(snapshotCorrupt(runId, `it does not restore into ${pipelineId}: ${problem}`));
+    err(damagedSnapshot(runId, `it does not restore into ${pipelineId}: ${problem}`));
   const state = actor.getSnapshot();
   if (state.status === "error")
     return corrupt(toStagechartError(state.error, "Session/SnapshotCorrupt").message);

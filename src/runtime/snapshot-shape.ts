@@ -112,7 +112,7 @@ export function checkSnapshotShape(
   const context = (snapshot as { context?: PipelineContext } | null)?.context;
   if (problems.length === 0 && context?.runId !== runId)
     problems.push(`context.runId: the snapshot is of run ${String(context?.runId)}`);
-  if (problems.length > 0 || !context) return snapshotCorrupt(runId, problems.join("; "));
+  if (problems.length > 0 || !context) return damagedSnapshot(runId, problems.join("; "));
   return { context };
 }
 
@@ -159,7 +159,7 @@ function activeNodes(node: NodeView, value: StateValue): NodeView[] {
   ];
 }
 
-export const snapshotCorrupt = (runId: string, problem: string): StagechartError =>
+export const damagedSnapshot = (runId: string, problem: string): StagechartError =>
   new StagechartError(
     "Session/SnapshotCorrupt",
     `the stored snapshot of run ${runId} is damaged: ${problem}`,
