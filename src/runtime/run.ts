@@ -131,8 +131,8 @@ function resumePoint(
     !stored.ok && stored.error.code === "Session/NoSnapshot" && store.lastSeq(runId) === 0;
   if (!stored.ok && !neverBegan) return stored;
   if (stored.ok) {
-    const shape = checkSnapshotShape(runId, stored.value.snapshot);
-    if (shape instanceof StagechartError) return err(shape);
+    const damaged = checkSnapshotShape(runId, stored.value.snapshot);
+    if (damaged) return err(damaged);
   }
   const storedHash = stored.ok ? stored.value.definitionHash : run.definitionHash;
   const drift = storedHash !== hash;

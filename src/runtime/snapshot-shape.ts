@@ -1,6 +1,5 @@
 import type { AnyActorRef, AnyStateMachine } from "xstate";
 import { z } from "zod";
-import type { PipelineContext } from "../compiler/pipeline-machine.js";
 import { StagechartError } from "../errors.js";
 
 /**
@@ -90,30 +89,26 @@ const schemaOfChild = (src: string): z.ZodType =>
       : promiseSnapshot;
 
 /** Where a snapshot's shape is wrong, as `path: problem`; empty when it has the expected shape. */
-function shapeProblems(snapshot: unknown, schema: z.ZodType, at: string): string[] {
+function shapeProblems(snapshot: unknown, schema: z.ZodType, at: string[] = []): string[] {
   const parsed = schema.safeParse(snapshot);
   if (!parsed.success)
     return parsed.error.issues.map(
-      (issue) =>
-        `${[at, ...issue.path.map(String)].filter(Boolean).join(".") || "snapshot"}: ${issue.message}`,
+      (issue) => `${[...at, ...issue.path.map(String)].join(".") || "snapshot"}: ${issue.message}`,
     );
   const children = (parsed.data as { children?: Record<string, z.infer<typeof child>> }).children;
   return Object.entries(children ?? {}).flatMap(([id, { src, snapshot: inner }]) =>
-    shapeProblems(inner, schemaOfChild(src), `${at ? `${at}.` : ""}children.${id}.snapshot`),
+    shapeProblems(inner, schemaOfChild(src), [...at, "children", id, "snapshot"]),
   );
 }
 
-/** The stored snapshot of a run as its pipeline machine's, or `Session/SnapshotCorrupt`. */
-export function checkSnapshotShape(
-  runId: string,
-  snapshot: unknown,
-): { context: PipelineContext } | StagechartError {
-  const problems = shapeProblems(snapshot, pipelineSnapshot, "");
-  const context = (snapshot as { context?: PipelineContext } | null)?.context;
-  if (problems.length === 0 && context?.runId !== runId)
-    problems.push(`context.runId: the snapshot is of run ${String(context?.runId)}`);
-  if (problems.length > 0 || !context) return damagedSnapshot(runId, problems.join("; "));
-  return { context };
+/** Why a run's stored snapshot is not its pipeline machine's (`Session/SnapshotCorrupt`), if it is not. */
+export function checkSnapshotShape(runId: string, snapshot: unknown): StagechartError | undefined {
+  const problems = shapeProblems(snapshot, pipelineSnapshot);
+  if (problems.length > 0) return damagedSnapshot(runId, problems.join("; "));
+  const owner = (snapshot as { context: { runId: string } }).context.runId;
+  if (owner !== runId)
+    return damagedSnapshot(runId, `context.runId: the snapshot is of run ${owner}`);
+  return undefined;
 }
 
 /**
