@@ -42,19 +42,18 @@ export async function drive(
 
 /**
  * An error before a run could start, or instead of it: a JSON summary with --json (with the
- * run's id when it is known), and the reason on stderr.
+ * run's id when it is known, and the status of a stored run the command left as it was), and
+ * the reason on stderr.
  */
 export function refuse(
   io: CliIo,
   json: boolean | undefined,
   error: { code: string; message: string },
   runId?: string,
+  status = "failed",
 ): number {
-  if (json) {
-    io.stdout(
-      `${JSON.stringify({ ...(runId !== undefined && { runId }), status: "failed", error })}\n`,
-    );
-  }
+  if (json)
+    io.stdout(`${JSON.stringify({ ...(runId !== undefined && { runId }), status, error })}\n`);
   io.stderr(`${error.code}: ${error.message}\n`);
   return EXIT.failed;
 }

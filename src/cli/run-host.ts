@@ -10,17 +10,18 @@ import { loadPipelineForCli } from "./pipelines.js";
 /**
  * What `run` and `resume` both need before a run goes: the run's MCP servers started (first:
  * the pipeline's allowedTools may name their tools), the pipeline loaded against them, and the
- * host. The servers are closed once `work` is done, however it ends.
+ * host. The servers are closed once `work` is done, however it ends. `run` names the run a
+ * refusal is about, with its status when it is stored already.
  */
 export async function withRunHost(
   settings: HostSettings,
   io: CliIo,
   json: boolean | undefined,
-  runId: string | undefined,
+  run: { runId?: string | undefined; status?: string },
   work: (pipeline: PipelineDefinition, host: Host, progress: Progress) => Promise<number>,
 ): Promise<number> {
   const mcp = await attachMcpForCli(settings.mcp, io);
-  if (!mcp.ok) return refuse(io, json, mcp.error, runId);
+  if (!mcp.ok) return refuse(io, json, mcp.error, run.runId, run.status);
   try {
     const tools = mcp.value.tools;
     const pipeline = await loadPipelineForCli(
@@ -31,7 +32,7 @@ export async function withRunHost(
     if (!pipeline) return EXIT.failed;
     const progress = progressFor(io, json);
     const host = await hostFor(settings, tools, progress);
-    if (!host.ok) return refuse(io, json, host.error, runId);
+    if (!host.ok) return refuse(io, json, host.error, run.runId, run.status);
     return await work(pipeline, host.value, progress);
   } finally {
     await mcp.value.close();

@@ -2,6 +2,8 @@
 export const AUDIT_EVENT_TYPES = [
   "RunStarted",
   "RunResumed",
+  /** A resume, answer or control event the run refused, with the error; nothing else changed. */
+  "RequestRefused",
   "RunSuspended",
   "RunCompleted",
   "RunFailed",

@@ -38,6 +38,8 @@ export interface RunStore extends Journal, TranscriptStore {
     runId: string;
     pipelineId: string;
     status: StoredStatus;
+    /** The pipeline's hash when the run was created. */
+    definitionHash: string;
     options: Record<string, unknown>;
   }>;
   getSnapshot(runId: string): Result<{ snapshot: unknown; definitionHash: string }>;

@@ -132,8 +132,13 @@ describe("commands that only read", () => {
       status: "failed",
       error: { code: "Session/RunNotFound" },
     });
+    // The refusal leaves the run as it was: its summary says so.
     const redo = await storeCommand(project, "redo", "r-done", "nowhere", "--json");
-    expect(summaryOf(redo.stdout)).toMatchObject({ runId: "r-done", status: "failed" });
+    expect(summaryOf(redo.stdout)).toMatchObject({
+      runId: "r-done",
+      status: "done",
+      error: { code: "Session/RunFinished" },
+    });
   });
 });
 

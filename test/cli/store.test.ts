@@ -206,6 +206,47 @@ describe("control commands on a stored run", () => {
     expect(events.find((e) => e.type === "StageCancelled")?.stageId).toBe("execute");
   });
 
+  it("a refused override, redo or resume prints the run's real status and audits the refusal, nothing else", async () => {
+    const project = demoProject();
+    const { runId, proposalId } = await suspendedRun(project);
+    const before = await auditOf(project, runId);
+    const refusals = [
+      ["override", runId, "--to", "nope", "--reason", "try", "--json"],
+      ["redo", runId, "review", "--json"],
+      ["resume", runId, "--approve", "nope", "--json"],
+    ];
+    for (const argv of refusals) {
+      const refused = await storeCommand(project, ...argv);
+      expect(refused.code, argv[0]).toBe(1);
+      expect(summaryOf(refused.stdout), argv[0]).toMatchObject({ runId, status: "suspended" });
+    }
+    const after = (await auditOf(project, runId)).slice(before.length);
+    expect(after.map((e) => e.type)).toEqual([
+      "RequestRefused",
+      "RequestRefused",
+      "RequestRefused",
+    ]);
+    expect(after.map((e) => e.payload)).toEqual([
+      {
+        control: { type: "OVERRIDE", to: "nope", reason: "try" },
+        error: expect.objectContaining({ code: "Session/IllegalTransition" }),
+      },
+      {
+        control: { type: "REDO", stage: "review" },
+        error: expect.objectContaining({ code: "Session/IllegalTransition" }),
+      },
+      {
+        answers: [{ proposalId: "nope", decision: "approve" }],
+        error: expect.objectContaining({ code: "Session/NoPendingGrant" }),
+      },
+    ]);
+    const runs = JSON.parse((await storeCommand(project, "runs", "--json")).stdout);
+    expect(runs[0]).toMatchObject({ runId, status: "suspended" });
+    const done = await storeCommand(project, "resume", runId, "--approve", proposalId);
+    expect(done.code).toBe(0);
+    expectWholeTrail(await auditOf(project, runId));
+  });
+
   it("redo runs the current stage again as a new stage execution", async () => {
     const project = demoProject();
     const { runId } = await suspendedRun(project);
@@ -287,6 +328,68 @@ describe("a damaged store", () => {
     const events = await auditOf(project, runId);
     expect(events.at(-1)?.type).toBe("RunSuspended");
     expectWholeTrail(events);
+  });
+
+  it("refuses every damaged snapshot shape as Session/SnapshotCorrupt, naming the run, and writes nothing", async () => {
+    const project = demoProject();
+    const { runId, proposalId } = await suspendedRun(project);
+    const db = new Database(storeOf(project));
+    const original = db
+      .prepare("SELECT snapshot FROM snapshots WHERE run_id = ?")
+      .pluck()
+      .get(runId) as string;
+    const before = await auditOf(project, runId);
+    /** The stored snapshot with the value at `path` replaced. */
+    const edited = (path: string[], value: unknown) => {
+      const snapshot = JSON.parse(original);
+      const last = path.pop() as string;
+      const parent = path.reduce((at, key) => at[key] as Record<string, unknown>, snapshot);
+      parent[last] = value;
+      return JSON.stringify(snapshot);
+    };
+    const stage = ["children", "plan", "snapshot"];
+    const damaged = {
+      null: "null",
+      false: "false",
+      zero: "0",
+      "a list": "[]",
+      "no children": edited(["children"], {}),
+      "a null context": edited(["context"], null),
+      "visits as text": edited(["context", "visits"], "plan"),
+      "another run's": edited(["context", "runId"], "run-other"),
+      "a stage without its context": edited([...stage, "context"], null),
+      "a stage whose batch is not a list": edited([...stage, "context", "batch"], 7),
+      "a stage whose state lost its call": edited([...stage, "value"], {
+        act: { dispatch: "running" },
+      }),
+    };
+    for (const [what, text] of Object.entries(damaged)) {
+      db.prepare("UPDATE snapshots SET snapshot = ? WHERE run_id = ?").run(text, runId);
+      const resumed = await storeCommand(
+        project,
+        "resume",
+        runId,
+        "--approve",
+        proposalId,
+        "--json",
+      );
+      expect(resumed.code, what).toBe(1);
+      expect(summaryOf(resumed.stdout), what).toMatchObject({
+        runId,
+        status: "suspended",
+        error: {
+          code: "Session/SnapshotCorrupt",
+          message: expect.stringContaining(`run ${runId}`),
+        },
+      });
+      const cancelled = await storeCommand(project, "cancel", runId, "--json");
+      expect(summaryOf(cancelled.stdout).error.code, what).toBe("Session/SnapshotCorrupt");
+    }
+    expect(await auditOf(project, runId)).toEqual(before);
+    db.prepare("UPDATE snapshots SET snapshot = ? WHERE run_id = ?").run(original, runId);
+    db.close();
+    const done = await storeCommand(project, "resume", runId, "--approve", proposalId);
+    expect(done.code).toBe(0);
   });
 
   it("shows and audits the rest of a run around a damaged audit event, marking it", async () => {

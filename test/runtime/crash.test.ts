@@ -1,132 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
 import { createInterface } from "node:readline";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { SqliteStore } from "../../src/store/index.js";
-import { tempDir } from "../support/stages.js";
+import { childArgs, crashFacts, crashProject, type Life, live } from "../support/crash-runs.js";
 
 const CHILD = resolve(import.meta.dirname, "../support/crash-child.mjs");
-const BIN = resolve(import.meta.dirname, "../../bin/stagechart.js");
-
-/** A stage file: `tools` its envelope, `retry` its retry policy. */
-const stage = (id: string, tools: string[], extra = "") => `---
-id: ${id}
-name: ${id}
-allowedTools: ${JSON.stringify(tools)}
-completionTool: submit_work
-completionSchema:
-  type: object
-  required: [summary]
-  properties: { summary: { type: string } }
-retryPolicy: { maxAttempts: 2, backoff: fixed, delayMs: 500 }
-turnCap: ${extra ? 2 : 5}
-resolutionPolicy: fail
----
-Do the ${id} part of {{ctx.task}}.
-`;
-
-/** A command for the slow tool: it logs when it starts, by name, then takes a while. */
-const slow = (name: string) =>
-  `echo "$(date +%s%3N) ${name}" >> calls.log; sleep 0.3; echo ${name}`;
-
-/**
- * Plan asks for Bash outside its envelope (a grant wait), then Left and Right run in parallel:
- * Left with a slow tool and a provider error (backoff), Right with a slow tool and a turn cap
- * (a retry after backoff); Review joins them. Every model turn is slow too.
- */
-function crashProject(): string {
-  const dir = tempDir();
-  mkdirSync(join(dir, "stages"));
-  writeFileSync(join(dir, "stages/plan.md"), stage("plan", ["Read"]));
-  writeFileSync(join(dir, "stages/left.md"), stage("left", ["Bash"]));
-  writeFileSync(join(dir, "stages/right.md"), stage("right", ["Bash"], "capped"));
-  writeFileSync(join(dir, "stages/review.md"), stage("review", ["Bash"]));
-  writeFileSync(
-    join(dir, "crash.yaml"),
-    `id: crash
-context: { type: object, properties: { task: { type: string } } }
-entry: plan
-stages:
-  plan: { file: stages/plan.md }
-  left: { file: stages/left.md }
-  right: { file: stages/right.md }
-  review: { file: stages/review.md }
-next:
-  plan: { parallel: [left, right], join: review }
-`,
-  );
-  const done = (delayMs: number) =>
-    `{ tool: submit_work, args: { summary: done }, delayMs: ${delayMs} }`;
-  writeFileSync(
-    join(dir, "crash.script.yaml"),
-    `stages:
-  plan:
-    - { tool: Bash, args: { command: '${slow("plan-1")}' }, delayMs: 150 }
-    - { tool: Read, args: { path: calls.log }, delayMs: 100 }
-    - ${done(150)}
-  left:
-    - { tool: Bash, args: { command: '${slow("left-1")}' }, delayMs: 200 }
-    - { error: overloaded, status: 503, delayMs: 50 }
-    - { tool: Bash, args: { command: '${slow("left-2")}' }, delayMs: 100 }
-    - { tool: Bash, args: { command: '${slow("left-3")}' }, delayMs: 100 }
-    - ${done(100)}
-  right:
-    - { tool: Bash, args: { command: '${slow("right-1")}' }, delayMs: 100 }
-    - { text: "still thinking", delayMs: 100 }
-    - { tool: Bash, args: { command: '${slow("right-2")}' }, delayMs: 150 }
-    - ${done(100)}
-  review:
-    - { tool: Bash, args: { command: '${slow("review-1")}' }, delayMs: 200 }
-    - ${done(200)}
-`,
-  );
-  return dir;
-}
-
-interface Life {
-  code: number | null;
-  events: string[];
-  result?: { status: string; waiting?: { proposalId: string }[] };
-}
-
-/**
- * Runs a process — the logging child, or the real CLI — and kills it with SIGKILL `delayMs` after
- * its `afterEvents`-th event, if given. The child prints `E …` per event and `R <result>` last;
- * the CLI with --json prints a progress line per event on stderr and its summary on stdout.
- */
-function live(
-  how: { child: string[] } | { cli: string[] },
-  kill?: { afterEvents: number; delayMs: number },
-): Promise<Life> {
-  const cli = "cli" in how;
-  const args = cli ? [BIN, ...how.cli] : [CHILD, ...how.child];
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
-  const life: Life = { code: null, events: [] };
-  const sawEvent = (line: string) => {
-    life.events.push(line);
-    if (kill && life.events.length === kill.afterEvents)
-      setTimeout(() => child.kill("SIGKILL"), kill.delayMs);
-  };
-  let last = "";
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on("line", (line) => {
-    if (cli) last = line;
-    else if (line.startsWith("R ")) life.result = JSON.parse(line.slice(2));
-    else if (line.startsWith("E ")) sawEvent(line);
-  });
-  createInterface({ input: child.stderr as NodeJS.ReadableStream }).on("line", (line) => {
-    if (cli) sawEvent(line);
-    else process.stderr.write(`${line}\n`);
-  });
-  return new Promise((done) =>
-    child.on("close", (code) => {
-      life.code = code;
-      if (cli && code !== null && last.startsWith("{")) life.result = JSON.parse(last);
-      done(life);
-    }),
-  );
-}
 
 // Kill points: after the n-th event of a process, wait this long. Spread over model turns, tool
 // calls, the grant wait, backoffs and the parallel group as the run moves on.
@@ -152,17 +30,6 @@ const KILLS = [
 describe("a run killed with SIGKILL at many points", () => {
   it("resumes to done every time: a gapless audit log, no duplicate exits, no recorded call made again", async () => {
     const dir = crashProject();
-    const store = join(dir, "runs.db");
-    const modelLog = join(dir, "models.log");
-    const common = (mode: string) => [
-      mode,
-      store,
-      "crash-1",
-      join(dir, "crash.yaml"),
-      join(dir, "crash.script.yaml"),
-      dir,
-      modelLog,
-    ];
     let lives = 0;
     let kills = 0;
     let approvals: string[] = [];
@@ -174,14 +41,17 @@ describe("a run killed with SIGKILL at many points", () => {
               "resume",
               "crash-1",
               "--store",
-              store,
+              `${dir}/runs.db`,
               "--headless",
               "--json",
               ...approve.flatMap((id) => ["--approve", id]),
             ],
           }
-        : { child: [...common("resume"), ...approve] };
-    let last: Life = await live({ child: common("start") }, { afterEvents: 4, delayMs: 100 });
+        : { child: childArgs("resume", dir, "crash-1", approve) };
+    let last: Life = await live(
+      { child: childArgs("start", dir, "crash-1") },
+      { afterEvents: 4, delayMs: 100 },
+    );
     while (last.code !== 0) {
       lives += 1;
       expect(lives).toBeLessThan(60);
@@ -197,70 +67,28 @@ describe("a run killed with SIGKILL at many points", () => {
     }
     expect(kills).toBeGreaterThanOrEqual(6);
 
-    const opened = SqliteStore.open(store);
-    if (!opened.ok) throw opened.error;
-    const events = opened.value.auditOf("crash-1");
-    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    const exits = events.filter((e) => e.type === "StageExited").map((e) => e.stageExecutionId);
-    expect(exits.sort()).toEqual([
-      "crash-1/left/1",
-      "crash-1/plan/1",
-      "crash-1/review/1",
-      "crash-1/right/1",
-    ]);
-    expect(events.at(-1)?.type).toBe("RunCompleted");
-    expect(opened.value.getRun("crash-1")).toMatchObject({ ok: true, value: { status: "done" } });
-
-    // A call may repeat only while it was in flight: never once its result was recorded. Model
-    // requests are logged by the child's lives; tool runs log themselves in every life.
-    const journal = new Database(store, { readonly: true });
-    const recordedAtOf = journal.prepare("SELECT recorded_at FROM journal WHERE key = ?").pluck();
-    const recordedAt = (key: string) => {
-      const at = recordedAtOf.get(key) as string | undefined;
-      return at === undefined ? undefined : Date.parse(at);
-    };
-    const requests = readFileSync(modelLog, "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
-    for (const { key, at } of requests) {
-      const recorded = recordedAt(key);
-      if (recorded !== undefined) expect(at, key).toBeLessThanOrEqual(recorded);
-    }
-    const approved = new Map(
-      events
-        .filter((e) => e.type === "ToolApproved")
-        .map((e) => [String(e.payload.argsSummary), String(e.payload.proposalId)]),
-    );
-    const toolRuns = readFileSync(join(dir, "calls.log"), "utf8").trim().split("\n");
-    for (const run of toolRuns) {
-      const [at, name] = run.split(" ");
-      const proposal = [...approved].find(([summary]) => summary.includes(`${name}`))?.[1];
-      expect(proposal, name).toBeDefined();
-      const recorded = recordedAt(`tool:crash-1/${proposal}`);
-      if (recorded !== undefined) expect(Number(at), name).toBeLessThanOrEqual(recorded);
-    }
+    const facts = crashFacts(dir, "crash-1");
+    expect(facts.seqs).toEqual(facts.seqs.map((_, i) => i + 1));
+    expect(facts.exits).toEqual({
+      "crash-1/left/1": 1,
+      "crash-1/plan/1": 1,
+      "crash-1/review/1": 1,
+      "crash-1/right/1": 1,
+    });
+    expect(facts.lastEvent).toBe("RunCompleted");
+    expect(facts.status).toBe("done");
+    expect(facts.modelRepeats).toEqual([]);
+    expect(facts.toolRepeats).toEqual([]);
+    expect(facts.toolsUnaccounted).toEqual([]);
     for (const name of ["plan-1", "left-1", "left-2", "left-3", "right-1", "right-2", "review-1"])
-      expect(toolRuns.some((r) => r.endsWith(` ${name}`))).toBe(true);
-    opened.value.close();
-    journal.close();
-    expect(existsSync(store)).toBe(true);
+      expect(facts.toolRuns).toContain(name);
   }, 120_000);
 });
 
 describe("two processes on one run", () => {
   it("a second process is refused with Session/RunLocked while the first lives, and takes over once it is killed", async () => {
     const dir = crashProject();
-    const store = join(dir, "runs.db");
-    const args = (mode: string) => [
-      mode,
-      store,
-      "locked-1",
-      join(dir, "crash.yaml"),
-      join(dir, "crash.script.yaml"),
-      dir,
-      join(dir, "models.log"),
-    ];
+    const args = (mode: string) => childArgs(mode, dir, "locked-1");
     const parked = await live({ child: args("start") });
     const approve = parked.result?.waiting?.map((w) => w.proposalId) ?? [];
     expect(approve).toHaveLength(1);
@@ -282,5 +110,50 @@ describe("two processes on one run", () => {
     expect(third.code).toBe(0);
     expect(third.events[0]).toMatch(/RunResumed/);
     expect(third.result?.status).toBe("done");
+  }, 30_000);
+});
+
+describe("a run killed the instant its row appears", () => {
+  /** Nothing of the run is stored but its row: the earliest moment a crash can leave it. */
+  const killedAtRow = async (dir: string, runId: string) => {
+    const killed = await live({ child: childArgs("start-killed-at-row", dir, runId) });
+    expect(killed.code).toBeNull();
+    expect(killed.events).toEqual([]);
+  };
+  const cli = (dir: string, ...argv: string[]) =>
+    live({ cli: [...argv, "--store", `${dir}/runs.db`, "--json"] });
+
+  it("is resumed from its beginning, with its id, context and options, to done", async () => {
+    const dir = crashProject();
+    await killedAtRow(dir, "row-1");
+    const parked = await cli(dir, "resume", "row-1", "--headless");
+    expect(parked.code, JSON.stringify(parked.result)).toBe(3);
+    const approve = parked.result?.waiting?.map((w) => w.proposalId);
+    expect(approve).toEqual(["row-1/plan/1/a1/t1/c0"]);
+    const done = await cli(dir, "resume", "row-1", "--approve", "row-1/plan/1/a1/t1/c0");
+    expect(done.code).toBe(0);
+
+    const facts = crashFacts(dir, "row-1");
+    expect(facts.status).toBe("done");
+    expect(facts.seqs).toEqual(facts.seqs.map((_, i) => i + 1));
+    expect(facts.exits).toEqual({
+      "row-1/left/1": 1,
+      "row-1/plan/1": 1,
+      "row-1/review/1": 1,
+      "row-1/right/1": 1,
+    });
+    expect(facts.firstEvent).toMatchObject({
+      type: "RunStarted",
+      payload: { pipelineId: "crash", ctx: { task: "survive crashes" }, restart: true },
+    });
+  }, 30_000);
+
+  it("can be cancelled", async () => {
+    const dir = crashProject();
+    await killedAtRow(dir, "row-2");
+    const cancelled = await cli(dir, "cancel", "row-2");
+    expect(cancelled.result).toMatchObject({ runId: "row-2", status: "cancelled" });
+    const facts = crashFacts(dir, "row-2");
+    expect(facts).toMatchObject({ status: "cancelled", lastEvent: "RunCancelled" });
   }, 30_000);
 });

@@ -2,6 +2,7 @@ import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { waitFor } from "xstate";
+import { fingerprint } from "../../src/compiler/definition-hash.js";
 import { StagechartError } from "../../src/errors.js";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
@@ -129,6 +130,10 @@ describe("a durable run", () => {
     });
     expect(refused.ok ? undefined : refused.error.code).toBe("Session/DefinitionDrift");
     expect(refused.ok ? [] : refused.error.context.changes).toEqual(["stage d added"]);
+    expect(openStore(file).auditOf("r3").at(-1)).toMatchObject({
+      type: "RequestRefused",
+      payload: { error: { code: "Session/DefinitionDrift" } },
+    });
     const forced = resumeRun(changed, "r3", {
       host: harness("stages: {}").host,
       store: openStore(file),
@@ -137,6 +142,91 @@ describe("a durable run", () => {
     if (!forced.ok) throw forced.error;
     forced.value.send({ type: "CANCEL" });
     expect((await forced.value.result).status).toBe("cancelled");
+  });
+
+  it("killed before its first step was committed (its row is all there is), starts from its beginning", async () => {
+    const store = openStore();
+    const counter = { b: 0 };
+    const pipeline = chain(5, counter);
+    // What startRun stores before anything else; a crash right after leaves just this.
+    store.createRun({
+      runId: "r5",
+      pipelineId: pipeline.id,
+      definitionHash: fingerprint(pipeline).hash,
+      options: { ctx: { task: "t" } },
+    });
+    const resumed = resumeRun(pipeline, "r5", { host: harness("stages: {}").host, store });
+    if (!resumed.ok) throw resumed.error;
+    expect((await resumed.value.result).status).toBe("done");
+    expect(counter.b).toBe(1);
+    const events = store.auditOf("r5");
+    expect(events[0]).toMatchObject({
+      seq: 1,
+      type: "RunStarted",
+      payload: { pipelineId: "chain", ctx: { task: "t" }, restart: true },
+    });
+    expect(events.filter((e) => e.type === "RunStarted" || e.type === "RunResumed")).toHaveLength(
+      1,
+    );
+    expect(events.at(-1)?.type).toBe("RunCompleted");
+  });
+
+  it("stopped inside a sub-pipeline's parallel group, passes the snapshot check and resumes", async () => {
+    const file = join(tempDir(), "runs.db");
+    const nested = (ms: number, started: () => void) => {
+      const inner = pipelineOf({
+        id: "inner",
+        stages: [
+          code("fan", () => ({ verdict: "ok" })),
+          waits("x", ms, "ok", started),
+          waits("y", 5),
+          code("join", () => ({ verdict: "ok" })),
+        ],
+        next: {
+          fan: {
+            kind: "parallel",
+            siblings: ["x", "y"],
+            join: "join",
+            policy: { kind: "all-settled" },
+          },
+        },
+      });
+      return pipelineOf({
+        id: "outer",
+        stages: [
+          { kind: "pipeline", id: "sub", pipeline: inner },
+          code("last", () => ({ verdict: "ok" })),
+        ],
+        next: { sub: "last" },
+      });
+    };
+    let running!: () => void;
+    const inFlight = new Promise<void>((resolve) => {
+      running = resolve;
+    });
+    const first = handleOf(
+      startRun(nested(5000, running), {
+        host: harness("stages: {}").host,
+        store: openStore(file),
+        runId: "r6",
+      }),
+    );
+    await inFlight;
+    first.stop();
+    expect((await first.result).status).toBe("suspended");
+    const again = { x: 0 };
+    const resumed = resumeRun(
+      nested(5, () => again.x++),
+      "r6",
+      {
+        host: harness("stages: {}").host,
+        store: openStore(file),
+        force: true,
+      },
+    );
+    if (!resumed.ok) throw resumed.error;
+    expect((await resumed.value.result).status).toBe("done");
+    expect(again.x).toBe(1);
   });
 
   it("a run held by a live process is Session/RunLocked", async () => {

@@ -3,7 +3,10 @@
 // every model request it makes, so the test can tell whether a recorded reply was asked again.
 // The test alternates it with the real `stagechart resume`, which takes over the same run.
 //
-//   node crash-child.mjs start|resume <store> <runId> <pipeline.yaml> <script.yaml> <root> <model-log> [approve-id…]
+// `start-killed-at-row` starts the run and SIGKILLs itself the instant its row is inserted, before
+// anything else of the run is stored: the earliest moment a crash can leave a run behind.
+//
+//   node crash-child.mjs start|start-killed-at-row|resume <store> <runId> <pipeline.yaml> <script.yaml> <root> <model-log> [approve-id…]
 //
 // stdout: `E <seq> <type> <stageId>` per audit event, then `R <result json>`.
 import { appendFileSync } from "node:fs";
@@ -43,28 +46,36 @@ const pipeline = await loadPipelineFile(pipelineFile);
 if (!pipeline.ok) throw new Error(JSON.stringify(pipeline.diagnostics));
 const store = SqliteStore.open(storeFile);
 if (!store.ok) throw store.error;
-const handle =
-  mode === "start"
-    ? startRun(pipeline.value, {
-        host,
-        store: store.value,
-        runId,
-        task: "survive crashes",
-        // What `stagechart resume` needs to take the run over, as `stagechart run` stores it.
-        resumeWith: {
-          pipelineFile,
-          model: `scripted:${scriptFile}`,
-          root,
-          mode: "ask",
-          headless: true,
-          onGrant: "suspend",
-        },
-      })
-    : resumeRun(pipeline.value, runId, {
-        host,
-        store: store.value,
-        answers: approvals.map((proposalId) => ({ proposalId, decision: "approve" })),
-      });
+if (mode === "start-killed-at-row") {
+  const createRun = store.value.createRun.bind(store.value);
+  store.value.createRun = (run) => {
+    const created = createRun(run);
+    process.kill(process.pid, "SIGKILL");
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); // nothing more runs
+    return created;
+  };
+}
+const handle = mode.startsWith("start")
+  ? startRun(pipeline.value, {
+      host,
+      store: store.value,
+      runId,
+      task: "survive crashes",
+      // What `stagechart resume` needs to take the run over, as `stagechart run` stores it.
+      resumeWith: {
+        pipelineFile,
+        model: `scripted:${scriptFile}`,
+        root,
+        mode: "ask",
+        headless: true,
+        onGrant: "suspend",
+      },
+    })
+  : resumeRun(pipeline.value, runId, {
+      host,
+      store: store.value,
+      answers: approvals.map((proposalId) => ({ proposalId, decision: "approve" })),
+    });
 if (!handle.ok) {
   process.stdout.write(`R ${JSON.stringify({ status: "refused", error: handle.error.code })}\n`);
   process.exit(1);

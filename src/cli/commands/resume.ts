@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
+import type { StagechartError } from "../../errors.js";
 import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
@@ -94,22 +95,19 @@ async function continueRun(
       ...(run.value.options as unknown as HostSettings),
       headless: Boolean(flags.headless),
     };
-    return await withRunHost(settings, io, flags.json, runId, async (pipeline, host, progress) => {
+    // A refusal leaves the run as it was: say so with its status.
+    const refused = (error: StagechartError) =>
+      refuse(io, flags.json, error, runId, run.value.status);
+    const stored = { runId, status: run.value.status };
+    return await withRunHost(settings, io, flags.json, stored, async (pipeline, host, progress) => {
       const resumed = resumeRun(pipeline, runId, {
         host,
         store: store.value,
         force: Boolean(flags.force),
         answers: answersOf(flags),
+        ...(event && { control: event }),
       });
-      if (!resumed.ok) return refuse(io, flags.json, resumed.error, runId);
-      if (event) {
-        const sent = resumed.value.send(event);
-        if (!sent.ok) {
-          resumed.value.stop();
-          await resumed.value.result;
-          return refuse(io, flags.json, sent.error, runId);
-        }
-      }
+      if (!resumed.ok) return refused(resumed.error);
       return await drive(resumed.value, io, Boolean(flags.json), progress);
     });
   } finally {

@@ -71,24 +71,30 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
   const file = pipelineFile(name);
   if (!existsSync(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
   const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
-  return withRunHost(settings, io, flags.json, flags.runId, async (pipeline, host, progress) => {
-    const store = openStoreForCli(flags.store);
-    if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
-    try {
-      const started = startRun(pipeline, {
-        host,
-        store: store.value,
-        resumeWith: { ...settings },
-        ...(flags.runId !== undefined && { runId: flags.runId }),
-        ...(flags.task !== undefined && { task: flags.task }),
-        ctx: flags.set,
-      });
-      if (!started.ok) return refuse(io, flags.json, started.error, flags.runId);
-      return await drive(started.value, io, Boolean(flags.json), progress);
-    } finally {
-      store.value.close();
-    }
-  });
+  return withRunHost(
+    settings,
+    io,
+    flags.json,
+    { runId: flags.runId },
+    async (pipeline, host, progress) => {
+      const store = openStoreForCli(flags.store);
+      if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
+      try {
+        const started = startRun(pipeline, {
+          host,
+          store: store.value,
+          resumeWith: { ...settings },
+          ...(flags.runId !== undefined && { runId: flags.runId }),
+          ...(flags.task !== undefined && { task: flags.task }),
+          ctx: flags.set,
+        });
+        if (!started.ok) return refuse(io, flags.json, started.error, flags.runId);
+        return await drive(started.value, io, Boolean(flags.json), progress);
+      } finally {
+        store.value.close();
+      }
+    },
+  );
 }
 
 /** One `--set key=value` into the ctx so far; a value that parses as JSON is JSON, else text. */

@@ -1,0 +1,132 @@
+import type { Actor, AnyStateMachine } from "xstate";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { err, ok, type Result, type StagechartError, toStagechartError } from "../errors.js";
+import type { Host } from "./host.js";
+import { type Launch, launch, type RunHandle, type RunResult } from "./launch.js";
+import { type RunStore, StepRecorder, stopOnStoreFailure } from "./persistence.js";
+
+export interface DurableLaunch {
+  store: RunStore;
+  /** Holds the run's lease already. */
+  owner: string;
+  leaseTtlMs: number;
+  definitionHash: string;
+}
+
+/** Refusals of what a resume asked for, which the run's audit log keeps; other errors it does not. */
+const AUDITED_REFUSALS = new Set([
+  "Session/DefinitionDrift",
+  "Session/NoPendingGrant",
+  "Session/IllegalTransition",
+  "Validation/OverrideReasonMissing",
+]);
+
+/**
+ * A run whose every step is committed to the store, by the owner of the run's lease, which it
+ * keeps renewed while the run lives and gives up when it ends. A launch the run refuses (an
+ * answer or a control event it cannot take) is audited as `RequestRefused`, and nothing else
+ * changes.
+ */
+export function launchDurable(
+  pipeline: PipelineDefinition,
+  host: Host,
+  { store, owner, leaseTtlMs, definitionHash }: DurableLaunch,
+  launchOptions: Launch,
+): Result<RunHandle> {
+  const { runId } = launchOptions;
+  const recorder = new StepRecorder(store, runId, definitionHash);
+  // Once the lease is lost or the store fails, this process must not write for the run again:
+  // it stops, and the run is left to whoever holds it now (or to a later resume).
+  let lost: StagechartError | undefined;
+  let stop = () => {};
+  const giveUp = (error: unknown) => {
+    lost ??= toStagechartError(error, "Session/StoreUnavailable");
+    stop();
+  };
+  const records = stopOnStoreFailure(store, giveUp);
+  const durableHost: Host = { ...host, audit: recorder, journal: records, transcripts: records };
+  const renewal = setInterval(() => {
+    const renewed = store.renewLease(runId, owner, leaseTtlMs);
+    if (!renewed.ok) giveUp(renewed.error);
+  }, leaseTtlMs / 3);
+  renewal.unref();
+  // A stopped actor's snapshot says "stopped" and would not run again: keep the last live one.
+  const commit = (actor: Actor<AnyStateMachine>) => {
+    if (lost) return;
+    try {
+      recorder.commit(
+        actor.getSnapshot().status === "stopped" ? undefined : actor.getPersistedSnapshot(),
+      );
+    } catch (error) {
+      giveUp(error);
+    }
+  };
+  const launched = launch(pipeline, durableHost, launchOptions, commit);
+  if (!launched.ok) {
+    clearInterval(renewal);
+    return err(refuseLaunch(store, owner, launchOptions, launched.error));
+  }
+  const handle = launched.value;
+  stop = () => handle.actor.stop();
+  const result = handle.result.then((outcome): RunResult => {
+    clearInterval(renewal);
+    commit(handle.actor);
+    if (!lost) {
+      try {
+        store.updateRun(runId, {
+          status: outcome.status,
+          ...(outcome.error && { error: outcome.error }),
+          ...(outcome.output !== undefined && { output: outcome.output }),
+        });
+        store.releaseLease(runId, owner);
+      } catch (error) {
+        lost = toStagechartError(error, "Session/StoreUnavailable");
+      }
+    }
+    if (!lost) return outcome;
+    // Not this process's any more, or not storable: the run stays as stored, to be resumed.
+    try {
+      store.releaseLease(runId, owner);
+    } catch {
+      // A store that cannot even release it: the lease expires, or its owner is seen gone.
+    }
+    return { ...outcome, status: "suspended", error: lost.toModelView() };
+  });
+  return ok({ ...handle, result });
+}
+
+/**
+ * Gives up the lease of a launch that did not happen, auditing first why when it was a refusal
+ * of what was asked (a damaged store, say, is not written to). The error to report: the
+ * refusal, or the store's when it could not be audited.
+ */
+export function refuseLaunch(
+  store: RunStore,
+  owner: string,
+  { runId, answers, control }: Pick<Launch, "runId" | "answers" | "control">,
+  error: StagechartError,
+): StagechartError {
+  try {
+    // A run whose log has not begun keeps it empty, so that it can still begin from the start.
+    if (AUDITED_REFUSALS.has(error.code) && store.lastSeq(runId) > 0)
+      store.commitStep(runId, {
+        events: [
+          {
+            type: "RequestRefused",
+            runId,
+            payload: {
+              ...(control && { control }),
+              ...(answers?.length && {
+                answers: answers.map(({ proposalId, decision }) => ({ proposalId, decision })),
+              }),
+              error: error.toModelView(),
+            },
+          },
+        ],
+      });
+    store.releaseLease(runId, owner);
+    return error;
+  } catch (failure) {
+    return toStagechartError(failure, "Session/StoreUnavailable");
+  }
+}

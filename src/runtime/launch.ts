@@ -1,0 +1,296 @@
+import {
+  type Actor,
+  type AnyStateMachine,
+  createActor,
+  type InspectionEvent,
+  type Snapshot,
+  toPromise,
+} from "xstate";
+import {
+  createPipelineMachine,
+  type PipelineContext,
+  type PipelineEvent,
+  type PipelineOutput,
+  type RunStatus,
+} from "../compiler/pipeline-machine.js";
+import type { GrantDecision } from "../compiler/stage-types.js";
+import type { JsonValue, StageResult } from "../definitions/contract.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import {
+  type ErrorView,
+  err,
+  ok,
+  type Result,
+  StagechartError,
+  toStagechartError,
+} from "../errors.js";
+import type { AuditEvent, AuditSink } from "../inspect/audit.js";
+import { runCodeStage } from "./code-stages.js";
+import { EventFeed } from "./event-feed.js";
+import type { Host } from "./host.js";
+import { rulesGrantPolicy } from "./rules.js";
+import { refuseControl } from "./run-checks.js";
+import { stageMachineFor } from "./run-stage.js";
+import { damagedSnapshot, missingInvocations } from "./snapshot-shape.js";
+import {
+  describeWaits,
+  isQuiescent,
+  type ParkedStage,
+  type RunWait,
+  type Survey,
+  survey,
+} from "./suspension.js";
+
+/** Running a compiled pipeline in this process: start or restore it, watch it, settle its result. */
+
+export interface RunResult {
+  runId: string;
+  /** `suspended`: the run was stopped before its end and can be resumed. */
+  status: RunStatus | "suspended";
+  /** What a suspended run waits for: grant requests to answer, deferred gates to check again. */
+  waiting?: RunWait[];
+  output?: JsonValue;
+  error?: ErrorView;
+  results: Record<string, StageResult>;
+}
+
+export interface RunHandle {
+  runId: string;
+  /** The running pipeline: a plain XState actor. */
+  actor: Actor<AnyStateMachine>;
+  /** Settles when the run ends, whatever the outcome; never rejects for a failed run. */
+  result: Promise<RunResult>;
+  /** Every audit event of the run, live, ending when the run ends. */
+  events(): AsyncIterable<AuditEvent>;
+  /** OVERRIDE, REDO or CANCEL; an override to a stage the topology cannot reach is refused. */
+  send(event: PipelineEvent): Result<void>;
+  stop(): void;
+}
+
+/**
+ * Compiles a pipeline for a host: an ordinary XState machine, which other machines may invoke
+ * with `input: {runId, ctx}` and whose output is `{status, result, results, error?}`.
+ */
+export function compilePipeline(pipeline: PipelineDefinition, host: Host): AnyStateMachine {
+  const hooks = collectHooks(pipeline);
+  const grants =
+    pipeline.grants.approve.length + pipeline.grants.deny.length > 0
+      ? rulesGrantPolicy(pipeline.grants)
+      : undefined;
+  const pipelineHost: Host = {
+    ...host,
+    hooks: { ...hooks, ...host.hooks },
+    ...(grants && { grantPolicy: grants }),
+  };
+  return createPipelineMachine(pipeline, {
+    stageMachine: stageMachineFor(pipelineHost),
+    runCode: (stage, input, signal) => runCodeStage(pipelineHost, stage, input, signal),
+    audit: (event) => pipelineHost.audit.emit(event),
+  });
+}
+
+export interface GrantAnswer {
+  proposalId: string;
+  decision: GrantDecision;
+  /** Who answered, for the audit log. */
+  by?: string;
+}
+
+export interface Launch {
+  runId: string;
+  ctx: Record<string, unknown>;
+  snapshot?: Snapshot<unknown>;
+  /** Delivered to the restored stages that wait for them, once the run is going again. */
+  answers?: readonly GrantAnswer[];
+  /** Sent once the run is going again; one the run would refuse refuses the launch instead. */
+  control?: PipelineEvent;
+  start: { type: "RunStarted" | "RunResumed"; payload: Record<string, unknown> };
+}
+
+/**
+ * Creates the run's actor (from `snapshot` when given), refuses answers and a control event it
+ * cannot take before anything is emitted, then starts it.
+ */
+export function launch(
+  pipeline: PipelineDefinition,
+  baseHost: Host,
+  { runId, ctx, snapshot, answers = [], control, start }: Launch,
+  onStep?: (actor: Actor<AnyStateMachine>) => void,
+): Result<RunHandle> {
+  const feed = new EventFeed();
+  const host: Host = { ...baseHost, audit: feed.tee(baseHost.audit, runId) };
+  let waiting: RunWait[] | undefined;
+  let settleQueued = false;
+  const parkedStages = new Set<unknown>();
+  // Once the whole chain of macrosteps a change set off has settled: commit, so the root's
+  // snapshot and the events its actions emitted belong to the same moment; then, if only
+  // parked stages are left, nothing will happen until somebody answers: suspend the run.
+  const queueSettle = () => {
+    if (settleQueued) return;
+    settleQueued = true;
+    queueMicrotask(() => {
+      settleQueued = false;
+      if (actor.getSnapshot().status !== "active") return;
+      onStep?.(actor);
+      if (parkedStages.size === 0) return;
+      const now = survey(actor);
+      if (!isQuiescent(now)) return;
+      waiting = describeWaits(now.parked);
+      actor.stop();
+    });
+  };
+  const actor = createActor(compilePipeline(pipeline, host), {
+    input: { runId, ctx },
+    ...(snapshot !== undefined && { snapshot }),
+    inspect: (event: InspectionEvent) => {
+      if (event.type !== "@xstate.snapshot") return;
+      // Only a run with a parked stage can be quiescent: the walk of its actor tree waits till then.
+      const snap = event.snapshot as { status?: string; hasTag?(tag: string): boolean };
+      if (snap.status === "active" && snap.hasTag?.("suspended")) parkedStages.add(event.actorRef);
+      else parkedStages.delete(event.actorRef);
+      queueSettle();
+    },
+  });
+  const restored = snapshot ? restoredStages(actor, runId, pipeline.id) : ok(noStages);
+  if (!restored.ok) return restored;
+  const answerable = [...restored.value.parked, ...restored.value.asking];
+  const unknown = answers.filter(
+    (a) =>
+      !answerable.some(
+        ({ wait }) => wait.kind === "grant" && wait.request.proposalId === a.proposalId,
+      ),
+  );
+  if (unknown.length > 0) return err(noPendingGrant(runId, unknown, answerable));
+  const refused =
+    control && refuseControl(pipeline, actor.getSnapshot().context as PipelineContext, control);
+  if (refused) return err(refused);
+
+  host.audit.emit({ type: start.type, runId, payload: start.payload });
+  const result = toPromise(actor).then(
+    // A stopped actor completes without output: the run is not over, it waits to be resumed.
+    (output: PipelineOutput | undefined) =>
+      output ? finish(host.audit, runId, output) : suspended(host.audit, runId, actor, waiting),
+    (error: unknown) =>
+      finish(host.audit, runId, {
+        status: "failed",
+        results: {},
+        error: toStagechartError(error, "ExtensionHost/LifecycleFailure").toModelView(),
+      }),
+  );
+  void result.finally(() => feed.close());
+  actor.start();
+  for (const { actor: stage, wait } of answerable) {
+    const answer = answers.find(
+      (a) => wait.kind === "grant" && a.proposalId === wait.request.proposalId,
+    );
+    if (answer) stage.send({ type: "GRANT_ANSWER", ...answer });
+    else if (restored.value.parked.some((p) => p.actor === stage)) stage.send({ type: "RECHECK" });
+  }
+  if (control) actor.send(control);
+  queueSettle();
+  return ok({
+    runId,
+    actor,
+    result,
+    events: () => feed.iterate(),
+    send: (event) => {
+      const refused = refuseControl(
+        pipeline,
+        actor.getSnapshot().context as PipelineContext,
+        event,
+      );
+      if (refused) return err(refused);
+      actor.send(event);
+      return ok(undefined);
+    },
+    stop: () => actor.stop(),
+  });
+}
+
+const noStages: Survey = { parked: [], asking: [], busy: false };
+
+/**
+ * The stages of a restored snapshot that wait. A snapshot that does not restore, or whose active
+ * states lack the actors they invoke (nothing would ever move them on), is corrupt.
+ */
+function restoredStages(
+  actor: Actor<AnyStateMachine>,
+  runId: string,
+  pipelineId: string,
+): Result<Survey> {
+  const corrupt = (problem: string) =>
+    err(damagedSnapshot(runId, `it does not restore into ${pipelineId}: ${problem}`));
+  const state = actor.getSnapshot();
+  if (state.status === "error")
+    return corrupt(toStagechartError(state.error, "Session/SnapshotCorrupt").message);
+  try {
+    const missing = missingInvocations(actor);
+    if (missing.length > 0) return corrupt(missing.join("; "));
+    return ok(survey(actor));
+  } catch (error) {
+    return corrupt(toStagechartError(error, "Session/SnapshotCorrupt").message);
+  }
+}
+
+function noPendingGrant(
+  runId: string,
+  unknown: readonly GrantAnswer[],
+  parked: readonly ParkedStage[],
+): StagechartError {
+  const pending = describeWaits(parked).flatMap((w) => (w.kind === "grant" ? [w.proposalId] : []));
+  return new StagechartError(
+    "Session/NoPendingGrant",
+    `run ${runId} has no grant request ${unknown.map((a) => a.proposalId).join(", ")} waiting${
+      pending.length ? `; it waits for ${pending.join(", ")}` : ""
+    }`,
+    { runId, pending },
+  );
+}
+
+function suspended(
+  audit: AuditSink,
+  runId: string,
+  actor: Actor<AnyStateMachine>,
+  waiting: RunWait[] | undefined,
+): RunResult {
+  audit.emit({
+    type: "RunSuspended",
+    runId,
+    payload: waiting ? { reason: "waiting", waiting } : { reason: "stopped" },
+  });
+  const context = actor.getSnapshot().context as PipelineContext;
+  return { runId, status: "suspended", results: context.results, ...(waiting && { waiting }) };
+}
+
+function finish(
+  audit: AuditSink,
+  runId: string,
+  output: Omit<PipelineOutput, "result"> & Partial<PipelineOutput>,
+): RunResult {
+  const type =
+    output.status === "done"
+      ? "RunCompleted"
+      : output.status === "cancelled"
+        ? "RunCancelled"
+        : "RunFailed";
+  audit.emit({
+    type,
+    runId,
+    payload: { status: output.status, ...(output.error && { error: output.error }) },
+  });
+  const last = output.result?.output;
+  return {
+    runId,
+    status: output.status,
+    ...(last !== undefined && output.status === "done" && { output: last }),
+    ...(output.error && { error: output.error }),
+    results: output.results,
+  };
+}
+
+function collectHooks(pipeline: PipelineDefinition): Host["hooks"] {
+  const nested = Object.values(pipeline.stages).flatMap((stage) =>
+    stage.kind === "pipeline" ? Object.entries(collectHooks(stage.pipeline)) : [],
+  );
+  return { ...Object.fromEntries(nested), ...pipeline.hooks };
+}

@@ -1,0 +1,162 @@
+import type { AnyActorRef, AnyStateMachine } from "xstate";
+import { z } from "zod";
+import { StagechartError } from "../errors.js";
+
+/**
+ * The shape of a stored run snapshot, checked before it is restored (DESIGN.md §6): the pipeline
+ * machine's snapshot, whose children are stage machines (with their own snapshots), code stages,
+ * sub-pipelines and the promise actors of calls in flight. Only what restoring and resuming read
+ * is checked; anything else may be there.
+ */
+
+const STATUSES = ["active", "done", "error", "stopped"] as const;
+
+type StateValue = string | { [key: string]: StateValue };
+const stateValue: z.ZodType<StateValue> = z.lazy(() =>
+  z.union([z.string(), z.record(z.string(), stateValue)]),
+);
+
+const count = z.number().int().nonnegative();
+const record = z.record(z.string(), z.unknown());
+const stageResult = z.looseObject({
+  stageId: z.string(),
+  stageExecutionId: z.string(),
+  verdict: z.enum(["ok", "retry", "skip", "fail"]),
+  capHit: z.boolean(),
+  attemptCount: count,
+});
+
+const pipelineContext = z.looseObject({
+  pipelineId: z.string(),
+  runId: z.string(),
+  ctx: record,
+  visits: z.record(z.string(), count),
+  modelCalls: z.record(z.string(), count),
+  results: z.record(z.string(), stageResult),
+  upstream: z.array(stageResult),
+  upstreamOf: z.record(z.string(), z.array(stageResult)),
+  current: z.string().optional(),
+  groups: z.record(z.string(), z.record(z.string(), z.enum(["queued", "running", "settled"]))),
+});
+
+const stageContext = z.looseObject({
+  stage: z.looseObject({
+    id: z.string(),
+    allowedTools: z.array(z.string()),
+    completionTool: z.string(),
+    retryPolicy: z.looseObject({ maxAttempts: count, delayMs: count }),
+    turnCap: count,
+    resolutionPolicy: z.string(),
+  }),
+  runId: z.string(),
+  stageExecutionId: z.string(),
+  ctx: record,
+  upstream: z.array(stageResult),
+  envelope: z.array(z.string()),
+  attempt: count,
+  turn: count,
+  modelCalls: count,
+  modelCallsBefore: count,
+  batch: z.array(z.looseObject({ proposalId: z.string(), tool: z.string() })),
+  callIndex: count,
+  grants: z.record(z.string(), z.looseObject({ tool: z.string(), argsDigest: z.string() })),
+  providerFailures: count,
+  waitUntil: z.number(),
+  capHit: z.boolean(),
+});
+
+const child = z.looseObject({ src: z.string(), snapshot: z.unknown() });
+
+const machineSnapshot = (context: z.ZodType) =>
+  z.looseObject({
+    status: z.enum(STATUSES),
+    value: stateValue,
+    context,
+    children: z.record(z.string(), child),
+  });
+
+const pipelineSnapshot = machineSnapshot(pipelineContext);
+const stageSnapshot = machineSnapshot(stageContext);
+/** A promise actor (a code stage, a call in flight): restarted from its input when active. */
+const promiseSnapshot = z.looseObject({ status: z.enum(STATUSES), input: z.unknown() });
+
+/** The schema of a child by its `src`: the stage machine, a sub-pipeline, or a promise actor. */
+const schemaOfChild = (src: string): z.ZodType =>
+  src === "stage"
+    ? stageSnapshot
+    : src.startsWith("pipeline:")
+      ? pipelineSnapshot
+      : promiseSnapshot;
+
+/** Where a snapshot's shape is wrong, as `path: problem`; empty when it has the expected shape. */
+function shapeProblems(snapshot: unknown, schema: z.ZodType, at: string[] = []): string[] {
+  const parsed = schema.safeParse(snapshot);
+  if (!parsed.success)
+    return parsed.error.issues.map(
+      (issue) => `${[...at, ...issue.path.map(String)].join(".") || "snapshot"}: ${issue.message}`,
+    );
+  const children = (parsed.data as { children?: Record<string, z.infer<typeof child>> }).children;
+  return Object.entries(children ?? {}).flatMap(([id, { src, snapshot: inner }]) =>
+    shapeProblems(inner, schemaOfChild(src), [...at, "children", id, "snapshot"]),
+  );
+}
+
+/** Why a run's stored snapshot is not its pipeline machine's (`Session/SnapshotCorrupt`), if it is not. */
+export function checkSnapshotShape(runId: string, snapshot: unknown): StagechartError | undefined {
+  const problems = shapeProblems(snapshot, pipelineSnapshot);
+  if (problems.length > 0) return damagedSnapshot(runId, problems.join("; "));
+  const owner = (snapshot as { context: { runId: string } }).context.runId;
+  if (owner !== runId)
+    return damagedSnapshot(runId, `context.runId: the snapshot is of run ${owner}`);
+  return undefined;
+}
+
+/**
+ * Where a restored actor tree lacks the child an active state invokes (a call, a stage): such a
+ * state would wait forever for an actor that is not there. Empty when nothing is missing.
+ */
+export function missingInvocations(actor: AnyActorRef, at = ""): string[] {
+  const snapshot = actor.getSnapshot() as {
+    status: string;
+    value?: StateValue;
+    machine?: AnyStateMachine;
+    children?: Record<string, AnyActorRef>;
+  };
+  if (snapshot.status !== "active" || !snapshot.machine || snapshot.value === undefined) return [];
+  const children = snapshot.children ?? {};
+  const missing = activeNodes(snapshot.machine.root, snapshot.value)
+    .flatMap((node) => node.invoke.map((invoke) => invoke.id))
+    .filter((id) => !children[id])
+    .map((id) => `${at}children.${id}: the actor its state invokes is missing`);
+  return [
+    ...missing,
+    ...Object.entries(children).flatMap(([id, ref]) =>
+      missingInvocations(ref, `${at}children.${id}.`),
+    ),
+  ];
+}
+
+/** What the walk needs of a state node. */
+interface NodeView {
+  invoke: readonly { id: string }[];
+  states: Record<string, NodeView>;
+}
+
+function activeNodes(node: NodeView, value: StateValue): NodeView[] {
+  const entries = typeof value === "string" ? [[value, undefined] as const] : Object.entries(value);
+  return [
+    node,
+    ...entries.flatMap(([key, inner]) => {
+      const next = node.states[key];
+      if (!next) return [];
+      return inner === undefined ? [next] : activeNodes(next, inner);
+    }),
+  ];
+}
+
+export const damagedSnapshot = (runId: string, problem: string): StagechartError =>
+  new StagechartError(
+    "Session/SnapshotCorrupt",
+    `the stored snapshot of run ${runId} is damaged: ${problem}`,
+    { runId },
+  );
