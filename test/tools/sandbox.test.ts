@@ -160,7 +160,7 @@ describe("no link leads a tool out of the root", () => {
     const outcome = await invokeTool(tool, args, world.context());
     expect(world.leaks(outcome), JSON.stringify(outcome)).toBe(false);
     if (outcome.ok && name === "Glob") {
-      expect(allInside(world.root, outcome.output.files as string[])).toBe(true);
+      expect(allInside(world.root, outputOf(outcome).files as string[])).toBe(true);
     }
     expect(world.outsideSnapshot()).toEqual(before);
     expect(existsSync(join(world.outside, "not-yet.txt"))).toBe(false);
