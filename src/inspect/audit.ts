@@ -2,6 +2,7 @@
 export const AUDIT_EVENT_TYPES = [
   "RunStarted",
   "RunResumed",
+  "SandboxUnavailable",
   "RunSuspended",
   "RunCompleted",
   "RunFailed",

@@ -29,7 +29,7 @@ import {
 import type { AuditEvent, AuditSink } from "../inspect/audit.js";
 import { runCodeStage } from "./code-stages.js";
 import { EventFeed } from "./event-feed.js";
-import type { Host } from "./host.js";
+import { type Host, sandboxNotice } from "./host.js";
 import {
   LEASE_TTL_MS,
   leaseOwner,
@@ -350,6 +350,8 @@ function launch(
   if (unknown.length > 0) return err(noPendingGrant(runId, unknown, answerable));
 
   host.audit.emit({ type: start.type, runId, payload: start.payload });
+  const unsandboxed = sandboxNotice(host);
+  if (unsandboxed) host.audit.emit({ type: "SandboxUnavailable", runId, payload: unsandboxed });
   const result = toPromise(actor).then(
     // A stopped actor completes without output: the run is not over, it waits to be resumed.
     (output: PipelineOutput | undefined) =>
