@@ -28,7 +28,9 @@ export const bashTool: Tool<BashArgs> = {
   description:
     "Run a bash command in the project root. Returns exitCode, stdout and stderr (each cut to " +
     "its last part when long); a non-zero exit code is a normal result. Stdin is empty. Stopped " +
-    "after `timeoutMs`, together with every process it started.",
+    "after `timeoutMs`, together with every process it started. Where the host sandboxes it, " +
+    "only the project root is writable, nothing outside it but the system directories is " +
+    "visible, /tmp is private and there is no network.",
   inputSchema: {
     type: "object",
     properties: {
