@@ -188,12 +188,12 @@ describe.skipIf(missing !== undefined && !ON_CI)(
       expect(missing).toBeUndefined();
     });
 
-    it.each(ESCAPES)("cannot $name", async (escape) => {
+    it.each(ESCAPES)("cannot $name", async (attempt) => {
       const project = makeProject();
       const before = project.outsideSnapshot();
       const connected = connections;
-      const output = await runIn(project, available, escape.command(project));
-      expect(escape.escaped(project, output), output).toBe(false);
+      const output = await runIn(project, available, attempt.command(project));
+      expect(attempt.escaped(project, output), output).toBe(false);
       expect(project.outsideSnapshot()).toEqual(before);
       expect(connections).toBe(connected);
     });
@@ -232,10 +232,10 @@ describe.skipIf(missing !== undefined && !ON_CI)(
 
     it("unconfined, the same commands do get out (the escapes are real)", async () => {
       const got: string[] = [];
-      for (const escape of ESCAPES.filter((candidate) => candidate.safeUnconfined)) {
+      for (const attempt of ESCAPES.filter((candidate) => candidate.safeUnconfined)) {
         const project = makeProject();
-        const output = await runIn(project, UNCONFINED, escape.command(project));
-        if (escape.escaped(project, output)) got.push(escape.name);
+        const output = await runIn(project, UNCONFINED, attempt.command(project));
+        if (attempt.escaped(project, output)) got.push(attempt.name);
         for (const file of placed.splice(0)) rmSync(file, { force: true });
       }
       expect(got).toEqual(ESCAPES.filter((e) => e.safeUnconfined).map((e) => e.name));
