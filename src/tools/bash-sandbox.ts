@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
-import { lstatSync, readlinkSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 export const SANDBOX_MODES = ["required", "auto", "off"] as const;
 /**
@@ -65,6 +66,7 @@ function tryBubblewrap(bwrap: string, network: boolean): string | undefined {
  * the `/bin`, `/sbin`, `/lib*` links or directories beside them), fresh `/proc` and `/dev`, a
  * private empty `/tmp`, and the project root read-write at its own path, as its working
  * directory. Nothing else of the host: no home, no other projects, no `/var`, `/run` or `/sys`.
+ * Run as root, what in `/etc` only root may read (`shadow`, private keys) is hidden as well.
  * Every namespace is new (no network unless allowed, no view of the host's processes), and no
  * capability is kept, so it cannot mount its way out. It dies with the process that started it.
  */
@@ -96,7 +98,12 @@ let systemViewArguments: string[] | undefined;
 
 /** The system directories, read-only; on merged-/usr systems `/bin` and the like are links. */
 function systemView(): string[] {
-  systemViewArguments ??= SYSTEM_DIRECTORIES.flatMap((name) => {
+  systemViewArguments ??= [...systemDirectories(), ...hiddenFromRoot("/etc")];
+  return systemViewArguments;
+}
+
+function systemDirectories(): string[] {
+  return SYSTEM_DIRECTORIES.flatMap((name) => {
     const path = `/${name}`;
     try {
       const entry = lstatSync(path);
@@ -106,5 +113,30 @@ function systemView(): string[] {
       return [];
     }
   });
-  return systemViewArguments;
+}
+
+/**
+ * Covers what under `directory` others may not read, so a sandbox run as root (which keeps no
+ * capability, but owns these files) sees no more than any user would: such a file reads as
+ * /dev/null (and is refused), such a directory is empty.
+ */
+function hiddenFromRoot(directory: string): string[] {
+  if (process.getuid?.() !== 0) return [];
+  let entries: string[];
+  try {
+    entries = readdirSync(directory);
+  } catch {
+    return [];
+  }
+  return entries.flatMap((name) => {
+    const path = join(directory, name);
+    try {
+      const entry = lstatSync(path);
+      const othersRead = (entry.mode & 0o004) !== 0;
+      if (entry.isDirectory()) return othersRead ? hiddenFromRoot(path) : ["--tmpfs", path];
+      return entry.isFile() && !othersRead ? ["--ro-bind", "/dev/null", path] : [];
+    } catch {
+      return [];
+    }
+  });
 }

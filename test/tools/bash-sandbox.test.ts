@@ -111,6 +111,13 @@ const ESCAPES: Escape[] = [
     safeUnconfined: true,
   },
   {
+    name: "read what in /etc only root may read",
+    command: () => "cat /etc/shadow /etc/gshadow",
+    escaped: (_, output) => /^root:/m.test(output),
+    // Only root reads these unconfined; for anyone else the control below would not hold.
+    safeUnconfined: process.getuid?.() === 0,
+  },
+  {
     name: "write a file beside the root",
     command: (p) => `echo x > ${p.outside}/planted.txt; echo x > ../planted.txt`,
     escaped: (p) =>
