@@ -1,14 +1,22 @@
 import { existsSync } from "node:fs";
 import { basename, resolve } from "node:path";
+import { type Command, Option } from "commander";
 import { err, type Result, StagechartError } from "../errors.js";
 import { MemoryAuditLog } from "../inspect/audit.js";
 import { recordModel } from "../models/recorder.js";
 import { withoutUrlCredentials } from "../models/redact.js";
 import { MODEL_SPEC_FORMS, resolveModelSpec } from "../models/spec.js";
 import type { ModelHandle } from "../models/types.js";
-import { checkRoot, createHost, type Host, type UnansweredGrants } from "../runtime/host.js";
+import {
+  checkRoot,
+  createHost,
+  type Host,
+  sandboxNotice,
+  type UnansweredGrants,
+} from "../runtime/host.js";
 import { type Interactor, terminalInteractor } from "../runtime/interactors.js";
 import type { SecurityMode } from "../runtime/security-mode.js";
+import { SANDBOX_MODES, type SandboxMode } from "../tools/bash-sandbox.js";
 import { type AnyTool, builtinTools, type McpSources } from "../tools/index.js";
 import type { PromptWatcher } from "./live-progress.js";
 
@@ -34,18 +42,43 @@ export interface HostSettings {
   onGrant: UnansweredGrants;
   /** The run's MCP servers (`--mcp`, `--mcp-config`), started again by `resume`. */
   mcp?: McpSources;
+  /** Bash's sandbox (`--sandbox`); absent in runs stored before it existed: `auto`. */
+  sandbox?: SandboxMode;
+  /** Sandboxed commands may use the network (`--allow-network`). */
+  network?: true;
 }
 
-export function settingsFor(flags: {
-  pipelineFile: string;
-  model?: string;
-  record?: string;
-  root?: string;
-  mode: SecurityMode;
-  headless?: boolean;
-  onGrant?: UnansweredGrants;
-  mcp?: McpSources | undefined;
-}): HostSettings {
+export interface SandboxFlags {
+  sandbox?: SandboxMode;
+  allowNetwork?: boolean;
+}
+
+/** `--sandbox` and `--allow-network`, the flags that say how Bash is confined. */
+export function addSandboxOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option(
+        "--sandbox <mode>",
+        "run Bash inside bubblewrap: required (refuse Bash without it), auto (unconfined, with a warning, where it cannot run), off",
+      )
+        .choices(SANDBOX_MODES)
+        .default("auto"),
+    )
+    .option("--allow-network", "let sandboxed commands use the network (default: none)");
+}
+
+export function settingsFor(
+  flags: {
+    pipelineFile: string;
+    model?: string;
+    record?: string;
+    root?: string;
+    mode: SecurityMode;
+    headless?: boolean;
+    onGrant?: UnansweredGrants;
+    mcp?: McpSources | undefined;
+  } & SandboxFlags,
+): HostSettings {
   const model = flags.model ?? `scripted:${scriptBeside(flags.pipelineFile)}`;
   const [kind, ...rest] = model.split(":");
   const target = rest.join(":");
@@ -61,6 +94,8 @@ export function settingsFor(flags: {
     headless: Boolean(flags.headless),
     onGrant: flags.onGrant ?? "deny",
     ...(flags.mcp && { mcp: flags.mcp }),
+    sandbox: flags.sandbox ?? "auto",
+    ...(flags.allowNetwork && { network: true }),
   };
   if (stored !== model) specsWithKeys.set(settings, model);
   return settings;
@@ -105,8 +140,20 @@ export async function hostFor(
       interactors: interactive ? [watched(terminalInteractor(), prompts)] : [],
       unansweredGrants: settings.onGrant,
       tools: [...builtinTools(), ...extraTools],
+      sandbox: { mode: settings.sandbox ?? "auto", network: settings.network === true },
     }),
   };
+}
+
+/** The warning line for a run whose Bash will not be sandboxed, or undefined. */
+export function sandboxWarning(host: Host): string | undefined {
+  const notice = sandboxNotice(host);
+  if (!notice) return undefined;
+  const what =
+    notice.bash === "refused"
+      ? "Bash is refused (--sandbox required)"
+      : "Bash runs unconfined: commands can read and write anything this user can";
+  return `stagechart: warning: ${what}; ${String(notice.reason)}`;
 }
 
 /** The run's model; without `--model`, the pipeline's script, which must be there. */

@@ -1,7 +1,7 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { Host } from "../runtime/host.js";
 import { refuse } from "./drive.js";
-import { type HostSettings, hostFor } from "./host-options.js";
+import { type HostSettings, hostFor, sandboxWarning } from "./host-options.js";
 import { type CliIo, EXIT } from "./io.js";
 import { type Progress, progressFor } from "./live-progress.js";
 import { attachMcpForCli } from "./mcp-options.js";
@@ -33,6 +33,10 @@ export async function withRunHost(
     const progress = progressFor(io, json);
     const host = await hostFor(settings, tools, progress);
     if (!host.ok) return refuse(io, json, host.error, run.runId, run.status);
+    const warning = sandboxWarning(host.value);
+    if (warning)
+      io.stderr(`${warning}
+`);
     return await work(pipeline, host.value, progress);
   } finally {
     await mcp.value.close();

@@ -4,6 +4,7 @@ export const AUDIT_EVENT_TYPES = [
   "RunResumed",
   /** A resume, answer or control event the run refused, with the error; nothing else changed. */
   "RequestRefused",
+  "SandboxUnavailable",
   "RunSuspended",
   "RunCompleted",
   "RunFailed",

@@ -179,6 +179,7 @@ async function callHostTool(
     root: host.root,
     signal,
     limits: host.limits.tool,
+    sandbox: host.sandbox,
   });
   const durationMs = host.clock.now() - started;
   if (outcome.ok) {

@@ -5,6 +5,12 @@ import type { StageHooks } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../inspect/audit.js";
 import type { ModelHandle } from "../models/types.js";
+import {
+  type BashConfinement,
+  bashConfinement,
+  DEFAULT_SANDBOX,
+  type SandboxSettings,
+} from "../tools/bash-sandbox.js";
 import { builtinTools } from "../tools/index.js";
 import { type AnyTool, DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/types.js";
 import type { Interactor } from "./interactors.js";
@@ -35,6 +41,8 @@ export interface Host {
   grantPolicy: (request: GrantRequest) => PolicyDecision;
   hooks: Readonly<Record<string, StageHooks>>;
   limits: HostLimits;
+  /** How Bash runs: inside bubblewrap, or not and why (settled when the host is created). */
+  sandbox: BashConfinement;
   clock: { now(): number };
   audit: AuditSink;
   transcripts: TranscriptStore;
@@ -67,6 +75,8 @@ export interface HostOptions {
   grantPolicy?: (request: GrantRequest) => PolicyDecision;
   hooks?: Readonly<Record<string, StageHooks>>;
   limits?: Partial<Omit<HostLimits, "tool">> & { tool?: Partial<ToolLimits> };
+  /** Bash's sandbox: mode `auto`, no network, `bwrap` on PATH unless given. */
+  sandbox?: Partial<SandboxSettings>;
   clock?: { now(): number };
   transcripts?: TranscriptStore;
   journal?: Journal;
@@ -94,6 +104,7 @@ export function createHost(options: HostOptions): Host {
       providerRetryDelayMs: options.limits?.providerRetryDelayMs ?? 1000,
       modelCallTimeoutMs: options.limits?.modelCallTimeoutMs ?? 300_000,
     },
+    sandbox: bashConfinement({ ...DEFAULT_SANDBOX, ...options.sandbox }),
     clock: options.clock ?? { now: Date.now },
     audit: options.audit,
     transcripts: options.transcripts ?? new MemoryTranscripts(),
@@ -122,4 +133,15 @@ export function checkRoot(root: string): Result<string> {
     if (code === "ENOENT") return invalid("does not exist");
     return invalid(code === "ENOTDIR" ? "is not a directory" : `cannot be used (${code})`);
   }
+}
+
+/**
+ * What a run says at its start when its Bash will not be sandboxed: the mode, why, and whether
+ * Bash runs unconfined or is refused. Nothing when the host has no Bash or Bash is sandboxed.
+ */
+export function sandboxNotice(host: Host): Record<string, unknown> | undefined {
+  const { sandbox } = host;
+  if (sandbox.sandboxed || !host.tools.has("Bash")) return undefined;
+  const bash = sandbox.mode === "required" ? "refused" : "unconfined";
+  return { mode: sandbox.mode, reason: sandbox.reason, bash };
 }

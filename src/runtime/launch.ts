@@ -27,7 +27,7 @@ import {
 import type { AuditEvent, AuditSink } from "../inspect/audit.js";
 import { runCodeStage } from "./code-stages.js";
 import { EventFeed } from "./event-feed.js";
-import type { Host } from "./host.js";
+import { type Host, sandboxNotice } from "./host.js";
 import { rulesGrantPolicy } from "./rules.js";
 import { refuseControl } from "./run-checks.js";
 import { stageMachineFor } from "./run-stage.js";
@@ -166,6 +166,8 @@ export function launch(
   if (refused) return err(refused);
 
   host.audit.emit({ type: start.type, runId, payload: start.payload });
+  const unsandboxed = sandboxNotice(host);
+  if (unsandboxed) host.audit.emit({ type: "SandboxUnavailable", runId, payload: unsandboxed });
   const result = toPromise(actor).then(
     // A stopped actor completes without output: the run is not over, it waits to be resumed.
     (output: PipelineOutput | undefined) =>

@@ -48,6 +48,7 @@ export function createStageServices(host: Host): StageServices {
         root: host.root,
         signal,
         limits: host.limits.tool,
+        sandbox: host.sandbox,
       });
       const durationMs = host.clock.now() - started;
       const run: ToolRun = outcome.ok

@@ -1,5 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
+import {
+  type BashConfinement,
+  bashConfinement,
+  bwrapArguments,
+  DEFAULT_SANDBOX,
+} from "./bash-sandbox.js";
 import { deadline } from "./deadline.js";
 import { cancelled, failure, success, timedOut } from "./outcome.js";
 import { keepTail } from "./text.js";
@@ -12,16 +18,19 @@ export interface BashArgs {
 }
 
 /**
- * Runs a shell command in the project root. Bash is NOT sandboxed beyond its working directory:
- * a command can touch anything the process can. What fences it is the stage envelope, the guard
- * rules (which see the command as the call's summary) and approvals (DESIGN.md §4.2).
+ * Runs a shell command in the project root, inside bubblewrap when the context's confinement says
+ * so (see `bwrapArguments` for what the command sees). Unconfined, a command can touch anything
+ * the process can; refused when the host requires a sandbox it cannot have. The stage envelope,
+ * the guard rules (which see the command as the call's summary) and approvals fence it too.
  */
 export const bashTool: Tool<BashArgs> = {
   name: "Bash",
   description:
     "Run a bash command in the project root. Returns exitCode, stdout and stderr (each cut to " +
     "its last part when long); a non-zero exit code is a normal result. Stdin is empty. Stopped " +
-    "after `timeoutMs`, together with every process it started.",
+    "after `timeoutMs`, together with every process it started. Where the host sandboxes it, " +
+    "only the project root is writable, nothing outside it but the system directories is " +
+    "visible, /tmp is private and there is no network.",
   inputSchema: {
     type: "object",
     properties: {
@@ -38,10 +47,16 @@ export const bashTool: Tool<BashArgs> = {
 
 function runCommand({ command, timeoutMs }: BashArgs, context: ToolContext): Promise<ToolOutcome> {
   if (context.signal.aborted) return Promise.resolve(cancelled("Bash"));
+  const confinement = context.sandbox ?? bashConfinement(DEFAULT_SANDBOX);
+  if (!confinement.sandboxed && confinement.mode === "required") {
+    const message = `Bash is refused: the host requires the sandbox, and ${confinement.reason}`;
+    return Promise.resolve(failure("ToolTerminal/SandboxUnavailable", message, { command }));
+  }
   const ownTimeout = timeoutMs === undefined ? undefined : deadline(timeoutMs);
   const signal = ownTimeout ? AbortSignal.any([context.signal, ownTimeout.signal]) : context.signal;
   const stdout = new TailBuffer(context.limits.maxOutputBytes);
   const stderr = new TailBuffer(context.limits.maxOutputBytes);
+  let status = "";
 
   return new Promise((resolve) => {
     let child: ChildProcess;
@@ -59,12 +74,14 @@ function runCommand({ command, timeoutMs }: BashArgs, context: ToolContext): Pro
       const message = `bash could not be started: ${error.message}`;
       finish(failure("ToolTerminal/SpawnFailed", message, { command }));
     };
+    const [file, args] = commandLine(command, context.root, confinement);
     try {
       // detached: the command leads its own process group, so stopping it stops its children too.
-      child = spawn("bash", ["-c", command], {
+      // fd 3 carries bubblewrap's status: no exit code there means the sandbox never started.
+      child = spawn(file, args, {
         cwd: context.root,
         detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["ignore", "pipe", "pipe", "pipe"],
       });
     } catch (error) {
       spawnFailed(error as Error);
@@ -72,18 +89,37 @@ function runCommand({ command, timeoutMs }: BashArgs, context: ToolContext): Pro
     }
     child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
+    child.stdio[3]?.on("data", (chunk: Buffer) => {
+      status += chunk.toString("utf8");
+    });
     child.on("error", spawnFailed);
-    child.on("close", (code, signalName) =>
+    child.on("close", (code, signalName) => {
+      if (confinement.sandboxed && !status.includes('"exit-code"')) {
+        spawnFailed(new Error(`the sandbox did not start: ${stderr.text().trim()}`));
+        return;
+      }
       finish(
         success({
           exitCode: code ?? 128 + (signalName ? constants.signals[signalName] : 0),
           stdout: stdout.text(),
           stderr: stderr.text(),
         }),
-      ),
-    );
+      );
+    });
     signal.addEventListener("abort", stop, { once: true });
   });
+}
+
+/** The program and arguments that run `command`: bash, inside bubblewrap when sandboxed. */
+function commandLine(
+  command: string,
+  root: string,
+  confinement: BashConfinement,
+): [string, string[]] {
+  const bash = ["bash", "-c", command];
+  if (!confinement.sandboxed) return [bash[0] as string, bash.slice(1)];
+  const sandbox = bwrapArguments(root, confinement.network);
+  return [confinement.bwrap, [...sandbox, "--json-status-fd", "3", "--", ...bash]];
 }
 
 function killGroup(child: ChildProcess): void {

@@ -18,7 +18,8 @@ export const globTool: Tool<GlobArgs> = {
   description:
     'Find files by glob pattern (e.g. "src/**/*.ts", "*.json"), matched from `path` (default: ' +
     `the project root). Returns sorted paths relative to the root, at most ${GLOB_MAX_RESULTS}; ` +
-    "dotfiles are included, .git and node_modules are skipped, symbolic links are not followed.",
+    "dotfiles are included, .git and node_modules are skipped; `**` does not descend into linked " +
+    "directories, and a link that leads out of the project root is never listed.",
   inputSchema: {
     type: "object",
     properties: {

@@ -27,7 +27,8 @@ export const grepTool: Tool<GrepArgs> = {
     "Search file contents with a JavaScript regular expression, line by line. Returns " +
     '"path:line: text" lines (paths relative to the project root) and their count. `glob` ' +
     'filters files ("*.ts" at any depth, "src/**/*.ts" from `path`). Binary files, files over ' +
-    "10 MiB, .git and node_modules are skipped; symbolic links are not followed.",
+    "10 MiB, .git and node_modules are skipped; a link that leads out of the project root is " +
+    "never read.",
   inputSchema: {
     type: "object",
     properties: {

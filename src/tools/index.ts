@@ -17,7 +17,8 @@
  * | `ToolTerminal/FileSystemError` | any other file-system failure |
  * | `ToolTerminal/EditNoMatch` | Edit's `old` does not occur (and the edit is not already applied) |
  * | `ToolTerminal/EditAmbiguous` | Edit's `old` occurs more than once without `replaceAll` |
- * | `ToolTerminal/SpawnFailed` | Bash could not start (a non-zero exit is a result, not an error) |
+ * | `ToolTerminal/SpawnFailed` | Bash, or its sandbox, could not start (a non-zero exit is a result, not an error) |
+ * | `ToolTerminal/SandboxUnavailable` | Bash under a host that requires the sandbox, where bubblewrap cannot run |
  * | `ToolTerminal/ToolCrashed` | the tool threw, or returned something that is not an outcome |
  * | `ToolTransient/ToolTimeout` | the call ran past `limits.timeoutMs` (or Bash's own `timeoutMs`) |
  * | `Cancellation/StageCancelled` | the context's signal aborted before the call finished |

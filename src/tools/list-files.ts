@@ -1,5 +1,7 @@
+import { realpath } from "node:fs/promises";
 import { isAbsolute, relative, sep } from "node:path";
 import { glob } from "tinyglobby";
+import { isOutside } from "./sandbox.js";
 
 /** Never listed or searched: version-control internals and installed dependencies. */
 const SKIPPED_DIRECTORIES = [".git", "node_modules"];
@@ -12,7 +14,9 @@ export const patternLeavesRoot = (pattern: string) =>
 
 /**
  * Files under `directory` matching `pattern`, as sorted paths relative to `root` with `/`
- * separators. Symbolic links are not followed, so the listing cannot wander out of the root.
+ * separators. A walk does not descend into linked directories; a pattern that names a link
+ * (`link/*`) goes through it, so every path found is resolved and kept only if it lands inside
+ * the root. A link that dangles, loops or leads out is not listed.
  */
 export async function listFiles(
   root: string,
@@ -30,12 +34,20 @@ export async function listFiles(
   });
   // An aborted crawl ends early without an error; its partial list must not pass for complete.
   signal.throwIfAborted();
-  return (
-    found
-      .map((file) => relative(root, file))
-      // A second fence behind patternLeavesRoot.
-      .filter((file) => file !== "" && !file.startsWith(`..${sep}`) && !isAbsolute(file))
-      .map((file) => file.split(sep).join("/"))
-      .sort()
-  );
+  const realRoot = await realpath(root);
+  const inside = await Promise.all(found.map((file) => resolvesInside(realRoot, file)));
+  return found
+    .filter((_, index) => inside[index])
+    .map((file) => relative(root, file))
+    .filter((file) => file !== "")
+    .map((file) => file.split(sep).join("/"))
+    .sort();
+}
+
+async function resolvesInside(realRoot: string, file: string): Promise<boolean> {
+  try {
+    return !isOutside(relative(realRoot, await realpath(file)));
+  } catch {
+    return false;
+  }
 }

@@ -38,7 +38,8 @@ export function resolveInRoot(root: string, userPath: string): Result<string, St
   return ok(resolved);
 }
 
-function isOutside(relativePath: string): boolean {
+/** Whether a path relative to the root (as `path.relative` gives it) lies outside the root. */
+export function isOutside(relativePath: string): boolean {
   return relativePath === ".." || relativePath.startsWith(`..${sep}`) || isAbsolute(relativePath);
 }
 

@@ -1,6 +1,7 @@
 import type { JsonValue } from "../definitions/contract.js";
 import type { JsonSchema } from "../definitions/json-schema.js";
 import type { StagechartError } from "../errors.js";
+import type { BashConfinement } from "./bash-sandbox.js";
 
 export type { JsonValue };
 
@@ -20,6 +21,8 @@ export interface ToolContext {
   /** Aborted when the stage is cancelled or the call times out. */
   signal: AbortSignal;
   limits: ToolLimits;
+  /** How Bash runs; without it, inside bubblewrap when it can be used (mode `auto`). */
+  sandbox?: BashConfinement;
 }
 
 export type ToolOutcome = { ok: true; output: JsonValue } | { ok: false; error: StagechartError };

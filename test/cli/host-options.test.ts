@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { settingsFor } from "../../src/cli/host-options.js";
+import { bashConfinement, DEFAULT_SANDBOX } from "../../src/tools/bash-sandbox.js";
+import { demoProject, runIn, storeCommand, summaryOf } from "../support/cli.js";
 
 describe("the settings a run stores for resume", () => {
   it("keeps file-based model specs and the cassette as absolute paths, so resume finds them anywhere", () => {
@@ -36,4 +38,67 @@ describe("the settings a run stores for resume", () => {
     expect(settings.modelKeyRequired).toBe(true);
     expect(JSON.stringify({ ...settings })).not.toContain("sk-in-url");
   });
+});
+
+describe("--sandbox and --allow-network", () => {
+  it("are stored with the run, so resume confines Bash the same way", () => {
+    const base = { pipelineFile: "machines/code-review.yaml", mode: "ask" as const };
+    expect(settingsFor(base)).toMatchObject({ sandbox: "auto" });
+    expect(settingsFor(base)).not.toHaveProperty("network");
+    expect(settingsFor({ ...base, sandbox: "required", allowNetwork: true })).toMatchObject({
+      sandbox: "required",
+      network: true,
+    });
+  });
+
+  it("--sandbox off warns on stderr that Bash runs unconfined, and the audit log says so", async () => {
+    const project = demoProject();
+    const run = await runIn(
+      project,
+      "run",
+      "code-review",
+      "--task",
+      "refactor auth module",
+      "--headless",
+      "--sandbox",
+      "off",
+      "--json",
+    );
+    expect(run.code).toBe(0);
+    expect(run.stderr.split("\n")).toContain(
+      "stagechart: warning: Bash runs unconfined: commands can read and write anything this user can; the host turned the sandbox off",
+    );
+    const { runId } = summaryOf(run.stdout);
+    const audit = await storeCommand(project, "audit", runId, "--json");
+    const events = JSON.parse(audit.stdout) as { type: string; payload: unknown }[];
+    expect(events[1]).toMatchObject({
+      type: "SandboxUnavailable",
+      payload: { mode: "off", bash: "unconfined" },
+    });
+  });
+
+  it("--sandbox with an unknown mode is a usage error", async () => {
+    const run = await runIn(demoProject(), "run", "code-review", "--sandbox", "maybe");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--sandbox");
+  });
+
+  it.skipIf(!bashConfinement(DEFAULT_SANDBOX).sandboxed && process.env.CI !== "true")(
+    "--sandbox required where bubblewrap runs: no warning, and the run goes as usual",
+    async () => {
+      const run = await runIn(
+        demoProject(),
+        "run",
+        "code-review",
+        "--task",
+        "refactor auth module",
+        "--headless",
+        "--sandbox",
+        "required",
+        "--json",
+      );
+      expect(run.code).toBe(0);
+      expect(run.stderr).not.toContain("warning");
+    },
+  );
 });

@@ -5,6 +5,7 @@ import { assign, createActor, setup, toPromise, waitFor } from "xstate";
 import type { StageResult } from "../../src/definitions/contract.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import { compilePipeline, type RunHandle, startRun } from "../../src/runtime/run.js";
+import { bashConfinement, DEFAULT_SANDBOX } from "../../src/tools/bash-sandbox.js";
 import { CODE_REVIEW_SCRIPT, code, llm, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 
@@ -820,4 +821,64 @@ describe("a run's own ctx", () => {
     const twice = startRun(pipeline, { host, task: "a", ctx: { task: "b" } });
     expect(twice.ok ? undefined : twice.error.code).toBe("Validation/RunContextInvalid");
   });
+});
+
+describe("a run whose Bash is not sandboxed says so at its start", () => {
+  const NO_BWRAP = "/nonexistent/stagechart-test/bwrap";
+  const listsHome = () =>
+    pipelineOf({ stages: [{ kind: "command", id: "look", command: "ls /root", timeoutMs: 5000 }] });
+
+  it("auto without bubblewrap: SandboxUnavailable right after RunStarted, and Bash runs unconfined", async () => {
+    const h = harness("stages: {}", { mode: "yolo", sandbox: { bwrap: NO_BWRAP } });
+    const result = await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
+    expect(h.types().slice(0, 2)).toEqual(["RunStarted", "SandboxUnavailable"]);
+    expect(h.audit.of("run-1")[1]?.payload).toEqual({
+      mode: "auto",
+      reason: `bubblewrap (${NO_BWRAP}) is not installed`,
+      bash: "unconfined",
+    });
+    expect(result.results.look?.verdict).toBe("ok");
+  });
+
+  it("required without bubblewrap: the event says Bash is refused, and the command stage fails", async () => {
+    const h = harness("stages: {}", {
+      mode: "yolo",
+      sandbox: { mode: "required", bwrap: NO_BWRAP },
+    });
+    const result = await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
+    expect(h.audit.of("run-1")[1]).toMatchObject({
+      type: "SandboxUnavailable",
+      payload: { mode: "required", bash: "refused" },
+    });
+    expect(result.results.look?.verdict).toBe("fail");
+    expect(h.types()).toContain("ToolFailed");
+  });
+
+  it("off: the event says the host turned the sandbox off", async () => {
+    const h = harness("stages: {}", { mode: "yolo", sandbox: { mode: "off" } });
+    await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
+    expect(h.audit.of("run-1")[1]?.payload).toEqual({
+      mode: "off",
+      reason: "the host turned the sandbox off",
+      bash: "unconfined",
+    });
+  });
+
+  it("says nothing when the host has no Bash", async () => {
+    const h = harness("stages: {}", { tools: [], sandbox: { mode: "off" } });
+    const pipeline = pipelineOf({ stages: [code("noop", () => ({ verdict: "ok" }))] });
+    await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    expect(h.types()).not.toContain("SandboxUnavailable");
+  });
+
+  // Skipped only off CI where bubblewrap cannot run; CI installs it, so there it must pass.
+  it.skipIf(!bashConfinement(DEFAULT_SANDBOX).sandboxed && process.env.CI !== "true")(
+    "says nothing when Bash is sandboxed, and the command stage cannot see the home directory",
+    async () => {
+      const h = harness("stages: {}", { mode: "yolo" });
+      const result = await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
+      expect(h.types()).not.toContain("SandboxUnavailable");
+      expect(result.results.look).toMatchObject({ verdict: "fail", output: { exitCode: 2 } });
+    },
+  );
 });

@@ -1,19 +1,33 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { bashTool } from "../../src/tools/bash.js";
+import type { BashConfinement } from "../../src/tools/bash-sandbox.js";
 import { invokeTool } from "../../src/tools/index.js";
 import { codeOf, makeProject, outputOf, type Project } from "./project.js";
 
-/** Whether a process runs (a zombie, dead and waiting to be reaped, does not count). */
-function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
+/** A number no other process has in its command line, to find the processes a command started. */
+const uniqueSleep = () => `5.${String(Math.random()).slice(2, 11)}`;
+
+/**
+ * The live processes whose command line holds `marker` (a zombie, dead and waiting to be reaped,
+ * does not count). Found through /proc, so processes inside the sandbox's own PID namespace are
+ * seen too.
+ */
+function processesWith(marker: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+        return state !== "Z" && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<boolean> {
@@ -25,10 +39,13 @@ async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<bool
   return true;
 }
 
-/** The processes a command wrote to the file `pids` (`echo $$ > pids`). */
-const pidsOf = (project: Project) => project.read("pids").trim().split("\n").map(Number);
+const allStopped = (marker: string) => waitFor(() => processesWith(marker).length === 0);
 
-const allStopped = (project: Project) => waitFor(() => !pidsOf(project).some(isRunning));
+/** The kill tests run both inside the sandbox (where it can be used) and unconfined. */
+const CONFINEMENTS: [string, BashConfinement | undefined][] = [
+  ["as the host runs it", undefined],
+  ["unconfined", { sandboxed: false, mode: "off", reason: "turned off by the test" }],
+];
 
 describe("Bash", () => {
   it("runs a command in the root and returns exit code, stdout and stderr", async () => {
@@ -83,41 +100,52 @@ describe("Bash", () => {
     expect(output.stdout).toMatch(/^\[truncated: \d+ earlier bytes\] …\né+$/);
   });
 
-  it("stops a command at its timeoutMs with ToolTransient/ToolTimeout, killing its whole process group", async () => {
-    const project = makeProject();
-    const started = Date.now();
-    const outcome = await invokeTool(
-      bashTool,
-      { command: "echo $$ > pids; sleep 5 & echo $! >> pids; wait", timeoutMs: 200 },
-      project.context(),
-    );
-    expect(codeOf(outcome)).toBe("ToolTransient/ToolTimeout");
-    expect(Date.now() - started).toBeLessThan(1500);
-    expect(await allStopped(project)).toBe(true);
-  });
+  describe.each(CONFINEMENTS)("stopping a command (%s)", (_, sandbox) => {
+    const contextOf = (project: Project, options: Parameters<Project["context"]>[0] = {}) => ({
+      ...project.context(options),
+      ...(sandbox && { sandbox }),
+    });
 
-  it("is stopped by the host's limits.timeoutMs too", async () => {
-    const project = makeProject();
-    const context = project.context({ limits: { timeoutMs: 200 } });
-    const outcome = await invokeTool(bashTool, { command: "echo $$ > pids; sleep 5" }, context);
-    expect(codeOf(outcome)).toBe("ToolTransient/ToolTimeout");
-    expect(await allStopped(project)).toBe(true);
-  });
+    it("stops a command at its timeoutMs with ToolTransient/ToolTimeout, killing every process it started", async () => {
+      const project = makeProject();
+      const pause = uniqueSleep();
+      const started = Date.now();
+      const outcome = await invokeTool(
+        bashTool,
+        { command: `sleep ${pause} & sleep ${pause}; wait`, timeoutMs: 200 },
+        contextOf(project),
+      );
+      expect(codeOf(outcome)).toBe("ToolTransient/ToolTimeout");
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(await allStopped(pause)).toBe(true);
+    });
 
-  it("on cancellation returns Cancellation/StageCancelled at once and the command never finishes", async () => {
-    const project = makeProject();
-    const controller = new AbortController();
-    const command = "echo $$ > pids; sleep 5; echo done > marker";
-    const running = bashTool.execute({ command }, project.context({ signal: controller.signal }));
-    expect(
-      await waitFor(() => existsSync(join(project.root, "pids")) && project.read("pids") !== ""),
-    ).toBe(true);
-    const aborted = Date.now();
-    controller.abort();
-    expect(codeOf(await running)).toBe("Cancellation/StageCancelled");
-    expect(Date.now() - aborted).toBeLessThan(500);
-    expect(await allStopped(project)).toBe(true);
-    expect(existsSync(join(project.root, "marker"))).toBe(false);
+    it("is stopped by the host's limits.timeoutMs too", async () => {
+      const project = makeProject();
+      const pause = uniqueSleep();
+      const context = contextOf(project, { limits: { timeoutMs: 200 } });
+      const outcome = await invokeTool(bashTool, { command: `sleep ${pause}` }, context);
+      expect(codeOf(outcome)).toBe("ToolTransient/ToolTimeout");
+      expect(await allStopped(pause)).toBe(true);
+    });
+
+    it("on cancellation returns Cancellation/StageCancelled at once and the command never finishes", async () => {
+      const project = makeProject();
+      const pause = uniqueSleep();
+      const controller = new AbortController();
+      const command = `echo started > started; sleep ${pause}; echo done > marker`;
+      const running = bashTool.execute(
+        { command },
+        contextOf(project, { signal: controller.signal }),
+      );
+      expect(await waitFor(() => existsSync(join(project.root, "started")))).toBe(true);
+      const aborted = Date.now();
+      controller.abort();
+      expect(codeOf(await running)).toBe("Cancellation/StageCancelled");
+      expect(Date.now() - aborted).toBeLessThan(500);
+      expect(await allStopped(pause)).toBe(true);
+      expect(existsSync(join(project.root, "marker"))).toBe(false);
+    });
   });
 
   it("does not start a command when the signal is already aborted", async () => {

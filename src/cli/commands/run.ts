@@ -4,14 +4,14 @@ import type { UnansweredGrants } from "../../runtime/host.js";
 import { startRun } from "../../runtime/run.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
 import { drive, refuse } from "../drive.js";
-import { settingsFor } from "../host-options.js";
+import { addSandboxOptions, type SandboxFlags, settingsFor } from "../host-options.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { withRunHost } from "../run-host.js";
 import { openStoreForCli } from "../store.js";
 
-interface RunFlags extends McpFlags {
+interface RunFlags extends McpFlags, SandboxFlags {
   task?: string;
   set: Record<string, unknown>;
   model?: string;
@@ -62,7 +62,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option("--store <path>", "the run store (default: .stagechart/runs.db)")
     .option("--run-id <id>", "the run's id (default: generated)")
     .option("--json", "print a JSON summary last on stdout");
-  addMcpOptions(command).action(async (name: string, flags: RunFlags) =>
+  addMcpOptions(addSandboxOptions(command)).action(async (name: string, flags: RunFlags) =>
     setExit(await run(name, flags, io)),
   );
 }
