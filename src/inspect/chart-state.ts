@@ -21,15 +21,16 @@ export interface StageView {
 
 /** What one actor of a run looks like to the chart: its state value and its (safe) context. */
 export interface ActorView {
-  value: unknown;
-  context: unknown;
+  value?: unknown;
+  context?: unknown;
   status?: string;
 }
 
 export function chartStateOf(actors: readonly ActorView[]): ChartState {
   const state: ChartState = { active: [], stages: {} };
   for (const actor of actors) {
-    if (actor.status !== undefined && actor.status !== "active" && actor.status !== "done") continue;
+    if (actor.status !== undefined && actor.status !== "active" && actor.status !== "done")
+      continue;
     const context = (actor.context ?? {}) as Record<string, unknown>;
     const stageId = stageIdOf(context);
     if (stageId) {
@@ -62,7 +63,8 @@ export function activeIds(prefix: string, value: unknown): string[] {
   const ids = [prefix];
   if (typeof value === "string") ids.push(`${prefix}.${value}`);
   else if (isRecord(value))
-    for (const [key, inner] of Object.entries(value)) ids.push(...activeIds(`${prefix}.${key}`, inner));
+    for (const [key, inner] of Object.entries(value))
+      ids.push(...activeIds(`${prefix}.${key}`, inner));
   return ids;
 }
 
@@ -77,6 +79,9 @@ const topState = (value: unknown): string =>
   typeof value === "string" ? value : isRecord(value) ? (Object.keys(value)[0] ?? "") : "";
 
 /** The fields of `record` among `keys` that are set. */
-export function pick(record: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+export function pick(
+  record: Record<string, unknown>,
+  keys: readonly string[],
+): Record<string, unknown> {
   return Object.fromEntries(keys.filter((k) => record[k] !== undefined).map((k) => [k, record[k]]));
 }

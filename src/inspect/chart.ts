@@ -37,7 +37,11 @@ export function chartOf(machine: AnyStateMachine, stages: ReadonlySet<string> = 
   return { root: nodeOf(graph, stages, true), edges: collectEdges(graph) };
 }
 
-function nodeOf(node: DirectedGraphNode, stages: ReadonlySet<string>, stageLevel: boolean): ChartNode {
+function nodeOf(
+  node: DirectedGraphNode,
+  stages: ReadonlySet<string>,
+  stageLevel: boolean,
+): ChartNode {
   const { stateNode } = node;
   const isStage = stageLevel && stages.has(stateNode.key);
   // Stages are the pipeline's top-level states and the regions of its parallel groups.

@@ -1,7 +1,4 @@
-import {
-  createWebSocketInspector,
-  type StatelyInspectionEvent,
-} from "@statelyai/inspect";
+import { createWebSocketInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
 import type { AnyEventObject, InspectionEvent, Observer } from "xstate";
 import { isRecord } from "../definitions/pipeline-schema.js";
 import { pick } from "./chart-state.js";
