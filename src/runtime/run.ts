@@ -4,6 +4,7 @@ import {
   type AnyStateMachine,
   createActor,
   type InspectionEvent,
+  type Observer,
   type Snapshot,
   toPromise,
 } from "xstate";
@@ -64,6 +65,8 @@ export interface RunOptions {
   /** Shorthand for `ctx.task`. */
   task?: string;
   ctx?: Record<string, unknown>;
+  /** Told every inspection event of the run's actors (e.g. `stagechart inspect`'s stream). */
+  inspect?: Observer<InspectionEvent>;
 }
 
 export interface RunResult {
@@ -130,6 +133,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
     return launch(pipeline, options.host, {
       runId,
       ctx,
+      inspect: options.inspect,
       start: { type: "RunStarted", payload: { pipelineId: pipeline.id, ctx } },
     });
 
@@ -144,6 +148,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   return launchDurable(pipeline, options.host, store, hash, {
     runId,
     ctx,
+    inspect: options.inspect,
     ...(options.leaseTtlMs !== undefined && { leaseTtlMs: options.leaseTtlMs }),
     start: { type: "RunStarted", payload: { pipelineId: pipeline.id, ctx } },
   });
@@ -158,6 +163,8 @@ export interface ResumeOptions {
   leaseTtlMs?: number;
   /** Answers to the grant requests a suspended run waits for, by proposal id. */
   answers?: readonly GrantAnswer[];
+  /** Told every inspection event of the run's actors (e.g. `stagechart inspect`'s stream). */
+  inspect?: Observer<InspectionEvent>;
 }
 
 export interface GrantAnswer {
@@ -209,6 +216,7 @@ export function resumeRun(
     ctx,
     snapshot: stored.value.snapshot as Snapshot<unknown>,
     answers: options.answers ?? [],
+    inspect: options.inspect,
     ...(options.leaseTtlMs !== undefined && { leaseTtlMs: options.leaseTtlMs }),
     start: {
       type: "RunResumed",
@@ -229,6 +237,7 @@ interface Launch {
   snapshot?: Snapshot<unknown>;
   /** Delivered to the restored stages that wait for them, once the run is going again. */
   answers?: readonly GrantAnswer[];
+  inspect?: Observer<InspectionEvent> | undefined;
   start: { type: "RunStarted" | "RunResumed"; payload: Record<string, unknown> };
 }
 
@@ -301,7 +310,7 @@ function launchDurable(
 function launch(
   pipeline: PipelineDefinition,
   baseHost: Host,
-  { runId, ctx, snapshot, answers = [], start }: Launch,
+  { runId, ctx, snapshot, answers = [], inspect, start }: Launch,
   onStep?: (actor: Actor<AnyStateMachine>) => void,
 ): Result<RunHandle> {
   const feed = new EventFeed();
@@ -330,6 +339,7 @@ function launch(
     input: { runId, ctx },
     ...(snapshot && { snapshot }),
     inspect: (event: InspectionEvent) => {
+      inspect?.next?.(event);
       if (event.type !== "@xstate.snapshot") return;
       // Only a run with a parked stage can be quiescent: the walk of its actor tree waits till then.
       const snap = event.snapshot as { status?: string; hasTag?(tag: string): boolean };

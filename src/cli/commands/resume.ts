@@ -1,9 +1,13 @@
 import type { Command } from "commander";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
+import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
+import type { Host } from "../../runtime/host.js";
 import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
-import type { CliIo } from "../io.js";
+import { INSPECT_HELP, type Inspection, inspectionFor } from "../inspection.js";
+import { type CliIo, EXIT } from "../io.js";
+import type { Progress } from "../live-progress.js";
 import { collect } from "../options.js";
 import { withRunHost } from "../run-host.js";
 import { noStoreFor, openExistingStore } from "../store.js";
@@ -15,6 +19,7 @@ interface StoredRunFlags {
   approve?: string[];
   deny?: string[];
   headless?: boolean;
+  inspect?: string | true;
 }
 
 /** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
@@ -29,6 +34,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--approve <proposalId>", "grant a request the run waits for; repeatable", collect)
     .option("--deny <proposalId>", "deny a request the run waits for; repeatable", collect)
     .option("--headless", "no interactive prompts, even on a terminal")
+    .option("--inspect [port]", INSPECT_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(await continueRun(runId, flags, io)),
@@ -95,25 +101,46 @@ async function continueRun(
       headless: Boolean(flags.headless),
     };
     return await withRunHost(settings, io, flags.json, runId, async (pipeline, host, progress) => {
-      const resumed = resumeRun(pipeline, runId, {
-        host,
-        store: store.value,
-        force: Boolean(flags.force),
-        answers: answersOf(flags),
-      });
-      if (!resumed.ok) return refuse(io, flags.json, resumed.error, runId);
-      if (event) {
-        const sent = resumed.value.send(event);
-        if (!sent.ok) {
-          resumed.value.stop();
-          await resumed.value.result;
-          return refuse(io, flags.json, sent.error, runId);
-        }
+      const inspection = await inspectionFor(flags.inspect, flags.store, io);
+      try {
+        return await resumeWith(
+          pipeline,
+          inspection ? inspection.withPage(host) : host,
+          progress,
+          inspection,
+        );
+      } finally {
+        await inspection?.finish(runId);
       }
-      return await drive(resumed.value, io, Boolean(flags.json), progress);
     });
   } finally {
     store.value.close();
+  }
+
+  async function resumeWith(
+    pipeline: PipelineDefinition,
+    host: Host,
+    progress: Progress,
+    inspection: Inspection | undefined,
+  ): Promise<number> {
+    if (!store?.ok) return EXIT.failed;
+    const resumed = resumeRun(pipeline, runId, {
+      host,
+      ...(inspection && { inspect: inspection.inspect }),
+      store: store.value,
+      force: Boolean(flags.force),
+      answers: answersOf(flags),
+    });
+    if (!resumed.ok) return refuse(io, flags.json, resumed.error, runId);
+    if (event) {
+      const sent = resumed.value.send(event);
+      if (!sent.ok) {
+        resumed.value.stop();
+        await resumed.value.result;
+        return refuse(io, flags.json, sent.error, runId);
+      }
+    }
+    return await drive(resumed.value, io, Boolean(flags.json), progress);
   }
 }
 
