@@ -146,7 +146,7 @@ async function serve(
     "content-type": TYPES[extname(file)] ?? "application/octet-stream",
     // The page may talk to this server only: nothing is loaded from anywhere else.
     "content-security-policy":
-      "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
+      "default-src 'self'; script-src 'self' 'unsafe-eval'; worker-src 'self' blob:; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
     "cache-control": "no-store",
     ...(token && { "set-cookie": `stagechart_token=${token}; HttpOnly; SameSite=Strict; Path=/` }),
   });
