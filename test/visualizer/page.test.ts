@@ -4,6 +4,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resumeFromPage } from "../../src/cli/inspection.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
+import type { StepView } from "../../src/inspect/steps.js";
 import { demoProject, REPO_ROOT, runCli, storeOf, summaryOf } from "../support/cli.js";
 import { launch, missingBrowser, screenshot, watchedPage } from "./chromium.js";
 
@@ -98,14 +99,15 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
       step: number;
     }>;
     const views = await Promise.all(
-      steps.map(async ({ step }) =>
-        (await fetch(url(`/api/runs/${done.runId}/steps/${step}`))).json(),
+      steps.map(
+        async ({ step }) =>
+          (await fetch(url(`/api/runs/${done.runId}/steps/${step}`))).json() as Promise<StepView>,
       ),
     );
     const inParallel = views.find((v) =>
       v.state.active.includes("code-review-parallel.execute_parallel"),
     );
-    expect(inParallel).toBeDefined();
+    if (!inParallel) throw new Error("no step of the run is inside the parallel group");
     await page.locator("[data-scrubber]").fill(String(inParallel.step));
     for (const stage of ["test", "lint"])
       await page.locator(`[data-state="${stage}"][data-active="true"]`).waitFor();
