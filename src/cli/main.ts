@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../version.js";
 import { registerGraph } from "./commands/graph.js";
+import { registerInspect } from "./commands/inspect.js";
 import { registerResume } from "./commands/resume.js";
 import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
@@ -31,6 +32,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerResume(program, io, setExit);
   registerRuns(program, io, setExit);
   registerGraph(program, io, setExit);
+  registerInspect(program, io, setExit);
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {

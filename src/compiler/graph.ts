@@ -10,7 +10,7 @@ export type GraphFormat = (typeof GRAPH_FORMATS)[number];
 /** Control events reach many states; drawing them would hide the pipeline's own topology. */
 const CONTROL_EVENTS = new Set(["OVERRIDE", "REDO", "CANCEL"]);
 
-interface Edge {
+export interface Edge {
   source: string;
   target: string;
   label: string;
@@ -25,7 +25,7 @@ export function renderGraph(machine: AnyStateMachine, format: GraphFormat): stri
 }
 
 /** Every drawn transition, eventless ones included; parallel edges between two states merged. */
-function collectEdges(node: DirectedGraphNode): Edge[] {
+export function collectEdges(node: DirectedGraphNode): Edge[] {
   const merged = new Map<string, Edge>();
   const add = (source: string, target: string, label: string) => {
     const key = `${source}->${target}`;

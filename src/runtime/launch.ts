@@ -3,6 +3,7 @@ import {
   type AnyStateMachine,
   createActor,
   type InspectionEvent,
+  type Observer,
   type Snapshot,
   toPromise,
 } from "xstate";
@@ -104,6 +105,8 @@ export interface Launch {
   answers?: readonly GrantAnswer[];
   /** Sent once the run is going again; one the run would refuse refuses the launch instead. */
   control?: PipelineEvent;
+  /** Told every inspection event of the run's actors. */
+  inspect?: Observer<InspectionEvent> | undefined;
   start: { type: "RunStarted" | "RunResumed"; payload: Record<string, unknown> };
 }
 
@@ -114,7 +117,7 @@ export interface Launch {
 export function launch(
   pipeline: PipelineDefinition,
   baseHost: Host,
-  { runId, ctx, snapshot, answers = [], control, start }: Launch,
+  { runId, ctx, snapshot, answers = [], control, inspect, start }: Launch,
   onStep?: (actor: Actor<AnyStateMachine>) => void,
 ): Result<RunHandle> {
   const feed = new EventFeed();
@@ -143,6 +146,7 @@ export function launch(
     input: { runId, ctx },
     ...(snapshot !== undefined && { snapshot }),
     inspect: (event: InspectionEvent) => {
+      inspect?.next?.(event);
       if (event.type !== "@xstate.snapshot") return;
       // Only a run with a parked stage can be quiescent: the walk of its actor tree waits till then.
       const snap = event.snapshot as { status?: string; hasTag?(tag: string): boolean };

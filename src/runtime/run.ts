@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Snapshot } from "xstate";
+import type { InspectionEvent, Observer, Snapshot } from "xstate";
 import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -27,6 +27,8 @@ export interface RunOptions {
   /** Shorthand for `ctx.task`. */
   task?: string;
   ctx?: Record<string, unknown>;
+  /** Told every inspection event of the run's actors (e.g. `stagechart inspect`'s stream). */
+  inspect?: Observer<InspectionEvent>;
 }
 
 /** Starts a run of a pipeline. Invalid ctx is refused before anything runs. */
@@ -49,6 +51,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
     return launch(pipeline, options.host, {
       runId,
       ctx,
+      inspect: options.inspect,
       start: { type: "RunStarted", payload: started(pipeline, ctx) },
     });
 
@@ -65,6 +68,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   return launchDurable(pipeline, options.host, durable.value, {
     runId,
     ctx,
+    inspect: options.inspect,
     start: { type: "RunStarted", payload: started(pipeline, ctx) },
   });
 }
@@ -83,6 +87,8 @@ export interface ResumeOptions {
    * resume: nothing runs, and the refusal is audited (`RequestRefused`).
    */
   control?: PipelineEvent;
+  /** Told every inspection event of the run's actors (e.g. `stagechart inspect`'s stream). */
+  inspect?: Observer<InspectionEvent>;
 }
 
 /**
@@ -126,7 +132,7 @@ export function resumeRun(
 function resumePoint(
   pipeline: PipelineDefinition,
   run: { runId: string; definitionHash: string; options: Record<string, unknown> },
-  { store, force, answers = [], control }: ResumeOptions,
+  { store, force, answers = [], control, inspect }: ResumeOptions,
   hash: string,
 ): Result<Launch> {
   const { runId } = run;
@@ -152,7 +158,7 @@ function resumePoint(
     );
   }
   const ctx = (run.options.ctx ?? {}) as Record<string, unknown>;
-  const request = { runId, ctx, answers, ...(control && { control }) };
+  const request = { runId, ctx, answers, inspect, ...(control && { control }) };
   if (!stored.ok)
     return ok({
       ...request,

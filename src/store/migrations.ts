@@ -74,6 +74,20 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Every committed step and the snapshot it led to, not only the latest (issue 13).
+    version: 2,
+    sql: `
+      CREATE TABLE steps (
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        step INTEGER NOT NULL CHECK (step >= 1),
+        last_seq INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        snapshot TEXT,
+        PRIMARY KEY (run_id, step)
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;

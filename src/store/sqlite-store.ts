@@ -9,6 +9,7 @@ import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { StepCommit } from "../runtime/persistence.js";
 import { decodeTranscriptEntry, type TranscriptStore } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
+import { StepHistory, type StepRecord } from "./history.js";
 import { migrate } from "./migrations.js";
 import {
   fromAuditRow,
@@ -65,6 +66,7 @@ export type { StepCommit };
  */
 export class SqliteStore implements Journal, TranscriptStore {
   private readonly sql: Statements;
+  private readonly history: StepHistory;
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
 
   private constructor(
@@ -73,6 +75,7 @@ export class SqliteStore implements Journal, TranscriptStore {
     private readonly now: () => number,
   ) {
     this.sql = prepareStatements(db);
+    this.history = new StepHistory(db);
     this.transaction = db.transaction((work) => work());
   }
 
@@ -165,10 +168,12 @@ export class SqliteStore implements Journal, TranscriptStore {
       this.sql.appendAudit.run(toAuditRow(event));
       return event;
     });
-    if (step.snapshot !== undefined) {
+    const snapshot = step.snapshot === undefined ? undefined : JSON.stringify(step.snapshot);
+    this.history.record(runId, seq, at, snapshot);
+    if (snapshot !== undefined) {
       this.sql.upsertSnapshot.run({
         runId,
-        snapshot: JSON.stringify(step.snapshot),
+        snapshot,
         definitionHash: step.definitionHash ?? null,
         stagechartVersion: VERSION,
         at,
@@ -186,6 +191,16 @@ export class SqliteStore implements Journal, TranscriptStore {
     } catch (cause) {
       return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
     }
+  }
+
+  /** The run's committed steps, oldest first. */
+  stepsOf(runId: string): StepRecord[] {
+    return this.history.stepsOf(runId);
+  }
+
+  /** The snapshot the run had after step k (the last one committed up to k). */
+  snapshotAtStep(runId: string, step: number): unknown {
+    return this.history.snapshotAtStep(runId, step);
   }
 
   lastSeq(runId: string): number {

@@ -47,6 +47,7 @@ describe("opening a store", () => {
       "runs",
       "schema_version",
       "snapshots",
+      "steps",
       "transcripts",
     ]);
     expect(versions(path)).toEqual(MIGRATIONS.map(({ version }) => version));

@@ -4,6 +4,7 @@ import type { StagechartError } from "../../errors.js";
 import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
+import { INSPECT_HELP, inspectionFor } from "../inspection.js";
 import type { CliIo } from "../io.js";
 import { collect } from "../options.js";
 import { withRunHost } from "../run-host.js";
@@ -16,6 +17,7 @@ interface StoredRunFlags {
   approve?: string[];
   deny?: string[];
   headless?: boolean;
+  inspect?: string | true;
 }
 
 /** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
@@ -30,6 +32,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--approve <proposalId>", "grant a request the run waits for; repeatable", collect)
     .option("--deny <proposalId>", "deny a request the run waits for; repeatable", collect)
     .option("--headless", "no interactive prompts, even on a terminal")
+    .option("--inspect [port]", INSPECT_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(await continueRun(runId, flags, io)),
@@ -100,15 +103,21 @@ async function continueRun(
       refuse(io, flags.json, error, runId, run.value.status);
     const stored = { runId, status: run.value.status };
     return await withRunHost(settings, io, flags.json, stored, async (pipeline, host, progress) => {
-      const resumed = resumeRun(pipeline, runId, {
-        host,
-        store: store.value,
-        force: Boolean(flags.force),
-        answers: answersOf(flags),
-        ...(event && { control: event }),
-      });
-      if (!resumed.ok) return refused(resumed.error);
-      return await drive(resumed.value, io, Boolean(flags.json), progress);
+      const inspection = await inspectionFor(flags.inspect, flags.store, io);
+      try {
+        const resumed = resumeRun(pipeline, runId, {
+          host: inspection ? inspection.withPage(host) : host,
+          ...(inspection && { inspect: inspection.inspect }),
+          store: store.value,
+          force: Boolean(flags.force),
+          answers: answersOf(flags),
+          ...(event && { control: event }),
+        });
+        if (!resumed.ok) return refused(resumed.error);
+        return await drive(resumed.value, io, Boolean(flags.json), progress);
+      } finally {
+        await inspection?.finish(runId);
+      }
     });
   } finally {
     store.value.close();

@@ -5,6 +5,7 @@ import { startRun } from "../../runtime/run.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
 import { drive, refuse } from "../drive.js";
 import { addSandboxOptions, type SandboxFlags, settingsFor } from "../host-options.js";
+import { INSPECT_HELP, inspectionFor } from "../inspection.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
@@ -23,6 +24,7 @@ interface RunFlags extends McpFlags, SandboxFlags {
   store?: string;
   runId?: string;
   json?: boolean;
+  inspect?: string | true;
 }
 
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -61,6 +63,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option("--root <dir>", "the directory tools work in (default: the working directory)")
     .option("--store <path>", "the run store (default: .stagechart/runs.db)")
     .option("--run-id <id>", "the run's id (default: generated)")
+    .option("--inspect [port]", INSPECT_HELP)
     .option("--json", "print a JSON summary last on stdout");
   addMcpOptions(addSandboxOptions(command)).action(async (name: string, flags: RunFlags) =>
     setExit(await run(name, flags, io)),
@@ -79,9 +82,12 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
     async (pipeline, host, progress) => {
       const store = openStoreForCli(flags.store);
       if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
+      let runId: string | undefined;
+      const inspection = await inspectionFor(flags.inspect, flags.store, io);
       try {
         const started = startRun(pipeline, {
-          host,
+          host: inspection ? inspection.withPage(host) : host,
+          ...(inspection && { inspect: inspection.inspect }),
           store: store.value,
           resumeWith: { ...settings },
           ...(flags.runId !== undefined && { runId: flags.runId }),
@@ -89,8 +95,10 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
           ctx: flags.set,
         });
         if (!started.ok) return refuse(io, flags.json, started.error, flags.runId);
+        runId = started.value.runId;
         return await drive(started.value, io, Boolean(flags.json), progress);
       } finally {
+        await inspection?.finish(runId ?? "");
         store.value.close();
       }
     },

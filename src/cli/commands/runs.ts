@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { AuditEvent } from "../../inspect/audit.js";
-import { type TokenCount, tokenUsage } from "../../inspect/token-usage.js";
-import type { RunWait } from "../../runtime/run.js";
+import { describeRun } from "../../inspect/run-view.js";
+import type { TokenCount } from "../../inspect/token-usage.js";
 import type { SqliteStore } from "../../store/index.js";
 import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
@@ -58,36 +58,16 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
     .option("--json", "print the run as JSON")
     .action((runId: string, flags: Flags) =>
       withStore((store) => {
-        const run = store.getRun(runId);
+        const run = describeRun(store, runId);
         if (!run.ok) return refuse(io, flags.json, run.error, runId);
-        const timeline = store.auditOf(runId);
-        warnDamaged(io, runId, timeline);
-        const events = timeline.filter((e) => e.damaged === undefined);
-        const snapshot = store.getSnapshot(runId);
-        const state = snapshot.ok
-          ? (snapshot.value.snapshot as { value?: unknown }).value
-          : undefined;
-        const stages = events.filter((e) => e.type === "StageExited").map(stageSummary);
-        const waiting =
-          run.value.status === "suspended"
-            ? (events.findLast((e) => e.type === "RunSuspended")?.payload.waiting as
-                | RunWait[]
-                | undefined)
-            : undefined;
-        const tokens = tokenUsage(events);
+        warnDamaged(io, runId, run.value.timeline);
         if (flags.json) {
-          const shown = {
-            ...run.value,
-            state,
-            stages,
-            ...(waiting && { waiting }),
-            tokens,
-            timeline,
-          };
-          io.stdout(`${JSON.stringify(shown, null, 2)}\n`);
+          io.stdout(`${JSON.stringify(run.value, null, 2)}
+`);
           return EXIT.done;
         }
         const { status, pipelineId, createdAt, updatedAt, error } = run.value;
+        const { state, waiting, stages, tokens, timeline } = run.value;
         io.stdout(`run ${runId} · ${pipelineId} · ${status}\n`);
         io.stdout(`started ${createdAt}, last step ${updatedAt}\n`);
         if (state !== undefined) io.stdout(`state: ${JSON.stringify(state)}\n`);
@@ -123,16 +103,6 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         return EXIT.done;
       }, noRun(runId))(flags),
     );
-}
-
-function stageSummary(event: AuditEvent) {
-  const { verdict, reason } = event.payload as { verdict?: string; reason?: string };
-  return {
-    stageId: event.stageId,
-    stageExecutionId: event.stageExecutionId,
-    verdict,
-    ...(reason && { reason }),
-  };
 }
 
 const tokenLine = (t: TokenCount): string =>

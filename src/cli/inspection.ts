@@ -1,0 +1,161 @@
+import { WebSocket } from "ws";
+import type { InspectionEvent, Observer } from "xstate";
+import type { GrantDecision } from "../compiler/stage-types.js";
+import type { LiveRoot } from "../inspect/live.js";
+import { DEFAULT_INSPECT_PORT, type InspectServer, startInspectServer } from "../inspect/server.js";
+import { createRunInspector } from "../inspect/stream.js";
+import type { Host } from "../runtime/host.js";
+import type { Interactor } from "../runtime/interactors.js";
+import type { CliIo } from "./io.js";
+import { storePathFor } from "./store.js";
+
+/** A run's link to an inspect server: its inspection stream, and the page as an interactor. */
+export interface Inspection {
+  inspect: Observer<InspectionEvent>;
+  /** The host with the page added to those who answer grant requests. */
+  withPage(host: Host): Host;
+  /** Once the run ended: the page has its final state, then the stream and the server close. */
+  finish(runId: string): Promise<void>;
+}
+
+export const INSPECT_HELP = `stream the run to the visualizer on this port (default ${DEFAULT_INSPECT_PORT}), starting it when none listens there`;
+
+/** `--inspect [port]` of run and resume: nothing without the flag. */
+export async function inspectionFor(
+  flag: string | true | undefined,
+  storeFlag: string | undefined,
+  io: CliIo,
+): Promise<Inspection | undefined> {
+  if (flag === undefined) return undefined;
+  return attachInspection(flag === true ? DEFAULT_INSPECT_PORT : Number(flag), storeFlag, io);
+}
+
+/**
+ * Streams a run to the inspect server on `port` at 127.0.0.1, starting one (for the run's store)
+ * when none listens there; a server started here lives until the run ended and its pages have
+ * the final state.
+ */
+export async function attachInspection(
+  port: number,
+  storeFlag: string | undefined,
+  io: CliIo,
+): Promise<Inspection> {
+  const base = `127.0.0.1:${port}`;
+  let owned: InspectServer | undefined;
+  if (!(await listening(base))) {
+    owned = await startInspectServer({
+      storePath: storePathFor(storeFlag),
+      port,
+      resume: resumeFromPage(storeFlag, port),
+    });
+    io.stderr(`inspect: ${owned.url}\n`);
+  }
+  const stream = createRunInspector(`ws://${base}/ws/inspect`);
+  const interactor = pageInteractor(`ws://${base}/ws/interactor`);
+  return {
+    inspect: stream.inspect,
+    withPage: (host) => ({ ...host, interactors: [...host.interactors, interactor] }),
+    finish: async (runId) => {
+      await finalStateShown(base, runId);
+      stream.stop();
+      interactor.close();
+      if (owned) {
+        await owned.flush(runId);
+        await owned.close();
+      }
+    },
+  };
+}
+
+/** A page's Approve or Deny on a suspended run: `stagechart resume` with the answer, in-process. */
+export function resumeFromPage(storeFlag: string | undefined, port: number) {
+  return async (runId: string, proposalId: string, decision: "approve" | "deny") => {
+    const { main } = await import("./main.js");
+    const quiet: CliIo = { stdout: () => {}, stderr: () => {} };
+    await main(
+      [
+        "resume",
+        runId,
+        `--${decision}`,
+        proposalId,
+        "--store",
+        storePathFor(storeFlag),
+        "--headless",
+        "--json",
+        "--inspect",
+        String(port),
+      ],
+      quiet,
+    );
+  };
+}
+
+async function listening(base: string): Promise<boolean> {
+  try {
+    const reply = await fetch(`http://${base}/api/health`, { signal: AbortSignal.timeout(1000) });
+    return reply.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits (a few seconds at most) until the server saw the run's root actor stop. */
+async function finalStateShown(base: string, runId: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      const roots = (await (await fetch(`http://${base}/api/live`)).json()) as LiveRoot[];
+      const root = roots.findLast((r) => r.runId === runId);
+      if (root && root.status !== "active") return;
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+}
+
+/**
+ * The page as an interactor: a grant request goes to the server, whose pages show it with
+ * Approve and Deny; the first answer wins (the terminal may answer first: then it is withdrawn).
+ */
+function pageInteractor(url: string): Interactor & { close(): void } {
+  const waiting = new Map<string, (decision: GrantDecision) => void>();
+  let socket: Promise<WebSocket> | undefined;
+  const connect = (): Promise<WebSocket> => {
+    socket ??= new Promise((resolve, reject) => {
+      const ws = new WebSocket(url);
+      ws.on("open", () => resolve(ws));
+      ws.on("error", reject);
+      ws.on("message", (data) => {
+        const message = JSON.parse(data.toString()) as {
+          proposalId?: string;
+          decision?: GrantDecision;
+        };
+        const answer = message.proposalId ? waiting.get(message.proposalId) : undefined;
+        if (answer && message.decision) answer(message.decision);
+      });
+    });
+    return socket;
+  };
+  return {
+    name: "visualizer",
+    async requestGrant(request, signal) {
+      const ws = await connect();
+      return new Promise<GrantDecision>((resolve, reject) => {
+        const { proposalId } = request;
+        waiting.set(proposalId, (decision) => {
+          waiting.delete(proposalId);
+          resolve(decision);
+        });
+        signal.addEventListener("abort", () => {
+          waiting.delete(proposalId);
+          ws.send(JSON.stringify({ type: "grant-withdrawn", proposalId }));
+          reject(signal.reason);
+        });
+        ws.send(JSON.stringify({ type: "grant-request", request }));
+      });
+    },
+    close: () => {
+      void socket?.then((ws) => ws.close()).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,188 @@
+import { existsSync } from "node:fs";
+import { z } from "zod";
+import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
+import { err, ok, type Result, StagechartError } from "../errors.js";
+import type { SqliteStore } from "../store/index.js";
+import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
+import { type Chart, chartOfDefinition, lifecycleChart, pipelineChart } from "./chart.js";
+import type { LiveRegistry } from "./live.js";
+import { describeRun } from "./run-view.js";
+import { stepsOf, stepView } from "./steps.js";
+
+/** What the visualizer's API needs besides the request. */
+export interface ApiContext {
+  /** The run store, or undefined while there is no store file yet. */
+  store(): SqliteStore | undefined;
+  live: LiveRegistry;
+  /** Resumes a suspended run with an answer to the grant request it waits for. */
+  resume?(runId: string, proposalId: string, decision: "approve" | "deny"): Promise<void>;
+}
+
+export interface ApiReply {
+  status: number;
+  body: unknown;
+}
+
+const DECISIONS = ["approve", "deny"] as const;
+
+/** One API request: `/api/…` routes over the store and the live registry. Never throws. */
+export async function answerApi(
+  context: ApiContext,
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<ApiReply> {
+  try {
+    const reply = await route(
+      context,
+      method,
+      path.split("/").slice(2).map(decodeURIComponent),
+      body,
+    );
+    return reply.ok ? { status: 200, body: reply.value } : failure(reply.error);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return failure(new StagechartError("ExtensionHost/InspectFailed", message));
+  }
+}
+
+async function route(
+  context: ApiContext,
+  method: string,
+  parts: string[],
+  body: unknown,
+): Promise<Result<unknown>> {
+  const store = context.store();
+  const [area, id, what, key] = parts;
+  if (method === "GET" && area === "health" && !id) return ok({ store: Boolean(store) });
+  if (method === "GET" && area === "live" && !id) return ok(context.live.list());
+  if (method === "GET" && area === "live" && id && what === "graph" && !key) {
+    const definition = context.live.definitionOf(id);
+    if (!definition) return err(notFound("Session/ActorNotFound", `no live actor ${id}`, { id }));
+    return ok({ pipeline: chartOfDefinition(definition) });
+  }
+  if (area !== "runs")
+    return err(
+      notFound("Validation/RouteNotFound", `no route ${method} /api/${parts.join("/")}`, {}),
+    );
+  if (method === "GET" && !id) return ok(store ? store.listRuns() : []);
+  if (!id) return err(notFound("Validation/RouteNotFound", `no route ${method} /api/runs`, {}));
+  if (!store)
+    return err(
+      notFound("Session/RunNotFound", `no run ${id}: there is no store yet`, { runId: id }),
+    );
+  const run = store.getRun(id);
+  if (!run.ok) return run;
+  if (method === "POST" && what === "grants" && key) return answerGrant(context, id, key, body);
+  if (method !== "GET")
+    return err(
+      notFound("Validation/RouteNotFound", `no route ${method} /api/runs/${id}/${what ?? ""}`, {}),
+    );
+  switch (what) {
+    case undefined:
+      return describeRun(store, id);
+    case "audit":
+      return ok(store.auditOf(id));
+    case "graph":
+      return graphOf(run.value.options.pipelineFile);
+    case "steps": {
+      if (key === undefined) return ok(stepsOf(store, id));
+      const view = stepView(store, id, Number(key));
+      if (view) return ok(view);
+      return err(
+        notFound("Session/StepNotFound", `run ${id} has no step ${key}`, { runId: id, step: key }),
+      );
+    }
+    case "grants":
+      return ok(context.live.pendingOf(id));
+    case "transcripts":
+      if (!key || runIdOfExecution(key) !== id) break;
+      return ok(store.read(key));
+    case "journal":
+      if (!key || runIdOfJournalKey(key) !== id) break;
+      return ok(store.get(key, z.unknown()) ?? null);
+  }
+  return err(
+    notFound(
+      "Validation/RouteNotFound",
+      `no route GET /api/runs/${id}/${what}${key ? `/${key}` : ""}`,
+      {},
+    ),
+  );
+}
+
+/** The run's compiled statechart and the stage lifecycle, drawn from the run's pipeline file. */
+async function graphOf(file: unknown): Promise<Result<{ pipeline: Chart; lifecycle: Chart }>> {
+  if (typeof file !== "string" || !existsSync(file))
+    return err(
+      new StagechartError(
+        "Validation/PipelineNotFound",
+        `the run's pipeline file ${String(file)} is not there any more: its chart cannot be drawn`,
+        { pipelineFile: file },
+      ),
+    );
+  // The run's MCP tools are not running here: allowedTools naming them are only drawn.
+  const loaded = await loadPipelineFile(file, { toolNames: [...BUILTIN_TOOL_NAMES] });
+  if (!loaded.ok)
+    return err(
+      new StagechartError(
+        "Validation/PipelineInvalid",
+        `the run's pipeline ${file} does not load any more: ${loaded.diagnostics.map((d) => d.message).join("; ")}`,
+        { pipelineFile: file },
+      ),
+    );
+  return ok({ pipeline: pipelineChart(loaded.value), lifecycle: lifecycleChart() });
+}
+
+async function answerGrant(
+  context: ApiContext,
+  runId: string,
+  proposalId: string,
+  body: unknown,
+): Promise<Result<unknown>> {
+  const decision = (body as { decision?: unknown } | undefined)?.decision;
+  if (!DECISIONS.includes(decision as never))
+    return err(
+      new StagechartError("Validation/GrantDecisionInvalid", `decision must be approve or deny`, {
+        decision,
+      }),
+    );
+  const answer = decision as "approve" | "deny";
+  if (context.live.answer(runId, proposalId, answer)) return ok({ answered: "live" });
+  const store = context.store();
+  const run = store ? describeRun(store, runId) : undefined;
+  const waits =
+    run?.ok && run.value.waiting?.some((w) => w.kind === "grant" && w.proposalId === proposalId);
+  if (!waits || !context.resume)
+    return err(
+      new StagechartError(
+        "Session/NoPendingGrant",
+        `run ${runId} has no grant request ${proposalId} waiting`,
+        {
+          runId,
+          proposalId,
+        },
+      ),
+    );
+  void context.resume(runId, proposalId, answer);
+  return ok({ answered: "resumed" });
+}
+
+const notFound = (
+  code: `${"Session" | "Validation"}/${string}`,
+  message: string,
+  ctx: Record<string, unknown>,
+) => new StagechartError(code, message, ctx);
+
+const STATUS_OF: Record<string, number> = {
+  "Session/RunNotFound": 404,
+  "Session/ActorNotFound": 404,
+  "Session/StepNotFound": 404,
+  "Validation/RouteNotFound": 404,
+  "Session/NoPendingGrant": 409,
+};
+
+function failure(error: StagechartError): ApiReply {
+  const status = STATUS_OF[error.code] ?? (error.class === "Validation" ? 400 : 500);
+  return { status, body: { error: error.toModelView() } };
+}

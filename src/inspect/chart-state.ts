@@ -1,0 +1,87 @@
+import { isRecord } from "../definitions/pipeline-schema.js";
+
+/**
+ * Where a run is, as the visualizer highlights it: the active states of its pipeline machines
+ * (sub-pipelines included) and each running stage's lifecycle state. Computed the same way from
+ * a stored snapshot (a replayed step) and from the live inspection stream.
+ */
+export interface ChartState {
+  /** Full ids of every active state, `pipeline.group.sibling.running`. */
+  active: string[];
+  /** Per running stage: its lifecycle state (`act`, `checkGate`, …) and counters. */
+  stages: Record<string, StageView>;
+}
+
+export interface StageView {
+  lifecycle: string;
+  stageExecutionId?: string;
+  attempt?: number;
+  turn?: number;
+}
+
+/** What one actor of a run looks like to the chart: its state value and its (safe) context. */
+export interface ActorView {
+  value?: unknown;
+  context?: unknown;
+  status?: string;
+}
+
+export function chartStateOf(actors: readonly ActorView[]): ChartState {
+  const state: ChartState = { active: [], stages: {} };
+  for (const actor of actors) {
+    if (actor.status !== undefined && actor.status !== "active" && actor.status !== "done")
+      continue;
+    const context = (actor.context ?? {}) as Record<string, unknown>;
+    const stageId = stageIdOf(context);
+    if (stageId) {
+      state.stages[stageId] = {
+        lifecycle: topState(actor.value),
+        ...pick(context, ["stageExecutionId", "attempt", "turn"]),
+      };
+    } else if (typeof context.pipelineId === "string" && actor.value !== undefined) {
+      state.active.push(...activeIds(context.pipelineId, actor.value));
+    }
+  }
+  return state;
+}
+
+/** The actors of a persisted snapshot, the root first, then its children depth-first. */
+export function actorsOfPersisted(snapshot: unknown): ActorView[] {
+  const found: ActorView[] = [];
+  const walk = (node: unknown): void => {
+    if (!isRecord(node)) return;
+    found.push({ value: node.value, context: node.context, status: node.status as string });
+    const children = isRecord(node.children) ? Object.values(node.children) : [];
+    for (const child of children) if (isRecord(child)) walk(child.snapshot);
+  };
+  walk(snapshot);
+  return found;
+}
+
+/** `{a: {b: "c"}, d: "e"}` under `p` → `p`, `p.a`, `p.a.b`, `p.a.b.c`, `p.d`, `p.d.e`. */
+export function activeIds(prefix: string, value: unknown): string[] {
+  const ids = [prefix];
+  if (typeof value === "string") ids.push(`${prefix}.${value}`);
+  else if (isRecord(value))
+    for (const [key, inner] of Object.entries(value))
+      ids.push(...activeIds(`${prefix}.${key}`, inner));
+  return ids;
+}
+
+/** A stage machine's context names its stage; a pipeline machine's does not (asStage aside). */
+function stageIdOf(context: Record<string, unknown>): string | undefined {
+  const stage = context.stage;
+  if (isRecord(stage) && typeof stage.id === "string") return stage.id;
+  return typeof context.stageId === "string" ? context.stageId : undefined;
+}
+
+const topState = (value: unknown): string =>
+  typeof value === "string" ? value : isRecord(value) ? (Object.keys(value)[0] ?? "") : "";
+
+/** The fields of `record` among `keys` that are set. */
+export function pick(
+  record: Record<string, unknown>,
+  keys: readonly string[],
+): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((k) => record[k] !== undefined).map((k) => [k, record[k]]));
+}

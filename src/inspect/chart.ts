@@ -1,0 +1,84 @@
+import { type AnyStateMachine, createMachine } from "xstate";
+import { type DirectedGraphNode, toDirectedGraph } from "xstate/graph";
+import { collectEdges, drawablePipeline } from "../compiler/graph.js";
+import { createStageMachine } from "../compiler/stage-machine.js";
+import type { StageServices } from "../compiler/stage-services.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+
+/** One drawn state of a statechart, its children nested (what the visualizer lays out). */
+export interface ChartNode {
+  /** The state's full id, `pipeline.group.sibling.running`. */
+  id: string;
+  key: string;
+  type: "atomic" | "compound" | "parallel" | "final" | "history";
+  /** The stage this state runs, when it runs one (a stage state, or a sibling's region). */
+  stage?: string;
+  /** A sub-pipeline stage: the sub-pipeline's own chart, drawn inside the stage. */
+  sub?: Chart;
+  initial?: string;
+  children: ChartNode[];
+}
+
+export interface ChartEdge {
+  source: string;
+  target: string;
+  label: string;
+}
+
+/** A statechart as drawn: the nested states and every transition between them. */
+export interface Chart {
+  root: ChartNode;
+  edges: ChartEdge[];
+}
+
+/** The chart of any XState machine. */
+export function chartOf(machine: AnyStateMachine, stages: ReadonlySet<string> = new Set()): Chart {
+  const graph = toDirectedGraph(machine);
+  return { root: nodeOf(graph, stages, true), edges: collectEdges(graph) };
+}
+
+function nodeOf(
+  node: DirectedGraphNode,
+  stages: ReadonlySet<string>,
+  stageLevel: boolean,
+): ChartNode {
+  const { stateNode } = node;
+  const isStage = stageLevel && stages.has(stateNode.key);
+  // Stages are the pipeline's top-level states and the regions of its parallel groups.
+  const childrenAreStages = stateNode.type === "parallel" || node.id === stateNode.machine.id;
+  const initial = stateNode.initial?.target?.[0]?.id;
+  return {
+    id: node.id,
+    key: stateNode.key,
+    type: stateNode.type,
+    ...(isStage && { stage: stateNode.key }),
+    ...(initial && { initial }),
+    children: node.children.map((child) => nodeOf(child, stages, childrenAreStages)),
+  };
+}
+
+/** A compiled pipeline's chart, each sub-pipeline's chart nested in its stage. */
+export function pipelineChart(pipeline: PipelineDefinition): Chart {
+  const chart = chartOf(drawablePipeline(pipeline), new Set(Object.keys(pipeline.stages)));
+  const nest = (node: ChartNode): void => {
+    const stage = node.stage ? pipeline.stages[node.stage] : undefined;
+    if (stage?.kind === "pipeline") node.sub = pipelineChart(stage.pipeline);
+    node.children.forEach(nest);
+  };
+  nest(chart.root);
+  return chart;
+}
+
+/** The stage lifecycle, Setup → Init → CheckGate → Act → Assert → Exit, drawn from its machine. */
+export function lifecycleChart(): Chart {
+  // Only the configuration is drawn: no service is ever called.
+  return chartOf(createStageMachine({} as StageServices));
+}
+
+/**
+ * The chart of a machine definition another XState app sent over the inspection stream (a JSON
+ * config): its named actions, guards and actors are only names here, nothing runs.
+ */
+export function chartOfDefinition(definition: string): Chart {
+  return chartOf(createMachine(JSON.parse(definition)));
+}

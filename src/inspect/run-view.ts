@@ -1,0 +1,60 @@
+import type { Result } from "../errors.js";
+import type { RunWait } from "../runtime/suspension.js";
+import type { RunRecord, SqliteStore } from "../store/index.js";
+import type { AuditEvent } from "./audit.js";
+import { type RunTokenCount, tokenUsage } from "./token-usage.js";
+
+/** One run as `show --json` prints it and the visualizer's API serves it. */
+export interface RunView extends RunRecord {
+  /** The state value of the run's latest snapshot. */
+  state?: unknown;
+  stages: StageSummary[];
+  /** What a suspended run waits for. */
+  waiting?: RunWait[];
+  tokens: RunTokenCount;
+  timeline: AuditEvent[];
+}
+
+export interface StageSummary {
+  stageId?: string;
+  stageExecutionId?: string;
+  verdict?: string;
+  reason?: string;
+}
+
+export function describeRun(store: SqliteStore, runId: string): Result<RunView> {
+  const run = store.getRun(runId);
+  if (!run.ok) return run;
+  const timeline = store.auditOf(runId);
+  // A damaged event stays in the timeline, marked; what is read from events skips it.
+  const events = timeline.filter((e) => e.damaged === undefined);
+  const snapshot = store.getSnapshot(runId);
+  const state = snapshot.ok ? (snapshot.value.snapshot as { value?: unknown }).value : undefined;
+  const waiting =
+    run.value.status === "suspended"
+      ? (events.findLast((e) => e.type === "RunSuspended")?.payload.waiting as
+          | RunWait[]
+          | undefined)
+      : undefined;
+  return {
+    ok: true,
+    value: {
+      ...run.value,
+      state,
+      stages: events.filter((e) => e.type === "StageExited").map(stageSummary),
+      ...(waiting && { waiting }),
+      tokens: tokenUsage(events),
+      timeline,
+    },
+  };
+}
+
+function stageSummary(event: AuditEvent): StageSummary {
+  const { verdict, reason } = event.payload as { verdict?: string; reason?: string };
+  return {
+    stageId: event.stageId,
+    stageExecutionId: event.stageExecutionId,
+    verdict,
+    ...(reason && { reason }),
+  };
+}

@@ -1,0 +1,293 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { extname, join } from "node:path";
+import type { StatelyInspectionEvent } from "@statelyai/inspect";
+import { type WebSocket, WebSocketServer } from "ws";
+import { StagechartError } from "../errors.js";
+import { VISUALIZER_ASSETS } from "../paths.js";
+import { SqliteStore } from "../store/index.js";
+import { type ApiContext, answerApi } from "./api.js";
+import { type LiveNews, LiveRegistry } from "./live.js";
+import { StoreWatch } from "./store-watch.js";
+
+export interface InspectServerOptions {
+  /** The run store's file; it may not exist yet (the server waits for it). */
+  storePath: string;
+  host?: string;
+  port?: number;
+  /** Required when `host` is not loopback: every request must carry it. */
+  token?: string;
+  /** Resumes a suspended run with a grant answer (the CLI passes `stagechart resume`). */
+  resume?: ApiContext["resume"];
+  /** How often the store is read for new runs and events (ms). */
+  pollMs?: number;
+}
+
+export interface InspectServer {
+  /** The page's address, with the token when there is one. */
+  url: string;
+  port: number;
+  live: LiveRegistry;
+  /** Pushes a run's last events and status to its pages, once they have them all. */
+  flush(runId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_INSPECT_PORT = 4477;
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
+export const isLoopback = (host: string): boolean => LOOPBACK.has(host);
+
+/**
+ * The visualizer's server: the page, its API over the store, a WebSocket that accepts
+ * `@statelyai/inspect` streams from any XState app, one for pages (live news), and one for
+ * live runs' grant requests. Loopback only, unless given a token.
+ */
+export async function startInspectServer(options: InspectServerOptions): Promise<InspectServer> {
+  const host = options.host ?? "127.0.0.1";
+  if (!isLoopback(host) && !options.token)
+    throw new StagechartError(
+      "Validation/InspectTokenMissing",
+      `serving on ${host} (not loopback) needs an access token`,
+      { host },
+    );
+  let store: SqliteStore | undefined;
+  const openStore = (): SqliteStore | undefined => {
+    if (store || !existsSync(options.storePath)) return store;
+    const opened = SqliteStore.open(options.storePath);
+    if (opened.ok) store = opened.value;
+    return store;
+  };
+  const pages = new Set<WebSocket>();
+  const broadcast = (message: unknown): void => {
+    const text = JSON.stringify(message);
+    for (const page of pages) page.send(text);
+  };
+  const live = new LiveRegistry((news: LiveNews) => broadcast(news));
+  const watch = new StoreWatch(openStore, broadcast);
+  const context: ApiContext = {
+    store: openStore,
+    live,
+    ...(options.resume && { resume: options.resume }),
+  };
+  const allowed = (request: IncomingMessage): boolean =>
+    hostAllowed(request, host) && originAllowed(request) && tokenAllowed(request, options.token);
+
+  const server = createServer((request, response) => {
+    if (!allowed(request)) return sendJson(response, 403, forbidden());
+    void serve(request, response, context, options.token);
+  });
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
+  server.on("upgrade", (request, socket, head) => {
+    if (!allowed(request)) {
+      socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+      return;
+    }
+    sockets.handleUpgrade(request, socket, head, (ws) => {
+      const path = new URL(request.url ?? "/", "http://x").pathname;
+      if (path === "/ws/page") acceptPage(ws, pages, watch, live);
+      else if (path === "/ws/interactor") acceptInteractor(ws, live);
+      else acceptInspection(ws, live);
+    });
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? DEFAULT_INSPECT_PORT, host, () => {
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : 0);
+    });
+  });
+  const timer = setInterval(() => watch.poll(), options.pollMs ?? 200);
+  timer.unref();
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}/${options.token ? `?token=${options.token}` : ""}`,
+    port,
+    live,
+    flush: async (runId) => {
+      watch.poll();
+      await drained(pages);
+      void runId;
+    },
+    close: async () => {
+      clearInterval(timer);
+      for (const ws of sockets.clients) ws.terminate();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      store?.close();
+    },
+  };
+}
+
+/** A fresh access token for a server reachable from other hosts. */
+export const newToken = (): string => randomBytes(18).toString("base64url");
+
+async function serve(
+  request: IncomingMessage,
+  response: ServerResponse,
+  context: ApiContext,
+  token: string | undefined,
+): Promise<void> {
+  const url = new URL(request.url ?? "/", "http://x");
+  if (url.pathname.startsWith("/api/")) {
+    const body = request.method === "POST" ? await readJson(request) : undefined;
+    const reply = await answerApi(context, request.method ?? "GET", url.pathname, body);
+    return sendJson(response, reply.status, reply.body);
+  }
+  const asset = ASSETS[url.pathname] ?? (isPagePath(url.pathname) ? "index.html" : undefined);
+  const file = asset && join(VISUALIZER_ASSETS, asset);
+  if (!file || !existsSync(file))
+    return sendJson(response, 404, {
+      error: new StagechartError(
+        file ? "ExtensionHost/VisualizerNotBuilt" : "Validation/RouteNotFound",
+        file ? "the visualizer's page is not built: run npm run build" : `no page ${url.pathname}`,
+      ).toModelView(),
+    });
+  response.writeHead(200, {
+    "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+    // The page may talk to this server only: nothing is loaded from anywhere else.
+    "content-security-policy":
+      "default-src 'self'; script-src 'self' 'unsafe-eval'; worker-src 'self' blob:; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
+    "cache-control": "no-store",
+    ...(token && { "set-cookie": `stagechart_token=${token}; HttpOnly; SameSite=Strict; Path=/` }),
+  });
+  response.end(readFileSync(file));
+}
+
+const ASSETS: Record<string, string> = {
+  "/app.js": "app.js",
+  "/app.css": "app.css",
+  "/favicon.svg": "favicon.svg",
+};
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+};
+const isPagePath = (path: string): boolean =>
+  path === "/" || /^\/runs\/[^/]+$/.test(path) || /^\/machines\/[^/]+$/.test(path);
+
+function acceptPage(ws: WebSocket, pages: Set<WebSocket>, watch: StoreWatch, live: LiveRegistry) {
+  pages.add(ws);
+  ws.on("close", () => {
+    pages.delete(ws);
+    watch.unwatchAll(ws);
+  });
+  ws.on("message", (data) => {
+    const message = parse(data.toString()) as { type?: string; runId?: string } | undefined;
+    if (message?.type === "watch" && typeof message.runId === "string") {
+      watch.watch(ws, message.runId);
+      const root = live.rootOfRun(message.runId);
+      if (root) ws.send(JSON.stringify({ type: "live", root }));
+      ws.send(
+        JSON.stringify({
+          type: "grants",
+          runId: message.runId,
+          grants: live.pendingOf(message.runId),
+        }),
+      );
+    }
+  });
+  ws.send(JSON.stringify({ type: "hello", live: live.list() }));
+}
+
+/** A live run's grant requests, answered from a page. */
+function acceptInteractor(ws: WebSocket, live: LiveRegistry) {
+  const asked = new Set<string>();
+  ws.on("message", (data) => {
+    const message = parse(data.toString()) as
+      | { type: "grant-request"; request: Parameters<LiveRegistry["ask"]>[0] }
+      | { type: "grant-withdrawn"; proposalId: string }
+      | undefined;
+    if (message?.type === "grant-request") {
+      asked.add(message.request.proposalId);
+      live.ask(message.request, (decision) =>
+        ws.send(
+          JSON.stringify({
+            type: "grant-answer",
+            proposalId: message.request.proposalId,
+            decision,
+          }),
+        ),
+      );
+    } else if (message?.type === "grant-withdrawn") live.withdraw(message.proposalId);
+  });
+  ws.on("close", () => {
+    for (const proposalId of asked) live.withdraw(proposalId);
+  });
+}
+
+/** Any XState app's `createWebSocketInspector` stream. */
+function acceptInspection(ws: WebSocket, live: LiveRegistry) {
+  ws.on("message", (data) => {
+    const text = data.toString();
+    const message = parse(text) as StatelyInspectionEvent | undefined;
+    if (message && typeof message.type === "string" && typeof message.sessionId === "string")
+      live.receive(message, Buffer.byteLength(text));
+  });
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > 64 * 1024) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return parse(Buffer.concat(chunks).toString());
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+  });
+  response.end(JSON.stringify(body));
+}
+
+const forbidden = () => ({
+  error: new StagechartError(
+    "Validation/InspectForbidden",
+    "refused: wrong host, another site's page, or a missing access token",
+  ).toModelView(),
+});
+
+/** On loopback, only loopback names: a DNS-rebound name cannot reach the API. */
+function hostAllowed(request: IncomingMessage, host: string): boolean {
+  if (!isLoopback(host)) return true;
+  const name = (request.headers.host ?? "").replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+  return LOOPBACK.has(name);
+}
+
+/** A browser page of another site may not drive this one (grant answers, live news). */
+function originAllowed(request: IncomingMessage): boolean {
+  const origin = request.headers.origin;
+  return origin === undefined || origin === `http://${request.headers.host}`;
+}
+
+function tokenAllowed(request: IncomingMessage, token: string | undefined): boolean {
+  if (!token) return true;
+  const url = new URL(request.url ?? "/", "http://x");
+  const cookie = /(?:^|;\s*)stagechart_token=([^;]+)/.exec(request.headers.cookie ?? "")?.[1];
+  const given =
+    url.searchParams.get("token") ??
+    (request.headers["x-stagechart-token"] as string | undefined) ??
+    cookie;
+  if (!given || given.length !== token.length) return false;
+  return timingSafeEqual(Buffer.from(given), Buffer.from(token));
+}
+
+/** Waits until everything sent to the pages has left the process. */
+async function drained(pages: Set<WebSocket>): Promise<void> {
+  for (let i = 0; i < 100 && [...pages].some((p) => p.bufferedAmount > 0); i++)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+}

@@ -1,0 +1,56 @@
+import type Database from "better-sqlite3";
+
+/** One committed step of a run, as the step history keeps it. */
+export interface StepRecord {
+  step: number;
+  /** The last audit event the step added (the previous step's when it added none). */
+  lastSeq: number;
+  at: string;
+}
+
+/**
+ * Every committed step of every run, with the snapshot it led to (issue 13; the visualizer's
+ * scrubber): the `snapshots` table keeps only the latest, which resume needs; this keeps them all.
+ */
+export class StepHistory {
+  private readonly insert: Database.Statement<{
+    runId: string;
+    lastSeq: number;
+    at: string;
+    snapshot: string | null;
+  }>;
+  private readonly list: Database.Statement<[string], StepRecord>;
+  private readonly snapshotAt: Database.Statement<[string, number], string>;
+
+  constructor(db: Database.Database) {
+    this.insert = db.prepare(
+      `INSERT INTO steps (run_id, step, last_seq, at, snapshot)
+       VALUES (@runId, (SELECT COALESCE(MAX(step), 0) + 1 FROM steps WHERE run_id = @runId),
+               @lastSeq, @at, @snapshot)`,
+    );
+    this.list = db.prepare<[string], StepRecord>(
+      "SELECT step, last_seq AS lastSeq, at FROM steps WHERE run_id = ? ORDER BY step",
+    );
+    this.snapshotAt = db
+      .prepare<[string, number], string>(
+        `SELECT snapshot FROM steps WHERE run_id = ? AND step <= ? AND snapshot IS NOT NULL
+         ORDER BY step DESC LIMIT 1`,
+      )
+      .pluck();
+  }
+
+  /** Called inside the store's step transaction, so a step and its history row go together. */
+  record(runId: string, lastSeq: number, at: string, snapshot: string | undefined): void {
+    this.insert.run({ runId, lastSeq, at, snapshot: snapshot ?? null });
+  }
+
+  stepsOf(runId: string): StepRecord[] {
+    return this.list.all(runId);
+  }
+
+  /** The snapshot the run had after step k: that step's, or the last one committed before it. */
+  snapshotAtStep(runId: string, step: number): unknown {
+    const text = this.snapshotAt.get(runId, step);
+    return text === undefined ? undefined : JSON.parse(text);
+  }
+}

@@ -1,0 +1,163 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resumeFromPage } from "../../src/cli/inspection.js";
+import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
+import type { StepView } from "../../src/inspect/steps.js";
+import { demoProject, REPO_ROOT, runCli, storeOf, summaryOf } from "../support/cli.js";
+import { launch, missingBrowser, screenshot, watchedPage } from "./chromium.js";
+
+const skip = missingBrowser();
+const TASK = ["--task", "rename auth to authentication"];
+
+/** A copy of code-review-parallel whose test stage never submits (it fails) and whose lint asks for a grant nobody answers. */
+function failFastPipeline(dir: string): string {
+  const yaml = readFileSync(
+    join(REPO_ROOT, "machines/code-review-parallel.yaml"),
+    "utf8",
+  ).replaceAll("../stages/", `${join(REPO_ROOT, "stages")}/`);
+  const script = readFileSync(join(REPO_ROOT, "machines/code-review-parallel.script.yaml"), "utf8");
+  const plan = script.indexOf("  plan:\n");
+  const grep = script.indexOf("    - tool: Grep\n      args: { pattern: auth }");
+  const test = script.indexOf("  test:\n");
+  const review = script.indexOf("  review:\n");
+  const changed = `${script.slice(0, plan)}  plan:\n${script.slice(grep, test)}  test:\n    - text: "I will not run the tests."\n  lint:\n    - tool: Edit\n      args: { path: src/auth.ts, old: "export const auth", new: "export const x" }\n${script.slice(review)}`;
+  writeFileSync(join(dir, "ff.yaml"), yaml);
+  writeFileSync(join(dir, "ff.script.yaml"), changed);
+  return join(dir, "ff.yaml");
+}
+
+describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` : ""}`, () => {
+  let browser: Browser;
+  let server: InspectServer;
+  let project: string;
+  let port = 0;
+  const cli = (...argv: string[]) =>
+    runCli(...argv, "--root", project, "--store", storeOf(project));
+  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+
+  beforeAll(async () => {
+    project = demoProject();
+    browser = await launch();
+    server = await startInspectServer({
+      storePath: storeOf(project),
+      port: 0,
+      resume: (runId, proposalId, decision) =>
+        resumeFromPage(storeOf(project), port)(runId, proposalId, decision),
+    });
+    port = server.port;
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it("highlights a live run's states as they change, and approving its grant on the page lets it go on", async () => {
+    const { page, offsite, consoleErrors } = await watchedPage(browser);
+    const running = cli(
+      "run",
+      "code-review",
+      ...TASK,
+      "--run-id",
+      "live-1",
+      "--headless",
+      "--inspect",
+      String(port),
+      "--json",
+    );
+    await expect.poll(async () => (await fetch(url("/api/runs/live-1"))).status).toBe(200);
+    await page.goto(url("/runs/live-1"));
+    // Plan asks for Edit, out of its envelope: the run waits in plan, in its Act state.
+    await page.locator('[data-state="plan"][data-active="true"]').waitFor();
+    await page.locator('[data-state="plan.act"][data-active="true"]').waitFor();
+    await screenshot(page, "live-grant");
+    await page.locator('[data-grant][data-decision="approve"]').click();
+    const finished = await running;
+    expect(finished.code).toBe(0);
+    await page.locator('.run-head .status[data-status="done"]').waitFor();
+    await page.locator('[data-state="code-review.done"][data-active="true"]').waitFor();
+    expect(await page.locator('[data-state="plan"]').getAttribute("data-active")).toBe("false");
+    const approved = await (await fetch(url("/api/runs/live-1/audit"))).json();
+    expect(approved).toContainEqual(
+      expect.objectContaining({
+        type: "ToolApproved",
+        stageId: "plan",
+        payload: expect.objectContaining({ tool: "Edit", source: "grant" }),
+      }),
+    );
+    expect(offsite).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it("replays a stored run: the scrubber at step k shows the run as it was at step k", async () => {
+    const done = summaryOf((await cli("run", "code-review-parallel", ...TASK, "--json")).stdout);
+    const { page, offsite, consoleErrors } = await watchedPage(browser);
+    await page.goto(url(`/runs/${done.runId}`));
+    await page.locator('[data-state="code-review-parallel.done"][data-active="true"]').waitFor();
+    const steps = (await (await fetch(url(`/api/runs/${done.runId}/steps`))).json()) as Array<{
+      step: number;
+    }>;
+    const views = await Promise.all(
+      steps.map(
+        async ({ step }) =>
+          (await fetch(url(`/api/runs/${done.runId}/steps/${step}`))).json() as Promise<StepView>,
+      ),
+    );
+    const inParallel = views.find((v) =>
+      v.state.active.includes("code-review-parallel.execute_parallel"),
+    );
+    if (!inParallel) throw new Error("no step of the run is inside the parallel group");
+    await page.locator("[data-scrubber]").fill(String(inParallel.step));
+    for (const stage of ["test", "lint"])
+      await page.locator(`[data-state="${stage}"][data-active="true"]`).waitFor();
+    expect(await page.locator('[data-state="plan"]').getAttribute("data-active")).toBe("false");
+    expect(
+      await page.locator('[data-state="code-review-parallel.done"]').getAttribute("data-active"),
+    ).toBe("false");
+    // The timeline shows the events up to that step; later ones are dimmed.
+    expect(
+      await page.locator(`tr[data-seq="${inParallel.lastSeq}"]`).getAttribute("class"),
+    ).not.toContain("future");
+    expect(
+      await page.locator(`tr[data-seq="${inParallel.lastSeq + 1}"]`).getAttribute("class"),
+    ).toContain("future");
+    await page.locator('[data-state="plan"]').click();
+    await page.locator(".details .transcript li").first().waitFor();
+    await screenshot(page, "replay");
+    expect(offsite).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it("shows a fail-fast fan-out's failed sibling and the cancelled one", async () => {
+    const pipeline = failFastPipeline(project);
+    const failed = await cli(
+      "run",
+      pipeline,
+      ...TASK,
+      "--headless",
+      "--inspect",
+      String(port),
+      "--json",
+    );
+    expect(failed.code).toBe(1);
+    const { runId } = summaryOf(failed.stdout);
+    const { page, offsite, consoleErrors } = await watchedPage(browser);
+    await page.goto(url(`/runs/${runId}`));
+    await page.locator('[data-state="test"][data-outcome="fail"]').waitFor();
+    await page.locator('[data-state="lint"][data-outcome="cancelled"]').waitFor();
+    await page.locator('[data-state="code-review-parallel.failed"][data-active="true"]').waitFor();
+    await screenshot(page, "fail-fast");
+    expect(offsite).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it("lists the runs, and no request leaves 127.0.0.1", async () => {
+    const { page, offsite, consoleErrors } = await watchedPage(browser);
+    await page.goto(url("/"));
+    await page.locator('tr[data-run="live-1"]').waitFor();
+    await screenshot(page, "runs");
+    expect(offsite).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  });
+});

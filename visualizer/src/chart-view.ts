@@ -1,0 +1,208 @@
+import ELK, { type ElkExtendedEdge, type ElkNode } from "elkjs/lib/elk.bundled.js";
+import type { Chart, ChartNode } from "../../src/inspect/chart.js";
+import type { ChartState } from "../../src/inspect/chart-state.js";
+import { svg } from "./dom.js";
+
+/** The lifecycle states a stage box shows, in the order a stage goes through them. */
+const LIFECYCLE = ["setup", "init", "checkGate", "act", "assert", "exit"];
+const LIFECYCLE_LABEL: Record<string, string> = {
+  setup: "Setup",
+  init: "Init",
+  checkGate: "Gate",
+  act: "Act",
+  assert: "Assert",
+  exit: "Exit",
+};
+
+const STAGE = { width: 264, height: 66 };
+const STATE = { width: 96, height: 30 };
+
+/**
+ * The statechart, laid out by ELK (nested states inside their parents, parallel regions side by
+ * side) and drawn as SVG. Each state carries `data-state` (its stage id, or its full id) and,
+ * while active, `data-active="true"`.
+ */
+export class ChartView {
+  readonly element: HTMLElement;
+  private readonly states = new Map<string, SVGElement>();
+  private readonly pills = new Map<string, SVGElement>();
+  private onPick: (stageId: string) => void = () => {};
+
+  constructor(private readonly chart: Chart) {
+    this.element = document.createElement("div");
+    this.element.className = "chart";
+  }
+
+  pickStage(listener: (stageId: string) => void): void {
+    this.onPick = listener;
+  }
+
+  async draw(): Promise<void> {
+    const elk = new ELK();
+    const graph: ElkNode = {
+      id: "__root",
+      layoutOptions: {
+        "elk.algorithm": "layered",
+        "elk.direction": "RIGHT",
+        "elk.hierarchyHandling": "INCLUDE_CHILDREN",
+        "elk.json.shapeCoords": "ROOT",
+        "elk.json.edgeCoords": "ROOT",
+        "elk.spacing.nodeNode": "28",
+        "elk.layered.spacing.nodeNodeBetweenLayers": "56",
+        "elk.edgeRouting": "ORTHOGONAL",
+      },
+      children: this.chart.root.children.map(toElk),
+      edges: allEdges(this.chart).map((e, i) => ({
+        id: `e${i}`,
+        sources: [e.source],
+        targets: [e.target],
+        labels: e.label ? [{ text: e.label, width: e.label.length * 6.4, height: 14 }] : [],
+      })),
+    };
+    const laid = await elk.layout(graph);
+    const width = (laid.width ?? 0) + 8;
+    const height = (laid.height ?? 0) + 8;
+    const root = svg("svg", { viewBox: `-4 -4 ${width} ${height}`, width, height, role: "img" });
+    const defs = svg("defs");
+    const marker = svg("marker", {
+      id: "arrow",
+      viewBox: "0 0 10 10",
+      refX: 9,
+      refY: 5,
+      markerWidth: 7,
+      markerHeight: 7,
+      orient: "auto-start-reverse",
+    });
+    marker.append(svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }));
+    defs.append(marker);
+    root.append(defs);
+    const nodes = new Map<string, ChartNode>();
+    const index = (node: ChartNode): void => {
+      nodes.set(node.id, node);
+      node.children.forEach(index);
+      node.sub?.root.children.forEach(index);
+    };
+    index(this.chart.root);
+    const drawNode = (laidNode: ElkNode): void => {
+      const node = nodes.get(laidNode.id);
+      if (node) root.append(this.box(node, laidNode));
+      laidNode.children?.forEach(drawNode);
+    };
+    laid.children?.forEach(drawNode);
+    for (const edge of (laid.edges ?? []) as ElkExtendedEdge[]) root.append(drawEdge(edge));
+    this.element.replaceChildren(root);
+  }
+
+  /** Highlights the active states and each running stage's lifecycle state. */
+  show(state: ChartState): void {
+    const active = new Set(state.active);
+    for (const [id, element] of this.states)
+      element.setAttribute("data-active", String(active.has(id)));
+    for (const [key, pill] of this.pills) {
+      const [stageId, step] = key.split("\u0000") as [string, string];
+      const owner = this.states.get(pill.getAttribute("data-owner") ?? "");
+      const on =
+        owner?.getAttribute("data-active") === "true" && state.stages[stageId]?.lifecycle === step;
+      pill.setAttribute("data-active", String(on));
+    }
+  }
+
+  /** How each stage ended last (ok, fail, skip, cancelled), from the audit events shown. */
+  outcomes(outcomes: ReadonlyMap<string, string>): void {
+    for (const element of this.states.values()) {
+      const stage = element.getAttribute("data-stage-node");
+      if (!stage) continue;
+      const outcome = outcomes.get(stage);
+      if (outcome) element.setAttribute("data-outcome", outcome);
+      else element.removeAttribute("data-outcome");
+    }
+  }
+
+  private box(node: ChartNode, laid: ElkNode): SVGElement {
+    const group = svg("g", {
+      class: `state state-${node.type}${node.stage ? " stage" : ""}${node.children.length || node.sub ? " compound" : ""}`,
+      "data-state": node.stage ?? node.id,
+      "data-active": "false",
+      transform: `translate(${laid.x ?? 0} ${laid.y ?? 0})`,
+    });
+    if (node.stage) group.setAttribute("data-stage-node", node.stage);
+    const width = laid.width ?? 0;
+    const height = laid.height ?? 0;
+    group.append(svg("rect", { width, height, rx: 10, class: "frame" }));
+    const label = svg("text", {
+      x: 12,
+      y: node.children.length || node.sub ? 19 : height / 2 + (node.stage ? -8 : 4),
+      class: "label",
+    });
+    label.textContent = node.type === "parallel" ? `${node.key} ∥` : node.key;
+    group.append(label);
+    if (node.stage && !node.children.length && !node.sub) {
+      LIFECYCLE.forEach((step, i) => {
+        const pill = svg("g", {
+          class: "pill",
+          "data-state": `${node.stage}.${step}`,
+          "data-owner": node.id,
+          "data-active": "false",
+          transform: `translate(${10 + i * 41} ${height - 28})`,
+        });
+        pill.append(svg("rect", { width: 38, height: 18, rx: 9 }));
+        const text = svg("text", { x: 19, y: 13, "text-anchor": "middle" });
+        text.textContent = LIFECYCLE_LABEL[step] ?? step;
+        pill.append(text);
+        this.pills.set(`${node.stage}\u0000${step}`, pill);
+        group.append(pill);
+      });
+    }
+    if (node.stage) group.addEventListener("click", () => this.onPick(node.stage as string));
+    this.states.set(node.id, group);
+    return group;
+  }
+}
+
+function toElk(node: ChartNode): ElkNode {
+  const inner = [...node.children, ...(node.sub?.root.children ?? [])];
+  if (inner.length === 0) {
+    const size = node.stage
+      ? STAGE
+      : { ...STATE, width: Math.max(STATE.width, node.key.length * 8 + 24) };
+    return { id: node.id, ...size };
+  }
+  return {
+    id: node.id,
+    layoutOptions: {
+      "elk.padding": "[top=32,left=14,bottom=14,right=14]",
+      ...(node.type === "parallel" && { "elk.direction": "DOWN" }),
+    },
+    children: inner.map(toElk),
+  };
+}
+
+function allEdges(chart: Chart): Chart["edges"] {
+  const nested: Chart["edges"] = [];
+  const visit = (node: ChartNode): void => {
+    if (node.sub) nested.push(...allEdges(node.sub));
+    node.children.forEach(visit);
+  };
+  visit(chart.root);
+  const inChart = (id: string) => id !== chart.root.id;
+  return [...chart.edges.filter((e) => inChart(e.source) && inChart(e.target)), ...nested];
+}
+
+function drawEdge(edge: ElkExtendedEdge): SVGElement {
+  const group = svg("g", { class: "edge" });
+  for (const section of edge.sections ?? []) {
+    const points = [section.startPoint, ...(section.bendPoints ?? []), section.endPoint];
+    group.append(
+      svg("path", {
+        d: points.map((p, i) => `${i ? "L" : "M"} ${p.x} ${p.y}`).join(" "),
+        "marker-end": "url(#arrow)",
+      }),
+    );
+  }
+  for (const label of edge.labels ?? []) {
+    const text = svg("text", { x: label.x ?? 0, y: (label.y ?? 0) + 11, class: "edge-label" });
+    text.textContent = label.text ?? "";
+    group.append(text);
+  }
+  return group;
+}

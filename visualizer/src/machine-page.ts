@@ -1,0 +1,34 @@
+import type { Chart } from "../../src/inspect/chart.js";
+import { activeIds } from "../../src/inspect/chart-state.js";
+import type { LiveRoot } from "../../src/inspect/live.js";
+import { ChartView } from "./chart-view.js";
+import { h } from "./dom.js";
+import { getJson, type News, type PageSocket } from "./net.js";
+
+/** Any XState app's machine, drawn from the definition its inspector sent, live. */
+export async function machinePage(
+  root: HTMLElement,
+  rootId: string,
+  socket: PageSocket,
+): Promise<void> {
+  const graph = await getJson<{ pipeline: Chart }>(`/api/live/${encodeURIComponent(rootId)}/graph`);
+  const chart = new ChartView(graph.pipeline);
+  const value = h("pre", { class: "context" });
+  root.replaceChildren(
+    h("h1", {}, graph.pipeline.root.key),
+    chart.element,
+    h("h2", {}, "State"),
+    value,
+  );
+  await chart.draw();
+  const show = (r: LiveRoot) => {
+    chart.show({ active: activeIds(graph.pipeline.root.id, r.value), stages: {} });
+    value.textContent = JSON.stringify(r.value, null, 2);
+  };
+  const known = (await getJson<LiveRoot[]>("/api/live")).find((r) => r.rootId === rootId);
+  if (known) show(known);
+  socket.listen((news: News) => {
+    if (news.type === "live" && (news.root as LiveRoot).rootId === rootId)
+      show(news.root as LiveRoot);
+  });
+}

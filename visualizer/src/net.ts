@@ -1,0 +1,67 @@
+/** The page talks to the server that served it, and to nothing else. */
+export async function getJson<T>(path: string): Promise<T> {
+  const reply = await fetch(path, { credentials: "same-origin" });
+  const body = await reply.json();
+  if (!reply.ok)
+    throw new Error(body?.error ? `${body.error.code}: ${body.error.message}` : reply.statusText);
+  return body as T;
+}
+
+export async function postJson<T>(path: string, body: unknown): Promise<T> {
+  const reply = await fetch(path, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const answer = await reply.json();
+  if (!reply.ok)
+    throw new Error(
+      answer?.error ? `${answer.error.code}: ${answer.error.message}` : reply.statusText,
+    );
+  return answer as T;
+}
+
+export type News = { type: string; [key: string]: unknown };
+
+/** The page's WebSocket: news from the server, reconnecting when the server comes back. */
+export class PageSocket {
+  private socket: WebSocket | undefined;
+  private readonly listeners = new Set<(news: News) => void>();
+  private readonly watching = new Set<string>();
+
+  constructor(private readonly onConnection: (connected: boolean) => void) {
+    this.connect();
+  }
+
+  listen(listener: (news: News) => void): void {
+    this.listeners.add(listener);
+  }
+
+  watch(runId: string): void {
+    this.watching.add(runId);
+    this.send({ type: "watch", runId });
+  }
+
+  private send(message: unknown): void {
+    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+  }
+
+  private connect(): void {
+    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/page`;
+    const socket = new WebSocket(url);
+    this.socket = socket;
+    socket.onopen = () => {
+      this.onConnection(true);
+      for (const runId of this.watching) this.send({ type: "watch", runId });
+    };
+    socket.onmessage = (message) => {
+      const news = JSON.parse(String(message.data)) as News;
+      for (const listener of this.listeners) listener(news);
+    };
+    socket.onclose = () => {
+      this.onConnection(false);
+      setTimeout(() => this.connect(), 1000);
+    };
+  }
+}

@@ -1,0 +1,269 @@
+import type { AuditEvent } from "../../src/inspect/audit.js";
+import type { Chart } from "../../src/inspect/chart.js";
+import type { ChartState } from "../../src/inspect/chart-state.js";
+import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";
+import type { RunView } from "../../src/inspect/run-view.js";
+import type { Step, StepView } from "../../src/inspect/steps.js";
+import { ChartView } from "./chart-view.js";
+import { h } from "./dom.js";
+import { getJson, type News, type PageSocket, postJson } from "./net.js";
+import { outcomesOf, summary, Timeline } from "./timeline.js";
+
+interface Grant {
+  proposalId: string;
+  stageId: string;
+  tool: string;
+  argsSummary: string;
+}
+
+/** One run: its statechart, the step scrubber, pending grants, the timeline and stage details. */
+export async function runPage(root: HTMLElement, runId: string, socket: PageSocket): Promise<void> {
+  const api = `/api/runs/${encodeURIComponent(runId)}`;
+  let run = await getJson<RunView>(api);
+  let steps = await getJson<Step[]>(`${api}/steps`);
+  const events: AuditEvent[] = [...run.timeline];
+  let scrub: number | "live" = "live";
+  let live: LiveRoot | undefined;
+  let liveGrants: PendingGrant[] = [];
+
+  const title = h("h1", {}, runId);
+  const status = h("span", { class: "status", "data-status": run.status }, run.status);
+  const facts = h("span", { class: "facts" });
+  const grants = h("section", { class: "grants", "aria-label": "grant requests" });
+  const range = h("input", {
+    type: "range",
+    min: 1,
+    max: Math.max(steps.length, 1),
+    value: Math.max(steps.length, 1),
+    "aria-label": "step",
+    "data-scrubber": "",
+  });
+  const stepLabel = h("span", { class: "step-label", "data-step-label": "" });
+  const liveButton = h("button", { class: "live-button", type: "button" }, "latest");
+  const chartHost = h("div", { class: "chart-host" });
+  const timeline = new Timeline();
+  const details = h(
+    "aside",
+    { class: "details" },
+    h(
+      "p",
+      { class: "hint" },
+      "Click a stage or a timeline row for its transcript, tool calls and tokens.",
+    ),
+  );
+  const context = h("pre", { class: "context" });
+  root.replaceChildren(
+    h("section", { class: "run-head" }, title, status, facts),
+    grants,
+    h("section", { class: "scrubber" }, h("span", {}, "step"), range, stepLabel, liveButton),
+    chartHost,
+    h(
+      "section",
+      { class: "lower" },
+      h("div", { class: "left" }, h("h2", {}, "Timeline"), timeline.element),
+      h(
+        "div",
+        { class: "right" },
+        details,
+        h("details", { class: "context-box" }, h("summary", {}, "Context at this step"), context),
+      ),
+    ),
+  );
+  document.getElementById("where")?.replaceChildren(`${run.pipelineId} · ${runId}`);
+
+  let chart: ChartView | undefined;
+  try {
+    const graph = await getJson<{ pipeline: Chart }>(`${api}/graph`);
+    chart = new ChartView(graph.pipeline);
+    chartHost.replaceChildren(chart.element);
+    await chart.draw();
+    chart.pickStage((stageId) => {
+      const execution = events.findLast(
+        (e) => e.stageId === stageId && e.stageExecutionId,
+      )?.stageExecutionId;
+      if (execution) void showStage(execution);
+    });
+  } catch (error) {
+    chartHost.replaceChildren(h("p", { class: "error" }, `No chart: ${(error as Error).message}`));
+  }
+  timeline.add(events);
+  timeline.pick((id) => void showStage(id));
+
+  const renderHead = () => {
+    status.textContent = run.status;
+    status.setAttribute("data-status", run.status);
+    facts.textContent = `${run.pipelineId} · started ${run.createdAt.slice(0, 19).replace("T", " ")} · ${run.tokens.total.totalTokens} tokens · ${events.length} events`;
+  };
+  const renderGrants = () => {
+    const waiting: Grant[] = [
+      ...liveGrants,
+      ...(run.status === "suspended"
+        ? (run.waiting ?? []).flatMap((w) => (w.kind === "grant" ? [w] : []))
+        : []),
+    ];
+    const unique = [...new Map(waiting.map((g) => [g.proposalId, g])).values()];
+    grants.replaceChildren(
+      ...unique.map((g) =>
+        h(
+          "div",
+          { class: "grant", "data-proposal": g.proposalId },
+          h(
+            "span",
+            { class: "grant-text" },
+            h("b", {}, g.stageId),
+            " asks for ",
+            h("code", {}, `${g.tool}(${g.argsSummary})`),
+          ),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "approve",
+              "data-grant": g.proposalId,
+              "data-decision": "approve",
+              onclick: () => void answer(g.proposalId, "approve"),
+            },
+            "Approve",
+          ),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "deny",
+              "data-grant": g.proposalId,
+              "data-decision": "deny",
+              onclick: () => void answer(g.proposalId, "deny"),
+            },
+            "Deny",
+          ),
+        ),
+      ),
+    );
+  };
+  const answer = async (proposalId: string, decision: "approve" | "deny") => {
+    for (const b of grants.querySelectorAll<HTMLButtonElement>(
+      `button[data-grant="${CSS.escape(proposalId)}"]`,
+    ))
+      b.disabled = true;
+    await postJson(`${api}/grants/${encodeURIComponent(proposalId)}`, { decision });
+  };
+
+  const showState = (state: ChartState, lastSeq: number | undefined) => {
+    chart?.show(state);
+    chart?.outcomes(outcomesOf(events, lastSeq));
+    timeline.upTo(lastSeq);
+  };
+  const showStep = async () => {
+    range.max = String(Math.max(steps.length, 1));
+    if (scrub === "live") range.value = range.max;
+    const k = scrub === "live" ? steps.length : scrub;
+    stepLabel.textContent = steps.length
+      ? `${k} of ${steps.length}${scrub === "live" ? " · latest" : ""}`
+      : "no steps stored";
+    if (scrub === "live" && live && live.status === "active")
+      return showState(live.state, undefined);
+    if (k < 1) return;
+    const view = await getJson<StepView>(`${api}/steps/${k}`);
+    context.textContent = JSON.stringify(view.context, null, 2);
+    showState(view.state, scrub === "live" ? undefined : view.lastSeq);
+  };
+  range.addEventListener("input", () => {
+    scrub = Number(range.value) === steps.length ? "live" : Number(range.value);
+    void showStep();
+  });
+  liveButton.addEventListener("click", () => {
+    scrub = "live";
+    void showStep();
+  });
+
+  const showStage = async (stageExecutionId: string) => {
+    const mine = events.filter((e) => e.stageExecutionId === stageExecutionId);
+    const tokens = run.tokens.stages.find((t) => t.stageExecutionId === stageExecutionId);
+    const transcript = await getJson<
+      Array<{
+        role: string;
+        text?: string;
+        tool?: string;
+        calls?: Array<{ tool: string; args: unknown }>;
+        result?: unknown;
+      }>
+    >(`${api}/transcripts/${encodeURIComponent(stageExecutionId)}`);
+    const tools = mine.filter((e) =>
+      ["ToolApproved", "ToolDenied", "ToolSucceeded", "ToolFailed"].includes(e.type),
+    );
+    details.replaceChildren(
+      h("h2", {}, stageExecutionId),
+      h(
+        "p",
+        { class: "stats" },
+        `${mine.filter((e) => e.type === "ModelTurn").length} turns · ${mine.filter((e) => e.type === "StageRetry").length} retries · ${mine.filter((e) => e.type === "CapHit").length} cap hits · `,
+        tokens
+          ? `${tokens.totalTokens} tokens (${tokens.inputTokens} in, ${tokens.outputTokens} out)`
+          : "no tokens",
+      ),
+      h("h3", {}, "Tool calls"),
+      tools.length
+        ? h(
+            "ul",
+            { class: "tools" },
+            ...tools.map((e) =>
+              h(
+                "li",
+                { class: `tool-${e.type}` },
+                h("span", { class: "tag" }, e.type.replace("Tool", "")),
+                " ",
+                summary(e),
+              ),
+            ),
+          )
+        : h("p", { class: "hint" }, "none"),
+      h("h3", {}, "Transcript"),
+      h(
+        "ol",
+        { class: "transcript" },
+        ...transcript.map((m) =>
+          h(
+            "li",
+            { class: `msg msg-${m.role}` },
+            h("span", { class: "role" }, m.role),
+            h(
+              "pre",
+              {},
+              m.text ||
+                (m.calls
+                  ? m.calls.map((c) => `${c.tool}(${JSON.stringify(c.args)})`).join("\n")
+                  : "") ||
+                JSON.stringify(m.result ?? "", null, 1),
+            ),
+          ),
+        ),
+      ),
+    );
+  };
+
+  socket.listen((news: News) => {
+    if (news.type === "audit" && news.runId === runId) {
+      const fresh = (news.events as AuditEvent[]).filter((e) => e.seq > (events.at(-1)?.seq ?? 0));
+      events.push(...fresh);
+      timeline.add(fresh);
+      void refresh();
+    } else if (news.type === "live" && (news.root as LiveRoot).runId === runId) {
+      live = news.root as LiveRoot;
+      if (scrub === "live" && live.status === "active") showState(live.state, undefined);
+    } else if (news.type === "grants" && news.runId === runId) {
+      liveGrants = news.grants as PendingGrant[];
+      renderGrants();
+    }
+  });
+  const refresh = async () => {
+    run = await getJson<RunView>(api);
+    steps = await getJson<Step[]>(`${api}/steps`);
+    renderHead();
+    renderGrants();
+    await showStep();
+  };
+  socket.watch(runId);
+  renderHead();
+  renderGrants();
+  await showStep();
+}

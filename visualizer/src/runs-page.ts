@@ -1,0 +1,71 @@
+import type { LiveRoot } from "../../src/inspect/live.js";
+import type { RunRecord } from "../../src/store/index.js";
+import { h } from "./dom.js";
+import { getJson, type News, type PageSocket } from "./net.js";
+
+/** Every stored run, newest first, updating as runs start, move and end; and live machines. */
+export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<void> {
+  const body = h("tbody");
+  const machines = h("ul", { class: "machines" });
+  const render = (runs: RunRecord[]) =>
+    body.replaceChildren(
+      ...runs.map((r) =>
+        h(
+          "tr",
+          { "data-run": r.runId },
+          h("td", {}, h("a", { href: `/runs/${encodeURIComponent(r.runId)}` }, r.runId)),
+          h("td", {}, h("span", { class: "status", "data-status": r.status }, r.status)),
+          h("td", {}, r.pipelineId),
+          h("td", { class: "at" }, r.createdAt.slice(0, 19).replace("T", " ")),
+          h("td", { class: "at" }, r.updatedAt.slice(0, 19).replace("T", " ")),
+        ),
+      ),
+    );
+  const foreign = new Map<string, LiveRoot>();
+  const renderMachines = () =>
+    machines.replaceChildren(
+      ...[...foreign.values()].map((m) =>
+        h(
+          "li",
+          {},
+          h("a", { href: `/machines/${encodeURIComponent(m.rootId)}` }, m.name),
+          ` · ${m.status ?? "active"}`,
+        ),
+      ),
+    );
+  root.replaceChildren(
+    h("h1", {}, "Runs"),
+    h(
+      "table",
+      { class: "runs" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          h("th", {}, "run"),
+          h("th", {}, "status"),
+          h("th", {}, "pipeline"),
+          h("th", {}, "started"),
+          h("th", {}, "last step"),
+        ),
+      ),
+      body,
+    ),
+    h("h2", {}, "Other XState machines on the stream"),
+    machines,
+  );
+  document.getElementById("where")?.replaceChildren("runs");
+  render(await getJson<RunRecord[]>("/api/runs"));
+  const noteLive = (r: LiveRoot) => {
+    if (r.runId) return;
+    foreign.set(r.rootId, r);
+    renderMachines();
+  };
+  for (const r of await getJson<LiveRoot[]>("/api/live")) noteLive(r);
+  socket.listen((news: News) => {
+    if (news.type === "runs") render(news.runs as RunRecord[]);
+    if (news.type === "live") noteLive(news.root as LiveRoot);
+  });
+}

@@ -1,0 +1,145 @@
+import type { AuditEvent } from "../../src/inspect/audit.js";
+import { clock, h } from "./dom.js";
+
+/** One line of what an audit event says, without the payload's content. */
+export function summary(e: AuditEvent): string {
+  const p = e.payload as Record<string, unknown>;
+  const list = (v: unknown) => (Array.isArray(v) ? v.join(" + ") : String(v));
+  switch (e.type) {
+    case "SMTransition":
+      return `${list(p.from)} → ${list(p.to)} (${p.kind})`;
+    case "ModelTurn":
+      return `turn ${p.turn} · ${p.outcome}${Array.isArray(p.tools) && p.tools.length ? ` ${p.tools.join(", ")}` : ""}`;
+    case "ToolProposed":
+    case "ToolSucceeded":
+    case "GrantRequested":
+    case "GrantIssued":
+    case "GrantConsumed":
+      return `${p.tool}(${p.argsSummary ?? ""})`;
+    case "ToolApproved":
+      return `${p.tool}(${p.argsSummary ?? ""}) · ${p.source}`;
+    case "ToolDenied":
+      return `${p.tool}(${p.argsSummary ?? ""}) · ${p.source} · ${p.code}`;
+    case "ToolFailed":
+      return `${p.tool}(${p.argsSummary ?? ""}) · ${(p.error as { code?: string } | undefined)?.code ?? ""}`;
+    case "StageExited":
+    case "StageAssertOutcome":
+      return `${p.verdict}${p.reason ? ` · ${p.reason}` : ""}`;
+    case "CheckGateOutcome":
+      return String(p.resolution ?? p.answer ?? "");
+    case "RunFailed":
+    case "RunCancelled":
+      return (p.error as { code?: string } | undefined)?.code ?? String(p.status ?? "");
+    case "RunSuspended":
+      return String(p.reason ?? "");
+    case "CompletionRejected":
+      return String(p.reason ?? "");
+    case "StageRetry":
+      return `attempt ${e.attempt ?? ""}${p.reason ? ` · ${p.reason}` : ""}`;
+    default:
+      return "";
+  }
+}
+
+const KIND: Record<string, string> = {
+  RunStarted: "run",
+  RunResumed: "run",
+  RunSuspended: "warn",
+  RunCompleted: "ok",
+  RunFailed: "bad",
+  RunCancelled: "bad",
+  StageExited: "stage",
+  StageCancelled: "bad",
+  StageInitFailed: "bad",
+  ToolDenied: "warn",
+  ToolFailed: "bad",
+  GrantRequested: "warn",
+  CapHit: "warn",
+  StageRetry: "warn",
+  CompletionRejected: "warn",
+  ParallelSiblingFailure: "bad",
+  SMTransition: "move",
+  OverrideApplied: "move",
+};
+
+/** The audit timeline: one row per event, `data-seq` on each; rows after the shown step dimmed. */
+export class Timeline {
+  readonly element = h("div", { class: "timeline" });
+  private readonly body = h("tbody");
+  private onPick: (stageExecutionId: string) => void = () => {};
+
+  constructor() {
+    this.element.append(
+      h(
+        "table",
+        {},
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", {}, "#"),
+            h("th", {}, "time"),
+            h("th", {}, "event"),
+            h("th", {}, "stage"),
+            h("th", {}, "what"),
+          ),
+        ),
+        this.body,
+      ),
+    );
+  }
+
+  pick(listener: (stageExecutionId: string) => void): void {
+    this.onPick = listener;
+  }
+
+  add(events: readonly AuditEvent[]): void {
+    for (const e of events) {
+      if (this.body.querySelector(`tr[data-seq="${e.seq}"]`)) continue;
+      const row = h(
+        "tr",
+        { "data-seq": e.seq, "data-type": e.type, class: `kind-${KIND[e.type] ?? "plain"}` },
+        h("td", { class: "seq" }, e.seq),
+        h("td", { class: "at" }, clock(e.at)),
+        h("td", { class: "type" }, e.type),
+        h("td", { class: "who" }, e.stageExecutionId ?? ""),
+        h("td", { class: "what" }, summary(e)),
+      );
+      if (e.stageExecutionId) {
+        const id = e.stageExecutionId;
+        row.addEventListener("click", () => this.onPick(id));
+        row.classList.add("pickable");
+      }
+      this.body.append(row);
+    }
+  }
+
+  /** Dims the rows after `lastSeq` (a replayed step); none when undefined (live). */
+  upTo(lastSeq: number | undefined): void {
+    for (const row of this.body.children) {
+      const seq = Number(row.getAttribute("data-seq"));
+      row.classList.toggle("future", lastSeq !== undefined && seq > lastSeq);
+    }
+    const last = [...this.body.children].filter((r) => !r.classList.contains("future")).at(-1);
+    last?.scrollIntoView({ block: "nearest" });
+  }
+}
+
+/** How each stage ended last, from the events up to `lastSeq`. */
+export function outcomesOf(
+  events: readonly AuditEvent[],
+  lastSeq = Number.POSITIVE_INFINITY,
+): Map<string, string> {
+  const outcomes = new Map<string, string>();
+  for (const e of events) {
+    if (e.seq > lastSeq || !e.stageId) continue;
+    if (e.type === "StageSetup") outcomes.delete(e.stageId);
+    else if (e.type === "StageExited")
+      outcomes.set(e.stageId, String((e.payload as { verdict?: string }).verdict ?? "ok"));
+    else if (e.type === "StageCancelled") outcomes.set(e.stageId, "cancelled");
+    else if (e.type === "StageInitFailed") outcomes.set(e.stageId, "fail");
+  }
+  return outcomes;
+}
