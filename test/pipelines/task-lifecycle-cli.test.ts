@@ -1,15 +1,8 @@
-import { cpSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT, runCli, storeOf, summaryOf } from "../support/cli.js";
-
-/** A fresh copy of examples/task-app, the project the scripted models work on. */
-export function taskProject(): string {
-  const dir = mkdtempSync(join(tmpdir(), "stagechart-task-"));
-  cpSync(join(REPO_ROOT, "examples/task-app"), dir, { recursive: true });
-  return dir;
-}
+import { taskProject } from "../support/task-lifecycle.js";
 
 const TASK = "add slugify to src/slug.js";
 
