@@ -399,6 +399,8 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
         params: ({ event }: DoneArgs) => ({ rule, result: resultOf(event.output) }),
       },
       target: stateOf(rule.to),
+      // A rule back to the same stage (a re-plan, a re-run) must start it again.
+      reenter: true,
       description: describeRule(rule, transition.rules.length),
       actions: [
         record,

@@ -46,6 +46,7 @@ export function onlyASibling(pipeline: PipelineDefinition, stageId: string): boo
  * its group completing (Q-4), so neither is a target through those ways in.
  */
 export function overrideTargets(pipeline: PipelineDefinition, stageId: string): string[] {
+  if (pipeline.override === "adjacent") return adjacentStages(pipeline, stageId);
   const reachable = reachableStages(pipeline, stageId);
   const ruleTargets = new Set(
     [stageId, ...reachable].flatMap((id) => {
@@ -54,4 +55,11 @@ export function overrideTargets(pipeline: PipelineDefinition, stageId: string): 
     }),
   );
   return reachable.filter((id) => ruleTargets.has(id));
+}
+
+/** The stages a rule of `stageId` leads to: the only override targets of an `adjacent` pipeline. */
+function adjacentStages(pipeline: PipelineDefinition, stageId: string): string[] {
+  const transition = pipeline.next[stageId];
+  const targets = transition?.kind === "rules" ? transition.rules.map((rule) => rule.to) : [];
+  return Object.keys(pipeline.stages).filter((id) => targets.includes(id));
 }

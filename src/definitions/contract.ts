@@ -53,7 +53,12 @@ export interface AssertOutcome {
  * `capHit ? retry : ok` and the output is the parsed completion payload.
  */
 export interface StageHooks {
-  gate?(input: { stage: StageDefinition; ctx: StageContext }): GateAnswer | Promise<GateAnswer>;
+  gate?(input: {
+    stage: StageDefinition;
+    ctx: StageContext;
+    /** The directory the run's tools work in (`--root`), for gates that look at files. */
+    root: string;
+  }): GateAnswer | Promise<GateAnswer>;
   assert?(input: AssertHookInput): AssertOutcome | Promise<AssertOutcome>;
   /**
    * The reduced summary successors read as `ctx.upstream[i].output` (seed 001's Exit). Runs
@@ -91,6 +96,8 @@ export interface AssertHookInput {
   capHit: boolean;
   /** The current attempt, 1-based. */
   attempt: number;
+  /** The directory the run's tools work in (`--root`), for hooks that inspect what a stage wrote. */
+  root: string;
 }
 
 /** What Exit sees: what Assert saw, and the verdict it gave. */
@@ -119,6 +126,33 @@ export interface TransitionFacts {
   /** How many times each stage has been entered in this run. */
   visits: Readonly<Record<string, number>>;
 }
+
+/**
+ * What a pipeline's `onTransition` hook is told after each transition of a run, and once when a
+ * run starts or resumes: where the run is now and how it got there.
+ */
+export interface TransitionNotice {
+  runId: string;
+  pipelineId: string;
+  /** The stage the run is in now (a parallel group's fan-out stage), or its end: `done`, `failed`, `cancelled`. */
+  state: string;
+  /** Where it was before; absent on the first notice of a start or a resume. */
+  previous?: string;
+  ctx: Readonly<Record<string, unknown>>;
+  /** How many times each stage has been entered so far. */
+  visits: Readonly<Record<string, number>>;
+  /** The latest result of every stage that has ended. */
+  results: Readonly<Record<string, StageResult>>;
+  /** The directory the run's tools work in (`--root`). */
+  root: string;
+}
+
+/**
+ * Told after every transition once the step that made it is stored, so what it writes (a state
+ * file) never runs ahead of the store; a resume tells it again where the run is. It should be
+ * idempotent: a crash between a step and its notice repeats the notice.
+ */
+export type TransitionHook = (notice: TransitionNotice) => void | Promise<void>;
 
 /** A named guard of a TypeScript pipeline, usable in `when: { guard: name }`. */
 export type GuardFunction = (facts: TransitionFacts) => boolean;

@@ -285,6 +285,8 @@ function finish(
       grants: draft.grants,
       guards: draft.guards,
       hooks: draft.hooks,
+      ...(draft.override !== undefined && { override: draft.override }),
+      ...(draft.onTransition !== undefined && { onTransition: draft.onTransition }),
       ...(source.origin !== undefined && { file: source.origin }),
     },
     warnings: diagnostics,

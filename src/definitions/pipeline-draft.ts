@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { GuardFunction, StageHooks } from "./contract.js";
+import type { GuardFunction, StageHooks, TransitionHook } from "./contract.js";
 import { DIAGNOSTIC_CODES, type DiagnosticCode, type Severity } from "./diagnostics.js";
 import type { JsonSchema } from "./json-schema.js";
 import {
@@ -10,15 +10,17 @@ import {
   isRecord,
   jsonSchemaObject,
   nextSchema,
+  overrideSchema,
   type PipelineForm,
   pipelineIdSchema,
   type StageEntry,
   stageEntrySchema,
   stageIdSchema,
   stagesSchema,
+  transitionHookSchema,
   transitionSchema,
 } from "./pipeline-schema.js";
-import { DONE, FAIL, type Transition } from "./pipeline-types.js";
+import { DONE, FAIL, type OverrideReach, type Transition } from "./pipeline-types.js";
 import { KEBAB_CASE } from "./stage-schema.js";
 import type { DataPath } from "./yaml-source.js";
 
@@ -46,6 +48,8 @@ export interface PipelineDraft {
   grants: { approve: string[]; deny: string[] };
   guards: Record<string, GuardFunction>;
   hooks: Record<string, StageHooks>;
+  override?: OverrideReach;
+  onTransition?: TransitionHook;
 }
 
 /** Parses each field and entry on its own, reporting every shape problem; unknown top-level keys are ignored. */
@@ -86,7 +90,11 @@ export function readDraft(form: PipelineForm, data: unknown, report: Report): Pi
   readNext(draft, next ?? {}, report);
   const grants = optional("grants", grantsSchema);
   draft.grants = { approve: grants?.approve ?? [], deny: grants?.deny ?? [] };
+  const override = optional("override", overrideSchema);
+  if (override !== undefined) draft.override = override;
   if (form === "ts") {
+    const onTransition = optional("onTransition", transitionHookSchema);
+    if (onTransition !== undefined) draft.onTransition = data.onTransition as TransitionHook;
     // Checked, then kept as given: a hooks object may be a class instance whose methods use `this`.
     if (optional("guards", guardsSchema)) draft.guards = data.guards as PipelineDraft["guards"];
     if (optional("hooks", hooksSchema)) draft.hooks = data.hooks as PipelineDraft["hooks"];

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CodeStageFunction, GuardFunction, StageHooks } from "./contract.js";
+import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } from "./contract.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
 import type { Condition, JoinPolicy, Rule, Transition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
@@ -220,6 +220,14 @@ const fn = <T>(what: string) =>
 export const guardsSchema = z.record(z.string(), fn<GuardFunction>("a guard function"), {
   error: "must map guard names to functions",
 });
+
+export const OVERRIDE_REACH = ["reachable", "adjacent"] as const;
+export const overrideSchema = z.enum(OVERRIDE_REACH, {
+  error:
+    'must be "reachable" (any stage the transitions reach) or "adjacent" (a stage a rule of the current one leads to)',
+});
+
+export const transitionHookSchema = fn<TransitionHook>("a function");
 
 export const hooksSchema = z.record(
   z.string(),

@@ -1,4 +1,4 @@
-import type { CodeStageFunction, GuardFunction, StageHooks } from "./contract.js";
+import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } from "./contract.js";
 import type { JsonSchema } from "./json-schema.js";
 import type { StageDefinition } from "./stage.js";
 
@@ -19,6 +19,10 @@ export interface PipelineSpec<Id extends string = string, G extends string = str
   grants?: { approve?: string[]; deny?: string[] };
   guards?: Record<G, GuardFunction>;
   hooks?: Partial<Record<NoInfer<Id>, StageHooks>>;
+  /** `adjacent`: OVERRIDE goes only to a stage a rule of the current stage leads to. */
+  override?: "reachable" | "adjacent";
+  /** Told after every transition of a run (see `TransitionHook`). */
+  onTransition?: TransitionHook;
 }
 
 export type StageSpec =

@@ -1,4 +1,4 @@
-import type { CodeStageFunction, GuardFunction, StageHooks } from "./contract.js";
+import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } from "./contract.js";
 import type { JsonSchema } from "./json-schema.js";
 import type { StageDefinition } from "./stage.js";
 
@@ -23,9 +23,18 @@ export interface PipelineDefinition {
   guards: Record<string, GuardFunction>;
   /** Gate, assert and exit hooks of LLM stages, by stage id (TypeScript pipelines). */
   hooks: Record<string, StageHooks>;
+  /**
+   * Where `OVERRIDE` may move a run: `reachable` (the default), any stage the transitions reach
+   * from the current one; `adjacent`, only a stage one of the current stage's rules leads to.
+   */
+  override?: OverrideReach;
+  /** Told after every transition of a run of this pipeline (TypeScript pipelines). */
+  onTransition?: TransitionHook;
   /** The file it was loaded from, when it came from one. */
   file?: string;
 }
+
+export type OverrideReach = "reachable" | "adjacent";
 
 export type PipelineStage =
   | {

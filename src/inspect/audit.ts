@@ -32,6 +32,8 @@ export const AUDIT_EVENT_TYPES = [
   "SMTransition",
   "ParallelSiblingFailure",
   "OverrideApplied",
+  /** A pipeline's `onTransition` hook threw: the state it was told of, and the error. */
+  "TransitionHookFailed",
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];

@@ -41,6 +41,7 @@ import {
   type Survey,
   survey,
 } from "./suspension.js";
+import { transitionNotifier } from "./transition-notices.js";
 
 /** Running a compiled pipeline in this process: start or restore it, watch it, settle its result. */
 
@@ -125,6 +126,7 @@ export function launch(
   let waiting: RunWait[] | undefined;
   let settleQueued = false;
   const parkedStages = new Set<unknown>();
+  const notifier = transitionNotifier(pipeline, host, runId);
   // Once the whole chain of macrosteps a change set off has settled: commit, so the root's
   // snapshot and the events its actions emitted belong to the same moment; then, if only
   // parked stages are left, nothing will happen until somebody answers: suspend the run.
@@ -135,6 +137,7 @@ export function launch(
       settleQueued = false;
       if (actor.getSnapshot().status !== "active") return;
       onStep?.(actor);
+      notifier.notify(actor);
       if (parkedStages.size === 0) return;
       const now = survey(actor);
       if (!isQuiescent(now)) return;
@@ -174,8 +177,13 @@ export function launch(
   if (unsandboxed) host.audit.emit({ type: "SandboxUnavailable", runId, payload: unsandboxed });
   const result = toPromise(actor).then(
     // A stopped actor completes without output: the run is not over, it waits to be resumed.
-    (output: PipelineOutput | undefined) =>
-      output ? finish(host.audit, runId, output) : suspended(host.audit, runId, actor, waiting),
+    async (output: PipelineOutput | undefined) => {
+      notifier.notify(actor);
+      await notifier.settled();
+      return output
+        ? finish(host.audit, runId, output)
+        : suspended(host.audit, runId, actor, waiting);
+    },
     (error: unknown) =>
       finish(host.audit, runId, {
         status: "failed",

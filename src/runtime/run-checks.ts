@@ -52,9 +52,12 @@ export function refuseControl(
       );
     const reachable = overrideTargets(pipeline, from);
     if (!reachable.includes(event.to)) {
-      const why = reachableStages(pipeline, from).includes(event.to)
-        ? `${event.to} is entered only by a fan-out, as a parallel sibling or as the join of a group whose siblings all succeeded`
-        : "the pipeline's transitions do not lead there";
+      const why =
+        pipeline.override === "adjacent"
+          ? `no rule of ${from} leads there, and ${pipeline.id} overrides only to such a stage (override: adjacent)`
+          : reachableStages(pipeline, from).includes(event.to)
+            ? `${event.to} is entered only by a fan-out, as a parallel sibling or as the join of a group whose siblings all succeeded`
+            : "the pipeline's transitions do not lead there";
       return new StagechartError(
         "Session/IllegalTransition",
         `cannot override from ${from} to ${event.to}: ${why}`,

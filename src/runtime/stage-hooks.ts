@@ -35,9 +35,10 @@ export async function runAssert(
   hooks: StageHooks | undefined,
   transcripts: TranscriptStore,
   input: AssertInput,
+  root: string,
 ): Promise<AssertOutcome> {
   if (!hooks?.assert) return defaultAssert(input);
-  return hooks.assert(hookInput(transcripts, input));
+  return hooks.assert(hookInput(transcripts, input, root));
 }
 
 /** Runs the stage's Exit hook, or the default one. */
@@ -45,18 +46,23 @@ export async function runExit(
   hooks: StageHooks | undefined,
   transcripts: TranscriptStore,
   input: ExitInput,
+  root: string,
 ): Promise<JsonValue | undefined> {
   if (!hooks?.exit) return defaultExit(input);
   const { verdict, reason } = input;
   return hooks.exit({
-    ...hookInput(transcripts, input),
+    ...hookInput(transcripts, input, root),
     verdict,
     ...(reason !== undefined && { reason }),
   });
 }
 
 /** What a hook sees (seed 001: `{parsed, transcript, attempts}`); the transcript is read once, here. */
-function hookInput(transcripts: TranscriptStore, input: AssertInput): AssertHookInput {
+function hookInput(
+  transcripts: TranscriptStore,
+  input: AssertInput,
+  root: string,
+): AssertHookInput {
   const { stage, stageContext, capHit, attempt } = input;
   // Copies: what a hook does to them must not reach the stage machine's context.
   const { parsed, attempts } = structuredClone({ parsed: input.parsed, attempts: input.attempts });
@@ -68,5 +74,6 @@ function hookInput(transcripts: TranscriptStore, input: AssertInput): AssertHook
     attempts,
     capHit,
     attempt,
+    root,
   };
 }

@@ -25,7 +25,8 @@ export function createStageServices(host: Host): StageServices {
       return rendered.value;
     },
     checkGate: async ({ stage, stageContext }) =>
-      (await host.hooks[stage.id]?.gate?.({ stage, ctx: stageContext })) ?? "proceed",
+      (await host.hooks[stage.id]?.gate?.({ stage, ctx: stageContext, root: host.root })) ??
+      "proceed",
     callModel: (input, signal) => callModel(host, input, signal),
     grantPolicy: (request) => host.grantPolicy(request),
     hasInteractors: () => host.interactors.length > 0,
@@ -62,8 +63,8 @@ export function createStageServices(host: Host): StageServices {
       if (!signal.aborted) host.journal.record(key, run);
       return run;
     },
-    assert: (input) => runAssert(host.hooks[input.stage.id], host.transcripts, input),
-    exit: (input) => runExit(host.hooks[input.stage.id], host.transcripts, input),
+    assert: (input) => runAssert(host.hooks[input.stage.id], host.transcripts, input, host.root),
+    exit: (input) => runExit(host.hooks[input.stage.id], host.transcripts, input, host.root),
     writeTranscript: (stageExecutionId, key, entry) =>
       host.transcripts.put(stageExecutionId, key, entry),
     audit: (event) => host.audit.emit(event),

@@ -149,7 +149,7 @@ describe("stagechart run", () => {
     const missing = await runIn(demoProject(), "run", "no-such-pipeline", "--task", "t");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(
-      'Validation/PipelineNotFound: there is no file no-such-pipeline and no bundled pipeline named "no-such-pipeline" (bundled: code-review, code-review-parallel)\n',
+      'Validation/PipelineNotFound: there is no file no-such-pipeline and no bundled pipeline named "no-such-pipeline" (bundled: code-review, code-review-parallel, task-lifecycle)\n',
     );
     const missingFile = await runIn(
       demoProject(),

@@ -29,6 +29,8 @@ export function pipelineOf(
     grants: spec.grants ?? { approve: [], deny: [] },
     guards: spec.guards ?? {},
     hooks: spec.hooks ?? {},
+    ...(spec.override && { override: spec.override }),
+    ...(spec.onTransition && { onTransition: spec.onTransition }),
   };
 }
 

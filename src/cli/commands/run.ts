@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { UnansweredGrants } from "../../runtime/host.js";
 import { startRun } from "../../runtime/run.js";
@@ -8,7 +7,7 @@ import { addSandboxOptions, type SandboxFlags, settingsFor } from "../host-optio
 import { INSPECT_HELP, inspectionFor } from "../inspection.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
-import { pipelineFile, pipelineNotFound } from "../pipelines.js";
+import { pipelineExists, pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { withRunHost } from "../run-host.js";
 import { openStoreForCli } from "../store.js";
 
@@ -72,7 +71,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
 
 async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
   const file = pipelineFile(name);
-  if (!existsSync(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
+  if (!pipelineExists(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
   const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
   return withRunHost(
     settings,

@@ -1,0 +1,213 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+
+/**
+ * The artifacts of a seed-004 task directory and what each phase may conclude from them. Every
+ * function reads the disk afresh and decides the same way on the same files, so running a phase
+ * again is safe. A problem is a reason the phase cannot advance, naming the file.
+ */
+
+/** Where the task's artifacts live, relative to the run's root. */
+export const TASK_DIR = "task";
+
+export type Phase =
+  | "planning"
+  | "plan-review"
+  | "codegen"
+  | "review"
+  | "test"
+  | "accept"
+  | "revert";
+
+/** Where a phase goes next, and why; or why it cannot go anywhere yet. */
+export type Outcome = { next: Phase | "done"; reason: string } | { problem: string };
+
+type Read<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+const taskPath = (root: string, file: string) => join(root, TASK_DIR, file);
+
+/** A JSON file of the task directory, checked by `shape` (which names what is wrong, or nothing). */
+function readJson<T>(
+  root: string,
+  file: string,
+  shape: (value: unknown) => string | undefined,
+): Read<T> {
+  const path = taskPath(root, file);
+  if (!existsSync(path)) return { ok: false, problem: `${TASK_DIR}/${file} is missing` };
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return { ok: false, problem: `${TASK_DIR}/${file} is not valid JSON` };
+  }
+  const wrong = shape(value);
+  return wrong
+    ? { ok: false, problem: `${TASK_DIR}/${file} is malformed: ${wrong}` }
+    : { ok: true, value: value as T };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const isStringList = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === "string");
+
+interface Plan {
+  summary: string;
+  blockingQuestions: string[];
+  files?: string[];
+}
+
+const planShape = (value: unknown) => {
+  if (!isObject(value)) return "it must be a JSON object";
+  if (typeof value.summary !== "string" || !value.summary.trim())
+    return "summary must be a non-empty string";
+  if (!isStringList(value.blockingQuestions))
+    return "blockingQuestions must be a list of strings (empty when none remain)";
+  if (value.files !== undefined && !isStringList(value.files))
+    return "files, when given, must be a list of paths";
+  return undefined;
+};
+
+const filesShape = (value: unknown) =>
+  isObject(value) && isStringList(value.files) && value.files.length > 0
+    ? undefined
+    : 'it must be {"files": [<path>, …]} with at least one path';
+
+/** The files the plan may touch: plan.files.json, or the plan's own `files` when it is absent. */
+export function plannedFiles(root: string): Read<string[]> {
+  const listed = readJson<{ files: string[] }>(root, "planning/plan.files.json", filesShape);
+  if (listed.ok) return { ok: true, value: listed.value.files };
+  if (existsSync(taskPath(root, "planning/plan.files.json"))) return listed;
+  const plan = readJson<Plan>(root, "planning/planning.ai.json", planShape);
+  if (plan.ok && plan.value.files?.length) return { ok: true, value: plan.value.files };
+  return {
+    ok: false,
+    problem: `${TASK_DIR}/planning/plan.files.json is missing, and planning.ai.json lists no files to infer it from`,
+  };
+}
+
+/** §3.1: planning → plan-review needs the plan, no blocking question, and the file plan. */
+export function planningOutcome(root: string): Outcome {
+  const plan = readJson<Plan>(root, "planning/planning.ai.json", planShape);
+  if (!plan.ok) return { problem: plan.problem };
+  const files = plannedFiles(root);
+  if (!files.ok) return { problem: files.problem };
+  const open = plan.value.blockingQuestions;
+  return open.length > 0
+    ? { next: "planning", reason: `blocking questions remain: ${open.join("; ")}` }
+    : { next: "plan-review", reason: "the plan is complete" };
+}
+
+interface PlanReview {
+  ok: boolean;
+  blocked: boolean;
+}
+
+/** §3.2–3.3: ok and not blocked → codegen; anything else back to planning. */
+export function planReviewOutcome(root: string): Outcome {
+  const review = readJson<PlanReview>(root, "review/plan-review.json", (value) =>
+    isObject(value) && typeof value.ok === "boolean" && typeof value.blocked === "boolean"
+      ? undefined
+      : "ok and blocked must both be booleans",
+  );
+  if (!review.ok) return { problem: review.problem };
+  const { ok, blocked } = review.value;
+  return ok && !blocked
+    ? { next: "codegen", reason: "the plan review passed" }
+    : {
+        next: "planning",
+        reason: blocked ? "the plan review is blocked" : "the plan needs changes",
+      };
+}
+
+/** Every file under `dir`, relative to it, sorted. */
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((entry) => statSync(join(dir, entry)).isFile())
+    .map((entry) => relative(dir, join(dir, entry)))
+    .sort();
+}
+
+/**
+ * §3.4–3.5: the model says whether codegen completed, found the plan unclear or wants to run again;
+ * completed needs the diff and the generated files, all of them inside the plan's file list.
+ */
+export function codegenOutcome(root: string, signal: unknown): Outcome {
+  if (signal === "plan-unclear") return { next: "plan-review", reason: "the plan is unclear" };
+  if (signal === "rerun") return { next: "codegen", reason: "codegen asked to run again" };
+  const diff = taskPath(root, "code/diff.patch");
+  if (!existsSync(diff) || !readFileSync(diff, "utf8").trim())
+    return { problem: `${TASK_DIR}/code/diff.patch is missing or empty` };
+  const generated = filesUnder(taskPath(root, "code/files"));
+  if (generated.length === 0) return { problem: `${TASK_DIR}/code/files/ holds no file` };
+  const planned = plannedFiles(root);
+  if (!planned.ok) return { next: "planning", reason: planned.problem };
+  const outside = generated.filter((file) => !planned.value.includes(file));
+  return outside.length > 0
+    ? { next: "planning", reason: `scope mismatch: ${outside.join(", ")} not in the plan` }
+    : { next: "review", reason: `generated ${generated.join(", ")}` };
+}
+
+interface CodeReview {
+  issues: { severity: "blocking" | "minor"; area: "code" | "plan"; message: string }[];
+}
+
+/** §3.6–3.7: no blocking issue → test; a blocking plan issue → planning; a code one → codegen. */
+export function reviewOutcome(root: string): Outcome {
+  const review = readJson<CodeReview>(root, "review/code-review.json", (value) =>
+    isObject(value) &&
+    Array.isArray(value.issues) &&
+    value.issues.every(
+      (issue) =>
+        isObject(issue) &&
+        ["blocking", "minor"].includes(String(issue.severity)) &&
+        ["code", "plan"].includes(String(issue.area)) &&
+        typeof issue.message === "string",
+    )
+      ? undefined
+      : 'it must be {"issues": [{severity: blocking|minor, area: code|plan, message}, …]}',
+  );
+  if (!review.ok) return { problem: review.problem };
+  const blocking = review.value.issues.filter((issue) => issue.severity === "blocking");
+  if (blocking.some((issue) => issue.area === "plan"))
+    return { next: "planning", reason: "the review found the plan flawed" };
+  if (blocking.length > 0)
+    return { next: "codegen", reason: `blocking: ${blocking.map((i) => i.message).join("; ")}` };
+  return { next: "test", reason: "no blocking issue" };
+}
+
+const DECISIONS: Record<string, Phase | "done"> = {
+  accepted: "done",
+  "changes-requested": "codegen",
+  "needs-review": "review",
+  "upstream-problem": "planning",
+  revert: "revert",
+};
+
+/** §3.10–3.11: the decision recorded in accept/decision.json says where the task goes. */
+export function acceptOutcome(root: string): Outcome {
+  const decision = readJson<{ decision: string; reason: string }>(
+    root,
+    "accept/decision.json",
+    (value) =>
+      isObject(value) && typeof value.decision === "string" && value.decision in DECISIONS
+        ? typeof value.reason === "string"
+          ? undefined
+          : "reason must be a string"
+        : `decision must be one of ${Object.keys(DECISIONS).join(", ")}`,
+  );
+  if (!decision.ok) return { problem: decision.problem };
+  const next = DECISIONS[decision.value.decision] as Phase | "done";
+  return { next, reason: `${decision.value.decision}: ${decision.value.reason}` };
+}
+
+/** §3.12: a revert ends the task once its record is written. */
+export function revertOutcome(root: string): Outcome {
+  const record = readJson(root, "revert/revert.json", (value) =>
+    isObject(value) && typeof value.reason === "string" && isStringList(value.restored)
+      ? undefined
+      : 'it must be {"reason": …, "restored": [<path>, …]}',
+  );
+  return record.ok ? { next: "done", reason: "reverted" } : { problem: record.problem };
+}

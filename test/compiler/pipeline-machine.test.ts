@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { startRun } from "../../src/runtime/run.js";
+import { code, pipelineOf } from "../support/pipelines.js";
+import { harness } from "../support/stage-harness.js";
+
+describe("the compiled pipeline machine", () => {
+  it("a rule that leads a stage back to itself runs it again as a new execution", async () => {
+    const h = harness("stages: {}");
+    let runs = 0;
+    const pipeline = pipelineOf({
+      stages: [
+        code("again", () => {
+          runs += 1;
+          return { verdict: "ok", output: { run: runs } };
+        }),
+      ],
+      next: {
+        again: {
+          kind: "rules",
+          rules: [{ when: { visits: "again", op: "lt", value: 3 }, to: "again" }, { to: "done" }],
+        },
+      },
+    });
+    const run = startRun(pipeline, { host: h.host, runId: "run-1" });
+    if (!run.ok) throw run.error;
+    const result = await run.value.result;
+    expect(result.status).toBe("done");
+    expect(runs).toBe(3);
+    const executions = h.audit
+      .of("run-1")
+      .filter((e) => e.type === "StageExited")
+      .map((e) => e.stageExecutionId);
+    expect(executions).toEqual(["run-1/again/1", "run-1/again/2", "run-1/again/3"]);
+  });
+});

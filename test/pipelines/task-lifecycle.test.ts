@@ -1,0 +1,180 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { holds } from "../../src/compiler/conditions.js";
+import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
+import { loadPipeline } from "../../src/definitions/define-pipeline.js";
+import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
+import { BUNDLED_MACHINES } from "../../src/paths.js";
+import {
+  acceptOutcome,
+  codegenOutcome,
+  planningOutcome,
+  planReviewOutcome,
+  reviewOutcome,
+} from "../../src/pipelines/task-lifecycle/artifacts.js";
+import { PHASES, taskLifecycle } from "../../src/pipelines/task-lifecycle/index.js";
+import { refuseControl } from "../../src/runtime/run-checks.js";
+
+/** Seed 004's table (§2–3): every phase's successors, and nothing else. */
+const TABLE: Record<string, string[]> = {
+  planning: ["plan-review", "planning"],
+  "plan-review": ["codegen", "planning"],
+  codegen: ["review", "planning", "plan-review", "codegen"],
+  review: ["test", "codegen", "planning"],
+  test: ["accept", "codegen"],
+  accept: ["done", "codegen", "review", "planning", "revert"],
+  revert: ["done"],
+};
+const TARGETS = [...PHASES, "done"];
+
+async function loaded(): Promise<PipelineDefinition> {
+  const result = await loadPipeline(taskLifecycle, { baseDir: BUNDLED_MACHINES });
+  if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+  expect(result.warnings).toEqual([]);
+  return result.value;
+}
+
+/** Where the phase's rules send a run whose phase output says `next`, on its first visit. */
+function ruleTarget(pipeline: PipelineDefinition, from: string, next: string) {
+  const transition = pipeline.next[from];
+  if (transition?.kind !== "rules") throw new Error(`${from} has no rules`);
+  const visits = Object.fromEntries(PHASES.map((p) => [p, 1]));
+  return transition.rules.find(
+    (rule) =>
+      !rule.when ||
+      holds(rule.when, { verdict: "ok", output: { next }, ctx: {}, visits }, pipeline.guards),
+  )?.to;
+}
+
+const at = (current: string): PipelineContext =>
+  ({ current, visits: { [current]: 1 } }) as unknown as PipelineContext;
+
+describe("the task-lifecycle pipeline's transitions (seed 004 table)", () => {
+  for (const from of PHASES) {
+    for (const to of TARGETS) {
+      const allowed = TABLE[from]?.includes(to) ?? false;
+      it(`${from} → ${to} is ${allowed ? "allowed" : "refused"}, by its rules and by override`, async () => {
+        const pipeline = await loaded();
+        expect(ruleTarget(pipeline, from, to)).toBe(allowed ? to : undefined);
+        if (to === "done") return;
+        const refused = refuseControl(pipeline, at(from), {
+          type: "OVERRIDE",
+          to,
+          reason: "a reviewer accepts the risk",
+        });
+        expect(refused?.code).toBe(allowed ? undefined : "Session/IllegalTransition");
+      });
+    }
+  }
+
+  it("an override needs a reason", async () => {
+    const refused = refuseControl(await loaded(), at("review"), {
+      type: "OVERRIDE",
+      to: "test",
+      reason: " ",
+    });
+    expect(refused?.code).toBe("Validation/OverrideReasonMissing");
+  });
+});
+
+function taskDir(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), "stagechart-artifacts-"));
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, "task", file)), { recursive: true });
+    writeFileSync(join(root, "task", file), content);
+  }
+  return root;
+}
+
+const PLAN = JSON.stringify({ summary: "s", blockingQuestions: [], files: ["src/slug.js"] });
+
+describe("the artifacts that gate each phase", () => {
+  it("planning needs planning.ai.json, no blocking question, and a file plan (or files to infer it)", () => {
+    expect(planningOutcome(taskDir({}))).toEqual({
+      problem: "task/planning/planning.ai.json is missing",
+    });
+    expect(planningOutcome(taskDir({ "planning/planning.ai.json": "{" }))).toEqual({
+      problem: "task/planning/planning.ai.json is not valid JSON",
+    });
+    const open = JSON.stringify({ summary: "s", blockingQuestions: ["which API?"] });
+    expect(
+      planningOutcome(
+        taskDir({
+          "planning/planning.ai.json": open,
+          "planning/plan.files.json": '{"files":["a"]}',
+        }),
+      ),
+    ).toMatchObject({ next: "planning", reason: expect.stringContaining("which API?") });
+    expect(planningOutcome(taskDir({ "planning/planning.ai.json": PLAN }))).toMatchObject({
+      next: "plan-review",
+    });
+    const noFiles = JSON.stringify({ summary: "s", blockingQuestions: [] });
+    expect(planningOutcome(taskDir({ "planning/planning.ai.json": noFiles }))).toMatchObject({
+      problem: expect.stringContaining("plan.files.json is missing"),
+    });
+  });
+
+  it("plan-review needs ok and blocked as booleans; only ok and not blocked reaches codegen", () => {
+    const review = (body: unknown) =>
+      planReviewOutcome(taskDir({ "review/plan-review.json": JSON.stringify(body) }));
+    expect(review({ ok: true })).toMatchObject({ problem: expect.stringContaining("malformed") });
+    expect(review({ ok: true, blocked: false })).toMatchObject({ next: "codegen" });
+    expect(review({ ok: true, blocked: true })).toMatchObject({ next: "planning" });
+    expect(review({ ok: false, blocked: false })).toMatchObject({ next: "planning" });
+  });
+
+  it("codegen needs the diff and generated files inside the plan; other files go back to planning", () => {
+    const files = { "planning/planning.ai.json": PLAN };
+    expect(codegenOutcome(taskDir(files), "completed")).toMatchObject({
+      problem: "task/code/diff.patch is missing or empty",
+    });
+    const withDiff = { ...files, "code/diff.patch": "--- a\n+++ b\n" };
+    expect(codegenOutcome(taskDir(withDiff), "completed")).toMatchObject({
+      problem: "task/code/files/ holds no file",
+    });
+    const inScope = { ...withDiff, "code/files/src/slug.js": "x" };
+    expect(codegenOutcome(taskDir(inScope), "completed")).toMatchObject({ next: "review" });
+    const outOfScope = { ...inScope, "code/files/src/other.js": "x" };
+    expect(codegenOutcome(taskDir(outOfScope), "completed")).toMatchObject({
+      next: "planning",
+      reason: expect.stringContaining("src/other.js"),
+    });
+    expect(codegenOutcome(taskDir({}), "plan-unclear")).toMatchObject({ next: "plan-review" });
+    expect(codegenOutcome(taskDir({}), "rerun")).toMatchObject({ next: "codegen" });
+  });
+
+  it("review sends blocking code issues to codegen, plan issues to planning, none to test", () => {
+    const review = (issues: unknown) =>
+      reviewOutcome(taskDir({ "review/code-review.json": JSON.stringify({ issues }) }));
+    expect(review([])).toMatchObject({ next: "test" });
+    expect(review([{ severity: "minor", area: "code", message: "m" }])).toMatchObject({
+      next: "test",
+    });
+    expect(review([{ severity: "blocking", area: "code", message: "m" }])).toMatchObject({
+      next: "codegen",
+    });
+    expect(review([{ severity: "blocking", area: "plan", message: "m" }])).toMatchObject({
+      next: "planning",
+    });
+    expect(review([{ severity: "fatal" }])).toMatchObject({ problem: expect.any(String) });
+  });
+
+  it("accept goes where accept/decision.json says, and only an accepted decision reaches done", () => {
+    const decide = (decision: string) =>
+      acceptOutcome(taskDir({ "accept/decision.json": JSON.stringify({ decision, reason: "r" }) }));
+    expect(decide("accepted")).toMatchObject({ next: "done" });
+    expect(decide("changes-requested")).toMatchObject({ next: "codegen" });
+    expect(decide("needs-review")).toMatchObject({ next: "review" });
+    expect(decide("upstream-problem")).toMatchObject({ next: "planning" });
+    expect(decide("revert")).toMatchObject({ next: "revert" });
+    expect(decide("maybe")).toMatchObject({ problem: expect.stringContaining("decision must be") });
+    expect(acceptOutcome(taskDir({}))).toEqual({ problem: "task/accept/decision.json is missing" });
+  });
+
+  it("deciding twice on the same files decides the same (a phase re-run is idempotent)", () => {
+    const root = taskDir({ "planning/planning.ai.json": PLAN });
+    expect(planningOutcome(root)).toEqual(planningOutcome(root));
+  });
+});
