@@ -33,7 +33,7 @@ export async function callModel(
   let recorded = host.journal.get(key, RECORDED_CALL);
   if (!recorded) {
     recorded = await generate(host, input, signal).then(
-      (result): RecordedCall => ({ reply: toReply(result, redactorOf(host.model)) }),
+      (result): RecordedCall => ({ reply: toReply(result, host.redact) }),
       (error: unknown): RecordedCall => {
         if (signal.aborted) throw error;
         return { failure: providerError(error, host.model, host.clock.now()).toModelView() };
