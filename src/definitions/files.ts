@@ -1,6 +1,6 @@
-import { constants, type Stats } from "node:fs";
-import { type FileHandle, open, readdir, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
+import { type RegularRead, readRegularFile } from "../files.js";
 import {
   DIAGNOSTIC_CODES,
   type Diagnostic,
@@ -29,7 +29,7 @@ export async function readDefinitionText(
   });
   let read: RegularRead;
   try {
-    read = await readRegularFile(file, MAX_DEFINITION_BYTES + 1);
+    read = readRegularFile(file, MAX_DEFINITION_BYTES + 1);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why =
@@ -62,44 +62,6 @@ export async function readDefinitionText(
   }
   if (text.trim() === "") return problem(DIAGNOSTIC_CODES.fileEmpty, "is empty");
   return { ok: true, text };
-}
-
-type RegularRead =
-  | { kind: "file"; bytes: Buffer; size: number }
-  | { kind: "directory" }
-  | { kind: "special"; what: string };
-
-/**
- * Reads up to `limit` bytes of a regular file. The file is opened non-blocking and checked on
- * the open handle, so a FIFO never waits for a writer and nothing can be swapped in between.
- */
-async function readRegularFile(file: string, limit: number): Promise<RegularRead> {
-  let handle: FileHandle;
-  try {
-    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EISDIR") return { kind: "directory" };
-    throw error;
-  }
-  try {
-    const info = await handle.stat();
-    if (info.isDirectory()) return { kind: "directory" };
-    if (!info.isFile()) return { kind: "special", what: specialKind(info) };
-    if (info.size >= limit) return { kind: "file", bytes: Buffer.alloc(0), size: info.size };
-    const buffer = Buffer.alloc(limit);
-    const { bytesRead } = await handle.read(buffer, 0, limit, 0);
-    return { kind: "file", bytes: buffer.subarray(0, bytesRead), size: info.size };
-  } finally {
-    await handle.close();
-  }
-}
-
-function specialKind(info: Stats): string {
-  if (info.isFIFO()) return "a FIFO (named pipe)";
-  if (info.isSocket()) return "a socket";
-  if (info.isCharacterDevice()) return "a character device";
-  if (info.isBlockDevice()) return "a block device";
-  return "a special file";
 }
 
 export async function loadStageFile(file: string): Promise<LoadResult<StageDefinition>> {
