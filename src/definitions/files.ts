@@ -1,3 +1,4 @@
+import type { Dirent } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { type RegularRead, readRegularFile } from "../files.js";
@@ -102,34 +103,48 @@ export function definitionKind(file: string): DefinitionKind {
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", "dist", ".stagechart"]);
 
+/** The definition files a set of paths stands for, and the directories that could not be listed. */
+export interface ExpandedPaths {
+  files: string[];
+  diagnostics: Diagnostic[];
+}
+
 /**
  * Expands paths to definition files: a file stands for itself (whatever its name, so that a
  * wrong one is reported); a directory for every `*.md`, `*.yaml` and `*.yml` below it that is
- * not a directory, in a stable order.
+ * not a directory, in a stable order. A directory that cannot be listed (permissions, a path
+ * too long, removed meanwhile) is a `StageFileUnreadable` diagnostic naming it; the rest is
+ * still expanded.
  */
-export async function expandDefinitionPaths(paths: readonly string[]): Promise<string[]> {
-  const files: string[] = [];
+export async function expandDefinitionPaths(paths: readonly string[]): Promise<ExpandedPaths> {
+  const found: ExpandedPaths = { files: [], diagnostics: [] };
   for (const path of paths) {
     const info = await stat(path).catch(() => undefined);
-    if (info?.isDirectory()) files.push(...(await definitionFilesUnder(path)));
-    else files.push(path);
+    if (info?.isDirectory()) await collectDefinitionFiles(path, found);
+    else found.files.push(path);
   }
-  return files;
+  return found;
 }
 
-async function definitionFilesUnder(directory: string): Promise<string[]> {
-  const entries = await readdir(directory, { withFileTypes: true });
+async function collectDefinitionFiles(directory: string, found: ExpandedPaths): Promise<void> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(directory, { withFileTypes: true });
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code ?? String(error);
+    const message = `is a directory that cannot be read: ${why}`;
+    found.diagnostics.push(diagnostic(directory, START, DIAGNOSTIC_CODES.fileUnreadable, message));
+    return;
+  }
   entries.sort((a, b) => a.name.localeCompare(b.name));
-  const files: string[] = [];
   for (const entry of entries) {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) {
-      if (!SKIPPED_DIRECTORIES.has(entry.name)) files.push(...(await definitionFilesUnder(path)));
+      if (!SKIPPED_DIRECTORIES.has(entry.name)) await collectDefinitionFiles(path, found);
     } else if (isDefinitionFileName(entry.name) && (await isNotDirectory(path))) {
-      files.push(path);
+      found.files.push(path);
     }
   }
-  return files;
 }
 
 const isDefinitionFileName = (name: string): boolean =>
