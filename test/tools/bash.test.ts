@@ -203,7 +203,7 @@ describe("Bash's environment", () => {
     const context = { ...project.context(), env: { PATH: process.env.PATH ?? "", ONLY: "this" } };
     const outcome = await invokeTool(
       bashTool,
-      { command: "echo $ONLY; echo ${HOME:-none}" },
+      { command: "echo $ONLY; printenv HOME || echo none" },
       context,
     );
     expect(outputOf(outcome)).toMatchObject({ stdout: "this\nnone\n" });
