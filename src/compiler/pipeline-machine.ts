@@ -51,7 +51,6 @@ export interface CodeStageInput {
 export interface PipelineInput {
   runId: string;
   ctx: Readonly<Record<string, unknown>>;
-  upstream?: readonly StageResult[];
   /** Set when the pipeline runs as a stage of another: the id and execution of that stage. */
   asStage?: { stageId: string; stageExecutionId: string };
 }
@@ -259,7 +258,7 @@ export function createPipelineMachine(
       visits: {},
       modelCalls: {},
       results: {},
-      upstream: [...(input.upstream ?? [])],
+      upstream: [],
       upstreamOf: {},
       groups: {},
     }),

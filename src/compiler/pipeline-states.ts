@@ -33,7 +33,10 @@ export function actorOf(stage: PipelineStage): string {
   }
 }
 
-/** The child's input; parallel siblings get empty upstream. */
+/**
+ * The child's input; parallel siblings get empty upstream. A sub-pipeline gets none either: its
+ * entry, like every entry, starts from the ctx alone (what the loader checks templates against).
+ */
 export function childInput(
   pipeline: PipelineDefinition,
   stage: PipelineStage,
@@ -58,7 +61,6 @@ export function childInput(
         return {
           runId: context.runId,
           ctx: context.ctx,
-          upstream,
           asStage: { stageId: stage.id, stageExecutionId },
         };
       default:

@@ -1,6 +1,7 @@
-import { constants, type Stats } from "node:fs";
-import { type FileHandle, open, readdir, stat } from "node:fs/promises";
+import type { Dirent } from "node:fs";
+import { readdir, stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
+import { type RegularRead, readRegularFile } from "../files.js";
 import {
   DIAGNOSTIC_CODES,
   type Diagnostic,
@@ -29,7 +30,7 @@ export async function readDefinitionText(
   });
   let read: RegularRead;
   try {
-    read = await readRegularFile(file, MAX_DEFINITION_BYTES + 1);
+    read = readRegularFile(file, MAX_DEFINITION_BYTES + 1);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why =
@@ -62,44 +63,6 @@ export async function readDefinitionText(
   }
   if (text.trim() === "") return problem(DIAGNOSTIC_CODES.fileEmpty, "is empty");
   return { ok: true, text };
-}
-
-type RegularRead =
-  | { kind: "file"; bytes: Buffer; size: number }
-  | { kind: "directory" }
-  | { kind: "special"; what: string };
-
-/**
- * Reads up to `limit` bytes of a regular file. The file is opened non-blocking and checked on
- * the open handle, so a FIFO never waits for a writer and nothing can be swapped in between.
- */
-async function readRegularFile(file: string, limit: number): Promise<RegularRead> {
-  let handle: FileHandle;
-  try {
-    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EISDIR") return { kind: "directory" };
-    throw error;
-  }
-  try {
-    const info = await handle.stat();
-    if (info.isDirectory()) return { kind: "directory" };
-    if (!info.isFile()) return { kind: "special", what: specialKind(info) };
-    if (info.size >= limit) return { kind: "file", bytes: Buffer.alloc(0), size: info.size };
-    const buffer = Buffer.alloc(limit);
-    const { bytesRead } = await handle.read(buffer, 0, limit, 0);
-    return { kind: "file", bytes: buffer.subarray(0, bytesRead), size: info.size };
-  } finally {
-    await handle.close();
-  }
-}
-
-function specialKind(info: Stats): string {
-  if (info.isFIFO()) return "a FIFO (named pipe)";
-  if (info.isSocket()) return "a socket";
-  if (info.isCharacterDevice()) return "a character device";
-  if (info.isBlockDevice()) return "a block device";
-  return "a special file";
 }
 
 export async function loadStageFile(file: string): Promise<LoadResult<StageDefinition>> {
@@ -140,34 +103,48 @@ export function definitionKind(file: string): DefinitionKind {
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", "dist", ".stagechart"]);
 
+/** The definition files a set of paths stands for, and the directories that could not be listed. */
+export interface ExpandedPaths {
+  files: string[];
+  diagnostics: Diagnostic[];
+}
+
 /**
  * Expands paths to definition files: a file stands for itself (whatever its name, so that a
  * wrong one is reported); a directory for every `*.md`, `*.yaml` and `*.yml` below it that is
- * not a directory, in a stable order.
+ * not a directory, in a stable order. A directory that cannot be listed (permissions, a path
+ * too long, removed meanwhile) is a `StageFileUnreadable` diagnostic naming it; the rest is
+ * still expanded.
  */
-export async function expandDefinitionPaths(paths: readonly string[]): Promise<string[]> {
-  const files: string[] = [];
+export async function expandDefinitionPaths(paths: readonly string[]): Promise<ExpandedPaths> {
+  const found: ExpandedPaths = { files: [], diagnostics: [] };
   for (const path of paths) {
     const info = await stat(path).catch(() => undefined);
-    if (info?.isDirectory()) files.push(...(await definitionFilesUnder(path)));
-    else files.push(path);
+    if (info?.isDirectory()) await collectDefinitionFiles(path, found);
+    else found.files.push(path);
   }
-  return files;
+  return found;
 }
 
-async function definitionFilesUnder(directory: string): Promise<string[]> {
-  const entries = await readdir(directory, { withFileTypes: true });
+async function collectDefinitionFiles(directory: string, found: ExpandedPaths): Promise<void> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(directory, { withFileTypes: true });
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code ?? String(error);
+    const message = `is a directory that cannot be read: ${why}`;
+    found.diagnostics.push(diagnostic(directory, START, DIAGNOSTIC_CODES.fileUnreadable, message));
+    return;
+  }
   entries.sort((a, b) => a.name.localeCompare(b.name));
-  const files: string[] = [];
   for (const entry of entries) {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) {
-      if (!SKIPPED_DIRECTORIES.has(entry.name)) files.push(...(await definitionFilesUnder(path)));
+      if (!SKIPPED_DIRECTORIES.has(entry.name)) await collectDefinitionFiles(path, found);
     } else if (isDefinitionFileName(entry.name) && (await isNotDirectory(path))) {
-      files.push(path);
+      found.files.push(path);
     }
   }
-  return files;
 }
 
 const isDefinitionFileName = (name: string): boolean =>

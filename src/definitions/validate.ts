@@ -24,10 +24,9 @@ export async function validatePaths(
 ): Promise<ValidationReport> {
   const loader = createPipelineLoader(options.toolNames);
   const { loadScript } = options;
-  const files = (await expandDefinitionPaths(paths)).filter(
-    (file) => loadScript || definitionKind(file) !== "script",
-  );
-  const diagnostics: Diagnostic[] = [];
+  const expanded = await expandDefinitionPaths(paths);
+  const files = expanded.files.filter((file) => loadScript || definitionKind(file) !== "script");
+  const diagnostics: Diagnostic[] = [...expanded.diagnostics];
   // One file at a time: pipelines share the loader's stage files and sub-pipelines.
   for (const file of files) {
     const kind = definitionKind(file);

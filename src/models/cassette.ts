@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import type {
   LanguageModelV3CallOptions,
   LanguageModelV3GenerateResult,
@@ -8,6 +8,7 @@ import type {
 import { z } from "zod";
 import { argsDigest } from "../compiler/act-rules.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
+import { readRegularText } from "../files.js";
 import type { JsonValue } from "../tools/types.js";
 
 /**
@@ -142,13 +143,13 @@ const cassetteSchema = z.object({
   exchanges: z.array(exchangeSchema),
 });
 
+/** Far more than any recorded run needs; a larger file is refused rather than read whole. */
+const MAX_CASSETTE_BYTES = 256 * 1024 * 1024;
+
 export function readCassette(file: string): Result<Cassette> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    return err(invalid(file, error instanceof Error ? error.message : String(error)));
-  }
+  const read = readRegularText(file, MAX_CASSETTE_BYTES);
+  if (!read.ok) return err(invalid(file, read.why));
+  const { text } = read;
   let json: unknown;
   try {
     json = JSON.parse(text);

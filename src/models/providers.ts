@@ -3,21 +3,14 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { err, ok, type Result, StagechartError } from "../errors.js";
+import { type ModelEnv, PROVIDER_SETTINGS } from "./key-variables.js";
 import { secretRedactor, splitUrlKey, withoutUrlCredentials } from "./redact.js";
 import type { ModelHandle } from "./types.js";
 
-/** Where provider settings come from: the process environment unless a test passes its own. */
-export type ModelEnv = Readonly<Record<string, string | undefined>>;
+export type { ModelEnv };
 
 const HOSTED_PROVIDERS = ["openai", "anthropic", "openai-compatible"] as const;
 export type HostedProvider = (typeof HOSTED_PROVIDERS)[number];
-
-/** The environment variables each provider reads: its key, and where it is served from. */
-const SETTINGS = {
-  openai: { key: "OPENAI_API_KEY", baseURL: "OPENAI_BASE_URL", keyRequired: true },
-  anthropic: { key: "ANTHROPIC_API_KEY", baseURL: "ANTHROPIC_BASE_URL", keyRequired: true },
-  "openai-compatible": { key: "OPENAI_COMPATIBLE_API_KEY", baseURL: undefined, keyRequired: false },
-} as const;
 
 /** What a hosted spec names after its `<provider>:`. */
 interface HostedTarget {
@@ -52,7 +45,7 @@ export function resolveHostedModel(
   const parsed =
     provider === "openai-compatible" ? compatibleTarget(target) : named(provider, target);
   if (!parsed.ok) return parsed;
-  const settings = SETTINGS[provider];
+  const settings = PROVIDER_SETTINGS[provider];
   const server = serverOf(provider, parsed.value, env);
   const variableKey = nonEmpty(env[settings.key]);
   const apiKey = server.key ?? variableKey;
@@ -78,7 +71,7 @@ function serverOf(
   { baseURL }: HostedTarget,
   env: ModelEnv,
 ): { url?: string; key?: string } {
-  const variable = SETTINGS[provider].baseURL;
+  const variable = PROVIDER_SETTINGS[provider].baseURL;
   const url = baseURL ?? (variable === undefined ? undefined : nonEmpty(env[variable]));
   return url === undefined ? {} : splitUrlKey(url);
 }

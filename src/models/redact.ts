@@ -64,7 +64,8 @@ export function redactContent(
   return content.map((part) => redactStrings(part, redact));
 }
 
-function redactStrings<T>(value: T, redact: Redactor): T {
+/** A JSON-like value with `redact` applied to every string in it, keys excepted. */
+export function redactStrings<T>(value: T, redact: Redactor): T {
   if (typeof value === "string") return redact(value) as T;
   if (Array.isArray(value)) return value.map((item) => redactStrings(item, redact)) as T;
   if (value !== null && typeof value === "object") {

@@ -9,8 +9,8 @@ import type {
 } from "../definitions/contract.js";
 import type { PipelineStage } from "../definitions/pipeline-types.js";
 import type { AuditEventInput } from "../inspect/audit.js";
-import { invokeTool } from "../tools/index.js";
 import type { Host } from "./host.js";
+import { invokeHostTool } from "./host-tools.js";
 import { askInteractors } from "./interactors.js";
 import { findMatchingRule } from "./rules.js";
 import { decideByMode } from "./security-mode.js";
@@ -175,12 +175,7 @@ async function callHostTool(
     return refuse("guard", "ToolTerminal/GuardDenied", `denied by the guard rule ${guard.source}`);
 
   const started = host.clock.now();
-  const outcome = await invokeTool(tool, args, {
-    root: host.root,
-    signal,
-    limits: host.limits.tool,
-    sandbox: host.sandbox,
-  });
+  const outcome = await invokeHostTool(host, tool, args, signal);
   const durationMs = host.clock.now() - started;
   if (outcome.ok) {
     audit("ToolSucceeded", { ...call, durationMs });

@@ -1,8 +1,9 @@
-import type { Actor, AnyStateMachine } from "xstate";
+import { type Actor, type AnyStateMachine, createActor } from "xstate";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { err, ok, type Result, type StagechartError, toStagechartError } from "../errors.js";
+import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
+import type { AuditEvent } from "../inspect/audit.js";
 import type { Host } from "./host.js";
-import { type Launch, launch, type RunHandle, type RunResult } from "./launch.js";
+import { compilePipeline, type Launch, launch, type RunHandle, type RunResult } from "./launch.js";
 import { type RunStore, StepRecorder, stopOnStoreFailure } from "./persistence.js";
 
 export interface DurableLaunch {
@@ -130,3 +131,40 @@ export function refuseLaunch(
     return toStagechartError(failure, "Session/StoreUnavailable");
   }
 }
+
+/**
+ * Cancels a run that never began (its row is all there is) without running anything of it: no
+ * stage starts, no model is asked. Its log is one `RunCancelled` (`neverBegan: true`), its
+ * status `cancelled`. The handle's actor is the run's, never started.
+ */
+export function cancelNeverBegun(
+  pipeline: PipelineDefinition,
+  host: Host,
+  { store, owner }: DurableLaunch,
+  { runId, ctx }: Pick<Launch, "runId" | "ctx">,
+  reason: string | undefined,
+): Result<RunHandle> {
+  let events: AuditEvent[];
+  try {
+    const payload = { status: "cancelled", neverBegan: true, ...(reason && { reason }) };
+    events = store.commitStep(runId, { events: [{ type: "RunCancelled", runId, payload }] });
+    store.updateRun(runId, { status: "cancelled" });
+    store.releaseLease(runId, owner);
+  } catch (error) {
+    return err(toStagechartError(error, "Session/StoreUnavailable"));
+  }
+  const result: RunResult = { runId, status: "cancelled", results: {} };
+  return ok({
+    runId,
+    actor: createActor(compilePipeline(pipeline, host), { input: { runId, ctx } }),
+    result: Promise.resolve(result),
+    events: async function* () {
+      yield* events;
+    },
+    send: () => err(runEnded(runId)),
+    stop: () => {},
+  });
+}
+
+const runEnded = (runId: string) =>
+  new StagechartError("Session/RunFinished", `run ${runId} already ended (cancelled)`, { runId });

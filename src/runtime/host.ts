@@ -4,6 +4,12 @@ import type { GrantRequest, PolicyDecision } from "../compiler/stage-types.js";
 import type { StageHooks } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../inspect/audit.js";
+import {
+  environmentKeysRedactor,
+  type ModelEnv,
+  withoutProviderKeys,
+} from "../models/key-variables.js";
+import { type Redactor, redactorOf } from "../models/redact.js";
 import type { ModelHandle } from "../models/types.js";
 import {
   type BashConfinement,
@@ -43,6 +49,14 @@ export interface Host {
   limits: HostLimits;
   /** How Bash runs: inside bubblewrap, or not and why (settled when the host is created). */
   sandbox: BashConfinement;
+  /**
+   * Removes every key the host knows from a text: the model's, and the value of each provider
+   * key variable in its environment. Applied to model replies and tool results before they are
+   * journaled, audited or recorded.
+   */
+  redact: Redactor;
+  /** The environment commands run with: the host's, without the keys `redact` removes. */
+  commandEnv: Readonly<Record<string, string>>;
   clock: { now(): number };
   audit: AuditSink;
   transcripts: TranscriptStore;
@@ -77,6 +91,8 @@ export interface HostOptions {
   limits?: Partial<Omit<HostLimits, "tool">> & { tool?: Partial<ToolLimits> };
   /** Bash's sandbox: mode `auto`, no network, `bwrap` on PATH unless given. */
   sandbox?: Partial<SandboxSettings>;
+  /** Where provider keys are found, and what commands inherit without them: process.env by default. */
+  env?: ModelEnv;
   clock?: { now(): number };
   transcripts?: TranscriptStore;
   journal?: Journal;
@@ -86,6 +102,8 @@ export function createHost(options: HostOptions): Host {
   const tools = options.tools ?? builtinTools();
   const root = options.root ?? process.cwd();
   const checked = checkRoot(root);
+  const env = options.env ?? process.env;
+  const redact = bothRedactors(redactorOf(options.model), environmentKeysRedactor(env));
   return {
     // A bad root is kept as given: startRun and resumeRun refuse it (Validation/RootInvalid).
     root: checked.ok ? checked.value : resolve(root),
@@ -105,12 +123,19 @@ export function createHost(options: HostOptions): Host {
       modelCallTimeoutMs: options.limits?.modelCallTimeoutMs ?? 300_000,
     },
     sandbox: bashConfinement({ ...DEFAULT_SANDBOX, ...options.sandbox }),
+    redact,
+    commandEnv: withoutProviderKeys(env, redact),
     clock: options.clock ?? { now: Date.now },
     audit: options.audit,
     transcripts: options.transcripts ?? new MemoryTranscripts(),
     journal: options.journal ?? new MemoryJournal(),
   };
 }
+
+const bothRedactors =
+  (first: Redactor, second: Redactor): Redactor =>
+  (text) =>
+    second(first(text));
 
 /**
  * The directory tools work in, realpath'd — or `Validation/RootInvalid` naming it when it does

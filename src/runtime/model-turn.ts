@@ -11,7 +11,7 @@ import { transcriptCutoff } from "../compiler/transcript-keys.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
-import { type Redactor, redactContent, redactorOf, redactUrl } from "../models/redact.js";
+import { type Redactor, redactContent, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { deadline } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
@@ -33,10 +33,12 @@ export async function callModel(
   let recorded = host.journal.get(key, RECORDED_CALL);
   if (!recorded) {
     recorded = await generate(host, input, signal).then(
-      (result): RecordedCall => ({ reply: toReply(result, redactorOf(host.model)) }),
+      (result): RecordedCall => ({ reply: toReply(result, host.redact) }),
       (error: unknown): RecordedCall => {
         if (signal.aborted) throw error;
-        return { failure: providerError(error, host.model, host.clock.now()).toModelView() };
+        return {
+          failure: providerError(error, host.model, host.redact, host.clock.now()).toModelView(),
+        };
       },
     );
     host.journal.record(key, recorded);
@@ -156,12 +158,16 @@ function summarize(host: Host, toolName: string, args: JsonValue): string {
  * Provider failures as stagechart errors: a refusal of tool calling is ProviderCapability,
  * retryable ones (429, 5xx, timeouts, a 2xx reply the client cannot parse) are
  * ProviderTransient, other HTTP errors ExtensionHost. Only the status, the URL without
- * its query and the retry-after hint are kept, and the model's secrets are removed from the
+ * its query and the retry-after hint are kept, and every key the host knows is removed from the
  * message — never headers or bodies.
  */
-function providerError(error: unknown, model: ModelHandle, now: number): StagechartError {
+function providerError(
+  error: unknown,
+  model: ModelHandle,
+  redact: Redactor,
+  now: number,
+): StagechartError {
   if (isStagechartError(error)) return error;
-  const redact = redactorOf(model);
   const message = redact(error instanceof Error ? error.message : String(error));
   if (APICallError.isInstance(error)) {
     // Some servers refuse tools for a model that cannot call them, with a 400 or even a 500.

@@ -4,7 +4,7 @@ import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import { type DurableLaunch, launchDurable, refuseLaunch } from "./durable.js";
+import { cancelNeverBegun, type DurableLaunch, launchDurable, refuseLaunch } from "./durable.js";
 import { checkRoot, type Host } from "./host.js";
 import { type GrantAnswer, type Launch, launch, type RunHandle } from "./launch.js";
 import { LEASE_TTL_MS, leaseOwner, ownerIsGone, type RunStore } from "./persistence.js";
@@ -95,7 +95,8 @@ export interface ResumeOptions {
  * Continues a stored run from its latest snapshot (DESIGN.md §6): calls in flight at the crash
  * run again with the same idempotency keys, everything recorded is reused, backoff deadlines and
  * pending grant requests carry on. A run killed before its first step was committed (its row is
- * all there is) starts from its beginning, with its id, ctx and options. A changed pipeline is
+ * all there is) starts from its beginning, with its id, ctx and options — or, asked to cancel,
+ * is cancelled without starting anything. A changed pipeline is
  * `Session/DefinitionDrift` unless forced; a damaged snapshot is `Session/SnapshotCorrupt`.
  */
 export function resumeRun(
@@ -124,6 +125,10 @@ export function resumeRun(
   if (!from.ok) {
     const request = { runId, answers: options.answers, control: options.control };
     return err(refuseLaunch(store, durable.value.owner, request, from.error));
+  }
+  const { control } = from.value;
+  if (from.value.snapshot === undefined && control?.type === "CANCEL") {
+    return cancelNeverBegun(pipeline, options.host, durable.value, from.value, control.reason);
   }
   return launchDurable(pipeline, options.host, durable.value, from.value);
 }

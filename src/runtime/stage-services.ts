@@ -4,8 +4,9 @@ import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.
 import { renderTemplate } from "../definitions/template.js";
 import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling } from "../models/capabilities.js";
-import { invokeTool, type JsonValue } from "../tools/index.js";
+import type { JsonValue } from "../tools/index.js";
 import type { Host } from "./host.js";
+import { invokeHostTool } from "./host-tools.js";
 import { askInteractors } from "./interactors.js";
 import { TOOL_RUN, toolCallKey } from "./journal.js";
 import { callModel } from "./model-turn.js";
@@ -45,12 +46,7 @@ export function createStageServices(host: Host): StageServices {
           `there is no tool named "${call.tool}"`,
         );
       const started = host.clock.now();
-      const outcome = await invokeTool(tool, call.args, {
-        root: host.root,
-        signal,
-        limits: host.limits.tool,
-        sandbox: host.sandbox,
-      });
+      const outcome = await invokeHostTool(host, tool, call.args, signal);
       const durationMs = host.clock.now() - started;
       const run: ToolRun = outcome.ok
         ? { ok: true, result: outcome.output, durationMs }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
+import { environmentKeysRedactor, withoutProviderKeys } from "../models/key-variables.js";
 import {
   type BashConfinement,
   bashConfinement,
@@ -80,6 +81,7 @@ function runCommand({ command, timeoutMs }: BashArgs, context: ToolContext): Pro
       // fd 3 carries bubblewrap's status: no exit code there means the sandbox never started.
       child = spawn(file, args, {
         cwd: context.root,
+        env: context.env ?? withoutProviderKeys(process.env, environmentKeysRedactor(process.env)),
         detached: true,
         stdio: ["ignore", "pipe", "pipe", "pipe"],
       });

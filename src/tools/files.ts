@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { chmod, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { chmod, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { err, ok, type Result, StagechartError } from "../errors.js";
+import { type RegularRead, readRegularFile } from "../files.js";
 import type { ToolOutcome } from "./types.js";
 
 /** Larger files are refused rather than loaded whole into memory. */
@@ -34,25 +35,36 @@ export const fileFailure = (error: unknown, path: string): ToolOutcome => ({
   error: fileError(error, path),
 });
 
-/** A UTF-8 text file's content; directories, binary and oversized files are errors. */
+/** A UTF-8 text file's content; directories, special, binary and oversized files are errors. */
 export async function readTextFile(absolute: string, path: string): Promise<Result<string>> {
+  let read: RegularRead;
   try {
-    const info = await stat(absolute);
-    if (info.isDirectory()) return err(fileError({ code: "EISDIR" }, path));
-    if (info.size > MAX_TEXT_FILE_BYTES) {
-      return err(
-        new StagechartError(
-          "ToolTerminal/FileTooLarge",
-          `${path} is ${info.size} bytes; files over ${MAX_TEXT_FILE_BYTES} bytes are not read`,
-          { path, bytes: info.size },
-        ),
-      );
-    }
-    return decodeText(await readFile(absolute), path);
+    read = readRegularFile(absolute, MAX_TEXT_FILE_BYTES + 1);
   } catch (error) {
     return err(fileError(error, path));
   }
+  if (read.kind === "directory") return err(fileError({ code: "EISDIR" }, path));
+  if (read.kind === "special") return err(notARegularFile(path, read.what));
+  if (read.size > MAX_TEXT_FILE_BYTES || read.bytes.length > MAX_TEXT_FILE_BYTES) {
+    const bytes = Math.max(read.size, read.bytes.length);
+    return err(
+      new StagechartError(
+        "ToolTerminal/FileTooLarge",
+        `${path} is ${bytes} bytes; files over ${MAX_TEXT_FILE_BYTES} bytes are not read`,
+        { path, bytes },
+      ),
+    );
+  }
+  return decodeText(read.bytes, path);
 }
+
+/** A FIFO, socket or device: never read or written, which could wait or go on forever. */
+export const notARegularFile = (path: string, what: string): StagechartError =>
+  new StagechartError(
+    "ToolTerminal/NotARegularFile",
+    `${path} is ${what}, not a regular file; only regular files are read or written`,
+    { path },
+  );
 
 function decodeText(bytes: Buffer, path: string): Result<string> {
   const binary = (why: string) =>

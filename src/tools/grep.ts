@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
-import { fileFailure, readTextFile } from "./files.js";
+import { specialKind } from "../files.js";
+import { fileFailure, notARegularFile, readTextFile } from "./files.js";
 import { listFiles, patternLeavesRoot } from "./list-files.js";
 import { cancelled, failure, success } from "./outcome.js";
 import { resolveInRoot } from "./sandbox.js";
@@ -69,7 +70,11 @@ export const grepTool: Tool<GrepArgs> = {
     if (!target.ok) return target;
     let files: string[];
     try {
-      files = (await stat(target.value)).isDirectory()
+      const info = await stat(target.value);
+      if (!info.isDirectory() && !info.isFile()) {
+        return { ok: false, error: notARegularFile(path, specialKind(info)) };
+      }
+      files = info.isDirectory()
         ? await listFiles(root, target.value, fileFilter(glob), signal)
         : [relative(root, target.value).split(sep).join("/")];
     } catch (error) {

@@ -10,6 +10,7 @@
  * | `ToolTerminal/SandboxEscape` | a path or pattern that is absolute, climbs out with `..`, resolves through a link to outside the root, contains NUL, or cannot be resolved |
  * | `ToolTerminal/FileNotFound` | the path does not exist |
  * | `ToolTerminal/IsDirectory` | a file was expected (Read, Edit, Write) |
+ * | `ToolTerminal/NotARegularFile` | a FIFO, socket or device given to Read, Edit, Write or Grep (walks skip them) |
  * | `ToolTerminal/NotADirectory` | a directory was expected (Glob's path, a Write parent that is a file) |
  * | `ToolTerminal/BinaryFile` | Read or Edit of a file with NUL bytes or that is not UTF-8 |
  * | `ToolTerminal/FileTooLarge` | Read or Edit of a file over 10 MiB |

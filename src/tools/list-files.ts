@@ -1,4 +1,4 @@
-import { realpath } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { isAbsolute, relative, sep } from "node:path";
 import { glob } from "tinyglobby";
 import { isOutside } from "./sandbox.js";
@@ -16,7 +16,8 @@ export const patternLeavesRoot = (pattern: string) =>
  * Files under `directory` matching `pattern`, as sorted paths relative to `root` with `/`
  * separators. A walk does not descend into linked directories; a pattern that names a link
  * (`link/*`) goes through it, so every path found is resolved and kept only if it lands inside
- * the root. A link that dangles, loops or leads out is not listed.
+ * the root. A link that dangles, loops or leads out is not listed, nor is anything but a regular
+ * file (a FIFO, a socket, a device), which no tool reads.
  */
 export async function listFiles(
   root: string,
@@ -35,7 +36,7 @@ export async function listFiles(
   // An aborted crawl ends early without an error; its partial list must not pass for complete.
   signal.throwIfAborted();
   const realRoot = await realpath(root);
-  const inside = await Promise.all(found.map((file) => resolvesInside(realRoot, file)));
+  const inside = await Promise.all(found.map((file) => isRegularFileInside(realRoot, file)));
   return found
     .filter((_, index) => inside[index])
     .map((file) => relative(root, file))
@@ -44,9 +45,10 @@ export async function listFiles(
     .sort();
 }
 
-async function resolvesInside(realRoot: string, file: string): Promise<boolean> {
+async function isRegularFileInside(realRoot: string, file: string): Promise<boolean> {
   try {
-    return !isOutside(relative(realRoot, await realpath(file)));
+    const real = await realpath(file);
+    return !isOutside(relative(realRoot, real)) && (await stat(real)).isFile();
   } catch {
     return false;
   }

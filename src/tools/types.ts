@@ -23,6 +23,11 @@ export interface ToolContext {
   limits: ToolLimits;
   /** How Bash runs; without it, inside bubblewrap when it can be used (mode `auto`). */
   sandbox?: BashConfinement;
+  /**
+   * The environment commands run with, free of provider keys; without it, the process
+   * environment without the provider keys it holds.
+   */
+  env?: Readonly<Record<string, string>>;
 }
 
 export type ToolOutcome = { ok: true; output: JsonValue } | { ok: false; error: StagechartError };

@@ -1,6 +1,7 @@
-import { mkdir, readFile, stat } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { fileFailure, writeFileAtomic } from "./files.js";
+import { readRegularFile, specialKind } from "../files.js";
+import { fileFailure, notARegularFile, writeFileAtomic } from "./files.js";
 import { failure, success } from "./outcome.js";
 import { resolveInRoot } from "./sandbox.js";
 import type { Tool } from "./types.js";
@@ -36,8 +37,10 @@ export const writeTool: Tool<WriteArgs> = {
       if (existing?.isDirectory()) {
         return failure("ToolTerminal/IsDirectory", `${path} is a directory, not a file`, { path });
       }
-      const same =
-        existing?.size === bytes && (await readFile(resolved.value)).equals(Buffer.from(content));
+      if (existing && !existing.isFile()) {
+        return { ok: false, error: notARegularFile(path, specialKind(existing)) };
+      }
+      const same = existing?.size === bytes && holds(resolved.value, Buffer.from(content));
       if (same) {
         return success({ path, bytes, created: false, unchanged: true });
       }
@@ -49,3 +52,9 @@ export const writeTool: Tool<WriteArgs> = {
     }
   },
 };
+
+/** Whether the regular file `file` holds exactly `content`. */
+function holds(file: string, content: Buffer): boolean {
+  const read = readRegularFile(file, content.length + 1);
+  return read.kind === "file" && read.bytes.equals(content);
+}

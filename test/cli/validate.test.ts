@@ -174,4 +174,28 @@ describe("stagechart", () => {
     );
     expect(out).toBe("9 files checked: 0 errors, 0 warnings — valid\n");
   });
+
+  it("reports a directory it cannot list as StageFileUnreadable naming it, checks the rest, and never throws", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "a.md": seedPlan });
+    // Directories nested past PATH_MAX: listing the deepest fails (ENAMETOOLONG), even as root.
+    const segment = "d".repeat(200);
+    execFileSync("bash", [
+      "-c",
+      `cd "$1" && for i in $(seq 25); do mkdir ${segment} && cd ${segment}; done`,
+      "bash",
+      dir,
+    ]);
+    const deep = join(dir, ...Array.from({ length: 25 }, () => segment));
+    const run = await runCli("validate", dir, "--json");
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(1);
+    const diagnostics = JSON.parse(run.stdout) as { file: string; code: string; message: string }[];
+    const unreadable = diagnostics.filter((d) => d.code === "Validation/StageFileUnreadable");
+    expect(unreadable).toHaveLength(1);
+    expect(deep.startsWith(unreadable[0]?.file as string)).toBe(true);
+    expect(unreadable[0]?.message).toBe("is a directory that cannot be read: ENAMETOOLONG");
+    expect(diagnostics.filter((d) => d.code !== "Validation/StageFileUnreadable")).toEqual([]);
+    execFileSync("rm", ["-rf", dir]);
+  });
 });

@@ -155,14 +155,17 @@ describe("stage files on disk", () => {
       "node_modules/d.md": seedPlan,
     });
     symlinkSync(join(dir, "a.md"), join(dir, "link.md"));
-    expect(await expandDefinitionPaths([dir])).toEqual([
-      join(dir, "a.md"),
-      join(dir, "b.md"),
-      join(dir, "flow.script.yml"),
-      join(dir, "flow.yaml"),
-      join(dir, "link.md"),
-      join(dir, "nested/c.md"),
-    ]);
+    expect(await expandDefinitionPaths([dir])).toEqual({
+      files: [
+        join(dir, "a.md"),
+        join(dir, "b.md"),
+        join(dir, "flow.script.yml"),
+        join(dir, "flow.yaml"),
+        join(dir, "link.md"),
+        join(dir, "nested/c.md"),
+      ],
+      diagnostics: [],
+    });
   });
 
   it("a *.script.yaml file is a scripted model, any other YAML a pipeline, anything else a stage", () => {

@@ -523,6 +523,24 @@ next:
       ]);
     });
 
+    it("a sub-pipeline's entry receives no upstream, even placed after a stage: {{ctx.upstream[0]}} is StageCtxUnresolved", async () => {
+      const peek = seedPlan
+        .replace("id: plan", "id: peek")
+        .replace("Task: {{ctx.task}}", "Before: {{ctx.upstream[0].output}}");
+      const sub = `id: sub\nentry: peek\nstages:\n  peek: { file: ../../stages/peek.md }\n`;
+      const yaml = PIPELINE.replace(
+        "{ file: ../stages/review.md }",
+        "{ pipeline: ./sub/peek.yaml }",
+      );
+      const { dir, result } = await load(yaml, {
+        "machines/sub/peek.yaml": sub,
+        "stages/peek.md": peek,
+      });
+      expect(placesOf(dir, result)).toContain(
+        `stages/peek.md:${positionOf(peek, "{{ctx.upstream")} Validation/StageCtxUnresolved`,
+      );
+    });
+
     it("a pipeline that contains itself is PipelineCycle, at the entry that closes the loop", async () => {
       const a = `id: a\nentry: b\nstages:\n  b: { pipeline: ./b.yaml }\n`;
       const b = `id: b\nentry: a\nstages:\n  a: { pipeline: ./a.yaml }\n`;

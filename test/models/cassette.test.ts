@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { APICallError, type LanguageModelV3CallOptions } from "@ai-sdk/provider";
@@ -107,11 +108,12 @@ describe("the replay model", () => {
     });
   });
 
-  it("explains a cassette that is missing, not JSON, or of the wrong shape", () => {
+  it("explains a cassette that is missing, not JSON, of the wrong shape, or a FIFO (never waiting on it)", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "text.json"), "not json");
     writeFileSync(join(dir, "shape.json"), JSON.stringify({ version: 2, exchanges: [] }));
-    for (const name of ["missing.json", "text.json", "shape.json"]) {
+    execFileSync("mkfifo", [join(dir, "fifo.json")]);
+    for (const name of ["missing.json", "text.json", "shape.json", "fifo.json"]) {
       expect(readCassette(join(dir, name))).toMatchObject({
         ok: false,
         error: { code: "Validation/CassetteInvalid" },

@@ -171,6 +171,53 @@ describe("a durable run", () => {
     expect(events.at(-1)?.type).toBe("RunCompleted");
   });
 
+  it("killed before its first step and then cancelled, ends cancelled without starting a stage", async () => {
+    const store = openStore();
+    const pipeline = pipelineOf({
+      id: "code-review",
+      stages: [llm("plan"), llm("execute")],
+      next: { plan: "execute" },
+    });
+    store.createRun({
+      runId: "r6",
+      pipelineId: pipeline.id,
+      definitionHash: fingerprint(pipeline).hash,
+      options: { ctx: { task: "t" } },
+    });
+    const h = harness(CODE_REVIEW_SCRIPT);
+    const scripted = h.host.model.model;
+    let requests = 0;
+    const counted = {
+      ...scripted,
+      doGenerate: (options: Parameters<typeof scripted.doGenerate>[0]) => {
+        requests += 1;
+        return scripted.doGenerate(options);
+      },
+    };
+    const host = { ...h.host, model: { ...h.host.model, model: counted } };
+    const cancelled = resumeRun(pipeline, "r6", {
+      host,
+      store,
+      control: { type: "CANCEL", reason: "not wanted" },
+    });
+    if (!cancelled.ok) throw cancelled.error;
+    const live: AuditEvent[] = [];
+    for await (const event of cancelled.value.events()) live.push(event);
+    expect(await cancelled.value.result).toMatchObject({ runId: "r6", status: "cancelled" });
+    expect(requests).toBe(0);
+    const events = store.auditOf("r6");
+    expect(events).toEqual(live);
+    expect(events.map(({ seq, type }) => [seq, type])).toEqual([[1, "RunCancelled"]]);
+    expect(events[0]?.payload).toMatchObject({ status: "cancelled", reason: "not wanted" });
+    const run = store.getRun("r6");
+    expect(run.ok && run.value.status).toBe("cancelled");
+    expect(store.acquireLease("r6", "someone-else", 1000).ok).toBe(true);
+    expect(resumeRun(pipeline, "r6", { host, store })).toMatchObject({
+      ok: false,
+      error: { code: "Session/RunFinished" },
+    });
+  });
+
   it("stopped inside a sub-pipeline's parallel group, passes the snapshot check and resumes", async () => {
     const file = join(tempDir(), "runs.db");
     const nested = (ms: number, started: () => void) => {

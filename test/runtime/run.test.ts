@@ -536,6 +536,36 @@ describe("sub-pipelines and code stages", () => {
     expect(deepest?.stageExecutionId).toBe("run-1/middle-stage/1/inner-stage/1/deepest/1");
   });
 
+  it("a sub-pipeline's entry receives no upstream, like every entry, whatever its stage received", async () => {
+    const h = harness("stages: {}");
+    const seen: number[] = [];
+    const inner = pipelineOf({
+      id: "inner",
+      stages: [
+        code("inner-entry", ({ ctx }) => {
+          seen.push(ctx.upstream.length);
+          return { verdict: "ok", output: { entry: "inner" } };
+        }),
+      ],
+    });
+    const outer = pipelineOf({
+      id: "outer",
+      stages: [
+        code("first", () => ({ verdict: "ok", output: { from: "first" } })),
+        { kind: "pipeline", id: "sub", pipeline: inner },
+        code("last", ({ ctx }) => ({ verdict: "ok", output: ctx.upstream[0]?.output ?? null })),
+      ],
+      next: { first: "sub", sub: "last" },
+    });
+    const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
+    expect(result).toMatchObject({ status: "done", output: { entry: "inner" } });
+    expect(seen).toEqual([0]);
+    const setup = h.audit
+      .of("run-1")
+      .find((e) => e.type === "StageSetup" && e.stageId === "inner-entry");
+    expect(setup?.payload).toMatchObject({ upstream: 0 });
+  });
+
   it("a failing sub-pipeline fails its stage", async () => {
     const h = harness("stages: {}");
     const inner = pipelineOf({

@@ -3,8 +3,9 @@
 // Tools: lookup (read-only), delete (mutating), stats (structured output), slow (honours
 // cancellation), broken (answers isError), crash (the process dies mid-call).
 // With MCP_DEMO_LOG set, it appends one line per notable event to that file, so tests can see
-// what the server saw (a cancelled call, its own exit).
-import { appendFileSync } from "node:fs";
+// what the server saw (a cancelled call, its own exit). With MCP_DEMO_ENV set, it writes the
+// environment it was started with to that file, as JSON.
+import { appendFileSync, writeFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
@@ -12,6 +13,8 @@ import { z } from "zod";
 const log = (line) => {
   if (process.env.MCP_DEMO_LOG) appendFileSync(process.env.MCP_DEMO_LOG, `${line}\n`);
 };
+
+if (process.env.MCP_DEMO_ENV) writeFileSync(process.env.MCP_DEMO_ENV, JSON.stringify(process.env));
 
 const TABLE = {
   auth: "src/auth.ts owns login and tokens",

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { bashTool } from "../../src/tools/bash.js";
 import type { BashConfinement } from "../../src/tools/bash-sandbox.js";
 import { invokeTool } from "../../src/tools/index.js";
@@ -176,5 +176,36 @@ describe("Bash", () => {
 
   it("summarizes a call as its command", () => {
     expect(bashTool.summarize({ command: "git status", timeoutMs: 10 })).toBe("git status");
+  });
+});
+
+describe("Bash's environment", () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it.each(CONFINEMENTS)("holds no provider key, %s", async (_, sandbox) => {
+    vi.stubEnv("OPENAI_API_KEY", "sk-canary-bash-1");
+    vi.stubEnv("ANTHROPIC_API_KEY", "sk-canary-bash-2");
+    vi.stubEnv("OPENAI_COMPATIBLE_API_KEY", "sk-canary-bash-3");
+    vi.stubEnv("OPENAI_BASE_URL", "http://user:sk-canary-bash-1@localhost:1/v1");
+    vi.stubEnv("STAGECHART_TEST_VISIBLE", "still-here");
+    const project = makeProject();
+    const context = { ...project.context(), ...(sandbox && { sandbox }) };
+    const outcome = await invokeTool(bashTool, { command: "env" }, context);
+    const { stdout } = outputOf(outcome) as { stdout: string };
+    expect(stdout).toContain("STAGECHART_TEST_VISIBLE=still-here");
+    expect(stdout).not.toContain("sk-canary-bash");
+  });
+
+  it("is the context's when it has one", async () => {
+    const project = makeProject();
+    const context = { ...project.context(), env: { PATH: process.env.PATH ?? "", ONLY: "this" } };
+    const outcome = await invokeTool(
+      bashTool,
+      { command: "echo $ONLY; printenv HOME || echo none" },
+      context,
+    );
+    expect(outputOf(outcome)).toMatchObject({ stdout: "this\nnone\n" });
   });
 });

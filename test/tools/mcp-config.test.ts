@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -129,6 +130,15 @@ describe("--mcp-config files", () => {
     );
     expect(await problem(configFile({ mcpServers: { "a b": { command: "x" } } }))).toMatch(
       /^Validation\/McpServerNameInvalid the MCP server name "a b"/,
+    );
+  });
+
+  it("refuses a config file that is a FIFO, without waiting for a writer", async () => {
+    const fifo = join(tempDir(), "mcp.json");
+    execFileSync("mkfifo", [fifo]);
+    const loaded = await loadMcpConfigFile(fifo, "/");
+    expect(loaded.ok ? undefined : `${loaded.error.code} ${loaded.error.message}`).toBe(
+      `Validation/McpConfigInvalid cannot read the MCP config file ${fifo}: it is a FIFO (named pipe), not a regular file`,
     );
   });
 

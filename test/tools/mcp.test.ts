@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   type AnyTool,
   attachMcpServers,
@@ -192,5 +192,34 @@ describe("MCP servers over stdio", () => {
     expect(result.ok ? undefined : result.error.code).toBe("ExtensionHost/McpServerStartFailed");
     const pid = Number(readFileSync(pidFile, "utf8"));
     await expect.poll(() => isRunning(pid), { timeout: 2000, interval: 20 }).toBe(false);
+  });
+});
+
+describe("an MCP server's environment", () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  /** Starts the demo server with `env` added to its config; what it saw of the environment. */
+  async function environmentSeen(env: Record<string, string>): Promise<Record<string, string>> {
+    const file = join(tempDir(), "env.json");
+    const config = demoServer();
+    open.push(await attached({ ...config, env: { ...config.env, ...env, MCP_DEMO_ENV: file } }));
+    return JSON.parse(readFileSync(file, "utf8"));
+  }
+
+  it("holds none of the provider keys stagechart was started with", async () => {
+    vi.stubEnv("OPENAI_API_KEY", "sk-canary-mcp-1");
+    vi.stubEnv("ANTHROPIC_API_KEY", "sk-canary-mcp-2");
+    vi.stubEnv("OPENAI_COMPATIBLE_API_KEY", "sk-canary-mcp-3");
+    const seen = await environmentSeen({});
+    expect(seen.PATH).toBe(process.env.PATH);
+    expect(JSON.stringify(seen)).not.toContain("sk-canary-mcp");
+  });
+
+  it("holds a key the server's config names explicitly", async () => {
+    vi.stubEnv("OPENAI_API_KEY", "sk-canary-mcp-1");
+    const seen = await environmentSeen({ OPENAI_API_KEY: "sk-the-servers-own" });
+    expect(seen.OPENAI_API_KEY).toBe("sk-the-servers-own");
   });
 });

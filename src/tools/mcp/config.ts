@@ -1,7 +1,7 @@
-import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { err, ok, type Result, StagechartError } from "../../errors.js";
+import { readRegularText } from "../../files.js";
 import { serverNameFromCommand, splitCommandLine } from "./command-line.js";
 import { SERVER_NAME } from "./naming.js";
 
@@ -109,14 +109,21 @@ const configSchema = z.looseObject({
   }),
 });
 
+/** A config file names a few servers; a larger one is refused rather than read whole. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
 /** A config file in the widely used shape `{ "mcpServers": { "<name>": { command, args, env } } }`. */
 export async function loadMcpConfigFile(
   file: string,
   cwd: string,
 ): Promise<Result<McpServerConfig[]>> {
+  const read = readRegularText(file, MAX_CONFIG_BYTES);
+  if (!read.ok) {
+    return err(configError(`cannot read the MCP config file ${file}: ${read.why}`, { file }));
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(file, "utf8"));
+    parsed = JSON.parse(read.text);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     return err(configError(`cannot read the MCP config file ${file}: ${why}`, { file }));

@@ -1,0 +1,36 @@
+import { type Redactor, secretRedactor } from "./redact.js";
+
+/** The environment variables each hosted provider reads: its key, and where it is served from. */
+export const PROVIDER_SETTINGS = {
+  openai: { key: "OPENAI_API_KEY", baseURL: "OPENAI_BASE_URL", keyRequired: true },
+  anthropic: { key: "ANTHROPIC_API_KEY", baseURL: "ANTHROPIC_BASE_URL", keyRequired: true },
+  "openai-compatible": { key: "OPENAI_COMPATIBLE_API_KEY", baseURL: undefined, keyRequired: false },
+} as const;
+
+/** Where provider settings come from: the process environment unless a test passes its own. */
+export type ModelEnv = Readonly<Record<string, string | undefined>>;
+
+/** The variables that hold provider API keys: stagechart knows their values are secrets. */
+export const PROVIDER_KEY_VARIABLES: readonly string[] = Object.values(PROVIDER_SETTINGS).map(
+  (settings) => settings.key,
+);
+
+/** Removes from a text the value of every provider key variable set in `env`. */
+export const environmentKeysRedactor = (env: ModelEnv): Redactor =>
+  secretRedactor(PROVIDER_KEY_VARIABLES.map((name) => (env[name]?.trim() ? env[name] : undefined)));
+
+/**
+ * The environment a command runs with: `env` without the provider keys stagechart knows —
+ * neither their variables nor any other variable whose value holds a key `redact` removes (a
+ * base URL with a key in its userinfo, say). Everything else is passed on unchanged.
+ */
+export function withoutProviderKeys(env: ModelEnv, redact: Redactor): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] =>
+        entry[1] !== undefined &&
+        !PROVIDER_KEY_VARIABLES.includes(entry[0]) &&
+        redact(entry[1]) === entry[1],
+    ),
+  );
+}
