@@ -573,6 +573,7 @@ describe("a run stopped while a grant request was being asked", () => {
     for await (const event of first.events()) {
       if (event.type === "GrantRequested") {
         first.stop();
+        await first.result; // the stopped run gives its lease back as it settles
         return String(event.payload.proposalId);
       }
     }

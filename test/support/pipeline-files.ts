@@ -10,10 +10,16 @@ import { STAGES_DIR, tempDir } from "./stages.js";
 
 export const MACHINES_DIR = resolve(import.meta.dirname, "../../machines");
 
-/** A fresh project holding a copy of the bundled stages plus `files` (paths relative to it). */
+/**
+ * A fresh project holding a copy of the seed's bundled stages (`stages/*.md`, not the other
+ * bundled pipelines' folders) plus `files` (paths relative to it).
+ */
 export function project(files: Record<string, string>): string {
   const dir = tempDir();
-  cpSync(STAGES_DIR, join(dir, "stages"), { recursive: true });
+  cpSync(STAGES_DIR, join(dir, "stages"), {
+    recursive: true,
+    filter: (path) => path === STAGES_DIR || (dirname(path) === STAGES_DIR && path.endsWith(".md")),
+  });
   for (const [name, content] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, name)), { recursive: true });
     writeFileSync(join(dir, name), content);
