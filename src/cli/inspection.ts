@@ -1,6 +1,7 @@
 import { WebSocket } from "ws";
 import type { InspectionEvent, Observer } from "xstate";
 import type { GrantDecision } from "../compiler/stage-types.js";
+import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { LiveRoot } from "../inspect/live.js";
 import { DEFAULT_INSPECT_PORT, type InspectServer, startInspectServer } from "../inspect/server.js";
 import { createRunInspector } from "../inspect/stream.js";
@@ -27,7 +28,20 @@ export async function inspectionFor(
   io: CliIo,
 ): Promise<Inspection | undefined> {
   if (flag === undefined) return undefined;
-  return attachInspection(flag === true ? DEFAULT_INSPECT_PORT : Number(flag), storeFlag, io);
+  const port = portOf(flag === true ? String(DEFAULT_INSPECT_PORT) : flag);
+  if (!port.ok) throw port.error;
+  return attachInspection(port.value, storeFlag, io);
+}
+
+/** A `--port`/`--inspect` value: 0 (any free port) to 65535. */
+export function portOf(text: string): Result<number> {
+  const port = Number(text);
+  if (/^\d+$/.test(text) && port <= 65535) return ok(port);
+  return err(
+    new StagechartError("Validation/PortInvalid", `${text} is not a port (0 to 65535)`, {
+      port: text,
+    }),
+  );
 }
 
 /**
