@@ -1,4 +1,7 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import { demoProject, runIn, storeOf, summaryOf } from "../support/cli.js";
@@ -121,6 +124,30 @@ describe("the inspect server's API", () => {
       ws.on("error", () => {});
     });
     expect(refused).toBe(403);
+  });
+});
+
+describe("the page's Content-Security-Policy", () => {
+  it("allows the page's own server only: no eval, no blob: worker, no inline code", async () => {
+    const assets = mkdtempSync(join(tmpdir(), "stagechart-assets-"));
+    writeFileSync(join(assets, "index.html"), "<!doctype html><title>page</title>");
+    const server = await startInspectServer({ storePath: "/nonexistent/runs.db", port: 0, assets });
+    try {
+      const page = await fetch(`http://127.0.0.1:${server.port}/runs/some-run`);
+      expect(page.status).toBe(200);
+      const policy = Object.fromEntries(
+        (page.headers.get("content-security-policy") ?? "")
+          .split(";")
+          .map((directive) => directive.trim().split(/\s+/))
+          .map(([name, ...sources]) => [name, sources]),
+      );
+      expect(policy["default-src"]).toEqual(["'none'"]);
+      for (const directive of ["script-src", "worker-src", "connect-src", "style-src", "img-src"])
+        expect(policy[directive]).toEqual(["'self'"]);
+      expect(policy["frame-ancestors"]).toEqual(["'none'"]);
+    } finally {
+      await server.close();
+    }
   });
 });
 
