@@ -20,13 +20,15 @@ export async function inspectionOverhead(workload: Workload, dir: string): Promi
   const store = opened.value;
   const server = await startInspectServer({ storePath, port: 0 });
   const url = `ws://127.0.0.1:${server.port}/ws/inspect`;
+  const ended = () => server.live.list().filter((root) => root.status !== "active").length;
+  // As `run --inspect` does, the stream closes once the server has the run's final state.
   const inspected = async () => {
+    const before = ended();
     const stream = createRunInspector(url);
-    try {
-      return await runToEnd(pipeline, hostFor(workload), store, stream.inspect);
-    } finally {
-      stream.stop();
-    }
+    const result = await runToEnd(pipeline, hostFor(workload), store, stream.inspect);
+    while (ended() === before) await new Promise((resolve) => setImmediate(resolve));
+    stream.stop();
+    return result;
   };
   try {
     await inspected();
@@ -34,10 +36,7 @@ export async function inspectionOverhead(workload: Workload, dir: string): Promi
       { name: "durable run", fn: () => runToEnd(pipeline, hostFor(workload), store) },
       { name: "durable run, inspected", fn: inspected },
     );
-    // Let the last streams arrive, then read what the server got per run.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const roots = server.live.list();
-    const last = roots.at(-1);
+    const last = server.live.list().at(-1);
     return compare(
       `inspection: ${workload.stages} stages × ${workload.turns} turns, per durable run`,
       "ms",

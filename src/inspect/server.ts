@@ -234,13 +234,28 @@ function acceptInteractor(ws: WebSocket, live: LiveRegistry) {
   });
 }
 
-/** Any XState app's `createWebSocketInspector` stream. */
+let streams = 0;
+
+/**
+ * Any XState app's `createWebSocketInspector` stream. Every actor system numbers its actors from
+ * `x:0`, so each stream's ids are prefixed with the stream's own number: two runs never merge.
+ */
 function acceptInspection(ws: WebSocket, live: LiveRegistry) {
+  const stream = `${++streams}:`;
+  const own = (id: unknown) => (typeof id === "string" ? `${stream}${id}` : id);
   ws.on("message", (data) => {
     const text = data.toString();
     const message = parse(text) as StatelyInspectionEvent | undefined;
     if (message && typeof message.type === "string" && typeof message.sessionId === "string")
-      live.receive(message, Buffer.byteLength(text));
+      live.receive(
+        {
+          ...message,
+          sessionId: `${stream}${message.sessionId}`,
+          rootId: own(message.rootId),
+          ...(message.type === "@xstate.actor" && { parentId: own(message.parentId) }),
+        } as StatelyInspectionEvent,
+        Buffer.byteLength(text),
+      );
   });
 }
 

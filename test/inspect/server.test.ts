@@ -127,6 +127,38 @@ describe("the inspect server's API", () => {
   });
 });
 
+describe("inspection streams", () => {
+  it("keeps two runs apart though each actor system numbers its actors from x:0", async () => {
+    const { WebSocket } = await import("ws");
+    const server = await startInspectServer({ storePath: "/nonexistent/runs.db", port: 0 });
+    const stream = (name: string) =>
+      new Promise<void>((resolve, reject) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${server.port}/ws/inspect`);
+        ws.on("error", reject);
+        ws.on("open", () => {
+          const actor = { type: "@xstate.actor", sessionId: "x:0", rootId: "x:0", name };
+          ws.send(JSON.stringify({ ...actor, snapshot: { status: "active", value: "a" } }));
+          ws.close();
+        });
+        ws.on("close", () => resolve());
+      });
+    try {
+      await stream("first");
+      await stream("second");
+      await expect
+        .poll(async () => {
+          const live = (await (
+            await fetch(`http://127.0.0.1:${server.port}/api/live`)
+          ).json()) as Array<{ name: string }>;
+          return live.map((r) => r.name).sort();
+        })
+        .toEqual(["first", "second"]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("the page's Content-Security-Policy", () => {
   it("allows the page's own server only: no eval, no blob: worker, no inline code", async () => {
     const assets = mkdtempSync(join(tmpdir(), "stagechart-assets-"));
