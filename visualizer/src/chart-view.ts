@@ -61,11 +61,11 @@ export class ChartView {
   }
 
   async draw(): Promise<void> {
-    const graph: ElkNode = {
+    const graphOf = (direction: "RIGHT" | "DOWN"): ElkNode => ({
       id: "__root",
       layoutOptions: {
         "elk.algorithm": "layered",
-        "elk.direction": "RIGHT",
+        "elk.direction": direction,
         "elk.hierarchyHandling": "INCLUDE_CHILDREN",
         "elk.json.shapeCoords": "ROOT",
         "elk.json.edgeCoords": "ROOT",
@@ -80,8 +80,14 @@ export class ChartView {
         targets: [e.target],
         labels: e.label ? [{ text: e.label, width: e.label.length * 6.4, height: 14 }] : [],
       })),
-    };
-    const laid = await elk.layout(graph);
+    });
+    // A long chain laid left to right may fit better top to bottom: the larger fitted scale wins.
+    let laid = await elk.layout(graphOf("RIGHT"));
+    if (this.fitScale(laid.width ?? 0, laid.height ?? 0) < 1) {
+      const down = await elk.layout(graphOf("DOWN"));
+      const [across, downward] = [laid, down].map((l) => this.fitScale(l.width ?? 0, l.height ?? 0));
+      if ((downward ?? 0) > (across ?? 0)) laid = down;
+    }
     const width = (laid.width ?? 0) + 8;
     const height = (laid.height ?? 0) + 8;
     const root = svg("svg", { viewBox: `-4 -4 ${width} ${height}`, role: "img" });
@@ -118,9 +124,16 @@ export class ChartView {
     this.zoomTo(this.zoom);
   }
 
-  /** Fits the chart into the viewport's width (never above its natural size), or zooms it. */
+  /** The scale that shows a chart of this size whole in the viewport, never above 1. */
+  private fitScale(width: number, height: number): number {
+    const room = this.viewport.clientWidth || width;
+    const tall = Number.parseFloat(getComputedStyle(this.viewport).maxHeight) || height;
+    return Math.min(1, room / Math.max(width, 1), tall / Math.max(height, 1));
+  }
+
+  /** Fits the whole chart into the viewport (never above its natural size), or zooms it. */
   zoomTo(to: number | "fit" | "in" | "out"): void {
-    const fit = Math.min(1, (this.viewport.clientWidth || this.natural.width) / this.natural.width);
+    const fit = this.fitScale(this.natural.width, this.natural.height);
     const current = this.zoom === "fit" ? fit : this.zoom;
     const next = to === "in" ? current * ZOOM_STEP : to === "out" ? current / ZOOM_STEP : to;
     this.zoom = next === "fit" || next <= fit ? "fit" : Math.min(next, ZOOM_MAX);
