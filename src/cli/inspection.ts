@@ -21,12 +21,25 @@ export interface Inspection {
 
 export const INSPECT_HELP = `stream the run to the visualizer on this port (default ${DEFAULT_INSPECT_PORT}), starting it when none listens there`;
 
-/** `--inspect [port]` of run and resume: nothing without the flag. */
+export const STATELY_HELP =
+  "the hosted Stately inspector: prints why it is not used (see README); use --inspect";
+
+/**
+ * Why `--stately` sends nothing: @statelyai/inspect's hosted inspector is a browser page
+ * (`createBrowserInspector` needs a window), and its only Node path, `createSkyInspector`, relays
+ * every event through a beta PartyKit host — a third party the run's stream must not go to.
+ */
+export const STATELY_NOTE =
+  "--stately: the hosted Stately inspector is not used: it runs in a browser window, and from Node @statelyai/inspect only relays through a beta third-party host. Use --inspect: the same live view, served from this machine.\n";
+
+/** `--inspect [port]` of run and resume: nothing without the flag; `--stately` says why not. */
 export async function inspectionFor(
   flag: string | true | undefined,
   storeFlag: string | undefined,
   io: CliIo,
+  stately = false,
 ): Promise<Inspection | undefined> {
+  if (stately) io.stderr(STATELY_NOTE);
   if (flag === undefined) return undefined;
   const port = portOf(flag === true ? String(DEFAULT_INSPECT_PORT) : flag);
   if (!port.ok) throw port.error;

@@ -59,4 +59,21 @@ describe("stagechart inspect", () => {
     expect(inspect.output().stderr).toContain(code);
     expect(inspect.output().stderr).not.toMatch(/\bat .+:\d+:\d+/);
   });
+
+  it("run --stately says why runs are not sent to the hosted inspector, and runs as usual", async () => {
+    const project = demoProject();
+    const run = await runIn(
+      project,
+      "run",
+      "code-review-parallel",
+      "--task",
+      "rename auth",
+      "--stately",
+      "--json",
+    );
+    expect(run.code).toBe(0);
+    expect(summaryOf(run.stdout).status).toBe("done");
+    expect(run.stderr).toContain("--stately: the hosted Stately inspector");
+    expect(run.stderr).toContain("--inspect");
+  });
 });
