@@ -85,7 +85,9 @@ export class ChartView {
     let laid = await elk.layout(graphOf("RIGHT"));
     if (this.fitScale(laid.width ?? 0, laid.height ?? 0) < 1) {
       const down = await elk.layout(graphOf("DOWN"));
-      const [across, downward] = [laid, down].map((l) => this.fitScale(l.width ?? 0, l.height ?? 0));
+      const [across, downward] = [laid, down].map((l) =>
+        this.fitScale(l.width ?? 0, l.height ?? 0),
+      );
       if ((downward ?? 0) > (across ?? 0)) laid = down;
     }
     const width = (laid.width ?? 0) + 8;
