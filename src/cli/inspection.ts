@@ -1,6 +1,7 @@
 import { WebSocket } from "ws";
 import type { InspectionEvent, Observer } from "xstate";
 import type { GrantDecision } from "../compiler/stage-types.js";
+import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { LiveRoot } from "../inspect/live.js";
 import { DEFAULT_INSPECT_PORT, type InspectServer, startInspectServer } from "../inspect/server.js";
 import { createRunInspector } from "../inspect/stream.js";
@@ -20,14 +21,40 @@ export interface Inspection {
 
 export const INSPECT_HELP = `stream the run to the visualizer on this port (default ${DEFAULT_INSPECT_PORT}), starting it when none listens there`;
 
-/** `--inspect [port]` of run and resume: nothing without the flag. */
+export const STATELY_HELP =
+  "the hosted Stately inspector: prints why it is not used (see README); use --inspect";
+
+/**
+ * Why `--stately` sends nothing: @statelyai/inspect's hosted inspector is a browser page
+ * (`createBrowserInspector` needs a window), and its only Node path, `createSkyInspector`, relays
+ * every event through a beta PartyKit host — a third party the run's stream must not go to.
+ */
+export const STATELY_NOTE =
+  "--stately: the hosted Stately inspector is not used: it runs in a browser window, and from Node @statelyai/inspect only relays through a beta third-party host. Use --inspect: the same live view, served from this machine.\n";
+
+/** `--inspect [port]` of run and resume: nothing without the flag; `--stately` says why not. */
 export async function inspectionFor(
   flag: string | true | undefined,
   storeFlag: string | undefined,
   io: CliIo,
+  stately = false,
 ): Promise<Inspection | undefined> {
+  if (stately) io.stderr(STATELY_NOTE);
   if (flag === undefined) return undefined;
-  return attachInspection(flag === true ? DEFAULT_INSPECT_PORT : Number(flag), storeFlag, io);
+  const port = portOf(flag === true ? String(DEFAULT_INSPECT_PORT) : flag);
+  if (!port.ok) throw port.error;
+  return attachInspection(port.value, storeFlag, io);
+}
+
+/** A `--port`/`--inspect` value: 0 (any free port) to 65535. */
+export function portOf(text: string): Result<number> {
+  const port = Number(text);
+  if (/^\d+$/.test(text) && port <= 65535) return ok(port);
+  return err(
+    new StagechartError("Validation/PortInvalid", `${text} is not a port (0 to 65535)`, {
+      port: text,
+    }),
+  );
 }
 
 /**

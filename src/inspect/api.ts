@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { z } from "zod";
 import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
@@ -111,8 +111,23 @@ async function route(
   );
 }
 
+type Graph = { pipeline: Chart; lifecycle: Chart };
+
+/** Charts already drawn, by pipeline file and its modification time: loading one takes ~100 ms. */
+const drawn = new Map<string, Result<Graph>>();
+
 /** The run's compiled statechart and the stage lifecycle, drawn from the run's pipeline file. */
-async function graphOf(file: unknown): Promise<Result<{ pipeline: Chart; lifecycle: Chart }>> {
+async function graphOf(file: unknown): Promise<Result<Graph>> {
+  if (typeof file !== "string" || !existsSync(file)) return drawGraph(file);
+  const key = `${file}\u0000${statSync(file).mtimeMs}`;
+  const known = drawn.get(key);
+  if (known) return known;
+  const graph = await drawGraph(file);
+  if (graph.ok) drawn.set(key, graph);
+  return graph;
+}
+
+async function drawGraph(file: unknown): Promise<Result<Graph>> {
   if (typeof file !== "string" || !existsSync(file))
     return err(
       new StagechartError(

@@ -1,4 +1,9 @@
-import { isRecord } from "../definitions/pipeline-schema.js";
+/**
+ * The page bundles this file: `isRecord` of definitions/pipeline-schema would bring zod (450 KB)
+ * along with it, so it is restated here.
+ */
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * Where a run is, as the visualizer highlights it: the active states of its pipeline machines

@@ -22,6 +22,8 @@ export interface InspectServerOptions {
   resume?: ApiContext["resume"];
   /** How often the store is read for new runs and events (ms). */
   pollMs?: number;
+  /** The built page's folder (default: the package's `dist/visualizer`). */
+  assets?: string;
 }
 
 export interface InspectServer {
@@ -75,7 +77,7 @@ export async function startInspectServer(options: InspectServerOptions): Promise
 
   const server = createServer((request, response) => {
     if (!allowed(request)) return sendJson(response, 403, forbidden());
-    void serve(request, response, context, options.token);
+    void serve(request, response, context, options);
   });
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
   server.on("upgrade", (request, socket, head) => {
@@ -125,7 +127,7 @@ async function serve(
   request: IncomingMessage,
   response: ServerResponse,
   context: ApiContext,
-  token: string | undefined,
+  { token, assets = VISUALIZER_ASSETS }: InspectServerOptions,
 ): Promise<void> {
   const url = new URL(request.url ?? "/", "http://x");
   if (url.pathname.startsWith("/api/")) {
@@ -134,7 +136,7 @@ async function serve(
     return sendJson(response, reply.status, reply.body);
   }
   const asset = ASSETS[url.pathname] ?? (isPagePath(url.pathname) ? "index.html" : undefined);
-  const file = asset && join(VISUALIZER_ASSETS, asset);
+  const file = asset && join(assets, asset);
   if (!file || !existsSync(file))
     return sendJson(response, 404, {
       error: new StagechartError(
@@ -144,17 +146,32 @@ async function serve(
     });
   response.writeHead(200, {
     "content-type": TYPES[extname(file)] ?? "application/octet-stream",
-    // The page may talk to this server only: nothing is loaded from anywhere else.
-    "content-security-policy":
-      "default-src 'self'; script-src 'self' 'unsafe-eval'; worker-src 'self' blob:; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
+    "content-security-policy": CONTENT_SECURITY_POLICY,
     "cache-control": "no-store",
     ...(token && { "set-cookie": `stagechart_token=${token}; HttpOnly; SameSite=Strict; Path=/` }),
   });
   response.end(readFileSync(file));
 }
 
+/**
+ * The page may talk to this server only: nothing is loaded from anywhere else, no eval, no inline
+ * script or style. Its WebSockets go to its own host and port, which 'self' covers (CSP 3).
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "worker-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self'",
+  "style-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
 const ASSETS: Record<string, string> = {
   "/app.js": "app.js",
+  "/elk-worker.js": "elk-worker.js",
   "/app.css": "app.css",
   "/favicon.svg": "favicon.svg",
 };
@@ -217,13 +234,28 @@ function acceptInteractor(ws: WebSocket, live: LiveRegistry) {
   });
 }
 
-/** Any XState app's `createWebSocketInspector` stream. */
+let streams = 0;
+
+/**
+ * Any XState app's `createWebSocketInspector` stream. Every actor system numbers its actors from
+ * `x:0`, so each stream's ids are prefixed with the stream's own number: two runs never merge.
+ */
 function acceptInspection(ws: WebSocket, live: LiveRegistry) {
+  const stream = `${++streams}:`;
+  const own = (id: unknown) => (typeof id === "string" ? `${stream}${id}` : id);
   ws.on("message", (data) => {
     const text = data.toString();
     const message = parse(text) as StatelyInspectionEvent | undefined;
     if (message && typeof message.type === "string" && typeof message.sessionId === "string")
-      live.receive(message, Buffer.byteLength(text));
+      live.receive(
+        {
+          ...message,
+          sessionId: `${stream}${message.sessionId}`,
+          rootId: own(message.rootId),
+          ...(message.type === "@xstate.actor" && { parentId: own(message.parentId) }),
+        } as StatelyInspectionEvent,
+        Buffer.byteLength(text),
+      );
   });
 }
 

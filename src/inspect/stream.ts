@@ -24,7 +24,10 @@ export function createRunInspector(url: string): {
   });
   return {
     inspect: {
-      next: (event) => inspector.inspect.next?.(withSlimSnapshot(event)),
+      next: (event) => {
+        // The server draws actors and their snapshots; events would double the stream for nothing.
+        if (event.type !== "@xstate.event") inspector.inspect.next?.(withSlimSnapshot(event));
+      },
     },
     stop: () => inspector.stop(),
   };

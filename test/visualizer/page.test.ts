@@ -152,6 +152,30 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
     expect(consoleErrors).toEqual([]);
   });
 
+  it("fits a wide statechart into the page on load, and zooms in and back to fit", async () => {
+    const done = summaryOf((await cli("run", "code-review-parallel", ...TASK, "--json")).stdout);
+    const { page, offsite, consoleErrors } = await watchedPage(browser);
+    await page.goto(url(`/runs/${done.runId}`));
+    const host = page.locator(".chart-viewport");
+    const last = page.locator('[data-state="code-review-parallel.done"]');
+    await last.waitFor();
+    const inside = async () => {
+      const [outer, inner] = await Promise.all([host.boundingBox(), last.boundingBox()]);
+      if (!outer || !inner) throw new Error("the chart is not drawn");
+      return inner.x >= outer.x && inner.x + inner.width <= outer.x + outer.width;
+    };
+    const scrolls = () => host.evaluate((e) => e.scrollWidth > e.clientWidth);
+    expect(await inside()).toBe(true);
+    expect(await scrolls()).toBe(false);
+    for (let i = 0; i < 4; i++) await page.locator('[data-zoom="in"]').click();
+    expect(await scrolls()).toBe(true);
+    await page.locator('[data-zoom="fit"]').click();
+    expect(await scrolls()).toBe(false);
+    expect(await inside()).toBe(true);
+    expect(offsite).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  });
+
   it("lists the runs, and no request leaves 127.0.0.1", async () => {
     const { page, offsite, consoleErrors } = await watchedPage(browser);
     await page.goto(url("/"));

@@ -1,4 +1,4 @@
-import ELK, { type ElkExtendedEdge, type ElkNode } from "elkjs/lib/elk.bundled.js";
+import ELK, { type ElkExtendedEdge, type ElkNode } from "elkjs/lib/elk-api.js";
 import type { Chart, ChartNode } from "../../src/inspect/chart.js";
 import type { ChartState } from "../../src/inspect/chart-state.js";
 import { svg } from "./dom.js";
@@ -14,6 +14,17 @@ const LIFECYCLE_LABEL: Record<string, string> = {
   exit: "Exit",
 };
 
+/**
+ * ELK runs in a worker the server serves beside the page (elk-worker.js): the page's own script
+ * stays small, the layout engine loads while the run is fetched, and the page needs no eval.
+ * Created on load so the worker starts at once.
+ */
+const elk = new ELK({ workerUrl: "/elk-worker.js" });
+
+/** Zoom steps of the chart, relative to its natural size; "fit" shows all of it. */
+const ZOOM_STEP = 1.25;
+const ZOOM_MAX = 3;
+
 const STAGE = { width: 264, height: 66 };
 const STATE = { width: 96, height: 30 };
 
@@ -27,10 +38,22 @@ export class ChartView {
   private readonly states = new Map<string, SVGElement>();
   private readonly pills = new Map<string, SVGElement>();
   private onPick: (stageId: string) => void = () => {};
+  private readonly viewport: HTMLElement;
+  private drawing: SVGElement | undefined;
+  private natural = { width: 0, height: 0 };
+  /** The zoom factor, or "fit" (the whole chart in the viewport's width). */
+  private zoom: number | "fit" = "fit";
 
   constructor(private readonly chart: Chart) {
     this.element = document.createElement("div");
     this.element.className = "chart";
+    this.viewport = document.createElement("div");
+    this.viewport.className = "chart-viewport";
+    this.element.append(
+      zoomControls((to) => this.zoomTo(to)),
+      this.viewport,
+    );
+    pannable(this.viewport);
   }
 
   pickStage(listener: (stageId: string) => void): void {
@@ -38,12 +61,11 @@ export class ChartView {
   }
 
   async draw(): Promise<void> {
-    const elk = new ELK();
-    const graph: ElkNode = {
+    const graphOf = (direction: "RIGHT" | "DOWN"): ElkNode => ({
       id: "__root",
       layoutOptions: {
         "elk.algorithm": "layered",
-        "elk.direction": "RIGHT",
+        "elk.direction": direction,
         "elk.hierarchyHandling": "INCLUDE_CHILDREN",
         "elk.json.shapeCoords": "ROOT",
         "elk.json.edgeCoords": "ROOT",
@@ -58,11 +80,19 @@ export class ChartView {
         targets: [e.target],
         labels: e.label ? [{ text: e.label, width: e.label.length * 6.4, height: 14 }] : [],
       })),
-    };
-    const laid = await elk.layout(graph);
+    });
+    // A long chain laid left to right may fit better top to bottom: the larger fitted scale wins.
+    let laid = await elk.layout(graphOf("RIGHT"));
+    if (this.fitScale(laid.width ?? 0, laid.height ?? 0) < 1) {
+      const down = await elk.layout(graphOf("DOWN"));
+      const [across, downward] = [laid, down].map((l) =>
+        this.fitScale(l.width ?? 0, l.height ?? 0),
+      );
+      if ((downward ?? 0) > (across ?? 0)) laid = down;
+    }
     const width = (laid.width ?? 0) + 8;
     const height = (laid.height ?? 0) + 8;
-    const root = svg("svg", { viewBox: `-4 -4 ${width} ${height}`, width, height, role: "img" });
+    const root = svg("svg", { viewBox: `-4 -4 ${width} ${height}`, role: "img" });
     const defs = svg("defs");
     const marker = svg("marker", {
       id: "arrow",
@@ -90,7 +120,29 @@ export class ChartView {
     };
     laid.children?.forEach(drawNode);
     for (const edge of (laid.edges ?? []) as ElkExtendedEdge[]) root.append(drawEdge(edge));
-    this.element.replaceChildren(root);
+    this.viewport.replaceChildren(root);
+    this.drawing = root;
+    this.natural = { width, height };
+    this.zoomTo(this.zoom);
+  }
+
+  /** The scale that shows a chart of this size whole in the viewport, never above 1. */
+  private fitScale(width: number, height: number): number {
+    const room = this.viewport.clientWidth || width;
+    const tall = Number.parseFloat(getComputedStyle(this.viewport).maxHeight) || height;
+    return Math.min(1, room / Math.max(width, 1), tall / Math.max(height, 1));
+  }
+
+  /** Fits the whole chart into the viewport (never above its natural size), or zooms it. */
+  zoomTo(to: number | "fit" | "in" | "out"): void {
+    const fit = this.fitScale(this.natural.width, this.natural.height);
+    const current = this.zoom === "fit" ? fit : this.zoom;
+    const next = to === "in" ? current * ZOOM_STEP : to === "out" ? current / ZOOM_STEP : to;
+    this.zoom = next === "fit" || next <= fit ? "fit" : Math.min(next, ZOOM_MAX);
+    const scale = this.zoom === "fit" ? fit : this.zoom;
+    this.drawing?.setAttribute("width", String(Math.floor(this.natural.width * scale)));
+    this.drawing?.setAttribute("height", String(Math.floor(this.natural.height * scale)));
+    this.element.setAttribute("data-zoom-level", this.zoom === "fit" ? "fit" : String(scale));
   }
 
   /** Highlights the active states and each running stage's lifecycle state. */
@@ -205,4 +257,48 @@ function drawEdge(edge: ElkExtendedEdge): SVGElement {
     group.append(text);
   }
   return group;
+}
+
+function zoomControls(zoom: (to: "in" | "out" | "fit") => void): HTMLElement {
+  const bar = document.createElement("div");
+  bar.className = "zoom";
+  const labels = { out: "−", fit: "Fit", in: "+" } as const;
+  for (const to of ["out", "fit", "in"] as const) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = labels[to];
+    button.title = to === "fit" ? "fit the chart to the page" : `zoom ${to}`;
+    button.setAttribute("data-zoom", to);
+    button.addEventListener("click", () => zoom(to));
+    bar.append(button);
+  }
+  return bar;
+}
+
+/** Drag to pan a zoomed-in chart (the viewport scrolls); a click still picks a stage. */
+function pannable(viewport: HTMLElement): void {
+  let from: { x: number; y: number; left: number; top: number } | undefined;
+  viewport.addEventListener("pointerdown", (event) => {
+    if (
+      viewport.scrollWidth <= viewport.clientWidth &&
+      viewport.scrollHeight <= viewport.clientHeight
+    )
+      return;
+    from = {
+      x: event.clientX,
+      y: event.clientY,
+      left: viewport.scrollLeft,
+      top: viewport.scrollTop,
+    };
+  });
+  viewport.addEventListener("pointermove", (event) => {
+    if (!from || event.buttons !== 1) return;
+    viewport.scrollLeft = from.left - (event.clientX - from.x);
+    viewport.scrollTop = from.top - (event.clientY - from.y);
+  });
+  const stop = () => {
+    from = undefined;
+  };
+  viewport.addEventListener("pointerup", stop);
+  viewport.addEventListener("pointerleave", stop);
 }

@@ -19,8 +19,10 @@ interface Grant {
 /** One run: its statechart, the step scrubber, pending grants, the timeline and stage details. */
 export async function runPage(root: HTMLElement, runId: string, socket: PageSocket): Promise<void> {
   const api = `/api/runs/${encodeURIComponent(runId)}`;
-  let run = await getJson<RunView>(api);
-  let steps = await getJson<Step[]>(`${api}/steps`);
+  // The chart takes longest (the server compiles the pipeline, ELK lays it out): asked first.
+  const graphAsked = getJson<{ pipeline: Chart }>(`${api}/graph`);
+  graphAsked.catch(() => {});
+  let [run, steps] = await Promise.all([getJson<RunView>(api), getJson<Step[]>(`${api}/steps`)]);
   const events: AuditEvent[] = [...run.timeline];
   let scrub: number | "live" = "live";
   let live: LiveRoot | undefined;
@@ -73,7 +75,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
 
   let chart: ChartView | undefined;
   try {
-    const graph = await getJson<{ pipeline: Chart }>(`${api}/graph`);
+    const graph = await graphAsked;
     chart = new ChartView(graph.pipeline);
     chartHost.replaceChildren(chart.element);
     await chart.draw();

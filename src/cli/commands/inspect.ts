@@ -8,7 +8,7 @@ import {
   startInspectServer,
 } from "../../inspect/server.js";
 import { refuse } from "../drive.js";
-import { resumeFromPage } from "../inspection.js";
+import { portOf, resumeFromPage } from "../inspection.js";
 import { type CliIo, EXIT } from "../io.js";
 import { storePathFor } from "../store.js";
 
@@ -45,16 +45,17 @@ export function registerInspect(
 }
 
 async function inspect(runId: string | undefined, flags: InspectFlags, io: CliIo): Promise<number> {
-  const port = Number(flags.port);
+  const port = portOf(flags.port);
+  if (!port.ok) return refuse(io, false, port.error);
   const token = isLoopback(flags.host) ? flags.token : (flags.token ?? newToken());
   let server: Awaited<ReturnType<typeof startInspectServer>>;
   try {
     server = await startInspectServer({
       storePath: storePathFor(flags.store),
       host: flags.host,
-      port,
+      port: port.value,
       ...(token && { token }),
-      resume: resumeFromPage(flags.store, port),
+      resume: resumeFromPage(flags.store, port.value),
     });
   } catch (error) {
     return refuse(io, false, toStagechartError(error, "ExtensionHost/InspectFailed"));

@@ -4,7 +4,7 @@ import type { StagechartError } from "../../errors.js";
 import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
-import { INSPECT_HELP, inspectionFor } from "../inspection.js";
+import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import type { CliIo } from "../io.js";
 import { collect } from "../options.js";
 import { withRunHost } from "../run-host.js";
@@ -18,6 +18,7 @@ interface StoredRunFlags {
   deny?: string[];
   headless?: boolean;
   inspect?: string | true;
+  stately?: boolean;
 }
 
 /** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
@@ -33,6 +34,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--deny <proposalId>", "deny a request the run waits for; repeatable", collect)
     .option("--headless", "no interactive prompts, even on a terminal")
     .option("--inspect [port]", INSPECT_HELP)
+    .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(await continueRun(runId, flags, io)),
@@ -103,7 +105,7 @@ async function continueRun(
       refuse(io, flags.json, error, runId, run.value.status);
     const stored = { runId, status: run.value.status };
     return await withRunHost(settings, io, flags.json, stored, async (pipeline, host, progress) => {
-      const inspection = await inspectionFor(flags.inspect, flags.store, io);
+      const inspection = await inspectionFor(flags.inspect, flags.store, io, flags.stately);
       try {
         const resumed = resumeRun(pipeline, runId, {
           host: inspection ? inspection.withPage(host) : host,

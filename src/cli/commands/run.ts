@@ -4,7 +4,7 @@ import { startRun } from "../../runtime/run.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
 import { drive, refuse } from "../drive.js";
 import { addSandboxOptions, type SandboxFlags, settingsFor } from "../host-options.js";
-import { INSPECT_HELP, inspectionFor } from "../inspection.js";
+import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { pipelineExists, pipelineFile, pipelineNotFound } from "../pipelines.js";
@@ -24,6 +24,7 @@ interface RunFlags extends McpFlags, SandboxFlags {
   runId?: string;
   json?: boolean;
   inspect?: string | true;
+  stately?: boolean;
 }
 
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -63,6 +64,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option("--store <path>", "the run store (default: .stagechart/runs.db)")
     .option("--run-id <id>", "the run's id (default: generated)")
     .option("--inspect [port]", INSPECT_HELP)
+    .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout");
   addMcpOptions(addSandboxOptions(command)).action(async (name: string, flags: RunFlags) =>
     setExit(await run(name, flags, io)),
@@ -82,7 +84,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
       const store = openStoreForCli(flags.store);
       if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
       let runId: string | undefined;
-      const inspection = await inspectionFor(flags.inspect, flags.store, io);
+      const inspection = await inspectionFor(flags.inspect, flags.store, io, flags.stately);
       try {
         const started = startRun(pipeline, {
           host: inspection ? inspection.withPage(host) : host,

@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { main } from "../../src/cli/main.js";
+import { demoProject, runIn, storeOf, summaryOf } from "../support/cli.js";
+
+/** `stagechart inspect …` in-process, until the test sends it Ctrl-C. */
+function startInspect(...argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  let announced: (url: string) => void = () => {};
+  const url = new Promise<string>((resolve) => {
+    announced = resolve;
+  });
+  const exit = main(["inspect", ...argv], {
+    stdout: (text) => {
+      stdout += text;
+      const found = /http:\/\/\S+/.exec(stdout)?.[0];
+      if (found) announced(found);
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+  });
+  return { url, exit, output: () => ({ stdout, stderr }) };
+}
+
+describe("stagechart inspect", () => {
+  it("serves the store's runs on the port it is given, until Ctrl-C", async () => {
+    const project = demoProject();
+    const run = await runIn(
+      project,
+      "run",
+      "code-review-parallel",
+      "--task",
+      "rename auth",
+      "--json",
+    );
+    const { runId } = summaryOf(run.stdout);
+    const inspect = startInspect(runId, "--port", "0", "--store", storeOf(project));
+    const page = await Promise.race([inspect.url, inspect.exit.then(() => "")]);
+    expect(page).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/runs/${runId}$`));
+    const origin = new URL(page).origin;
+    const runs = (await (await fetch(`${origin}/api/runs`)).json()) as Array<{ runId: string }>;
+    expect(runs.map((r) => r.runId)).toEqual([runId]);
+    process.emit("SIGINT");
+    expect(await inspect.exit).toBe(0);
+    await expect(fetch(`${origin}/api/runs`)).rejects.toThrow();
+  });
+
+  it.each([
+    ["a port that is not a number", ["--port", "forty"], "Validation/PortInvalid"],
+    [
+      "another host without a way to reach it safely",
+      ["--host", "not-an-address.invalid", "--port", "0"],
+      "ExtensionHost/InspectFailed",
+    ],
+  ])("refuses %s with a coded error and exit 1", async (_what, argv, code) => {
+    const inspect = startInspect(...argv, "--store", storeOf(demoProject()));
+    expect(await inspect.exit).toBe(1);
+    expect(inspect.output().stderr).toContain(code);
+    expect(inspect.output().stderr).not.toMatch(/\bat .+:\d+:\d+/);
+  });
+
+  it("run --stately says why runs are not sent to the hosted inspector, and runs as usual", async () => {
+    const project = demoProject();
+    const run = await runIn(
+      project,
+      "run",
+      "code-review-parallel",
+      "--task",
+      "rename auth",
+      "--stately",
+      "--json",
+    );
+    expect(run.code).toBe(0);
+    expect(summaryOf(run.stdout).status).toBe("done");
+    expect(run.stderr).toContain("--stately: the hosted Stately inspector");
+    expect(run.stderr).toContain("--inspect");
+  });
+});

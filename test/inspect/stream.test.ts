@@ -1,0 +1,119 @@
+import { appendFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
+import { SqliteStore } from "../../src/store/index.js";
+import { demoProject, runIn, storeOf, summaryOf } from "../support/cli.js";
+
+/**
+ * Stands where an inspect server would: it says it is healthy (so `--inspect` streams to it
+ * rather than starting its own), keeps every message the run's inspection stream sends, and
+ * denies the grant requests the run asks its page.
+ */
+async function capturingServer(): Promise<{ port: number; messages: string[]; server: Server }> {
+  const messages: string[] = [];
+  const server = createServer((request, response) => {
+    const found = request.url === "/api/health";
+    response.writeHead(found ? 200 : 404, { "content-type": "application/json" });
+    response.end(found ? '{"store":true}' : "{}");
+  });
+  const sockets = new WebSocketServer({ server });
+  sockets.on("connection", (ws, request) => {
+    if (request.url === "/ws/inspect") ws.on("message", (data) => messages.push(data.toString()));
+    if (request.url === "/ws/interactor")
+      ws.on("message", (data) => {
+        const { request: asked } = JSON.parse(data.toString());
+        if (asked)
+          ws.send(
+            JSON.stringify({
+              type: "grant-answer",
+              proposalId: asked.proposalId,
+              decision: "deny",
+            }),
+          );
+      });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  return { port: typeof address === "object" && address ? address.port : 0, messages, server };
+}
+
+const TASK_CANARY = "task-canary-7f3a9c";
+const FILE_CANARY = "file-canary-b81d2e";
+const KEY_CANARY = "sk-ant-api03-canary0000000000000000000000000000000000000000";
+
+describe("a run's inspection stream", () => {
+  let captured: Awaited<ReturnType<typeof capturingServer>>;
+  let project: string;
+  let runId: string;
+  const saved = process.env.ANTHROPIC_API_KEY;
+
+  beforeAll(async () => {
+    captured = await capturingServer();
+    project = demoProject();
+    // Plan greps for "auth": this line comes back in its tool output.
+    appendFileSync(join(project, "src/auth.ts"), `// auth secret ${FILE_CANARY} ${KEY_CANARY}\n`);
+    process.env.ANTHROPIC_API_KEY = KEY_CANARY;
+    const run = await runIn(
+      project,
+      "run",
+      "code-review",
+      "--task",
+      `rename auth to authentication ${TASK_CANARY} ${KEY_CANARY}`,
+      "--headless",
+      "--inspect",
+      String(captured.port),
+      "--json",
+    );
+    runId = summaryOf(run.stdout).runId;
+  });
+  afterAll(() => {
+    if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
+    else process.env.ANTHROPIC_API_KEY = saved;
+    captured?.server.close();
+  });
+
+  it("carries the run's shape, and the canaries are really in the run's records", () => {
+    expect(captured.messages.length).toBeGreaterThan(20);
+    const store = SqliteStore.open(storeOf(project));
+    if (!store.ok) throw store.error;
+    try {
+      const transcript = JSON.stringify(store.value.read(`${runId}/plan/1`));
+      expect(transcript).toContain(FILE_CANARY);
+      expect(transcript).toContain(TASK_CANARY);
+    } finally {
+      store.value.close();
+    }
+  });
+
+  it("sends no prompt, no tool output and no key", () => {
+    const all = captured.messages.join("\n");
+    expect(all).not.toContain(TASK_CANARY);
+    expect(all).not.toContain(FILE_CANARY);
+    expect(all).not.toContain(KEY_CANARY);
+    expect(all).not.toContain("rename auth to authentication");
+  });
+
+  it("sends each machine definition once per actor, never with a snapshot", () => {
+    const parsed = captured.messages.map(
+      (m) => JSON.parse(m) as { type: string; sessionId: string; definition?: string },
+    );
+    const actors = parsed.filter((m) => m.type === "@xstate.actor");
+    const withDefinition = actors.filter((m) => m.definition);
+    expect(withDefinition.length).toBeGreaterThan(0);
+    const sessions = withDefinition.map((m) => m.sessionId);
+    expect(new Set(sessions).size).toBe(sessions.length);
+    const snapshots = captured.messages.filter((m) => JSON.parse(m).type === "@xstate.snapshot");
+    expect(snapshots.length).toBeGreaterThan(0);
+    for (const snapshot of snapshots) {
+      expect(snapshot).not.toContain('"definition"');
+      expect(snapshot).not.toContain('"machine"');
+    }
+  });
+
+  it("stays small: a few tens of kilobytes for the whole run", () => {
+    const bytes = captured.messages.reduce((sum, m) => sum + Buffer.byteLength(m), 0);
+    expect(bytes).toBeLessThan(200 * 1024);
+  });
+});
