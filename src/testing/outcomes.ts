@@ -11,6 +11,14 @@ import {
   type Requirement,
 } from "./payloads.js";
 
+/** Calls a stage may be driven to ask for outside its envelope; none runs, since the run suspends. */
+const GRANT_PROBES = [
+  { tool: "Glob", args: { pattern: "**/*.md" } },
+  { tool: "Read", args: { path: "README.md" } },
+  { tool: "Write", args: { path: "stagechart-probe.txt", content: "probe" } },
+  { tool: "Bash", args: { command: "git log -1" } },
+];
+
 /** At most this many payload conditions of one stage are split into every true/false combination. */
 const MAX_SPLIT_CONDITIONS = 6;
 
@@ -34,7 +42,7 @@ export interface StageOutcome {
     | { kind: "complete"; payload: Record<string, unknown> }
     | { kind: "cap-hit"; attempts: number; turnCap: number }
     | { kind: "gate"; answer: "defer" | "block" }
-    | { kind: "grant-suspended" }
+    | { kind: "grant-suspended"; probe: { tool: string; args: Record<string, unknown> } }
     | { kind: "code" };
   /** The run stops here, waiting for an answer: the path ends `suspended`. */
   suspends?: boolean;
@@ -96,14 +104,16 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
   });
   if (pipeline.hooks[stageId]?.gate)
     outcomes.push(...gateOutcomes(stageId, definition.resolutionPolicy));
-  outcomes.push({
-    stage: stageId,
-    name: "grant-suspended",
-    verdict: "ok",
-    capHit: false,
-    drive: { kind: "grant-suspended" },
-    suspends: true,
-  });
+  const probe = GRANT_PROBES.find((p) => !definition.allowedTools.includes(p.tool));
+  if (probe)
+    outcomes.push({
+      stage: stageId,
+      name: "grant-suspended",
+      verdict: "ok",
+      capHit: false,
+      drive: { kind: "grant-suspended", probe },
+      suspends: true,
+    });
   return { outcomes, unsatisfiable };
 }
 

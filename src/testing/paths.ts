@@ -4,7 +4,7 @@ import { getShortestPaths, getSimplePaths, type StatePath } from "xstate/graph";
 import type { PipelineContext } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";
-import { activeStages, isEnd, modelMachine, type PathEnd } from "./model.js";
+import { activeStages, isEnd, modelMachine, type PathEnd, traceModel } from "./model.js";
 import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
 
 export const PATH_STRATEGIES = ["shortest", "simple"] as const;
@@ -87,10 +87,12 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
   const ended = ending
     .filter((path) => isEnd(path.state.value))
     .map((path) => ({ steps: stepsOf(path), end: path.state.value as PathEnd }));
-  const paths = [...ended, ...suspendedPaths(reachable, outcomes)].map((path, index) => ({
-    id: `path-${index + 1}`,
-    ...path,
-  }));
+  const paths = [...ended, ...suspendedPaths(pipeline, ctx, reachable, outcomes)].map(
+    (path, index) => ({
+      id: `path-${index + 1}`,
+      ...path,
+    }),
+  );
   return { pipelineId: pipeline.id, strategy, ctx, paths };
 }
 
@@ -100,8 +102,14 @@ function stepsOf(path: StatePath<ModelSnapshot, PathEvent>): PathStep[] {
   );
 }
 
-/** For each outcome that suspends the run, the shortest way to a state where its stage runs, and the suspension. */
+/**
+ * For each outcome that suspends the run, the shortest way to a state where its stage runs, the
+ * other running siblings settling `ok` first (a suspended run is one where nothing else can
+ * move), and the suspension.
+ */
 function suspendedPaths(
+  pipeline: PipelineDefinition,
+  ctx: Record<string, unknown>,
   reachable: StatePath<ModelSnapshot, PathEvent>[],
   outcomes: Map<string, StageOutcome[]>,
 ): Omit<PipelinePath, "id">[] {
@@ -110,9 +118,31 @@ function suspendedPaths(
     if (!outcome.suspends) return [];
     const way = sorted.find((path) => activeStages(path.state).includes(outcome.stage));
     if (!way) return [];
+    const others = activeStages(way.state).flatMap((stage) => {
+      const ok = outcomes.get(stage)?.find((o) => o.verdict === "ok" && !o.suspends);
+      return stage === outcome.stage || !ok ? [] : [{ stage, outcome: ok }];
+    });
+    const before = [
+      ...way.steps.flatMap(({ event }) =>
+        "outcome" in event ? [{ event, stage: event.stage }] : [],
+      ),
+      ...others.map(({ stage, outcome: ok }) => ({
+        event: stageDone(stage, resultFor(ok)),
+        stage,
+      })),
+    ];
+    const trace = traceModel(pipeline, ctx, [
+      ...before,
+      { event: { type: "stagechart.probe" }, stage: outcome.stage },
+    ]);
+    if (trace.refused) return [];
     return [
       {
-        steps: [...stepsOf(way), { stage: outcome.stage, outcome: outcome.name }],
+        steps: [
+          ...stepsOf(way),
+          ...others.map(({ stage, outcome: ok }) => ({ stage, outcome: ok.name })),
+          { stage: outcome.stage, outcome: outcome.name },
+        ],
         end: "suspended" as const,
       },
     ];
