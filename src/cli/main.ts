@@ -6,6 +6,7 @@ import { registerPaths } from "./commands/paths.js";
 import { registerResume } from "./commands/resume.js";
 import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
+import { registerTest } from "./commands/test.js";
 import { registerValidate } from "./commands/validate.js";
 import { reportCrash } from "./crash.js";
 import { type CliIo, EXIT, processIo } from "./io.js";
@@ -35,6 +36,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerGraph(program, io, setExit);
   registerInspect(program, io, setExit);
   registerPaths(program, io, setExit);
+  registerTest(program, io, setExit);
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {

@@ -12,7 +12,9 @@ export function registerPaths(program: Command, io: CliIo, setExit: (code: numbe
     .description("list the paths through a pipeline's statechart (model-based testing)")
     .argument("<pipeline>", "bundled pipeline name or pipeline file")
     .addOption(
-      new Option("--strategy <strategy>", "which paths").choices(PATH_STRATEGIES).default("shortest"),
+      new Option("--strategy <strategy>", "which paths")
+        .choices(PATH_STRATEGIES)
+        .default("shortest"),
     )
     .option("--max-visits <n>", "enter no stage more often than this", positiveInteger, 3)
     .option("--events <names>", "control events to add: override,redo,cancel", controlEvents, [])
@@ -20,7 +22,12 @@ export function registerPaths(program: Command, io: CliIo, setExit: (code: numbe
     .action(
       async (
         name: string,
-        flags: { strategy: PathStrategy; maxVisits: number; events: ControlEventName[]; json?: boolean },
+        flags: {
+          strategy: PathStrategy;
+          maxVisits: number;
+          events: ControlEventName[];
+          json?: boolean;
+        },
       ) => {
         const pipeline = await loadPipelineForCli(name, io);
         if (!pipeline) return setExit(EXIT.failed);
@@ -40,14 +47,20 @@ export function registerPaths(program: Command, io: CliIo, setExit: (code: numbe
 
 function positiveInteger(text: string): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError("a whole number, 1 or more");
+  if (!Number.isInteger(value) || value < 1)
+    throw new InvalidArgumentError("a whole number, 1 or more");
   return value;
 }
 
 function controlEvents(text: string): ControlEventName[] {
-  const names = text.split(",").map((n) => n.trim().toLowerCase()).filter(Boolean);
+  const names = text
+    .split(",")
+    .map((n) => n.trim().toLowerCase())
+    .filter(Boolean);
   const unknown = names.filter((n) => !CONTROL_EVENTS.includes(n as ControlEventName));
   if (unknown.length > 0)
-    throw new InvalidArgumentError(`unknown ${unknown.join(", ")}; use ${CONTROL_EVENTS.join(",")}`);
+    throw new InvalidArgumentError(
+      `unknown ${unknown.join(", ")}; use ${CONTROL_EVENTS.join(",")}`,
+    );
   return names as ControlEventName[];
 }
