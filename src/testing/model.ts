@@ -1,5 +1,5 @@
 import { type AnyStateMachine, createActor, createMachine } from "xstate";
-import { createPipelineMachine, type PipelineContext } from "../compiler/pipeline-machine.js";
+import { createPipelineMachine } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEventInput } from "../inspect/audit.js";
 
