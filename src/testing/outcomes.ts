@@ -1,4 +1,5 @@
 import type { StageResult, Verdict } from "../definitions/contract.js";
+import { compileSchema } from "../definitions/json-schema.js";
 import type {
   Condition,
   PipelineDefinition,
@@ -30,7 +31,8 @@ const MAX_SPLIT_CONDITIONS = 6;
  *   payload first, then prose), so the retries run out and the stage fails;
  * - `gate`: the stage's gate answers `defer` or `block`, and `resolutionPolicy` decides;
  * - `grant-suspended`: the stage asks for a tool outside its envelope and the run suspends;
- * - `code`: a code, command or sub-pipeline stage ends with the verdict (not forced by a script).
+ * - `code`: a code, command or sub-pipeline stage ends with the verdict (not forced by a script);
+ * - `inputs-refused`: an upstream result fails the stage's `inputsSchema`, so Setup fails it.
  */
 export interface StageOutcome {
   stage: string;
@@ -43,7 +45,8 @@ export interface StageOutcome {
     | { kind: "cap-hit"; attempts: number; turnCap: number }
     | { kind: "gate"; answer: "defer" | "block" }
     | { kind: "grant-suspended"; probe: { tool: string; args: Record<string, unknown> } }
-    | { kind: "code" };
+    | { kind: "code" }
+    | { kind: "inputs-refused" };
   /** The run stops here, waiting for an answer: the path ends `suspended`. */
   suspends?: boolean;
 }
@@ -115,6 +118,19 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
       suspends: true,
     });
   return { outcomes, unsatisfiable };
+}
+
+/** Whether a stage's `inputsSchema` refuses one of the results it receives: then it can only fail in Setup. */
+export function refusesInputs(
+  pipeline: PipelineDefinition,
+  stageId: string,
+  upstream: readonly StageResult[],
+): boolean {
+  const stage = pipeline.stages[stageId];
+  const schema = stage?.kind === "llm" ? stage.definition.inputsSchema : undefined;
+  if (!schema) return false;
+  const validate = compileSchema(schema);
+  return validate.ok && upstream.some((result) => !validate.value(result));
 }
 
 /** A gate's `defer` and `block` under each `resolutionPolicy` (DESIGN.md §3.1). */

@@ -5,7 +5,7 @@ import type { PipelineContext } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";
 import { activeStages, isEnd, modelMachine, type PathEnd, traceModel } from "./model.js";
-import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
+import { refusesInputs, resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
 
 export const PATH_STRATEGIES = ["shortest", "simple"] as const;
 export type PathStrategy = (typeof PATH_STRATEGIES)[number];
@@ -58,9 +58,11 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
   const events = (snapshot: ModelSnapshot): PathEvent[] => {
     if (Object.values(snapshot.context.visits).some((n) => n > maxVisits)) return [];
     return activeStages(snapshot).flatMap((stage) => [
-      ...(outcomes.get(stage) ?? [])
-        .filter((o) => !o.suspends)
-        .map((o) => ({ ...stageDone(stage, resultFor(o)), outcome: o.name, stage })),
+      ...possibleOutcomes(pipeline, snapshot, stage, outcomes.get(stage) ?? []).map((o) => ({
+        ...stageDone(stage, resultFor(o)),
+        outcome: o.name,
+        stage,
+      })),
       ...controlEventsFrom(pipeline, stage, options.events ?? []).map((e) => ({
         ...e,
         stage,
@@ -76,8 +78,14 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
   const traversal = {
     input: { runId: "model", ctx },
     events: events as never,
-    serializeState: (snapshot: ModelSnapshot) =>
-      JSON.stringify([snapshot.value, snapshot.context.visits, snapshot.context.groups]),
+    // The verdicts too: a join's inputsSchema may refuse a failed sibling's result.
+    serializeState: ({ value, context }: ModelSnapshot) =>
+      JSON.stringify([
+        value,
+        context.visits,
+        context.groups,
+        context.upstream.map((r) => r.verdict),
+      ]),
     limit: 100_000,
   };
   const machine = modelMachine(pipeline);
@@ -94,6 +102,18 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
     }),
   );
   return { pipelineId: pipeline.id, strategy, ctx, paths };
+}
+
+/** A stage's outcomes where it runs now: only `inputs-refused` when its inputsSchema refuses what it receives. */
+function possibleOutcomes(
+  pipeline: PipelineDefinition,
+  snapshot: ModelSnapshot,
+  stage: string,
+  outcomes: readonly StageOutcome[],
+): StageOutcome[] {
+  const sibling = typeof snapshot.value !== "string";
+  const refused = !sibling && refusesInputs(pipeline, stage, snapshot.context.upstream);
+  return outcomes.filter((o) => !o.suspends && (o.drive.kind === "inputs-refused") === refused);
 }
 
 function stepsOf(path: StatePath<ModelSnapshot, PathEvent>): PathStep[] {
@@ -119,7 +139,7 @@ function suspendedPaths(
     const way = sorted.find((path) => activeStages(path.state).includes(outcome.stage));
     if (!way) return [];
     const others = activeStages(way.state).flatMap((stage) => {
-      const ok = outcomes.get(stage)?.find((o) => o.verdict === "ok" && !o.suspends);
+      const ok = outcomes.get(stage)?.find((o) => o.drive.kind === "complete");
       return stage === outcome.stage || !ok ? [] : [{ stage, outcome: ok }];
     });
     const before = [
@@ -149,9 +169,12 @@ function suspendedPaths(
   });
 }
 
-/** A ctx the pipeline's `context` schema accepts, sampled (seeded) with json-schema-faker. */
+/**
+ * A ctx the pipeline's `context` schema accepts, sampled (seeded) with json-schema-faker, with
+ * every declared field, since stage templates may read any of them.
+ */
 export function sampleContext(pipeline: PipelineDefinition): Record<string, unknown> {
-  const value = generateSync(pipeline.context as never, { seed: 1 });
+  const value = generateSync(pipeline.context as never, { seed: 1, alwaysFakeOptionals: true });
   return typeof value === "object" && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : {};

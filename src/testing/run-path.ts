@@ -16,8 +16,11 @@ import { sampleContext } from "./paths.js";
 /** What a path says the run does, and what the run did: its transitions and how it ended. */
 export interface PathRecord {
   transitions: string[];
-  /** `refused`: the run did not start; `timed-out`: it had not ended when the time was up. */
-  end: PathEnd | "refused" | "timed-out";
+  /**
+   * `refused`: the run did not start; `timed-out`: it had not ended when the time was up;
+   * `not-run`: the path cannot be taken on the statechart as it is now, so it was not driven.
+   */
+  end: PathEnd | "refused" | "timed-out" | "not-run";
 }
 
 export interface PathRun {
@@ -56,7 +59,9 @@ export async function runPath(
   const model = modelTrace(pipeline, ctx, path.steps, outcomes);
   const expected: PathRecord = { transitions: model.transitions, end: path.end };
   const drive = driveFor(pipeline, path.steps, outcomes);
-  const real = await realRun(pipeline, ctx, path.steps, drive, options.timeoutMs ?? 60_000);
+  const real = model.refused
+    ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
+    : await realRun(pipeline, ctx, path.steps, drive, options.timeoutMs ?? 60_000);
   const reason =
     model.refused ??
     (model.end !== undefined && model.end !== path.end

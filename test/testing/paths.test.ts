@@ -58,12 +58,10 @@ describe("pipelinePaths", () => {
 
   it("under all-settled, waits for every sibling and joins whatever they end with", () => {
     const runs = groupRuns({ kind: "all-settled" });
-    expect(runs).toContain(
-      "test:retries-exhausted > lint:retries-exhausted > review:cap-hit => failed",
-    );
-    expect(runs.some((r) => r.startsWith("test:retries-exhausted > lint:ok > review:ok"))).toBe(
-      true,
-    );
+    expect(
+      runs.some((r) => r.startsWith("test:retries-exhausted > lint:retries-exhausted > review:")),
+    ).toBe(true);
+    expect(runs).toContain("test:ok > lint:ok > review:cap-hit => failed");
   });
 
   it("under any, joins on the first ok and fails only when every sibling failed", () => {
