@@ -64,6 +64,10 @@ describe("pipelinePaths", () => {
     expect(runs).toContain("test:ok > lint:ok > review:cap-hit => failed");
   });
 
+  it.todo(
+    "under all-settled, tells apart a join after a failed sibling from one after an ok sibling",
+  );
+
   it("under any, joins on the first ok and fails only when every sibling failed", () => {
     const runs = groupRuns({ kind: "any" });
     expect(runs.some((r) => r.startsWith("lint:ok > review:ok"))).toBe(true);
