@@ -58,9 +58,6 @@ describe("pipelinePaths", () => {
 
   it("under all-settled, waits for every sibling and joins whatever they end with", () => {
     const runs = groupRuns({ kind: "all-settled" });
-    expect(
-      runs.some((r) => r.startsWith("test:retries-exhausted > lint:retries-exhausted > review:")),
-    ).toBe(true);
     expect(runs).toContain("test:ok > lint:ok > review:cap-hit => failed");
   });
 
