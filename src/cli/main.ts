@@ -2,9 +2,11 @@ import { Command, CommanderError } from "commander";
 import { VERSION } from "../version.js";
 import { registerGraph } from "./commands/graph.js";
 import { registerInspect } from "./commands/inspect.js";
+import { registerPaths } from "./commands/paths.js";
 import { registerResume } from "./commands/resume.js";
 import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
+import { registerTest } from "./commands/test.js";
 import { registerValidate } from "./commands/validate.js";
 import { reportCrash } from "./crash.js";
 import { type CliIo, EXIT, processIo } from "./io.js";
@@ -33,6 +35,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerRuns(program, io, setExit);
   registerGraph(program, io, setExit);
   registerInspect(program, io, setExit);
+  registerPaths(program, io, setExit);
+  registerTest(program, io, setExit);
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {

@@ -19,7 +19,7 @@ export interface Edge {
 /** Draws a compiled machine from `xstate/graph`'s directed graph: nested states drawn nested. */
 export function renderGraph(machine: AnyStateMachine, format: GraphFormat): string {
   const root = toDirectedGraph(machine);
-  if (format === "json") return `${JSON.stringify(root, null, 2)}\n`;
+  if (format === "json") return `${JSON.stringify(graphJson(root), null, 2)}\n`;
   const edges = collectEdges(root);
   return format === "mermaid" ? mermaid(root, edges) : dot(root, edges);
 }
@@ -45,6 +45,49 @@ export function collectEdges(node: DirectedGraphNode): Edge[] {
   };
   visit(node);
   return [...merged.values()];
+}
+
+/** One transition of `graph --format json`: xstate/graph's edge, plus the rule or policy it stands for. */
+export interface JsonEdge {
+  source: string;
+  target: string;
+  /** The event that takes it; `always` for an eventless transition. */
+  label: { text: string };
+  /** The rule, policy or outcome the transition stands for (`output.approved equals true`). */
+  description?: string;
+}
+
+export interface JsonNode {
+  id: string;
+  children: JsonNode[];
+  edges: JsonEdge[];
+}
+
+/**
+ * xstate/graph's directed graph as JSON, with the eventless transitions it leaves out (a parallel
+ * group's edges to its join and to `failed`, a sibling's queued → running) among each node's edges.
+ */
+export function graphJson(node: DirectedGraphNode): JsonNode {
+  const evented = node.edges.map((edge) =>
+    jsonEdge(edge.source.id, edge.target.id, edge.transition),
+  );
+  const eventless = (node.stateNode.always ?? []).flatMap((transition) =>
+    (transition.target ?? []).map((target) => jsonEdge(node.id, target.id, transition)),
+  );
+  return { id: node.id, children: node.children.map(graphJson), edges: [...evented, ...eventless] };
+}
+
+function jsonEdge(
+  source: string,
+  target: string,
+  transition: DirectedGraphEdge["transition"],
+): JsonEdge {
+  return {
+    source,
+    target,
+    label: { text: transition.eventType || "always" },
+    ...(transition.description && { description: transition.description }),
+  };
 }
 
 function labelOf(transition: DirectedGraphEdge["transition"]): string {

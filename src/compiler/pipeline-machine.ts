@@ -1,4 +1,17 @@
-import { type AnyStateMachine, assign, fromPromise, setup } from "xstate";
+import {
+  type AnyActorRef,
+  type AnyStateMachine,
+  assign,
+  type EventObject,
+  fromPromise,
+  type MetaObject,
+  type ParameterizedObject,
+  type ProvidedActor,
+  type StateMachine,
+  type StateSchema,
+  type StateValue,
+  setup,
+} from "xstate";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
 import {
   DONE,
@@ -94,6 +107,27 @@ export interface PipelineContext {
 }
 
 /**
+ * A compiled pipeline, typed by what the outside sees of it: its input, the control events it
+ * takes and its output. Its states are generated from the pipeline's topology, so they are not.
+ */
+export type PipelineMachine = StateMachine<
+  PipelineContext,
+  PipelineEvent,
+  Record<string, AnyActorRef | undefined>,
+  ProvidedActor,
+  ParameterizedObject,
+  ParameterizedObject,
+  string,
+  StateValue,
+  string,
+  PipelineInput,
+  PipelineOutput,
+  EventObject,
+  MetaObject,
+  StateSchema
+>;
+
+/**
  * Compiles a pipeline into one XState machine (DESIGN.md §5): every stage state invokes the
  * lifecycle machine, a code-stage actor or a sub-pipeline machine as a child; a parallel group is
  * a parallel state whose regions are the siblings, left for the join once the policy is met.
@@ -101,7 +135,7 @@ export interface PipelineContext {
 export function createPipelineMachine(
   pipeline: PipelineDefinition,
   services: PipelineServices,
-): AnyStateMachine {
+): PipelineMachine {
   const subMachines = Object.fromEntries(
     Object.values(pipeline.stages).flatMap((stage) =>
       stage.kind === "pipeline"

@@ -11,6 +11,7 @@ import {
   createPipelineMachine,
   type PipelineContext,
   type PipelineEvent,
+  type PipelineMachine,
   type PipelineOutput,
   type RunStatus,
 } from "../compiler/pipeline-machine.js";
@@ -73,7 +74,7 @@ export interface RunHandle {
  * Compiles a pipeline for a host: an ordinary XState machine, which other machines may invoke
  * with `input: {runId, ctx}` and whose output is `{status, result, results, error?}`.
  */
-export function compilePipeline(pipeline: PipelineDefinition, host: Host): AnyStateMachine {
+export function compilePipeline(pipeline: PipelineDefinition, host: Host): PipelineMachine {
   const hooks = collectHooks(pipeline);
   const grants =
     pipeline.grants.approve.length + pipeline.grants.deny.length > 0

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { drawablePipeline, renderGraph } from "../../src/compiler/graph.js";
+import { drawablePipeline, type JsonNode, renderGraph } from "../../src/compiler/graph.js";
 import { code, pipelineOf } from "../support/pipelines.js";
 
 const ok = () => ({ verdict: "ok" as const });
@@ -66,6 +66,54 @@ describe("the graph of a compiled pipeline", () => {
       "demo.done",
       "demo.failed",
       "demo.cancelled",
+    ]);
+  });
+});
+
+describe("the JSON graph", () => {
+  const edgesOf = (node: JsonNode): JsonNode["edges"] => [
+    ...node.edges,
+    ...node.children.flatMap(edgesOf),
+  ];
+  const failFast = () => {
+    const pipeline = reviewLoop();
+    const fanOut = pipeline.next.execute;
+    if (fanOut?.kind === "parallel") fanOut.policy = { kind: "fail-fast" };
+    return pipeline;
+  };
+
+  it("carries the eventless transitions: a group's edges to its join and to failed, a sibling's start", () => {
+    const edges = edgesOf(JSON.parse(renderGraph(drawablePipeline(failFast()), "json")));
+    expect(edges).toContainEqual({
+      source: "demo.execute_parallel",
+      target: "demo.review",
+      label: { text: "always" },
+      description: "fail-fast policy met",
+    });
+    expect(edges).toContainEqual({
+      source: "demo.execute_parallel",
+      target: "demo.failed",
+      label: { text: "always" },
+      description: "fail-fast policy failed",
+    });
+    expect(edges).toContainEqual({
+      source: "demo.execute_parallel.lint.queued",
+      target: "demo.execute_parallel.lint.running",
+      label: { text: "always" },
+      description: "started",
+    });
+  });
+
+  it("keeps xstate/graph's evented edges, each with the rule it stands for", () => {
+    const edges = edgesOf(JSON.parse(renderGraph(drawablePipeline(failFast()), "json")));
+    const fromReview = edges.filter(
+      (e) => e.source === "demo.review" && e.label.text === "xstate.done.actor.review",
+    );
+    expect(fromReview.map((e) => [e.target, e.description])).toEqual([
+      ["demo.done", "output.approved equals true"],
+      ["demo.execute", "visits review lt 3"],
+      ["demo.failed", "otherwise"],
+      ["demo.failed", "failed"],
     ]);
   });
 });

@@ -1,0 +1,149 @@
+import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import type { AuditEvent } from "../inspect/audit.js";
+import type { ScriptEntry } from "../models/script-file.js";
+import { createScriptedModel } from "../models/scripted.js";
+import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
+import type { StageOutcome } from "./outcomes.js";
+import type { PathStep } from "./paths.js";
+import { brokenPayload } from "./payloads.js";
+
+/** What drives a real run down one path: a script per stage execution, gate answers, the order of steps. */
+export interface Drive {
+  /** Entries by `<stage>@<visit>`. */
+  script: Map<string, ScriptEntry[]>;
+  /** The step each stage execution stands for, by `<stage>@<visit>`. */
+  stepOf: Map<string, number>;
+  /** The gate's answer at each visit, for stages whose gate the path answers. */
+  gates: Map<string, ("proceed" | "defer" | "block")[]>;
+  /** Why the path cannot be driven by a script, when it cannot. */
+  notDriven?: string;
+}
+
+const entry = (reply: ScriptEntry["reply"]): ScriptEntry => ({ reply, delayMs: 0, usage: {} });
+const call = (tool: string, args: Record<string, unknown>) =>
+  entry({ kind: "tool-calls", calls: [{ tool, args }] });
+
+/** The model replies that make one stage execution end with `outcome`. */
+export function repliesFor(pipeline: PipelineDefinition, outcome: StageOutcome): ScriptEntry[] {
+  const stage = pipeline.stages[outcome.stage];
+  if (stage?.kind !== "llm") return [];
+  const { completionTool, completionSchema } = stage.definition;
+  const { drive } = outcome;
+  switch (drive.kind) {
+    case "complete":
+      return [call(completionTool, drive.payload)];
+    case "cap-hit":
+      // Each attempt: a payload the schema refuses (a parse failure), then prose till turnCap.
+      return Array.from({ length: drive.attempts }, () => [
+        call(completionTool, brokenPayload(completionSchema)),
+        ...Array.from({ length: drive.turnCap - 1 }, () =>
+          entry({ kind: "text", text: "Still thinking about it." }),
+        ),
+      ]).flat();
+    case "grant-suspended":
+      return [call(drive.probe.tool, drive.probe.args)];
+    default:
+      return [];
+  }
+}
+
+/** The scripts, step order and gate answers for a path, from the outcomes its steps name. */
+export function driveFor(
+  pipeline: PipelineDefinition,
+  steps: readonly PathStep[],
+  outcomeOf: (step: PathStep) => StageOutcome | undefined,
+): Drive {
+  const drive: Drive = { script: new Map(), stepOf: new Map(), gates: new Map() };
+  const visits = new Map<string, number>();
+  for (const [index, step] of steps.entries()) {
+    const outcome = outcomeOf(step);
+    if (!outcome) {
+      drive.notDriven ??= `step ${index + 1}: ${step.stage} has no outcome ${step.outcome} now`;
+      continue;
+    }
+    const stage = pipeline.stages[step.stage];
+    if (stage?.kind === "pipeline" || (stage?.kind !== "llm" && outcome.drive.kind === "code"))
+      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${stage?.kind} stage; its outcome is not forced by a script`;
+    const visit = (visits.get(step.stage) ?? 0) + 1;
+    visits.set(step.stage, visit);
+    const key = `${step.stage}@${visit}`;
+    drive.script.set(key, repliesFor(pipeline, outcome));
+    drive.stepOf.set(key, index);
+    if (pipeline.hooks[step.stage]?.gate) {
+      const answers = drive.gates.get(step.stage) ?? [];
+      answers.push(outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
+      drive.gates.set(step.stage, answers);
+    }
+  }
+  return drive;
+}
+
+/**
+ * The scripted model over a drive's scripts, answering each stage execution from its own script
+ * and only once every earlier step of the path has settled, so parallel siblings settle in the
+ * path's order. An execution the path does not settle waits until it is cancelled.
+ */
+export function drivenModel(drive: Drive, pipelineId: string, exits: ExitCounter): ModelHandle {
+  const scripted = createScriptedModel({ file: `${pipelineId}.paths`, stages: drive.script });
+  const calls = new Map<string, number>();
+  const inner = scripted.model;
+  return {
+    ...scripted,
+    model: {
+      ...inner,
+      doGenerate: async (options: LanguageModelV3CallOptions) => {
+        const info = options.providerOptions?.stagechart as unknown as StagechartCallInfo;
+        const visit = Number(info.stageExecutionId.split("/").at(-1));
+        const key = `${info.stageId}@${visit}`;
+        const step = drive.stepOf.get(key);
+        await exits.settledBefore(step, options.abortSignal);
+        const position = calls.get(key) ?? 0;
+        calls.set(key, position + 1);
+        const { pipelineId: _ignored, ...rest } = info;
+        return inner.doGenerate({
+          ...options,
+          providerOptions: { stagechart: { ...rest, stageId: key, position } },
+        });
+      },
+    },
+  };
+}
+
+/** Counts `StageExited` per stage, so a stage execution can wait for the steps before its own. */
+export class ExitCounter {
+  private readonly exits = new Map<string, number>();
+  private readonly waiting = new Set<() => void>();
+
+  constructor(private readonly steps: readonly PathStep[]) {}
+
+  observe(event: AuditEvent): void {
+    if (event.type !== "StageExited" || event.stageId === undefined) return;
+    this.exits.set(event.stageId, (this.exits.get(event.stageId) ?? 0) + 1);
+    for (const wake of [...this.waiting]) wake();
+  }
+
+  /** Resolves once every step before `step` has settled; never, for no step, until aborted. */
+  settledBefore(step: number | undefined, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (step === undefined || !this.settled(step)) return;
+        this.waiting.delete(check);
+        resolve();
+      };
+      signal?.addEventListener("abort", () => {
+        this.waiting.delete(check);
+        reject(signal.reason);
+      });
+      this.waiting.add(check);
+      check();
+    });
+  }
+
+  private settled(step: number): boolean {
+    const needed = new Map<string, number>();
+    for (const { stage } of this.steps.slice(0, step))
+      needed.set(stage, (needed.get(stage) ?? 0) + 1);
+    return [...needed].every(([stage, n]) => (this.exits.get(stage) ?? 0) >= n);
+  }
+}

@@ -1,0 +1,34 @@
+import { overrideTargets, reachableStages } from "../compiler/topology.js";
+import type { StageResult } from "../definitions/contract.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+
+/**
+ * The event a compiled pipeline receives when the child actor of stage `stageId` ends with
+ * `result`. Send it (or give it to `xstate/graph`'s traversals) to move a pipeline machine on
+ * without running the stage: the stage's state invokes its child under the stage's id.
+ */
+export function stageDone(stageId: string, result: StageResult) {
+  return { type: `xstate.done.actor.${stageId}`, output: result, actorId: stageId } as const;
+}
+
+export type StageDoneEvent = ReturnType<typeof stageDone>;
+
+export type ControlEventName = "override" | "redo" | "cancel";
+
+/** The control events a test may send from stage `stageId`: OVERRIDE to each reachable rule target, REDO of each stage run before it, CANCEL. */
+export function controlEventsFrom(
+  pipeline: PipelineDefinition,
+  stageId: string,
+  names: readonly ControlEventName[],
+) {
+  const events = [];
+  if (names.includes("override"))
+    for (const to of overrideTargets(pipeline, stageId))
+      events.push({ type: "OVERRIDE" as const, to, reason: "model-based test" });
+  if (names.includes("redo"))
+    for (const stage of Object.keys(pipeline.stages))
+      if (stage === stageId || reachableStages(pipeline, stage).includes(stageId))
+        events.push({ type: "REDO" as const, stage });
+  if (names.includes("cancel")) events.push({ type: "CANCEL" as const });
+  return events;
+}

@@ -1,0 +1,74 @@
+import { type AnyStateMachine, createActor, createMachine } from "xstate";
+import { createPipelineMachine } from "../compiler/pipeline-machine.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import type { AuditEventInput } from "../inspect/audit.js";
+
+/**
+ * The pipeline's own compiled machine with stages that never run by themselves: a test moves
+ * it on by sending the done events of `stageDone`. `audit` hears what the machine records.
+ */
+export function modelMachine(
+  pipeline: PipelineDefinition,
+  audit: (event: AuditEventInput) => void = () => undefined,
+): AnyStateMachine {
+  return createPipelineMachine(pipeline, {
+    stageMachine: createMachine({ id: "stage" }),
+    runCode: () => new Promise(() => undefined),
+    audit,
+  });
+}
+
+/** The stages whose child runs in a snapshot: the current stage, or the running siblings of a group. */
+export function activeStages(snapshot: { value: unknown }): string[] {
+  const { value } = snapshot;
+  if (typeof value === "string") return isEnd(value) ? [] : [value];
+  const [group, regions] = Object.entries(value as Record<string, Record<string, string>>)[0] ?? [];
+  if (!group || !regions) return [];
+  return Object.entries(regions).flatMap(([sibling, state]) =>
+    state === "running" ? [sibling] : [],
+  );
+}
+
+export type PathEnd = "done" | "failed" | "cancelled" | "suspended";
+
+const ENDS = new Set(["done", "failed", "cancelled"]);
+export const isEnd = (value: unknown): value is Exclude<PathEnd, "suspended"> =>
+  typeof value === "string" && ENDS.has(value);
+
+/** What a run of the model records, in the words of the audit log: `plan → execute (sequential)`. */
+export function describeTransition(event: AuditEventInput): string | undefined {
+  const { payload } = event;
+  const names = (v: unknown) => (Array.isArray(v) ? v.join(",") : String(v));
+  if (event.type === "SMTransition")
+    return `${names(payload.from)} → ${names(payload.to)} (${String(payload.kind)})`;
+  if (event.type === "ParallelSiblingFailure")
+    return `${names(payload.failed)} failed the group after ${String(payload.group)} (${String(payload.policy)})`;
+  return undefined;
+}
+
+/** Replays events on the model: the transitions it records and where it ends, or the step it cannot take. */
+export function traceModel(
+  pipeline: PipelineDefinition,
+  ctx: Record<string, unknown>,
+  events: readonly { event: { type: string }; stage?: string }[],
+): { transitions: string[]; end?: PathEnd; refused?: string } {
+  const transitions: string[] = [];
+  const actor = createActor(
+    modelMachine(pipeline, (event) => {
+      const text = describeTransition(event);
+      if (text && event.payload.pipelineId === pipeline.id) transitions.push(text);
+    }),
+    { input: { runId: "model", ctx } },
+  ).start();
+  for (const [index, { event, stage }] of events.entries()) {
+    const snapshot = actor.getSnapshot();
+    if (stage !== undefined && !activeStages(snapshot).includes(stage)) {
+      actor.stop();
+      return { transitions, refused: `step ${index + 1}: ${stage} is not running then` };
+    }
+    actor.send(event as never);
+  }
+  const { value } = actor.getSnapshot();
+  actor.stop();
+  return { transitions, ...(isEnd(value) && { end: value }) };
+}

@@ -1,0 +1,200 @@
+import type { StageResult, Verdict } from "../definitions/contract.js";
+import { compileSchema } from "../definitions/json-schema.js";
+import type {
+  Condition,
+  PipelineDefinition,
+  PipelineStage,
+} from "../definitions/pipeline-types.js";
+import {
+  describeRequirement,
+  type PayloadCondition,
+  payloadFor,
+  type Requirement,
+} from "./payloads.js";
+
+/** Calls a stage may be driven to ask for outside its envelope; none runs, since the run suspends. */
+const GRANT_PROBES = [
+  { tool: "Glob", args: { pattern: "**/*.md" } },
+  { tool: "Read", args: { path: "README.md" } },
+  { tool: "Write", args: { path: "stagechart-probe.txt", content: "probe" } },
+  { tool: "Bash", args: { command: "git log -1" } },
+];
+
+/** At most this many payload conditions of one stage are split into every true/false combination. */
+const MAX_SPLIT_CONDITIONS = 6;
+
+/**
+ * One way a stage can end that the transition rules can tell apart, and how to drive a real
+ * stage into it:
+ * - `complete`: one completion call with `payload` (an `ok` verdict);
+ * - `cap-hit`: every attempt spends `turnCap` turns without a valid completion (a schema-breaking
+ *   payload first, then prose), so the retries run out and the stage fails;
+ * - `gate`: the stage's gate answers `defer` or `block`, and `resolutionPolicy` decides;
+ * - `grant-suspended`: the stage asks for a tool outside its envelope and the run suspends;
+ * - `code`: a code, command or sub-pipeline stage ends with the verdict (not forced by a script);
+ * - `inputs-refused`: an upstream result fails the stage's `inputsSchema`, so Setup fails it.
+ */
+export interface StageOutcome {
+  stage: string;
+  /** `ok`, `ok: output.approved equals true`, `ok: not output.approved equals true`, `cap-hit`… */
+  name: string;
+  verdict: Exclude<Verdict, "retry">;
+  capHit: boolean;
+  drive:
+    | { kind: "complete"; payload: Record<string, unknown> }
+    | { kind: "cap-hit"; attempts: number; turnCap: number }
+    | { kind: "gate"; answer: "defer" | "block" }
+    | { kind: "grant-suspended"; probe: { tool: string; args: Record<string, unknown> } }
+    | { kind: "code" }
+    | { kind: "inputs-refused" };
+  /** The run stops here, waiting for an answer: the path ends `suspended`. */
+  suspends?: boolean;
+}
+
+/** An outcome no payload can reach: the requirements the completionSchema rules out, and why. */
+export interface UnreachableOutcome {
+  stage: string;
+  name: string;
+  reason: string;
+}
+
+export interface StageOutcomes {
+  outcomes: StageOutcome[];
+  unsatisfiable: UnreachableOutcome[];
+}
+
+/** Every outcome of a stage that its pipeline's rules, gate and policy can tell apart. */
+export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): StageOutcomes {
+  const stage = pipeline.stages[stageId] as PipelineStage;
+  if (stage.kind !== "llm") {
+    return {
+      outcomes: (["ok", "fail"] as const).map((verdict) => ({
+        stage: stageId,
+        name: verdict,
+        verdict,
+        capHit: false,
+        drive: { kind: "code" as const },
+      })),
+      unsatisfiable: [],
+    };
+  }
+  const { definition } = stage;
+  const conditions = payloadConditions(pipeline, stageId).slice(0, MAX_SPLIT_CONDITIONS);
+  const outcomes: StageOutcome[] = [];
+  const unsatisfiable: UnreachableOutcome[] = [];
+  for (const requirements of truthTable(conditions)) {
+    const name = ["ok", requirements.map(describeRequirement).join(", ")]
+      .filter(Boolean)
+      .join(": ");
+    const payload = payloadFor(definition.completionSchema, requirements);
+    if (payload.ok)
+      outcomes.push({
+        stage: stageId,
+        name,
+        verdict: "ok",
+        capHit: false,
+        drive: { kind: "complete", payload: payload.value },
+      });
+    else unsatisfiable.push({ stage: stageId, name, reason: payload.reason });
+  }
+  const { maxAttempts } = definition.retryPolicy;
+  outcomes.push({
+    stage: stageId,
+    name: maxAttempts > 1 ? "retries-exhausted" : "cap-hit",
+    verdict: "fail",
+    capHit: true,
+    drive: { kind: "cap-hit", attempts: maxAttempts, turnCap: definition.turnCap },
+  });
+  if (pipeline.hooks[stageId]?.gate)
+    outcomes.push(...gateOutcomes(stageId, definition.resolutionPolicy));
+  const probe = GRANT_PROBES.find((p) => !definition.allowedTools.includes(p.tool));
+  if (probe)
+    outcomes.push({
+      stage: stageId,
+      name: "grant-suspended",
+      verdict: "ok",
+      capHit: false,
+      drive: { kind: "grant-suspended", probe },
+      suspends: true,
+    });
+  return { outcomes, unsatisfiable };
+}
+
+/** Whether a stage's `inputsSchema` refuses one of the results it receives: then it can only fail in Setup. */
+export function refusesInputs(
+  pipeline: PipelineDefinition,
+  stageId: string,
+  upstream: readonly StageResult[],
+): boolean {
+  const stage = pipeline.stages[stageId];
+  const schema = stage?.kind === "llm" ? stage.definition.inputsSchema : undefined;
+  if (!schema) return false;
+  const validate = compileSchema(schema);
+  return validate.ok && upstream.some((result) => !validate.value(result));
+}
+
+/** A gate's `defer` and `block` under each `resolutionPolicy` (DESIGN.md §3.1). */
+export function gateOutcomes(
+  stageId: string,
+  policy: "retry-later" | "skip" | "fail",
+): StageOutcome[] {
+  return (["defer", "block"] as const).map((answer) => {
+    const verdict = policy === "skip" ? "skip" : "fail";
+    const suspends = policy === "retry-later" && answer === "defer";
+    return {
+      stage: stageId,
+      name: `gate-${answer}`,
+      verdict,
+      capHit: false,
+      drive: { kind: "gate", answer },
+      ...(suspends && { suspends }),
+    };
+  });
+}
+
+/** The payload conditions (`output.*`, `parsed.*`) of a stage's rules, each once, in rule order. */
+export function payloadConditions(
+  pipeline: PipelineDefinition,
+  stageId: string,
+): PayloadCondition[] {
+  const transition = pipeline.next[stageId];
+  if (transition?.kind !== "rules") return [];
+  const found = new Map<string, PayloadCondition>();
+  const visit = (condition: Condition): void => {
+    if ("all" in condition) condition.all.forEach(visit);
+    else if ("any" in condition) condition.any.forEach(visit);
+    else if ("not" in condition) visit(condition.not);
+    else if ("path" in condition && /^(output|parsed)\./.test(condition.path))
+      found.set(JSON.stringify(condition), condition);
+  };
+  for (const rule of transition.rules) if (rule.when) visit(rule.when);
+  return [...found.values()];
+}
+
+/** Every combination of the conditions holding or not: 2^n rows, one empty row for none. */
+export function truthTable(conditions: readonly PayloadCondition[]): Requirement[][] {
+  return conditions.reduce<Requirement[][]>(
+    (rows, condition) =>
+      rows.flatMap((row) => [
+        [...row, { condition, holds: true }],
+        [...row, { condition, holds: false }],
+      ]),
+    [[]],
+  );
+}
+
+/** The StageResult an outcome hands to the transition rules. */
+export function resultFor(
+  outcome: StageOutcome,
+  stageExecutionId = `${outcome.stage}/1`,
+): StageResult {
+  const payload = outcome.drive.kind === "complete" ? outcome.drive.payload : undefined;
+  return {
+    stageId: outcome.stage,
+    stageExecutionId,
+    verdict: outcome.verdict,
+    capHit: outcome.capHit,
+    attemptCount: outcome.drive.kind === "cap-hit" ? outcome.drive.attempts : 1,
+    ...(payload !== undefined && { parsed: payload as never, output: payload as never }),
+  };
+}

@@ -1,0 +1,242 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createActor, type InspectionEvent } from "xstate";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { type AuditEvent, MemoryAuditLog } from "../inspect/audit.js";
+import { createHost, type Host } from "../runtime/host.js";
+import { startRun } from "../runtime/run.js";
+import { type Drive, driveFor, drivenModel, ExitCounter } from "./drive.js";
+import { stageDone } from "./events.js";
+import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
+import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
+import type { PathStep, PipelinePath } from "./paths.js";
+import { sampleContext } from "./paths.js";
+
+/** What a path says the run does, and what the run did: its transitions and how it ended. */
+export interface PathRecord {
+  transitions: string[];
+  /**
+   * `refused`: the run did not start; `timed-out`: it had not ended when the time was up;
+   * `not-run`: the path cannot be taken on the statechart as it is now, so it was not driven.
+   */
+  end: PathEnd | "refused" | "timed-out" | "not-run";
+}
+
+export interface PathRun {
+  id: string;
+  ok: boolean;
+  expected: PathRecord;
+  actual: PathRecord;
+  /** Why the path failed, when it did. */
+  reason?: string;
+  /** The graph transitions the real run took (`coverage` keys). */
+  covered: string[];
+  /** The graph transitions the model took along the path. */
+  modelled: string[];
+}
+
+export interface RunPathOptions {
+  /** The run's ctx; by default one generated from the pipeline's `context` schema. */
+  ctx?: Record<string, unknown>;
+  /** Give up on a run that has not ended after this long (default 60 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * Drives the real compiled pipeline down one path, in memory: a scripted model per stage
+ * execution synthesized from the path's outcomes, gate answers, grant requests left to suspend,
+ * real Ajv, approval order and audit. Compares the run's `SMTransition`s and end with the path.
+ */
+export async function runPath(
+  pipeline: PipelineDefinition,
+  path: Pick<PipelinePath, "steps" | "end"> & { id?: string },
+  options: RunPathOptions = {},
+): Promise<PathRun> {
+  const id = path.id ?? "path";
+  const ctx = options.ctx ?? sampleContext(pipeline);
+  const outcomes = outcomeFinder(pipeline);
+  const model = modelTrace(pipeline, ctx, path.steps, outcomes);
+  const expected: PathRecord = { transitions: model.transitions, end: path.end };
+  const drive = driveFor(pipeline, path.steps, outcomes);
+  const real = model.refused
+    ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
+    : await realRun(pipeline, ctx, path.steps, drive, options.timeoutMs ?? 60_000);
+  const reason =
+    model.refused ??
+    (model.end !== undefined && model.end !== path.end
+      ? `the pipeline now ends this path ${model.end}, not ${path.end}`
+      : undefined) ??
+    differs(expected, real.record) ??
+    undefined;
+  return {
+    id,
+    ok: reason === undefined,
+    expected,
+    actual: real.record,
+    ...(reason !== undefined && {
+      reason:
+        drive.notDriven && real.record.end !== path.end ? `not driven: ${drive.notDriven}` : reason,
+    }),
+    covered: real.covered,
+    modelled: model.covered,
+  };
+}
+
+function differs(expected: PathRecord, actual: PathRecord): string | undefined {
+  if (actual.end !== expected.end) return `the run ended ${actual.end}, the path ${expected.end}`;
+  const at = expected.transitions.findIndex((t, i) => actual.transitions[i] !== t);
+  if (at >= 0)
+    return `transition ${at + 1}: expected ${expected.transitions[at]}, got ${actual.transitions[at] ?? "nothing"}`;
+  if (actual.transitions.length > expected.transitions.length)
+    return `the run went on: ${actual.transitions[expected.transitions.length]}`;
+  return undefined;
+}
+
+type OutcomeFinder = (step: PathStep) => StageOutcome | undefined;
+
+function outcomeFinder(pipeline: PipelineDefinition): OutcomeFinder {
+  const cache = new Map<string, StageOutcome[]>();
+  return ({ stage, outcome }) => {
+    if (!(stage in pipeline.stages)) return undefined;
+    if (!cache.has(stage)) cache.set(stage, stageOutcomes(pipeline, stage).outcomes);
+    return cache.get(stage)?.find((o) => o.name === outcome);
+  };
+}
+
+/** The path replayed on the model: its transitions, graph edges, end — or the step it cannot take now. */
+function modelTrace(
+  pipeline: PipelineDefinition,
+  ctx: Record<string, unknown>,
+  steps: readonly PathStep[],
+  outcomeOf: OutcomeFinder,
+): { transitions: string[]; covered: string[]; end?: PathEnd; refused?: string } {
+  const transitions: string[] = [];
+  const covered = new Set<string>();
+  const actor = createActor(
+    modelMachine(pipeline, (event) => {
+      const text = describeTransition(event);
+      if (text && event.payload.pipelineId === pipeline.id) transitions.push(text);
+    }),
+    { input: { runId: "model", ctx }, inspect: edgeRecorder(covered) },
+  ).start();
+  try {
+    for (const [index, step] of steps.entries()) {
+      const outcome = outcomeOf(step);
+      const where = `step ${index + 1} (${step.stage}: ${step.outcome})`;
+      if (!outcome)
+        return { transitions, covered: [...covered], refused: `${where}: no such outcome now` };
+      if (!activeStages(actor.getSnapshot()).includes(step.stage))
+        return {
+          transitions,
+          covered: [...covered],
+          refused: `${where}: ${step.stage} does not run then`,
+        };
+      if (outcome.suspends) return { transitions, covered: [...covered], end: "suspended" };
+      actor.send(stageDone(step.stage, resultFor(outcome)) as never);
+    }
+    const { value } = actor.getSnapshot();
+    return { transitions, covered: [...covered], ...(isEnd(value) && { end: value }) };
+  } finally {
+    actor.stop();
+  }
+}
+
+/** Records the root machine's transitions as graph edge keys (see `coverage.ts`). */
+function edgeRecorder(covered: Set<string>) {
+  return (event: InspectionEvent) => {
+    if (event.type !== "@xstate.microstep" || event.actorRef.sessionId !== event.rootId) return;
+    for (const transition of event._transitions) {
+      for (const target of transition.target ?? [])
+        covered.add(
+          edgeKey(transition.source.id, target.id, transition.eventType, transition.description),
+        );
+    }
+  };
+}
+
+/** `source -> target [event: description]`: one graph transition. */
+export const edgeKey = (
+  source: string,
+  target: string,
+  event: string,
+  description?: string,
+): string =>
+  `${source} -> ${target} [${event || "always"}${description ? `: ${description}` : ""}]`;
+
+async function realRun(
+  pipeline: PipelineDefinition,
+  ctx: Record<string, unknown>,
+  steps: readonly PathStep[],
+  drive: Drive,
+  timeoutMs: number,
+): Promise<{ record: PathRecord; covered: string[] }> {
+  const root = mkdtempSync(join(tmpdir(), "stagechart-test-"));
+  const audit = new MemoryAuditLog();
+  const exits = new ExitCounter(steps);
+  audit.subscribe((event) => exits.observe(event));
+  const covered = new Set<string>();
+  const host: Host = createHost({
+    model: drivenModel(drive, pipeline.id, exits),
+    audit,
+    root,
+    // Only a path's grant-suspended step asks for a grant; the run then waits for an answer.
+    unansweredGrants: "suspend",
+    hooks: gateHooks(pipeline, drive),
+    // Backoff waits are deadlines on the host's clock: one that leaps a day a reading skips them.
+    clock: leapingClock(),
+    sandbox: { mode: "off" },
+  });
+  try {
+    const started = startRun(pipeline, {
+      host,
+      ctx,
+      runId: "path",
+      inspect: { next: edgeRecorder(covered) },
+    });
+    if (!started.ok) return { record: { transitions: [], end: "refused" }, covered: [] };
+    const handle = started.value;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      handle.stop();
+    }, timeoutMs);
+    const result = await handle.result.finally(() => clearTimeout(timer));
+    return {
+      record: {
+        transitions: transitionsOf(audit.events, pipeline.id),
+        end: timedOut ? "timed-out" : result.status,
+      },
+      covered: [...covered],
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+function transitionsOf(events: readonly AuditEvent[], pipelineId: string): string[] {
+  return events.flatMap((event) => {
+    const text = event.payload.pipelineId === pipelineId ? describeTransition(event) : undefined;
+    return text ? [text] : [];
+  });
+}
+
+/** The pipeline's hooks with each gate the path answers replaced by the path's answers, visit by visit. */
+function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
+  return Object.fromEntries(
+    [...drive.gates].map(([stage, answers]) => {
+      const queue = [...answers];
+      return [stage, { ...pipeline.hooks[stage], gate: () => queue.shift() ?? "proceed" }];
+    }),
+  );
+}
+
+function leapingClock(): { now(): number } {
+  let now = Date.now();
+  return {
+    now: () => {
+      now += 86_400_000;
+      return now;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { transitionCoverage } from "./coverage.js";
+import { type PathList, type PathOptions, pipelinePaths } from "./paths.js";
+import { type PathRun, runPath } from "./run-path.js";
+
+/** vitest's `it` (or `test`), or any runner's function of the same shape. */
+export type RegisterTest = (name: string, body: () => Promise<void>, timeoutMs?: number) => void;
+
+export interface PathTestOptions extends PathOptions {
+  /** A saved `paths --json` list to replay instead of generating the paths. */
+  paths?: PathList;
+  /** Register one more test, last, requiring every transition of the graph to be covered. */
+  coverage?: boolean;
+  /** Per test (default 60 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * Registers one test per path of a pipeline, each driving the real engine down it (`runPath`),
+ * plus, with `coverage`, one that every transition was covered. Call it in a `describe` of a
+ * test file: `pathTests(pipeline, it)`.
+ */
+export function pathTests(
+  pipeline: PipelineDefinition,
+  test: RegisterTest,
+  options: PathTestOptions = {},
+): void {
+  const list = options.paths ?? pipelinePaths(pipeline, options);
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const runs: PathRun[] = [];
+  for (const path of list.paths) {
+    const steps = path.steps.map((s) => `${s.stage}: ${s.outcome}`).join(" → ");
+    test(
+      `${path.id} (${path.end}): ${steps}`,
+      async () => {
+        const run = await runPath(pipeline, path, { ctx: list.ctx, timeoutMs });
+        runs.push(run);
+        if (!run.ok) throw new Error(`${path.id}: ${run.reason}`);
+      },
+      timeoutMs,
+    );
+  }
+  if (options.coverage)
+    test("covers every transition of the graph", async () => {
+      const { uncovered } = transitionCoverage(pipeline, runs).transitions;
+      if (uncovered.length > 0)
+        throw new Error(
+          `uncovered: ${uncovered.map((u) => `${u.transition} (${u.reason})`).join("; ")}`,
+        );
+    });
+}

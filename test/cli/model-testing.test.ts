@@ -1,0 +1,125 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+import { MACHINES_DIR, project } from "../support/pipeline-files.js";
+
+type PathsJson = {
+  pipelineId: string;
+  strategy: string;
+  paths: { id: string; steps: { stage: string; outcome: string }[]; end: string }[];
+};
+type TestJson = {
+  passed: number;
+  failed: number;
+  paths: { id: string; ok: boolean; expected: { end: string }; actual: { end: string } }[];
+  coverage: {
+    transitions: {
+      covered: number;
+      total: number;
+      uncovered: { transition: string; reason: string }[];
+    };
+  };
+};
+
+/** A fresh copy of a bundled pipeline (with the bundled stages), edited by `edit`. */
+function pipelineCopy(name: string, edit: (yaml: string) => string = (y) => y): string {
+  const yaml = readFileSync(join(MACHINES_DIR, `${name}.yaml`), "utf8");
+  const dir = project({ [`machines/${name}.yaml`]: edit(yaml) });
+  return join(dir, "machines", `${name}.yaml`);
+}
+
+describe("stagechart paths", () => {
+  it("lists, for code-review-parallel, a fail-fast sibling failure ending failed and a path ending done", async () => {
+    const { code, stdout } = await runCli("paths", "code-review-parallel", "--json");
+    expect(code).toBe(0);
+    const list = JSON.parse(stdout) as PathsJson;
+    expect(list).toMatchObject({ pipelineId: "code-review-parallel", strategy: "shortest" });
+    const siblingFailure = list.paths.find(
+      (p) =>
+        p.end === "failed" &&
+        p.steps.at(-1)?.stage === "test" &&
+        p.steps.at(-1)?.outcome === "retries-exhausted",
+    );
+    expect(siblingFailure?.steps.map((s) => s.stage)).toEqual(["plan", "execute", "test"]);
+    expect(list.paths.some((p) => p.end === "done")).toBe(true);
+    expect(new Set(list.paths.map((p) => p.end))).toEqual(new Set(["done", "failed", "suspended"]));
+  });
+
+  it("takes a strategy, a visits bound and control events; refuses unknown ones", async () => {
+    const count = async (...flags: string[]) =>
+      (JSON.parse((await runCli("paths", "code-review", "--json", ...flags)).stdout) as PathsJson)
+        .paths.length;
+    expect(await count("--strategy", "simple")).toBeGreaterThan(await count());
+    expect(await count("--max-visits", "1")).toBeLessThan(await count());
+    expect(await count("--events", "cancel")).toBeGreaterThan(await count());
+    const refused = await runCli("paths", "code-review", "--events", "pause");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("unknown pause");
+  });
+});
+
+describe("stagechart test", () => {
+  for (const name of ["code-review", "code-review-parallel"]) {
+    it(`drives ${name} down every path and covers every transition`, async () => {
+      const { code, stdout } = await runCli("test", name, "--json");
+      const report = JSON.parse(stdout) as TestJson;
+      expect(report.failed).toBe(0);
+      expect(report.passed).toBe(report.paths.length);
+      expect(report.coverage.transitions.uncovered).toEqual([]);
+      expect(report.coverage.transitions.covered).toBe(report.coverage.transitions.total);
+      expect(code).toBe(0);
+    });
+  }
+
+  it("fails a saved path list where the pipeline has changed since", async () => {
+    const saved = join(project({}), "paths.json");
+    writeFileSync(saved, (await runCli("paths", "code-review", "--json")).stdout);
+    const edited = pipelineCopy("code-review", (yaml) =>
+      yaml.replace(
+        "{ path: output.approved, equals: true }, to: done",
+        "{ path: output.approved, equals: true }, to: fail",
+      ),
+    );
+    const { code, stdout } = await runCli("test", edited, "--paths", saved, "--json");
+    const report = JSON.parse(stdout) as TestJson;
+    expect(code).toBe(1);
+    const broken = report.paths.filter((p) => !p.ok);
+    expect(broken.length).toBeGreaterThan(0);
+    expect(broken.every((p) => p.expected.end === "done" && p.actual.end === "failed")).toBe(true);
+    const unchanged = await runCli("test", pipelineCopy("code-review"), "--paths", saved);
+    expect(unchanged.code).toBe(0);
+  });
+
+  it("refuses a path file that is not a path list, or is another pipeline's", async () => {
+    const dir = project({
+      "bad.json": "{]",
+      "other.json": JSON.stringify({ pipelineId: "other", strategy: "shortest", paths: [] }),
+    });
+    const bad = await runCli("test", "code-review", "--paths", join(dir, "bad.json"));
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("Validation/PathsFileInvalid");
+    const other = await runCli("test", "code-review", "--paths", join(dir, "other.json"));
+    expect(other.stderr).toContain("holds paths of other, not code-review");
+  });
+
+  it("lists a transition only an unsatisfiable condition leads to as uncovered, with the reason", async () => {
+    const edited = pipelineCopy("code-review", (yaml) =>
+      yaml.replace(
+        "{ path: output.approved, equals: true }, to: done",
+        '{ path: output.approved, equals: "yes" }, to: done',
+      ),
+    );
+    const { stdout } = await runCli("test", edited, "--json");
+    const report = JSON.parse(stdout) as TestJson;
+    expect(report.failed).toBe(0);
+    expect(report.coverage.transitions.uncovered).toEqual([
+      {
+        transition:
+          'code-review.review -> code-review.done [xstate.done.actor.review: output.approved equals "yes"]',
+        reason:
+          'condition unsatisfiable under the schema: no payload the completionSchema accepts makes output.approved equals "yes"',
+      },
+    ]);
+  });
+});

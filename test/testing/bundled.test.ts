@@ -1,0 +1,25 @@
+import { basename } from "node:path";
+import { glob } from "tinyglobby";
+import { describe, it } from "vitest";
+import { loadPipelineFile } from "../../src/index.js";
+import { pathTests } from "../../src/testing/index.js";
+import { MACHINES_DIR } from "../support/pipeline-files.js";
+
+const files = await glob("*.yaml", {
+  cwd: MACHINES_DIR,
+  absolute: true,
+  ignore: ["*.script.yaml"],
+});
+
+for (const file of files.sort()) {
+  const loaded = await loadPipelineFile(file);
+  describe(`the bundled pipeline ${basename(file)}, down every path`, () => {
+    if (!loaded.ok) {
+      it("loads", () => {
+        throw new Error(JSON.stringify(loaded.diagnostics));
+      });
+      return;
+    }
+    pathTests(loaded.value, it, { coverage: true });
+  });
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import type { JoinPolicy } from "../../src/definitions/pipeline-types.js";
+import { pipelinePaths } from "../../src/testing/paths.js";
+import { runPath } from "../../src/testing/run-path.js";
+import { testPipeline } from "../../src/testing/test-pipeline.js";
+import { llm, pipelineOf } from "../support/pipelines.js";
+
+/** plan, then execute fans out to test and lint under `policy`; review joins and routes on approval. */
+const fanOut = (policy: JoinPolicy, maxConcurrency?: number) =>
+  pipelineOf({
+    id: "fan-out",
+    stages: ["plan", "execute", "test", "lint", "review"].map((id) => llm(id)),
+    next: {
+      plan: "execute",
+      execute: {
+        kind: "parallel",
+        siblings: ["test", "lint"],
+        join: "review",
+        policy,
+        ...(maxConcurrency !== undefined && { maxConcurrency }),
+      },
+      review: {
+        kind: "rules",
+        rules: [
+          { when: { path: "output.approved", op: "equals", value: true }, to: "done" },
+          { to: "fail" },
+        ],
+      },
+    },
+  });
+
+describe("testPipeline on the real engine", () => {
+  for (const [label, policy, maxConcurrency] of [
+    ["fail-fast", { kind: "fail-fast" }, undefined],
+    ["any", { kind: "any" }, undefined],
+    ["quorum 1", { kind: "quorum", k: 1 }, undefined],
+  ] as [string, JoinPolicy, number | undefined][]) {
+    it(`passes every simple path of a ${label} group and covers every transition`, async () => {
+      const report = await testPipeline(fanOut(policy, maxConcurrency), { strategy: "simple" });
+      expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+      expect(report.coverage.transitions.uncovered).toEqual([]);
+    });
+  }
+});
+
+describe("runPath", () => {
+  it("fails a path the pipeline does not take, saying where", async () => {
+    const pipeline = fanOut({ kind: "fail-fast" });
+    const { ctx } = pipelinePaths(pipeline);
+    const run = await runPath(
+      pipeline,
+      {
+        steps: [
+          { stage: "plan", outcome: "ok" },
+          { stage: "execute", outcome: "ok" },
+          { stage: "review", outcome: "ok: output.approved equals true" },
+        ],
+        end: "done",
+      },
+      { ctx },
+    );
+    expect(run.ok).toBe(false);
+    expect(run.reason).toBe(
+      "step 3 (review: ok: output.approved equals true): review does not run then",
+    );
+  });
+
+  it("fails a path whose end the run does not reach", async () => {
+    const pipeline = fanOut({ kind: "fail-fast" });
+    const done = pipelinePaths(pipeline).paths.find((p) => p.end === "done");
+    if (!done) throw new Error("no path ends done");
+    const run = await runPath(pipeline, { ...done, end: "failed" });
+    expect(run).toMatchObject({ ok: false, expected: { end: "failed" }, actual: { end: "done" } });
+  });
+});
