@@ -62,6 +62,7 @@ export async function startInspectServer(options: InspectServerOptions): Promise
   };
   const pages = new Set<WebSocket>();
   const broadcast = (message: unknown): void => {
+    if (pages.size === 0) return;
     const text = JSON.stringify(message);
     for (const page of pages) page.send(text);
   };

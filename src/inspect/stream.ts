@@ -22,14 +22,48 @@ export function createRunInspector(url: string): {
     // A run's first burst (every actor of a resumed run) must not be dropped before connecting.
     maxDeferredEvents: 10_000,
   });
+  const coalesced = coalescer((event) => inspector.inspect.next?.(withSlimSnapshot(event)));
   return {
-    inspect: {
-      next: (event) => {
-        // The server draws actors and their snapshots; events would double the stream for nothing.
-        if (event.type !== "@xstate.event") inspector.inspect.next?.(withSlimSnapshot(event));
-      },
+    inspect: coalesced,
+    stop: () => {
+      coalesced.flush();
+      inspector.stop();
     },
-    stop: () => inspector.stop(),
+  };
+}
+
+/**
+ * Holds a run's inspection events until the event loop turns, then passes on each actor's
+ * creation and only its latest snapshot: a run that steps many times between two turns of the
+ * loop (a zero-latency model, a burst of transitions) sends one state per actor, not each one.
+ * Events, microsteps and actions are dropped: the server draws actors and their snapshots.
+ */
+export function coalescer(
+  send: (event: InspectionEvent) => void,
+): Observer<InspectionEvent> & { flush(): void } {
+  const pending = new Map<string, { actor?: InspectionEvent; snapshot?: InspectionEvent }>();
+  let scheduled: NodeJS.Immediate | undefined;
+  const flush = () => {
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = undefined;
+    const held = [...pending.values()];
+    pending.clear();
+    for (const { actor, snapshot } of held) {
+      if (actor) send(actor);
+      if (snapshot) send(snapshot);
+    }
+  };
+  return {
+    next: (event) => {
+      if (event.type !== "@xstate.actor" && event.type !== "@xstate.snapshot") return;
+      const id = event.actorRef.sessionId;
+      const entry = pending.get(id) ?? {};
+      if (event.type === "@xstate.actor") entry.actor = event;
+      else entry.snapshot = event;
+      pending.set(id, entry);
+      scheduled ??= setImmediate(flush);
+    },
+    flush,
   };
 }
 

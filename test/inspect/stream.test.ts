@@ -3,6 +3,8 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
+import type { InspectionEvent } from "xstate";
+import { coalescer } from "../../src/inspect/stream.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { demoProject, runIn, storeOf, summaryOf } from "../support/cli.js";
 
@@ -115,5 +117,39 @@ describe("a run's inspection stream", () => {
   it("stays small: a few tens of kilobytes for the whole run", () => {
     const bytes = captured.messages.reduce((sum, m) => sum + Buffer.byteLength(m), 0);
     expect(bytes).toBeLessThan(200 * 1024);
+  });
+});
+
+describe("the stream's coalescing", () => {
+  const actor = { sessionId: "x:1" };
+  const created = { type: "@xstate.actor", actorRef: actor } as unknown as InspectionEvent;
+  const snapshot = (value: string) =>
+    ({
+      type: "@xstate.snapshot",
+      actorRef: actor,
+      snapshot: { value },
+    }) as unknown as InspectionEvent;
+  const valuesOf = (sent: InspectionEvent[]) =>
+    sent.map((e) =>
+      e.type === "@xstate.snapshot" ? (e.snapshot as { value: string }).value : e.type,
+    );
+
+  it("passes on an actor's creation and only its latest snapshot once the event loop turns", async () => {
+    const sent: InspectionEvent[] = [];
+    const stream = coalescer((event) => sent.push(event));
+    stream.next?.(created);
+    for (const value of ["a", "b", "c"]) stream.next?.(snapshot(value));
+    stream.next?.({ type: "@xstate.event", actorRef: actor } as unknown as InspectionEvent);
+    expect(sent).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(valuesOf(sent)).toEqual(["@xstate.actor", "c"]);
+  });
+
+  it("sends what it holds at once when flushed, as a run's stream does before it stops", () => {
+    const sent: InspectionEvent[] = [];
+    const stream = coalescer((event) => sent.push(event));
+    stream.next?.(snapshot("done"));
+    stream.flush();
+    expect(valuesOf(sent)).toEqual(["done"]);
   });
 });
