@@ -161,7 +161,7 @@ async function serve(
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
-  "worker-src 'self'",
+  "worker-src 'none'",
   "connect-src 'self'",
   "img-src 'self'",
   "style-src 'self'",
@@ -172,7 +172,6 @@ const CONTENT_SECURITY_POLICY = [
 
 const ASSETS: Record<string, string> = {
   "/app.js": "app.js",
-  "/elk-worker.js": "elk-worker.js",
   "/app.css": "app.css",
   "/favicon.svg": "favicon.svg",
 };

@@ -131,7 +131,7 @@ describe("the stream's coalescing", () => {
     }) as unknown as InspectionEvent;
   const valuesOf = (sent: InspectionEvent[]) =>
     sent.map((e) =>
-      e.type === "@xstate.snapshot" ? (e.snapshot as { value: string }).value : e.type,
+      e.type === "@xstate.snapshot" ? (e.snapshot as unknown as { value: string }).value : e.type,
     );
 
   it("passes on an actor's creation and only its latest snapshot once the event loop turns", async () => {

@@ -1,5 +1,6 @@
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import type { Chart } from "../../src/inspect/chart.js";
+import type { ChartLayouts } from "../../src/inspect/chart-layout.js";
 import type { ChartState } from "../../src/inspect/chart-state.js";
 import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";
 import type { RunView } from "../../src/inspect/run-view.js";
@@ -20,7 +21,7 @@ interface Grant {
 export async function runPage(root: HTMLElement, runId: string, socket: PageSocket): Promise<void> {
   const api = `/api/runs/${encodeURIComponent(runId)}`;
   // The chart takes longest (the server compiles the pipeline, ELK lays it out): asked first.
-  const graphAsked = getJson<{ pipeline: Chart }>(`${api}/graph`);
+  const graphAsked = getJson<{ pipeline: Chart; layouts: ChartLayouts }>(`${api}/graph`);
   graphAsked.catch(() => {});
   let [run, steps] = await Promise.all([getJson<RunView>(api), getJson<Step[]>(`${api}/steps`)]);
   const events: AuditEvent[] = [...run.timeline];
@@ -73,12 +74,15 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   );
   document.getElementById("where")?.replaceChildren(`${run.pipelineId} · ${runId}`);
 
+  // The timeline is drawn while the chart is still on its way.
+  timeline.add(events);
+  timeline.pick((id) => void showStage(id));
   let chart: ChartView | undefined;
   try {
     const graph = await graphAsked;
-    chart = new ChartView(graph.pipeline);
+    chart = new ChartView(graph.pipeline, graph.layouts);
     chartHost.replaceChildren(chart.element);
-    await chart.draw();
+    chart.draw();
     chart.pickStage((stageId) => {
       const execution = events.findLast(
         (e) => e.stageId === stageId && e.stageExecutionId,
@@ -88,8 +92,6 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   } catch (error) {
     chartHost.replaceChildren(h("p", { class: "error" }, `No chart: ${(error as Error).message}`));
   }
-  timeline.add(events);
-  timeline.pick((id) => void showStage(id));
 
   const renderHead = () => {
     status.textContent = run.status;
