@@ -50,6 +50,29 @@ describe("the inspect server's API", () => {
     expect(audit.length).toBeGreaterThan(10);
   });
 
+  it("sends the run's chart laid out both ways, a box for every state, so the page needs no layout engine", async () => {
+    type Laid = { id: string; x?: number; y?: number; width?: number; children?: Laid[] };
+    type Node = { id: string; children: Node[]; sub?: { root: Node } };
+    const graph = (await (await api(`/api/runs/${runId}/graph`)).json()) as {
+      pipeline: { root: Node };
+      layouts: { right: Laid; down: Laid };
+    };
+    const ids = (node: Node): string[] => [
+      node.id,
+      ...node.children.flatMap(ids),
+      ...(node.sub?.root.children.flatMap(ids) ?? []),
+    ];
+    const laidIds = (node: Laid): string[] => [
+      ...(node.children ?? []).flatMap((child) => [child.id, ...laidIds(child)]),
+    ];
+    const states = ids(graph.pipeline.root).slice(1);
+    expect(states.length).toBeGreaterThan(3);
+    for (const laid of [graph.layouts.right, graph.layouts.down]) {
+      expect(new Set(laidIds(laid))).toEqual(new Set(states));
+      expect(laid.width).toBeGreaterThan(0);
+    }
+  });
+
   it.each([
     ["an unknown run", "/api/runs/nope", 404, "Session/RunNotFound"],
     ["an unknown route", "/api/nothing", 404, "Validation/RouteNotFound"],
