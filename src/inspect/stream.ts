@@ -25,7 +25,12 @@ export function createRunInspector(url: string): {
   });
   const coalesced = coalescer((event) => inspector.adapter.send(messageOf(event)));
   return {
-    inspect: coalesced,
+    inspect: {
+      // Promise and callback actors (each model call, each tool) have no states to draw.
+      next: (event) => {
+        if (isMachine(event.actorRef)) coalesced.next?.(event);
+      },
+    },
     stop: () => {
       coalesced.flush();
       inspector.stop();
@@ -93,6 +98,10 @@ const EVENT_FIELDS = ["proposalId", "decision", "to", "stage"];
 
 export function safeEvent(event: AnyEventObject): AnyEventObject {
   return { type: event.type, ...pick(event, EVENT_FIELDS) };
+}
+
+function isMachine(actor: unknown): boolean {
+  return isRecord((actor as { logic?: { config?: unknown } }).logic?.config);
 }
 
 /** XState snapshots carry their machine; only the value, status and safe context are inspected. */

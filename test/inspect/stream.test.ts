@@ -77,7 +77,22 @@ describe("a run's inspection stream", () => {
   });
 
   it("carries the run's shape, and the canaries are really in the run's records", () => {
-    expect(captured.messages.length).toBeGreaterThan(20);
+    const parsed = captured.messages.map(
+      (m) =>
+        JSON.parse(m) as {
+          type: string;
+          sessionId: string;
+          snapshot?: { status?: string; context?: { runId?: string; stageId?: string } };
+        },
+    );
+    const root = parsed.find(
+      (m) => m.type === "@xstate.actor" && m.snapshot?.context?.runId === runId,
+    );
+    expect(root).toBeDefined();
+    const last = parsed.findLast((m) => m.sessionId === root?.sessionId);
+    expect(last?.snapshot?.status).toBe("done");
+    const stages = parsed.flatMap((m) => m.snapshot?.context?.stageId ?? []);
+    expect(new Set(stages).size).toBeGreaterThan(1);
     const store = SqliteStore.open(storeOf(project));
     if (!store.ok) throw store.error;
     try {
@@ -112,6 +127,15 @@ describe("a run's inspection stream", () => {
       expect(snapshot).not.toContain('"definition"');
       expect(snapshot).not.toContain('"machine"');
     }
+  });
+
+  it("carries state machines only: no actor of a model call or a tool", () => {
+    const actors = captured.messages
+      .map((m) => JSON.parse(m) as { type: string; definition?: string })
+      .filter((m) => m.type === "@xstate.actor");
+    expect(actors.length).toBeGreaterThan(1);
+    for (const actor of actors)
+      expect(JSON.parse(actor.definition ?? "{}")).toHaveProperty("states");
   });
 
   it("stays small: a few tens of kilobytes for the whole run", () => {
