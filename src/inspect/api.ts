@@ -4,8 +4,14 @@ import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { SqliteStore } from "../store/index.js";
 import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
-import { type Chart, chartOfDefinition, lifecycleChart, pipelineChart } from "./chart.js";
-import { type ChartLayouts, layoutChart } from "./chart-layout.js";
+import {
+  type Chart,
+  type ChartLayouts,
+  chartOfDefinition,
+  lifecycleChart,
+  pipelineChart,
+} from "./chart.js";
+import { layoutChart } from "./chart-layout.js";
 import type { LiveRegistry } from "./live.js";
 import { describeRun } from "./run-view.js";
 import { stepsOf, stepView } from "./steps.js";

@@ -1,12 +1,5 @@
-import elkBundled, { type ElkExtendedEdge, type ElkNode } from "elkjs/lib/elk.bundled.js";
-import type { Chart, ChartNode } from "./chart.js";
-
-/** A chart laid out both ways: the page keeps the one that fits its width better. */
-export interface ChartLayouts {
-  right: ElkNode;
-  down: ElkNode;
-}
-export type { ElkExtendedEdge, ElkNode };
+import elkBundled, { type ElkNode } from "elkjs/lib/elk.bundled.js";
+import type { Chart, ChartLayouts, ChartNode } from "./chart.js";
 
 /** Sizes of a stage box (with its lifecycle pills) and of a plain state's box. */
 const STAGE = { width: 264, height: 66 };

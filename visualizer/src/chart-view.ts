@@ -1,5 +1,5 @@
-import type { Chart, ChartNode } from "../../src/inspect/chart.js";
-import type { ChartLayouts, ElkExtendedEdge, ElkNode } from "../../src/inspect/chart-layout.js";
+import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
+import type { Chart, ChartLayouts, ChartNode } from "../../src/inspect/chart.js";
 import type { ChartState } from "../../src/inspect/chart-state.js";
 import { svg } from "./dom.js";
 
@@ -19,8 +19,9 @@ const ZOOM_STEP = 1.25;
 const ZOOM_MAX = 3;
 
 /**
- * The statechart, as the server laid it out (see chart-layout.ts), drawn as SVG. Each state carries `data-state` (its stage id, or its full id) and,
- * while active, `data-active="true"`.
+ * The statechart, as the server laid it out (src/inspect/chart-layout.ts), drawn as SVG. Each
+ * state carries `data-state` (its stage id, or its full id) and, while active,
+ * `data-active="true"`.
  */
 export class ChartView {
   readonly element: HTMLElement;

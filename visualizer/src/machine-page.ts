@@ -1,5 +1,4 @@
-import type { Chart } from "../../src/inspect/chart.js";
-import type { ChartLayouts } from "../../src/inspect/chart-layout.js";
+import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
 import { activeIds } from "../../src/inspect/chart-state.js";
 import type { LiveRoot } from "../../src/inspect/live.js";
 import { ChartView } from "./chart-view.js";

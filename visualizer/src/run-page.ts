@@ -1,6 +1,5 @@
 import type { AuditEvent } from "../../src/inspect/audit.js";
-import type { Chart } from "../../src/inspect/chart.js";
-import type { ChartLayouts } from "../../src/inspect/chart-layout.js";
+import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
 import type { ChartState } from "../../src/inspect/chart-state.js";
 import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";
 import type { RunView } from "../../src/inspect/run-view.js";
