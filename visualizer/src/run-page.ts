@@ -73,9 +73,6 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   );
   document.getElementById("where")?.replaceChildren(`${run.pipelineId} · ${runId}`);
 
-  // The timeline is drawn while the chart is still on its way.
-  timeline.add(events);
-  timeline.pick((id) => void showStage(id));
   let chart: ChartView | undefined;
   try {
     const graph = await graphAsked;
@@ -91,6 +88,9 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   } catch (error) {
     chartHost.replaceChildren(h("p", { class: "error" }, `No chart: ${(error as Error).message}`));
   }
+  // After the chart: fitting it reads the page's layout, which a thousand rows make slow.
+  timeline.add(events);
+  timeline.pick((id) => void showStage(id));
 
   const renderHead = () => {
     status.textContent = run.status;
