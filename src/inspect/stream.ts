@@ -124,6 +124,7 @@ function messageOf(event: InspectionEvent): StatelyInspectionEvent {
     rootId: event.rootId,
     id: null,
     createdAt: `${Date.now()}`,
+    _version: PROTOCOL_VERSION,
   };
   if (event.type === "@xstate.snapshot")
     return {

@@ -129,6 +129,15 @@ describe("a run's inspection stream", () => {
     }
   });
 
+  it("speaks @statelyai/inspect's protocol: each message has its type, session and version", () => {
+    for (const message of captured.messages)
+      expect(JSON.parse(message)).toMatchObject({
+        type: expect.stringMatching(/^@xstate\.(actor|snapshot)$/),
+        sessionId: expect.any(String),
+        _version: expect.any(String),
+      });
+  });
+
   it("carries state machines only: no actor of a model call or a tool", () => {
     const actors = captured.messages
       .map((m) => JSON.parse(m) as { type: string; definition?: string })
