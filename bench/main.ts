@@ -31,7 +31,7 @@ const PARKED_RUN: Workload = {
 };
 const MEMORY_RUNS = 20;
 /** Model turns per stage of the stored run the visualizer opens: about 1,000 audit events. */
-const LONG_RUN_TURNS = 60;
+const LONG_RUN_TURNS = 82;
 
 const RESULTS_DIR = join(process.cwd(), "bench", "results");
 
@@ -42,7 +42,10 @@ async function main(): Promise<void> {
   );
   const dir = mkdtempSync(join(tmpdir(), "stagechart-bench-"));
   const comparisons: Comparison[] = [];
+  // `npm run bench -- inspection "stored run"` runs only the cases whose names contain a word given.
+  const only = process.argv.slice(2).filter((arg) => !arg.startsWith("--"));
   const step = async (what: string, run: () => Promise<Comparison | Comparison[] | undefined>) => {
+    if (only.length > 0 && !only.some((word) => what.includes(word))) return;
     process.stderr.write(`running ${what}…\n`);
     const measured = await run();
     if (measured) comparisons.push(...[measured].flat());
@@ -61,6 +64,7 @@ async function main(): Promise<void> {
   }
   console.log(renderTable(comparisons));
   console.log(`\n${renderDetails(comparisons)}`);
+  if (only.length > 0) return;
   writeResults(join(RESULTS_DIR, "latest.json"), machine, comparisons);
   if (process.argv.includes("--baseline")) {
     const day = new Date().toISOString().slice(0, 10);

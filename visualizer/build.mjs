@@ -19,8 +19,3 @@ await build({
 });
 for (const file of ["index.html", "app.css", "favicon.svg"])
   copyFileSync(join(here, file), join(out, file));
-// ELK's layout engine runs in a worker of its own, served beside the page.
-copyFileSync(
-  join(here, "..", "node_modules", "elkjs", "lib", "elk-worker.min.js"),
-  join(out, "elk-worker.js"),
-);

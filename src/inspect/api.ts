@@ -4,7 +4,14 @@ import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { SqliteStore } from "../store/index.js";
 import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
-import { type Chart, chartOfDefinition, lifecycleChart, pipelineChart } from "./chart.js";
+import {
+  type Chart,
+  type ChartLayouts,
+  chartOfDefinition,
+  lifecycleChart,
+  pipelineChart,
+} from "./chart.js";
+import { layoutChart } from "./chart-layout.js";
 import type { LiveRegistry } from "./live.js";
 import { describeRun } from "./run-view.js";
 import { stepsOf, stepView } from "./steps.js";
@@ -59,7 +66,7 @@ async function route(
   if (method === "GET" && area === "live" && id && what === "graph" && !key) {
     const definition = context.live.definitionOf(id);
     if (!definition) return err(notFound("Session/ActorNotFound", `no live actor ${id}`, { id }));
-    return ok({ pipeline: chartOfDefinition(definition) });
+    return ok(await liveGraphOf(definition));
   }
   if (area !== "runs")
     return err(
@@ -111,10 +118,24 @@ async function route(
   );
 }
 
-type Graph = { pipeline: Chart; lifecycle: Chart };
+type Graph = { pipeline: Chart; lifecycle: Chart; layouts: ChartLayouts };
 
 /** Charts already drawn, by pipeline file and its modification time: loading one takes ~100 ms. */
 const drawn = new Map<string, Result<Graph>>();
+
+/** Live machines' charts, laid out, by their definition (an app's machines rarely change). */
+const liveDrawn = new Map<string, { pipeline: Chart; layouts: ChartLayouts }>();
+
+async function liveGraphOf(
+  definition: string,
+): Promise<{ pipeline: Chart; layouts: ChartLayouts }> {
+  const known = liveDrawn.get(definition);
+  if (known) return known;
+  const pipeline = chartOfDefinition(definition);
+  const graph = { pipeline, layouts: await layoutChart(pipeline) };
+  liveDrawn.set(definition, graph);
+  return graph;
+}
 
 /** The run's compiled statechart and the stage lifecycle, drawn from the run's pipeline file. */
 async function graphOf(file: unknown): Promise<Result<Graph>> {
@@ -146,7 +167,8 @@ async function drawGraph(file: unknown): Promise<Result<Graph>> {
         { pipelineFile: file },
       ),
     );
-  return ok({ pipeline: pipelineChart(loaded.value), lifecycle: lifecycleChart() });
+  const pipeline = pipelineChart(loaded.value);
+  return ok({ pipeline, lifecycle: lifecycleChart(), layouts: await layoutChart(pipeline) });
 }
 
 async function answerGrant(

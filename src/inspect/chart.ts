@@ -1,9 +1,16 @@
+import type { ElkNode } from "elkjs/lib/elk-api.js";
 import { type AnyStateMachine, createMachine } from "xstate";
 import { type DirectedGraphNode, toDirectedGraph } from "xstate/graph";
 import { collectEdges, drawablePipeline } from "../compiler/graph.js";
 import { createStageMachine } from "../compiler/stage-machine.js";
 import type { StageServices } from "../compiler/stage-services.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+
+/** A chart laid out both ways by the server (chart-layout.ts): the page keeps the better fit. */
+export interface ChartLayouts {
+  right: ElkNode;
+  down: ElkNode;
+}
 
 /** One drawn state of a statechart, its children nested (what the visualizer lays out). */
 export interface ChartNode {

@@ -45,6 +45,8 @@ export type LiveNews =
  */
 export class LiveRegistry {
   private readonly actors = new Map<string, LiveActor>();
+  /** Each root's actors, so folding one root's state does not walk every root's. */
+  private readonly members = new Map<string, Map<string, LiveActor>>();
   private readonly roots = new Map<string, { bytes: number; messages: number }>();
   private readonly grants = new Map<string, { grant: PendingGrant; answer: Answerer }>();
 
@@ -58,14 +60,17 @@ export class LiveRegistry {
     counts.messages += 1;
     this.roots.set(rootId, counts);
     if (message.type === "@xstate.actor") {
-      this.actors.set(message.sessionId, {
+      const actor: LiveActor = {
         sessionId: message.sessionId,
         rootId,
         ...(message.parentId && { parentId: message.parentId }),
         name: message.name,
         ...(message.definition && { definition: message.definition }),
         ...snapshotFields(message.snapshot),
-      });
+      };
+      this.actors.set(message.sessionId, actor);
+      const members = this.members.get(rootId) ?? new Map<string, LiveActor>();
+      this.members.set(rootId, members.set(message.sessionId, actor));
     } else if (message.type === "@xstate.snapshot") {
       const actor = this.actors.get(message.sessionId);
       if (!actor) return;
@@ -86,7 +91,7 @@ export class LiveRegistry {
   root(rootId: string): LiveRoot | undefined {
     const top = this.actors.get(rootId);
     if (!top) return undefined;
-    const members = [...this.actors.values()].filter((a) => a.rootId === rootId);
+    const members = [...(this.members.get(rootId)?.values() ?? [])];
     const context = isRecord(top.context) ? top.context : {};
     const counts = this.roots.get(rootId) ?? { bytes: 0, messages: 0 };
     return {

@@ -62,6 +62,7 @@ export async function startInspectServer(options: InspectServerOptions): Promise
   };
   const pages = new Set<WebSocket>();
   const broadcast = (message: unknown): void => {
+    if (pages.size === 0) return;
     const text = JSON.stringify(message);
     for (const page of pages) page.send(text);
   };
@@ -160,7 +161,7 @@ async function serve(
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
-  "worker-src 'self'",
+  "worker-src 'none'",
   "connect-src 'self'",
   "img-src 'self'",
   "style-src 'self'",
@@ -171,7 +172,6 @@ const CONTENT_SECURITY_POLICY = [
 
 const ASSETS: Record<string, string> = {
   "/app.js": "app.js",
-  "/elk-worker.js": "elk-worker.js",
   "/app.css": "app.css",
   "/favicon.svg": "favicon.svg",
 };

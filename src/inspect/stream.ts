@@ -1,14 +1,16 @@
 import { createWebSocketInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
-import type { AnyEventObject, InspectionEvent, Observer } from "xstate";
+import { configure } from "safe-stable-stringify";
+import type { AnyActorRef, AnyEventObject, InspectionEvent, Observer } from "xstate";
 import { isRecord } from "../definitions/pipeline-schema.js";
 import { pick } from "./chart-state.js";
 
 /**
- * A run's inspection stream to an inspect server, over `@statelyai/inspect`'s WebSocket
- * inspector. What leaves the process is the shape of the run, never its content: contexts are
- * cut down to ids, states and counters (no prompt, no ctx, no stage output, no tool result),
+ * A run's inspection stream to an inspect server, in `@statelyai/inspect`'s protocol over its
+ * WebSocket adapter. What leaves the process is the shape of the run, never its content: contexts
+ * are cut down to ids, states and counters (no prompt, no ctx, no stage output, no tool result),
  * events to their type and the few fields that steer a run, and a snapshot carries its value
- * and status only — the machine definition goes once per actor, in its `@xstate.actor` event.
+ * and status only — the machine definition goes once per actor, in its `@xstate.actor` message.
+ * Messages are built here, once each, only for what the coalescer passes on.
  */
 export function createRunInspector(url: string): {
   inspect: Observer<InspectionEvent>;
@@ -16,20 +18,58 @@ export function createRunInspector(url: string): {
 } {
   const inspector = createWebSocketInspector({
     url,
-    sanitizeContext: safeContext,
-    sanitizeEvent: safeEvent,
-    serialize: slimmed,
+    // The messages are plain JSON already: held ones are not serialized twice when the socket opens.
+    serialize: (message) => message,
     // A run's first burst (every actor of a resumed run) must not be dropped before connecting.
     maxDeferredEvents: 10_000,
   });
+  const coalesced = coalescer((event) => inspector.adapter.send(messageOf(event)));
   return {
     inspect: {
+      // Promise and callback actors (each model call, each tool) have no states to draw.
       next: (event) => {
-        // The server draws actors and their snapshots; events would double the stream for nothing.
-        if (event.type !== "@xstate.event") inspector.inspect.next?.(withSlimSnapshot(event));
+        if (isMachine(event.actorRef)) coalesced.next?.(event);
       },
     },
-    stop: () => inspector.stop(),
+    stop: () => {
+      coalesced.flush();
+      inspector.stop();
+    },
+  };
+}
+
+/**
+ * Holds a run's inspection events until the event loop turns, then passes on each actor's
+ * creation and only its latest snapshot: a run that steps many times between two turns of the
+ * loop (a zero-latency model, a burst of transitions) sends one state per actor, not each one.
+ * Events, microsteps and actions are dropped: the server draws actors and their snapshots.
+ */
+export function coalescer(
+  send: (event: InspectionEvent) => void,
+): Observer<InspectionEvent> & { flush(): void } {
+  const pending = new Map<string, { actor?: InspectionEvent; snapshot?: InspectionEvent }>();
+  let scheduled: NodeJS.Immediate | undefined;
+  const flush = () => {
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = undefined;
+    const held = [...pending.values()];
+    pending.clear();
+    for (const { actor, snapshot } of held) {
+      if (actor) send(actor);
+      if (snapshot) send(snapshot);
+    }
+  };
+  return {
+    next: (event) => {
+      if (event.type !== "@xstate.actor" && event.type !== "@xstate.snapshot") return;
+      const id = event.actorRef.sessionId;
+      const entry = pending.get(id) ?? {};
+      if (event.type === "@xstate.actor") entry.actor = event;
+      else entry.snapshot = event;
+      pending.set(id, entry);
+      scheduled ??= setImmediate(flush);
+    },
+    flush,
   };
 }
 
@@ -60,20 +100,63 @@ export function safeEvent(event: AnyEventObject): AnyEventObject {
   return { type: event.type, ...pick(event, EVENT_FIELDS) };
 }
 
-/** XState snapshots carry their machine; only the value, status and context are inspected. */
+function isMachine(actor: unknown): boolean {
+  return isRecord((actor as { logic?: { config?: unknown } }).logic?.config);
+}
+
+/** XState snapshots carry their machine; only the value, status and safe context are inspected. */
 function slimSnapshot(snapshot: unknown): Record<string, unknown> {
   if (!isRecord(snapshot)) return {};
-  return { status: snapshot.status, value: snapshot.value, context: snapshot.context };
+  return { status: snapshot.status, value: snapshot.value, context: safeContext(snapshot.context) };
 }
 
-function withSlimSnapshot(event: InspectionEvent): InspectionEvent {
-  if (event.type !== "@xstate.snapshot") return event;
-  return { ...event, snapshot: slimSnapshot(event.snapshot) as never };
+/** The `@statelyai/inspect` release whose message shapes these are (its `_version` field). */
+const PROTOCOL_VERSION = "0.7.2";
+
+/** The protocol's message for an actor's creation or its latest snapshot. */
+function messageOf(event: InspectionEvent): StatelyInspectionEvent {
+  const actor = event.actorRef as AnyActorRef & {
+    _parent?: AnyActorRef;
+    logic?: { config?: unknown };
+  };
+  const common = {
+    sessionId: actor.sessionId,
+    rootId: event.rootId,
+    id: null,
+    createdAt: `${Date.now()}`,
+    _version: PROTOCOL_VERSION,
+  };
+  if (event.type === "@xstate.snapshot")
+    return {
+      ...common,
+      type: "@xstate.snapshot",
+      event: safeEvent(event.event),
+      snapshot: slimSnapshot(event.snapshot),
+    } as unknown as StatelyInspectionEvent;
+  const config = actor.logic?.config;
+  const name = actor.id === actor.sessionId && isRecord(config) ? String(config.id) : actor.id;
+  return {
+    ...common,
+    type: "@xstate.actor",
+    name,
+    parentId: actor._parent?.sessionId,
+    definition: isRecord(config) ? definitionOf(config) : stringify({ id: name }),
+    snapshot: slimSnapshot(actor.getSnapshot()),
+  } as unknown as StatelyInspectionEvent;
 }
 
-/** The `@xstate.actor` event reads the actor's whole snapshot: cut it down as well. */
-function slimmed(event: StatelyInspectionEvent): StatelyInspectionEvent {
-  if (event.type !== "@xstate.actor") return event;
-  // Its context was sanitized already; this runs again on events held until the socket opened.
-  return { ...event, snapshot: slimSnapshot(event.snapshot) };
+/** As `@statelyai/inspect` writes a definition: functions by name, ten levels deep at most. */
+const stringify = configure({ maximumDepth: 10 });
+const written = new WeakMap<object, string>();
+
+/** A machine's definition as JSON, written once per machine (every run's actors share them). */
+function definitionOf(config: Record<string, unknown>): string {
+  const known = written.get(config);
+  if (known) return known;
+  const text =
+    stringify(config, (_key, value) =>
+      typeof value === "function" ? { type: value.name } : value,
+    ) ?? "{}";
+  written.set(config, text);
+  return text;
 }

@@ -50,6 +50,29 @@ describe("the inspect server's API", () => {
     expect(audit.length).toBeGreaterThan(10);
   });
 
+  it("sends the run's chart laid out both ways, a box for every state, so the page needs no layout engine", async () => {
+    type Laid = { id: string; x?: number; y?: number; width?: number; children?: Laid[] };
+    type Node = { id: string; children: Node[]; sub?: { root: Node } };
+    const graph = (await (await api(`/api/runs/${runId}/graph`)).json()) as {
+      pipeline: { root: Node };
+      layouts: { right: Laid; down: Laid };
+    };
+    const ids = (node: Node): string[] => [
+      node.id,
+      ...node.children.flatMap(ids),
+      ...(node.sub?.root.children.flatMap(ids) ?? []),
+    ];
+    const laidIds = (node: Laid): string[] => [
+      ...(node.children ?? []).flatMap((child) => [child.id, ...laidIds(child)]),
+    ];
+    const states = ids(graph.pipeline.root).slice(1);
+    expect(states.length).toBeGreaterThan(3);
+    for (const laid of [graph.layouts.right, graph.layouts.down]) {
+      expect(new Set(laidIds(laid))).toEqual(new Set(states));
+      expect(laid.width).toBeGreaterThan(0);
+    }
+  });
+
   it.each([
     ["an unknown run", "/api/runs/nope", 404, "Session/RunNotFound"],
     ["an unknown route", "/api/nothing", 404, "Validation/RouteNotFound"],
@@ -160,7 +183,7 @@ describe("inspection streams", () => {
 });
 
 describe("the page's Content-Security-Policy", () => {
-  it("allows the page's own server only: no eval, no blob: worker, no inline code", async () => {
+  it("allows the page's own server only: no eval, no worker, no inline code", async () => {
     const assets = mkdtempSync(join(tmpdir(), "stagechart-assets-"));
     writeFileSync(join(assets, "index.html"), "<!doctype html><title>page</title>");
     const server = await startInspectServer({ storePath: "/nonexistent/runs.db", port: 0, assets });
@@ -174,8 +197,9 @@ describe("the page's Content-Security-Policy", () => {
           .map(([name, ...sources]) => [name, sources]),
       );
       expect(policy["default-src"]).toEqual(["'none'"]);
-      for (const directive of ["script-src", "worker-src", "connect-src", "style-src", "img-src"])
+      for (const directive of ["script-src", "connect-src", "style-src", "img-src"])
         expect(policy[directive]).toEqual(["'self'"]);
+      expect(policy["worker-src"]).toEqual(["'none'"]);
       expect(policy["frame-ancestors"]).toEqual(["'none'"]);
     } finally {
       await server.close();

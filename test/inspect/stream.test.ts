@@ -3,6 +3,8 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
+import type { InspectionEvent } from "xstate";
+import { coalescer } from "../../src/inspect/stream.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { demoProject, runIn, storeOf, summaryOf } from "../support/cli.js";
 
@@ -75,7 +77,22 @@ describe("a run's inspection stream", () => {
   });
 
   it("carries the run's shape, and the canaries are really in the run's records", () => {
-    expect(captured.messages.length).toBeGreaterThan(20);
+    const parsed = captured.messages.map(
+      (m) =>
+        JSON.parse(m) as {
+          type: string;
+          sessionId: string;
+          snapshot?: { status?: string; context?: { runId?: string; stageId?: string } };
+        },
+    );
+    const root = parsed.find(
+      (m) => m.type === "@xstate.actor" && m.snapshot?.context?.runId === runId,
+    );
+    expect(root).toBeDefined();
+    const last = parsed.findLast((m) => m.sessionId === root?.sessionId);
+    expect(last?.snapshot?.status).toBe("done");
+    const stages = parsed.flatMap((m) => m.snapshot?.context?.stageId ?? []);
+    expect(new Set(stages).size).toBeGreaterThan(1);
     const store = SqliteStore.open(storeOf(project));
     if (!store.ok) throw store.error;
     try {
@@ -112,8 +129,60 @@ describe("a run's inspection stream", () => {
     }
   });
 
+  it("speaks @statelyai/inspect's protocol: each message has its type, session and version", () => {
+    for (const message of captured.messages)
+      expect(JSON.parse(message)).toMatchObject({
+        type: expect.stringMatching(/^@xstate\.(actor|snapshot)$/),
+        sessionId: expect.any(String),
+        _version: expect.any(String),
+      });
+  });
+
+  it("carries state machines only: no actor of a model call or a tool", () => {
+    const actors = captured.messages
+      .map((m) => JSON.parse(m) as { type: string; definition?: string })
+      .filter((m) => m.type === "@xstate.actor");
+    expect(actors.length).toBeGreaterThan(1);
+    for (const actor of actors)
+      expect(JSON.parse(actor.definition ?? "{}")).toHaveProperty("states");
+  });
+
   it("stays small: a few tens of kilobytes for the whole run", () => {
     const bytes = captured.messages.reduce((sum, m) => sum + Buffer.byteLength(m), 0);
     expect(bytes).toBeLessThan(200 * 1024);
+  });
+});
+
+describe("the stream's coalescing", () => {
+  const actor = { sessionId: "x:1" };
+  const created = { type: "@xstate.actor", actorRef: actor } as unknown as InspectionEvent;
+  const snapshot = (value: string) =>
+    ({
+      type: "@xstate.snapshot",
+      actorRef: actor,
+      snapshot: { value },
+    }) as unknown as InspectionEvent;
+  const valuesOf = (sent: InspectionEvent[]) =>
+    sent.map((e) =>
+      e.type === "@xstate.snapshot" ? (e.snapshot as unknown as { value: string }).value : e.type,
+    );
+
+  it("passes on an actor's creation and only its latest snapshot once the event loop turns", async () => {
+    const sent: InspectionEvent[] = [];
+    const stream = coalescer((event) => sent.push(event));
+    stream.next?.(created);
+    for (const value of ["a", "b", "c"]) stream.next?.(snapshot(value));
+    stream.next?.({ type: "@xstate.event", actorRef: actor } as unknown as InspectionEvent);
+    expect(sent).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(valuesOf(sent)).toEqual(["@xstate.actor", "c"]);
+  });
+
+  it("sends what it holds at once when flushed, as a run's stream does before it stops", () => {
+    const sent: InspectionEvent[] = [];
+    const stream = coalescer((event) => sent.push(event));
+    stream.next?.(snapshot("done"));
+    stream.flush();
+    expect(valuesOf(sent)).toEqual(["done"]);
   });
 });

@@ -1,5 +1,5 @@
-import ELK, { type ElkExtendedEdge, type ElkNode } from "elkjs/lib/elk-api.js";
-import type { Chart, ChartNode } from "../../src/inspect/chart.js";
+import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
+import type { Chart, ChartLayouts, ChartNode } from "../../src/inspect/chart.js";
 import type { ChartState } from "../../src/inspect/chart-state.js";
 import { svg } from "./dom.js";
 
@@ -14,24 +14,14 @@ const LIFECYCLE_LABEL: Record<string, string> = {
   exit: "Exit",
 };
 
-/**
- * ELK runs in a worker the server serves beside the page (elk-worker.js): the page's own script
- * stays small, the layout engine loads while the run is fetched, and the page needs no eval.
- * Created on load so the worker starts at once.
- */
-const elk = new ELK({ workerUrl: "/elk-worker.js" });
-
 /** Zoom steps of the chart, relative to its natural size; "fit" shows all of it. */
 const ZOOM_STEP = 1.25;
 const ZOOM_MAX = 3;
 
-const STAGE = { width: 264, height: 66 };
-const STATE = { width: 96, height: 30 };
-
 /**
- * The statechart, laid out by ELK (nested states inside their parents, parallel regions side by
- * side) and drawn as SVG. Each state carries `data-state` (its stage id, or its full id) and,
- * while active, `data-active="true"`.
+ * The statechart, as the server laid it out (src/inspect/chart-layout.ts), drawn as SVG. Each
+ * state carries `data-state` (its stage id, or its full id) and, while active,
+ * `data-active="true"`.
  */
 export class ChartView {
   readonly element: HTMLElement;
@@ -44,7 +34,10 @@ export class ChartView {
   /** The zoom factor, or "fit" (the whole chart in the viewport's width). */
   private zoom: number | "fit" = "fit";
 
-  constructor(private readonly chart: Chart) {
+  constructor(
+    private readonly chart: Chart,
+    private readonly layouts: ChartLayouts,
+  ) {
     this.element = document.createElement("div");
     this.element.className = "chart";
     this.viewport = document.createElement("div");
@@ -60,36 +53,12 @@ export class ChartView {
     this.onPick = listener;
   }
 
-  async draw(): Promise<void> {
-    const graphOf = (direction: "RIGHT" | "DOWN"): ElkNode => ({
-      id: "__root",
-      layoutOptions: {
-        "elk.algorithm": "layered",
-        "elk.direction": direction,
-        "elk.hierarchyHandling": "INCLUDE_CHILDREN",
-        "elk.json.shapeCoords": "ROOT",
-        "elk.json.edgeCoords": "ROOT",
-        "elk.spacing.nodeNode": "28",
-        "elk.layered.spacing.nodeNodeBetweenLayers": "56",
-        "elk.edgeRouting": "ORTHOGONAL",
-      },
-      children: this.chart.root.children.map(toElk),
-      edges: allEdges(this.chart).map((e, i) => ({
-        id: `e${i}`,
-        sources: [e.source],
-        targets: [e.target],
-        labels: e.label ? [{ text: e.label, width: e.label.length * 6.4, height: 14 }] : [],
-      })),
-    });
+  draw(): void {
     // A long chain laid left to right may fit better top to bottom: the larger fitted scale wins.
-    let laid = await elk.layout(graphOf("RIGHT"));
-    if (this.fitScale(laid.width ?? 0, laid.height ?? 0) < 1) {
-      const down = await elk.layout(graphOf("DOWN"));
-      const [across, downward] = [laid, down].map((l) =>
-        this.fitScale(l.width ?? 0, l.height ?? 0),
-      );
-      if ((downward ?? 0) > (across ?? 0)) laid = down;
-    }
+    const { right, down } = this.layouts;
+    const across = this.fitScale(right.width ?? 0, right.height ?? 0);
+    const downward = this.fitScale(down.width ?? 0, down.height ?? 0);
+    const laid = across < 1 && downward > across ? down : right;
     const width = (laid.width ?? 0) + 8;
     const height = (laid.height ?? 0) + 8;
     const root = svg("svg", { viewBox: `-4 -4 ${width} ${height}`, role: "img" });
@@ -209,35 +178,6 @@ export class ChartView {
     this.states.set(node.id, group);
     return group;
   }
-}
-
-function toElk(node: ChartNode): ElkNode {
-  const inner = [...node.children, ...(node.sub?.root.children ?? [])];
-  if (inner.length === 0) {
-    const size = node.stage
-      ? STAGE
-      : { ...STATE, width: Math.max(STATE.width, node.key.length * 8 + 24) };
-    return { id: node.id, ...size };
-  }
-  return {
-    id: node.id,
-    layoutOptions: {
-      "elk.padding": "[top=32,left=14,bottom=14,right=14]",
-      ...(node.type === "parallel" && { "elk.direction": "DOWN" }),
-    },
-    children: inner.map(toElk),
-  };
-}
-
-function allEdges(chart: Chart): Chart["edges"] {
-  const nested: Chart["edges"] = [];
-  const visit = (node: ChartNode): void => {
-    if (node.sub) nested.push(...allEdges(node.sub));
-    node.children.forEach(visit);
-  };
-  visit(chart.root);
-  const inChart = (id: string) => id !== chart.root.id;
-  return [...chart.edges.filter((e) => inChart(e.source) && inChart(e.target)), ...nested];
 }
 
 function drawEdge(edge: ElkExtendedEdge): SVGElement {

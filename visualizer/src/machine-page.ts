@@ -1,4 +1,4 @@
-import type { Chart } from "../../src/inspect/chart.js";
+import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
 import { activeIds } from "../../src/inspect/chart-state.js";
 import type { LiveRoot } from "../../src/inspect/live.js";
 import { ChartView } from "./chart-view.js";
@@ -11,8 +11,10 @@ export async function machinePage(
   rootId: string,
   socket: PageSocket,
 ): Promise<void> {
-  const graph = await getJson<{ pipeline: Chart }>(`/api/live/${encodeURIComponent(rootId)}/graph`);
-  const chart = new ChartView(graph.pipeline);
+  const graph = await getJson<{ pipeline: Chart; layouts: ChartLayouts }>(
+    `/api/live/${encodeURIComponent(rootId)}/graph`,
+  );
+  const chart = new ChartView(graph.pipeline, graph.layouts);
   const value = h("pre", { class: "context" });
   root.replaceChildren(
     h("h1", {}, graph.pipeline.root.key),
@@ -20,7 +22,7 @@ export async function machinePage(
     h("h2", {}, "State"),
     value,
   );
-  await chart.draw();
+  chart.draw();
   const show = (r: LiveRoot) => {
     chart.show({ active: activeIds(graph.pipeline.root.id, r.value), stages: {} });
     value.textContent = JSON.stringify(r.value, null, 2);

@@ -1,5 +1,5 @@
 import type { AuditEvent } from "../../src/inspect/audit.js";
-import type { Chart } from "../../src/inspect/chart.js";
+import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
 import type { ChartState } from "../../src/inspect/chart-state.js";
 import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";
 import type { RunView } from "../../src/inspect/run-view.js";
@@ -20,7 +20,7 @@ interface Grant {
 export async function runPage(root: HTMLElement, runId: string, socket: PageSocket): Promise<void> {
   const api = `/api/runs/${encodeURIComponent(runId)}`;
   // The chart takes longest (the server compiles the pipeline, ELK lays it out): asked first.
-  const graphAsked = getJson<{ pipeline: Chart }>(`${api}/graph`);
+  const graphAsked = getJson<{ pipeline: Chart; layouts: ChartLayouts }>(`${api}/graph`);
   graphAsked.catch(() => {});
   let [run, steps] = await Promise.all([getJson<RunView>(api), getJson<Step[]>(`${api}/steps`)]);
   const events: AuditEvent[] = [...run.timeline];
@@ -76,9 +76,9 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   let chart: ChartView | undefined;
   try {
     const graph = await graphAsked;
-    chart = new ChartView(graph.pipeline);
+    chart = new ChartView(graph.pipeline, graph.layouts);
     chartHost.replaceChildren(chart.element);
-    await chart.draw();
+    chart.draw();
     chart.pickStage((stageId) => {
       const execution = events.findLast(
         (e) => e.stageId === stageId && e.stageExecutionId,
@@ -88,6 +88,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   } catch (error) {
     chartHost.replaceChildren(h("p", { class: "error" }, `No chart: ${(error as Error).message}`));
   }
+  // After the chart: fitting it reads the page's layout, which a thousand rows make slow.
   timeline.add(events);
   timeline.pick((id) => void showStage(id));
 

@@ -66,6 +66,7 @@ const KIND: Record<string, string> = {
 export class Timeline {
   readonly element = h("div", { class: "timeline" });
   private readonly body = h("tbody");
+  private readonly seen = new Set<number>();
   private onPick: (stageExecutionId: string) => void = () => {};
 
   constructor() {
@@ -96,8 +97,11 @@ export class Timeline {
   }
 
   add(events: readonly AuditEvent[]): void {
+    // One insertion for all new rows; seen seqs in a set (a selector per row made 1,000 rows slow).
+    const rows = document.createDocumentFragment();
     for (const e of events) {
-      if (this.body.querySelector(`tr[data-seq="${e.seq}"]`)) continue;
+      if (this.seen.has(e.seq)) continue;
+      this.seen.add(e.seq);
       const row = h(
         "tr",
         { "data-seq": e.seq, "data-type": e.type, class: `kind-${KIND[e.type] ?? "plain"}` },
@@ -112,8 +116,9 @@ export class Timeline {
         row.addEventListener("click", () => this.onPick(id));
         row.classList.add("pickable");
       }
-      this.body.append(row);
+      rows.append(row);
     }
+    this.body.append(rows);
   }
 
   /** Dims the rows after `lastSeq` (a replayed step); none when undefined (live). */
