@@ -105,6 +105,14 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
     capHit: true,
     drive: { kind: "cap-hit", attempts: maxAttempts, turnCap: definition.turnCap },
   });
+  if (definition.inputsSchema)
+    outcomes.push({
+      stage: stageId,
+      name: "inputs-refused",
+      verdict: "fail",
+      capHit: false,
+      drive: { kind: "inputs-refused" },
+    });
   if (pipeline.hooks[stageId]?.gate)
     outcomes.push(...gateOutcomes(stageId, definition.resolutionPolicy));
   const probe = GRANT_PROBES.find((p) => !definition.allowedTools.includes(p.tool));

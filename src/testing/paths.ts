@@ -2,6 +2,7 @@ import { generateSync } from "json-schema-faker";
 import type { Snapshot } from "xstate";
 import { getShortestPaths, getSimplePaths, type StatePath } from "xstate/graph";
 import type { PipelineContext } from "../compiler/pipeline-machine.js";
+import { stageOfState } from "../compiler/pipeline-states.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";
 import { activeStages, isEnd, modelMachine, type PathEnd, traceModel } from "./model.js";
@@ -79,12 +80,13 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
     input: { runId: "model", ctx },
     events: events as never,
     // The verdicts too: a join's inputsSchema may refuse a failed sibling's result.
-    serializeState: ({ value, context }: ModelSnapshot) =>
+    serializeState: (snapshot: ModelSnapshot) =>
       JSON.stringify([
-        value,
-        context.visits,
-        context.groups,
-        context.upstream.map((r) => r.verdict),
+        snapshot.value,
+        snapshot.context.visits,
+        snapshot.context.groups,
+        snapshot.context.upstream.map((r) => r.verdict),
+        settledSiblings(pipeline, snapshot),
       ]),
     limit: 100_000,
   };
@@ -114,6 +116,37 @@ function possibleOutcomes(
   const sibling = typeof snapshot.value !== "string";
   const refused = !sibling && refusesInputs(pipeline, stage, snapshot.context.upstream);
   return outcomes.filter((o) => !o.suspends && (o.drive.kind === "inputs-refused") === refused);
+}
+
+/**
+ * What the group running now can tell apart of its settled siblings, by sibling: whether each
+ * counts towards `any`/`quorum`, whether the join's inputsSchema refuses it, or its verdict when
+ * the join is code (which may read anything). Without it, two sibling orders that join
+ * differently would be one state.
+ */
+function settledSiblings(
+  pipeline: PipelineDefinition,
+  snapshot: ModelSnapshot,
+): Record<string, string> {
+  if (typeof snapshot.value !== "object" || snapshot.value === null) return {};
+  const group = stageOfState(Object.keys(snapshot.value)[0] ?? "");
+  const transition = pipeline.next[group];
+  if (transition?.kind !== "parallel") return {};
+  const join = pipeline.stages[transition.join];
+  const counts = transition.policy.kind === "any" || transition.policy.kind === "quorum";
+  const states = snapshot.context.groups[group] ?? {};
+  return Object.fromEntries(
+    transition.siblings.flatMap((sibling) => {
+      const result = snapshot.context.results[sibling];
+      if (states[sibling] !== "settled" || !result) return [];
+      if (join && join.kind !== "llm") return [[sibling, result.verdict]];
+      const seen = [
+        counts ? (result.verdict === "ok" ? "counts" : "does-not-count") : "",
+        join && refusesInputs(pipeline, join.id, [result]) ? "refused" : "",
+      ];
+      return [[sibling, seen.filter(Boolean).join(",")]];
+    }),
+  );
 }
 
 function stepsOf(path: StatePath<ModelSnapshot, PathEvent>): PathStep[] {

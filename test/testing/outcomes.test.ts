@@ -25,6 +25,7 @@ describe("the outcomes of an LLM stage", () => {
       "ok: output.approved equals true",
       "ok: not output.approved equals true",
       "cap-hit",
+      "inputs-refused",
       "grant-suspended",
     ]);
     expect(payloadsOf(pipeline).map((p) => p.approved)).toEqual([true, false]);
@@ -88,7 +89,13 @@ describe("the outcomes of an LLM stage", () => {
 
   it("leave visits and ctx conditions to the run: no split, one ok", () => {
     const pipeline = reviewRoutedBy(when({ visits: "review", op: "lt", value: 3 }));
-    expect(names(pipeline)).toEqual(["ok", "cap-hit", "grant-suspended"]);
+    expect(names(pipeline)).toEqual(["ok", "cap-hit", "inputs-refused", "grant-suspended"]);
+  });
+
+  it("fail in Setup (inputs-refused) only where the stage has an inputsSchema", () => {
+    const pipeline = pipelineOf({ stages: [llm("plan"), llm("review")], next: { plan: "review" } });
+    expect(names(pipeline)).toContain("inputs-refused");
+    expect(names(pipeline, "plan")).not.toContain("inputs-refused");
   });
 
   it("fail by retries exhausted when the stage has several attempts", () => {

@@ -41,6 +41,18 @@ describe("testPipeline on the real engine", () => {
       expect(report.coverage.transitions.uncovered).toEqual([]);
     });
   }
+
+  it("passes every simple path of an all-settled group run one at a time, whose only uncovered edge cannot happen", async () => {
+    const report = await testPipeline(fanOut({ kind: "all-settled" }, 1), { strategy: "simple" });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.coverage.transitions.uncovered).toEqual([
+      {
+        transition:
+          "fan-out.execute_parallel -> fan-out.failed [always: all-settled policy failed]",
+        reason: "unreachable",
+      },
+    ]);
+  });
 });
 
 describe("runPath", () => {
