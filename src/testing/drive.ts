@@ -1,9 +1,11 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { ScriptEntry } from "../models/script-file.js";
 import { createScriptedModel } from "../models/scripted.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
+import { controlEventOf } from "./events.js";
 import type { StageOutcome } from "./outcomes.js";
 import type { PathStep } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
@@ -14,6 +16,8 @@ export interface Drive {
   script: Map<string, ScriptEntry[]>;
   /** The step each stage execution stands for, by `<stage>@<visit>`. */
   stepOf: Map<string, number>;
+  /** The control event a path sends while a stage execution runs, and its step, by `<stage>@<visit>`. */
+  controls: Map<string, { step: number; event: PipelineEvent }>;
   /** The gate's answer at each visit, for stages whose gate the path answers. */
   gates: Map<string, ("proceed" | "defer" | "block")[]>;
   /** Why the path cannot be driven by a script, when it cannot. */
@@ -48,33 +52,45 @@ export function repliesFor(pipeline: PipelineDefinition, outcome: StageOutcome):
   }
 }
 
-/** The scripts, step order and gate answers for a path, from the outcomes its steps name. */
+/** The scripts, step order, control events and gate answers for a path, from the outcomes its steps name. */
 export function driveFor(
   pipeline: PipelineDefinition,
   steps: readonly PathStep[],
   outcomeOf: (step: PathStep) => StageOutcome | undefined,
 ): Drive {
-  const drive: Drive = { script: new Map(), stepOf: new Map(), gates: new Map() };
+  const drive: Drive = {
+    script: new Map(),
+    stepOf: new Map(),
+    controls: new Map(),
+    gates: new Map(),
+  };
   const visits = new Map<string, number>();
+  const enter = (stage: string, gate: "proceed" | "defer" | "block"): string => {
+    const visit = (visits.get(stage) ?? 0) + 1;
+    visits.set(stage, visit);
+    if (pipeline.hooks[stage]?.gate)
+      drive.gates.set(stage, [...(drive.gates.get(stage) ?? []), gate]);
+    return `${stage}@${visit}`;
+  };
   for (const [index, step] of steps.entries()) {
+    const kind = pipeline.stages[step.stage]?.kind;
+    const event = controlEventOf(step.outcome);
+    if (event) {
+      if (kind !== "llm")
+        drive.notDriven ??= `step ${index + 1}: ${step.outcome} is sent while a stage's model is called; ${step.stage} is a ${kind} stage`;
+      drive.controls.set(enter(step.stage, "proceed"), { step: index, event });
+      continue;
+    }
     const outcome = outcomeOf(step);
     if (!outcome) {
       drive.notDriven ??= `step ${index + 1}: ${step.stage} has no outcome ${step.outcome} now`;
       continue;
     }
-    const stage = pipeline.stages[step.stage];
-    if (stage?.kind === "pipeline" || (stage?.kind !== "llm" && outcome.drive.kind === "code"))
-      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${stage?.kind} stage; its outcome is not forced by a script`;
-    const visit = (visits.get(step.stage) ?? 0) + 1;
-    visits.set(step.stage, visit);
-    const key = `${step.stage}@${visit}`;
+    if (kind === "pipeline" || (kind !== "llm" && outcome.drive.kind === "code"))
+      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage; its outcome is not forced by a script`;
+    const key = enter(step.stage, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
     drive.script.set(key, repliesFor(pipeline, outcome));
     drive.stepOf.set(key, index);
-    if (pipeline.hooks[step.stage]?.gate) {
-      const answers = drive.gates.get(step.stage) ?? [];
-      answers.push(outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
-      drive.gates.set(step.stage, answers);
-    }
   }
   return drive;
 }
@@ -84,7 +100,12 @@ export function driveFor(
  * and only once every earlier step of the path has settled, so parallel siblings settle in the
  * path's order. An execution the path does not settle waits until it is cancelled.
  */
-export function drivenModel(drive: Drive, pipelineId: string, exits: ExitCounter): ModelHandle {
+export function drivenModel(
+  drive: Drive,
+  pipelineId: string,
+  exits: ExitCounter,
+  sendControl: (event: PipelineEvent) => void,
+): ModelHandle {
   const scripted = createScriptedModel({ file: `${pipelineId}.paths`, stages: drive.script });
   const calls = new Map<string, number>();
   const inner = scripted.model;
@@ -96,6 +117,13 @@ export function drivenModel(drive: Drive, pipelineId: string, exits: ExitCounter
         const info = options.providerOptions?.stagechart as unknown as StagechartCallInfo;
         const visit = Number(info.stageExecutionId.split("/").at(-1));
         const key = `${info.stageId}@${visit}`;
+        const control = drive.controls.get(key);
+        if (control) {
+          await exits.settledBefore(control.step, options.abortSignal);
+          exits.sent(info.stageId);
+          sendControl(control.event);
+          await exits.settledBefore(undefined, options.abortSignal);
+        }
         const step = drive.stepOf.get(key);
         await exits.settledBefore(step, options.abortSignal);
         const position = calls.get(key) ?? 0;
@@ -110,7 +138,7 @@ export function drivenModel(drive: Drive, pipelineId: string, exits: ExitCounter
   };
 }
 
-/** Counts `StageExited` per stage, so a stage execution can wait for the steps before its own. */
+/** Counts `StageExited` (and control events sent) per stage, so a stage execution can wait for the steps before its own. */
 export class ExitCounter {
   private readonly exits = new Map<string, number>();
   private readonly waiting = new Set<() => void>();
@@ -118,14 +146,23 @@ export class ExitCounter {
   constructor(private readonly steps: readonly PathStep[]) {}
 
   observe(event: AuditEvent): void {
-    if (event.type !== "StageExited" || event.stageId === undefined) return;
-    this.exits.set(event.stageId, (this.exits.get(event.stageId) ?? 0) + 1);
+    if (event.type === "StageExited" && event.stageId !== undefined) this.count(event.stageId);
+  }
+
+  /** A control event sent from a stage execution ends its step (the event cancels the stage). */
+  sent(stageId: string): void {
+    this.count(stageId);
+  }
+
+  private count(stageId: string): void {
+    this.exits.set(stageId, (this.exits.get(stageId) ?? 0) + 1);
     for (const wake of [...this.waiting]) wake();
   }
 
   /** Resolves once every step before `step` has settled; never, for no step, until aborted. */
   settledBefore(step: number | undefined, signal: AbortSignal | undefined): Promise<void> {
     return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
       const check = () => {
         if (step === undefined || !this.settled(step)) return;
         this.waiting.delete(check);

@@ -5,6 +5,7 @@ import type {
   PipelineDefinition,
   PipelineStage,
 } from "../definitions/pipeline-types.js";
+import { renderTemplate } from "../definitions/template.js";
 import {
   describeRequirement,
   type PayloadCondition,
@@ -105,7 +106,7 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
     capHit: true,
     drive: { kind: "cap-hit", attempts: maxAttempts, turnCap: definition.turnCap },
   });
-  if (definition.inputsSchema)
+  if (definition.inputsSchema || missesUpstream(pipeline, stageId, []))
     outcomes.push({
       stage: stageId,
       name: "inputs-refused",
@@ -139,6 +140,27 @@ export function refusesInputs(
   if (!schema) return false;
   const validate = compileSchema(schema);
   return validate.ok && upstream.some((result) => !validate.value(result));
+}
+
+/**
+ * Whether a stage's prompt reads an upstream result it does not receive (`{{ctx.upstream[1].…}}`
+ * with one result), as after an OVERRIDE to it: then its Init fails before any model call.
+ */
+export function missesUpstream(
+  pipeline: PipelineDefinition,
+  stageId: string,
+  upstream: readonly StageResult[],
+): boolean {
+  const stage = pipeline.stages[stageId];
+  if (stage?.kind !== "llm") return false;
+  const parts = stage.definition.template.parts.filter(
+    (part) => part.kind === "placeholder" && part.path[0] === "ctx" && part.path[1] === "upstream",
+  );
+  const rendered = renderTemplate(
+    { parts, ctxReferences: [] },
+    { ctx: { upstream }, stage: { id: stageId, name: stage.definition.name } },
+  );
+  return !rendered.ok;
 }
 
 /** A gate's `defer` and `block` under each `resolutionPolicy` (DESIGN.md §3.1). */

@@ -6,7 +6,13 @@ import { stageOfState } from "../compiler/pipeline-states.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";
 import { activeStages, isEnd, modelMachine, type PathEnd, traceModel } from "./model.js";
-import { refusesInputs, resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
+import {
+  missesUpstream,
+  refusesInputs,
+  resultFor,
+  type StageOutcome,
+  stageOutcomes,
+} from "./outcomes.js";
 
 export const PATH_STRATEGIES = ["shortest", "simple"] as const;
 export type PathStrategy = (typeof PATH_STRATEGIES)[number];
@@ -41,7 +47,8 @@ export interface PathOptions {
   ctx?: Record<string, unknown>;
 }
 
-type PathEvent = { type: string; outcome: string; stage: string };
+/** A traversal event, with the step it stands for: `from` the stage it comes from (REDO has its own `stage`). */
+type PathEvent = { type: string; outcome: string; from: string };
 type ModelSnapshot = Snapshot<unknown> & { value: unknown; context: PipelineContext };
 
 /**
@@ -62,11 +69,15 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
       ...possibleOutcomes(pipeline, snapshot, stage, outcomes.get(stage) ?? []).map((o) => ({
         ...stageDone(stage, resultFor(o)),
         outcome: o.name,
-        stage,
+        from: stage,
       })),
-      ...controlEventsFrom(pipeline, stage, options.events ?? []).map((e) => ({
+      // A stage that fails before its model is called gives a control event no time to arrive.
+      ...(refusedHere(pipeline, snapshot, stage)
+        ? []
+        : controlEventsFrom(pipeline, stage, options.events ?? [])
+      ).map((e) => ({
         ...e,
-        stage,
+        from: stage,
         outcome:
           e.type === "OVERRIDE"
             ? `OVERRIDE ${e.to}`
@@ -106,15 +117,17 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
   return { pipelineId: pipeline.id, strategy, ctx, paths };
 }
 
-/** A stage's outcomes where it runs now: only `inputs-refused` when its inputsSchema refuses what it receives. */
+/**
+ * A stage's outcomes where it runs now: only `inputs-refused` when its inputsSchema refuses what
+ * it receives or its prompt reads an upstream result it does not receive.
+ */
 function possibleOutcomes(
   pipeline: PipelineDefinition,
   snapshot: ModelSnapshot,
   stage: string,
   outcomes: readonly StageOutcome[],
 ): StageOutcome[] {
-  const sibling = typeof snapshot.value !== "string";
-  const refused = !sibling && refusesInputs(pipeline, stage, snapshot.context.upstream);
+  const refused = refusedHere(pipeline, snapshot, stage);
   return outcomes.filter((o) => !o.suspends && (o.drive.kind === "inputs-refused") === refused);
 }
 
@@ -149,9 +162,20 @@ function settledSiblings(
   );
 }
 
+/** Whether a stage entered now refuses what it receives (a sibling receives nothing). */
+function refusedHere(
+  pipeline: PipelineDefinition,
+  snapshot: ModelSnapshot,
+  stage: string,
+): boolean {
+  if (typeof snapshot.value !== "string") return false;
+  const { upstream } = snapshot.context;
+  return refusesInputs(pipeline, stage, upstream) || missesUpstream(pipeline, stage, upstream);
+}
+
 function stepsOf(path: StatePath<ModelSnapshot, PathEvent>): PathStep[] {
   return path.steps.flatMap(({ event }) =>
-    "outcome" in event ? [{ stage: event.stage, outcome: event.outcome }] : [],
+    "outcome" in event ? [{ stage: event.from, outcome: event.outcome }] : [],
   );
 }
 
@@ -177,7 +201,7 @@ function suspendedPaths(
     });
     const before = [
       ...way.steps.flatMap(({ event }) =>
-        "outcome" in event ? [{ event, stage: event.stage }] : [],
+        "outcome" in event ? [{ event, stage: event.from }] : [],
       ),
       ...others.map(({ stage, outcome: ok }) => ({
         event: stageDone(stage, resultFor(ok)),

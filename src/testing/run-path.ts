@@ -5,9 +5,10 @@ import { createActor, type InspectionEvent } from "xstate";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type AuditEvent, MemoryAuditLog } from "../inspect/audit.js";
 import { createHost, type Host } from "../runtime/host.js";
+import type { RunHandle } from "../runtime/launch.js";
 import { startRun } from "../runtime/run.js";
 import { type Drive, driveFor, drivenModel, ExitCounter } from "./drive.js";
-import { stageDone } from "./events.js";
+import { controlEventOf, stageDone } from "./events.js";
 import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
 import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
 import type { PathStep, PipelinePath } from "./paths.js";
@@ -122,9 +123,10 @@ function modelTrace(
   ).start();
   try {
     for (const [index, step] of steps.entries()) {
+      const control = controlEventOf(step.outcome);
       const outcome = outcomeOf(step);
       const where = `step ${index + 1} (${step.stage}: ${step.outcome})`;
-      if (!outcome)
+      if (!outcome && !control)
         return { transitions, covered: [...covered], refused: `${where}: no such outcome now` };
       if (!activeStages(actor.getSnapshot()).includes(step.stage))
         return {
@@ -132,8 +134,8 @@ function modelTrace(
           covered: [...covered],
           refused: `${where}: ${step.stage} does not run then`,
         };
-      if (outcome.suspends) return { transitions, covered: [...covered], end: "suspended" };
-      actor.send(stageDone(step.stage, resultFor(outcome)) as never);
+      if (outcome?.suspends) return { transitions, covered: [...covered], end: "suspended" };
+      actor.send((control ?? stageDone(step.stage, resultFor(outcome as StageOutcome))) as never);
     }
     const { value } = actor.getSnapshot();
     return { transitions, covered: [...covered], ...(isEnd(value) && { end: value }) };
@@ -176,8 +178,10 @@ async function realRun(
   const exits = new ExitCounter(steps);
   audit.subscribe((event) => exits.observe(event));
   const covered = new Set<string>();
+  // The handle exists once the run has started; a control step is sent only after that.
+  let handle: RunHandle | undefined;
   const host: Host = createHost({
-    model: drivenModel(drive, pipeline.id, exits),
+    model: drivenModel(drive, pipeline.id, exits, (event) => handle?.send(event)),
     audit,
     root,
     // Only a path's grant-suspended step asks for a grant; the run then waits for an answer.
@@ -195,13 +199,14 @@ async function realRun(
       inspect: { next: edgeRecorder(covered) },
     });
     if (!started.ok) return { record: { transitions: [], end: "refused" }, covered: [] };
-    const handle = started.value;
+    const run = started.value;
+    handle = run;
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      handle.stop();
+      run.stop();
     }, timeoutMs);
-    const result = await handle.result.finally(() => clearTimeout(timer));
+    const result = await run.result.finally(() => clearTimeout(timer));
     return {
       record: {
         transitions: transitionsOf(audit.events, pipeline.id),

@@ -72,6 +72,20 @@ describe("stagechart test", () => {
     });
   }
 
+  it("drives the control events it is asked for, and refuses unknown ones", async () => {
+    const { code, stdout } = await runCli("test", "code-review", "--events", "cancel", "--json");
+    const report = JSON.parse(stdout) as TestJson;
+    expect(report.failed).toBe(0);
+    expect(report.paths.some((p) => p.expected.end === "cancelled")).toBe(true);
+    expect(report.paths.filter((p) => p.actual.end === "cancelled")).toHaveLength(
+      report.paths.filter((p) => p.expected.end === "cancelled").length,
+    );
+    expect(code).toBe(0);
+    const refused = await runCli("test", "code-review", "--events", "pause");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("unknown pause");
+  });
+
   it("fails a saved path list where the pipeline has changed since", async () => {
     const saved = join(project({}), "paths.json");
     writeFileSync(saved, (await runCli("paths", "code-review", "--json")).stdout);

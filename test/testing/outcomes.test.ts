@@ -92,7 +92,7 @@ describe("the outcomes of an LLM stage", () => {
     expect(names(pipeline)).toEqual(["ok", "cap-hit", "inputs-refused", "grant-suspended"]);
   });
 
-  it("fail in Setup (inputs-refused) only where the stage has an inputsSchema", () => {
+  it("fail before any model call (inputs-refused) only where the stage has an inputsSchema or its prompt reads an upstream result", () => {
     const pipeline = pipelineOf({ stages: [llm("plan"), llm("review")], next: { plan: "review" } });
     expect(names(pipeline)).toContain("inputs-refused");
     expect(names(pipeline, "plan")).not.toContain("inputs-refused");

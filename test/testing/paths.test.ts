@@ -12,11 +12,12 @@ const bundled = async (name: string) => {
 const spell = (steps: { stage: string; outcome: string }[]) =>
   steps.map((s) => `${s.stage}:${s.outcome}`).join(" > ");
 
-/** execute fans out to test and lint under `policy`, then review. */
+/** plan, then execute (whose prompt reads the plan) fans out to test and lint under `policy`, then review. */
 const fanOut = (policy: JoinPolicy, maxConcurrency?: number) =>
   pipelineOf({
-    stages: ["execute", "test", "lint", "review"].map((id) => llm(id)),
+    stages: ["plan", "execute", "test", "lint", "review"].map((id) => llm(id)),
     next: {
+      plan: "execute",
       execute: {
         kind: "parallel",
         siblings: ["test", "lint"],
@@ -29,7 +30,7 @@ const fanOut = (policy: JoinPolicy, maxConcurrency?: number) =>
 const groupRuns = (policy: JoinPolicy, maxConcurrency?: number) =>
   pipelinePaths(fanOut(policy, maxConcurrency), { strategy: "simple" })
     .paths.filter((p) => p.end !== "suspended")
-    .map((p) => `${spell(p.steps.slice(1))} => ${p.end}`);
+    .map((p) => `${spell(p.steps.slice(2))} => ${p.end}`);
 
 describe("pipelinePaths", () => {
   it("finds, in code-review-parallel, a fail-fast sibling failure ending failed and a path ending done", async () => {

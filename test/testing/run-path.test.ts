@@ -84,4 +84,22 @@ describe("runPath", () => {
     const run = await runPath(pipeline, { ...done, end: "failed" });
     expect(run).toMatchObject({ ok: false, expected: { end: "failed" }, actual: { end: "done" } });
   });
+
+  it("drives control events: OVERRIDE, REDO and CANCEL are sent to the run where the path reaches them", async () => {
+    const pipeline = fanOut({ kind: "fail-fast" });
+    const list = pipelinePaths(pipeline, { events: ["override", "redo", "cancel"], maxVisits: 2 });
+    for (const kind of ["OVERRIDE", "REDO", "CANCEL"]) {
+      const path = list.paths.find(
+        (p) => p.end !== "suspended" && p.steps.some((s) => s.outcome.startsWith(kind)),
+      );
+      if (!path) throw new Error(`no path with ${kind}`);
+      const run = await runPath(pipeline, path, { ctx: list.ctx });
+      expect({ kind, ok: run.ok, reason: run.reason }).toEqual({
+        kind,
+        ok: true,
+        reason: undefined,
+      });
+      expect(run.actual.transitions).toEqual(run.expected.transitions);
+    }
+  });
 });
