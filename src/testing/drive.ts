@@ -18,8 +18,8 @@ export interface Drive {
   stepOf: Map<string, number>;
   /** The control event a path sends while a stage execution runs, and its step, by `<stage>@<visit>`. */
   controls: Map<string, { step: number; event: PipelineEvent }>;
-  /** The gate's answer at each visit, for stages whose gate the path answers. */
-  gates: Map<string, ("proceed" | "defer" | "block")[]>;
+  /** The gate's answer, by `<stage>@<visit>`, for stages with a gate. */
+  gates: Map<string, "proceed" | "defer" | "block">;
   /** Why the path cannot be driven by a script, when it cannot. */
   notDriven?: string;
 }
@@ -57,6 +57,8 @@ export function driveFor(
   pipeline: PipelineDefinition,
   steps: readonly PathStep[],
   outcomeOf: (step: PathStep) => StageOutcome | undefined,
+  /** The visit of its stage each step is (a sibling cancelled without a step of its own counts too). */
+  visitOf: (index: number) => number,
 ): Drive {
   const drive: Drive = {
     script: new Map(),
@@ -64,13 +66,11 @@ export function driveFor(
     controls: new Map(),
     gates: new Map(),
   };
-  const visits = new Map<string, number>();
-  const enter = (stage: string, gate: "proceed" | "defer" | "block"): string => {
-    const visit = (visits.get(stage) ?? 0) + 1;
-    visits.set(stage, visit);
-    if (pipeline.hooks[stage]?.gate)
-      drive.gates.set(stage, [...(drive.gates.get(stage) ?? []), gate]);
-    return `${stage}@${visit}`;
+  const enter = (index: number, gate: "proceed" | "defer" | "block"): string => {
+    const { stage } = steps[index] as PathStep;
+    const key = `${stage}@${visitOf(index)}`;
+    if (pipeline.hooks[stage]?.gate) drive.gates.set(key, gate);
+    return key;
   };
   for (const [index, step] of steps.entries()) {
     const kind = pipeline.stages[step.stage]?.kind;
@@ -78,7 +78,7 @@ export function driveFor(
     if (event) {
       if (kind !== "llm")
         drive.notDriven ??= `step ${index + 1}: ${step.outcome} is sent while a stage's model is called; ${step.stage} is a ${kind} stage`;
-      drive.controls.set(enter(step.stage, "proceed"), { step: index, event });
+      drive.controls.set(enter(index, "proceed"), { step: index, event });
       continue;
     }
     const outcome = outcomeOf(step);
@@ -88,7 +88,7 @@ export function driveFor(
     }
     if (kind === "pipeline" || (kind !== "llm" && outcome.drive.kind === "code"))
       drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage; its outcome is not forced by a script`;
-    const key = enter(step.stage, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
+    const key = enter(index, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
     drive.script.set(key, repliesFor(pipeline, outcome));
     drive.stepOf.set(key, index);
   }

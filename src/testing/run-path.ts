@@ -59,7 +59,7 @@ export async function runPath(
   const outcomes = outcomeFinder(pipeline);
   const model = modelTrace(pipeline, ctx, path.steps, outcomes);
   const expected: PathRecord = { transitions: model.transitions, end: path.end };
-  const drive = driveFor(pipeline, path.steps, outcomes);
+  const drive = driveFor(pipeline, path.steps, outcomes, (index) => model.visits[index] ?? 1);
   const real = model.refused
     ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
     : await realRun(pipeline, ctx, path.steps, drive, options.timeoutMs ?? 60_000);
@@ -111,8 +111,16 @@ function modelTrace(
   ctx: Record<string, unknown>,
   steps: readonly PathStep[],
   outcomeOf: OutcomeFinder,
-): { transitions: string[]; covered: string[]; end?: PathEnd; refused?: string } {
+): {
+  transitions: string[];
+  covered: string[];
+  /** The visit of its stage each step is. */
+  visits: number[];
+  end?: PathEnd;
+  refused?: string;
+} {
   const transitions: string[] = [];
+  const visits: number[] = [];
   const covered = new Set<string>();
   const actor = createActor(
     modelMachine(pipeline, (event) => {
@@ -127,18 +135,26 @@ function modelTrace(
       const outcome = outcomeOf(step);
       const where = `step ${index + 1} (${step.stage}: ${step.outcome})`;
       if (!outcome && !control)
-        return { transitions, covered: [...covered], refused: `${where}: no such outcome now` };
+        return {
+          transitions,
+          covered: [...covered],
+          visits,
+          refused: `${where}: no such outcome now`,
+        };
       if (!activeStages(actor.getSnapshot()).includes(step.stage))
         return {
           transitions,
           covered: [...covered],
+          visits,
           refused: `${where}: ${step.stage} does not run then`,
         };
-      if (outcome?.suspends) return { transitions, covered: [...covered], end: "suspended" };
+      visits.push(actor.getSnapshot().context.visits[step.stage] ?? 1);
+      if (outcome?.suspends)
+        return { transitions, covered: [...covered], visits, end: "suspended" };
       actor.send((control ?? stageDone(step.stage, resultFor(outcome as StageOutcome))) as never);
     }
     const { value } = actor.getSnapshot();
-    return { transitions, covered: [...covered], ...(isEnd(value) && { end: value }) };
+    return { transitions, covered: [...covered], visits, ...(isEnd(value) && { end: value }) };
   } finally {
     actor.stop();
   }
@@ -226,13 +242,24 @@ function transitionsOf(events: readonly AuditEvent[], pipelineId: string): strin
   });
 }
 
-/** The pipeline's hooks with each gate the path answers replaced by the path's answers, visit by visit. */
+/** The pipeline's hooks with each gate replaced by the path's answers, visit by visit. */
 function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
   return Object.fromEntries(
-    [...drive.gates].map(([stage, answers]) => {
-      const queue = [...answers];
-      return [stage, { ...pipeline.hooks[stage], gate: () => queue.shift() ?? "proceed" }];
-    }),
+    Object.entries(pipeline.hooks).flatMap(([stage, hooks]) =>
+      hooks?.gate
+        ? [
+            [
+              stage,
+              {
+                ...hooks,
+                gate: ({ ctx }: { ctx: { stageExecutionId?: unknown } }) =>
+                  drive.gates.get(`${stage}@${String(ctx.stageExecutionId).split("/").at(-1)}`) ??
+                  "proceed",
+              },
+            ],
+          ]
+        : [],
+    ),
   );
 }
 

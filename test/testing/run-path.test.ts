@@ -102,4 +102,23 @@ describe("runPath", () => {
       expect(run.actual.transitions).toEqual(run.expected.transitions);
     }
   });
+
+  it("drives a sibling entered again after a REDO cancelled it: its cancelled execution counts as a visit", async () => {
+    const pipeline = fanOut({ kind: "fail-fast" });
+    const run = await runPath(
+      pipeline,
+      {
+        steps: [
+          { stage: "plan", outcome: "ok" },
+          { stage: "execute", outcome: "ok" },
+          { stage: "test", outcome: "REDO execute" },
+          { stage: "execute", outcome: "ok" },
+          { stage: "lint", outcome: "retries-exhausted" },
+        ],
+        end: "failed",
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect({ ok: run.ok, reason: run.reason }).toEqual({ ok: true, reason: undefined });
+  });
 });
