@@ -1,5 +1,6 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { CodeStageOutcome } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { ScriptEntry } from "../models/script-file.js";
@@ -9,6 +10,9 @@ import { controlEventOf } from "./events.js";
 import type { StageOutcome } from "./outcomes.js";
 import type { PathStep } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
+
+/** The outcome a code or command stage ends with in a test run, by stage id, instead of running. */
+export type Fixtures = Record<string, CodeStageOutcome>;
 
 /** What drives a real run down one path: a script per stage execution, gate answers, the order of steps. */
 export interface Drive {
@@ -22,6 +26,8 @@ export interface Drive {
   gates: Map<string, "proceed" | "defer" | "block">;
   /** Why the path cannot be driven by a script, when it cannot. */
   notDriven?: string;
+  /** A fixture ends otherwise than the path: the run would leave the path, so it is not started. */
+  unrunnable?: boolean;
 }
 
 const entry = (reply: ScriptEntry["reply"]): ScriptEntry => ({ reply, delayMs: 0, usage: {} });
@@ -59,6 +65,7 @@ export function driveFor(
   outcomeOf: (step: PathStep) => StageOutcome | undefined,
   /** The visit of its stage each step is (a sibling cancelled without a step of its own counts too). */
   visitOf: (index: number) => number,
+  fixtures: Fixtures = {},
 ): Drive {
   const drive: Drive = {
     script: new Map(),
@@ -86,8 +93,15 @@ export function driveFor(
       drive.notDriven ??= `step ${index + 1}: ${step.stage} has no outcome ${step.outcome} now`;
       continue;
     }
-    if (kind === "pipeline" || (kind !== "llm" && outcome.drive.kind === "code"))
-      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage; its outcome is not forced by a script`;
+    const fixture = fixtures[step.stage];
+    if (kind === "pipeline")
+      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage; its outcome is not forced by a script`;
+    else if (kind !== "llm" && !fixture)
+      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
+    else if (kind !== "llm" && fixture?.verdict !== outcome.verdict) {
+      drive.notDriven ??= `step ${index + 1}: ${step.stage}'s fixture ends ${fixture?.verdict}, the path ${outcome.verdict}`;
+      drive.unrunnable = true;
+    }
     const key = enter(index, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
     drive.script.set(key, repliesFor(pipeline, outcome));
     drive.stepOf.set(key, index);
@@ -183,4 +197,20 @@ export class ExitCounter {
       needed.set(stage, (needed.get(stage) ?? 0) + 1);
     return [...needed].every(([stage, n]) => (this.exits.get(stage) ?? 0) >= n);
   }
+}
+
+/** The pipeline with each code or command stage that has a fixture ending with it instead of running. */
+export function withFixtures(pipeline: PipelineDefinition, fixtures: Fixtures): PipelineDefinition {
+  const stages = Object.fromEntries(
+    Object.entries(pipeline.stages).map(([id, stage]) => {
+      const fixture = fixtures[id];
+      return [
+        id,
+        fixture && (stage.kind === "code" || stage.kind === "command")
+          ? { kind: "code" as const, id, run: () => fixture }
+          : stage,
+      ];
+    }),
+  );
+  return { ...pipeline, stages };
 }

@@ -226,5 +226,7 @@ export function resultFor(
     capHit: outcome.capHit,
     attemptCount: outcome.drive.kind === "cap-hit" ? outcome.drive.attempts : 1,
     ...(payload !== undefined && { parsed: payload as never, output: payload as never }),
+    // A code stage's output is whatever its code returns: an object, as far as the model knows.
+    ...(outcome.drive.kind === "code" && { output: {} }),
   };
 }

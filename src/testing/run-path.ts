@@ -7,7 +7,14 @@ import { type AuditEvent, MemoryAuditLog } from "../inspect/audit.js";
 import { createHost, type Host } from "../runtime/host.js";
 import type { RunHandle } from "../runtime/launch.js";
 import { startRun } from "../runtime/run.js";
-import { type Drive, driveFor, drivenModel, ExitCounter } from "./drive.js";
+import {
+  type Drive,
+  driveFor,
+  drivenModel,
+  ExitCounter,
+  type Fixtures,
+  withFixtures,
+} from "./drive.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
 import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
@@ -42,6 +49,8 @@ export interface RunPathOptions {
   ctx?: Record<string, unknown>;
   /** Give up on a run that has not ended after this long (default 60 s). */
   timeoutMs?: number;
+  /** What code and command stages end with instead of running, by stage id. */
+  fixtures?: Fixtures;
 }
 
 /**
@@ -59,10 +68,24 @@ export async function runPath(
   const outcomes = outcomeFinder(pipeline);
   const model = modelTrace(pipeline, ctx, path.steps, outcomes);
   const expected: PathRecord = { transitions: model.transitions, end: path.end };
-  const drive = driveFor(pipeline, path.steps, outcomes, (index) => model.visits[index] ?? 1);
-  const real = model.refused
-    ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
-    : await realRun(pipeline, ctx, path.steps, drive, options.timeoutMs ?? 60_000);
+  const fixtures = options.fixtures ?? {};
+  const drive = driveFor(
+    pipeline,
+    path.steps,
+    outcomes,
+    (index) => model.visits[index] ?? 1,
+    fixtures,
+  );
+  const real =
+    model.refused || drive.unrunnable
+      ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
+      : await realRun(
+          withFixtures(pipeline, fixtures),
+          ctx,
+          path.steps,
+          drive,
+          options.timeoutMs ?? 60_000,
+        );
   const reason =
     model.refused ??
     (model.end !== undefined && model.end !== path.end
@@ -76,8 +99,7 @@ export async function runPath(
     expected,
     actual: real.record,
     ...(reason !== undefined && {
-      reason:
-        drive.notDriven && real.record.end !== path.end ? `not driven: ${drive.notDriven}` : reason,
+      reason: drive.notDriven && !model.refused ? `not driven: ${drive.notDriven}` : reason,
     }),
     covered: real.covered,
     modelled: model.covered,

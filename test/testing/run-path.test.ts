@@ -3,7 +3,7 @@ import type { JoinPolicy } from "../../src/definitions/pipeline-types.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
 import { runPath } from "../../src/testing/run-path.js";
 import { testPipeline } from "../../src/testing/test-pipeline.js";
-import { llm, pipelineOf } from "../support/pipelines.js";
+import { code, llm, pipelineOf } from "../support/pipelines.js";
 
 /** plan, then execute fans out to test and lint under `policy`; review joins and routes on approval. */
 const fanOut = (policy: JoinPolicy, maxConcurrency?: number) =>
@@ -120,5 +120,40 @@ describe("runPath", () => {
       { timeoutMs: 10_000 },
     );
     expect({ ok: run.ok, reason: run.reason }).toEqual({ ok: true, reason: undefined });
+  });
+});
+
+describe("runPath through a code stage", () => {
+  /** plan, then a code stage `check` that always passes, then done; a failed check fails the run. */
+  const checked = pipelineOf({
+    id: "checked",
+    stages: [llm("plan"), code("check", () => ({ verdict: "ok" }))],
+    next: { plan: "check" },
+  });
+  const failedCheck = {
+    steps: [
+      { stage: "plan", outcome: "ok" },
+      { stage: "check", outcome: "fail" },
+    ],
+    end: "failed" as const,
+  };
+
+  it("reports a path the real code does not take as not driven, saying which stage needs a fixture", async () => {
+    const run = await runPath(checked, failedCheck);
+    expect(run.ok).toBe(false);
+    expect(run.reason).toBe(
+      "not driven: step 2: check is a code stage whose outcome no script forces; give it a fixture",
+    );
+  });
+
+  it("drives a code stage with the fixture a user supplies, and says when the fixture ends otherwise", async () => {
+    const driven = await runPath(checked, failedCheck, {
+      fixtures: { check: { verdict: "fail", reason: "lint errors" } },
+    });
+    expect({ ok: driven.ok, reason: driven.reason }).toEqual({ ok: true, reason: undefined });
+    const mismatched = await runPath(checked, failedCheck, {
+      fixtures: { check: { verdict: "ok" } },
+    });
+    expect(mismatched.reason).toBe("not driven: step 2: check's fixture ends ok, the path fail");
   });
 });

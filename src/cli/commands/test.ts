@@ -1,6 +1,7 @@
 import type { Command } from "commander";
+import type { StagechartError } from "../../errors.js";
 import type { ControlEventName } from "../../testing/events.js";
-import { readPathFile } from "../../testing/path-file.js";
+import { readFixtureFile, readPathFile } from "../../testing/path-file.js";
 import { testPipeline } from "../../testing/test-pipeline.js";
 import { type CliIo, EXIT } from "../io.js";
 import { loadPipelineForCli } from "../pipelines.js";
@@ -18,31 +19,34 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
       controlEvents,
       [],
     )
+    .option(
+      "--fixtures <file>",
+      'what code and command stages end with: {"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?}}',
+    )
     .option("--json", "print the report as JSON")
     .action(
       async (
         name: string,
-        flags: { paths?: string; events: ControlEventName[]; json?: boolean },
+        flags: { paths?: string; fixtures?: string; events: ControlEventName[]; json?: boolean },
       ) => {
         const pipeline = await loadPipelineForCli(name, io);
         if (!pipeline) return setExit(EXIT.failed);
-        let saved: Awaited<ReturnType<typeof readPathFile>> | undefined;
-        if (flags.paths !== undefined) {
-          saved = await readPathFile(flags.paths, pipeline.id);
-          if (!saved.ok) {
-            const { code, message } = saved.error;
-            io.stderr(`${code}: ${message}\n`);
-            if (flags.json)
-              io.stdout(
-                `${JSON.stringify({ status: "failed", error: saved.error.toModelView() })}\n`,
-              );
-            return setExit(EXIT.failed);
-          }
-        }
-        const report = await testPipeline(
-          pipeline,
-          saved?.ok ? { paths: saved.value } : { events: flags.events },
-        );
+        const refuse = (error: StagechartError) => {
+          io.stderr(`${error.code}: ${error.message}\n`);
+          if (flags.json)
+            io.stdout(`${JSON.stringify({ status: "failed", error: error.toModelView() })}\n`);
+          setExit(EXIT.failed);
+        };
+        const saved =
+          flags.paths === undefined ? undefined : await readPathFile(flags.paths, pipeline.id);
+        if (saved && !saved.ok) return refuse(saved.error);
+        const fixtures =
+          flags.fixtures === undefined ? undefined : await readFixtureFile(flags.fixtures);
+        if (fixtures && !fixtures.ok) return refuse(fixtures.error);
+        const report = await testPipeline(pipeline, {
+          ...(saved?.ok ? { paths: saved.value } : { events: flags.events }),
+          ...(fixtures?.ok && { fixtures: fixtures.value }),
+        });
         if (flags.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
         else {
           for (const path of report.paths)
