@@ -7,8 +7,8 @@ import type { ScriptEntry } from "../models/script-file.js";
 import { createScriptedModel } from "../models/scripted.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { controlEventOf } from "./events.js";
-import type { StageOutcome } from "./outcomes.js";
-import type { PathStep } from "./paths.js";
+import { type StageOutcome, stageOutcomes } from "./outcomes.js";
+import { type PathStep, pipelinePaths } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
 
 /** The outcome a code or command stage ends with in a test run, by stage id, instead of running. */
@@ -66,6 +66,7 @@ export function driveFor(
   /** The visit of its stage each step is (a sibling cancelled without a step of its own counts too). */
   visitOf: (index: number) => number,
   fixtures: Fixtures = {},
+  ctx: Record<string, unknown> = {},
 ): Drive {
   const drive: Drive = {
     script: new Map(),
@@ -94,9 +95,11 @@ export function driveFor(
       continue;
     }
     const fixture = fixtures[step.stage];
-    if (kind === "pipeline")
-      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage; its outcome is not forced by a script`;
-    else if (kind !== "llm" && !fixture)
+    const stage = pipeline.stages[step.stage];
+    if (stage?.kind === "pipeline") {
+      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, visitOf(index));
+      if (why) drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why}`;
+    } else if (kind !== "llm" && !fixture)
       drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
     else if (kind !== "llm" && fixture?.verdict !== outcome.verdict) {
       drive.notDriven ??= `step ${index + 1}: ${step.stage}'s fixture ends ${fixture?.verdict}, the path ${outcome.verdict}`;
@@ -107,6 +110,40 @@ export function driveFor(
     drive.stepOf.set(key, index);
   }
   return drive;
+}
+
+/**
+ * Scripts a sub-pipeline's own stages down one of its paths that ends as the stage's verdict
+ * needs (`done` for ok, `failed` for fail), under `<subPipelineId>:<stage>@<visit>`; they do not
+ * wait for the outer path's steps. Returns why it cannot, when it cannot.
+ */
+function driveSubPipeline(
+  drive: Drive,
+  sub: PipelineDefinition,
+  verdict: string,
+  ctx: Record<string, unknown>,
+  visit: number,
+): string | undefined {
+  if (visit > 1) return "only its first visit is driven";
+  const end = verdict === "ok" ? "done" : "failed";
+  const path = pipelinePaths(sub, { ctx }).paths.find((p) => p.end === end);
+  if (!path) return `no path of ${sub.id} ends ${end}`;
+  const visits = new Map<string, number>();
+  const inner = driveFor(
+    sub,
+    path.steps,
+    (step) => stageOutcomes(sub, step.stage).outcomes.find((o) => o.name === step.outcome),
+    (index) => {
+      const { stage } = path.steps[index] as PathStep;
+      visits.set(stage, (visits.get(stage) ?? 0) + 1);
+      return visits.get(stage) ?? 1;
+    },
+    {},
+    ctx,
+  );
+  if (inner.notDriven) return inner.notDriven;
+  for (const [key, entries] of inner.script) drive.script.set(`${sub.id}:${key}`, entries);
+  return undefined;
 }
 
 /**
@@ -123,6 +160,15 @@ export function drivenModel(
   const scripted = createScriptedModel({ file: `${pipelineId}.paths`, stages: drive.script });
   const calls = new Map<string, number>();
   const inner = scripted.model;
+  const answer = (key: string, options: LanguageModelV3CallOptions, info: StagechartCallInfo) => {
+    const position = calls.get(key) ?? 0;
+    calls.set(key, position + 1);
+    const { pipelineId: _ignored, ...rest } = info;
+    return inner.doGenerate({
+      ...options,
+      providerOptions: { stagechart: { ...rest, stageId: key, position } },
+    });
+  };
   return {
     ...scripted,
     model: {
@@ -130,6 +176,9 @@ export function drivenModel(
       doGenerate: async (options: LanguageModelV3CallOptions) => {
         const info = options.providerOptions?.stagechart as unknown as StagechartCallInfo;
         const visit = Number(info.stageExecutionId.split("/").at(-1));
+        // A sub-pipeline's stages answer from their own scripts, in their own order.
+        if (info.pipelineId !== pipelineId)
+          return answer(`${info.pipelineId}:${info.stageId}@${visit}`, options, info);
         const key = `${info.stageId}@${visit}`;
         const control = drive.controls.get(key);
         if (control) {
@@ -140,13 +189,7 @@ export function drivenModel(
         }
         const step = drive.stepOf.get(key);
         await exits.settledBefore(step, options.abortSignal);
-        const position = calls.get(key) ?? 0;
-        calls.set(key, position + 1);
-        const { pipelineId: _ignored, ...rest } = info;
-        return inner.doGenerate({
-          ...options,
-          providerOptions: { stagechart: { ...rest, stageId: key, position } },
-        });
+        return answer(key, options, info);
       },
     },
   };
@@ -157,7 +200,11 @@ export class ExitCounter {
   private readonly exits = new Map<string, number>();
   private readonly waiting = new Set<() => void>();
 
-  constructor(private readonly steps: readonly PathStep[]) {}
+  /** `unobserved`: stages whose end no `StageExited` reports (sub-pipeline stages); no step waits for them. */
+  constructor(
+    private readonly steps: readonly PathStep[],
+    private readonly unobserved: ReadonlySet<string> = new Set(),
+  ) {}
 
   observe(event: AuditEvent): void {
     if (event.type === "StageExited" && event.stageId !== undefined) this.count(event.stageId);
@@ -194,7 +241,7 @@ export class ExitCounter {
   private settled(step: number): boolean {
     const needed = new Map<string, number>();
     for (const { stage } of this.steps.slice(0, step))
-      needed.set(stage, (needed.get(stage) ?? 0) + 1);
+      if (!this.unobserved.has(stage)) needed.set(stage, (needed.get(stage) ?? 0) + 1);
     return [...needed].every(([stage, n]) => (this.exits.get(stage) ?? 0) >= n);
   }
 }

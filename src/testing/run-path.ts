@@ -75,6 +75,7 @@ export async function runPath(
     outcomes,
     (index) => model.visits[index] ?? 1,
     fixtures,
+    ctx,
   );
   const real =
     model.refused || drive.unrunnable
@@ -213,7 +214,10 @@ async function realRun(
 ): Promise<{ record: PathRecord; covered: string[] }> {
   const root = mkdtempSync(join(tmpdir(), "stagechart-test-"));
   const audit = new MemoryAuditLog();
-  const exits = new ExitCounter(steps);
+  const subPipelines = Object.values(pipeline.stages).flatMap((s) =>
+    s.kind === "pipeline" ? [s.id] : [],
+  );
+  const exits = new ExitCounter(steps, new Set(subPipelines));
   audit.subscribe((event) => exits.observe(event));
   const covered = new Set<string>();
   // The handle exists once the run has started; a control step is sent only after that.

@@ -157,3 +157,20 @@ describe("runPath through a code stage", () => {
     expect(mismatched.reason).toBe("not driven: step 2: check's fixture ends ok, the path fail");
   });
 });
+
+describe("runPath through a sub-pipeline stage", () => {
+  it("drives the sub-pipeline's own stages with scripted models, to ok and to fail", async () => {
+    const sub = pipelineOf({ id: "sub", stages: [llm("review")] });
+    const parent = pipelineOf({
+      id: "parent",
+      stages: [llm("plan"), { kind: "pipeline", id: "inner", pipeline: sub }],
+      next: { plan: "inner" },
+    });
+    const report = await testPipeline(parent, { timeoutMs: 10_000 });
+    const through = report.paths.filter((p) =>
+      p.expected.transitions.includes("plan → inner (sequential)"),
+    );
+    expect(through.length).toBeGreaterThanOrEqual(2);
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+  });
+});
