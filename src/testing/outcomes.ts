@@ -1,4 +1,5 @@
-import type { StageResult, Verdict } from "../definitions/contract.js";
+import type { ExitInput } from "../compiler/stage-services.js";
+import type { JsonValue, StageResult, Verdict } from "../definitions/contract.js";
 import { compileSchema } from "../definitions/json-schema.js";
 import type {
   Condition,
@@ -6,6 +7,7 @@ import type {
   PipelineStage,
 } from "../definitions/pipeline-types.js";
 import { renderTemplate } from "../definitions/template.js";
+import { defaultExit } from "../runtime/stage-hooks.js";
 import {
   describeRequirement,
   type PayloadCondition,
@@ -42,7 +44,7 @@ export interface StageOutcome {
   verdict: Exclude<Verdict, "retry">;
   capHit: boolean;
   drive:
-    | { kind: "complete"; payload: Record<string, unknown> }
+    | { kind: "complete"; payload: Record<string, unknown>; output: JsonValue | undefined }
     | { kind: "cap-hit"; attempts: number; turnCap: number }
     | { kind: "gate"; answer: "defer" | "block" }
     | { kind: "grant-suspended"; probe: { tool: string; args: Record<string, unknown> } }
@@ -87,14 +89,16 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
     const name = ["ok", requirements.map(describeRequirement).join(", ")]
       .filter(Boolean)
       .join(": ");
-    const payload = payloadFor(definition.completionSchema, requirements);
+    const handOn = (parsed: Record<string, unknown>) =>
+      defaultExit({ parsed, outputFields: stage.outputFields } as ExitInput);
+    const payload = payloadFor(definition.completionSchema, requirements, 1, handOn);
     if (payload.ok)
       outcomes.push({
         stage: stageId,
         name,
         verdict: "ok",
         capHit: false,
-        drive: { kind: "complete", payload: payload.value },
+        drive: { kind: "complete", payload: payload.value, output: handOn(payload.value) },
       });
     else unsatisfiable.push({ stage: stageId, name, reason: payload.reason });
   }
@@ -218,15 +222,17 @@ export function resultFor(
   outcome: StageOutcome,
   stageExecutionId = `${outcome.stage}/1`,
 ): StageResult {
-  const payload = outcome.drive.kind === "complete" ? outcome.drive.payload : undefined;
+  const { drive } = outcome;
+  const payload = drive.kind === "complete" ? drive.payload : undefined;
   return {
     stageId: outcome.stage,
     stageExecutionId,
     verdict: outcome.verdict,
     capHit: outcome.capHit,
-    attemptCount: outcome.drive.kind === "cap-hit" ? outcome.drive.attempts : 1,
-    ...(payload !== undefined && { parsed: payload as never, output: payload as never }),
+    attemptCount: drive.kind === "cap-hit" ? drive.attempts : 1,
+    ...(payload !== undefined && { parsed: payload as never }),
+    ...(drive.kind === "complete" && drive.output !== undefined && { output: drive.output }),
     // A code stage's output is whatever its code returns: an object, as far as the model knows.
-    ...(outcome.drive.kind === "code" && { output: {} }),
+    ...(drive.kind === "code" && { output: {} }),
   };
 }

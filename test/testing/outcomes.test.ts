@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Condition, Rule } from "../../src/definitions/pipeline-types.js";
-import { stageOutcomes } from "../../src/testing/outcomes.js";
+import { resultFor, stageOutcomes } from "../../src/testing/outcomes.js";
 import { code, llm, pipelineOf } from "../support/pipelines.js";
 
 /** review (submit_review: approved boolean, summary, findings of severity blocker|major|minor|nit) routed by `rules`. */
@@ -85,6 +85,22 @@ describe("the outcomes of an LLM stage", () => {
         reason: 'no payload the completionSchema accepts makes output.approved equals "yes"',
       },
     ]);
+  });
+
+  it("read output.* conditions on what the stage hands on: a field its YAML output: leaves out never holds", () => {
+    const pipeline = pipelineOf({
+      stages: [{ ...llm("review"), outputFields: ["summary"] } as never, llm("execute")],
+      next: {
+        review: {
+          kind: "rules",
+          rules: when({ path: "output.approved", op: "equals", value: true }),
+        },
+      },
+    });
+    const { outcomes, unsatisfiable } = stageOutcomes(pipeline, "review");
+    expect(unsatisfiable.map((u) => u.name)).toEqual(["ok: output.approved equals true"]);
+    const ok = outcomes.find((o) => o.name === "ok: not output.approved equals true");
+    expect(ok && resultFor(ok).output).toEqual({ summary: expect.any(String) });
   });
 
   it("leave visits and ctx conditions to the run: no split, one ok", () => {
