@@ -1,12 +1,18 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { CodeStageOutcome } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { ScriptEntry } from "../models/script-file.js";
 import { createScriptedModel } from "../models/scripted.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
-import type { StageOutcome } from "./outcomes.js";
-import type { PathStep } from "./paths.js";
+import { controlEventOf } from "./events.js";
+import { type StageOutcome, stageOutcomes } from "./outcomes.js";
+import { type PathStep, pipelinePaths } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
+
+/** The outcome a code or command stage ends with in a test run, by stage id, instead of running. */
+export type Fixtures = Record<string, CodeStageOutcome>;
 
 /** What drives a real run down one path: a script per stage execution, gate answers, the order of steps. */
 export interface Drive {
@@ -14,10 +20,14 @@ export interface Drive {
   script: Map<string, ScriptEntry[]>;
   /** The step each stage execution stands for, by `<stage>@<visit>`. */
   stepOf: Map<string, number>;
-  /** The gate's answer at each visit, for stages whose gate the path answers. */
-  gates: Map<string, ("proceed" | "defer" | "block")[]>;
+  /** The control event a path sends while a stage execution runs, and its step, by `<stage>@<visit>`. */
+  controls: Map<string, { step: number; event: PipelineEvent }>;
+  /** The gate's answer, by `<stage>@<visit>`, for stages with a gate. */
+  gates: Map<string, "proceed" | "defer" | "block">;
   /** Why the path cannot be driven by a script, when it cannot. */
   notDriven?: string;
+  /** A fixture ends otherwise than the path: the run would leave the path, so it is not started. */
+  unrunnable?: boolean;
 }
 
 const entry = (reply: ScriptEntry["reply"]): ScriptEntry => ({ reply, delayMs: 0, usage: {} });
@@ -48,35 +58,92 @@ export function repliesFor(pipeline: PipelineDefinition, outcome: StageOutcome):
   }
 }
 
-/** The scripts, step order and gate answers for a path, from the outcomes its steps name. */
+/** The scripts, step order, control events and gate answers for a path, from the outcomes its steps name. */
 export function driveFor(
   pipeline: PipelineDefinition,
   steps: readonly PathStep[],
   outcomeOf: (step: PathStep) => StageOutcome | undefined,
+  /** The visit of its stage each step is (a sibling cancelled without a step of its own counts too). */
+  visitOf: (index: number) => number,
+  fixtures: Fixtures = {},
+  ctx: Record<string, unknown> = {},
 ): Drive {
-  const drive: Drive = { script: new Map(), stepOf: new Map(), gates: new Map() };
-  const visits = new Map<string, number>();
+  const drive: Drive = {
+    script: new Map(),
+    stepOf: new Map(),
+    controls: new Map(),
+    gates: new Map(),
+  };
+  const enter = (index: number, gate: "proceed" | "defer" | "block"): string => {
+    const { stage } = steps[index] as PathStep;
+    const key = `${stage}@${visitOf(index)}`;
+    if (pipeline.hooks[stage]?.gate) drive.gates.set(key, gate);
+    return key;
+  };
   for (const [index, step] of steps.entries()) {
+    const kind = pipeline.stages[step.stage]?.kind;
+    const event = controlEventOf(step.outcome);
+    if (event) {
+      if (kind !== "llm")
+        drive.notDriven ??= `step ${index + 1}: ${step.outcome} is sent while a stage's model is called; ${step.stage} is a ${kind} stage`;
+      drive.controls.set(enter(index, "proceed"), { step: index, event });
+      continue;
+    }
     const outcome = outcomeOf(step);
     if (!outcome) {
       drive.notDriven ??= `step ${index + 1}: ${step.stage} has no outcome ${step.outcome} now`;
       continue;
     }
+    const fixture = fixtures[step.stage];
     const stage = pipeline.stages[step.stage];
-    if (stage?.kind === "pipeline" || (stage?.kind !== "llm" && outcome.drive.kind === "code"))
-      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${stage?.kind} stage; its outcome is not forced by a script`;
-    const visit = (visits.get(step.stage) ?? 0) + 1;
-    visits.set(step.stage, visit);
-    const key = `${step.stage}@${visit}`;
+    if (stage?.kind === "pipeline") {
+      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, visitOf(index));
+      if (why) drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why}`;
+    } else if (kind !== "llm" && !fixture)
+      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
+    else if (kind !== "llm" && fixture?.verdict !== outcome.verdict) {
+      drive.notDriven ??= `step ${index + 1}: ${step.stage}'s fixture ends ${fixture?.verdict}, the path ${outcome.verdict}`;
+      drive.unrunnable = true;
+    }
+    const key = enter(index, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
     drive.script.set(key, repliesFor(pipeline, outcome));
     drive.stepOf.set(key, index);
-    if (pipeline.hooks[step.stage]?.gate) {
-      const answers = drive.gates.get(step.stage) ?? [];
-      answers.push(outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
-      drive.gates.set(step.stage, answers);
-    }
   }
   return drive;
+}
+
+/**
+ * Scripts a sub-pipeline's own stages down one of its paths that ends as the stage's verdict
+ * needs (`done` for ok, `failed` for fail), under `<subPipelineId>:<stage>@<visit>`; they do not
+ * wait for the outer path's steps. Returns why it cannot, when it cannot.
+ */
+function driveSubPipeline(
+  drive: Drive,
+  sub: PipelineDefinition,
+  verdict: string,
+  ctx: Record<string, unknown>,
+  visit: number,
+): string | undefined {
+  if (visit > 1) return "only its first visit is driven";
+  const end = verdict === "ok" ? "done" : "failed";
+  const path = pipelinePaths(sub, { ctx }).paths.find((p) => p.end === end);
+  if (!path) return `no path of ${sub.id} ends ${end}`;
+  const visits = new Map<string, number>();
+  const inner = driveFor(
+    sub,
+    path.steps,
+    (step) => stageOutcomes(sub, step.stage).outcomes.find((o) => o.name === step.outcome),
+    (index) => {
+      const { stage } = path.steps[index] as PathStep;
+      visits.set(stage, (visits.get(stage) ?? 0) + 1);
+      return visits.get(stage) ?? 1;
+    },
+    {},
+    ctx,
+  );
+  if (inner.notDriven) return inner.notDriven;
+  for (const [key, entries] of inner.script) drive.script.set(`${sub.id}:${key}`, entries);
+  return undefined;
 }
 
 /**
@@ -84,10 +151,24 @@ export function driveFor(
  * and only once every earlier step of the path has settled, so parallel siblings settle in the
  * path's order. An execution the path does not settle waits until it is cancelled.
  */
-export function drivenModel(drive: Drive, pipelineId: string, exits: ExitCounter): ModelHandle {
+export function drivenModel(
+  drive: Drive,
+  pipelineId: string,
+  exits: ExitCounter,
+  sendControl: (event: PipelineEvent) => void,
+): ModelHandle {
   const scripted = createScriptedModel({ file: `${pipelineId}.paths`, stages: drive.script });
   const calls = new Map<string, number>();
   const inner = scripted.model;
+  const answer = (key: string, options: LanguageModelV3CallOptions, info: StagechartCallInfo) => {
+    const position = calls.get(key) ?? 0;
+    calls.set(key, position + 1);
+    const { pipelineId: _ignored, ...rest } = info;
+    return inner.doGenerate({
+      ...options,
+      providerOptions: { stagechart: { ...rest, stageId: key, position } },
+    });
+  };
   return {
     ...scripted,
     model: {
@@ -95,37 +176,54 @@ export function drivenModel(drive: Drive, pipelineId: string, exits: ExitCounter
       doGenerate: async (options: LanguageModelV3CallOptions) => {
         const info = options.providerOptions?.stagechart as unknown as StagechartCallInfo;
         const visit = Number(info.stageExecutionId.split("/").at(-1));
+        // A sub-pipeline's stages answer from their own scripts, in their own order.
+        if (info.pipelineId !== pipelineId)
+          return answer(`${info.pipelineId}:${info.stageId}@${visit}`, options, info);
         const key = `${info.stageId}@${visit}`;
+        const control = drive.controls.get(key);
+        if (control) {
+          await exits.settledBefore(control.step, options.abortSignal);
+          exits.sent(info.stageId);
+          sendControl(control.event);
+          await exits.settledBefore(undefined, options.abortSignal);
+        }
         const step = drive.stepOf.get(key);
         await exits.settledBefore(step, options.abortSignal);
-        const position = calls.get(key) ?? 0;
-        calls.set(key, position + 1);
-        const { pipelineId: _ignored, ...rest } = info;
-        return inner.doGenerate({
-          ...options,
-          providerOptions: { stagechart: { ...rest, stageId: key, position } },
-        });
+        return answer(key, options, info);
       },
     },
   };
 }
 
-/** Counts `StageExited` per stage, so a stage execution can wait for the steps before its own. */
+/** Counts `StageExited` (and control events sent) per stage, so a stage execution can wait for the steps before its own. */
 export class ExitCounter {
   private readonly exits = new Map<string, number>();
   private readonly waiting = new Set<() => void>();
 
-  constructor(private readonly steps: readonly PathStep[]) {}
+  /** `unobserved`: stages whose end no `StageExited` reports (sub-pipeline stages); no step waits for them. */
+  constructor(
+    private readonly steps: readonly PathStep[],
+    private readonly unobserved: ReadonlySet<string> = new Set(),
+  ) {}
 
   observe(event: AuditEvent): void {
-    if (event.type !== "StageExited" || event.stageId === undefined) return;
-    this.exits.set(event.stageId, (this.exits.get(event.stageId) ?? 0) + 1);
+    if (event.type === "StageExited" && event.stageId !== undefined) this.count(event.stageId);
+  }
+
+  /** A control event sent from a stage execution ends its step (the event cancels the stage). */
+  sent(stageId: string): void {
+    this.count(stageId);
+  }
+
+  private count(stageId: string): void {
+    this.exits.set(stageId, (this.exits.get(stageId) ?? 0) + 1);
     for (const wake of [...this.waiting]) wake();
   }
 
   /** Resolves once every step before `step` has settled; never, for no step, until aborted. */
   settledBefore(step: number | undefined, signal: AbortSignal | undefined): Promise<void> {
     return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
       const check = () => {
         if (step === undefined || !this.settled(step)) return;
         this.waiting.delete(check);
@@ -143,7 +241,23 @@ export class ExitCounter {
   private settled(step: number): boolean {
     const needed = new Map<string, number>();
     for (const { stage } of this.steps.slice(0, step))
-      needed.set(stage, (needed.get(stage) ?? 0) + 1);
+      if (!this.unobserved.has(stage)) needed.set(stage, (needed.get(stage) ?? 0) + 1);
     return [...needed].every(([stage, n]) => (this.exits.get(stage) ?? 0) >= n);
   }
+}
+
+/** The pipeline with each code or command stage that has a fixture ending with it instead of running. */
+export function withFixtures(pipeline: PipelineDefinition, fixtures: Fixtures): PipelineDefinition {
+  const stages = Object.fromEntries(
+    Object.entries(pipeline.stages).map(([id, stage]) => {
+      const fixture = fixtures[id];
+      return [
+        id,
+        fixture && (stage.kind === "code" || stage.kind === "command")
+          ? { kind: "code" as const, id, run: () => fixture }
+          : stage,
+      ];
+    }),
+  );
+  return { ...pipeline, stages };
 }

@@ -1,3 +1,4 @@
+import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import { overrideTargets, reachableStages } from "../compiler/topology.js";
 import type { StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -31,4 +32,14 @@ export function controlEventsFrom(
         events.push({ type: "REDO" as const, stage });
   if (names.includes("cancel")) events.push({ type: "CANCEL" as const });
   return events;
+}
+
+/** The control event a path step names (`OVERRIDE execute`, `REDO plan`, `CANCEL`), if it names one. */
+export function controlEventOf(outcome: string): PipelineEvent | undefined {
+  const [type, target] = outcome.split(" ");
+  if (type === "CANCEL" && target === undefined) return { type: "CANCEL" };
+  if (target === undefined) return undefined;
+  if (type === "OVERRIDE") return { type: "OVERRIDE", to: target, reason: "model-based test" };
+  if (type === "REDO") return { type: "REDO", stage: target };
+  return undefined;
 }

@@ -1,7 +1,9 @@
 /** `stagechart/testing`: model-based testing of pipelines (paths, real-engine replays, coverage). */
 export { type Coverage, graphTransitions, transitionCoverage, type Uncovered } from "./coverage.js";
+export type { Fixtures } from "./drive.js";
 export {
   type ControlEventName,
+  controlEventOf,
   controlEventsFrom,
   type StageDoneEvent,
   stageDone,
@@ -14,7 +16,7 @@ export {
   stageOutcomes,
   type UnreachableOutcome,
 } from "./outcomes.js";
-export { readPathFile } from "./path-file.js";
+export { readFixtureFile, readPathFile } from "./path-file.js";
 export {
   PATH_STRATEGIES,
   type PathList,

@@ -1,10 +1,13 @@
-import type { StageResult, Verdict } from "../definitions/contract.js";
+import type { ExitInput } from "../compiler/stage-services.js";
+import type { JsonValue, StageResult, Verdict } from "../definitions/contract.js";
 import { compileSchema } from "../definitions/json-schema.js";
 import type {
   Condition,
   PipelineDefinition,
   PipelineStage,
 } from "../definitions/pipeline-types.js";
+import { renderTemplate } from "../definitions/template.js";
+import { defaultExit } from "../runtime/stage-hooks.js";
 import {
   describeRequirement,
   type PayloadCondition,
@@ -41,7 +44,7 @@ export interface StageOutcome {
   verdict: Exclude<Verdict, "retry">;
   capHit: boolean;
   drive:
-    | { kind: "complete"; payload: Record<string, unknown> }
+    | { kind: "complete"; payload: Record<string, unknown>; output: JsonValue | undefined }
     | { kind: "cap-hit"; attempts: number; turnCap: number }
     | { kind: "gate"; answer: "defer" | "block" }
     | { kind: "grant-suspended"; probe: { tool: string; args: Record<string, unknown> } }
@@ -86,14 +89,16 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
     const name = ["ok", requirements.map(describeRequirement).join(", ")]
       .filter(Boolean)
       .join(": ");
-    const payload = payloadFor(definition.completionSchema, requirements);
+    const handOn = (parsed: Record<string, unknown>) =>
+      defaultExit({ parsed, outputFields: stage.outputFields } as ExitInput);
+    const payload = payloadFor(definition.completionSchema, requirements, 1, handOn);
     if (payload.ok)
       outcomes.push({
         stage: stageId,
         name,
         verdict: "ok",
         capHit: false,
-        drive: { kind: "complete", payload: payload.value },
+        drive: { kind: "complete", payload: payload.value, output: handOn(payload.value) },
       });
     else unsatisfiable.push({ stage: stageId, name, reason: payload.reason });
   }
@@ -105,6 +110,14 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
     capHit: true,
     drive: { kind: "cap-hit", attempts: maxAttempts, turnCap: definition.turnCap },
   });
+  if (definition.inputsSchema || missesUpstream(pipeline, stageId, []))
+    outcomes.push({
+      stage: stageId,
+      name: "inputs-refused",
+      verdict: "fail",
+      capHit: false,
+      drive: { kind: "inputs-refused" },
+    });
   if (pipeline.hooks[stageId]?.gate)
     outcomes.push(...gateOutcomes(stageId, definition.resolutionPolicy));
   const probe = GRANT_PROBES.find((p) => !definition.allowedTools.includes(p.tool));
@@ -131,6 +144,27 @@ export function refusesInputs(
   if (!schema) return false;
   const validate = compileSchema(schema);
   return validate.ok && upstream.some((result) => !validate.value(result));
+}
+
+/**
+ * Whether a stage's prompt reads an upstream result it does not receive (`{{ctx.upstream[1].…}}`
+ * with one result), as after an OVERRIDE to it: then its Init fails before any model call.
+ */
+export function missesUpstream(
+  pipeline: PipelineDefinition,
+  stageId: string,
+  upstream: readonly StageResult[],
+): boolean {
+  const stage = pipeline.stages[stageId];
+  if (stage?.kind !== "llm") return false;
+  const parts = stage.definition.template.parts.filter(
+    (part) => part.kind === "placeholder" && part.path[0] === "ctx" && part.path[1] === "upstream",
+  );
+  const rendered = renderTemplate(
+    { parts, ctxReferences: [] },
+    { ctx: { upstream }, stage: { id: stageId, name: stage.definition.name } },
+  );
+  return !rendered.ok;
 }
 
 /** A gate's `defer` and `block` under each `resolutionPolicy` (DESIGN.md §3.1). */
@@ -188,13 +222,17 @@ export function resultFor(
   outcome: StageOutcome,
   stageExecutionId = `${outcome.stage}/1`,
 ): StageResult {
-  const payload = outcome.drive.kind === "complete" ? outcome.drive.payload : undefined;
+  const { drive } = outcome;
+  const payload = drive.kind === "complete" ? drive.payload : undefined;
   return {
     stageId: outcome.stage,
     stageExecutionId,
     verdict: outcome.verdict,
     capHit: outcome.capHit,
-    attemptCount: outcome.drive.kind === "cap-hit" ? outcome.drive.attempts : 1,
-    ...(payload !== undefined && { parsed: payload as never, output: payload as never }),
+    attemptCount: drive.kind === "cap-hit" ? drive.attempts : 1,
+    ...(payload !== undefined && { parsed: payload as never }),
+    ...(drive.kind === "complete" && drive.output !== undefined && { output: drive.output }),
+    // A code stage's output is whatever its code returns: an object, as far as the model knows.
+    ...(drive.kind === "code" && { output: {} }),
   };
 }

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { err, ok, type Result, StagechartError } from "../errors.js";
+import type { Fixtures } from "./drive.js";
 import type { PathList } from "./paths.js";
 
 const pathList = z.object({
@@ -16,23 +17,58 @@ const pathList = z.object({
   ),
 });
 
-/** A saved `stagechart paths --json` list, or `Validation/PathsFileInvalid` saying what is wrong. */
-export async function readPathFile(file: string, pipelineId: string): Promise<Result<PathList>> {
-  const invalid = (problem: string) =>
-    err(new StagechartError("Validation/PathsFileInvalid", `${file} ${problem}`, { file }));
+const fixtures = z.record(
+  z.string().min(1),
+  z.object({
+    verdict: z.enum(["ok", "skip", "fail"]),
+    reason: z.string().optional(),
+    output: z.unknown().optional(),
+  }),
+);
+
+type Invalid = (problem: string) => Result<never>;
+
+/** A file's JSON, or why it is not. */
+async function readJson(file: string, invalid: Invalid, hint: string): Promise<Result<unknown>> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
   } catch (error) {
     return invalid(`cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`);
   }
-  let json: unknown;
   try {
-    json = JSON.parse(text);
+    return ok(JSON.parse(text));
   } catch {
-    return invalid("is not JSON (save the output of stagechart paths --json)");
+    return invalid(`is not JSON (${hint})`);
   }
-  const parsed = pathList.safeParse(json);
+}
+
+/**
+ * A fixtures file, `{"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?, "reason"?}}`: what
+ * each code or command stage ends with in a test run, or `Validation/FixturesFileInvalid`.
+ */
+export async function readFixtureFile(file: string): Promise<Result<Fixtures>> {
+  const invalid = (problem: string) =>
+    err(new StagechartError("Validation/FixturesFileInvalid", `${file} ${problem}`, { file }));
+  const json = await readJson(file, invalid, 'write {"<stageId>": {"verdict": "ok"}}');
+  if (!json.ok) return json;
+  const parsed = fixtures.safeParse(json.value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return invalid(
+      `is not a fixture map: ${issue?.path.join(".") || "the top"}: ${issue?.message}`,
+    );
+  }
+  return ok(parsed.data as Fixtures);
+}
+
+/** A saved `stagechart paths --json` list, or `Validation/PathsFileInvalid` saying what is wrong. */
+export async function readPathFile(file: string, pipelineId: string): Promise<Result<PathList>> {
+  const invalid = (problem: string) =>
+    err(new StagechartError("Validation/PathsFileInvalid", `${file} ${problem}`, { file }));
+  const json = await readJson(file, invalid, "save the output of stagechart paths --json");
+  if (!json.ok) return json;
+  const parsed = pathList.safeParse(json.value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return invalid(`is not a path list: ${issue?.path.join(".") || "the top"}: ${issue?.message}`);

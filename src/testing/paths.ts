@@ -2,10 +2,17 @@ import { generateSync } from "json-schema-faker";
 import type { Snapshot } from "xstate";
 import { getShortestPaths, getSimplePaths, type StatePath } from "xstate/graph";
 import type { PipelineContext } from "../compiler/pipeline-machine.js";
+import { stageOfState } from "../compiler/pipeline-states.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";
 import { activeStages, isEnd, modelMachine, type PathEnd, traceModel } from "./model.js";
-import { refusesInputs, resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
+import {
+  missesUpstream,
+  refusesInputs,
+  resultFor,
+  type StageOutcome,
+  stageOutcomes,
+} from "./outcomes.js";
 
 export const PATH_STRATEGIES = ["shortest", "simple"] as const;
 export type PathStrategy = (typeof PATH_STRATEGIES)[number];
@@ -40,7 +47,8 @@ export interface PathOptions {
   ctx?: Record<string, unknown>;
 }
 
-type PathEvent = { type: string; outcome: string; stage: string };
+/** A traversal event, with the step it stands for: `from` the stage it comes from (REDO has its own `stage`). */
+type PathEvent = { type: string; outcome: string; from: string };
 type ModelSnapshot = Snapshot<unknown> & { value: unknown; context: PipelineContext };
 
 /**
@@ -61,11 +69,15 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
       ...possibleOutcomes(pipeline, snapshot, stage, outcomes.get(stage) ?? []).map((o) => ({
         ...stageDone(stage, resultFor(o)),
         outcome: o.name,
-        stage,
+        from: stage,
       })),
-      ...controlEventsFrom(pipeline, stage, options.events ?? []).map((e) => ({
+      // A stage that fails before its model is called gives a control event no time to arrive.
+      ...(refusedHere(pipeline, snapshot, stage)
+        ? []
+        : controlEventsFrom(pipeline, stage, options.events ?? [])
+      ).map((e) => ({
         ...e,
-        stage,
+        from: stage,
         outcome:
           e.type === "OVERRIDE"
             ? `OVERRIDE ${e.to}`
@@ -79,12 +91,13 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
     input: { runId: "model", ctx },
     events: events as never,
     // The verdicts too: a join's inputsSchema may refuse a failed sibling's result.
-    serializeState: ({ value, context }: ModelSnapshot) =>
+    serializeState: (snapshot: ModelSnapshot) =>
       JSON.stringify([
-        value,
-        context.visits,
-        context.groups,
-        context.upstream.map((r) => r.verdict),
+        snapshot.value,
+        snapshot.context.visits,
+        snapshot.context.groups,
+        snapshot.context.upstream.map((r) => r.verdict),
+        settledSiblings(pipeline, snapshot),
       ]),
     limit: 100_000,
   };
@@ -104,21 +117,65 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
   return { pipelineId: pipeline.id, strategy, ctx, paths };
 }
 
-/** A stage's outcomes where it runs now: only `inputs-refused` when its inputsSchema refuses what it receives. */
+/**
+ * A stage's outcomes where it runs now: only `inputs-refused` when its inputsSchema refuses what
+ * it receives or its prompt reads an upstream result it does not receive.
+ */
 function possibleOutcomes(
   pipeline: PipelineDefinition,
   snapshot: ModelSnapshot,
   stage: string,
   outcomes: readonly StageOutcome[],
 ): StageOutcome[] {
-  const sibling = typeof snapshot.value !== "string";
-  const refused = !sibling && refusesInputs(pipeline, stage, snapshot.context.upstream);
+  const refused = refusedHere(pipeline, snapshot, stage);
   return outcomes.filter((o) => !o.suspends && (o.drive.kind === "inputs-refused") === refused);
+}
+
+/**
+ * What the group running now can tell apart of its settled siblings, by sibling: whether each
+ * counts towards `any`/`quorum`, whether the join's inputsSchema refuses it, or its verdict when
+ * the join is code (which may read anything). Without it, two sibling orders that join
+ * differently would be one state.
+ */
+function settledSiblings(
+  pipeline: PipelineDefinition,
+  snapshot: ModelSnapshot,
+): Record<string, string> {
+  if (typeof snapshot.value !== "object" || snapshot.value === null) return {};
+  const group = stageOfState(Object.keys(snapshot.value)[0] ?? "");
+  const transition = pipeline.next[group];
+  if (transition?.kind !== "parallel") return {};
+  const join = pipeline.stages[transition.join];
+  const counts = transition.policy.kind === "any" || transition.policy.kind === "quorum";
+  const states = snapshot.context.groups[group] ?? {};
+  return Object.fromEntries(
+    transition.siblings.flatMap((sibling) => {
+      const result = snapshot.context.results[sibling];
+      if (states[sibling] !== "settled" || !result) return [];
+      if (join && join.kind !== "llm") return [[sibling, result.verdict]];
+      const seen = [
+        counts ? (result.verdict === "ok" ? "counts" : "does-not-count") : "",
+        join && refusesInputs(pipeline, join.id, [result]) ? "refused" : "",
+      ];
+      return [[sibling, seen.filter(Boolean).join(",")]];
+    }),
+  );
+}
+
+/** Whether a stage entered now refuses what it receives (a sibling receives nothing). */
+function refusedHere(
+  pipeline: PipelineDefinition,
+  snapshot: ModelSnapshot,
+  stage: string,
+): boolean {
+  if (typeof snapshot.value !== "string") return false;
+  const { upstream } = snapshot.context;
+  return refusesInputs(pipeline, stage, upstream) || missesUpstream(pipeline, stage, upstream);
 }
 
 function stepsOf(path: StatePath<ModelSnapshot, PathEvent>): PathStep[] {
   return path.steps.flatMap(({ event }) =>
-    "outcome" in event ? [{ stage: event.stage, outcome: event.outcome }] : [],
+    "outcome" in event ? [{ stage: event.from, outcome: event.outcome }] : [],
   );
 }
 
@@ -144,7 +201,7 @@ function suspendedPaths(
     });
     const before = [
       ...way.steps.flatMap(({ event }) =>
-        "outcome" in event ? [{ event, stage: event.stage }] : [],
+        "outcome" in event ? [{ event, stage: event.from }] : [],
       ),
       ...others.map(({ stage, outcome: ok }) => ({
         event: stageDone(stage, resultFor(ok)),

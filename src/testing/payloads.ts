@@ -40,6 +40,8 @@ export function payloadFor(
   schema: JsonSchema,
   requirements: readonly Requirement[],
   seed = 1,
+  /** What the stage hands on as `output` from a payload (its YAML `output:` fields). */
+  handOn: (payload: Record<string, unknown>) => unknown = (payload) => payload,
 ): Payload {
   const validate = compileSchema(schema);
   if (!validate.ok) return { ok: false, reason: "the completionSchema does not compile" };
@@ -56,7 +58,10 @@ export function payloadFor(
     const path = field.split(".");
     const chosen = candidates(schema, path, wanted, seed).find((candidate) => {
       const next = withValue(payload, path, candidate.value);
-      return wanted.every((r) => truthOf(r.condition, next) === r.holds) && validate.value(next);
+      return (
+        wanted.every((r) => truthOf(r.condition, next, handOn(next)) === r.holds) &&
+        validate.value(next)
+      );
     });
     if (chosen === undefined)
       return {
@@ -142,9 +147,17 @@ function withValue(
   return copy;
 }
 
-function truthOf(condition: PayloadCondition, payload: Record<string, unknown>): boolean {
-  const parsed = payload as JsonValue;
-  return holds(condition, { verdict: "ok", output: parsed, parsed, ctx: {}, visits: {} }, {});
+function truthOf(
+  condition: PayloadCondition,
+  payload: Record<string, unknown>,
+  output: unknown,
+): boolean {
+  const facts = {
+    verdict: "ok" as const,
+    output: output as JsonValue,
+    parsed: payload as JsonValue,
+  };
+  return holds(condition, { ...facts, ctx: {}, visits: {} }, {});
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

@@ -5,9 +5,17 @@ import { createActor, type InspectionEvent } from "xstate";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type AuditEvent, MemoryAuditLog } from "../inspect/audit.js";
 import { createHost, type Host } from "../runtime/host.js";
+import type { RunHandle } from "../runtime/launch.js";
 import { startRun } from "../runtime/run.js";
-import { type Drive, driveFor, drivenModel, ExitCounter } from "./drive.js";
-import { stageDone } from "./events.js";
+import {
+  type Drive,
+  driveFor,
+  drivenModel,
+  ExitCounter,
+  type Fixtures,
+  withFixtures,
+} from "./drive.js";
+import { controlEventOf, stageDone } from "./events.js";
 import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
 import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
 import type { PathStep, PipelinePath } from "./paths.js";
@@ -41,6 +49,8 @@ export interface RunPathOptions {
   ctx?: Record<string, unknown>;
   /** Give up on a run that has not ended after this long (default 60 s). */
   timeoutMs?: number;
+  /** What code and command stages end with instead of running, by stage id. */
+  fixtures?: Fixtures;
 }
 
 /**
@@ -58,10 +68,25 @@ export async function runPath(
   const outcomes = outcomeFinder(pipeline);
   const model = modelTrace(pipeline, ctx, path.steps, outcomes);
   const expected: PathRecord = { transitions: model.transitions, end: path.end };
-  const drive = driveFor(pipeline, path.steps, outcomes);
-  const real = model.refused
-    ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
-    : await realRun(pipeline, ctx, path.steps, drive, options.timeoutMs ?? 60_000);
+  const fixtures = options.fixtures ?? {};
+  const drive = driveFor(
+    pipeline,
+    path.steps,
+    outcomes,
+    (index) => model.visits[index] ?? 1,
+    fixtures,
+    ctx,
+  );
+  const real =
+    model.refused || drive.unrunnable
+      ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
+      : await realRun(
+          withFixtures(pipeline, fixtures),
+          ctx,
+          path.steps,
+          drive,
+          options.timeoutMs ?? 60_000,
+        );
   const reason =
     model.refused ??
     (model.end !== undefined && model.end !== path.end
@@ -75,8 +100,7 @@ export async function runPath(
     expected,
     actual: real.record,
     ...(reason !== undefined && {
-      reason:
-        drive.notDriven && real.record.end !== path.end ? `not driven: ${drive.notDriven}` : reason,
+      reason: drive.notDriven && !model.refused ? `not driven: ${drive.notDriven}` : reason,
     }),
     covered: real.covered,
     modelled: model.covered,
@@ -110,8 +134,16 @@ function modelTrace(
   ctx: Record<string, unknown>,
   steps: readonly PathStep[],
   outcomeOf: OutcomeFinder,
-): { transitions: string[]; covered: string[]; end?: PathEnd; refused?: string } {
+): {
+  transitions: string[];
+  covered: string[];
+  /** The visit of its stage each step is. */
+  visits: number[];
+  end?: PathEnd;
+  refused?: string;
+} {
   const transitions: string[] = [];
+  const visits: number[] = [];
   const covered = new Set<string>();
   const actor = createActor(
     modelMachine(pipeline, (event) => {
@@ -122,21 +154,30 @@ function modelTrace(
   ).start();
   try {
     for (const [index, step] of steps.entries()) {
+      const control = controlEventOf(step.outcome);
       const outcome = outcomeOf(step);
       const where = `step ${index + 1} (${step.stage}: ${step.outcome})`;
-      if (!outcome)
-        return { transitions, covered: [...covered], refused: `${where}: no such outcome now` };
+      if (!outcome && !control)
+        return {
+          transitions,
+          covered: [...covered],
+          visits,
+          refused: `${where}: no such outcome now`,
+        };
       if (!activeStages(actor.getSnapshot()).includes(step.stage))
         return {
           transitions,
           covered: [...covered],
+          visits,
           refused: `${where}: ${step.stage} does not run then`,
         };
-      if (outcome.suspends) return { transitions, covered: [...covered], end: "suspended" };
-      actor.send(stageDone(step.stage, resultFor(outcome)) as never);
+      visits.push(actor.getSnapshot().context.visits[step.stage] ?? 1);
+      if (outcome?.suspends)
+        return { transitions, covered: [...covered], visits, end: "suspended" };
+      actor.send((control ?? stageDone(step.stage, resultFor(outcome as StageOutcome))) as never);
     }
     const { value } = actor.getSnapshot();
-    return { transitions, covered: [...covered], ...(isEnd(value) && { end: value }) };
+    return { transitions, covered: [...covered], visits, ...(isEnd(value) && { end: value }) };
   } finally {
     actor.stop();
   }
@@ -173,11 +214,16 @@ async function realRun(
 ): Promise<{ record: PathRecord; covered: string[] }> {
   const root = mkdtempSync(join(tmpdir(), "stagechart-test-"));
   const audit = new MemoryAuditLog();
-  const exits = new ExitCounter(steps);
+  const subPipelines = Object.values(pipeline.stages).flatMap((s) =>
+    s.kind === "pipeline" ? [s.id] : [],
+  );
+  const exits = new ExitCounter(steps, new Set(subPipelines));
   audit.subscribe((event) => exits.observe(event));
   const covered = new Set<string>();
+  // The handle exists once the run has started; a control step is sent only after that.
+  let handle: RunHandle | undefined;
   const host: Host = createHost({
-    model: drivenModel(drive, pipeline.id, exits),
+    model: drivenModel(drive, pipeline.id, exits, (event) => handle?.send(event)),
     audit,
     root,
     // Only a path's grant-suspended step asks for a grant; the run then waits for an answer.
@@ -195,13 +241,14 @@ async function realRun(
       inspect: { next: edgeRecorder(covered) },
     });
     if (!started.ok) return { record: { transitions: [], end: "refused" }, covered: [] };
-    const handle = started.value;
+    const run = started.value;
+    handle = run;
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      handle.stop();
+      run.stop();
     }, timeoutMs);
-    const result = await handle.result.finally(() => clearTimeout(timer));
+    const result = await run.result.finally(() => clearTimeout(timer));
     return {
       record: {
         transitions: transitionsOf(audit.events, pipeline.id),
@@ -221,13 +268,24 @@ function transitionsOf(events: readonly AuditEvent[], pipelineId: string): strin
   });
 }
 
-/** The pipeline's hooks with each gate the path answers replaced by the path's answers, visit by visit. */
+/** The pipeline's hooks with each gate replaced by the path's answers, visit by visit. */
 function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
   return Object.fromEntries(
-    [...drive.gates].map(([stage, answers]) => {
-      const queue = [...answers];
-      return [stage, { ...pipeline.hooks[stage], gate: () => queue.shift() ?? "proceed" }];
-    }),
+    Object.entries(pipeline.hooks).flatMap(([stage, hooks]) =>
+      hooks?.gate
+        ? [
+            [
+              stage,
+              {
+                ...hooks,
+                gate: ({ ctx }: { ctx: { stageExecutionId?: unknown } }) =>
+                  drive.gates.get(`${stage}@${String(ctx.stageExecutionId).split("/").at(-1)}`) ??
+                  "proceed",
+              },
+            ],
+          ]
+        : [],
+    ),
   );
 }
 

@@ -1,5 +1,6 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type Coverage, transitionCoverage } from "./coverage.js";
+import type { Fixtures } from "./drive.js";
 import { type PathList, type PathOptions, pipelinePaths } from "./paths.js";
 import { type PathRecord, runPath } from "./run-path.js";
 
@@ -16,7 +17,7 @@ export interface TestReport {
  */
 export async function testPipeline(
   pipeline: PipelineDefinition,
-  options: PathOptions & { paths?: PathList; timeoutMs?: number } = {},
+  options: PathOptions & { paths?: PathList; timeoutMs?: number; fixtures?: Fixtures } = {},
 ): Promise<TestReport> {
   const list = options.paths ?? pipelinePaths(pipeline, options);
   const runs = [];
@@ -25,6 +26,7 @@ export async function testPipeline(
       await runPath(pipeline, path, {
         ctx: list.ctx ?? options.ctx,
         ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+        ...(options.fixtures && { fixtures: options.fixtures }),
       }),
     );
   const passed = runs.filter((run) => run.ok).length;

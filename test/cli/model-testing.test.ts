@@ -12,7 +12,13 @@ type PathsJson = {
 type TestJson = {
   passed: number;
   failed: number;
-  paths: { id: string; ok: boolean; expected: { end: string }; actual: { end: string } }[];
+  paths: {
+    id: string;
+    ok: boolean;
+    expected: { end: string };
+    actual: { end: string };
+    reason?: string;
+  }[];
   coverage: {
     transitions: {
       covered: number;
@@ -71,6 +77,49 @@ describe("stagechart test", () => {
       expect(code).toBe(0);
     });
   }
+
+  it("drives the control events it is asked for, and refuses unknown ones", async () => {
+    const { code, stdout } = await runCli("test", "code-review", "--events", "cancel", "--json");
+    const report = JSON.parse(stdout) as TestJson;
+    expect(report.failed).toBe(0);
+    expect(report.paths.some((p) => p.expected.end === "cancelled")).toBe(true);
+    expect(report.paths.filter((p) => p.actual.end === "cancelled")).toHaveLength(
+      report.paths.filter((p) => p.expected.end === "cancelled").length,
+    );
+    expect(code).toBe(0);
+    const refused = await runCli("test", "code-review", "--events", "pause");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("unknown pause");
+  });
+
+  it("drives a command stage with the outcome a --fixtures file gives it, and refuses a bad file", async () => {
+    const edited = pipelineCopy("code-review", (yaml) =>
+      yaml
+        .replace(
+          "  review: { file: ../stages/review.md }",
+          '  review: { file: ../stages/review.md }\n  check: { run: "git status" }',
+        )
+        .replace("  execute: review", "  execute: check\n  check: review"),
+    );
+    const dir = project({
+      "fixtures.json": JSON.stringify({ check: { verdict: "ok", output: { passed: 3 } } }),
+      "bad.json": JSON.stringify({ check: { verdict: "maybe" } }),
+    });
+    const passes = (report: TestJson) =>
+      report.paths.filter((p) => p.ok && p.expected.end === "done").length;
+    const real = JSON.parse((await runCli("test", edited, "--json")).stdout) as TestJson;
+    expect(passes(real)).toBe(0);
+    expect(real.paths.map((p) => p.reason)).toContain(
+      "not driven: step 3: check is a command stage whose outcome no script forces; give it a fixture",
+    );
+    const fixed = JSON.parse(
+      (await runCli("test", edited, "--fixtures", join(dir, "fixtures.json"), "--json")).stdout,
+    ) as TestJson;
+    expect(passes(fixed)).toBeGreaterThan(0);
+    const bad = await runCli("test", edited, "--fixtures", join(dir, "bad.json"));
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("Validation/FixturesFileInvalid");
+  });
 
   it("fails a saved path list where the pipeline has changed since", async () => {
     const saved = join(project({}), "paths.json");

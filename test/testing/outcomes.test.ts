@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Condition, Rule } from "../../src/definitions/pipeline-types.js";
-import { stageOutcomes } from "../../src/testing/outcomes.js";
+import { resultFor, stageOutcomes } from "../../src/testing/outcomes.js";
 import { code, llm, pipelineOf } from "../support/pipelines.js";
 
 /** review (submit_review: approved boolean, summary, findings of severity blocker|major|minor|nit) routed by `rules`. */
@@ -25,6 +25,7 @@ describe("the outcomes of an LLM stage", () => {
       "ok: output.approved equals true",
       "ok: not output.approved equals true",
       "cap-hit",
+      "inputs-refused",
       "grant-suspended",
     ]);
     expect(payloadsOf(pipeline).map((p) => p.approved)).toEqual([true, false]);
@@ -86,9 +87,31 @@ describe("the outcomes of an LLM stage", () => {
     ]);
   });
 
+  it("read output.* conditions on what the stage hands on: a field its YAML output: leaves out never holds", () => {
+    const pipeline = pipelineOf({
+      stages: [{ ...llm("review"), outputFields: ["summary"] } as never, llm("execute")],
+      next: {
+        review: {
+          kind: "rules",
+          rules: when({ path: "output.approved", op: "equals", value: true }),
+        },
+      },
+    });
+    const { outcomes, unsatisfiable } = stageOutcomes(pipeline, "review");
+    expect(unsatisfiable.map((u) => u.name)).toEqual(["ok: output.approved equals true"]);
+    const ok = outcomes.find((o) => o.name === "ok: not output.approved equals true");
+    expect(ok && resultFor(ok).output).toEqual({ summary: expect.any(String) });
+  });
+
   it("leave visits and ctx conditions to the run: no split, one ok", () => {
     const pipeline = reviewRoutedBy(when({ visits: "review", op: "lt", value: 3 }));
-    expect(names(pipeline)).toEqual(["ok", "cap-hit", "grant-suspended"]);
+    expect(names(pipeline)).toEqual(["ok", "cap-hit", "inputs-refused", "grant-suspended"]);
+  });
+
+  it("fail before any model call (inputs-refused) only where the stage has an inputsSchema or its prompt reads an upstream result", () => {
+    const pipeline = pipelineOf({ stages: [llm("plan"), llm("review")], next: { plan: "review" } });
+    expect(names(pipeline)).toContain("inputs-refused");
+    expect(names(pipeline, "plan")).not.toContain("inputs-refused");
   });
 
   it("fail by retries exhausted when the stage has several attempts", () => {

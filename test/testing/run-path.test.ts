@@ -3,7 +3,7 @@ import type { JoinPolicy } from "../../src/definitions/pipeline-types.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
 import { runPath } from "../../src/testing/run-path.js";
 import { testPipeline } from "../../src/testing/test-pipeline.js";
-import { llm, pipelineOf } from "../support/pipelines.js";
+import { code, llm, pipelineOf } from "../support/pipelines.js";
 
 /** plan, then execute fans out to test and lint under `policy`; review joins and routes on approval. */
 const fanOut = (policy: JoinPolicy, maxConcurrency?: number) =>
@@ -41,6 +41,18 @@ describe("testPipeline on the real engine", () => {
       expect(report.coverage.transitions.uncovered).toEqual([]);
     });
   }
+
+  it("passes every simple path of an all-settled group run one at a time, whose only uncovered edge cannot happen", async () => {
+    const report = await testPipeline(fanOut({ kind: "all-settled" }, 1), { strategy: "simple" });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.coverage.transitions.uncovered).toEqual([
+      {
+        transition:
+          "fan-out.execute_parallel -> fan-out.failed [always: all-settled policy failed]",
+        reason: "unreachable",
+      },
+    ]);
+  });
 });
 
 describe("runPath", () => {
@@ -71,5 +83,94 @@ describe("runPath", () => {
     if (!done) throw new Error("no path ends done");
     const run = await runPath(pipeline, { ...done, end: "failed" });
     expect(run).toMatchObject({ ok: false, expected: { end: "failed" }, actual: { end: "done" } });
+  });
+
+  it("drives control events: OVERRIDE, REDO and CANCEL are sent to the run where the path reaches them", async () => {
+    const pipeline = fanOut({ kind: "fail-fast" });
+    const list = pipelinePaths(pipeline, { events: ["override", "redo", "cancel"], maxVisits: 2 });
+    for (const kind of ["OVERRIDE", "REDO", "CANCEL"]) {
+      const path = list.paths.find(
+        (p) => p.end !== "suspended" && p.steps.some((s) => s.outcome.startsWith(kind)),
+      );
+      if (!path) throw new Error(`no path with ${kind}`);
+      const run = await runPath(pipeline, path, { ctx: list.ctx });
+      expect({ kind, ok: run.ok, reason: run.reason }).toEqual({
+        kind,
+        ok: true,
+        reason: undefined,
+      });
+      expect(run.actual.transitions).toEqual(run.expected.transitions);
+    }
+  });
+
+  it("drives a sibling entered again after a REDO cancelled it: its cancelled execution counts as a visit", async () => {
+    const pipeline = fanOut({ kind: "fail-fast" });
+    const run = await runPath(
+      pipeline,
+      {
+        steps: [
+          { stage: "plan", outcome: "ok" },
+          { stage: "execute", outcome: "ok" },
+          { stage: "test", outcome: "REDO execute" },
+          { stage: "execute", outcome: "ok" },
+          { stage: "lint", outcome: "retries-exhausted" },
+        ],
+        end: "failed",
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect({ ok: run.ok, reason: run.reason }).toEqual({ ok: true, reason: undefined });
+  });
+});
+
+describe("runPath through a code stage", () => {
+  /** plan, then a code stage `check` that always passes, then done; a failed check fails the run. */
+  const checked = pipelineOf({
+    id: "checked",
+    stages: [llm("plan"), code("check", () => ({ verdict: "ok" }))],
+    next: { plan: "check" },
+  });
+  const failedCheck = {
+    steps: [
+      { stage: "plan", outcome: "ok" },
+      { stage: "check", outcome: "fail" },
+    ],
+    end: "failed" as const,
+  };
+
+  it("reports a path the real code does not take as not driven, saying which stage needs a fixture", async () => {
+    const run = await runPath(checked, failedCheck);
+    expect(run.ok).toBe(false);
+    expect(run.reason).toBe(
+      "not driven: step 2: check is a code stage whose outcome no script forces; give it a fixture",
+    );
+  });
+
+  it("drives a code stage with the fixture a user supplies, and says when the fixture ends otherwise", async () => {
+    const driven = await runPath(checked, failedCheck, {
+      fixtures: { check: { verdict: "fail", reason: "lint errors" } },
+    });
+    expect({ ok: driven.ok, reason: driven.reason }).toEqual({ ok: true, reason: undefined });
+    const mismatched = await runPath(checked, failedCheck, {
+      fixtures: { check: { verdict: "ok" } },
+    });
+    expect(mismatched.reason).toBe("not driven: step 2: check's fixture ends ok, the path fail");
+  });
+});
+
+describe("runPath through a sub-pipeline stage", () => {
+  it("drives the sub-pipeline's own stages with scripted models, to ok and to fail", async () => {
+    const sub = pipelineOf({ id: "sub", stages: [llm("review")] });
+    const parent = pipelineOf({
+      id: "parent",
+      stages: [llm("plan"), { kind: "pipeline", id: "inner", pipeline: sub }],
+      next: { plan: "inner" },
+    });
+    const report = await testPipeline(parent, { timeoutMs: 10_000 });
+    const through = report.paths.filter((p) =>
+      p.expected.transitions.includes("plan → inner (sequential)"),
+    );
+    expect(through.length).toBeGreaterThanOrEqual(2);
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
   });
 });

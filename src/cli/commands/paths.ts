@@ -52,7 +52,8 @@ function positiveInteger(text: string): number {
   return value;
 }
 
-function controlEvents(text: string): ControlEventName[] {
+/** Parses `--events override,redo,cancel`. */
+export function controlEvents(text: string): ControlEventName[] {
   const names = text
     .split(",")
     .map((n) => n.trim().toLowerCase())

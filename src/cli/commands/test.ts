@@ -1,8 +1,11 @@
 import type { Command } from "commander";
-import { readPathFile } from "../../testing/path-file.js";
+import type { StagechartError } from "../../errors.js";
+import type { ControlEventName } from "../../testing/events.js";
+import { readFixtureFile, readPathFile } from "../../testing/path-file.js";
 import { testPipeline } from "../../testing/test-pipeline.js";
 import { type CliIo, EXIT } from "../io.js";
 import { loadPipelineForCli } from "../pipelines.js";
+import { controlEvents } from "./paths.js";
 
 export function registerTest(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
@@ -10,36 +13,53 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
     .description("drive the real engine down every path of a pipeline; report transition coverage")
     .argument("<pipeline>", "bundled pipeline name or pipeline file")
     .option("--paths <file>", "replay a saved path list (the output of paths --json)")
+    .option(
+      "--events <names>",
+      "control events to add to the generated paths: override,redo,cancel",
+      controlEvents,
+      [],
+    )
+    .option(
+      "--fixtures <file>",
+      'what code and command stages end with: {"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?}}',
+    )
     .option("--json", "print the report as JSON")
-    .action(async (name: string, flags: { paths?: string; json?: boolean }) => {
-      const pipeline = await loadPipelineForCli(name, io);
-      if (!pipeline) return setExit(EXIT.failed);
-      let saved: Awaited<ReturnType<typeof readPathFile>> | undefined;
-      if (flags.paths !== undefined) {
-        saved = await readPathFile(flags.paths, pipeline.id);
-        if (!saved.ok) {
-          const { code, message } = saved.error;
-          io.stderr(`${code}: ${message}\n`);
+    .action(
+      async (
+        name: string,
+        flags: { paths?: string; fixtures?: string; events: ControlEventName[]; json?: boolean },
+      ) => {
+        const pipeline = await loadPipelineForCli(name, io);
+        if (!pipeline) return setExit(EXIT.failed);
+        const refuse = (error: StagechartError) => {
+          io.stderr(`${error.code}: ${error.message}\n`);
           if (flags.json)
+            io.stdout(`${JSON.stringify({ status: "failed", error: error.toModelView() })}\n`);
+          setExit(EXIT.failed);
+        };
+        const saved =
+          flags.paths === undefined ? undefined : await readPathFile(flags.paths, pipeline.id);
+        if (saved && !saved.ok) return refuse(saved.error);
+        const fixtures =
+          flags.fixtures === undefined ? undefined : await readFixtureFile(flags.fixtures);
+        if (fixtures && !fixtures.ok) return refuse(fixtures.error);
+        const report = await testPipeline(pipeline, {
+          ...(saved?.ok ? { paths: saved.value } : { events: flags.events }),
+          ...(fixtures?.ok && { fixtures: fixtures.value }),
+        });
+        if (flags.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+        else {
+          for (const path of report.paths)
             io.stdout(
-              `${JSON.stringify({ status: "failed", error: saved.error.toModelView() })}\n`,
+              `${path.ok ? "pass" : "FAIL"} ${path.id}${path.reason ? `: ${path.reason}` : ""}\n`,
             );
-          return setExit(EXIT.failed);
-        }
-      }
-      const report = await testPipeline(pipeline, saved?.ok ? { paths: saved.value } : {});
-      if (flags.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-      else {
-        for (const path of report.paths)
+          const { covered, total, uncovered } = report.coverage.transitions;
           io.stdout(
-            `${path.ok ? "pass" : "FAIL"} ${path.id}${path.reason ? `: ${path.reason}` : ""}\n`,
+            `${report.passed} passed, ${report.failed} failed; ${covered}/${total} transitions covered\n`,
           );
-        const { covered, total, uncovered } = report.coverage.transitions;
-        io.stdout(
-          `${report.passed} passed, ${report.failed} failed; ${covered}/${total} transitions covered\n`,
-        );
-        for (const u of uncovered) io.stdout(`  uncovered ${u.transition}: ${u.reason}\n`);
-      }
-      setExit(report.failed === 0 ? EXIT.done : EXIT.failed);
-    });
+          for (const u of uncovered) io.stdout(`  uncovered ${u.transition}: ${u.reason}\n`);
+        }
+        setExit(report.failed === 0 ? EXIT.done : EXIT.failed);
+      },
+    );
 }
