@@ -4,6 +4,7 @@ import type { GrantDecision } from "../compiler/stage-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { LiveRoot } from "../inspect/live.js";
 import { DEFAULT_INSPECT_PORT, type InspectServer, startInspectServer } from "../inspect/server.js";
+import { openSkyRelay, type RelayOpener, relayInspection } from "../inspect/stately-relay.js";
 import { createRunInspector } from "../inspect/stream.js";
 import type { Host } from "../runtime/host.js";
 import type { Interactor } from "../runtime/interactors.js";
@@ -22,28 +23,45 @@ export interface Inspection {
 export const INSPECT_HELP = `stream the run to the visualizer on this port (default ${DEFAULT_INSPECT_PORT}), starting it when none listens there`;
 
 export const STATELY_HELP =
-  "the hosted Stately inspector: prints why it is not used (see README); use --inspect";
+  "also relay the run's sanitized stream to the hosted Stately inspector (third-party, online only; see README)";
 
-/**
- * Why `--stately` sends nothing: @statelyai/inspect's hosted inspector is a browser page
- * (`createBrowserInspector` needs a window), and its only Node path, `createSkyInspector`, relays
- * every event through a beta PartyKit host — a third party the run's stream must not go to.
- */
-export const STATELY_NOTE =
-  "--stately: the hosted Stately inspector is not used: it runs in a browser window, and from Node @statelyai/inspect only relays through a beta third-party host. Use --inspect: the same live view, served from this machine.\n";
-
-/** `--inspect [port]` of run and resume: nothing without the flag; `--stately` says why not. */
+/** `--inspect [port]` and `--stately` of run and resume: nothing without either flag. */
 export async function inspectionFor(
   flag: string | true | undefined,
   storeFlag: string | undefined,
   io: CliIo,
   stately = false,
+  openRelay: RelayOpener = openSkyRelay,
 ): Promise<Inspection | undefined> {
-  if (stately) io.stderr(STATELY_NOTE);
-  if (flag === undefined) return undefined;
-  const port = portOf(flag === true ? String(DEFAULT_INSPECT_PORT) : flag);
-  if (!port.ok) throw port.error;
-  return attachInspection(port.value, storeFlag, io);
+  let local: Inspection | undefined;
+  if (flag !== undefined) {
+    const port = portOf(flag === true ? String(DEFAULT_INSPECT_PORT) : flag);
+    if (!port.ok) throw port.error;
+    local = await attachInspection(port.value, storeFlag, io);
+  }
+  return stately ? withStately(local, io, openRelay) : local;
+}
+
+/** The run's inspection with the hosted relay added: it never fails, delays or ends the run. */
+function withStately(local: Inspection | undefined, io: CliIo, openRelay: RelayOpener): Inspection {
+  const relay = relayInspection(openRelay, {
+    opened: (pageUrl) => io.stderr(`stately: ${pageUrl}\n`),
+    failed: (reason) =>
+      io.stderr(`stagechart: warning: --stately: ${reason}; the run goes on without it\n`),
+  });
+  return {
+    inspect: {
+      next: (event) => {
+        local?.inspect.next?.(event);
+        relay.inspect.next?.(event);
+      },
+    },
+    withPage: (host) => (local ? local.withPage(host) : host),
+    finish: async (runId) => {
+      relay.stop();
+      await local?.finish(runId);
+    },
+  };
 }
 
 /** A `--port`/`--inspect` value: 0 (any free port) to 65535. */

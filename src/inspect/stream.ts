@@ -23,18 +23,27 @@ export function createRunInspector(url: string): {
     // A run's first burst (every actor of a resumed run) must not be dropped before connecting.
     maxDeferredEvents: 10_000,
   });
-  const coalesced = coalescer((event) => inspector.adapter.send(messageOf(event)));
+  const messages = sanitizedMessages((message) => inspector.adapter.send(message));
   return {
-    inspect: {
-      // Promise and callback actors (each model call, each tool) have no states to draw.
-      next: (event) => {
-        if (isMachine(event.actorRef)) coalesced.next?.(event);
-      },
-    },
+    inspect: messages,
     stop: () => {
-      coalesced.flush();
+      messages.flush();
       inspector.stop();
     },
+  };
+}
+
+/** A run's inspection events as this stream's sanitized protocol messages, handed to `send`. */
+export function sanitizedMessages(
+  send: (message: StatelyInspectionEvent) => void,
+): Observer<InspectionEvent> & { flush(): void } {
+  const coalesced = coalescer((event) => send(messageOf(event)));
+  return {
+    // Promise and callback actors (each model call, each tool) have no states to draw.
+    next: (event) => {
+      if (isMachine(event.actorRef)) coalesced.next?.(event);
+    },
+    flush: coalesced.flush,
   };
 }
 
