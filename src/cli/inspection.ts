@@ -101,7 +101,8 @@ export async function attachInspection(
     inspect: stream.inspect,
     withPage: (host) => ({ ...host, interactors: [...host.interactors, interactor] }),
     finish: async (runId) => {
-      await finalStateShown(base, runId);
+      // No run started (refused before it): there is no final state to wait for.
+      if (runId) await finalStateShown(base, runId);
       stream.stop();
       interactor.close();
       if (owned) {

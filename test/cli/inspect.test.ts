@@ -1,6 +1,18 @@
+import { writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { demoProject, runIn, storeOf, summaryOf } from "../support/cli.js";
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** `stagechart inspect …` in-process, until the test sends it Ctrl-C. */
 function startInspect(...argv: string[]) {
@@ -76,5 +88,16 @@ describe("stagechart inspect", () => {
     const warnings = run.stderr.split("\n").filter((line) => line.includes("--stately"));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^stagechart: warning: --stately: .+; the run goes on without it$/);
+  });
+
+  it("run --inspect starts its server beside loading the pipeline, and closes it when the pipeline is refused", async () => {
+    const project = demoProject();
+    const broken = join(project, "broken.yaml");
+    writeFileSync(broken, "id: broken\nstages: [\n");
+    const port = await freePort();
+    const run = await runIn(project, "run", broken, "--task", "t", "--inspect", String(port));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`inspect: http://127.0.0.1:${port}`);
+    await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow();
   });
 });

@@ -5,6 +5,7 @@ import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
+import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { collect } from "../options.js";
 import { withRunHost } from "../run-host.js";
@@ -104,23 +105,33 @@ async function continueRun(
     const refused = (error: StagechartError) =>
       refuse(io, flags.json, error, runId, run.value.status);
     const stored = { runId, status: run.value.status };
-    return await withRunHost(settings, io, flags.json, stored, async (pipeline, host, progress) => {
-      const inspection = await inspectionFor(flags.inspect, flags.store, io, flags.stately);
-      try {
-        const resumed = resumeRun(pipeline, runId, {
-          host: inspection ? inspection.withPage(host) : host,
-          ...(inspection && { inspect: inspection.inspect }),
-          store: store.value,
-          force: Boolean(flags.force),
-          answers: answersOf(flags),
-          ...(event && { control: event }),
-        });
-        if (!resumed.ok) return refused(resumed.error);
-        return await drive(resumed.value, io, Boolean(flags.json), progress);
-      } finally {
-        await inspection?.finish(runId);
-      }
-    });
+    const inspecting = inspectionBeside(
+      inspectionFor(flags.inspect, flags.store, io, flags.stately),
+    );
+    inspecting.ranAs(runId);
+    try {
+      return await withRunHost(
+        settings,
+        io,
+        flags.json,
+        stored,
+        async (pipeline, host, progress) => {
+          const inspection = await inspecting.ready();
+          const resumed = resumeRun(pipeline, runId, {
+            host: inspection ? inspection.withPage(host) : host,
+            ...(inspection && { inspect: inspection.inspect }),
+            store: store.value,
+            force: Boolean(flags.force),
+            answers: answersOf(flags),
+            ...(event && { control: event }),
+          });
+          if (!resumed.ok) return refused(resumed.error);
+          return await drive(resumed.value, io, Boolean(flags.json), progress);
+        },
+      );
+    } finally {
+      await inspecting.finish();
+    }
   } finally {
     store.value.close();
   }

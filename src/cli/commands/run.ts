@@ -5,6 +5,7 @@ import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.j
 import { drive, refuse } from "../drive.js";
 import { addSandboxOptions, type SandboxFlags, settingsFor } from "../host-options.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
+import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { pipelineExists, pipelineFile, pipelineNotFound } from "../pipelines.js";
@@ -75,35 +76,38 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
   const file = pipelineFile(name);
   if (!pipelineExists(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
   const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
-  return withRunHost(
-    settings,
-    io,
-    flags.json,
-    { runId: flags.runId },
-    async (pipeline, host, progress) => {
-      const store = openStoreForCli(flags.store);
-      if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
-      let runId: string | undefined;
-      const inspection = await inspectionFor(flags.inspect, flags.store, io, flags.stately);
-      try {
-        const started = startRun(pipeline, {
-          host: inspection ? inspection.withPage(host) : host,
-          ...(inspection && { inspect: inspection.inspect }),
-          store: store.value,
-          resumeWith: { ...settings },
-          ...(flags.runId !== undefined && { runId: flags.runId }),
-          ...(flags.task !== undefined && { task: flags.task }),
-          ctx: flags.set,
-        });
-        if (!started.ok) return refuse(io, flags.json, started.error, flags.runId);
-        runId = started.value.runId;
-        return await drive(started.value, io, Boolean(flags.json), progress);
-      } finally {
-        await inspection?.finish(runId ?? "");
-        store.value.close();
-      }
-    },
-  );
+  const inspecting = inspectionBeside(inspectionFor(flags.inspect, flags.store, io, flags.stately));
+  try {
+    return await withRunHost(
+      settings,
+      io,
+      flags.json,
+      { runId: flags.runId },
+      async (pipeline, host, progress) => {
+        const store = openStoreForCli(flags.store);
+        if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
+        try {
+          const inspection = await inspecting.ready();
+          const started = startRun(pipeline, {
+            host: inspection ? inspection.withPage(host) : host,
+            ...(inspection && { inspect: inspection.inspect }),
+            store: store.value,
+            resumeWith: { ...settings },
+            ...(flags.runId !== undefined && { runId: flags.runId }),
+            ...(flags.task !== undefined && { task: flags.task }),
+            ctx: flags.set,
+          });
+          if (!started.ok) return refuse(io, flags.json, started.error, flags.runId);
+          inspecting.ranAs(started.value.runId);
+          return await drive(started.value, io, Boolean(flags.json), progress);
+        } finally {
+          store.value.close();
+        }
+      },
+    );
+  } finally {
+    await inspecting.finish();
+  }
 }
 
 /** One `--set key=value` into the ctx so far; a value that parses as JSON is JSON, else text. */
