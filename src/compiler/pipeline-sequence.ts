@@ -1,0 +1,160 @@
+import type { PipelineDefinition, PipelineStage, Rule } from "../definitions/pipeline-types.js";
+import { DONE, FAIL } from "../definitions/pipeline-types.js";
+import {
+  actorOf,
+  childInput,
+  controlEvents,
+  type DoneArgs,
+  fail,
+  groupState,
+  isStage,
+  resultOf,
+  stateOf,
+  transitionAudit,
+} from "./pipeline-states.js";
+import { viewOf } from "./stage-entries.js";
+
+/** The state of one stage: invoke its child, then follow its transition. */
+export function stageState(pipeline: PipelineDefinition, stage: PipelineStage) {
+  return {
+    entry: { type: "enter", params: { stageId: stage.id } },
+    invoke: {
+      id: stage.id,
+      src: actorOf(stage),
+      input: childInput(pipeline, stage, "sequential"),
+      onDone: afterStage(pipeline, stage.id),
+      onError: {
+        target: "failed",
+        description: "crashed",
+        actions: fail(({ event }: { event: { error: unknown } }) =>
+          viewOf(
+            "ExtensionHost/LifecycleFailure",
+            `stage ${stage.id} crashed: ${String(event.error)}`,
+          ),
+        ),
+      },
+    },
+    on: controlEvents(pipeline, stage.id),
+  };
+}
+
+/** The transitions after a stage's result (DESIGN.md §3.2): its rules, a fan-out, or the end. */
+function afterStage(pipeline: PipelineDefinition, stageId: string) {
+  const record = {
+    type: "record",
+    params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
+  };
+  const transition = pipeline.next[stageId];
+  const failure = {
+    target: "failed",
+    description: "failed",
+    actions: [
+      record,
+      transitionAudit(stageId, FAIL, "terminal"),
+      fail(({ event }: DoneArgs) => {
+        const result = resultOf(event.output);
+        return result.verdict === "fail"
+          ? viewOf(
+              result.error?.code ?? "Validation/StageFailed",
+              `stage ${stageId} failed: ${result.reason ?? result.error?.message ?? "no reason given"}`,
+              { stageId },
+            )
+          : viewOf(
+              "Validation/PipelineNoRuleMatched",
+              `no transition rule of stage ${stageId} matched its result`,
+              { stageId },
+            );
+      }),
+    ],
+  };
+  if (!transition) {
+    return [
+      {
+        guard: {
+          type: "succeeded",
+          params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
+        },
+        target: "done",
+        description: "ok",
+        actions: [record, transitionAudit(stageId, DONE, "terminal")],
+      },
+      failure,
+    ];
+  }
+  if (transition.kind === "parallel") {
+    return [
+      {
+        guard: {
+          type: "succeeded",
+          params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
+        },
+        target: groupState(stageId),
+        description: "ok",
+        actions: [
+          record,
+          {
+            type: "audit",
+            params: {
+              type: "SMTransition",
+              payload: { from: stageId, to: transition.siblings, kind: "parallel" },
+            },
+          },
+        ],
+      },
+      failure,
+    ];
+  }
+  return [
+    ...transition.rules.map((rule) => ({
+      guard: {
+        type: "ruleHolds",
+        params: ({ event }: DoneArgs) => ({ rule, result: resultOf(event.output) }),
+      },
+      target: stateOf(rule.to),
+      // A rule back to the same stage (a re-plan, a re-run) must start it again.
+      reenter: true,
+      description: describeRule(rule, transition.rules.length),
+      actions: [
+        record,
+        ...(isStage(rule.to)
+          ? [
+              {
+                type: "handOn",
+                params: ({ event }: DoneArgs) => ({ upstream: [resultOf(event.output)] }),
+              },
+            ]
+          : []),
+        transitionAudit(stageId, rule.to, isStage(rule.to) ? "sequential" : "terminal"),
+        ...(rule.to === FAIL
+          ? [
+              fail(() =>
+                viewOf(
+                  "Validation/PipelineFailedByRule",
+                  `stage ${stageId}'s rules sent the run to fail`,
+                  { stageId },
+                ),
+              ),
+            ]
+          : []),
+      ],
+    })),
+    failure,
+  ];
+}
+
+/** A rule as the graph labels it: `output.approved equals true`, `visits review lt 3`, `otherwise`. */
+function describeRule(rule: Rule, rules: number): string {
+  if (rule.when) return describeCondition(rule.when);
+  return rules === 1 ? "ok" : "otherwise";
+}
+
+function describeCondition(condition: NonNullable<Rule["when"]>): string {
+  if ("all" in condition) return condition.all.map(describeCondition).join(" and ");
+  if ("any" in condition) return condition.any.map(describeCondition).join(" or ");
+  if ("not" in condition) return `not (${describeCondition(condition.not)})`;
+  if ("guard" in condition) return `guard ${condition.guard}`;
+  if ("visits" in condition) return `visits ${condition.visits} ${condition.op} ${condition.value}`;
+  return condition.op === "exists"
+    ? `${condition.path} exists`
+    : `${condition.path} ${condition.op} ${JSON.stringify(condition.value)}`;
+}
