@@ -99,7 +99,7 @@ describe("provider keys and the commands a run starts", () => {
 
   it("are removed from a tool result that holds one before it is journaled", async () => {
     const project = envProject();
-    const run = await runEnvCheck(project);
+    await runEnvCheck(project);
     const store = readFileSync(storeOf(project), "latin1");
     expect(store).toContain("a key left in a file: [redacted]");
     expect(store).not.toContain(CANARIES.OPENAI_API_KEY);
