@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { settingsFor } from "../../src/cli/host-options.js";
 import { bashConfinement, DEFAULT_SANDBOX } from "../../src/tools/bash-sandbox.js";
-import { demoProject, runIn, storeCommand, summaryOf } from "../support/cli.js";
+import { demoProject, runIn, runPipelineIn, storeCommand, summaryOf } from "../support/cli.js";
 
 describe("the settings a run stores for resume", () => {
   it("keeps file-based model specs and the cassette as absolute paths, so resume finds them anywhere", () => {
@@ -53,11 +53,9 @@ describe("--sandbox and --allow-network", () => {
 
   it("--sandbox off warns on stderr that Bash runs unconfined, and the audit log says so", async () => {
     const project = demoProject();
-    const run = await runIn(
+    const run = await runPipelineIn(
       project,
-      "run",
       "code-review",
-      "--task",
       "refactor auth module",
       "--headless",
       "--sandbox",
@@ -86,11 +84,9 @@ describe("--sandbox and --allow-network", () => {
   it.skipIf(!bashConfinement(DEFAULT_SANDBOX).sandboxed && process.env.CI !== "true")(
     "--sandbox required where bubblewrap runs: no warning, and the run goes as usual",
     async () => {
-      const run = await runIn(
+      const run = await runPipelineIn(
         demoProject(),
-        "run",
         "code-review",
-        "--task",
         "refactor auth module",
         "--headless",
         "--sandbox",

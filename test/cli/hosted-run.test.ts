@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { demoProject, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
+import { demoProject, runPipelineIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { CODE_REVIEW_REPLIES } from "../support/code-review-replies.js";
 import { TEST_KEY } from "../support/hosted-models.js";
 import { type LlmServer, startLlmServer } from "../support/llm-server.js";
@@ -16,18 +16,7 @@ afterEach(async () => {
 
 /** `stagechart run code-review` headless on `model`, in `project` with its own store. */
 const codeReview = (project: string, task: string, model: string, ...extra: string[]) =>
-  runIn(
-    project,
-    "run",
-    "code-review",
-    "--task",
-    task,
-    "--model",
-    model,
-    "--headless",
-    "--json",
-    ...extra,
-  );
+  runPipelineIn(project, "code-review", task, "--model", model, "--headless", "--json", ...extra);
 
 /** Every byte the run store holds on disk: the database and its write-ahead log. */
 const storeBytes = (dir: string) =>
@@ -112,11 +101,9 @@ describe("stagechart run on a hosted model", () => {
 
   it("refuses to start without the provider's key, naming the variable", async () => {
     vi.stubEnv("OPENAI_API_KEY", "");
-    const run = await runIn(
+    const run = await runPipelineIn(
       demoProject(),
-      "run",
       "code-review",
-      "--task",
       "t",
       "--model",
       "openai:gpt-4.1",
@@ -195,11 +182,9 @@ describe("a key in a base URL (http://user:KEY@host/v1)", () => {
     expect(summaryOf(resumed.stdout).status).toBe("done");
     expect(server.requests.at(-1)?.headers.authorization).toBe(`Bearer ${VARIABLE_KEY}`);
 
-    const malformed = await runIn(
+    const malformed = await runPipelineIn(
       project,
-      "run",
       "code-review",
-      "--task",
       "t",
       "--json",
       "--model",
@@ -208,11 +193,9 @@ describe("a key in a base URL (http://user:KEY@host/v1)", () => {
     expect(summaryOf(malformed.stdout).error).toMatchObject({
       code: "Validation/ModelSpecInvalid",
     });
-    const unknown = await runIn(
+    const unknown = await runPipelineIn(
       project,
-      "run",
       "code-review",
-      "--task",
       "t",
       "--json",
       "--model",

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
-import { demoProject, runIn, storeOf, summaryOf } from "../support/cli.js";
+import { demoProject, runPipelineIn, storeOf, summaryOf } from "../support/cli.js";
 
 /** A port nothing listens on now. */
 async function freePort(): Promise<number> {
@@ -38,14 +38,7 @@ function startInspect(...argv: string[]) {
 describe("stagechart inspect", () => {
   it("serves the store's runs on the port it is given, until Ctrl-C", async () => {
     const project = demoProject();
-    const run = await runIn(
-      project,
-      "run",
-      "code-review-parallel",
-      "--task",
-      "rename auth",
-      "--json",
-    );
+    const run = await runPipelineIn(project, "code-review-parallel", "rename auth", "--json");
     const { runId } = summaryOf(run.stdout);
     const inspect = startInspect(runId, "--port", "0", "--store", storeOf(project));
     const page = await Promise.race([inspect.url, inspect.exit.then(() => "")]);
@@ -74,11 +67,9 @@ describe("stagechart inspect", () => {
 
   it("run --stately offline: one warning line on stderr, and the run finishes done as usual", async () => {
     const project = demoProject();
-    const run = await runIn(
+    const run = await runPipelineIn(
       project,
-      "run",
       "code-review-parallel",
-      "--task",
       "rename auth",
       "--stately",
       "--json",
@@ -95,7 +86,7 @@ describe("stagechart inspect", () => {
     const broken = join(project, "broken.yaml");
     writeFileSync(broken, "id: broken\nstages: [\n");
     const port = await freePort();
-    const run = await runIn(project, "run", broken, "--task", "t", "--inspect", String(port));
+    const run = await runPipelineIn(project, broken, "t", "--inspect", String(port));
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`inspect: http://127.0.0.1:${port}`);
     await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow();

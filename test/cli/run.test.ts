@@ -9,6 +9,7 @@ import {
   runCli,
   runCliOn,
   runIn,
+  runPipelineIn,
   storeOf,
   summaryOf,
   withoutColour,
@@ -19,11 +20,9 @@ import { tempDir } from "../support/stages.js";
 describe("stagechart run", () => {
   it("runs the bundled code-review pipeline on the scripted model to done", async () => {
     const project = demoProject();
-    const run = await runIn(
+    const run = await runPipelineIn(
       project,
-      "run",
       "code-review",
-      "--task",
       "refactor auth module",
       "--headless",
       "--json",
@@ -40,11 +39,9 @@ describe("stagechart run", () => {
   });
 
   it("prints one progress line per event when not on a terminal, and the exit code says how it ended", async () => {
-    const run = await runIn(
+    const run = await runPipelineIn(
       demoProject(),
-      "run",
       "code-review",
-      "--task",
       "refactor auth module",
       "--headless",
     );
@@ -77,11 +74,9 @@ describe("stagechart run", () => {
   });
 
   it("runs the parallel pipeline: Plan → Execute → [Test, Lint] → Review", async () => {
-    const run = await runIn(
+    const run = await runPipelineIn(
       demoProject(),
-      "run",
       "code-review-parallel",
-      "--task",
       "refactor auth module",
       "--headless",
     );
@@ -92,11 +87,9 @@ describe("stagechart run", () => {
 
   it("takes --run-id and --set, and refuses a ctx the pipeline's schema rejects", async () => {
     const project = demoProject();
-    const ok = await runIn(
+    const ok = await runPipelineIn(
       project,
-      "run",
       "code-review",
-      "--task",
       "t",
       "--set",
       "ticket=42",
@@ -112,15 +105,7 @@ describe("stagechart run", () => {
       status: "failed",
       error: { code: "Validation/RunContextInvalid" },
     });
-    const badSet = await runIn(
-      demoProject(),
-      "run",
-      "code-review",
-      "--task",
-      "t",
-      "--set",
-      "novalue",
-    );
+    const badSet = await runPipelineIn(demoProject(), "code-review", "t", "--set", "novalue");
     expect(badSet.code).toBe(2);
   });
 
@@ -146,25 +131,16 @@ describe("stagechart run", () => {
   });
 
   it("explains a missing pipeline, a broken model spec, and an unsupported one", async () => {
-    const missing = await runIn(demoProject(), "run", "no-such-pipeline", "--task", "t");
+    const missing = await runPipelineIn(demoProject(), "no-such-pipeline", "t");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(
       'Validation/PipelineNotFound: there is no file no-such-pipeline and no bundled pipeline named "no-such-pipeline" (bundled: code-review, code-review-parallel, task-lifecycle)\n',
     );
-    const missingFile = await runIn(
-      demoProject(),
-      "run",
-      "nowhere/p.yaml",
-      "--task",
-      "t",
-      "--json",
-    );
+    const missingFile = await runPipelineIn(demoProject(), "nowhere/p.yaml", "t", "--json");
     expect(summaryOf(missingFile.stdout).error.message).toBe("there is no file nowhere/p.yaml");
-    const script = await runIn(
+    const script = await runPipelineIn(
       demoProject(),
-      "run",
       "code-review",
-      "--task",
       "t",
       "--model",
       "scripted:nowhere.script.yaml",
@@ -172,15 +148,7 @@ describe("stagechart run", () => {
     );
     expect(script.code).toBe(1);
     expect(summaryOf(script.stdout).error.code).toBe("Validation/ScriptInvalid");
-    const hosted = await runIn(
-      demoProject(),
-      "run",
-      "code-review",
-      "--task",
-      "t",
-      "--model",
-      "gpt:4",
-    );
+    const hosted = await runPipelineIn(demoProject(), "code-review", "t", "--model", "gpt:4");
     expect(hosted.stderr).toContain("Validation/ModelSpecUnsupported");
   });
 
@@ -219,16 +187,7 @@ describe("stagechart run", () => {
   it.each(["openai:", "anthropic:", "openai: "])(
     "says what --model %j leaves out",
     async (spec) => {
-      const run = await runIn(
-        demoProject(),
-        "run",
-        "code-review",
-        "--task",
-        "t",
-        "--model",
-        spec,
-        "--json",
-      );
+      const run = await runPipelineIn(demoProject(), "code-review", "t", "--model", spec, "--json");
       expect(run.code).toBe(1);
       expect(summaryOf(run.stdout).error).toMatchObject({
         code: "Validation/ModelSpecInvalid",
@@ -259,11 +218,9 @@ describe("stagechart run", () => {
   it("exits 1 with status failed when the run fails", async () => {
     const script = join(tempDir(), "failing.script.yaml");
     writeFileSync(script, 'stages:\n  plan:\n    - { error: "bad request", status: 400 }\n');
-    const run = await runIn(
+    const run = await runPipelineIn(
       demoProject(),
-      "run",
       "code-review",
-      "--task",
       "t",
       "--model",
       `scripted:${script}`,

@@ -54,6 +54,23 @@ function envProject(): string {
   return project;
 }
 
+/** Runs the env-check pipeline on its scripted model, headless in yolo mode, and expects exit 0. */
+async function runEnvCheck(project: string) {
+  const run = await runIn(
+    project,
+    "run",
+    join(project, "env-check.yaml"),
+    "--model",
+    `scripted:${join(project, "env-check.script.yaml")}`,
+    "--mode",
+    "yolo",
+    "--headless",
+    "--json",
+  );
+  expect(run.code, run.stderr).toBe(0);
+  return run;
+}
+
 describe("provider keys and the commands a run starts", () => {
   beforeEach(() => {
     for (const [name, value] of Object.entries(CANARIES)) vi.stubEnv(name, value);
@@ -64,18 +81,7 @@ describe("provider keys and the commands a run starts", () => {
 
   it("are never seen by Bash or a command stage: not in a tool result, the store, stdout or stderr", async () => {
     const project = envProject();
-    const run = await runIn(
-      project,
-      "run",
-      join(project, "env-check.yaml"),
-      "--model",
-      `scripted:${join(project, "env-check.script.yaml")}`,
-      "--mode",
-      "yolo",
-      "--headless",
-      "--json",
-    );
-    expect(run.code, run.stderr).toBe(0);
+    const run = await runEnvCheck(project);
     const { runId } = summaryOf(run.stdout);
     const shown = await storeCommand(project, "show", runId, "--json");
     const audit = await storeCommand(project, "audit", runId, "--json");
@@ -93,18 +99,7 @@ describe("provider keys and the commands a run starts", () => {
 
   it("are removed from a tool result that holds one before it is journaled", async () => {
     const project = envProject();
-    const run = await runIn(
-      project,
-      "run",
-      join(project, "env-check.yaml"),
-      "--model",
-      `scripted:${join(project, "env-check.script.yaml")}`,
-      "--mode",
-      "yolo",
-      "--headless",
-      "--json",
-    );
-    expect(run.code, run.stderr).toBe(0);
+    await runEnvCheck(project);
     const store = readFileSync(storeOf(project), "latin1");
     expect(store).toContain("a key left in a file: [redacted]");
     expect(store).not.toContain(CANARIES.OPENAI_API_KEY);

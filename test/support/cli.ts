@@ -52,6 +52,14 @@ export const storeOf = (project: string): string => join(project, ".stagechart/r
 export const runIn = (project: string, ...argv: string[]): Promise<CliRun> =>
   runCli(...argv, "--root", project, "--store", storeOf(project));
 
+/** `stagechart run <pipeline> --task <task> …flags` on a project, with the project's own store. */
+export const runPipelineIn = (
+  project: string,
+  pipeline: string,
+  task: string,
+  ...flags: string[]
+): Promise<CliRun> => runIn(project, "run", pipeline, "--task", task, ...flags);
+
 /** Runs a store command (`runs`, `show`, `resume`, …) against a project's store. */
 export const storeCommand = (project: string, ...argv: string[]): Promise<CliRun> =>
   runCli(...argv, "--store", storeOf(project));

@@ -1,5 +1,6 @@
 import type { CodeStageFunction } from "../../src/definitions/contract.js";
 import type {
+  JoinPolicy,
   PipelineDefinition,
   PipelineStage,
   Transition,
@@ -82,3 +83,29 @@ stages:
     - tool: submit_review
       args: { approved: true, summary: "Good", findings: [] }
 `;
+
+/**
+ * plan, then execute fans out to test and lint under `policy` and they join at review, which goes
+ * on by `review` when that is given (and ends the pipeline otherwise).
+ */
+export const fanOutPipeline = (
+  policy: JoinPolicy,
+  options: { id?: string; maxConcurrency?: number | undefined; review?: Transition } = {},
+): PipelineDefinition => {
+  const { id, maxConcurrency, review } = options;
+  return pipelineOf({
+    ...(id !== undefined && { id }),
+    stages: ["plan", "execute", "test", "lint", "review"].map((stage) => llm(stage)),
+    next: {
+      plan: "execute",
+      execute: {
+        kind: "parallel",
+        siblings: ["test", "lint"],
+        join: "review",
+        policy,
+        ...(maxConcurrency !== undefined && { maxConcurrency }),
+      },
+      ...(review && { review }),
+    },
+  });
+};

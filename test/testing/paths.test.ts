@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { JoinPolicy } from "../../src/definitions/pipeline-types.js";
 import { loadPipelineFile } from "../../src/index.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
-import { llm, pipelineOf } from "../support/pipelines.js";
+import { fanOutPipeline } from "../support/pipelines.js";
 
 const bundled = async (name: string) => {
   const loaded = await loadPipelineFile(`machines/${name}.yaml`);
@@ -14,19 +14,7 @@ const spell = (steps: { stage: string; outcome: string }[]) =>
 
 /** plan, then execute (whose prompt reads the plan) fans out to test and lint under `policy`, then review. */
 const fanOut = (policy: JoinPolicy, maxConcurrency?: number) =>
-  pipelineOf({
-    stages: ["plan", "execute", "test", "lint", "review"].map((id) => llm(id)),
-    next: {
-      plan: "execute",
-      execute: {
-        kind: "parallel",
-        siblings: ["test", "lint"],
-        join: "review",
-        policy,
-        ...(maxConcurrency !== undefined && { maxConcurrency }),
-      },
-    },
-  });
+  fanOutPipeline(policy, { maxConcurrency });
 const groupRuns = (policy: JoinPolicy, maxConcurrency?: number) =>
   pipelinePaths(fanOut(policy, maxConcurrency), { strategy: "simple" })
     .paths.filter((p) => p.end !== "suspended")

@@ -3,29 +3,19 @@ import type { JoinPolicy } from "../../src/definitions/pipeline-types.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
 import { runPath } from "../../src/testing/run-path.js";
 import { testPipeline } from "../../src/testing/test-pipeline.js";
-import { code, llm, pipelineOf } from "../support/pipelines.js";
+import { code, fanOutPipeline, llm, pipelineOf } from "../support/pipelines.js";
 
 /** plan, then execute fans out to test and lint under `policy`; review joins and routes on approval. */
 const fanOut = (policy: JoinPolicy, maxConcurrency?: number) =>
-  pipelineOf({
+  fanOutPipeline(policy, {
     id: "fan-out",
-    stages: ["plan", "execute", "test", "lint", "review"].map((id) => llm(id)),
-    next: {
-      plan: "execute",
-      execute: {
-        kind: "parallel",
-        siblings: ["test", "lint"],
-        join: "review",
-        policy,
-        ...(maxConcurrency !== undefined && { maxConcurrency }),
-      },
-      review: {
-        kind: "rules",
-        rules: [
-          { when: { path: "output.approved", op: "equals", value: true }, to: "done" },
-          { to: "fail" },
-        ],
-      },
+    maxConcurrency,
+    review: {
+      kind: "rules",
+      rules: [
+        { when: { path: "output.approved", op: "equals", value: true }, to: "done" },
+        { to: "fail" },
+      ],
     },
   });
 
