@@ -1,6 +1,7 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parse, stringify } from "yaml";
 import { REPO_ROOT, runCli, storeOf } from "./cli.js";
 
 /** An empty workspace for the arena-debate scripts, whose tasks write under config/. */
@@ -26,3 +27,19 @@ export async function transitionsOf(workspace: string, runId: string): Promise<s
     .filter((e) => e.type === "SMTransition")
     .map((e) => `${e.payload.from}->${e.payload.to}`);
 }
+
+/**
+ * A copy of the main script in a temp file with `changes` made to its stages (a new plan, a
+ * self-heal stage), for runs that take the sandbox's other paths.
+ */
+export function arenaScriptVariant(changes: Record<string, unknown[]>): string {
+  const main = parse(readFileSync(join(REPO_ROOT, "machines/arena-debate.script.yaml"), "utf8"));
+  const file = join(mkdtempSync(join(tmpdir(), "stagechart-arena-script-")), "variant.script.yaml");
+  writeFileSync(file, stringify({ stages: { ...main.stages, ...changes } }));
+  return `scripted:${file}`;
+}
+
+/** A plan of shell tasks, as the plan stage's scripted turn submits it. */
+export const planTurn = (tasks: { name: string; run: string; rollback?: string }[]) => [
+  { tool: "submit_plan", args: { summary: "a plan", tasks } },
+];
