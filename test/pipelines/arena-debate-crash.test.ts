@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { NS } from "../../src/pipelines/arena-debate/memory.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { ARENA_TASK, arenaScriptVariant, arenaWorkspace } from "../support/arena-debate.js";
@@ -24,7 +24,10 @@ function slowScript(): string {
   const main = parse(readFileSync(join(REPO_ROOT, "machines/arena-debate.script.yaml"), "utf8"));
   const stages = main.stages as Record<string, Record<string, unknown>[]>;
   const slow = Object.fromEntries(
-    Object.entries(stages).map(([id, turns]) => [id, turns.map((turn) => ({ ...turn, delayMs: 120 }))]),
+    Object.entries(stages).map(([id, turns]) => [
+      id,
+      turns.map((turn) => ({ ...turn, delayMs: 120 })),
+    ]),
   );
   return arenaScriptVariant({
     ...slow,
@@ -35,7 +38,11 @@ function slowScript(): string {
         args: {
           summary: "write the setting slowly, then check it",
           tasks: [
-            { name: "write-config", run: "sleep 0.3 && mkdir -p config && printf 'retries=3\\n' > config/service.ini", rollback: "rm -f config/service.ini" },
+            {
+              name: "write-config",
+              run: "sleep 0.3 && mkdir -p config && printf 'retries=3\\n' > config/service.ini",
+              rollback: "rm -f config/service.ini",
+            },
             { name: "check-config", run: "sleep 0.3 && grep -qx 'retries=3' config/service.ini" },
           ],
         },
@@ -67,7 +74,10 @@ describe("an arena-debate run killed with SIGKILL at several points", () => {
       expect(last.code, JSON.stringify(last.result)).toBeNull();
       kills += 1;
       const kill = KILLS[kills - 1];
-      last = await live({ cli: resume }, kill ? { afterEvents: kill[0], delayMs: kill[1] } : undefined);
+      last = await live(
+        { cli: resume },
+        kill ? { afterEvents: kill[0], delayMs: kill[1] } : undefined,
+      );
     }
     expect(kills).toBeGreaterThanOrEqual(3);
     expect(statusOf()?.output).toMatchObject({
@@ -87,7 +97,15 @@ describe("an arena-debate run killed with SIGKILL at several points", () => {
     expect([...exits].filter(([, count]) => count !== 1)).toEqual([]);
     const stages = [
       ...["verify-identity", "load-context", "classify", "plan", "analyst", "solution", "critic"],
-      ...["security", "optimizer", "multi-pass-check", "aggregate", "decide", "store-memory", "audit"],
+      ...[
+        "security",
+        "optimizer",
+        "multi-pass-check",
+        "aggregate",
+        "decide",
+        "store-memory",
+        "audit",
+      ],
     ];
     expect([...exits.keys()].sort()).toEqual(
       [

@@ -15,7 +15,14 @@ import {
   weightOf,
 } from "../../src/pipelines/arena-debate/consensus.js";
 import { arenaDebate } from "../../src/pipelines/arena-debate/index.js";
-import { NS, similarity } from "../../src/pipelines/arena-debate/memory.js";
+import {
+  NS,
+  ratingsBefore,
+  similarity,
+  storeDebate,
+} from "../../src/pipelines/arena-debate/memory.js";
+import type { DebateRecord } from "../../src/pipelines/arena-debate/record.js";
+import { HostMemory } from "../../src/runtime/memory.js";
 import { SqliteStore } from "../../src/store/index.js";
 import {
   arenaScript,
@@ -134,6 +141,30 @@ describe("the arena debate's consensus maths", () => {
       critic: 20,
       solution: -10,
       security: 20,
+    });
+  });
+
+  it("storing a run's debate again (a resume after a crash) changes no rating further", () => {
+    const memory = new HostMemory();
+    const record = {
+      traceId: "trace-1",
+      task: "t",
+      arguments: [arg("critic", "contra", 0.8), arg("solution", "pro", 0.9)],
+      ruling: { decision: "PROCEED", reason: "r", consensus: 0.7 },
+    } as unknown as DebateRecord;
+    storeDebate(memory, "run-1", record, true);
+    storeDebate(memory, "run-1", record, true);
+    expect(memory.recall(NS.elo, "critic")).toMatchObject({
+      rating: 1210,
+      matches: 1,
+      successes: 1,
+    });
+    expect(ratingsBefore(memory, "run-1").critic).toEqual(START_RATING);
+    storeDebate(memory, "run-2", record, false);
+    expect(memory.recall(NS.elo, "solution")).toMatchObject({
+      rating: 1190,
+      matches: 2,
+      successes: 1,
     });
   });
 
