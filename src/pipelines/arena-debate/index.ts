@@ -166,10 +166,13 @@ const audit: CodeStageFunction = ({ ctx, memory }) => {
   const trace = noted(record, "audit", `trace ${record.traceId} written`);
   memory.remember(NS.traces, record.traceId, asJson({ runId: ctx.workflowRunId, ...trace }));
   const ruling = record.ruling;
+  const decision = ruling?.decision ?? "REJECT";
+  const execution = record.execution?.outcome ? `, execution ${record.execution.outcome}` : "";
   return {
     verdict: "ok",
+    reason: `${decision}${execution}; trace ${record.traceId}`,
     output: {
-      decision: ruling?.decision ?? "REJECT",
+      decision,
       traceId: record.traceId,
       consensus: round(ruling?.consensus ?? 0),
       reason: ruling?.reason ?? "no decision was reached",
