@@ -312,8 +312,11 @@ function recorded(
   result: StageResult,
 ): Pick<PipelineContext, "results" | "modelCalls"> {
   const calls = (context.modelCalls[result.stageId] ?? 0) + (result.modelCalls ?? 0);
+  // Taken out first so the key moves to the end: the last key is the stage that ended last,
+  // whose output is the run's (`pipelineOutput`), even when it ran before too.
+  const { [result.stageId]: _previous, ...others } = context.results;
   return {
-    results: { ...context.results, [result.stageId]: result },
+    results: { ...others, [result.stageId]: result },
     modelCalls: { ...context.modelCalls, [result.stageId]: calls },
   };
 }

@@ -1,4 +1,5 @@
 import type { ErrorView } from "../errors.js";
+import type { PipelineMemory } from "./memory.js";
 import type { StageDefinition } from "./stage.js";
 
 /**
@@ -161,11 +162,16 @@ export type GuardFunction = (facts: TransitionFacts) => boolean;
 export type ToolCaller = (tool: string, args: Record<string, unknown>) => Promise<ToolCallResult>;
 export type ToolCallResult = { ok: true; output: JsonValue } | { ok: false; error: ErrorView };
 
-/** A stage without an LLM: an async function with the same StageResult contract. */
+/**
+ * A stage without an LLM: an async function with the same StageResult contract. `memory` is what
+ * the pipeline keeps between runs; a stage run again after a crash may write it again, so its
+ * writes should be idempotent.
+ */
 export type CodeStageFunction = (input: {
   ctx: StageContext;
   callTool: ToolCaller;
   signal: AbortSignal;
+  memory: PipelineMemory;
 }) => Promise<CodeStageOutcome> | CodeStageOutcome;
 
 export interface CodeStageOutcome {

@@ -15,6 +15,7 @@ export {
   type JsonSchema,
   type SchemaValidator,
 } from "./json-schema.js";
+export type * from "./memory.js";
 export { loadPipelineFile, type PipelineLoadOptions } from "./pipeline.js";
 export type * from "./pipeline-spec.js";
 export * from "./pipeline-types.js";

@@ -1,4 +1,5 @@
 import type { PipelineSpec } from "../definitions/pipeline-spec.js";
+import { arenaDebate } from "./arena-debate/index.js";
 import { taskLifecycle } from "./task-lifecycle/index.js";
 
 /**
@@ -6,5 +7,6 @@ import { taskLifecycle } from "./task-lifecycle/index.js";
  * package's machines/ directory, where their scripted models live too.
  */
 export const BUNDLED_CODE_PIPELINES: Readonly<Record<string, PipelineSpec>> = {
+  "arena-debate": arenaDebate as PipelineSpec,
   "task-lifecycle": taskLifecycle as PipelineSpec,
 };

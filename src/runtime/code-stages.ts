@@ -63,7 +63,7 @@ export async function runCodeStage(
     outcome =
       stage.kind === "command"
         ? await runCommand(stage, callTool)
-        : await stage.run({ ctx, callTool, signal });
+        : await stage.run({ ctx, callTool, signal, memory: host.memory });
   } catch (error) {
     if (signal.aborted) throw error;
     outcome = { verdict: "fail", reason: error instanceof Error ? error.message : String(error) };

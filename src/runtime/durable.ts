@@ -45,7 +45,13 @@ export function launchDurable(
     stop();
   };
   const records = stopOnStoreFailure(store, giveUp);
-  const durableHost: Host = { ...host, audit: recorder, journal: records, transcripts: records };
+  const durableHost: Host = {
+    ...host,
+    audit: recorder,
+    journal: records,
+    transcripts: records,
+    memory: store,
+  };
   const renewal = setInterval(() => {
     const renewed = store.renewLease(runId, owner, leaseTtlMs);
     if (!renewed.ok) giveUp(renewed.error);

@@ -2,6 +2,7 @@ import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { GrantRequest, PolicyDecision } from "../compiler/stage-types.js";
 import type { StageHooks } from "../definitions/contract.js";
+import type { PipelineMemory } from "../definitions/memory.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../inspect/audit.js";
 import {
@@ -21,6 +22,7 @@ import { builtinTools } from "../tools/index.js";
 import { type AnyTool, DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/types.js";
 import type { Interactor } from "./interactors.js";
 import { type Journal, MemoryJournal } from "./journal.js";
+import { HostMemory } from "./memory.js";
 import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
 import type { SecurityMode } from "./security-mode.js";
 
@@ -61,6 +63,8 @@ export interface Host {
   audit: AuditSink;
   transcripts: TranscriptStore;
   journal: Journal;
+  /** What code stages keep between runs: a durable run's is its store's. */
+  memory: PipelineMemory;
 }
 
 export type UnansweredGrants = "deny" | "suspend";
@@ -96,6 +100,7 @@ export interface HostOptions {
   clock?: { now(): number };
   transcripts?: TranscriptStore;
   journal?: Journal;
+  memory?: PipelineMemory;
 }
 
 export function createHost(options: HostOptions): Host {
@@ -129,6 +134,7 @@ export function createHost(options: HostOptions): Host {
     audit: options.audit,
     transcripts: options.transcripts ?? new MemoryTranscripts(),
     journal: options.journal ?? new MemoryJournal(),
+    memory: options.memory ?? new HostMemory(options.clock),
   };
 }
 

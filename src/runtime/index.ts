@@ -12,6 +12,7 @@ export {
   terminalInteractor,
 } from "./interactors.js";
 export { type Journal, MemoryJournal } from "./journal.js";
+export { HostMemory } from "./memory.js";
 export { LEASE_TTL_MS, type RunStore, type StoredStatus } from "./persistence.js";
 export { parseToolRule, rulesGrantPolicy, type ToolRule } from "./rules.js";
 export {

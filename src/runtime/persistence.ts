@@ -3,6 +3,7 @@ import { readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import type { z } from "zod";
 import type { JsonValue } from "../definitions/contract.js";
+import type { PipelineMemory } from "../definitions/memory.js";
 import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
 import type { Journal } from "./journal.js";
@@ -21,9 +22,10 @@ export type StoredStatus = "running" | "suspended" | "done" | "failed" | "cancel
 
 /**
  * What durable runs need from a store (the SQLite store implements it; another backend can).
- * Transcripts and the journal live in it too, so a resumed run finds every recorded result.
+ * Transcripts and the journal live in it too, so a resumed run finds every recorded result; and
+ * what pipelines keep between runs (`PipelineMemory`), which its durable runs' code stages use.
  */
-export interface RunStore extends Journal, TranscriptStore {
+export interface RunStore extends Journal, TranscriptStore, PipelineMemory {
   createRun(run: {
     runId: string;
     pipelineId: string;

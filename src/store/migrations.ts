@@ -88,6 +88,20 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // What pipelines keep between runs (the arena debate's ratings and past debates; issue 12).
+    version: 3,
+    sql: `
+      CREATE TABLE memory (
+        namespace TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (namespace, key)
+      );
+      CREATE INDEX memory_by_update ON memory (namespace, updated_at);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;

@@ -3,6 +3,8 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { z } from "zod";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
+import type { JsonValue } from "../definitions/contract.js";
+import type { MemoryEntry, PipelineMemory } from "../definitions/memory.js";
 import { err, ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
@@ -10,6 +12,7 @@ import type { StepCommit } from "../runtime/persistence.js";
 import { decodeTranscriptEntry, type TranscriptStore } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import { StepHistory, type StepRecord } from "./history.js";
+import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
 import {
   fromAuditRow,
@@ -64,9 +67,10 @@ export type { StepCommit };
  * file or row is `Session/StoreCorrupt`, a full, missing or read-only disk
  * `Session/StoreUnavailable`, each naming the file or the row.
  */
-export class SqliteStore implements Journal, TranscriptStore {
+export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
   private readonly sql: Statements;
   private readonly history: StepHistory;
+  private readonly memory: MemoryTable;
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
 
   private constructor(
@@ -76,6 +80,7 @@ export class SqliteStore implements Journal, TranscriptStore {
   ) {
     this.sql = prepareStatements(db);
     this.history = new StepHistory(db);
+    this.memory = new MemoryTable(db);
     this.transaction = db.transaction((work) => work());
   }
 
@@ -245,6 +250,19 @@ export class SqliteStore implements Journal, TranscriptStore {
     return this.guarded(() =>
       this.sql.transcript.all({ stageExecutionId, before: before ?? null }),
     ).map((row) => decodeTranscriptEntry(stageExecutionId, row.key, row.entry));
+  }
+
+  /** What pipelines keep between runs (`PipelineMemory`), in the `memory` table. */
+  recall(namespace: string, key: string): JsonValue | undefined {
+    return this.guarded(() => this.memory.recall(namespace, key));
+  }
+
+  remember(namespace: string, key: string, value: JsonValue): void {
+    this.guarded(() => this.memory.remember(namespace, key, value, this.timestamp()));
+  }
+
+  recent(namespace: string, limit: number): MemoryEntry[] {
+    return this.guarded(() => this.memory.recent(namespace, limit));
   }
 
   /**

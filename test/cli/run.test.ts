@@ -134,7 +134,7 @@ describe("stagechart run", () => {
     const missing = await runPipelineIn(demoProject(), "no-such-pipeline", "t");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(
-      'Validation/PipelineNotFound: there is no file no-such-pipeline and no bundled pipeline named "no-such-pipeline" (bundled: code-review, code-review-parallel, task-lifecycle)\n',
+      'Validation/PipelineNotFound: there is no file no-such-pipeline and no bundled pipeline named "no-such-pipeline" (bundled: arena-debate, code-review, code-review-parallel, task-lifecycle)\n',
     );
     const missingFile = await runPipelineIn(demoProject(), "nowhere/p.yaml", "t", "--json");
     expect(summaryOf(missingFile.stdout).error.message).toBe("there is no file nowhere/p.yaml");

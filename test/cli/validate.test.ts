@@ -12,7 +12,7 @@ describe("stagechart validate", () => {
     const run = await runCli("validate", STAGES_DIR);
     expect(run).toEqual({
       code: 0,
-      stdout: "11 files checked: 0 errors, 0 warnings — valid\n",
+      stdout: "19 files checked: 0 errors, 0 warnings — valid\n",
       stderr: "",
     });
   });
@@ -21,7 +21,7 @@ describe("stagechart validate", () => {
     const run = await runCli("validate", MACHINES_DIR, STAGES_DIR);
     expect(run).toEqual({
       code: 0,
-      stdout: "17 files checked: 0 errors, 0 warnings — valid\n",
+      stdout: "28 files checked: 0 errors, 0 warnings — valid\n",
       stderr: "",
     });
   });
@@ -95,7 +95,7 @@ describe("stagechart validate", () => {
 
   it("accepts several paths, files and directories mixed", async () => {
     const run = await runCli("validate", join(STAGES_DIR, "plan.md"), STAGES_DIR);
-    expect(run.stdout).toContain("12 files checked");
+    expect(run.stdout).toContain("20 files checked");
   });
 
   it("fails when it finds nothing to check", async () => {
@@ -172,7 +172,7 @@ describe("stagechart", () => {
         encoding: "utf8",
       },
     );
-    expect(out).toBe("17 files checked: 0 errors, 0 warnings — valid\n");
+    expect(out).toBe("28 files checked: 0 errors, 0 warnings — valid\n");
   });
 
   it("reports a directory it cannot list as StageFileUnreadable naming it, checks the rest, and never throws", async () => {

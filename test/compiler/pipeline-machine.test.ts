@@ -32,4 +32,34 @@ describe("the compiled pipeline machine", () => {
       .map((e) => e.stageExecutionId);
     expect(executions).toEqual(["run-1/again/1", "run-1/again/2", "run-1/again/3"]);
   });
+
+  it("a run's output is its last stage's, even when an earlier stage ran again later", async () => {
+    const h = harness("stages: {}");
+    let tries = 0;
+    const pipeline = pipelineOf({
+      stages: [
+        code("work", () => {
+          tries += 1;
+          return { verdict: "ok", output: { stage: "work", try: tries } };
+        }),
+        code("check", () => ({ verdict: "ok", output: { stage: "check", passed: tries > 1 } })),
+        code("fix", () => ({ verdict: "ok", output: { stage: "fix" } })),
+      ],
+      next: {
+        work: "check",
+        check: {
+          kind: "rules",
+          rules: [
+            { when: { path: "output.passed", op: "equals", value: false }, to: "fix" },
+            { to: "done" },
+          ],
+        },
+        fix: "work",
+      },
+    });
+    const run = startRun(pipeline, { host: h.host, runId: "run-1" });
+    if (!run.ok) throw run.error;
+    // work, check, fix, work, check: check ran last, though fix was the last one recorded first.
+    expect((await run.value.result).output).toEqual({ stage: "check", passed: true });
+  });
 });

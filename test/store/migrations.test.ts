@@ -44,6 +44,7 @@ describe("opening a store", () => {
       "audit",
       "journal",
       "leases",
+      "memory",
       "runs",
       "schema_version",
       "snapshots",
