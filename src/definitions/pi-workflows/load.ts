@@ -96,10 +96,21 @@ export async function loadWorkflowPipeline(
 ): Promise<LoadResult<PipelineDefinition>> {
   const root = await loadWorkflowRoot(dirname(resolve(dir)));
   const key = basename(resolve(dir));
-  const found = uniqueDiagnostics(closureOf(root, key).flatMap((k) => root.diagnostics.get(k) ?? []));
   const workflow = root.kept.get(key);
   const refused = workflow && notRunnable(workflow);
-  if (refused) found.push(refused);
+  if (refused) return { ok: false, diagnostics: [refused] };
+  const loaded = await pipelineOf(root, key, toolNames);
+  return loaded.ok ? { ...loaded, value: { ...loaded.value, file: resolve(dir) } } : loaded;
+}
+
+/** The pipeline of workflow `key` of a loaded root, with the problems of everything it uses. */
+export async function pipelineOf(
+  root: WorkflowRoot,
+  key: string,
+  toolNames: readonly string[],
+): Promise<LoadResult<PipelineDefinition>> {
+  const found = uniqueDiagnostics(closureOf(root, key).flatMap((k) => root.diagnostics.get(k) ?? []));
+  const workflow = root.kept.get(key);
   if (!workflow || found.some(isError)) return { ok: false, diagnostics: found };
   const translated = workflowPipeline(workflow, root.kept, toolNames);
   if (!translated.spec) return { ok: false, diagnostics: [...found, ...translated.diagnostics] };
@@ -107,12 +118,12 @@ export async function loadWorkflowPipeline(
   if (!pipeline.ok) return { ok: false, diagnostics: [...found, ...pipeline.diagnostics] };
   return {
     ok: true,
-    value: { ...pipeline.value, file: resolve(dir) },
+    value: pipeline.value,
     warnings: [...found, ...translated.diagnostics, ...pipeline.warnings],
   };
 }
 
-function workflowKeys(root: string): string[] {
+export function workflowKeys(root: string): string[] {
   try {
     return readdirSync(root, { withFileTypes: true })
       .filter((entry) => entry.isDirectory() && existsSync(join(root, entry.name, WORKFLOW_FILE)))
