@@ -119,8 +119,8 @@ export interface ExpandedPaths {
  * not a directory, in a stable order. A directory that cannot be listed (permissions, a path
  * too long, removed meanwhile) is a `StageFileUnreadable` diagnostic naming it; the rest is
  * still expanded. A pi-workflows workflow directory stands for itself, and a workflows root (a
- * directory with a workflow directory in it) for its workflows: their Markdown files are phases,
- * not stage files.
+ * directory with a workflow directory in it) for its workflows and the scripted models beside
+ * them: their Markdown files are phases, not stage files.
  */
 export async function expandDefinitionPaths(paths: readonly string[]): Promise<ExpandedPaths> {
   const found: ExpandedPaths = { files: [], workflows: [], diagnostics: [] };
@@ -148,7 +148,11 @@ async function collectDefinitionFiles(directory: string, found: ExpandedPaths): 
     (entry) => entry.isDirectory() && existsSync(join(directory, entry.name, WORKFLOW_FILE)),
   );
   if (workflows.length > 0) {
+    // A root's own files are the workflows' scripted models; its other Markdown is phases.
     found.workflows.push(...workflows.map((entry) => join(directory, entry.name)));
+    for (const entry of entries)
+      if (!entry.isDirectory() && definitionKind(entry.name) === "script")
+        found.files.push(join(directory, entry.name));
     return;
   }
   for (const entry of entries) {
