@@ -73,7 +73,10 @@ describe("the Act rules", () => {
   it("a payload the stage refuses after the schema passed goes back with the refusal as its tool result", () => {
     const refusing = { ...helpers, refuseCompletion: () => "not before the tests pass" };
     const outcome = classifyTurn(stage, reply([["submit_plan", plan]]), identity, refusing);
-    expect(outcome).toMatchObject({ kind: "completion-refused", reason: "not before the tests pass" });
+    expect(outcome).toMatchObject({
+      kind: "completion-refused",
+      reason: "not before the tests pass",
+    });
     expect(outcome.entries[1]).toEqual({
       role: "tool",
       toolCallId: "call-0",

@@ -23,5 +23,7 @@ export const phase = (id: string, extra = "", body = `Do the ${id} part.`): stri
   `---\nid: ${id}\nname: ${id} phase\nemoji: "✅"\n${extra}---\n${body}\n`;
 
 /** A subworkflow-only workflow.yaml over `phases` (file names or `{subworkflow: key}`). */
-export const hiddenWorkflow = (name: string, phases: (string | { subworkflow: string })[]): string =>
-  `name: ${name}\nshow: workflows\nphases: ${JSON.stringify(phases)}\n`;
+export const hiddenWorkflow = (
+  name: string,
+  phases: (string | { subworkflow: string })[],
+): string => `name: ${name}\nshow: workflows\nphases: ${JSON.stringify(phases)}\n`;

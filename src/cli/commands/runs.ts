@@ -6,8 +6,8 @@ import type { SqliteStore } from "../../store/index.js";
 import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
 import { progressLine } from "../progress.js";
-import { workflowBreadcrumbOf } from "../workflow-breadcrumb.js";
 import { noStoreFor, openExistingStore, storePathFor } from "../store.js";
+import { workflowBreadcrumbOf } from "../workflow-breadcrumb.js";
 
 interface Flags {
   store?: string;

@@ -109,7 +109,9 @@ export async function pipelineOf(
   key: string,
   toolNames: readonly string[],
 ): Promise<LoadResult<PipelineDefinition>> {
-  const found = uniqueDiagnostics(closureOf(root, key).flatMap((k) => root.diagnostics.get(k) ?? []));
+  const found = uniqueDiagnostics(
+    closureOf(root, key).flatMap((k) => root.diagnostics.get(k) ?? []),
+  );
   const workflow = root.kept.get(key);
   if (!workflow || found.some(isError)) return { ok: false, diagnostics: found };
   const translated = workflowPipeline(workflow, root.kept, toolNames);

@@ -17,7 +17,9 @@ export async function parsePhaseFile(
   const { data, locate, body, bodyLine } = split.value;
   const diagnostics: Diagnostic[] = [];
   const report = (path: DataPath, message: string) =>
-    diagnostics.push(diagnostic(file, locate(path), DIAGNOSTIC_CODES.workflowPhaseInvalid, message));
+    diagnostics.push(
+      diagnostic(file, locate(path), DIAGNOSTIC_CODES.workflowPhaseInvalid, message),
+    );
   const fields = isRecord(data) ? data : {};
   if (!isRecord(data)) report([], "the frontmatter must map field names to values");
 
@@ -29,16 +31,25 @@ export async function parsePhaseFile(
   };
   const id = required("id");
   if (id !== "" && !KEBAB_CASE.test(id))
-    report(["id"], `id "${id}" must be kebab-case (lowercase words joined by single hyphens): it becomes a stage id`);
+    report(
+      ["id"],
+      `id "${id}" must be kebab-case (lowercase words joined by single hyphens): it becomes a stage id`,
+    );
   const name = required("name");
   const emoji = required("emoji");
   const tools = toolsOf(fields.tools, report);
   const availableProfiles = fields.availableProfiles ?? [];
-  if (!isStringList(availableProfiles)) report(["availableProfiles"], "availableProfiles must be a list of strings");
+  if (!isStringList(availableProfiles))
+    report(["availableProfiles"], "availableProfiles must be a list of strings");
   const instructions = body.trim();
   if (instructions === "")
     diagnostics.push(
-      diagnostic(file, { ...START, line: bodyLine }, DIAGNOSTIC_CODES.workflowPhaseInvalid, "the phase has no instructions: its body is empty"),
+      diagnostic(
+        file,
+        { ...START, line: bodyLine },
+        DIAGNOSTIC_CODES.workflowPhaseInvalid,
+        "the phase has no instructions: its body is empty",
+      ),
     );
   if (diagnostics.length > 0) return { diagnostics };
   return {

@@ -37,8 +37,7 @@ export async function parseWorkflow(
     path: DataPath,
     message: string,
     code: DiagnosticCode = DIAGNOSTIC_CODES.workflowInvalid,
-  ) =>
-    diagnostics.push(diagnostic(file, locate(path), code, message));
+  ) => diagnostics.push(diagnostic(file, locate(path), code, message));
   if (!isRecord(data)) {
     report([], "workflow.yaml must map field names to values");
     return { diagnostics };
@@ -52,10 +51,12 @@ export async function parseWorkflow(
     return undefined;
   };
   const name = text("name");
-  if (name === undefined || name.trim() === "") report(["name"], "name is required and must not be empty");
+  if (name === undefined || name.trim() === "")
+    report(["name"], "name is required and must not be empty");
 
   const show = data.show ?? "user";
-  if (!SHOW_VALUES.includes(show as "user")) report(["show"], `show must be "user" or "workflows", not ${JSON.stringify(show)}`);
+  if (!SHOW_VALUES.includes(show as "user"))
+    report(["show"], `show must be "user" or "workflows", not ${JSON.stringify(show)}`);
   const userFacing = show !== "workflows";
   const commandName = text("commandName");
   if (commandName === undefined || commandName === "") {
@@ -75,12 +76,20 @@ export async function parseWorkflow(
   } else {
     for (const [index, entry] of data.phases.entries()) {
       const at: DataPath = ["phases", index];
-      if (isRecord(entry) && typeof entry.subworkflow === "string" && Object.keys(entry).length === 1) {
+      if (
+        isRecord(entry) &&
+        typeof entry.subworkflow === "string" &&
+        Object.keys(entry).length === 1
+      ) {
         phases.push({ kind: "subworkflow", key: entry.subworkflow, at: locate(at) });
       } else if (typeof entry === "string") {
         const target = phasePathInside(root, dirname(file), entry);
         if (target === undefined) {
-          report(at, `phase path ${entry} leads outside the workflows root ${root}`, DIAGNOSTIC_CODES.workflowPathUnsafe);
+          report(
+            at,
+            `phase path ${entry} leads outside the workflows root ${root}`,
+            DIAGNOSTIC_CODES.workflowPathUnsafe,
+          );
           continue;
         }
         const phase = await parsePhaseFile(target);
@@ -91,7 +100,13 @@ export async function parseWorkflow(
       }
     }
   }
-  reportDuplicateIds(phases, (id) => report(["phases"], `phase id "${id}" is used twice in this workflow`, DIAGNOSTIC_CODES.workflowPhaseInvalid));
+  reportDuplicateIds(phases, (id) =>
+    report(
+      ["phases"],
+      `phase id "${id}" is used twice in this workflow`,
+      DIAGNOSTIC_CODES.workflowPhaseInvalid,
+    ),
+  );
 
   if (diagnostics.some(isError)) return { diagnostics };
   const workflow: WorkflowDefinition = {

@@ -6,7 +6,11 @@ import { isAbsolute, relative, resolve } from "node:path";
  * canonicalised (links followed; a missing file keeps its written path), and the target must be
  * strictly below the root — not the root itself, not beside it, not elsewhere.
  */
-export function phasePathInside(root: string, workflowDir: string, phase: string): string | undefined {
+export function phasePathInside(
+  root: string,
+  workflowDir: string,
+  phase: string,
+): string | undefined {
   const canonicalRoot = canonical(resolve(root));
   const target = canonical(resolve(workflowDir, phase));
   const fromRoot = relative(canonicalRoot, target);

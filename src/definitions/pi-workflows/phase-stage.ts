@@ -41,7 +41,10 @@ export function phaseStage(
     resolutionPolicy: "fail",
     [PHASE_FACTS_FIELD]: facts,
   };
-  return parseStageDefinition(`---\n${stringify(frontmatter)}---\n${body(phase, place, toolNames)}`, phase.file);
+  return parseStageDefinition(
+    `---\n${stringify(frontmatter)}---\n${body(phase, place, toolNames)}`,
+    phase.file,
+  );
 }
 
 /** A whitelist keeps the host tools it names, a blacklist the others; names match case-insensitively. */

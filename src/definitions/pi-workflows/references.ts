@@ -13,9 +13,16 @@ export function pruneReferences(
 ): { kept: Map<string, WorkflowDefinition>; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const removed = new Map<string, string>();
-  const remove = (workflow: WorkflowDefinition, at: Position, code: Diagnostic["code"], why: string) => {
+  const remove = (
+    workflow: WorkflowDefinition,
+    at: Position,
+    code: Diagnostic["code"],
+    why: string,
+  ) => {
     removed.set(workflow.key, why);
-    diagnostics.push(diagnostic(workflow.file, at, code, `workflow "${workflow.key}" is removed: ${why}`));
+    diagnostics.push(
+      diagnostic(workflow.file, at, code, `workflow "${workflow.key}" is removed: ${why}`),
+    );
   };
 
   for (const cycle of cyclesOf(loaded)) {
@@ -24,7 +31,12 @@ export function pruneReferences(
       if (removed.has(key)) continue;
       const workflow = loaded.get(key) as WorkflowDefinition;
       const next = cycle[(cycle.indexOf(key) + 1) % cycle.length] as string;
-      remove(workflow, referenceTo(workflow, next), DIAGNOSTIC_CODES.workflowCycle, `its subworkflows form a cycle: ${path}`);
+      remove(
+        workflow,
+        referenceTo(workflow, next),
+        DIAGNOSTIC_CODES.workflowCycle,
+        `its subworkflows form a cycle: ${path}`,
+      );
     }
   }
   for (let changed = true; changed; ) {
@@ -38,7 +50,12 @@ export function pruneReferences(
         : failed.has(broken)
           ? `it uses subworkflow "${broken}", which did not load (its problems are reported in it)`
           : `it uses subworkflow "${broken}", and there is no workflow directory of that name`;
-      remove(workflow, referenceTo(workflow, broken), DIAGNOSTIC_CODES.workflowReferenceBroken, why);
+      remove(
+        workflow,
+        referenceTo(workflow, broken),
+        DIAGNOSTIC_CODES.workflowReferenceBroken,
+        why,
+      );
       changed = true;
     }
   }

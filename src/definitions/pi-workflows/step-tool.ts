@@ -53,7 +53,9 @@ const actionOf = (payload: JsonValue | undefined): unknown =>
   isRecord(payload) ? payload.action : undefined;
 
 function cancelPending(transcript: CompletionCheckInput["transcript"]): boolean {
-  const lastStep = transcript.findLast((entry) => entry.role === "tool" && entry.tool === STEP_TOOL);
+  const lastStep = transcript.findLast(
+    (entry) => entry.role === "tool" && entry.tool === STEP_TOOL,
+  );
   if (lastStep?.role !== "tool" || !isRecord(lastStep.result)) return false;
   return lastStep.result.message === CANCEL_PENDING;
 }

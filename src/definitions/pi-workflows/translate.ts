@@ -1,6 +1,12 @@
 import type { StageHooks } from "../contract.js";
 import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, START } from "../diagnostics.js";
-import type { ConditionSpec, PipelineSpec, RuleSpec, StageSpec, TransitionSpec } from "../pipeline-spec.js";
+import type {
+  ConditionSpec,
+  PipelineSpec,
+  RuleSpec,
+  StageSpec,
+  TransitionSpec,
+} from "../pipeline-spec.js";
 import { phaseStage } from "./phase-stage.js";
 import { stepHooks } from "./step-tool.js";
 import type { PhaseDefinition, PhaseEntry, WorkflowDefinition, WorkflowSet } from "./types.js";
@@ -102,7 +108,11 @@ export function firstPhase(
 }
 
 const nameOf = (entry: PhaseEntry | undefined): string | undefined =>
-  entry === undefined ? undefined : entry.kind === "phase" ? entry.name : `subworkflow ${entry.key}`;
+  entry === undefined
+    ? undefined
+    : entry.kind === "phase"
+      ? entry.name
+      : `subworkflow ${entry.key}`;
 
 function neighbours(phases: readonly PhaseEntry[], index: number) {
   const previous = nameOf(phases[index - 1]);

@@ -65,7 +65,7 @@ describe("a pi-workflows directory as a pipeline", () => {
         'name: ""\ncommandName: "bad name"\nshow: everyone\nloopable: sometimes\nphases: []\n',
     });
     expect(await problemsOf(root, "w")).toEqual([
-      'w/workflow.yaml:1 Validation/WorkflowInvalid name is required and must not be empty',
+      "w/workflow.yaml:1 Validation/WorkflowInvalid name is required and must not be empty",
       'w/workflow.yaml:3 Validation/WorkflowInvalid show must be "user" or "workflows", not "everyone"',
       "w/workflow.yaml:2 Validation/WorkflowInvalid commandName may hold only letters, digits, _ and -",
       'w/workflow.yaml:1 Validation/WorkflowInvalid initialMessage is required unless show is "workflows"',
@@ -95,7 +95,13 @@ describe("a pi-workflows directory as a pipeline", () => {
   it("reports every phase file rule: id, name, emoji, one tools list, a body, unique ids", async () => {
     const root = tempDir();
     putFiles(root, {
-      "w/workflow.yaml": hiddenWorkflow("W", ["bare.md", "tools.md", "empty.md", "a.md", "again.md"]),
+      "w/workflow.yaml": hiddenWorkflow("W", [
+        "bare.md",
+        "tools.md",
+        "empty.md",
+        "a.md",
+        "again.md",
+      ]),
       "w/bare.md": "---\nid: Not Kebab\n---\nBody.\n",
       "w/tools.md": phase("tools", "tools:\n  whitelist: [read]\n  blacklist: [bash]\n"),
       "w/empty.md": phase("empty", "", "   "),
@@ -117,7 +123,12 @@ describe("a pi-workflows directory as a pipeline", () => {
     const outside = tempDir();
     putFiles(outside, { "x.md": phase("x") });
     putFiles(root, {
-      "w/workflow.yaml": hiddenWorkflow("W", ["../../outside.md", "link.md", "..", "../_shared/ok.md"]),
+      "w/workflow.yaml": hiddenWorkflow("W", [
+        "../../outside.md",
+        "link.md",
+        "..",
+        "../_shared/ok.md",
+      ]),
       "_shared/ok.md": phase("ok"),
     });
     symlinkSync(join(outside, "x.md"), join(root, "w/link.md"));
@@ -166,7 +177,9 @@ describe("a pi-workflows directory as a pipeline", () => {
       'b/workflow.yaml:3 Validation/WorkflowReferenceBroken workflow "b"',
       'c/workflow.yaml:3 Validation/WorkflowReferenceBroken workflow "c"',
     ]);
-    expect(problems[2]).toContain('it uses subworkflow "gone", and there is no workflow directory of that name');
+    expect(problems[2]).toContain(
+      'it uses subworkflow "gone", and there is no workflow directory of that name',
+    );
     expect(await problemsOf(root, "d")).toEqual([
       'd/workflow.yaml:3 Validation/WorkflowReferenceBroken workflow "d" is removed: it uses subworkflow "broken", which did not load (its problems are reported in it)',
       "broken/workflow.yaml:3 Validation/WorkflowInvalid phases must list at least one phase file or { subworkflow: <key> }",
