@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { CANCEL_PENDING, LOOP_REFUSED } from "../../src/definitions/pi-workflows/index.js";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import { runCli, summaryOf } from "../support/cli.js";
+import { live } from "../support/crash-runs.js";
 import { releaseRoot } from "../support/pi-workflows.js";
 import { tempDir } from "../support/stages.js";
 
@@ -157,4 +158,74 @@ describe("stagechart run <pi-workflows directory>", () => {
     );
     expect((await runCli("validate", join(root, "code-review"))).code).toBe(1);
   });
+
+  // Runs the built package: `npm run build` first.
+  it("resumes a run killed inside the subworkflow where it stopped, each phase execution ending once", async () => {
+    const root = releaseRoot();
+    const slow = (action: string) =>
+      `{ tool: workflow_step, args: { action: ${action} }, delayMs: 150 }`;
+    writeFileSync(
+      join(root, "release.slow.script.yaml"),
+      `stages:
+  build: [${slow("next")}]
+  static-analysis: [${slow("next")}, ${slow("next")}]
+  manual-review: [${slow("loop")}, ${slow("next")}]
+  publish: [${slow("next")}]
+`,
+    );
+    const project = tempDir();
+    const store = join(project, "runs.db");
+    const killed = await live(
+      {
+        cli: [
+          "run",
+          join(root, "release"),
+          "--task",
+          "Ship",
+          "--run-id",
+          "pi-1",
+          "--json",
+          "--model",
+          `scripted:${join(root, "release.slow.script.yaml")}`,
+          "--root",
+          project,
+          "--store",
+          store,
+        ],
+      },
+      { afterEvents: 12, delayMs: 50 },
+    );
+    expect(killed.code).toBeNull();
+    const before = JSON.parse((await runCli("audit", "pi-1", "--json", "--store", store)).stdout);
+    // Killed inside code-review: its first phase had started, publish had not.
+    const setUp = before.filter((e: AuditEvent) => e.type === "StageSetup");
+    expect(setUp.map((e: AuditEvent) => e.stageExecutionId)).toContain(
+      "pi-1/code-review/1/static-analysis/1",
+    );
+    expect(setUp.map((e: AuditEvent) => e.stageExecutionId)).not.toContain("pi-1/publish/1");
+    const resumed = await live({ cli: ["resume", "pi-1", "--json", "--store", store] });
+    expect(resumed.code).toBe(0);
+    expect(resumed.result?.status).toBe("done");
+    const events: AuditEvent[] = JSON.parse(
+      (await runCli("audit", "pi-1", "--json", "--store", store)).stdout,
+    );
+    const exits = events.filter((e) => e.type === "StageExited").map((e) => e.stageExecutionId);
+    expect(exits).toEqual([
+      "pi-1/build/1",
+      "pi-1/code-review/1/static-analysis/1",
+      "pi-1/code-review/1/manual-review/1",
+      "pi-1/code-review/1/static-analysis/2",
+      "pi-1/code-review/1/manual-review/2",
+      "pi-1/publish/1",
+    ]);
+    expect(transitions(events)).toEqual([
+      "build → code-review",
+      "static-analysis → manual-review",
+      "manual-review → static-analysis",
+      "static-analysis → manual-review",
+      "manual-review → done",
+      "code-review → publish",
+      "publish → done",
+    ]);
+  }, 60_000);
 });
