@@ -62,11 +62,9 @@ export function allowedTools(phase: PhaseDefinition, toolNames: readonly string[
 function body(phase: PhaseDefinition, place: PhasePlace, toolNames: readonly string[]): string {
   const { workflow } = place;
   const blocked = toolNames.filter((tool) => !allowedTools(phase, toolNames).includes(tool));
-  const variables: Record<string, string> = {
+  const names: Record<string, string> = {
     workflowName: workflow.name,
     workflowKey: workflow.key,
-    description: "{{ctx.task}}",
-    taskId: "{{ctx.workflowRunId}}",
     phaseId: phase.id,
     phaseName: phase.name,
     phaseEmoji: phase.emoji,
@@ -78,13 +76,23 @@ function body(phase: PhaseDefinition, place: PhasePlace, toolNames: readonly str
     firstPhaseName: place.first.name,
     firstPhaseEmoji: place.first.emoji,
   };
+  // Names are text; only the task and the run id are filled in when the stage starts.
+  const variables: Record<string, string> = {
+    ...Object.fromEntries(
+      Object.entries(names).map(([key, value]) => [key, escapeTemplate(value)]),
+    ),
+    description: "{{ctx.task}}",
+    taskId: "{{ctx.workflowRunId}}",
+  };
   const resolve = (text: string) => substitute(escapeTemplate(text), variables);
   const task = workflow.initialMessage ? resolve(workflow.initialMessage) : "Task: {{ctx.task}}";
   const loop = workflow.loopable
     ? `\`{action: "loop"}\` starts "${workflow.name}" again from its first phase.`
     : `Looping is disabled for "${workflow.name}".`;
   return [
-    `You are in the workflow "${workflow.name}", phase ${place.index + 1} of ${workflow.phases.length}: ${phase.emoji} ${phase.name}.`,
+    escapeTemplate(
+      `You are in the workflow "${workflow.name}", phase ${place.index + 1} of ${workflow.phases.length}: ${phase.emoji} ${phase.name}.`,
+    ),
     "",
     task,
     "",
@@ -94,7 +102,9 @@ function body(phase: PhaseDefinition, place: PhasePlace, toolNames: readonly str
     "",
     "## Ending the phase",
     "",
-    `When this phase is done, call \`${STEP_TOOL}\` with \`{action: "next", summary: "…"}\`; the next is ${variables.nextPhaseName}. ${loop} \`{action: "cancel"}\`, called twice in a row, ends the whole workflow.`,
+    escapeTemplate(
+      `When this phase is done, call \`${STEP_TOOL}\` with \`{action: "next", summary: "…"}\`; the next is ${names.nextPhaseName}. ${loop} \`{action: "cancel"}\`, called twice in a row, ends the whole workflow.`,
+    ),
     "",
   ].join("\n");
 }

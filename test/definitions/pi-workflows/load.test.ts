@@ -58,6 +58,21 @@ describe("a pi-workflows directory as a pipeline", () => {
     ]);
   });
 
+  it("keeps upstream text that looks like a stagechart template literal, and leaves unknown placeholders as written", async () => {
+    const root = tempDir();
+    putFiles(root, {
+      "w/workflow.yaml":
+        'name: "Odd {{name}}"\ncommandName: odd\ninitialMessage: "Do {description}"\nphases: [a.md]\n',
+      "w/a.md": phase("a", "", "Print {{x}} and {unknown}, in {workflowName}."),
+    });
+    const loaded = await loadWorkflowPipeline(join(root, "w"));
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.diagnostics));
+    const a = loaded.value.stages.a;
+    if (a?.kind !== "llm") throw new Error("a is not an LLM stage");
+    expect(a.definition.body).toContain("Do {{ctx.task}}");
+    expect(a.definition.body).toContain("Print \\{{x}} and {unknown}, in Odd \\{{name}}.");
+  });
+
   it("reports every workflow.yaml rule, each at its field", async () => {
     const root = tempDir();
     putFiles(root, {
