@@ -36,7 +36,7 @@ export function progressLine(event: AuditEvent, colour: boolean): string | undef
     case "ToolFailed":
       return `${stage}  ${call} ${paint.yellow("failed")} ${String(p.code ?? "")}`;
     case "CompletionRejected":
-      return `${stage}  completion rejected (${String(p.reason)})`;
+      return `${stage}  completion rejected (${String(p.reason)}${p.message === undefined ? "" : `: ${String(p.message)}`})`;
     case "Steered":
       return `${stage}  steered toward ${String(p.completionTool)}`;
     case "CapHit":

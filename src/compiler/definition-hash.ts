@@ -24,7 +24,12 @@ export function fingerprint(pipeline: PipelineDefinition): DefinitionFingerprint
       hooks: Object.fromEntries(
         Object.entries(pipeline.hooks).map(([id, hooks]) => [
           id,
-          [String(hooks.gate), String(hooks.assert), String(hooks.exit)],
+          [
+            String(hooks.gate),
+            String(hooks.assert),
+            String(hooks.exit),
+            ...(hooks.refuseCompletion ? [String(hooks.refuseCompletion)] : []),
+          ],
         ]),
       ),
     }),

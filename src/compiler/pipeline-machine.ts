@@ -189,6 +189,7 @@ export function createPipelineMachine(
       record: assign(({ context }, params: { result: StageResult }) =>
         recorded(context, params.result),
       ),
+      leaveStage: assign({ current: undefined }),
       handOn: assign((_, params: { upstream: StageResult[] }) => ({ upstream: params.upstream })),
       restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
         upstream: context.upstreamOf[params.stageId] ?? [],

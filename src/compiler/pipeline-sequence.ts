@@ -1,5 +1,5 @@
 import type { PipelineDefinition, PipelineStage, Rule } from "../definitions/pipeline-types.js";
-import { DONE, FAIL } from "../definitions/pipeline-types.js";
+import { CANCEL, DONE, FAIL } from "../definitions/pipeline-types.js";
 import {
   actorOf,
   childInput,
@@ -125,6 +125,8 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
             ]
           : []),
         transitionAudit(stageId, rule.to, isStage(rule.to) ? "sequential" : "terminal"),
+        // The stage has ended: cancelling the run has nothing running to cancel.
+        ...(rule.to === CANCEL ? [{ type: "leaveStage" }] : []),
         ...(rule.to === FAIL
           ? [
               fail(() =>

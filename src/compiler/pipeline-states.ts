@@ -1,6 +1,8 @@
 import type { StageResult } from "../definitions/contract.js";
 import {
+  CANCEL,
   DONE,
+  ENDS,
   FAIL,
   type PipelineDefinition,
   type PipelineStage,
@@ -141,6 +143,6 @@ export function fail<A>(error: (args: A) => ErrorView) {
   };
 }
 
-export const isStage = (target: Target): boolean => target !== DONE && target !== FAIL;
+export const isStage = (target: Target): boolean => !ENDS.has(target);
 export const stateOf = (target: Target): string =>
-  target === DONE ? "done" : target === FAIL ? "failed" : target;
+  target === DONE ? "done" : target === FAIL ? "failed" : target === CANCEL ? "cancelled" : target;

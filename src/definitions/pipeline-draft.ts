@@ -20,7 +20,7 @@ import {
   transitionHookSchema,
   transitionSchema,
 } from "./pipeline-schema.js";
-import { DONE, FAIL, type OverrideReach, type Transition } from "./pipeline-types.js";
+import { ENDS, type OverrideReach, type Transition } from "./pipeline-types.js";
 import { KEBAB_CASE } from "./stage-schema.js";
 import type { DataPath } from "./yaml-source.js";
 
@@ -126,11 +126,11 @@ function readStages(
   const schema = stageEntrySchema(draft.form);
   for (const [id, raw] of Object.entries(stages)) {
     draft.stageIds.add(id);
-    if (id === DONE || id === FAIL) {
+    if (ENDS.has(id)) {
       report(
         ["stages", id],
         DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
-        `stages.${id}: done and fail are the pipeline's ends; no stage may take those ids`,
+        `stages.${id}: done, fail and cancel are the pipeline's ends; no stage may take those ids`,
       );
     } else if (!KEBAB_CASE.test(id)) {
       report(

@@ -63,7 +63,7 @@ const text = (what: string) =>
     .trim()
     .min(1, { error: `must be ${what}, not empty` });
 const stageName = text("a stage id");
-const target = text("a stage id, done or fail");
+const target = text("a stage id, done, fail or cancel");
 const ordered = z.union([z.number(), z.string()], { error: "compares with a number or a string" });
 const present = (raw: object, key: string): boolean =>
   (raw as Record<string, unknown>)[key] !== undefined;
@@ -235,8 +235,11 @@ export const hooksSchema = z.record(
     gate: fn<NonNullable<StageHooks["gate"]>>("a gate function").optional(),
     assert: fn<NonNullable<StageHooks["assert"]>>("an assert function").optional(),
     exit: fn<NonNullable<StageHooks["exit"]>>("an exit function").optional(),
+    refuseCompletion: fn<NonNullable<StageHooks["refuseCompletion"]>>(
+      "a refuseCompletion function",
+    ).optional(),
   }),
-  { error: "must map stage ids to { gate, assert, exit }" },
+  { error: "must map stage ids to { gate, assert, exit, refuseCompletion }" },
 );
 
 /** A stage entry, parsed; `key` is the field it was written under, where problems point. */

@@ -34,7 +34,7 @@ export type StageSpec =
   | { code: CodeStageFunction }
   | { run: string; timeoutMs?: number };
 
-export type EndTarget = "done" | "fail";
+export type EndTarget = "done" | "fail" | "cancel";
 
 export type TransitionSpec<Id extends string = string, G extends string = string> =
   | Id

@@ -49,10 +49,14 @@ export type PipelineStage =
   | { kind: "command"; id: string; command: string; timeoutMs: number }
   | { kind: "code"; id: string; run: CodeStageFunction };
 
-/** A stage id of the same pipeline, or an end. */
+/** A stage id of the same pipeline, or an end (`done`, `fail`, `cancel`). */
 export type Target = string;
 export const DONE = "done";
 export const FAIL = "fail";
+/** Ends the run as cancelled, as a `CANCEL` event does (a pi-workflows `cancel`, confirmed). */
+export const CANCEL = "cancel";
+/** The targets that end a pipeline rather than name a stage. */
+export const ENDS: ReadonlySet<string> = new Set([DONE, FAIL, CANCEL]);
 
 export type Transition =
   /** Ordered rules; the first whose condition holds wins. A plain successor is one rule without `when`. */

@@ -58,6 +58,12 @@ export async function callModel(
         return validate.value(payload) ? [] : describeSchemaErrors(validate.value.errors);
       },
       summarize: (tool, args) => summarize(host, tool, args),
+      refuseCompletion: (parsed) =>
+        host.hooks[stage.id]?.refuseCompletion?.({
+          stage,
+          parsed,
+          transcript: host.transcripts.read(stageExecutionId, transcriptCutoff(attempt, turn)),
+        }),
     },
   );
 }

@@ -7,6 +7,7 @@ import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
 import { progressLine } from "../progress.js";
 import { noStoreFor, openExistingStore, storePathFor } from "../store.js";
+import { workflowBreadcrumbOf } from "../workflow-breadcrumb.js";
 
 interface Flags {
   store?: string;
@@ -17,13 +18,16 @@ interface Flags {
 export function registerRuns(program: Command, io: CliIo, setExit: (code: number) => void): void {
   /** Runs `work` on the store, or `none` when there is no store file yet. */
   const withStore =
-    (work: (store: SqliteStore, flags: Flags) => number, none: (flags: Flags) => number) =>
-    (flags: Flags) => {
+    (
+      work: (store: SqliteStore, flags: Flags) => number | Promise<number>,
+      none: (flags: Flags) => number,
+    ) =>
+    async (flags: Flags) => {
       const store = openExistingStore(flags.store);
       if (!store) return setExit(none(flags));
       if (!store.ok) return setExit(refuse(io, flags.json, store.error));
       try {
-        setExit(work(store.value, flags));
+        setExit(await work(store.value, flags));
       } finally {
         store.value.close();
       }
@@ -57,7 +61,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
     .option("--store <path>", "the run store")
     .option("--json", "print the run as JSON")
     .action((runId: string, flags: Flags) =>
-      withStore((store) => {
+      withStore(async (store) => {
         const run = describeRun(store, runId);
         if (!run.ok) return refuse(io, flags.json, run.error, runId);
         warnDamaged(io, runId, run.value.timeline);
@@ -71,6 +75,8 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         io.stdout(`run ${runId} · ${pipelineId} · ${status}\n`);
         io.stdout(`started ${createdAt}, last step ${updatedAt}\n`);
         if (state !== undefined) io.stdout(`state: ${JSON.stringify(state)}\n`);
+        const breadcrumb = await workflowBreadcrumbOf(run.value);
+        if (breadcrumb !== undefined) io.stdout(`workflow: ${breadcrumb}\n`);
         if (error) io.stdout(`error: ${error.code}: ${error.message}\n`);
         for (const wait of waiting ?? []) io.stdout(`${waitLine(runId, wait)}\n`);
         io.stdout("stages:\n");
