@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT, runCli, storeOf, summaryOf } from "../support/cli.js";
+import { REPO_ROOT, runCli, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { taskProject } from "../support/task-lifecycle.js";
 
 const TASK = "add slugify to src/slug.js";
@@ -88,5 +88,104 @@ describe("stagechart run task-lifecycle", () => {
     const state = JSON.parse(readFileSync(join(project, "task/state.json"), "utf8"));
     expect(state).toMatchObject({ phase: "test", actors: { test: { status: "failed" } } });
     expect(existsSync(join(project, "task/accept"))).toBe(false);
+  });
+});
+
+/**
+ * The straight script, plus what a second accept and a revert do: the second accept asks for a
+ * revert, which restores src/slug.js and records it. It lets a done run be reopened at accept.
+ */
+function reopenScript(project: string): string {
+  const straight = readFileSync(join(REPO_ROOT, "machines/task-lifecycle.script.yaml"), "utf8");
+  const file = join(project, "reopen.script.yaml");
+  const original = readFileSync(join(project, "src/slug.js"), "utf8");
+  writeFileSync(
+    file,
+    `${straight.trimEnd()}
+    - tool: Write
+      args: { path: task/accept/decision.json, content: ${JSON.stringify(JSON.stringify({ decision: "revert", reason: "slugify breaks the old callers" }))} }
+    - tool: submit_decision
+      args: { summary: "Revert." }
+  revert:
+    - tool: Write
+      args: { path: src/slug.js, content: ${JSON.stringify(original)} }
+    - tool: Write
+      args: { path: task/revert/revert.json, content: ${JSON.stringify(JSON.stringify({ reason: "slugify breaks the old callers", restored: ["src/slug.js"] }))} }
+    - tool: submit_revert
+      args: { summary: "src/slug.js restored." }
+`,
+  );
+  return file;
+}
+
+const stateOf = (project: string) =>
+  JSON.parse(readFileSync(join(project, "task/state.json"), "utf8"));
+
+describe("stagechart redo of a task that ended done (seed 004: done is final until redo)", () => {
+  it("reopens it at the named phase with its run id, the reason audited, on to done again", async () => {
+    const project = taskProject();
+    const ran = await runLifecycle(project, "--model", `scripted:${reopenScript(project)}`);
+    const { runId, status } = summaryOf(ran.stdout);
+    expect(status).toBe("done");
+    const before = await phasesOf(project, runId);
+
+    const noReason = await storeCommand(project, "redo", runId, "accept", "--json");
+    expect(noReason.code).toBe(1);
+    expect(summaryOf(noReason.stdout)).toMatchObject({
+      status: "done",
+      error: { code: "Validation/ReopenReasonMissing" },
+    });
+    // An override of an ended run stays refused: only a redo reopens it.
+    const override = await storeCommand(
+      project,
+      "override",
+      runId,
+      "--to",
+      "codegen",
+      "--reason",
+      "r",
+      "--json",
+    );
+    expect(summaryOf(override.stdout).error.code).toBe("Session/RunFinished");
+
+    const reason = "a regression was found after acceptance";
+    const redo = await storeCommand(project, "redo", runId, "accept", "--reason", reason, "--json");
+    expect(redo.code, redo.stderr).toBe(0);
+    expect(summaryOf(redo.stdout)).toMatchObject({ runId, status: "done" });
+    expect(await phasesOf(project, runId)).toEqual([...before, "accept->revert", "revert->done"]);
+    const audit = await runCli("audit", runId, "--store", storeOf(project), "--json");
+    const reopened = (JSON.parse(audit.stdout) as { type: string; payload: unknown }[]).filter(
+      (e) => e.type === "RunReopened",
+    );
+    expect(reopened).toEqual([
+      expect.objectContaining({
+        payload: expect.objectContaining({
+          stage: "accept",
+          from: "accept",
+          by: "command line",
+          reason,
+        }),
+      }),
+    ]);
+    expect(stateOf(project)).toMatchObject({
+      phase: "done",
+      actors: {
+        accept: { round: 2, status: "completed" },
+        revert: { round: 1, status: "completed" },
+        test: { round: 1, status: "completed" },
+      },
+    });
+    expect(readFileSync(join(project, "src/slug.js"), "utf8")).toContain("not written yet");
+    const shown = await runCli("show", runId, "--store", storeOf(project), "--json");
+    expect(JSON.parse(shown.stdout).status).toBe("done");
+  });
+
+  it("without a phase, runs the one it ended from again", async () => {
+    const project = taskProject();
+    const ran = await runLifecycle(project, "--model", `scripted:${reopenScript(project)}`);
+    const { runId } = summaryOf(ran.stdout);
+    const redo = await storeCommand(project, "redo", runId, "--reason", "recheck", "--json");
+    expect(redo.code, redo.stderr).toBe(0);
+    expect((await phasesOf(project, runId)).slice(-2)).toEqual(["accept->revert", "revert->done"]);
   });
 });

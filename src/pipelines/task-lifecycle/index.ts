@@ -143,5 +143,7 @@ export const taskLifecycle = definePipeline({
   },
   // Seed 004 §5 and §7: a phase is never skipped, an override included.
   override: "adjacent",
+  // Seed 004 §5.4: done is final until a redo reopens the task.
+  reopenable: true,
   onTransition: (notice) => writeTaskState(notice.root, taskState(notice, PHASES)),
 });
