@@ -1,6 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { TransitionNotice } from "../../src/definitions/contract.js";
+import { PHASES, taskLifecycle } from "../../src/pipelines/task-lifecycle/index.js";
 import { REPO_ROOT, runCli, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { taskProject } from "../support/task-lifecycle.js";
 
@@ -187,5 +189,57 @@ describe("stagechart redo of a task that ended done (seed 004: done is final unt
     const redo = await storeCommand(project, "redo", runId, "--reason", "recheck", "--json");
     expect(redo.code, redo.stderr).toBe(0);
     expect((await phasesOf(project, runId)).slice(-2)).toEqual(["accept->revert", "revert->done"]);
+  });
+});
+
+/**
+ * What task/state.json must say after each transition, worked out from the audit's transitions
+ * alone: the phase entered, rounds counted per phase, the running one and those that completed.
+ */
+function expectedStates(transitions: string[]) {
+  const rounds: Record<string, number> = { planning: 1 };
+  const states = [{ phase: "planning", rounds: { ...rounds } }];
+  for (const step of transitions) {
+    const to = step.split("->")[1] as string;
+    if (to !== "done") rounds[to] = (rounds[to] ?? 0) + 1;
+    states.push({ phase: to, rounds: { ...rounds } });
+  }
+  return states.map(({ phase, rounds }) => ({
+    phase,
+    actors: Object.fromEntries(
+      PHASES.map((id) => [
+        id,
+        {
+          round: rounds[id] ?? 0,
+          status: id === phase ? "running" : rounds[id] ? "completed" : null,
+        },
+      ]),
+    ),
+  }));
+}
+
+describe("task/state.json through a run", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("is right after every transition, the loop back to codegen included", async () => {
+    const project = taskProject();
+    // What the file says each time the pipeline's own hook has written it.
+    const written: unknown[] = [];
+    const write = taskLifecycle.onTransition as (notice: TransitionNotice) => void;
+    vi.spyOn(taskLifecycle, "onTransition").mockImplementation((notice) => {
+      write(notice);
+      written.push(stateOf(project));
+    });
+    const ran = await runLifecycle(
+      project,
+      "--model",
+      `scripted:${join(REPO_ROOT, "machines/task-lifecycle.test-failure.script.yaml")}`,
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    const transitions = await phasesOf(project, summaryOf(ran.stdout).runId);
+    expect(transitions).toContain("test->codegen");
+    expect(written).toEqual(expectedStates(transitions));
   });
 });
