@@ -2,7 +2,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { toDirectedGraph } from "xstate/graph";
 import { holds } from "../../src/compiler/conditions.js";
+import { drawablePipeline } from "../../src/compiler/graph.js";
 import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
 import { loadPipeline } from "../../src/definitions/define-pipeline.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
@@ -48,26 +50,65 @@ function ruleTarget(pipeline: PipelineDefinition, from: string, next: string) {
   )?.to;
 }
 
+/** A run in phase `current` after every phase has run once (so any of them could be redone). */
 const at = (current: string): PipelineContext =>
-  ({ current, visits: { [current]: 1 } }) as unknown as PipelineContext;
+  ({
+    current,
+    visits: Object.fromEntries(PHASES.map((p) => [p, 1])),
+  }) as unknown as PipelineContext;
+
+/** The compiled machine's transitions out of each phase, by event kind: its rules, OVERRIDE, REDO. */
+function compiledTargets(pipeline: PipelineDefinition) {
+  const byPhase: Record<string, Record<"rules" | "OVERRIDE" | "REDO", Set<string>>> = {};
+  for (const node of toDirectedGraph(drawablePipeline(pipeline)).children) {
+    for (const edge of node.edges) {
+      const from = edge.source.id.split(".")[1] as string;
+      const to = edge.target.id.split(".")[1] as string;
+      const event: string = edge.transition.eventType;
+      const kind = event === "OVERRIDE" || event === "REDO" ? event : "rules";
+      byPhase[from] ??= { rules: new Set(), OVERRIDE: new Set(), REDO: new Set() };
+      if (kind !== "rules" || to !== "failed") byPhase[from][kind].add(to);
+    }
+  }
+  return byPhase;
+}
 
 describe("the task-lifecycle pipeline's transitions (seed 004 table)", () => {
   for (const from of PHASES) {
     for (const to of TARGETS) {
       const allowed = TABLE[from]?.includes(to) ?? false;
-      it(`${from} → ${to} is ${allowed ? "allowed" : "refused"}, by its rules and by override`, async () => {
+      it(`${from} → ${to} is ${allowed ? "allowed" : "refused"}, by its rules, by override and by redo`, async () => {
         const pipeline = await loaded();
         expect(ruleTarget(pipeline, from, to)).toBe(allowed ? to : undefined);
-        if (to === "done") return;
-        const refused = refuseControl(pipeline, at(from), {
+        const overridden = refuseControl(pipeline, at(from), {
           type: "OVERRIDE",
           to,
           reason: "a reviewer accepts the risk",
         });
-        expect(refused?.code).toBe(allowed ? undefined : "Session/IllegalTransition");
+        // done is reached only through accept's decision or a revert, never by override.
+        const overrides = allowed && to !== "done";
+        expect(overridden?.code).toBe(overrides ? undefined : "Session/IllegalTransition");
+        // A redo re-runs the phase itself, or goes where the table allows; it skips nothing.
+        const redone = refuseControl(pipeline, at(from), { type: "REDO", stage: to });
+        const redoes = to !== "done" && (to === from || allowed);
+        expect(redone?.code).toBe(redoes ? undefined : "Session/IllegalTransition");
       });
     }
   }
+
+  it("the compiled machine has exactly these transitions: its rules, overrides and redos", async () => {
+    const compiled = compiledTargets(await loaded());
+    expect(Object.keys(compiled).sort()).toEqual([...PHASES].sort());
+    for (const from of PHASES) {
+      const table = TABLE[from] as string[];
+      const phases = table.filter((to) => to !== "done");
+      expect([...(compiled[from]?.rules ?? [])].sort(), from).toEqual([...table].sort());
+      expect([...(compiled[from]?.OVERRIDE ?? [])].sort(), from).toEqual([...phases].sort());
+      expect([...(compiled[from]?.REDO ?? [])].sort(), from).toEqual(
+        [...new Set([from, ...phases])].sort(),
+      );
+    }
+  });
 
   it("an override needs a reason", async () => {
     const refused = refuseControl(await loaded(), at("review"), {
