@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { TransitionNotice } from "../../src/definitions/contract.js";
@@ -93,40 +93,13 @@ describe("stagechart run task-lifecycle", () => {
   });
 });
 
-/**
- * The straight script, plus what a second accept and a revert do: the second accept asks for a
- * revert, which restores src/slug.js and records it. It lets a done run be reopened at accept.
- */
-function reopenScript(project: string): string {
-  const straight = readFileSync(join(REPO_ROOT, "machines/task-lifecycle.script.yaml"), "utf8");
-  const file = join(project, "reopen.script.yaml");
-  const original = readFileSync(join(project, "src/slug.js"), "utf8");
-  writeFileSync(
-    file,
-    `${straight.trimEnd()}
-    - tool: Write
-      args: { path: task/accept/decision.json, content: ${JSON.stringify(JSON.stringify({ decision: "revert", reason: "slugify breaks the old callers" }))} }
-    - tool: submit_decision
-      args: { summary: "Revert." }
-  revert:
-    - tool: Write
-      args: { path: src/slug.js, content: ${JSON.stringify(original)} }
-    - tool: Write
-      args: { path: task/revert/revert.json, content: ${JSON.stringify(JSON.stringify({ reason: "slugify breaks the old callers", restored: ["src/slug.js"] }))} }
-    - tool: submit_revert
-      args: { summary: "src/slug.js restored." }
-`,
-  );
-  return file;
-}
-
 const stateOf = (project: string) =>
   JSON.parse(readFileSync(join(project, "task/state.json"), "utf8"));
 
 describe("stagechart redo of a task that ended done (seed 004: done is final until redo)", () => {
   it("reopens it at the named phase with its run id, the reason audited, on to done again", async () => {
     const project = taskProject();
-    const ran = await runLifecycle(project, "--model", `scripted:${reopenScript(project)}`);
+    const ran = await runLifecycle(project);
     const { runId, status } = summaryOf(ran.stdout);
     expect(status).toBe("done");
     const before = await phasesOf(project, runId);
@@ -184,7 +157,7 @@ describe("stagechart redo of a task that ended done (seed 004: done is final unt
 
   it("without a phase, runs the one it ended from again", async () => {
     const project = taskProject();
-    const ran = await runLifecycle(project, "--model", `scripted:${reopenScript(project)}`);
+    const ran = await runLifecycle(project);
     const { runId } = summaryOf(ran.stdout);
     const redo = await storeCommand(project, "redo", runId, "--reason", "recheck", "--json");
     expect(redo.code, redo.stderr).toBe(0);
