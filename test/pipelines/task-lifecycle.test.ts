@@ -129,10 +129,11 @@ function taskDir(files: Record<string, string>): string {
   return root;
 }
 
+const DOC = "# Plan\n\nWrite slugify in src/slug.js.\n";
 const PLAN = JSON.stringify({ summary: "s", blockingQuestions: [], files: ["src/slug.js"] });
 
 describe("the artifacts that gate each phase", () => {
-  it("planning needs planning.ai.json, no blocking question, and a file plan (or files to infer it)", () => {
+  it("planning needs planning.ai.json, the plan document, no blocking question, and a file plan (or files to infer it)", () => {
     expect(planningOutcome(taskDir({}))).toEqual({
       problem: "task/planning/planning.ai.json is missing",
     });
@@ -144,17 +145,24 @@ describe("the artifacts that gate each phase", () => {
       planningOutcome(
         taskDir({
           "planning/planning.ai.json": open,
+          "planning/plan.md": DOC,
           "planning/plan.files.json": '{"files":["a"]}',
         }),
       ),
     ).toMatchObject({ next: "planning", reason: expect.stringContaining("which API?") });
-    expect(planningOutcome(taskDir({ "planning/planning.ai.json": PLAN }))).toMatchObject({
-      next: "plan-review",
+    expect(planningOutcome(taskDir({ "planning/planning.ai.json": PLAN }))).toEqual({
+      problem: "task/planning/plan.md is missing or empty",
     });
+    expect(
+      planningOutcome(taskDir({ "planning/planning.ai.json": PLAN, "planning/plan.md": " \n" })),
+    ).toEqual({ problem: "task/planning/plan.md is missing or empty" });
+    expect(
+      planningOutcome(taskDir({ "planning/planning.ai.json": PLAN, "planning/plan.md": DOC })),
+    ).toMatchObject({ next: "plan-review" });
     const noFiles = JSON.stringify({ summary: "s", blockingQuestions: [] });
-    expect(planningOutcome(taskDir({ "planning/planning.ai.json": noFiles }))).toMatchObject({
-      problem: expect.stringContaining("plan.files.json is missing"),
-    });
+    expect(
+      planningOutcome(taskDir({ "planning/planning.ai.json": noFiles, "planning/plan.md": DOC })),
+    ).toMatchObject({ problem: expect.stringContaining("plan.files.json is missing") });
   });
 
   it("plan-review needs ok and blocked as booleans; only ok and not blocked reaches codegen", () => {
