@@ -48,6 +48,7 @@ const stateOf = (project: string) =>
 
 const ARTIFACTS = [
   "planning/planning.ai.json",
+  "planning/plan.md",
   "planning/plan.files.json",
   "review/plan-review.json",
   "code/diff.patch",

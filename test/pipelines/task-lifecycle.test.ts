@@ -1,4 +1,11 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -6,6 +13,7 @@ import { toDirectedGraph } from "xstate/graph";
 import { holds } from "../../src/compiler/conditions.js";
 import { drawablePipeline } from "../../src/compiler/graph.js";
 import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
+import type { TransitionNotice } from "../../src/definitions/contract.js";
 import { loadPipeline } from "../../src/definitions/define-pipeline.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import { BUNDLED_MACHINES } from "../../src/paths.js";
@@ -225,5 +233,47 @@ describe("the artifacts that gate each phase", () => {
   it("deciding twice on the same files decides the same (a phase re-run is idempotent)", () => {
     const root = taskDir({ "planning/planning.ai.json": PLAN });
     expect(planningOutcome(root)).toEqual(planningOutcome(root));
+  });
+});
+
+describe("planning entered again (a re-plan, or a redo of it)", () => {
+  const notice = (root: string, planning: number): TransitionNotice => ({
+    runId: "r1",
+    pipelineId: "task-lifecycle",
+    state: "planning",
+    previous: "plan-review",
+    ctx: { task: "t" },
+    visits: { planning, "plan-review": 1 },
+    results: {},
+    root,
+  });
+  const read = (root: string, file: string) => readFileSync(join(root, "task", file), "utf8");
+
+  it("keeps the round before's planning artifacts in planning/versions/<round>/ first, once", async () => {
+    const root = taskDir({
+      "planning/planning.ai.json": PLAN,
+      "planning/plan.md": DOC,
+      "planning/plan.files.json": '{"files":["src/slug.js"]}',
+    });
+    await taskLifecycle.onTransition?.(notice(root, 1));
+    expect(existsSync(join(root, "task/planning/versions"))).toBe(false);
+    await taskLifecycle.onTransition?.(notice(root, 2));
+    expect(readdirSync(join(root, "task/planning/versions/1")).sort()).toEqual([
+      "plan.files.json",
+      "plan.md",
+      "planning.ai.json",
+    ]);
+    expect(read(root, "planning/versions/1/plan.md")).toBe(DOC);
+    // Told again (a resume repeats the notice) after the new round began writing: kept as it was.
+    writeFileSync(join(root, "task/planning/plan.md"), "# Plan, round 2\n");
+    await taskLifecycle.onTransition?.(notice(root, 2));
+    expect(read(root, "planning/versions/1/plan.md")).toBe(DOC);
+    await taskLifecycle.onTransition?.(notice(root, 3));
+    expect(read(root, "planning/versions/2/plan.md")).toBe("# Plan, round 2\n");
+    expect(readdirSync(join(root, "task/planning/versions/2"))).not.toContain("versions");
+    expect(JSON.parse(read(root, "state.json"))).toMatchObject({
+      phase: "planning",
+      actors: { planning: { round: 3, status: "running" } },
+    });
   });
 });

@@ -11,6 +11,7 @@ import {
   revertOutcome,
   reviewOutcome,
 } from "./artifacts.js";
+import { keepPlanningVersion } from "./planning-versions.js";
 import { taskState, writeTaskState } from "./state-file.js";
 
 /**
@@ -145,5 +146,8 @@ export const taskLifecycle = definePipeline({
   override: "adjacent",
   // Seed 004 §5.4: done is final until a redo reopens the task.
   reopenable: true,
-  onTransition: (notice) => writeTaskState(notice.root, taskState(notice, PHASES)),
+  onTransition: (notice) => {
+    keepPlanningVersion(notice);
+    writeTaskState(notice.root, taskState(notice, PHASES));
+  },
 });
