@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import type { TransitionNotice } from "../../src/definitions/contract.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
-import { reopenRun } from "../../src/runtime/reopen.js";
+// From the package entry: reopening is part of the library.
+import { reopenRun } from "../../src/index.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { code, pipelineOf } from "../support/pipelines.js";
