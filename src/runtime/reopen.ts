@@ -33,9 +33,9 @@ export interface ReopenOptions {
  * execution of it (with the upstream it had the last time), everything its stages did before
  * carried on. The log gets `RunReopened` ({stage, from, by, reason}) and the run is `running`
  * again until it ends anew; stopped or killed, it resumes like any run. A `failed` or `cancelled`
- * run, or a pipeline that does not opt in, stays final (`Session/RunFinished`); a stage that
- * never ran is `Session/IllegalTransition` and a pipeline changed since is
- * `Session/DefinitionDrift`, both audited as `RequestRefused`.
+ * run, or a pipeline that does not opt in, stays final (`Session/RunFinished`); a run that has not
+ * ended, or a stage that never ran, is `Session/IllegalTransition` and a pipeline changed since is
+ * `Session/DefinitionDrift` (the last two audited as `RequestRefused`).
  */
 export function reopenRun(
   pipeline: PipelineDefinition,
@@ -48,6 +48,14 @@ export function reopenRun(
   const run = store.getRun(runId);
   if (!run.ok) return run;
   const { status } = run.value;
+  if (status === "running" || status === "suspended")
+    return err(
+      new StagechartError(
+        "Session/IllegalTransition",
+        `run ${runId} has not ended (${status}): redo a stage of it with resumeRun and a REDO event`,
+        { runId },
+      ),
+    );
   if (status !== "done" || !pipeline.reopenable)
     return err(
       new StagechartError(
@@ -72,8 +80,8 @@ export function reopenRun(
   if (!durable.ok) return durable;
   const point = reopenPoint(pipeline, runId, store, hash, options.stage);
   if (!point.ok) {
-    const control = { type: "REDO" as const, stage: options.stage ?? "" };
-    return err(refuseLaunch(store, durable.value.owner, { runId, control }, point.error));
+    const asked = options.stage && { control: { type: "REDO" as const, stage: options.stage } };
+    return err(refuseLaunch(store, durable.value.owner, { runId, ...asked }, point.error));
   }
   const { stage, from, carried } = point.value;
   const reopened = store.updateRun(runId, { status: "running", output: undefined });

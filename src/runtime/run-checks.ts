@@ -70,7 +70,7 @@ export function refuseControl(
 }
 
 /** Why `stage` cannot be run again from stage `from`, or nothing when it can. */
-export function refuseRedo(
+function refuseRedo(
   pipeline: PipelineDefinition,
   from: string,
   visits: Readonly<Record<string, number>>,

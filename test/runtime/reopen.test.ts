@@ -202,6 +202,9 @@ describe("reopening a run that ended done (redo of a done run)", () => {
     await waitFor(reopened.value.actor, (s) => s.context.current === "build");
     reopened.value.stop();
     expect((await reopened.value.result).status).toBe("suspended");
+    // Not ended: a redo of it is a REDO sent to the resumed run, not a reopening.
+    const live = reopenRun(pipeline, "r1", { host: h.host, store, reason: REASON, by: "ana" });
+    expect(live.ok ? undefined : live.error.code).toBe("Session/IllegalTransition");
     hold.build = false;
     const resumed = resumeRun(pipeline, "r1", { host: h.host, store });
     if (!resumed.ok) throw resumed.error;
