@@ -49,7 +49,14 @@ export interface PipelineInput {
   ctx: Readonly<Record<string, unknown>>;
   /** Set when the pipeline runs as a stage of another: the id and execution of that stage. */
   asStage?: { stageId: string; stageExecutionId: string };
+  /** What a reopened run's stages did before it ended done, carried on (see `reopenRun`). */
+  carried?: CarriedContext;
 }
+
+export type CarriedContext = Pick<
+  PipelineContext,
+  "visits" | "modelCalls" | "results" | "upstream" | "upstreamOf" | "groups"
+>;
 
 export type RunStatus = "done" | "failed" | "cancelled";
 
@@ -279,6 +286,7 @@ export function createPipelineMachine(
       upstream: [],
       upstreamOf: {},
       groups: {},
+      ...input.carried,
     }),
     initial: pipeline.entry,
     on: { CANCEL: ".cancelled" },

@@ -10,7 +10,7 @@ import {
 } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { PipelineContext, PipelineOutput } from "./pipeline-machine.js";
-import { overrideTargets, reachableStages } from "./topology.js";
+import { overrideTargets, redoTargets } from "./topology.js";
 
 const GROUP_SUFFIX = "_parallel";
 /** Stage ids are kebab-case, so a group's state name cannot collide with a stage's. */
@@ -90,9 +90,7 @@ export type DoneArgs = {
 /** OVERRIDE to any stage reachable from here; REDO of this stage or one visited before it. */
 export function controlEvents(pipeline: PipelineDefinition, stageId: string) {
   const reachable = overrideTargets(pipeline, stageId);
-  const redoable = Object.keys(pipeline.stages).filter(
-    (id) => id === stageId || reachableStages(pipeline, id).includes(stageId),
-  );
+  const redoable = redoTargets(pipeline, stageId);
   return {
     OVERRIDE: reachable.map((target) => ({
       guard: { type: "overrideTo", params: { target } },

@@ -57,6 +57,21 @@ export function overrideTargets(pipeline: PipelineDefinition, stageId: string): 
   return reachable.filter((id) => ruleTargets.has(id));
 }
 
+/**
+ * The stages a REDO may re-enter from `stageId` (once they have run): this one or one a run could
+ * have come here through; in an `adjacent` pipeline only this one or a stage a rule of it leads
+ * to, so that a redo never skips a stage either.
+ */
+export function redoTargets(pipeline: PipelineDefinition, stageId: string): string[] {
+  if (pipeline.override === "adjacent")
+    return Object.keys(pipeline.stages).filter(
+      (id) => id === stageId || adjacentStages(pipeline, stageId).includes(id),
+    );
+  return Object.keys(pipeline.stages).filter(
+    (id) => id === stageId || reachableStages(pipeline, id).includes(stageId),
+  );
+}
+
 /** The stages a rule of `stageId` leads to: the only override targets of an `adjacent` pipeline. */
 function adjacentStages(pipeline: PipelineDefinition, stageId: string): string[] {
   const transition = pipeline.next[stageId];

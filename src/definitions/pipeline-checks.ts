@@ -286,6 +286,7 @@ function finish(
       guards: draft.guards,
       hooks: draft.hooks,
       ...(draft.override !== undefined && { override: draft.override }),
+      ...(draft.reopenable !== undefined && { reopenable: draft.reopenable }),
       ...(draft.onTransition !== undefined && { onTransition: draft.onTransition }),
       ...(source.origin !== undefined && { file: source.origin }),
     },

@@ -13,6 +13,7 @@ import {
   overrideSchema,
   type PipelineForm,
   pipelineIdSchema,
+  reopenableSchema,
   type StageEntry,
   stageEntrySchema,
   stageIdSchema,
@@ -49,6 +50,7 @@ export interface PipelineDraft {
   guards: Record<string, GuardFunction>;
   hooks: Record<string, StageHooks>;
   override?: OverrideReach;
+  reopenable?: boolean;
   onTransition?: TransitionHook;
 }
 
@@ -92,6 +94,8 @@ export function readDraft(form: PipelineForm, data: unknown, report: Report): Pi
   draft.grants = { approve: grants?.approve ?? [], deny: grants?.deny ?? [] };
   const override = optional("override", overrideSchema);
   if (override !== undefined) draft.override = override;
+  const reopenable = optional("reopenable", reopenableSchema);
+  if (reopenable !== undefined) draft.reopenable = reopenable;
   if (form === "ts") {
     const onTransition = optional("onTransition", transitionHookSchema);
     if (onTransition !== undefined) draft.onTransition = data.onTransition as TransitionHook;

@@ -227,6 +227,10 @@ export const overrideSchema = z.enum(OVERRIDE_REACH, {
     'must be "reachable" (any stage the transitions reach) or "adjacent" (a stage a rule of the current one leads to)',
 });
 
+export const reopenableSchema = z.boolean({
+  error: "must be true (redo reopens a run that ended done) or false",
+});
+
 export const transitionHookSchema = fn<TransitionHook>("a function");
 
 export const hooksSchema = z.record(

@@ -21,6 +21,8 @@ export interface PipelineSpec<Id extends string = string, G extends string = str
   hooks?: Partial<Record<NoInfer<Id>, StageHooks>>;
   /** `adjacent`: OVERRIDE goes only to a stage a rule of the current stage leads to. */
   override?: "reachable" | "adjacent";
+  /** `true`: `redo` of a run that ended `done` reopens it (seed 004: done is final until redo). */
+  reopenable?: boolean;
   /** Told after every transition of a run (see `TransitionHook`). */
   onTransition?: TransitionHook;
 }

@@ -28,6 +28,11 @@ export interface PipelineDefinition {
    * from the current one; `adjacent`, only a stage one of the current stage's rules leads to.
    */
   override?: OverrideReach;
+  /**
+   * Whether a run that ended `done` may be reopened by a redo (`reopenRun`); otherwise `done` is
+   * final, like `failed` and `cancelled`.
+   */
+  reopenable?: boolean;
   /** Told after every transition of a run of this pipeline (TypeScript pipelines). */
   onTransition?: TransitionHook;
   /** The file it was loaded from, when it came from one. */

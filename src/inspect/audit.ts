@@ -2,6 +2,8 @@
 export const AUDIT_EVENT_TYPES = [
   "RunStarted",
   "RunResumed",
+  /** A run that ended done, reopened by a redo: the stage run again, who and why. */
+  "RunReopened",
   /** A resume, answer or control event the run refused, with the error; nothing else changed. */
   "RequestRefused",
   "SandboxUnavailable",

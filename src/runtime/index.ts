@@ -14,6 +14,7 @@ export {
 export { type Journal, MemoryJournal } from "./journal.js";
 export { HostMemory } from "./memory.js";
 export { LEASE_TTL_MS, type RunStore, type StoredStatus } from "./persistence.js";
+export { type ReopenOptions, reopenRun } from "./reopen.js";
 export { parseToolRule, rulesGrantPolicy, type ToolRule } from "./rules.js";
 export {
   compilePipeline,

@@ -8,6 +8,7 @@ import {
   toPromise,
 } from "xstate";
 import {
+  type CarriedContext,
   createPipelineMachine,
   type PipelineContext,
   type PipelineEvent,
@@ -109,7 +110,9 @@ export interface Launch {
   control?: PipelineEvent;
   /** Told every inspection event of the run's actors. */
   inspect?: Observer<InspectionEvent> | undefined;
-  start: { type: "RunStarted" | "RunResumed"; payload: Record<string, unknown> };
+  /** A reopened run's context before it ended done; its pipeline's entry is the stage redone. */
+  carried?: CarriedContext;
+  start: { type: "RunStarted" | "RunResumed" | "RunReopened"; payload: Record<string, unknown> };
 }
 
 /**
@@ -119,7 +122,7 @@ export interface Launch {
 export function launch(
   pipeline: PipelineDefinition,
   baseHost: Host,
-  { runId, ctx, snapshot, answers = [], control, inspect, start }: Launch,
+  { runId, ctx, carried, snapshot, answers = [], control, inspect, start }: Launch,
   onStep?: (actor: Actor<AnyStateMachine>) => void,
 ): Result<RunHandle> {
   const feed = new EventFeed();
@@ -147,7 +150,7 @@ export function launch(
     });
   };
   const actor = createActor(compilePipeline(pipeline, host), {
-    input: { runId, ctx },
+    input: { runId, ctx, ...(carried && { carried }) },
     ...(snapshot !== undefined && { snapshot }),
     inspect: (event: InspectionEvent) => {
       inspect?.next?.(event);

@@ -194,7 +194,7 @@ const started = (pipeline: PipelineDefinition, ctx: Record<string, unknown>) => 
 });
 
 /** The run's lease, taken for a launch by a new owner; `Session/RunLocked` while another holds it. */
-function takeLease(
+export function takeLease(
   store: RunStore,
   runId: string,
   definitionHash: string,

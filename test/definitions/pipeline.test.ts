@@ -183,6 +183,15 @@ next:
     expect(pipeline.id).toBe("small");
   });
 
+  it("takes reopenable: true (a redo reopens a run that ended done); anything but a boolean is refused at the key", async () => {
+    expect(loaded((await load(`${PIPELINE}reopenable: true\n`)).result).reopenable).toBe(true);
+    expect(loaded((await load(PIPELINE)).result)).not.toHaveProperty("reopenable");
+    const yaml = `${PIPELINE}reopenable: yes please\n`;
+    expect((await load(yaml)).places).toEqual([
+      at(yaml, "reopenable", "Validation/PipelineDefinitionInvalid"),
+    ]);
+  });
+
   it.each(["fail-fast", "all-settled", "any"])("takes the %s join policy", async (policy) => {
     const yaml = `id: p\nentry: a\nstages:\n  a: { run: x }\n  b: { run: x }\n  c: { run: x }\nnext:\n  a: { parallel: [b, c], join: done, policy: ${policy} }\n`;
     expect(loaded((await load(yaml)).result).next.a).toMatchObject({ policy: { kind: policy } });

@@ -1,7 +1,12 @@
 import type { Command } from "commander";
+import type { InspectionEvent, Observer } from "xstate";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
-import type { StagechartError } from "../../errors.js";
-import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
+import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
+import { err, type Result, StagechartError } from "../../errors.js";
+import type { Host } from "../../runtime/host.js";
+import type { RunStore } from "../../runtime/persistence.js";
+import { reopenRun } from "../../runtime/reopen.js";
+import { type GrantAnswer, type RunHandle, resumeRun } from "../../runtime/run.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
@@ -48,10 +53,12 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(
-        await continueRun(runId, flags, io, {
-          type: "CANCEL",
-          reason: "cancelled from the command line",
-        }),
+        await continueRun(
+          runId,
+          flags,
+          io,
+          resumeWith(flags, { type: "CANCEL", reason: "cancelled from the command line" }),
+        ),
       ),
     );
   program
@@ -64,30 +71,83 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags & { to: string; reason: string }) =>
       setExit(
-        await continueRun(runId, flags, io, {
-          type: "OVERRIDE",
-          to: flags.to,
-          reason: flags.reason,
-        }),
+        await continueRun(
+          runId,
+          flags,
+          io,
+          resumeWith(flags, { type: "OVERRIDE", to: flags.to, reason: flags.reason }),
+        ),
       ),
     );
   program
     .command("redo")
-    .description("run a stage of a stored run again, as a new stage execution")
+    .description(
+      "run a stage of a stored run again, as a new stage execution; reopens a run that ended done if its pipeline is reopenable",
+    )
     .argument("<runId>")
-    .argument("<stage>")
+    .argument(
+      "[stage]",
+      "the stage to run again (for a done run: the one it ended from by default)",
+    )
+    .option("--reason <text>", "why (audited; needed to reopen a run that ended done)")
     .option(storeOption, "the run store")
     .option("--json", "print a JSON summary last on stdout")
-    .action(async (runId: string, stage: string, flags: StoredRunFlags) =>
-      setExit(await continueRun(runId, flags, io, { type: "REDO", stage })),
+    .action(
+      async (
+        runId: string,
+        stage: string | undefined,
+        flags: StoredRunFlags & { reason?: string },
+      ) => setExit(await continueRun(runId, flags, io, redoOf(stage, flags.reason))),
     );
 }
+
+/**
+ * A redo: reopens a run that ended done (`reopenRun`), else sends REDO to the stored run, which
+ * needs the stage named.
+ */
+const redoOf =
+  (stage: string | undefined, reason = ""): Relaunch =>
+  (pipeline, run, options) => {
+    if (run.status === "done")
+      return reopenRun(pipeline, run.runId, {
+        ...options,
+        reason,
+        by: "command line",
+        ...(stage && { stage }),
+      });
+    if (!stage)
+      return err(
+        new StagechartError(
+          "Validation/RedoStageMissing",
+          `name the stage of run ${run.runId} to redo; only a run that ended done runs its last stage again by default`,
+        ),
+      );
+    return resumeRun(pipeline, run.runId, { ...options, control: { type: "REDO", stage } });
+  };
+
+/** How a command continues a stored run, given the pipeline, the run's row, a host and a store. */
+type Relaunch = (
+  pipeline: PipelineDefinition,
+  run: { runId: string; status: string },
+  options: { host: Host; store: RunStore; inspect?: Observer<InspectionEvent> },
+) => Result<RunHandle>;
+
+/** `resume`, `cancel` and `override`: the run resumed, with answers and a control event if any. */
+const resumeWith =
+  (flags: StoredRunFlags, control?: PipelineEvent): Relaunch =>
+  (pipeline, run, options) =>
+    resumeRun(pipeline, run.runId, {
+      ...options,
+      force: Boolean(flags.force),
+      answers: answersOf(flags),
+      ...(control && { control }),
+    });
 
 async function continueRun(
   runId: string,
   flags: StoredRunFlags,
   io: CliIo,
-  event?: PipelineEvent,
+  relaunch: Relaunch = resumeWith(flags),
 ): Promise<number> {
   // No store file: the run cannot be in it, and none is created just to say so.
   const store = openExistingStore(flags.store);
@@ -117,13 +177,10 @@ async function continueRun(
         stored,
         async (pipeline, host, progress) => {
           const inspection = await inspecting.ready();
-          const resumed = resumeRun(pipeline, runId, {
+          const resumed = relaunch(pipeline, stored, {
             host: inspection ? inspection.withPage(host) : host,
             ...(inspection && { inspect: inspection.inspect }),
             store: store.value,
-            force: Boolean(flags.force),
-            answers: answersOf(flags),
-            ...(event && { control: event }),
           });
           if (!resumed.ok) return refused(resumed.error);
           return await drive(resumed.value, io, Boolean(flags.json), progress);
