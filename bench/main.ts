@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { durabilityCost } from "./cases/durability.js";
 import { engineOverhead } from "./cases/engine-overhead.js";
 import { inspectionOverhead } from "./cases/inspection.js";
+import { langGraphSideBySide } from "./cases/langgraph.js";
 import { memoryUse } from "./cases/memory.js";
 import { resumeCost } from "./cases/resume.js";
 import { storedRunOpening } from "./cases/stored-run-open.js";
@@ -30,6 +31,8 @@ const PARKED_RUN: Workload = {
   pauseMs: 20,
 };
 const MEMORY_RUNS = 20;
+/** Turns per stage of the LangGraph.js comparison (issue 14: N = 10 and N = 100). */
+const LANGGRAPH_TURNS = [10, 100];
 /** Model turns per stage of the stored run the visualizer opens: about 1,000 audit events. */
 const LONG_RUN_TURNS = 82;
 
@@ -53,6 +56,8 @@ async function main(): Promise<void> {
   };
   try {
     await step("engine overhead", () => engineOverhead(SHORT_RUN));
+    for (const turns of LANGGRAPH_TURNS)
+      await step(`LangGraph.js, ${turns} turns`, () => langGraphSideBySide(turns, dir));
     await step("durability", () => durabilityCost(SHORT_RUN, dir));
     await step("write amplification", () => writeAmplification(LONG_RUN, dir));
     await step("memory", () => memoryUse(LONG_RUN, MEMORY_RUNS));
