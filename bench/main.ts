@@ -8,6 +8,7 @@ import { langGraphSideBySide } from "./cases/langgraph.js";
 import { memoryUse } from "./cases/memory.js";
 import { resumeCost } from "./cases/resume.js";
 import { storedRunOpening } from "./cases/stored-run-open.js";
+import { turnCost } from "./cases/turn-cost.js";
 import { writeAmplification } from "./cases/write-amplification.js";
 import {
   type Comparison,
@@ -31,6 +32,8 @@ const PARKED_RUN: Workload = {
   pauseMs: 20,
 };
 const MEMORY_RUNS = 20;
+/** One stage of 800 turns: does a turn cost the same at the end as at the start? */
+const LONG_STAGE: Workload = { stages: 1, turns: 800, outputBytes: 200 };
 /** Turns per stage of the LangGraph.js comparison (issue 14: N = 10 and N = 100). */
 const LANGGRAPH_TURNS = [10, 100];
 /** Model turns per stage of the stored run the visualizer opens: about 1,000 audit events. */
@@ -59,6 +62,7 @@ async function main(): Promise<void> {
     for (const turns of LANGGRAPH_TURNS)
       await step(`LangGraph.js, ${turns} turns`, () => langGraphSideBySide(turns, dir));
     await step("durability", () => durabilityCost(SHORT_RUN, dir));
+    await step("time per turn", () => turnCost(LONG_STAGE, dir));
     await step("write amplification", () => writeAmplification(LONG_RUN, dir));
     await step("memory", () => memoryUse(LONG_RUN, MEMORY_RUNS));
     await step("resume", () => resumeCost(PARKED_RUN, dir));
