@@ -4,7 +4,8 @@ import { err, ok, type Result, StagechartError, toStagechartError } from "../err
 import type { AuditEvent } from "../inspect/audit.js";
 import type { Host } from "./host.js";
 import { compilePipeline, type Launch, launch, type RunHandle, type RunResult } from "./launch.js";
-import { type RunStore, StepRecorder, stopOnStoreFailure } from "./persistence.js";
+import { type RunStore, stopOnStoreFailure } from "./persistence.js";
+import { StepRecorder } from "./step-recorder.js";
 
 export interface DurableLaunch {
   store: RunStore;
@@ -44,7 +45,7 @@ export function launchDurable(
     lost ??= toStagechartError(error, "Session/StoreUnavailable");
     stop();
   };
-  const records = stopOnStoreFailure(store, giveUp);
+  const records = stopOnStoreFailure(recorder, giveUp);
   const durableHost: Host = {
     ...host,
     audit: recorder,

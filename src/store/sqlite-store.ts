@@ -9,7 +9,11 @@ import { err, ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { StepCommit } from "../runtime/persistence.js";
-import { decodeTranscriptEntry, type TranscriptStore } from "../runtime/transcripts.js";
+import {
+  decodeTranscriptEntry,
+  type TranscriptRow,
+  type TranscriptStore,
+} from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import { StepHistory, type StepRecord } from "./history.js";
 import { MemoryTable } from "./memory-table.js";
@@ -155,8 +159,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
   }
 
   /**
-   * Appends the step's events with the run's next sequence numbers, replaces the run's snapshot
-   * and moves its updatedAt, in one transaction: after a crash either all is there or nothing.
+   * Appends the step's events with the run's next sequence numbers, records its journal and
+   * transcript entries, replaces the run's snapshot and moves its updatedAt, in one
+   * transaction: after a crash either all is there or nothing.
    */
   commitStep(runId: string, step: StepCommit): AuditEvent[] {
     return this.immediately(() => this.appendStep(runId, step));
@@ -173,6 +178,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
       this.sql.appendAudit.run(toAuditRow(event));
       return event;
     });
+    for (const { key, value } of step.journal ?? []) this.record(key, value);
+    for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
+      this.put(stageExecutionId, key, entry);
     const snapshot = step.snapshot === undefined ? undefined : JSON.stringify(step.snapshot);
     this.history.record(runId, seq, at, snapshot);
     if (snapshot !== undefined) {
@@ -247,9 +255,20 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
   }
 
   read(stageExecutionId: string, before?: string): TranscriptEntry[] {
+    return this.rowsOf(stageExecutionId, before).map((row) => row.entry);
+  }
+
+  transcriptRows(stageExecutionId: string): TranscriptRow[] {
+    return this.rowsOf(stageExecutionId);
+  }
+
+  private rowsOf(stageExecutionId: string, before?: string): TranscriptRow[] {
     return this.guarded(() =>
       this.sql.transcript.all({ stageExecutionId, before: before ?? null }),
-    ).map((row) => decodeTranscriptEntry(stageExecutionId, row.key, row.entry));
+    ).map((row) => ({
+      key: row.key,
+      entry: decodeTranscriptEntry(stageExecutionId, row.key, row.entry),
+    }));
   }
 
   /** What pipelines keep between runs (`PipelineMemory`), in the `memory` table. */
