@@ -1,10 +1,20 @@
 import { createInterface } from "node:readline/promises";
+import type { InputRequest } from "../compiler/ask-stage.js";
 import type { GrantDecision, GrantRequest } from "../compiler/stage-types.js";
+import type { JsonValue } from "../definitions/contract.js";
 
 /** Something that can answer a grant request: the terminal, the visualizer, a callback. */
 export interface Interactor {
   readonly name: string;
   requestGrant(request: GrantRequest, signal: AbortSignal): Promise<GrantDecision>;
+  /**
+   * Asks a person for an ask stage's value; `problems` says why the last answer was refused.
+   * Interactors without it are not asked for values.
+   */
+  askValue?(
+    request: InputRequest & { problems?: string[] },
+    signal: AbortSignal,
+  ): Promise<JsonValue>;
 }
 
 /** An interactor backed by a function: for tests and for embedders with their own UI. */
@@ -62,7 +72,33 @@ export function terminalInteractor(
         readline.close();
       }
     },
+    async askValue(request, signal) {
+      const readline = createInterface({
+        input: streams.input,
+        output: streams.output,
+        terminal: false,
+      });
+      try {
+        const refused = request.problems?.length
+          ? `Not a valid answer: ${request.problems.join("; ")}\n`
+          : "";
+        const question = `${refused}${request.stageId} asks: ${request.prompt}\nAnswer (JSON, or plain text for a string): `;
+        return parseAnswer(await readline.question(question, { signal }));
+      } finally {
+        readline.close();
+      }
+    },
   };
+}
+
+/** A typed answer: JSON when it parses as JSON, else the text itself (a string answer). */
+export function parseAnswer(text: string): JsonValue {
+  const trimmed = text.trim();
+  try {
+    return JSON.parse(trimmed) as JsonValue;
+  } catch {
+    return trimmed;
+  }
 }
 
 /** Which stage asks for which call, and why it is asked: no envelope covers the call. */

@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { StagechartError } from "../../errors.js";
+import type { ResumeInput } from "../../runtime/ask-stages.js";
+import { parseAnswer } from "../../runtime/interactors.js";
 import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
@@ -17,6 +19,8 @@ interface StoredRunFlags {
   force?: boolean;
   approve?: string[];
   deny?: string[];
+  input?: string;
+  inputFor?: string;
   headless?: boolean;
   inspect?: string | true;
   stately?: boolean;
@@ -33,6 +37,8 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--force", "resume even if the pipeline changed since the run was saved")
     .option("--approve <proposalId>", "grant a request the run waits for; repeatable", collect)
     .option("--deny <proposalId>", "deny a request the run waits for; repeatable", collect)
+    .option("--input <json>", "the answer an ask stage waits for (JSON; other text is a string)")
+    .option("--input-for <stageExecutionId>", "the ask stage --input answers, when several wait")
     .option("--headless", "no interactive prompts, even on a terminal")
     .option("--inspect [port]", INSPECT_HELP)
     .option("--stately", STATELY_HELP)
@@ -123,6 +129,7 @@ async function continueRun(
             store: store.value,
             force: Boolean(flags.force),
             answers: answersOf(flags),
+            inputs: inputsOf(flags),
             ...(event && { control: event }),
           });
           if (!resumed.ok) return refused(resumed.error);
@@ -135,6 +142,18 @@ async function continueRun(
   } finally {
     store.value.close();
   }
+}
+
+function inputsOf(flags: StoredRunFlags): ResumeInput[] {
+  if (flags.input === undefined) return [];
+  const stageExecutionId = flags.inputFor;
+  return [
+    {
+      value: parseAnswer(flags.input),
+      by: "command line",
+      ...(stageExecutionId && { stageExecutionId }),
+    },
+  ];
 }
 
 function answersOf(flags: StoredRunFlags): GrantAnswer[] {
