@@ -30,7 +30,10 @@ const decision = (): PipelineDefinition =>
     stages: [
       code("prepare", () => ({ verdict: "ok", output: { ready: true } })),
       ask("decide"),
-      code("ship", ({ ctx }) => ({ verdict: "ok", output: { shipped: ctx.upstream[0]?.output } })),
+      code("ship", ({ ctx }) => ({
+        verdict: "ok",
+        output: { shipped: ctx.upstream[0]?.output ?? null },
+      })),
     ],
     next: {
       prepare: "decide",
