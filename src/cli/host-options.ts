@@ -183,10 +183,13 @@ export function watched(interactor: Interactor, watcher: PromptWatcher | undefin
       watcher.promptClosed();
     }
   };
-  const { askValue } = interactor;
+  const { requestGrant, askValue } = interactor;
   return {
     name: interactor.name,
-    requestGrant: (request, signal) => watching(() => interactor.requestGrant(request, signal)),
+    ...(requestGrant && {
+      requestGrant: (request, signal) =>
+        watching(() => requestGrant.call(interactor, request, signal)),
+    }),
     ...(askValue && {
       askValue: (request, signal) => watching(() => askValue.call(interactor, request, signal)),
     }),
