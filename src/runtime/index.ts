@@ -5,10 +5,13 @@ export {
   type HostOptions,
   type UnansweredGrants,
 } from "./host.js";
+export { answerProblems, type ResumeInput } from "./ask-stages.js";
 export {
   askInteractors,
   callbackInteractor,
+  grantAnswerers,
   type Interactor,
+  parseAnswer,
   terminalInteractor,
 } from "./interactors.js";
 export { type Journal, MemoryJournal } from "./journal.js";

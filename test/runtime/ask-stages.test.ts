@@ -1,6 +1,11 @@
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
+import { loadPipelineFile } from "../../src/definitions/index.js";
 import type { PipelineDefinition, PipelineStage } from "../../src/definitions/pipeline-types.js";
 import type { Interactor } from "../../src/runtime/interactors.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
@@ -209,5 +214,80 @@ describe("an ask stage", () => {
     const result = await handle.result;
     expect(result.status).toBe("suspended");
     expect(result.waiting?.[0]).toMatchObject({ kind: "input", stageId: "decide" });
+  });
+});
+
+const ASK_CHILD = fileURLToPath(new URL("./support/ask-child.mjs", import.meta.url));
+
+/** Runs the ask child until its question is committed, then SIGKILLs it: the prompt was open. */
+function killedWhileAsking(dir: string, ...runIds: string[]): Promise<void> {
+  const args = [
+    ASK_CHILD,
+    join(dir, "runs.db"),
+    join(dir, "asking.yaml"),
+    join(dir, "asking.script.yaml"),
+    dir,
+    ...runIds,
+  ];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    if (line === "asking") child.kill("SIGKILL");
+  });
+  return new Promise((done) => child.on("close", () => done()));
+}
+
+describe("an ask stage whose process was killed while it asked", () => {
+  // One process asks for two runs (k1, k2), and is killed while both questions are open.
+  const dir = tempDir();
+  beforeAll(async () => {
+    writeFileSync(
+      join(dir, "asking.yaml"),
+      `id: asking
+entry: decide
+stages:
+  decide: { ask: { prompt: "Ship it?", schema: { type: object, required: [approved], properties: { approved: { type: boolean } } } } }
+next:
+  decide:
+    - { when: { path: output.approved, equals: true }, to: done }
+    - { to: fail }
+`,
+    );
+    writeFileSync(join(dir, "asking.script.yaml"), "stages: {}\n");
+    await killedWhileAsking(dir, "k1", "k2");
+  });
+
+  it("takes the answer on resume and finishes, asked once", async () => {
+    const store = openStore(join(dir, "runs.db"));
+    expect(store.getRun("k1")).toMatchObject({ ok: true, value: { status: "running" } });
+    const pipeline = await loadPipelineFile(join(dir, "asking.yaml"));
+    if (!pipeline.ok) throw new Error("the pipeline does not load");
+    const resumed = resumeRun(pipeline.value, "k1", {
+      host: harness("stages: {}").host,
+      store,
+      inputs: [{ value: { approved: true }, by: "bob" }],
+    });
+    if (!resumed.ok) throw resumed.error;
+    const result = await resumed.value.result;
+    expect(result.status).toBe("done");
+    const audit = store.auditOf("k1");
+    expect(audit.filter((e) => e.type === "InputRequested")).toHaveLength(1);
+    expect(audit.find((e) => e.type === "InputAnswered")?.payload).toEqual({
+      value: { approved: true },
+      by: "bob",
+    });
+    expect(audit.map((e) => e.seq)).toEqual(audit.map((_, i) => i + 1));
+  });
+
+  it("resumed without an answer and nobody to ask, suspends waiting for it", async () => {
+    const pipeline = await loadPipelineFile(join(dir, "asking.yaml"));
+    if (!pipeline.ok) throw new Error("the pipeline does not load");
+    const resumed = resumeRun(pipeline.value, "k2", {
+      host: harness("stages: {}").host,
+      store: openStore(join(dir, "runs.db")),
+    });
+    if (!resumed.ok) throw resumed.error;
+    const result = await resumed.value.result;
+    expect(result.status).toBe("suspended");
+    expect(result.waiting).toMatchObject([{ kind: "input", stageId: "decide" }]);
   });
 });
