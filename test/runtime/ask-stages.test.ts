@@ -254,7 +254,7 @@ next:
     );
     writeFileSync(join(dir, "asking.script.yaml"), "stages: {}\n");
     await killedWhileAsking(dir, "k1", "k2");
-  });
+  }, 60_000);
 
   it("takes the answer on resume and finishes, asked once", async () => {
     const store = openStore(join(dir, "runs.db"));
