@@ -1,3 +1,6 @@
+export { answerProblems, type ResumeInput } from "./ask-stages.js";
+export { type ForkOptions, type ForkStore, forkRun } from "./fork.js";
+export { type HistoryStep, type HistoryStore, runHistory } from "./history.js";
 export {
   createHost,
   type Host,
@@ -5,7 +8,6 @@ export {
   type HostOptions,
   type UnansweredGrants,
 } from "./host.js";
-export { answerProblems, type ResumeInput } from "./ask-stages.js";
 export {
   askInteractors,
   callbackInteractor,

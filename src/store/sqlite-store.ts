@@ -9,6 +9,7 @@ import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { StepCommit } from "../runtime/persistence.js";
 import { decodeTranscriptEntry, type TranscriptStore } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
+import { ForkCopier } from "./fork.js";
 import { StepHistory, type StepRecord } from "./history.js";
 import { migrate } from "./migrations.js";
 import {
@@ -25,6 +26,7 @@ import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js"
 import { prepareStatements, type Statements } from "./statements.js";
 import {
   auditRunMismatch,
+  forkUnavailable,
   leaseLost,
   noSnapshot,
   runExists,
@@ -67,6 +69,7 @@ export type { StepCommit };
 export class SqliteStore implements Journal, TranscriptStore {
   private readonly sql: Statements;
   private readonly history: StepHistory;
+  private readonly forks: ForkCopier;
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
 
   private constructor(
@@ -76,6 +79,7 @@ export class SqliteStore implements Journal, TranscriptStore {
   ) {
     this.sql = prepareStatements(db);
     this.history = new StepHistory(db);
+    this.forks = new ForkCopier(db);
     this.transaction = db.transaction((work) => work());
   }
 
@@ -201,6 +205,23 @@ export class SqliteStore implements Journal, TranscriptStore {
   /** The snapshot the run had after step k (the last one committed up to k). */
   snapshotAtStep(runId: string, step: number): unknown {
     return this.history.snapshotAtStep(runId, step);
+  }
+
+  /**
+   * Creates `run` as a fork of `source` at `step`, in one transaction: its row, the journal and
+   * transcript rows `source` had recorded by that step (under the new run's keys), and its first
+   * step (`first`: the snapshot it starts from and the events that say so).
+   */
+  forkRun(source: string, step: number, run: NewRun, first: StepCommit): Result<RunRecord> {
+    return this.immediately((): Result<RunRecord> => {
+      const marks = this.forks.marksOf(source, step);
+      if (!marks) return err(forkUnavailable(source, step));
+      const created = this.createRun(run);
+      if (!created.ok) return created;
+      this.forks.copy(source, run.runId, marks);
+      this.appendStep(run.runId, first);
+      return created;
+    });
   }
 
   lastSeq(runId: string): number {
