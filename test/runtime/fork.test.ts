@@ -161,7 +161,7 @@ describe("forking a run at a step", () => {
       .filter((e) => e.type === "ModelTurn" && e.stageId === "execute");
     const firstTurn = turns[0]?.seq ?? 0;
     const at = historyOf(store, "r1").find((s) => s.seq && s.seq.to >= firstTurn);
-    if (!at || at.state !== "execute") throw new Error("no step inside execute");
+    if (at?.state !== "execute") throw new Error("no step inside execute");
 
     const calls: ModelCall[] = [];
     const forked = forkRun(codeReview(), "r1", {
