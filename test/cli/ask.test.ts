@@ -63,6 +63,9 @@ describe("stagechart and ask stages", () => {
       "waiting: decide asks: Accept the change? — stagechart resume ask-1 --input '<json>'",
     );
 
+    const shown = await runCli("show", "ask-1", "--store", project.store);
+    expect(shown.stdout).toContain("waiting: decide asks: Accept the change?");
+
     const decided = await resumeWith(project, '{"decision":"accepted"}');
     expect(decided.code).toBe(3);
     expect(summaryOf(decided.stdout)).toMatchObject({
