@@ -104,6 +104,40 @@ describe("stagechart and ask stages", () => {
     expect(summaryOf(rejected.stdout)).toMatchObject({ status: "failed" });
   });
 
+  it("forks a run waiting at its ask, answering the fork otherwise; the source still waits", async () => {
+    const project = askingProject();
+    await startAsking(project);
+    const steps = JSON.parse(
+      (await runCli("history", "ask-1", "--json", "--store", project.store)).stdout,
+    ) as { step: number; status: string }[];
+    const waiting = steps.at(-1);
+    expect(waiting?.status).toBe("suspended");
+    const fork = await runCli(
+      "fork",
+      "ask-1",
+      "--at",
+      String(waiting?.step),
+      "--run-id",
+      "ask-2",
+      "--input",
+      '{"decision":"rejected"}',
+      "--store",
+      project.store,
+      "--headless",
+      "--json",
+    );
+    expect(fork.code).toBe(1);
+    expect(summaryOf(fork.stdout)).toMatchObject({ runId: "ask-2", status: "failed" });
+    const runs = JSON.parse((await runCli("runs", "--json", "--store", project.store)).stdout);
+    expect(runs).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ runId: "ask-1", status: "suspended" }),
+        expect.objectContaining({ runId: "ask-2", status: "failed" }),
+      ]),
+    );
+    expect((await resumeWith(project, '{"decision":"accepted"}')).code).toBe(3);
+  });
+
   it("draws, generates paths from the schema and drives each, the unanswered ones suspending", async () => {
     const project = askingProject();
     expect((await runCli("graph", project.pipeline)).code).toBe(0);

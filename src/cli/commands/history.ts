@@ -6,6 +6,14 @@ import { type HostSettings, settingsFor } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
 import { withRunHost } from "../run-host.js";
 import { noStoreFor, openExistingStore } from "../store.js";
+import {
+  answersOf,
+  approveOption,
+  denyOption,
+  inputForOption,
+  inputOption,
+  inputsOf,
+} from "./resume.js";
 import { setCtxField } from "./run.js";
 
 interface HistoryFlags {
@@ -14,6 +22,10 @@ interface HistoryFlags {
 }
 
 interface ForkFlags extends HistoryFlags {
+  approve?: string[];
+  deny?: string[];
+  input?: string;
+  inputFor?: string;
   at: number;
   runId?: string;
   set: Record<string, unknown>;
@@ -50,6 +62,10 @@ export function registerHistory(
     .option("--model <spec>", "the model the new run uses (default: the source run's)")
     .option("--store <path>", "the run store (default: .stagechart/runs.db)")
     .option("--force", "fork even if the pipeline changed since the run was saved")
+    .addOption(approveOption())
+    .addOption(denyOption())
+    .addOption(inputOption())
+    .addOption(inputForOption())
     .option("--headless", "no interactive prompts, even on a terminal")
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: ForkFlags) => setExit(await fork(runId, flags, io)));
@@ -105,6 +121,8 @@ async function fork(runId: string, flags: ForkFlags, io: CliIo): Promise<number>
           at: flags.at,
           set: flags.set,
           force: Boolean(flags.force),
+          answers: answersOf(flags),
+          inputs: inputsOf(flags),
           resumeWith: { ...settings },
           ...(flags.runId !== undefined && { runId: flags.runId }),
         });

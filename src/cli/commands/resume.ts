@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { StagechartError } from "../../errors.js";
 import type { ResumeInput } from "../../runtime/ask-stages.js";
@@ -35,10 +35,10 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .argument("<runId>")
     .option(storeOption, "the run store (default: .stagechart/runs.db)")
     .option("--force", "resume even if the pipeline changed since the run was saved")
-    .option("--approve <proposalId>", "grant a request the run waits for; repeatable", collect)
-    .option("--deny <proposalId>", "deny a request the run waits for; repeatable", collect)
-    .option("--input <json>", "the answer an ask stage waits for (JSON; other text is a string)")
-    .option("--input-for <stageExecutionId>", "the ask stage --input answers, when several wait")
+    .addOption(approveOption())
+    .addOption(denyOption())
+    .addOption(inputOption())
+    .addOption(inputForOption())
     .option("--headless", "no interactive prompts, even on a terminal")
     .option("--inspect [port]", INSPECT_HELP)
     .option("--stately", STATELY_HELP)
@@ -144,7 +144,21 @@ async function continueRun(
   }
 }
 
-function inputsOf(flags: StoredRunFlags): ResumeInput[] {
+/** The answers `resume` and `fork` take: `--approve`, `--deny`, `--input`, `--input-for`. */
+export const approveOption = () =>
+  new Option("--approve <proposalId>", "grant a request the run waits for; repeatable").argParser(
+    collect,
+  );
+export const denyOption = () =>
+  new Option("--deny <proposalId>", "deny a request the run waits for; repeatable").argParser(
+    collect,
+  );
+export const inputOption = () =>
+  new Option("--input <json>", "the answer an ask stage waits for (JSON; other text is a string)");
+export const inputForOption = () =>
+  new Option("--input-for <stageExecutionId>", "the ask stage --input answers, when several wait");
+
+export function inputsOf(flags: Pick<StoredRunFlags, "input" | "inputFor">): ResumeInput[] {
   if (flags.input === undefined) return [];
   const stageExecutionId = flags.inputFor;
   return [
@@ -156,7 +170,7 @@ function inputsOf(flags: StoredRunFlags): ResumeInput[] {
   ];
 }
 
-function answersOf(flags: StoredRunFlags): GrantAnswer[] {
+export function answersOf(flags: Pick<StoredRunFlags, "approve" | "deny">): GrantAnswer[] {
   const by = "command line";
   return [
     ...(flags.approve ?? []).map((proposalId) => ({
