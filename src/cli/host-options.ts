@@ -178,15 +178,23 @@ async function modelFor(settings: HostSettings): Promise<Result<ModelHandle>> {
 /** An interactor that tells `watcher` while it has a question open. */
 export function watched(interactor: Interactor, watcher: PromptWatcher | undefined): Interactor {
   if (!watcher) return interactor;
+  const watching = async <T>(ask: () => Promise<T>): Promise<T> => {
+    watcher.promptOpened();
+    try {
+      return await ask();
+    } finally {
+      watcher.promptClosed();
+    }
+  };
+  const { requestGrant, askValue } = interactor;
   return {
     name: interactor.name,
-    async requestGrant(request, signal) {
-      watcher.promptOpened();
-      try {
-        return await interactor.requestGrant(request, signal);
-      } finally {
-        watcher.promptClosed();
-      }
-    },
+    ...(requestGrant && {
+      requestGrant: (request, signal) =>
+        watching(() => requestGrant.call(interactor, request, signal)),
+    }),
+    ...(askValue && {
+      askValue: (request, signal) => watching(() => askValue.call(interactor, request, signal)),
+    }),
   };
 }

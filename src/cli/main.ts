@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../version.js";
 import { registerGraph } from "./commands/graph.js";
+import { registerHistory } from "./commands/history.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerPaths } from "./commands/paths.js";
 import { registerResume } from "./commands/resume.js";
@@ -33,6 +34,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   registerRun(program, io, setExit);
   registerResume(program, io, setExit);
   registerRuns(program, io, setExit);
+  registerHistory(program, io, setExit);
   registerGraph(program, io, setExit);
   registerInspect(program, io, setExit);
   registerPaths(program, io, setExit);

@@ -86,6 +86,8 @@ function stageShape(stage: PipelineStage): unknown {
       return { kind: stage.kind, command: stage.command, timeoutMs: stage.timeoutMs };
     case "code":
       return { kind: stage.kind, run: String(stage.run) };
+    case "ask":
+      return { kind: stage.kind, prompt: stage.prompt, schema: stage.schema };
   }
 }
 

@@ -27,6 +27,8 @@ import { onlyASibling } from "./topology.js";
 export interface PipelineServices {
   /** The stage lifecycle machine, bound to a host. */
   stageMachine: AnyStateMachine;
+  /** The machine of `ask` stages, bound to a host. */
+  askMachine: AnyStateMachine;
   /** Runs a code stage or a command stage to its StageResult. */
   runCode(
     stage: Extract<PipelineStage, { kind: "code" | "command" }>,
@@ -142,6 +144,7 @@ export function createPipelineMachine(
     },
     actors: {
       stage: services.stageMachine,
+      ask: services.askMachine,
       code: fromPromise<StageResult, CodeStageInput>(({ input, signal }) => {
         const stage = pipeline.stages[input.stageId];
         if (stage?.kind !== "code" && stage?.kind !== "command")

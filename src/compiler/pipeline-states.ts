@@ -30,6 +30,8 @@ export function actorOf(stage: PipelineStage): string {
       return "stage";
     case "pipeline":
       return `pipeline:${stage.id}`;
+    case "ask":
+      return "ask";
     default:
       return "code";
   }
@@ -64,6 +66,14 @@ export function childInput(
           runId: context.runId,
           ctx: context.ctx,
           asStage: { stageId: stage.id, stageExecutionId },
+        };
+      case "ask":
+        return {
+          runId: context.runId,
+          stageId: stage.id,
+          stageExecutionId,
+          prompt: stage.prompt,
+          schema: stage.schema,
         };
       default:
         return {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type AskEntry, askEntrySchema } from "./ask-entry.js";
 import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } from "./contract.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
 import type { Condition, JoinPolicy, Rule, Transition } from "./pipeline-types.js";
@@ -253,11 +254,12 @@ export type StageEntry =
   | { kind: "pipeline-spec"; key: "pipeline"; spec: PipelineSpec }
   | { kind: "stage"; key: "stage"; definition: StageDefinition; outputFields?: string[] }
   | { kind: "code"; key: "code"; run: CodeStageFunction }
-  | { kind: "command"; key: "run"; command: string; timeoutMs: number };
+  | { kind: "command"; key: "run"; command: string; timeoutMs: number }
+  | ({ kind: "ask"; key: "ask" } & AskEntry);
 
 const ENTRY_KINDS = {
-  yaml: ["file", "pipeline", "run"],
-  ts: ["file", "stage", "pipeline", "code", "run"],
+  yaml: ["file", "pipeline", "run", "ask"],
+  ts: ["file", "stage", "pipeline", "code", "run", "ask"],
 };
 
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -312,6 +314,7 @@ const rawEntry = {
     output,
     pipeline: pipelineFile.optional(),
     ...command,
+    ask: askEntrySchema.optional(),
   }),
   ts: mapping("a stage entry", {
     file: stageFile,
@@ -327,6 +330,7 @@ const rawEntry = {
     ).optional(),
     code: fn<CodeStageFunction>("a code stage function").optional(),
     ...command,
+    ask: askEntrySchema.optional(),
   }),
 };
 
@@ -380,6 +384,7 @@ function toEntry(raw: RawEntry): StageEntry {
   if (raw.pipeline !== undefined) {
     return { kind: "pipeline-spec", key: "pipeline", spec: raw.pipeline };
   }
+  if (raw.ask !== undefined) return { kind: "ask", key: "ask", ...(raw.ask as AskEntry) };
   return {
     kind: "command",
     key: "run",

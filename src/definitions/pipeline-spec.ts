@@ -34,7 +34,9 @@ export type StageSpec =
   /** A sub-pipeline: a spec, or a YAML file relative to `baseDir`. */
   | { pipeline: PipelineSpec | string }
   | { code: CodeStageFunction }
-  | { run: string; timeoutMs?: number };
+  | { run: string; timeoutMs?: number }
+  /** Asks a person for a value valid under `schema` (JSON Schema); the value is the output. */
+  | { ask: { prompt: string; schema: JsonSchema } };
 
 export type EndTarget = "done" | "fail" | "cancel";
 

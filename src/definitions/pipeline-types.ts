@@ -52,7 +52,9 @@ export type PipelineStage =
   | { kind: "pipeline"; id: string; pipeline: PipelineDefinition }
   /** YAML's built-in code stage: a command run through the host's Bash tool. */
   | { kind: "command"; id: string; command: string; timeoutMs: number }
-  | { kind: "code"; id: string; run: CodeStageFunction };
+  | { kind: "code"; id: string; run: CodeStageFunction }
+  /** Asks a person for a value valid under `schema`; the run suspends until it comes. */
+  | { kind: "ask"; id: string; prompt: string; schema: JsonSchema };
 
 /** A stage id of the same pipeline, or an end (`done`, `fail`, `cancel`). */
 export type Target = string;

@@ -34,6 +34,11 @@ export const AUDIT_EVENT_TYPES = [
   "SMTransition",
   "ParallelSiblingFailure",
   "OverrideApplied",
+  /** An ask stage asks a person for a value (its prompt and schema); answered with the value and who gave it. */
+  "InputRequested",
+  "InputAnswered",
+  /** The first event of a forked run: the run and step it was forked from, and ctx changes. */
+  "RunForked",
   /** A pipeline's `onTransition` hook threw: the state it was told of, and the error. */
   "TransitionHookFailed",
 ] as const;

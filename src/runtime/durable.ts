@@ -19,6 +19,9 @@ export interface DurableLaunch {
 const AUDITED_REFUSALS = new Set([
   "Session/DefinitionDrift",
   "Session/NoPendingGrant",
+  "Session/NoPendingInput",
+  "Session/InputAmbiguous",
+  "Validation/InputInvalid",
   "Session/IllegalTransition",
   "Validation/OverrideReasonMissing",
 ]);
@@ -111,7 +114,7 @@ export function launchDurable(
 export function refuseLaunch(
   store: RunStore,
   owner: string,
-  { runId, answers, control }: Pick<Launch, "runId" | "answers" | "control">,
+  { runId, answers, inputs, control }: Pick<Launch, "runId" | "answers" | "inputs" | "control">,
   error: StagechartError,
 ): StagechartError {
   try {
@@ -127,6 +130,7 @@ export function refuseLaunch(
               ...(answers?.length && {
                 answers: answers.map(({ proposalId, decision }) => ({ proposalId, decision })),
               }),
+              ...(inputs?.length && { inputs }),
               error: error.toModelView(),
             },
           },

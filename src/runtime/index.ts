@@ -1,3 +1,6 @@
+export { answerProblems, type ResumeInput } from "./ask-stages.js";
+export { type ForkOptions, type ForkStore, forkRun } from "./fork.js";
+export { type HistoryStep, type HistoryStore, runHistory } from "./history.js";
 export {
   createHost,
   type Host,
@@ -8,7 +11,9 @@ export {
 export {
   askInteractors,
   callbackInteractor,
+  grantAnswerers,
   type Interactor,
+  parseAnswer,
   terminalInteractor,
 } from "./interactors.js";
 export { type Journal, MemoryJournal } from "./journal.js";

@@ -28,6 +28,7 @@ import {
   toStagechartError,
 } from "../errors.js";
 import type { AuditEvent, AuditSink } from "../inspect/audit.js";
+import { askMachineFor, type ResumeInput, routeInputs } from "./ask-stages.js";
 import { runCodeStage } from "./code-stages.js";
 import { EventFeed } from "./event-feed.js";
 import { type Host, sandboxNotice } from "./host.js";
@@ -88,6 +89,7 @@ export function compilePipeline(pipeline: PipelineDefinition, host: Host): Pipel
   };
   return createPipelineMachine(pipeline, {
     stageMachine: stageMachineFor(pipelineHost),
+    askMachine: askMachineFor(pipelineHost),
     runCode: (stage, input, signal) => runCodeStage(pipelineHost, stage, input, signal),
     audit: (event) => pipelineHost.audit.emit(event),
   });
@@ -106,6 +108,8 @@ export interface Launch {
   snapshot?: Snapshot<unknown>;
   /** Delivered to the restored stages that wait for them, once the run is going again. */
   answers?: readonly GrantAnswer[];
+  /** Answers to the ask stages the run waits for, checked against their schemas first. */
+  inputs?: readonly ResumeInput[];
   /** Sent once the run is going again; one the run would refuse refuses the launch instead. */
   control?: PipelineEvent;
   /** Told every inspection event of the run's actors. */
@@ -122,7 +126,7 @@ export interface Launch {
 export function launch(
   pipeline: PipelineDefinition,
   baseHost: Host,
-  { runId, ctx, carried, snapshot, answers = [], control, inspect, start }: Launch,
+  { runId, ctx, carried, snapshot, answers = [], inputs = [], control, inspect, start }: Launch,
   onStep?: (actor: Actor<AnyStateMachine>) => void,
 ): Result<RunHandle> {
   const feed = new EventFeed();
@@ -172,6 +176,8 @@ export function launch(
       ),
   );
   if (unknown.length > 0) return err(noPendingGrant(runId, unknown, answerable));
+  const routed = routeInputs(runId, inputs, answerable);
+  if (!routed.ok) return routed;
   const refused =
     control && refuseControl(pipeline, actor.getSnapshot().context as PipelineContext, control);
   if (refused) return err(refused);
@@ -201,7 +207,9 @@ export function launch(
     const answer = answers.find(
       (a) => wait.kind === "grant" && a.proposalId === wait.request.proposalId,
     );
+    const input = routed.value.find((r) => r.actor === stage);
     if (answer) stage.send({ type: "GRANT_ANSWER", ...answer });
+    else if (input) stage.send({ type: "INPUT_ANSWER", ...input.answer });
     else if (restored.value.parked.some((p) => p.actor === stage)) stage.send({ type: "RECHECK" });
   }
   if (control) actor.send(control);

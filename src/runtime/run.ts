@@ -4,6 +4,7 @@ import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
+import type { ResumeInput } from "./ask-stages.js";
 import { cancelNeverBegun, type DurableLaunch, launchDurable, refuseLaunch } from "./durable.js";
 import { checkRoot, type Host } from "./host.js";
 import { type GrantAnswer, type Launch, launch, type RunHandle } from "./launch.js";
@@ -82,6 +83,8 @@ export interface ResumeOptions {
   leaseTtlMs?: number;
   /** Answers to the grant requests a suspended run waits for, by proposal id. */
   answers?: readonly GrantAnswer[];
+  /** Answers to the ask stages a suspended run waits for (`{value, by?, stageExecutionId?}`). */
+  inputs?: readonly ResumeInput[];
   /**
    * OVERRIDE, REDO or CANCEL, sent once the run is going again. One the run refuses refuses the
    * resume: nothing runs, and the refusal is audited (`RequestRefused`).
@@ -123,7 +126,12 @@ export function resumeRun(
   if (!durable.ok) return durable;
   const from = resumePoint(pipeline, run.value, options, hash);
   if (!from.ok) {
-    const request = { runId, answers: options.answers, control: options.control };
+    const request = {
+      runId,
+      answers: options.answers,
+      inputs: options.inputs,
+      control: options.control,
+    };
     return err(refuseLaunch(store, durable.value.owner, request, from.error));
   }
   const { control } = from.value;
@@ -137,7 +145,7 @@ export function resumeRun(
 function resumePoint(
   pipeline: PipelineDefinition,
   run: { runId: string; definitionHash: string; options: Record<string, unknown> },
-  { store, force, answers = [], control, inspect }: ResumeOptions,
+  { store, force, answers = [], inputs = [], control, inspect }: ResumeOptions,
   hash: string,
 ): Result<Launch> {
   const { runId } = run;
@@ -163,7 +171,7 @@ function resumePoint(
     );
   }
   const ctx = (run.options.ctx ?? {}) as Record<string, unknown>;
-  const request = { runId, ctx, answers, inspect, ...(control && { control }) };
+  const request = { runId, ctx, answers, inputs, inspect, ...(control && { control }) };
   if (!stored.ok)
     return ok({
       ...request,

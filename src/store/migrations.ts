@@ -102,6 +102,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memory_by_update ON memory (namespace, updated_at);
     `,
   },
+  {
+    // What a fork at a step copies: the journal and transcript rows written up to that step,
+    // marked by the highest rowid of each table when the step was committed (issue 13).
+    version: 4,
+    sql: `
+      ALTER TABLE steps ADD COLUMN journal_mark INTEGER;
+      ALTER TABLE steps ADD COLUMN transcript_mark INTEGER;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;

@@ -15,6 +15,7 @@ import {
   type TranscriptStore,
 } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
+import { ForkCopier } from "./fork.js";
 import { StepHistory, type StepRecord } from "./history.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
@@ -32,6 +33,7 @@ import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js"
 import { prepareStatements, type Statements } from "./statements.js";
 import {
   auditRunMismatch,
+  forkUnavailable,
   leaseLost,
   noSnapshot,
   runExists,
@@ -75,6 +77,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
   private readonly sql: Statements;
   private readonly history: StepHistory;
   private readonly memory: MemoryTable;
+  private readonly forks: ForkCopier;
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
 
   private constructor(
@@ -85,6 +88,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
     this.sql = prepareStatements(db);
     this.history = new StepHistory(db);
     this.memory = new MemoryTable(db);
+    this.forks = new ForkCopier(db);
     this.transaction = db.transaction((work) => work());
   }
 
@@ -214,6 +218,23 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
   /** The snapshot the run had after step k (the last one committed up to k). */
   snapshotAtStep(runId: string, step: number): unknown {
     return this.history.snapshotAtStep(runId, step);
+  }
+
+  /**
+   * Creates `run` as a fork of `source` at `step`, in one transaction: its row, the journal and
+   * transcript rows `source` had recorded by that step (under the new run's keys), and its first
+   * step (`first`: the snapshot it starts from and the events that say so).
+   */
+  forkRun(source: string, step: number, run: NewRun, first: StepCommit): Result<RunRecord> {
+    return this.immediately((): Result<RunRecord> => {
+      const marks = this.forks.marksOf(source, step);
+      if (!marks) return err(forkUnavailable(source, step));
+      const created = this.createRun(run);
+      if (!created.ok) return created;
+      this.forks.copy(source, run.runId, marks);
+      this.appendStep(run.runId, first);
+      return created;
+    });
   }
 
   lastSeq(runId: string): number {

@@ -1,6 +1,6 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
-import type { CodeStageOutcome } from "../definitions/contract.js";
+import type { CodeStageOutcome, JsonValue } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { ScriptEntry } from "../models/script-file.js";
@@ -24,6 +24,8 @@ export interface Drive {
   controls: Map<string, { step: number; event: PipelineEvent }>;
   /** The gate's answer, by `<stage>@<visit>`, for stages with a gate. */
   gates: Map<string, "proceed" | "defer" | "block">;
+  /** What a person answers an ask stage, by `<stage>@<visit>`; none: nobody answers. */
+  inputs: Map<string, JsonValue>;
   /** Why the path cannot be driven by a script, when it cannot. */
   notDriven?: string;
   /** A fixture ends otherwise than the path: the run would leave the path, so it is not started. */
@@ -73,6 +75,7 @@ export function driveFor(
     stepOf: new Map(),
     controls: new Map(),
     gates: new Map(),
+    inputs: new Map(),
   };
   const enter = (index: number, gate: "proceed" | "defer" | "block"): string => {
     const { stage } = steps[index] as PathStep;
@@ -99,6 +102,9 @@ export function driveFor(
     if (stage?.kind === "pipeline") {
       const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, visitOf(index));
       if (why) drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why}`;
+    } else if (kind === "ask") {
+      if (outcome.drive.kind === "answer" && outcome.drive.value !== undefined)
+        drive.inputs.set(`${step.stage}@${visitOf(index)}`, outcome.drive.value);
     } else if (kind !== "llm" && !fixture)
       drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
     else if (kind !== "llm" && fixture?.verdict !== outcome.verdict) {

@@ -1,9 +1,11 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import type { InspectionEvent, Observer } from "xstate";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
 import { err, type Result, StagechartError } from "../../errors.js";
+import type { ResumeInput } from "../../runtime/ask-stages.js";
 import type { Host } from "../../runtime/host.js";
+import { parseAnswer } from "../../runtime/interactors.js";
 import type { RunStore } from "../../runtime/persistence.js";
 import { reopenRun } from "../../runtime/reopen.js";
 import { type GrantAnswer, type RunHandle, resumeRun } from "../../runtime/run.js";
@@ -22,6 +24,8 @@ interface StoredRunFlags {
   force?: boolean;
   approve?: string[];
   deny?: string[];
+  input?: string;
+  inputFor?: string;
   headless?: boolean;
   inspect?: string | true;
   stately?: boolean;
@@ -36,8 +40,10 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .argument("<runId>")
     .option(storeOption, "the run store (default: .stagechart/runs.db)")
     .option("--force", "resume even if the pipeline changed since the run was saved")
-    .option("--approve <proposalId>", "grant a request the run waits for; repeatable", collect)
-    .option("--deny <proposalId>", "deny a request the run waits for; repeatable", collect)
+    .addOption(approveOption())
+    .addOption(denyOption())
+    .addOption(inputOption())
+    .addOption(inputForOption())
     .option("--headless", "no interactive prompts, even on a terminal")
     .option("--inspect [port]", INSPECT_HELP)
     .option("--stately", STATELY_HELP)
@@ -140,6 +146,7 @@ const resumeWith =
       ...options,
       force: Boolean(flags.force),
       answers: answersOf(flags),
+      inputs: inputsOf(flags),
       ...(control && { control }),
     });
 
@@ -194,7 +201,33 @@ async function continueRun(
   }
 }
 
-function answersOf(flags: StoredRunFlags): GrantAnswer[] {
+/** The answers `resume` and `fork` take: `--approve`, `--deny`, `--input`, `--input-for`. */
+export const approveOption = () =>
+  new Option("--approve <proposalId>", "grant a request the run waits for; repeatable").argParser(
+    collect,
+  );
+export const denyOption = () =>
+  new Option("--deny <proposalId>", "deny a request the run waits for; repeatable").argParser(
+    collect,
+  );
+export const inputOption = () =>
+  new Option("--input <json>", "the answer an ask stage waits for (JSON; other text is a string)");
+export const inputForOption = () =>
+  new Option("--input-for <stageExecutionId>", "the ask stage --input answers, when several wait");
+
+export function inputsOf(flags: Pick<StoredRunFlags, "input" | "inputFor">): ResumeInput[] {
+  if (flags.input === undefined) return [];
+  const stageExecutionId = flags.inputFor;
+  return [
+    {
+      value: parseAnswer(flags.input),
+      by: "command line",
+      ...(stageExecutionId && { stageExecutionId }),
+    },
+  ];
+}
+
+export function answersOf(flags: Pick<StoredRunFlags, "approve" | "deny">): GrantAnswer[] {
   const by = "command line";
   return [
     ...(flags.approve ?? []).map((proposalId) => ({
