@@ -19,9 +19,9 @@ import type { AuditEventInput, AuditEventType } from "../inspect/audit.js";
 import { holds, mentionsVerdict } from "./conditions.js";
 import { decideGroup, parallelState, runningStages } from "./pipeline-parallel.js";
 import { stageState } from "./pipeline-sequence.js";
-import { executionId, groupState } from "./pipeline-states.js";
+import { controlTransitions, currentStage, executionId, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
-import { onlyASibling } from "./topology.js";
+import { mayOverride, mayRedo, onlyASibling } from "./topology.js";
 
 /** What the pipeline machine asks of the world besides its stages' lifecycle machine. */
 export interface PipelineServices {
@@ -160,12 +160,15 @@ export function createPipelineMachine(
         context.groups[params.group]?.[params.sibling] === "running",
       groupDecides: ({ context }, params: { group: string; decision: "join" | "fail" }) =>
         decideGroup(pipeline, context, params.group) === params.decision,
-      overrideTo: ({ event }, params: { target: string }) =>
-        event.type === "OVERRIDE" && event.to === params.target,
+      overrideTo: ({ context, event }, params: { target: string }) =>
+        event.type === "OVERRIDE" &&
+        event.to === params.target &&
+        mayOverride(pipeline, currentStage(context) ?? "", params.target),
       redoOf: ({ context, event }, params: { target: string }) =>
         event.type === "REDO" &&
         event.stage === params.target &&
-        (context.visits[params.target] ?? 0) > 0,
+        (context.visits[params.target] ?? 0) > 0 &&
+        mayRedo(pipeline, currentStage(context) ?? "", params.target),
     },
     actions: {
       audit: (
@@ -240,10 +243,11 @@ export function createPipelineMachine(
     },
   });
 
+  const ownStates = Object.values(pipeline.stages).filter(
+    (stage) => !onlyASibling(pipeline, stage.id),
+  );
   const stageStates = Object.fromEntries(
-    Object.values(pipeline.stages)
-      .filter((stage) => !onlyASibling(pipeline, stage.id))
-      .map((stage) => [stage.id, stageState(pipeline, stage)]),
+    ownStates.map((stage) => [stage.id, stageState(pipeline, stage)]),
   );
   const groupStates = Object.fromEntries(
     Object.entries(pipeline.next).flatMap(([from, transition]) =>
@@ -280,7 +284,11 @@ export function createPipelineMachine(
       groups: {},
     }),
     initial: pipeline.entry,
-    on: { CANCEL: ".cancelled" },
+    on: {
+      CANCEL: ".cancelled",
+      // Generated from the topology like the states, so typed by the setup only.
+      ...(controlTransitions(ownStates.map((stage) => stage.id)) as Record<never, never>),
+    },
     output: ({ context }) => pipelineOutput(pipeline, context),
     // The states are generated from the pipeline's topology, so they are typed by the setup only.
     states: {

@@ -9,7 +9,6 @@ import type { PipelineContext } from "./pipeline-machine.js";
 import {
   actorOf,
   childInput,
-  controlEvents,
   type DoneArgs,
   executionId,
   fail,
@@ -139,7 +138,6 @@ export function parallelState(
         ],
       },
     ],
-    on: controlEvents(pipeline, from),
   };
 
   function describePolicy(p: JoinPolicy): string {
