@@ -7,6 +7,9 @@ import { inspectionOverhead } from "./cases/inspection.js";
 import { langGraphSideBySide } from "./cases/langgraph.js";
 import { memoryUse } from "./cases/memory.js";
 import { resumeCost } from "./cases/resume.js";
+import { runsListing } from "./cases/runs-listing.js";
+import { compileScaling, parallelScaling } from "./cases/scaling.js";
+import { startUp } from "./cases/start-up.js";
 import { storedRunOpening } from "./cases/stored-run-open.js";
 import { turnCost } from "./cases/turn-cost.js";
 import { writeAmplification } from "./cases/write-amplification.js";
@@ -39,6 +42,11 @@ const LANGGRAPH_TURNS = [10, 100];
 /** Model turns per stage of the stored run the visualizer opens: about 1,000 audit events. */
 const LONG_RUN_TURNS = 82;
 
+/** Issue 14's scaling goals: 1,000 siblings 16 at a time, a 1,000-stage chain, 10,000 runs. */
+const WIDE_GROUP = { siblings: 1000, turns: 3, maxConcurrency: 16 };
+const LONG_CHAIN_STAGES = 1000;
+const STORED_RUNS = 10_000;
+
 const RESULTS_DIR = join(process.cwd(), "bench", "results");
 
 async function main(): Promise<void> {
@@ -68,6 +76,10 @@ async function main(): Promise<void> {
     await step("resume", () => resumeCost(PARKED_RUN, dir));
     await step("inspection", () => inspectionOverhead(SHORT_RUN, dir));
     await step("opening a stored run", () => storedRunOpening(dir, LONG_RUN_TURNS));
+    await step("parallel group", () => parallelScaling(WIDE_GROUP));
+    await step("compiling", () => compileScaling(LONG_CHAIN_STAGES));
+    await step("start-up", async () => startUp());
+    await step("runs listing", () => runsListing(dir, STORED_RUNS));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -13,15 +13,28 @@ import {
   setup,
 } from "xstate";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
-import type { PipelineDefinition, PipelineStage, Rule } from "../definitions/pipeline-types.js";
+import type {
+  JoinPolicy,
+  PipelineDefinition,
+  PipelineStage,
+  Rule,
+} from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput, AuditEventType } from "../inspect/audit.js";
 import { holds, mentionsVerdict } from "./conditions.js";
-import { decideGroup, parallelState, runningStages } from "./pipeline-parallel.js";
+import {
+  decideGroup,
+  type GroupParams,
+  parallelState,
+  runningStages,
+  settledSibling,
+  startedGroup,
+  tallyOf,
+} from "./pipeline-parallel.js";
 import { stageState } from "./pipeline-sequence.js";
-import { executionId, groupState } from "./pipeline-states.js";
+import { controlTransitions, currentStage, executionId, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
-import { onlyASibling } from "./topology.js";
+import { mayOverride, mayRedo, onlyASibling } from "./topology.js";
 
 /** What the pipeline machine asks of the world besides its stages' lifecycle machine. */
 export interface PipelineServices {
@@ -76,7 +89,19 @@ export type PipelineEvent =
   | { type: "REDO"; stage: string }
   | { type: "CANCEL"; reason?: string };
 
-type SiblingState = "queued" | "running" | "settled";
+export type SiblingState = "queued" | "running" | "settled";
+
+/**
+ * A parallel group's counts, kept as its siblings settle, so deciding the group reads no sibling:
+ * `started` siblings (in declaration order) left the queue, `running` of them run now.
+ */
+export interface GroupTally {
+  siblings: number;
+  started: number;
+  running: number;
+  ok: number;
+  failed: number;
+}
 
 export interface PipelineContext {
   pipelineId: string;
@@ -94,6 +119,8 @@ export interface PipelineContext {
   /** The stage (or fan-out stage of the group) running now. */
   current?: string;
   groups: Record<string, Record<string, SiblingState>>;
+  /** By group; absent from snapshots stored before it was kept, where it is counted once. */
+  tallies?: Record<string, GroupTally>;
   status?: RunStatus;
   error?: ErrorView;
 }
@@ -168,14 +195,19 @@ export function createPipelineMachine(
         params.result.verdict === "ok" || params.result.verdict === "skip",
       siblingStarted: ({ context }, params: { group: string; sibling: string }) =>
         context.groups[params.group]?.[params.sibling] === "running",
-      groupDecides: ({ context }, params: { group: string; decision: "join" | "fail" }) =>
-        decideGroup(pipeline, context, params.group) === params.decision,
-      overrideTo: ({ event }, params: { target: string }) =>
-        event.type === "OVERRIDE" && event.to === params.target,
+      groupDecides: (
+        { context },
+        params: { group: string; policy: JoinPolicy; decision: "join" | "fail" },
+      ) => decideGroup(params.policy, tallyOf(context, params.group)) === params.decision,
+      overrideTo: ({ context, event }, params: { target: string }) =>
+        event.type === "OVERRIDE" &&
+        event.to === params.target &&
+        mayOverride(pipeline, currentStage(context) ?? "", params.target),
       redoOf: ({ context, event }, params: { target: string }) =>
         event.type === "REDO" &&
         event.stage === params.target &&
-        (context.visits[params.target] ?? 0) > 0,
+        (context.visits[params.target] ?? 0) > 0 &&
+        mayRedo(pipeline, currentStage(context) ?? "", params.target),
     },
     actions: {
       audit: (
@@ -204,34 +236,12 @@ export function createPipelineMachine(
       restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
         upstream: context.upstreamOf[params.stageId] ?? [],
       })),
-      startGroup: assign(
-        ({ context }, params: { group: string; siblings: string[]; maxConcurrency: number }) => ({
-          current: groupState(params.group),
-          groups: {
-            ...context.groups,
-            [params.group]: Object.fromEntries(
-              params.siblings.map((sibling, index) => [
-                sibling,
-                index < params.maxConcurrency ? "running" : "queued",
-              ]),
-            ),
-          },
-        }),
-      ),
-      settle: assign(
-        ({ context }, params: { group: string; result: StageResult; maxConcurrency: number }) => {
-          const siblings: Record<string, SiblingState> = {
-            ...context.groups[params.group],
-            [params.result.stageId]: "settled",
-          };
-          const running = Object.values(siblings).filter((s) => s === "running").length;
-          const queued = Object.keys(siblings).find((id) => siblings[id] === "queued");
-          if (queued && running < params.maxConcurrency) siblings[queued] = "running";
-          return {
-            results: { ...context.results, [params.result.stageId]: params.result },
-            groups: { ...context.groups, [params.group]: siblings },
-          };
-        },
+      startGroup: assign(({ context }, params: GroupParams) => ({
+        current: groupState(params.group),
+        ...startedGroup(context, params),
+      })),
+      settle: assign(({ context }, params: GroupParams & { result: StageResult }) =>
+        settledSibling(context, params, params.result),
       ),
       cancelRunning: ({ context }, params: { reason: string }) => {
         for (const stageId of runningStages(context)) {
@@ -251,10 +261,11 @@ export function createPipelineMachine(
     },
   });
 
+  const ownStates = Object.values(pipeline.stages).filter(
+    (stage) => !onlyASibling(pipeline, stage.id),
+  );
   const stageStates = Object.fromEntries(
-    Object.values(pipeline.stages)
-      .filter((stage) => !onlyASibling(pipeline, stage.id))
-      .map((stage) => [stage.id, stageState(pipeline, stage)]),
+    ownStates.map((stage) => [stage.id, stageState(pipeline, stage)]),
   );
   const groupStates = Object.fromEntries(
     Object.entries(pipeline.next).flatMap(([from, transition]) =>
@@ -289,10 +300,15 @@ export function createPipelineMachine(
       upstream: [],
       upstreamOf: {},
       groups: {},
+      tallies: {},
       ...input.carried,
     }),
     initial: pipeline.entry,
-    on: { CANCEL: ".cancelled" },
+    on: {
+      CANCEL: ".cancelled",
+      // Generated from the topology like the states, so typed by the setup only.
+      ...(controlTransitions(ownStates.map((stage) => stage.id)) as Record<never, never>),
+    },
     output: ({ context }) => pipelineOutput(pipeline, context),
     // The states are generated from the pipeline's topology, so they are typed by the setup only.
     states: {

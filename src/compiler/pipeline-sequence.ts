@@ -3,7 +3,6 @@ import { CANCEL, DONE, FAIL } from "../definitions/pipeline-types.js";
 import {
   actorOf,
   childInput,
-  controlEvents,
   type DoneArgs,
   fail,
   groupState,
@@ -34,7 +33,6 @@ export function stageState(pipeline: PipelineDefinition, stage: PipelineStage) {
         ),
       },
     },
-    on: controlEvents(pipeline, stage.id),
   };
 }
 

@@ -10,7 +10,6 @@ import {
 } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { PipelineContext, PipelineOutput } from "./pipeline-machine.js";
-import { overrideTargets, redoTargets } from "./topology.js";
 
 const GROUP_SUFFIX = "_parallel";
 /** Stage ids are kebab-case, so a group's state name cannot collide with a stage's. */
@@ -97,48 +96,56 @@ export type DoneArgs = {
   event: { output: StageResult | PipelineOutput };
 };
 
-/** OVERRIDE to any stage reachable from here; REDO of this stage or one visited before it. */
-export function controlEvents(pipeline: PipelineDefinition, stageId: string) {
-  const reachable = overrideTargets(pipeline, stageId);
-  const redoable = redoTargets(pipeline, stageId);
+/**
+ * OVERRIDE and REDO, taken at the root, one transition per stage that has a state: the guards
+ * ask the topology whether the stage running now (`context.current`) may go there, so the
+ * machine grows with the stages rather than with the pairs of them.
+ */
+export function controlTransitions(targets: readonly string[]) {
+  const from = ({ context }: { context: PipelineContext }) => currentStage(context);
   return {
-    OVERRIDE: reachable.map((target) => ({
+    OVERRIDE: targets.map((target) => ({
       guard: { type: "overrideTo", params: { target } },
-      target: stateOf(target),
-      reenter: true,
+      target: `.${target}`,
       actions: [
         { type: "cancelRunning", params: { reason: `overridden to ${target}` } },
         {
           type: "audit",
-          params: ({ event }: { event: { to: string; reason: string } }) => ({
+          params: (args: { context: PipelineContext; event: { to: string; reason: string } }) => ({
             type: "OverrideApplied",
-            payload: { from: stageId, to: event.to, reason: event.reason },
+            payload: { from: from(args), to: args.event.to, reason: args.event.reason },
           }),
         },
         {
           type: "audit",
-          params: {
+          params: (args: { context: PipelineContext }) => ({
             type: "SMTransition",
-            payload: { from: stageId, to: target, kind: "override" },
-          },
+            payload: { from: from(args), to: target, kind: "override" },
+          }),
         },
       ],
     })),
-    REDO: redoable.map((target) => ({
+    REDO: targets.map((target) => ({
       guard: { type: "redoOf", params: { target } },
-      target: stateOf(target),
-      reenter: true,
+      target: `.${target}`,
       actions: [
         { type: "cancelRunning", params: { reason: `redo of ${target}` } },
         { type: "restoreUpstream", params: { stageId: target } },
         {
           type: "audit",
-          params: { type: "SMTransition", payload: { from: stageId, to: target, kind: "redo" } },
+          params: (args: { context: PipelineContext }) => ({
+            type: "SMTransition",
+            payload: { from: from(args), to: target, kind: "redo" },
+          }),
         },
       ],
     })),
   };
 }
+
+/** The stage the run is at: the stage running now, or the stage the running group fans out from. */
+export const currentStage = (context: PipelineContext): string | undefined =>
+  context.current === undefined ? undefined : stageOfState(context.current);
 
 export function transitionAudit(from: string, to: Target, kind: "sequential" | "terminal") {
   return { type: "audit", params: { type: "SMTransition", payload: { from, to, kind } } };

@@ -2,7 +2,9 @@ export { MIGRATIONS, type Migration, SCHEMA_VERSION } from "./migrations.js";
 export type {
   NewRun,
   RunPatch,
+  RunQuery,
   RunRecord,
+  RunSummary,
   StoredSnapshot,
 } from "./records.js";
 export {

@@ -24,7 +24,9 @@ import {
   fromRunRow,
   type NewRun,
   type RunPatch,
+  type RunQuery,
   type RunRecord,
+  type RunSummary,
   type StoredSnapshot,
   toAuditRow,
   toRunRow,
@@ -157,9 +159,10 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
     return row ? ok(fromRunRow(row)) : err(runNotFound(runId));
   }
 
-  /** Newest first. */
-  listRuns(): RunRecord[] {
-    return this.guarded(() => this.sql.runs.all()).map(fromRunRow);
+  /** Newest first, as summaries (`getRun` has the rest). */
+  listRuns(query: RunQuery = {}): RunSummary[] {
+    const { status, limit = -1 } = query;
+    return this.guarded(() => this.sql.runs.all({ status: status ?? null, limit }));
   }
 
   /**

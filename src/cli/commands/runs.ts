@@ -1,7 +1,8 @@
-import type { Command } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import type { AuditEvent } from "../../inspect/audit.js";
 import { describeRun } from "../../inspect/run-view.js";
 import type { TokenCount } from "../../inspect/token-usage.js";
+import type { StoredStatus } from "../../runtime/persistence.js";
 import type { SqliteStore } from "../../store/index.js";
 import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
@@ -12,6 +13,22 @@ import { workflowBreadcrumbOf } from "../workflow-breadcrumb.js";
 interface Flags {
   store?: string;
   json?: boolean;
+}
+
+interface ListFlags extends Flags {
+  limit?: number;
+  status?: StoredStatus;
+  all?: boolean;
+}
+
+const DEFAULT_LIMIT = 50;
+const STATUSES: StoredStatus[] = ["running", "suspended", "done", "failed", "cancelled"];
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError(`--limit needs a whole number of at least 1, got "${value}"`);
+  return n;
 }
 
 /** Reading the store: `runs`, `show <runId>`, `audit <runId>`. None creates a store. */
@@ -40,17 +57,33 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
   };
   program
     .command("runs")
-    .description("list the stored runs, newest first")
+    .description(`list the stored runs, newest first (the latest ${DEFAULT_LIMIT} unless told)`)
     .option("--store <path>", "the run store (default: .stagechart/runs.db)")
-    .option("--json", "print the runs as JSON")
+    .option("--limit <n>", `list at most n runs (default ${DEFAULT_LIMIT})`, positiveInteger)
+    .addOption(new Option("--status <status>", "only the runs in this status").choices(STATUSES))
+    .option("--all", "list every run (no limit)")
+    .option(
+      "--json",
+      "print the runs as a JSON array of {runId, pipelineId, status, createdAt, updatedAt}",
+    )
     .action(
-      withStore((store, flags) => {
-        const runs = store.listRuns();
+      withStore((store, flags: ListFlags) => {
+        const limit = flags.all ? undefined : (flags.limit ?? DEFAULT_LIMIT);
+        // One row past the page tells whether there are more, without counting them all.
+        const page = store.listRuns({
+          ...(flags.status && { status: flags.status }),
+          ...(limit !== undefined && { limit: limit + 1 }),
+        });
+        const runs = page.slice(0, limit);
         if (flags.json) io.stdout(`${JSON.stringify(runs, null, 2)}\n`);
-        else if (runs.length === 0) io.stdout("no runs yet\n");
-        else
+        else if (runs.length === 0)
+          io.stdout(flags.status ? `no ${flags.status} runs\n` : "no runs yet\n");
+        else {
           for (const r of runs)
             io.stdout(`${r.runId}  ${r.status.padEnd(9)}  ${r.pipelineId}  ${r.updatedAt}\n`);
+          if (page.length > runs.length)
+            io.stdout(`(only the latest ${runs.length} shown: --limit <n> or --all for more)\n`);
+        }
         return EXIT.done;
       }, noRuns),
     );
