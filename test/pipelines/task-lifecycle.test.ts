@@ -65,17 +65,38 @@ const at = (current: string): PipelineContext =>
     visits: Object.fromEntries(PHASES.map((p) => [p, 1])),
   }) as unknown as PipelineContext;
 
-/** The compiled machine's transitions out of each phase, by event kind: its rules, OVERRIDE, REDO. */
+/**
+ * The compiled machine's transitions out of each phase, by event kind: its rules (the edges of
+ * its graph), and the OVERRIDE and REDO transitions (taken at the root) whose guards hold for a
+ * run at that phase, evaluated with the machine's own guard implementations.
+ */
 function compiledTargets(pipeline: PipelineDefinition) {
+  const machine = drawablePipeline(pipeline);
   const byPhase: Record<string, Record<"rules" | "OVERRIDE" | "REDO", Set<string>>> = {};
-  for (const node of toDirectedGraph(drawablePipeline(pipeline)).children) {
+  for (const node of toDirectedGraph(machine).children) {
     for (const edge of node.edges) {
       const from = edge.source.id.split(".")[1] as string;
       const to = edge.target.id.split(".")[1] as string;
-      const event: string = edge.transition.eventType;
-      const kind = event === "OVERRIDE" || event === "REDO" ? event : "rules";
       byPhase[from] ??= { rules: new Set(), OVERRIDE: new Set(), REDO: new Set() };
-      if (kind !== "rules" || to !== "failed") byPhase[from][kind].add(to);
+      if (to !== "failed") byPhase[from].rules.add(to);
+    }
+  }
+  const guards = machine.implementations.guards as Record<
+    string,
+    (args: { context: PipelineContext; event: unknown }, params: unknown) => boolean
+  >;
+  for (const from of PHASES) {
+    for (const kind of ["OVERRIDE", "REDO"] as const) {
+      for (const transition of machine.root.transitions.get(kind) ?? []) {
+        const guard = transition.guard as { type: string; params: { target: string } };
+        const { target } = guard.params;
+        const event =
+          kind === "OVERRIDE"
+            ? { type: kind, to: target, reason: "r" }
+            : { type: kind, stage: target };
+        if (guards[guard.type]?.({ context: at(from), event }, guard.params))
+          byPhase[from]?.[kind].add(target);
+      }
     }
   }
   return byPhase;
