@@ -3,6 +3,7 @@ import {
   type AnyStateMachine,
   assign,
   type EventObject,
+  enqueueActions,
   fromPromise,
   type MetaObject,
   type ParameterizedObject,
@@ -34,6 +35,20 @@ export interface PipelineServices {
     signal: AbortSignal,
   ): Promise<StageResult>;
   audit(event: AuditEventInput): void;
+  /**
+   * Set when the machine is a run of its own, invoked by another app's machine: told as the run
+   * begins (not when it is restored; a throw refuses its input) and as it ends.
+   */
+  run?: { begins(context: PipelineContext): void; ends(context: PipelineContext): void };
+  /** Why a control event that no transition took is refused. */
+  refusal?(context: PipelineContext, event: PipelineEvent): ErrorView | undefined;
+}
+
+/** Emitted (XState `emit`) when the run refuses a control event sent to it. */
+export interface ControlRefused {
+  type: "stagechart.controlRefused";
+  control: PipelineEvent;
+  error: ErrorView;
 }
 
 export interface CodeStageInput {
@@ -105,7 +120,7 @@ export type PipelineMachine = StateMachine<
   string,
   PipelineInput,
   PipelineOutput,
-  EventObject,
+  ControlRefused,
   MetaObject,
   StateSchema
 >;
@@ -132,6 +147,7 @@ export function createPipelineMachine(
       events: PipelineEvent;
       input: PipelineInput;
       output: PipelineOutput;
+      emitted: ControlRefused;
     },
     actors: {
       stage: services.stageMachine,
@@ -237,6 +253,23 @@ export function createPipelineMachine(
         status: params.status,
         ...(params.error && { error: params.error }),
       })),
+      runBegins: ({ context }) => {
+        if (!context.asStage) services.run?.begins(context);
+      },
+      runEnds: ({ context }) => {
+        if (!context.asStage) services.run?.ends(context);
+      },
+      refuseControl: enqueueActions(({ context, event, enqueue }) => {
+        const error =
+          services.refusal?.(context, event) ??
+          viewOf("Session/IllegalTransition", `the run cannot take ${event.type} now`);
+        services.audit({
+          type: "RequestRefused",
+          runId: context.runId,
+          payload: { pipelineId: context.pipelineId, control: event, error },
+        });
+        enqueue.emit({ type: "stagechart.controlRefused", control: event, error });
+      }),
     },
   });
 
@@ -280,14 +313,23 @@ export function createPipelineMachine(
       groups: {},
     }),
     initial: pipeline.entry,
-    on: { CANCEL: ".cancelled" },
+    entry: "runBegins",
+    // Stage states take the OVERRIDE and REDO they allow; one that reaches the root is refused.
+    on: {
+      CANCEL: ".cancelled",
+      OVERRIDE: { actions: "refuseControl" },
+      REDO: { actions: "refuseControl" },
+    },
     output: ({ context }) => pipelineOutput(pipeline, context),
     // The states are generated from the pipeline's topology, so they are typed by the setup only.
     states: {
       ...stageStates,
       ...groupStates,
-      done: { type: "final", entry: { type: "finish", params: { status: "done" } } },
-      failed: { type: "final", entry: { type: "finish", params: { status: "failed" } } },
+      done: { type: "final", entry: [{ type: "finish", params: { status: "done" } }, "runEnds"] },
+      failed: {
+        type: "final",
+        entry: [{ type: "finish", params: { status: "failed" } }, "runEnds"],
+      },
       cancelled: {
         type: "final",
         entry: [
@@ -299,6 +341,7 @@ export function createPipelineMachine(
               error: viewOf("Cancellation/RunCancelled", "the run was cancelled"),
             },
           },
+          "runEnds",
         ],
       },
     } as unknown as GeneratedStates,

@@ -3,7 +3,13 @@ import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { Host } from "./host.js";
-import { compilePipeline, type Launch, launch, type RunHandle, type RunResult } from "./launch.js";
+import {
+  compileRunMachine,
+  type Launch,
+  launch,
+  type RunHandle,
+  type RunResult,
+} from "./launch.js";
 import { type RunStore, StepRecorder, stopOnStoreFailure } from "./persistence.js";
 
 export interface DurableLaunch {
@@ -156,7 +162,7 @@ export function cancelNeverBegun(
   const result: RunResult = { runId, status: "cancelled", results: {} };
   return ok({
     runId,
-    actor: createActor(compilePipeline(pipeline, host), { input: { runId, ctx } }),
+    actor: createActor(compileRunMachine(pipeline, host), { input: { runId, ctx } }),
     result: Promise.resolve(result),
     events: async function* () {
       yield* events;

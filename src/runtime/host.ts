@@ -21,6 +21,7 @@ import { builtinTools } from "../tools/index.js";
 import { type AnyTool, DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/types.js";
 import type { Interactor } from "./interactors.js";
 import { type Journal, MemoryJournal } from "./journal.js";
+import type { RunStore } from "./persistence.js";
 import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
 import type { SecurityMode } from "./security-mode.js";
 
@@ -61,6 +62,12 @@ export interface Host {
   audit: AuditSink;
   transcripts: TranscriptStore;
   journal: Journal;
+  /**
+   * Makes every run of a pipeline compiled for this host durable, wherever it runs: `startRun`
+   * and `resumeRun` use it unless given another, and a pipeline another app's machine invokes
+   * keeps its run row, audit log, journal and transcripts in it (see embedded.ts).
+   */
+  store?: RunStore;
 }
 
 export type UnansweredGrants = "deny" | "suspend";
@@ -96,6 +103,8 @@ export interface HostOptions {
   clock?: { now(): number };
   transcripts?: TranscriptStore;
   journal?: Journal;
+  /** Where runs are kept; also the journal and transcripts unless those are given. */
+  store?: RunStore;
 }
 
 export function createHost(options: HostOptions): Host {
@@ -127,8 +136,9 @@ export function createHost(options: HostOptions): Host {
     commandEnv: withoutProviderKeys(env, redact),
     clock: options.clock ?? { now: Date.now },
     audit: options.audit,
-    transcripts: options.transcripts ?? new MemoryTranscripts(),
-    journal: options.journal ?? new MemoryJournal(),
+    transcripts: options.transcripts ?? options.store ?? new MemoryTranscripts(),
+    journal: options.journal ?? options.store ?? new MemoryJournal(),
+    ...(options.store && { store: options.store }),
   };
 }
 
