@@ -2,7 +2,6 @@ import {
   type AnyActorRef,
   type AnyStateMachine,
   assign,
-  type EventObject,
   enqueueActions,
   fromPromise,
   type MetaObject,

@@ -30,7 +30,7 @@ function recordingModel(
   const scripted = createScriptedModel(parsed.value);
   const told = (options: LanguageModelV3CallOptions) =>
     onCall({
-      stage: String((options.providerOptions?.stagechart as { stageId: string }).stageId),
+      stage: String(options.providerOptions?.stagechart?.stageId),
       roles: options.prompt.map((message) => message.role),
     });
   return {
