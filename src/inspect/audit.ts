@@ -32,6 +32,8 @@ export const AUDIT_EVENT_TYPES = [
   "SMTransition",
   "ParallelSiblingFailure",
   "OverrideApplied",
+  /** A control event another process asked the run's owner for, through the store: who asked. */
+  "ControlRequested",
   /** A pipeline's `onTransition` hook threw: the state it was told of, and the error. */
   "TransitionHookFailed",
 ] as const;

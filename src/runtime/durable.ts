@@ -2,6 +2,7 @@ import { type Actor, type AnyStateMachine, createActor } from "xstate";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
+import { watchControlQueue } from "./control-watch.js";
 import type { Host } from "./host.js";
 import {
   compileRunMachine,
@@ -11,6 +12,7 @@ import {
   type RunResult,
 } from "./launch.js";
 import { type RunStore, StepRecorder, stopOnStoreFailure } from "./persistence.js";
+import { refuseControl } from "./run-checks.js";
 
 export interface DurableLaunch {
   store: RunStore;
@@ -75,8 +77,15 @@ export function launchDurable(
   }
   const handle = launched.value;
   stop = () => handle.actor.stop();
+  const controls = watchControlQueue(store, runId, handle.actor, {
+    check: (event) => refuseControl(pipeline, handle.actor.getSnapshot().context, event),
+    audit: recorder,
+    commit: () => commit(handle.actor),
+    giveUp,
+  });
   const result = handle.result.then((outcome): RunResult => {
     clearInterval(renewal);
+    clearInterval(controls);
     commit(handle.actor);
     if (!lost) {
       try {

@@ -1,4 +1,12 @@
 export {
+  CONTROL_TIMEOUT_MS,
+  type ControlOptions,
+  type ControlRequest,
+  type ControlStatus,
+  type Requester,
+  requestControl,
+} from "./control.js";
+export {
   createHost,
   type Host,
   type HostLimits,

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import type { JsonValue } from "../definitions/contract.js";
 import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
+import type { ControlQueue } from "./control.js";
 import type { Journal } from "./journal.js";
 import type { TranscriptStore } from "./transcripts.js";
 
@@ -23,7 +24,7 @@ export type StoredStatus = "running" | "suspended" | "done" | "failed" | "cancel
  * What durable runs need from a store (the SQLite store implements it; another backend can).
  * Transcripts and the journal live in it too, so a resumed run finds every recorded result.
  */
-export interface RunStore extends Journal, TranscriptStore {
+export interface RunStore extends Journal, TranscriptStore, ControlQueue {
   createRun(run: {
     runId: string;
     pipelineId: string;

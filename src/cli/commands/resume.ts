@@ -1,7 +1,9 @@
 import type { Command } from "commander";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { StagechartError } from "../../errors.js";
+import { isLive } from "../../runtime/control.js";
 import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
+import { type ControlFlags, controlLiveRun } from "../control.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
@@ -11,7 +13,7 @@ import { collect } from "../options.js";
 import { withRunHost } from "../run-host.js";
 import { noStoreFor, openExistingStore } from "../store.js";
 
-interface StoredRunFlags {
+interface StoredRunFlags extends ControlFlags {
   store?: string;
   json?: boolean;
   force?: boolean;
@@ -45,6 +47,11 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .description("cancel a stored run")
     .argument("<runId>")
     .option(storeOption, "the run store")
+    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
+    .option(
+      "--timeout <seconds>",
+      "how long to wait for a live run's process to take it (default 30)",
+    )
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(
@@ -61,6 +68,11 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .requiredOption("--to <stage>", "the stage to move to")
     .requiredOption("--reason <text>", "why (audited)")
     .option(storeOption, "the run store")
+    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
+    .option(
+      "--timeout <seconds>",
+      "how long to wait for a live run's process to take it (default 30)",
+    )
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags & { to: string; reason: string }) =>
       setExit(
@@ -77,6 +89,11 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .argument("<runId>")
     .argument("<stage>")
     .option(storeOption, "the run store")
+    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
+    .option(
+      "--timeout <seconds>",
+      "how long to wait for a live run's process to take it (default 30)",
+    )
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, stage: string, flags: StoredRunFlags) =>
       setExit(await continueRun(runId, flags, io, { type: "REDO", stage })),
@@ -96,6 +113,11 @@ async function continueRun(
   try {
     const run = store.value.getRun(runId);
     if (!run.ok) return refuse(io, flags.json, run.error, runId);
+    // Another live process runs it: that process is asked, through the store.
+    if (event && isLive(store.value, runId)) {
+      const answered = await controlLiveRun(store.value, runId, event, flags, io);
+      if (answered !== undefined) return answered;
+    }
     // Whoever resumes decides whether there is somebody at the terminal to ask.
     const settings = {
       ...(run.value.options as unknown as HostSettings),
