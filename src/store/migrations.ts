@@ -93,7 +93,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     sql: `
       CREATE TABLE control_requests (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        id INTEGER PRIMARY KEY,
         run_id TEXT NOT NULL REFERENCES runs (run_id),
         event TEXT NOT NULL,
         requester TEXT NOT NULL,
