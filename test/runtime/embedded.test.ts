@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
-import { type AnyActorRef, assign, createActor, setup, toPromise } from "xstate";
+import { type AnyActorRef, assign, createActor, sendTo, setup, toPromise } from "xstate";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import { parseScript } from "../../src/models/script-file.js";
 import { createScriptedModel } from "../../src/models/scripted.js";
@@ -194,12 +194,11 @@ describe("a pipeline embedded in another app", () => {
       invoke: { id: "work", src: "work", input: { runId: "embedded-2", ctx: {} } },
       on: {
         JUMP: {
-          actions: ({ self, event }) =>
-            (self.getSnapshot().children.work as AnyActorRef).send({
-              type: "OVERRIDE",
-              to: event.to,
-              reason: "asked by the app",
-            }),
+          actions: sendTo("work", ({ event }) => ({
+            type: "OVERRIDE" as const,
+            to: event.to,
+            reason: "asked by the app",
+          })),
         },
       },
     });
