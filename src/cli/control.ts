@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "commander";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import { requestControl } from "../runtime/control.js";
 import type { RunStore } from "../runtime/persistence.js";
@@ -8,7 +9,7 @@ export interface ControlFlags {
   json?: boolean;
   by?: string;
   /** Seconds to wait for the run's owner. */
-  timeout?: string;
+  timeout?: number;
 }
 
 /**
@@ -24,17 +25,11 @@ export async function controlLiveRun(
   flags: ControlFlags,
   io: CliIo,
 ): Promise<number | undefined> {
-  const timeout = flags.timeout === undefined ? undefined : Number(flags.timeout);
-  if (timeout !== undefined && !(timeout > 0))
-    return refuse(io, flags.json, {
-      code: "Validation/OptionInvalid",
-      message: `--timeout takes a number of seconds above 0, not ${flags.timeout}`,
-    });
   if (!flags.json)
     io.stderr(`run ${runId} is live in another process: asking it to ${event.type}\n`);
   const outcome = await requestControl(store, runId, event, {
     ...(flags.by && { by: flags.by }),
-    ...(timeout && { timeoutMs: timeout * 1000 }),
+    ...(flags.timeout && { timeoutMs: flags.timeout * 1000 }),
   });
   if (outcome.ok) {
     const summary = { runId, control: event.type, outcome: "applied", requestId: outcome.value.id };
@@ -48,4 +43,11 @@ export async function controlLiveRun(
   const { error } = outcome;
   if (error.code === "Session/RunNotLive" || error.context.reason === "not-live") return undefined;
   return refuse(io, flags.json, error, runId, "running");
+}
+
+/** `--timeout`'s value: seconds, above 0. */
+export function positiveSeconds(text: string): number {
+  const seconds = Number(text);
+  if (!(seconds > 0)) throw new InvalidArgumentError("a number of seconds above 0");
+  return seconds;
 }

@@ -116,6 +116,14 @@ describe("cancel of a run another live process runs", () => {
   });
 });
 
+describe("the control commands' options", () => {
+  it.each(["0", "-1", "soon"])("--timeout %s is a usage error", async (timeout) => {
+    const cancel = await runCli("cancel", "r9", "--timeout", timeout);
+    expect(cancel.code).toBe(2);
+    expect(cancel.stderr).toContain("--timeout");
+  });
+});
+
 describe("a killed owner during a pending control request", () => {
   it("the waiting cancel sees the owner gone, withdraws the request and cancels the stored run itself", async () => {
     const project = demoProject();

@@ -3,7 +3,7 @@ import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { StagechartError } from "../../errors.js";
 import { isLive } from "../../runtime/control.js";
 import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
-import { type ControlFlags, controlLiveRun } from "../control.js";
+import { type ControlFlags, controlLiveRun, positiveSeconds } from "../control.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
@@ -51,6 +51,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option(
       "--timeout <seconds>",
       "how long to wait for a live run's process to take it (default 30)",
+      positiveSeconds,
     )
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
@@ -72,6 +73,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option(
       "--timeout <seconds>",
       "how long to wait for a live run's process to take it (default 30)",
+      positiveSeconds,
     )
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags & { to: string; reason: string }) =>
@@ -93,6 +95,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option(
       "--timeout <seconds>",
       "how long to wait for a live run's process to take it (default 30)",
+      positiveSeconds,
     )
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, stage: string, flags: StoredRunFlags) =>
