@@ -61,7 +61,7 @@ export function thisRequester(by?: string): Requester {
   return { pid: process.pid, host: hostname(), user, ...(by && { by }) };
 }
 
-/** How often a live owner looks at its control queue (it also looks as it renews its lease). */
+/** How often a live owner looks at its control queue: far more often than it renews its lease. */
 export const CONTROL_POLL_MS = 200;
 
 /** How long a requester waits for the owner by default. */
