@@ -2,7 +2,7 @@ import {
   type AnyActorRef,
   type AnyStateMachine,
   assign,
-  type EventObject,
+  enqueueActions,
   fromPromise,
   type MetaObject,
   type ParameterizedObject,
@@ -49,6 +49,20 @@ export interface PipelineServices {
     signal: AbortSignal,
   ): Promise<StageResult>;
   audit(event: AuditEventInput): void;
+  /**
+   * Set when the machine is a run of its own, invoked by another app's machine: told as the run
+   * begins (not when it is restored; a throw refuses its input) and as it ends.
+   */
+  run?: { begins(context: PipelineContext): void; ends(context: PipelineContext): void };
+  /** Why a control event that no transition took is refused. */
+  refusal?(context: PipelineContext, event: PipelineEvent): ErrorView | undefined;
+}
+
+/** Emitted (XState `emit`) when the run refuses a control event sent to it. */
+export interface ControlRefused {
+  type: "stagechart.controlRefused";
+  control: PipelineEvent;
+  error: ErrorView;
 }
 
 export interface CodeStageInput {
@@ -141,7 +155,7 @@ export type PipelineMachine = StateMachine<
   string,
   PipelineInput,
   PipelineOutput,
-  EventObject,
+  ControlRefused,
   MetaObject,
   StateSchema
 >;
@@ -168,6 +182,7 @@ export function createPipelineMachine(
       events: PipelineEvent;
       input: PipelineInput;
       output: PipelineOutput;
+      emitted: ControlRefused;
     },
     actors: {
       stage: services.stageMachine,
@@ -258,6 +273,23 @@ export function createPipelineMachine(
         status: params.status,
         ...(params.error && { error: params.error }),
       })),
+      runBegins: ({ context }) => {
+        if (!context.asStage) services.run?.begins(context);
+      },
+      runEnds: ({ context }) => {
+        if (!context.asStage) services.run?.ends(context);
+      },
+      refuseControl: enqueueActions(({ context, event, enqueue }) => {
+        const error =
+          services.refusal?.(context, event) ??
+          viewOf("Session/IllegalTransition", `the run cannot take ${event.type} now`);
+        services.audit({
+          type: "RequestRefused",
+          runId: context.runId,
+          payload: { pipelineId: context.pipelineId, control: event, error },
+        });
+        enqueue.emit({ type: "stagechart.controlRefused", control: event, error });
+      }),
     },
   });
 
@@ -304,9 +336,11 @@ export function createPipelineMachine(
       ...input.carried,
     }),
     initial: pipeline.entry,
+    entry: "runBegins",
     on: {
       CANCEL: ".cancelled",
-      // Generated from the topology like the states, so typed by the setup only.
+      // OVERRIDE and REDO are taken at the root, where their guards allow (generated from the
+      // topology like the states, so typed by the setup only); one no guard allows is refused.
       ...(controlTransitions(ownStates.map((stage) => stage.id)) as Record<never, never>),
     },
     output: ({ context }) => pipelineOutput(pipeline, context),
@@ -314,8 +348,11 @@ export function createPipelineMachine(
     states: {
       ...stageStates,
       ...groupStates,
-      done: { type: "final", entry: { type: "finish", params: { status: "done" } } },
-      failed: { type: "final", entry: { type: "finish", params: { status: "failed" } } },
+      done: { type: "final", entry: [{ type: "finish", params: { status: "done" } }, "runEnds"] },
+      failed: {
+        type: "final",
+        entry: [{ type: "finish", params: { status: "failed" } }, "runEnds"],
+      },
       cancelled: {
         type: "final",
         entry: [
@@ -327,6 +364,7 @@ export function createPipelineMachine(
               error: viewOf("Cancellation/RunCancelled", "the run was cancelled"),
             },
           },
+          "runEnds",
         ],
       },
     } as unknown as GeneratedStates,

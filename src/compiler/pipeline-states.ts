@@ -99,47 +99,58 @@ export type DoneArgs = {
 /**
  * OVERRIDE and REDO, taken at the root, one transition per stage that has a state: the guards
  * ask the topology whether the stage running now (`context.current`) may go there, so the
- * machine grows with the stages rather than with the pairs of them.
+ * machine grows with the stages rather than with the pairs of them. One that no guard allows is
+ * refused: audited and emitted, not dropped.
  */
 export function controlTransitions(targets: readonly string[]) {
   const from = ({ context }: { context: PipelineContext }) => currentStage(context);
+  const refused = { actions: "refuseControl" };
   return {
-    OVERRIDE: targets.map((target) => ({
-      guard: { type: "overrideTo", params: { target } },
-      target: `.${target}`,
-      actions: [
-        { type: "cancelRunning", params: { reason: `overridden to ${target}` } },
-        {
-          type: "audit",
-          params: (args: { context: PipelineContext; event: { to: string; reason: string } }) => ({
-            type: "OverrideApplied",
-            payload: { from: from(args), to: args.event.to, reason: args.event.reason },
-          }),
-        },
-        {
-          type: "audit",
-          params: (args: { context: PipelineContext }) => ({
-            type: "SMTransition",
-            payload: { from: from(args), to: target, kind: "override" },
-          }),
-        },
-      ],
-    })),
-    REDO: targets.map((target) => ({
-      guard: { type: "redoOf", params: { target } },
-      target: `.${target}`,
-      actions: [
-        { type: "cancelRunning", params: { reason: `redo of ${target}` } },
-        { type: "restoreUpstream", params: { stageId: target } },
-        {
-          type: "audit",
-          params: (args: { context: PipelineContext }) => ({
-            type: "SMTransition",
-            payload: { from: from(args), to: target, kind: "redo" },
-          }),
-        },
-      ],
-    })),
+    OVERRIDE: [
+      ...targets.map((target) => ({
+        guard: { type: "overrideTo", params: { target } },
+        target: `.${target}`,
+        actions: [
+          { type: "cancelRunning", params: { reason: `overridden to ${target}` } },
+          {
+            type: "audit",
+            params: (args: {
+              context: PipelineContext;
+              event: { to: string; reason: string };
+            }) => ({
+              type: "OverrideApplied",
+              payload: { from: from(args), to: args.event.to, reason: args.event.reason },
+            }),
+          },
+          {
+            type: "audit",
+            params: (args: { context: PipelineContext }) => ({
+              type: "SMTransition",
+              payload: { from: from(args), to: target, kind: "override" },
+            }),
+          },
+        ],
+      })),
+      refused,
+    ],
+    REDO: [
+      ...targets.map((target) => ({
+        guard: { type: "redoOf", params: { target } },
+        target: `.${target}`,
+        actions: [
+          { type: "cancelRunning", params: { reason: `redo of ${target}` } },
+          { type: "restoreUpstream", params: { stageId: target } },
+          {
+            type: "audit",
+            params: (args: { context: PipelineContext }) => ({
+              type: "SMTransition",
+              payload: { from: from(args), to: target, kind: "redo" },
+            }),
+          },
+        ],
+      })),
+      refused,
+    ],
   };
 }
 

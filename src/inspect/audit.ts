@@ -39,6 +39,8 @@ export const AUDIT_EVENT_TYPES = [
   "InputAnswered",
   /** The first event of a forked run: the run and step it was forked from, and ctx changes. */
   "RunForked",
+  /** A control event another process asked the run's owner for, through the store: who asked. */
+  "ControlRequested",
   /** A pipeline's `onTransition` hook threw: the state it was told of, and the error. */
   "TransitionHookFailed",
 ] as const;

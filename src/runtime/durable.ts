@@ -2,9 +2,17 @@ import { type Actor, type AnyStateMachine, createActor } from "xstate";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
+import { watchControlQueue } from "./control-watch.js";
 import type { Host } from "./host.js";
-import { compilePipeline, type Launch, launch, type RunHandle, type RunResult } from "./launch.js";
+import {
+  compileRunMachine,
+  type Launch,
+  launch,
+  type RunHandle,
+  type RunResult,
+} from "./launch.js";
 import { type RunStore, stopOnStoreFailure } from "./persistence.js";
+import { refuseControl } from "./run-checks.js";
 import { StepRecorder } from "./step-recorder.js";
 
 export interface DurableLaunch {
@@ -79,8 +87,15 @@ export function launchDurable(
   }
   const handle = launched.value;
   stop = () => handle.actor.stop();
+  const controls = watchControlQueue(store, runId, handle.actor, {
+    check: (event) => refuseControl(pipeline, handle.actor.getSnapshot().context, event),
+    audit: recorder,
+    commit: () => commit(handle.actor),
+    giveUp,
+  });
   const result = handle.result.then((outcome): RunResult => {
     clearInterval(renewal);
+    clearInterval(controls);
     commit(handle.actor);
     if (!lost) {
       try {
@@ -167,7 +182,7 @@ export function cancelNeverBegun(
   const result: RunResult = { runId, status: "cancelled", results: {} };
   return ok({
     runId,
-    actor: createActor(compilePipeline(pipeline, host), { input: { runId, ctx } }),
+    actor: createActor(compileRunMachine(pipeline, host), { input: { runId, ctx } }),
     result: Promise.resolve(result),
     events: async function* () {
       yield* events;

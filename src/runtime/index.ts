@@ -1,4 +1,12 @@
 export { answerProblems, type ResumeInput } from "./ask-stages.js";
+export {
+  CONTROL_TIMEOUT_MS,
+  type ControlOptions,
+  type ControlRequest,
+  type ControlStatus,
+  type Requester,
+  requestControl,
+} from "./control.js";
 export { type ForkOptions, type ForkStore, forkRun } from "./fork.js";
 export { type HistoryStep, type HistoryStore, runHistory } from "./history.js";
 export {

@@ -14,6 +14,7 @@ import {
   type PipelineEvent,
   type PipelineMachine,
   type PipelineOutput,
+  type PipelineServices,
   type RunStatus,
 } from "../compiler/pipeline-machine.js";
 import type { GrantDecision } from "../compiler/stage-types.js";
@@ -73,10 +74,14 @@ export interface RunHandle {
 }
 
 /**
- * Compiles a pipeline for a host: an ordinary XState machine, which other machines may invoke
- * with `input: {runId, ctx}` and whose output is `{status, result, results, error?}`.
+ * Compiles a pipeline for a host into the machine a run drives; `run` is told as the machine's
+ * own run begins and ends (see embedded.ts: `launch` audits those itself).
  */
-export function compilePipeline(pipeline: PipelineDefinition, host: Host): PipelineMachine {
+export function compileRunMachine(
+  pipeline: PipelineDefinition,
+  host: Host,
+  run?: PipelineServices["run"],
+): PipelineMachine {
   const hooks = collectHooks(pipeline);
   const grants =
     pipeline.grants.approve.length + pipeline.grants.deny.length > 0
@@ -92,6 +97,8 @@ export function compilePipeline(pipeline: PipelineDefinition, host: Host): Pipel
     askMachine: askMachineFor(pipelineHost),
     runCode: (stage, input, signal) => runCodeStage(pipelineHost, stage, input, signal),
     audit: (event) => pipelineHost.audit.emit(event),
+    refusal: (context, event) => refuseControl(pipeline, context, event)?.toModelView(),
+    ...(run && { run }),
   });
 }
 
@@ -153,7 +160,7 @@ export function launch(
       actor.stop();
     });
   };
-  const actor = createActor(compilePipeline(pipeline, host), {
+  const actor = createActor(compileRunMachine(pipeline, host), {
     input: { runId, ctx, ...(carried && { carried }) },
     ...(snapshot !== undefined && { snapshot }),
     inspect: (event: InspectionEvent) => {
@@ -293,14 +300,8 @@ function finish(
   runId: string,
   output: Omit<PipelineOutput, "result"> & Partial<PipelineOutput>,
 ): RunResult {
-  const type =
-    output.status === "done"
-      ? "RunCompleted"
-      : output.status === "cancelled"
-        ? "RunCancelled"
-        : "RunFailed";
   audit.emit({
-    type,
+    type: endEventOf(output.status),
     runId,
     payload: { status: output.status, ...(output.error && { error: output.error }) },
   });
@@ -313,6 +314,10 @@ function finish(
     results: output.results,
   };
 }
+
+/** The audit event a run ends with. */
+export const endEventOf = (status: RunStatus) =>
+  status === "done" ? "RunCompleted" : status === "cancelled" ? "RunCancelled" : "RunFailed";
 
 function collectHooks(pipeline: PipelineDefinition): Host["hooks"] {
   const nested = Object.values(pipeline.stages).flatMap((stage) =>

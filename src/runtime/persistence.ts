@@ -6,7 +6,8 @@ import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
-import type { AuditEvent, AuditEventInput } from "../inspect/audit.js";
+import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
+import type { ControlQueue } from "./control.js";
 import type { Journal } from "./journal.js";
 import type { TranscriptRow, TranscriptStore } from "./transcripts.js";
 
@@ -31,7 +32,7 @@ export type StoredStatus = "running" | "suspended" | "done" | "failed" | "cancel
  * Transcripts and the journal live in it too, so a resumed run finds every recorded result; and
  * what pipelines keep between runs (`PipelineMemory`), which its durable runs' code stages use.
  */
-export interface RunStore extends Journal, TranscriptStore, PipelineMemory {
+export interface RunStore extends Journal, TranscriptStore, PipelineMemory, ControlQueue {
   createRun(run: {
     runId: string;
     pipelineId: string;

@@ -12,12 +12,13 @@ import { LEASE_TTL_MS, leaseOwner, ownerIsGone, type RunStore } from "./persiste
 import { checkContext } from "./run-checks.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 
-export { compilePipeline, type GrantAnswer, type RunHandle, type RunResult } from "./launch.js";
+export { compilePipeline } from "./embedded.js";
+export type { GrantAnswer, RunHandle, RunResult } from "./launch.js";
 export type { RunWait } from "./suspension.js";
 
 export interface RunOptions {
   host: Host;
-  /** Makes the run durable: every step is committed here, and the run can be resumed. */
+  /** Makes the run durable: every step is committed here, and the run can be resumed (default: the host's). */
   store?: RunStore;
   /** How long a durable run's lease lives without renewal (renewed every third of it). */
   leaseTtlMs?: number;
@@ -47,7 +48,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   const ctx = { ...options.ctx, ...(options.task !== undefined && { task: options.task }) };
   const invalid = checkContext(pipeline, ctx);
   if (invalid) return err(invalid);
-  const { store } = options;
+  const store = options.store ?? options.host.store;
   if (!store)
     return launch(pipeline, options.host, {
       runId,
@@ -76,7 +77,8 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
 
 export interface ResumeOptions {
   host: Host;
-  store: RunStore;
+  /** Where the run is kept; the host's store when not given. */
+  store?: RunStore;
   /** Resume even though the pipeline changed since the run's snapshot. */
   force?: boolean;
   /** How long the run's lease lives without renewal (renewed every third of it). */
@@ -109,7 +111,11 @@ export function resumeRun(
 ): Result<RunHandle> {
   const root = checkRoot(options.host.root);
   if (!root.ok) return root;
-  const { store } = options;
+  const store = options.store ?? options.host.store;
+  if (!store)
+    return err(
+      new StagechartError("Session/NoStore", `run ${runId} cannot be resumed: no store is given`),
+    );
   const run = store.getRun(runId);
   if (!run.ok) return run;
   if (["done", "failed", "cancelled"].includes(run.value.status)) {
@@ -124,7 +130,7 @@ export function resumeRun(
   const { hash } = fingerprint(pipeline);
   const durable = takeLease(store, runId, hash, options.leaseTtlMs);
   if (!durable.ok) return durable;
-  const from = resumePoint(pipeline, run.value, options, hash);
+  const from = resumePoint(pipeline, run.value, { ...options, store }, hash);
   if (!from.ok) {
     const request = {
       runId,
@@ -145,7 +151,14 @@ export function resumeRun(
 function resumePoint(
   pipeline: PipelineDefinition,
   run: { runId: string; definitionHash: string; options: Record<string, unknown> },
-  { store, force, answers = [], inputs = [], control, inspect }: ResumeOptions,
+  {
+    store,
+    force,
+    answers = [],
+    inputs = [],
+    control,
+    inspect,
+  }: ResumeOptions & { store: RunStore },
   hash: string,
 ): Result<Launch> {
   const { runId } = run;

@@ -111,6 +111,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE steps ADD COLUMN transcript_mark INTEGER;
     `,
   },
+  {
+    // Control events for a run another process owns, taken by that owner (issue 13).
+    version: 5,
+    sql: `
+      CREATE TABLE control_requests (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        event TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        requested_at TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'applied', 'refused', 'expired')),
+        error TEXT,
+        settled_at TEXT
+      );
+      CREATE INDEX control_requests_pending ON control_requests (run_id, status);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;

@@ -2,11 +2,14 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { z } from "zod";
+import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { MemoryEntry, PipelineMemory } from "../definitions/memory.js";
+import type { ErrorView } from "../errors.js";
 import { err, ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
+import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { StepCommit } from "../runtime/persistence.js";
 import {
@@ -15,6 +18,7 @@ import {
   type TranscriptStore,
 } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
+import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork.js";
 import { StepHistory, type StepRecord } from "./history.js";
 import { MemoryTable } from "./memory-table.js";
@@ -75,11 +79,12 @@ export type { StepCommit };
  * file or row is `Session/StoreCorrupt`, a full, missing or read-only disk
  * `Session/StoreUnavailable`, each naming the file or the row.
  */
-export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
+export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, ControlQueue {
   private readonly sql: Statements;
   private readonly history: StepHistory;
   private readonly memory: MemoryTable;
   private readonly forks: ForkCopier;
+  private readonly controls: ControlRequests;
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
 
   private constructor(
@@ -91,6 +96,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
     this.history = new StepHistory(db);
     this.memory = new MemoryTable(db);
     this.forks = new ForkCopier(db);
+    this.controls = new ControlRequests(db);
     this.transaction = db.transaction((work) => work());
   }
 
@@ -346,6 +352,36 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
   /** Gives the lease up; a lease held by another owner is left alone. */
   releaseLease(runId: string, owner: string): void {
     this.guarded(() => this.sql.releaseLease.run({ runId, owner }));
+  }
+
+  /** Queues a control event for the run's live owner (`Session/RunNotFound` for no such run). */
+  enqueueControl(
+    runId: string,
+    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+  ): ControlRequest {
+    return this.immediately(() => {
+      if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
+      return this.controls.enqueue(runId, request, this.timestamp());
+    });
+  }
+
+  pendingControls(runId: string): ControlRequest[] {
+    return this.guarded(() => this.controls.pendingControls(runId));
+  }
+
+  controlRequest(id: number): ControlRequest | undefined {
+    return this.guarded(() => this.controls.controlRequest(id));
+  }
+
+  settleControl(
+    id: number,
+    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+  ): boolean {
+    return this.guarded(() => this.controls.settleAt(id, outcome, this.timestamp()));
+  }
+
+  leaseHolder(runId: string): { owner: string; expiresAt: number } | undefined {
+    return this.guarded(() => this.controls.leaseHolder(runId));
   }
 
   /**

@@ -88,7 +88,9 @@ function compiledTargets(pipeline: PipelineDefinition) {
   for (const from of PHASES) {
     for (const kind of ["OVERRIDE", "REDO"] as const) {
       for (const transition of machine.root.transitions.get(kind) ?? []) {
-        const guard = transition.guard as { type: string; params: { target: string } };
+        // The last one, unguarded, refuses what no guard allows.
+        const guard = transition.guard as { type: string; params: { target: string } } | undefined;
+        if (!guard) continue;
         const { target } = guard.params;
         const event =
           kind === "OVERRIDE"

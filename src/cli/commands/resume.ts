@@ -4,11 +4,13 @@ import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
 import { err, type Result, StagechartError } from "../../errors.js";
 import type { ResumeInput } from "../../runtime/ask-stages.js";
+import { isLive } from "../../runtime/control.js";
 import type { Host } from "../../runtime/host.js";
 import { parseAnswer } from "../../runtime/interactors.js";
 import type { RunStore } from "../../runtime/persistence.js";
 import { reopenRun } from "../../runtime/reopen.js";
 import { type GrantAnswer, type RunHandle, resumeRun } from "../../runtime/run.js";
+import { type ControlFlags, controlLiveRun, positiveSeconds } from "../control.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
@@ -18,7 +20,7 @@ import { collect } from "../options.js";
 import { withRunHost } from "../run-host.js";
 import { noStoreFor, openExistingStore } from "../store.js";
 
-interface StoredRunFlags {
+interface StoredRunFlags extends ControlFlags {
   store?: string;
   json?: boolean;
   force?: boolean;
@@ -56,15 +58,19 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .description("cancel a stored run")
     .argument("<runId>")
     .option(storeOption, "the run store")
+    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
+    .option(
+      "--timeout <seconds>",
+      "how long to wait for a live run's process to take it (default 30)",
+      positiveSeconds,
+    )
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(
-        await continueRun(
-          runId,
-          flags,
-          io,
-          resumeWith(flags, { type: "CANCEL", reason: "cancelled from the command line" }),
-        ),
+        await controlRun(runId, flags, io, {
+          type: "CANCEL",
+          reason: "cancelled from the command line",
+        }),
       ),
     );
   program
@@ -74,15 +80,20 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .requiredOption("--to <stage>", "the stage to move to")
     .requiredOption("--reason <text>", "why (audited)")
     .option(storeOption, "the run store")
+    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
+    .option(
+      "--timeout <seconds>",
+      "how long to wait for a live run's process to take it (default 30)",
+      positiveSeconds,
+    )
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags & { to: string; reason: string }) =>
       setExit(
-        await continueRun(
-          runId,
-          flags,
-          io,
-          resumeWith(flags, { type: "OVERRIDE", to: flags.to, reason: flags.reason }),
-        ),
+        await controlRun(runId, flags, io, {
+          type: "OVERRIDE",
+          to: flags.to,
+          reason: flags.reason,
+        }),
       ),
     );
   program
@@ -97,13 +108,28 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     )
     .option("--reason <text>", "why (audited; needed to reopen a run that ended done)")
     .option(storeOption, "the run store")
+    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
+    .option(
+      "--timeout <seconds>",
+      "how long to wait for a live run's process to take it (default 30)",
+      positiveSeconds,
+    )
     .option("--json", "print a JSON summary last on stdout")
     .action(
       async (
         runId: string,
         stage: string | undefined,
         flags: StoredRunFlags & { reason?: string },
-      ) => setExit(await continueRun(runId, flags, io, redoOf(stage, flags.reason))),
+      ) =>
+        setExit(
+          await continueRun(
+            runId,
+            flags,
+            io,
+            redoOf(stage, flags.reason),
+            stage === undefined ? undefined : { type: "REDO", stage },
+          ),
+        ),
     );
 }
 
@@ -150,11 +176,20 @@ const resumeWith =
       ...(control && { control }),
     });
 
+/** `cancel` and `override`: the event sent to the run's live owner, or the stored run resumed with it. */
+const controlRun = (runId: string, flags: StoredRunFlags, io: CliIo, event: PipelineEvent) =>
+  continueRun(runId, flags, io, resumeWith(flags, event), event);
+
+/**
+ * Continues a stored run with `relaunch`; a control event for a run another live process owns
+ * is handed to that process through the store instead.
+ */
 async function continueRun(
   runId: string,
   flags: StoredRunFlags,
   io: CliIo,
   relaunch: Relaunch = resumeWith(flags),
+  event?: PipelineEvent,
 ): Promise<number> {
   // No store file: the run cannot be in it, and none is created just to say so.
   const store = openExistingStore(flags.store);
@@ -163,6 +198,11 @@ async function continueRun(
   try {
     const run = store.value.getRun(runId);
     if (!run.ok) return refuse(io, flags.json, run.error, runId);
+    // Another live process runs it: that process is asked, through the store.
+    if (event && isLive(store.value, runId)) {
+      const answered = await controlLiveRun(store.value, runId, event, flags, io);
+      if (answered !== undefined) return answered;
+    }
     // Whoever resumes decides whether there is somebody at the terminal to ask.
     const settings = {
       ...(run.value.options as unknown as HostSettings),
