@@ -97,7 +97,8 @@ export function driveFor(
     const fixture = fixtures[step.stage];
     const stage = pipeline.stages[step.stage];
     if (stage?.kind === "pipeline") {
-      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, visitOf(index));
+      const execution = `${step.stage}@${visitOf(index)}`;
+      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, execution);
       if (why) drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why}`;
     } else if (kind !== "llm" && !fixture)
       drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
@@ -114,17 +115,17 @@ export function driveFor(
 
 /**
  * Scripts a sub-pipeline's own stages down one of its paths that ends as the stage's verdict
- * needs (`done` for ok, `failed` for fail), under `<subPipelineId>:<stage>@<visit>`; they do not
- * wait for the outer path's steps. Returns why it cannot, when it cannot.
+ * needs (`done` for ok, `failed` for fail), under the execution of the sub-pipeline stage they
+ * run in (`<stage>@<visit>/<inner stage>@<inner visit>`, see `executionKey`), so each visit of
+ * it is driven afresh; they do not wait for the outer path's steps. Returns why it cannot.
  */
 function driveSubPipeline(
   drive: Drive,
   sub: PipelineDefinition,
   verdict: string,
   ctx: Record<string, unknown>,
-  visit: number,
+  execution: string,
 ): string | undefined {
-  if (visit > 1) return "only its first visit is driven";
   const end = verdict === "ok" ? "done" : "failed";
   const path = pipelinePaths(sub, { ctx }).paths.find((p) => p.end === end);
   if (!path) return `no path of ${sub.id} ends ${end}`;
@@ -142,8 +143,19 @@ function driveSubPipeline(
     ctx,
   );
   if (inner.notDriven) return inner.notDriven;
-  for (const [key, entries] of inner.script) drive.script.set(`${sub.id}:${key}`, entries);
+  for (const [key, entries] of inner.script) drive.script.set(`${execution}/${key}`, entries);
   return undefined;
+}
+
+/**
+ * A stage execution's script key, from its id: `path/plan/2` → `plan@2`; a sub-pipeline's stage,
+ * `path/inner/2/review/1` → `inner@2/review@1` (the run id, first, is left out).
+ */
+export function executionKey(stageExecutionId: string): string {
+  const segments = stageExecutionId.split("/").slice(1);
+  const pairs: string[] = [];
+  for (let i = 0; i + 1 < segments.length; i += 2) pairs.push(`${segments[i]}@${segments[i + 1]}`);
+  return pairs.join("/");
 }
 
 /**
@@ -175,11 +187,9 @@ export function drivenModel(
       ...inner,
       doGenerate: async (options: LanguageModelV3CallOptions) => {
         const info = options.providerOptions?.stagechart as unknown as StagechartCallInfo;
-        const visit = Number(info.stageExecutionId.split("/").at(-1));
+        const key = executionKey(info.stageExecutionId);
         // A sub-pipeline's stages answer from their own scripts, in their own order.
-        if (info.pipelineId !== pipelineId)
-          return answer(`${info.pipelineId}:${info.stageId}@${visit}`, options, info);
-        const key = `${info.stageId}@${visit}`;
+        if (info.pipelineId !== pipelineId) return answer(key, options, info);
         const control = drive.controls.get(key);
         if (control) {
           await exits.settledBefore(control.step, options.abortSignal);

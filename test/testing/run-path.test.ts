@@ -163,4 +163,66 @@ describe("runPath through a sub-pipeline stage", () => {
     expect(through.length).toBeGreaterThanOrEqual(2);
     expect(report.paths.filter((p) => !p.ok)).toEqual([]);
   });
+
+  it("drives a sub-pipeline nested in a sub-pipeline", async () => {
+    const innermost = pipelineOf({ id: "innermost", stages: [llm("review")] });
+    const middle = pipelineOf({
+      id: "middle",
+      stages: [{ kind: "pipeline", id: "deep", pipeline: innermost }],
+    });
+    const parent = pipelineOf({
+      id: "parent",
+      stages: [llm("plan"), { kind: "pipeline", id: "inner", pipeline: middle }],
+      next: { plan: "inner" },
+    });
+    const report = await testPipeline(parent, { timeoutMs: 10_000 });
+    expect(report.paths.filter((p) => p.expected.end === "done")).not.toEqual([]);
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+  });
+
+  it("drives every visit of a sub-pipeline stage, each down its own sub-path", async () => {
+    const sub = pipelineOf({ id: "sub", stages: [llm("review")] });
+    // A failed inner goes back to plan, and inner runs again, until its third visit fails the run.
+    const parent = pipelineOf({
+      id: "parent",
+      stages: [llm("plan"), { kind: "pipeline", id: "inner", pipeline: sub }],
+      next: {
+        plan: "inner",
+        inner: {
+          kind: "rules",
+          rules: [
+            { when: { visits: "inner", op: "gte", value: 3 }, to: "fail" },
+            { when: { path: "verdict", op: "equals", value: "fail" }, to: "plan" },
+            { to: "done" },
+          ],
+        },
+      },
+    });
+    const step = (stage: string, outcome: string) => ({ stage, outcome });
+    const run = await runPath(
+      parent,
+      {
+        steps: [step("plan", "ok"), step("inner", "fail"), step("plan", "ok"), step("inner", "ok")],
+        end: "done",
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect({ ok: run.ok, reason: run.reason }).toEqual({ ok: true, reason: undefined });
+    expect(run.actual.transitions).toEqual([
+      "plan → inner (sequential)",
+      "inner → plan (sequential)",
+      "plan → inner (sequential)",
+      "inner → done (terminal)",
+    ]);
+    const list = pipelinePaths(parent);
+    const revisiting = list.paths.filter(
+      (p) => p.steps.filter((s) => s.stage === "inner").length > 1,
+    );
+    expect(revisiting.map((p) => p.end)).toEqual(expect.arrayContaining(["done", "failed"]));
+    const report = await testPipeline(parent, {
+      paths: { ...list, paths: revisiting },
+      timeoutMs: 10_000,
+    });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+  });
 });
