@@ -7,7 +7,7 @@ import type { ScriptEntry } from "../models/script-file.js";
 import { createScriptedModel } from "../models/scripted.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { controlEventOf } from "./events.js";
-import { type StageOutcome, stageOutcomes } from "./outcomes.js";
+import { payloadConditions, type StageOutcome, stageOutcomes } from "./outcomes.js";
 import { type PathStep, pipelinePaths } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
 
@@ -100,7 +100,9 @@ export function driveFor(
       const execution = `${step.stage}@${visitOf(index)}`;
       const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, execution);
       if (why) drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why}`;
-    } else if (kind !== "llm" && !fixture)
+    } else if (outcome.drive.kind === "complete" && exitHookReads(pipeline, step.stage).length > 0)
+      drive.notDriven ??= `step ${index + 1}: ${step.stage}'s exit hook computes the output its rules read (${exitHookReads(pipeline, step.stage).join(", ")}); no script forces what it returns`;
+    else if (kind !== "llm" && !fixture)
       drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
     else if (kind !== "llm" && fixture?.verdict !== outcome.verdict) {
       drive.notDriven ??= `step ${index + 1}: ${step.stage}'s fixture ends ${fixture?.verdict}, the path ${outcome.verdict}`;
@@ -111,6 +113,17 @@ export function driveFor(
     drive.stepOf.set(key, index);
   }
   return drive;
+}
+
+/**
+ * The `output` fields a stage's rules read when a TypeScript exit hook writes its output: the
+ * model splits them assuming the default hand-on, but the hook's code decides, so a path relying
+ * on one is driven only as far as the real hook happens to agree.
+ */
+function exitHookReads(pipeline: PipelineDefinition, stageId: string): string[] {
+  if (!pipeline.hooks[stageId]?.exit) return [];
+  const paths = payloadConditions(pipeline, stageId).map((condition) => condition.path);
+  return [...new Set(paths.filter((path) => path.startsWith("output.")))];
 }
 
 /**

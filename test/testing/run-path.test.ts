@@ -226,3 +226,36 @@ describe("runPath through a sub-pipeline stage", () => {
     expect(report.paths.filter((p) => !p.ok)).toEqual([]);
   });
 });
+
+describe("runPath through a stage with an exit hook", () => {
+  /** review routes on `output.approved`; its exit hook hands on `{approved: false}` whatever it was told. */
+  const hooked = pipelineOf({
+    id: "hooked",
+    stages: [llm("review")],
+    next: {
+      review: {
+        kind: "rules",
+        rules: [
+          { when: { path: "output.approved", op: "equals", value: true }, to: "done" },
+          { to: "fail" },
+        ],
+      },
+    },
+    hooks: { review: { exit: () => ({ approved: false }) } },
+  });
+
+  it("reports the output split its exit hook does not hand on as not driven, and drives the one it does", async () => {
+    const report = await testPipeline(hooked, { timeoutMs: 10_000 });
+    const byOutcome = Object.fromEntries(
+      report.paths
+        .filter((p) => p.expected.end !== "suspended")
+        .map((p) => [p.expected.end, { ok: p.ok, reason: p.reason }]),
+    );
+    expect(byOutcome.done).toEqual({
+      ok: false,
+      reason:
+        "not driven: step 1: review's exit hook computes the output its rules read (output.approved); no script forces what it returns",
+    });
+    expect(report.paths.filter((p) => p.ok).map((p) => p.expected.end)).toContain("failed");
+  });
+});
