@@ -25,6 +25,11 @@ export interface InterleavedTiming {
   candidateMs: Spread;
   /** candidate ÷ baseline within each round, summarized over the rounds. */
   ratio: Spread;
+  /**
+   * The same ratio of the CPU time this process spent in each timed run (`process.cpuUsage`):
+   * what other processes on the machine do moves it far less than the wall-clock time.
+   */
+  cpuRatio: Spread;
   rounds: number;
 }
 
@@ -42,24 +47,31 @@ export async function timeInterleaved(
   tasks: { baseline: InterleavedTask; candidate: InterleavedTask },
   plan: InterleavingPlan,
 ): Promise<InterleavedTiming> {
-  const once = async (task: InterleavedTask): Promise<number> => {
+  const once = async (task: InterleavedTask): Promise<{ wall: number; cpu: number }> => {
     globalThis.gc?.();
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     await task.run();
-    const elapsed = performance.now() - started;
+    const wall = performance.now() - started;
+    const { user, system } = process.cpuUsage(cpuBefore);
     await task.after?.();
-    return elapsed;
+    return { wall, cpu: (user + system) / 1000 };
   };
   for (let round = 0; round < plan.warmupRounds; round++)
     for (const side of orderOf(round)) await once(tasks[side]);
-  const times = { baseline: [] as number[], candidate: [] as number[] };
+  const times = {
+    baseline: [] as { wall: number; cpu: number }[],
+    candidate: [] as { wall: number; cpu: number }[],
+  };
   for (let round = 0; round < plan.rounds; round++)
     for (const side of orderOf(round)) times[side].push(await once(tasks[side]));
-  const ratios = times.candidate.map((ms, round) => ms / (times.baseline[round] ?? Number.NaN));
+  const ratios = (of: "wall" | "cpu") =>
+    times.candidate.map((t, round) => t[of] / (times.baseline[round]?.[of] ?? Number.NaN));
   return {
-    baselineMs: spreadOf(times.baseline),
-    candidateMs: spreadOf(times.candidate),
-    ratio: spreadOf(ratios),
+    baselineMs: spreadOf(times.baseline.map((t) => t.wall)),
+    candidateMs: spreadOf(times.candidate.map((t) => t.wall)),
+    ratio: spreadOf(ratios("wall")),
+    cpuRatio: spreadOf(ratios("cpu")),
     rounds: plan.rounds,
   };
 }

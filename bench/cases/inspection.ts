@@ -69,6 +69,8 @@ export async function inspectionOverhead(workload: Workload, dir: string): Promi
           ratioMedian: ratio.median,
           ratioInterquartile: `${ratio.p25.toFixed(3)}–${ratio.p75.toFixed(3)}`,
           ratioRange: `${ratio.min.toFixed(3)}–${ratio.max.toFixed(3)}`,
+          cpuRatioMedian: timing.cpuRatio.median,
+          cpuRatioInterquartile: `${timing.cpuRatio.p25.toFixed(3)}–${timing.cpuRatio.p75.toFixed(3)}`,
           plainInterquartileMs: `${timing.baselineMs.p25.toFixed(1)}–${timing.baselineMs.p75.toFixed(1)}`,
           inspectedInterquartileMs: `${timing.candidateMs.p25.toFixed(1)}–${timing.candidateMs.p75.toFixed(1)}`,
           streamBytesPerRun: last?.bytes,
