@@ -118,7 +118,10 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     close: async () => {
       clearInterval(timer);
       for (const ws of sockets.clients) ws.terminate();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A connection half-way through a request (or an upgrade) would hold close() for minutes.
+      server.closeAllConnections();
+      await closed;
       store?.close();
     },
   };

@@ -1,5 +1,6 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -186,6 +187,20 @@ describe("a server that stops after its run (run --inspect)", () => {
     expect(flushed).toBe(true);
     page.close();
     await server.close();
+  });
+});
+
+describe("closing the inspect server", () => {
+  it("ends even while a client is half-way through a request", async () => {
+    const server = await startInspectServer({ storePath: join(tmpdir(), "none.db"), port: 0 });
+    const socket = connect(server.port, "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.write("GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    // The server resets it: that is how the connection ends.
+    socket.on("error", () => {});
+    const ended = new Promise((resolve) => socket.once("close", resolve));
+    await server.close();
+    await ended;
   });
 });
 
