@@ -12,6 +12,7 @@ import {
   pipelineChart,
 } from "./chart.js";
 import { layoutChart } from "./chart-layout.js";
+import { controlFromPage } from "./control-route.js";
 import type { LiveRegistry } from "./live.js";
 import { describeRun } from "./run-view.js";
 import { stepsOf, stepView } from "./steps.js";
@@ -81,6 +82,7 @@ async function route(
   const run = store.getRun(id);
   if (!run.ok) return run;
   if (method === "POST" && what === "grants" && key) return answerGrant(context, id, key, body);
+  if (method === "POST" && what === "control" && !key) return controlFromPage(store, id, body);
   if (method !== "GET")
     return err(
       notFound("Validation/RouteNotFound", `no route ${method} /api/runs/${id}/${what ?? ""}`, {}),
@@ -217,6 +219,10 @@ const STATUS_OF: Record<string, number> = {
   "Session/StepNotFound": 404,
   "Validation/RouteNotFound": 404,
   "Session/NoPendingGrant": 409,
+  "Session/RunNotLive": 409,
+  "Session/IllegalTransition": 409,
+  "Session/ControlExpired": 409,
+  "Session/ControlTimeout": 504,
 };
 
 function failure(error: StagechartError): ApiReply {

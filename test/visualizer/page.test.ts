@@ -92,6 +92,43 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
     expect(consoleErrors).toEqual([]);
   });
 
+  it("cancels a live run from the page: its process applies it, audited as asked by the visualizer", async () => {
+    const { page, offsite, consoleErrors } = await watchedPage(browser);
+    const slowScript = join(project, "slow.script.yaml");
+    writeFileSync(slowScript, "stages:\n  plan:\n    - text: thinking\n      delayMs: 600000\n");
+    const running = cli(
+      "run",
+      "code-review",
+      ...TASK,
+      "--run-id",
+      "live-cancel",
+      "--model",
+      `scripted:${slowScript}`,
+      "--headless",
+      "--json",
+    );
+    await expect
+      .poll(async () => (await fetch(url("/api/runs/live-cancel"))).status, { timeout: 20000 })
+      .toBe(200);
+    await page.goto(url("/runs/live-cancel"));
+    await page.locator('[data-state="plan"][data-active="true"]').waitFor();
+    await page.locator('[data-control="cancel"]').click();
+    await page.locator("[data-control-result]", { hasText: "CANCEL applied" }).waitFor();
+    await running;
+    await page.locator('.run-head .status[data-status="cancelled"]').waitFor();
+    const audit = await (await fetch(url("/api/runs/live-cancel/audit"))).json();
+    expect(audit).toContainEqual(
+      expect.objectContaining({
+        type: "ControlRequested",
+        payload: expect.objectContaining({
+          requestedBy: expect.objectContaining({ by: "visualizer" }),
+        }),
+      }),
+    );
+    expect(offsite).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  });
+
   it("replays a stored run: the scrubber at step k shows the run as it was at step k", async () => {
     const done = summaryOf((await cli("run", "code-review-parallel", ...TASK, "--json")).stdout);
     const { page, offsite, consoleErrors } = await watchedPage(browser);

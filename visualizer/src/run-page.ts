@@ -5,6 +5,7 @@ import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";
 import type { RunView } from "../../src/inspect/run-view.js";
 import type { Step, StepView } from "../../src/inspect/steps.js";
 import { ChartView } from "./chart-view.js";
+import { RunControls } from "./controls.js";
 import { h } from "./dom.js";
 import { getJson, type News, type PageSocket, postJson } from "./net.js";
 import { outcomesOf, summary, Timeline } from "./timeline.js";
@@ -32,6 +33,8 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   const status = h("span", { class: "status", "data-status": run.status }, run.status);
   const facts = h("span", { class: "facts" });
   const grants = h("section", { class: "grants", "aria-label": "grant requests" });
+  const controls = new RunControls(api);
+  let stageIds: string[] = [];
   const range = h("input", {
     type: "range",
     min: 1,
@@ -57,6 +60,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   root.replaceChildren(
     h("section", { class: "run-head" }, title, status, facts),
     grants,
+    controls.element,
     h("section", { class: "scrubber" }, h("span", {}, "step"), range, stepLabel, liveButton),
     chartHost,
     h(
@@ -77,6 +81,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   try {
     const graph = await graphAsked;
     chart = new ChartView(graph.pipeline, graph.layouts);
+    stageIds = stagesOf(graph.pipeline.root);
     chartHost.replaceChildren(chart.element);
     chart.draw();
     chart.pickStage((stageId) => {
@@ -93,6 +98,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   timeline.pick((id) => void showStage(id));
 
   const renderHead = () => {
+    controls.render(run.status, stageIds);
     status.textContent = run.status;
     status.setAttribute("data-status", run.status);
     facts.textContent = `${run.pipelineId} · started ${run.createdAt.slice(0, 19).replace("T", " ")} · ${run.tokens.total.totalTokens} tokens · ${events.length} events`;
@@ -272,4 +278,10 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   renderGrants();
   await showStep();
   socket.shown(runId, events.at(-1)?.seq ?? 0);
+}
+
+/** The stages of the run's own pipeline, in the chart's order (a sub-pipeline's are its own). */
+function stagesOf(node: Chart["root"]): string[] {
+  const own = node.stage && node.type !== "parallel" ? [node.stage] : [];
+  return [...new Set([...own, ...node.children.flatMap(stagesOf)])];
 }

@@ -1,0 +1,97 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "xstate";
+import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
+import { type RunHandle, startRun } from "../../src/runtime/run.js";
+import { SqliteStore } from "../../src/store/index.js";
+import { code, pipelineOf, waits } from "../support/pipelines.js";
+import { harness } from "../support/stage-harness.js";
+import { tempDir } from "../support/stages.js";
+
+function openStore(file: string): SqliteStore {
+  const opened = SqliteStore.open(file);
+  if (!opened.ok) throw opened.error;
+  return opened.value;
+}
+
+/** draft waits a minute (unless cancelled or overridden), then publish ends the run. */
+const slow = () =>
+  pipelineOf({
+    id: "slow",
+    stages: [waits("draft", 60_000), code("publish", () => ({ verdict: "ok" }))],
+    next: { draft: "publish" },
+  });
+
+async function liveRun(file: string, runId: string): Promise<RunHandle> {
+  const started = startRun(slow(), {
+    host: harness("stages: {}").host,
+    store: openStore(file),
+    runId,
+  });
+  if (!started.ok) throw started.error;
+  await waitFor(started.value.actor, (s) => s.context.current === "draft");
+  return started.value;
+}
+
+describe("POST /api/runs/<runId>/control: the page's control of a live run", () => {
+  let server: InspectServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+  });
+  const post = (runId: string, body: unknown) =>
+    fetch(`http://127.0.0.1:${server?.port}/api/runs/${runId}/control`, {
+      method: "POST",
+      body: JSON.stringify(body),
+    });
+
+  it("cancels a live run through its owner, audited as asked by the visualizer", async () => {
+    const file = join(tempDir(), "runs.db");
+    const owner = await liveRun(file, "r1");
+    server = await startInspectServer({ storePath: file, port: 0 });
+    const reply = await post("r1", { type: "CANCEL" });
+    expect(reply.status).toBe(200);
+    expect(await reply.json()).toMatchObject({
+      runId: "r1",
+      control: "CANCEL",
+      outcome: "applied",
+    });
+    expect((await owner.result).status).toBe("cancelled");
+    const audit = openStore(file).auditOf("r1");
+    expect(audit.find((e) => e.type === "ControlRequested")?.payload).toMatchObject({
+      control: { type: "CANCEL", reason: "cancelled from the visualizer" },
+      requestedBy: { by: "visualizer" },
+    });
+  });
+
+  it("overrides a live run to a stage its transitions reach; one they do not is refused with the owner's reason", async () => {
+    const file = join(tempDir(), "runs.db");
+    const owner = await liveRun(file, "r2");
+    server = await startInspectServer({ storePath: file, port: 0 });
+    const refused = await post("r2", { type: "OVERRIDE", to: "nowhere", reason: "r" });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toEqual({
+      error: expect.objectContaining({ code: "Session/IllegalTransition" }),
+    });
+    const moved = await post("r2", { type: "OVERRIDE", to: "publish", reason: "draft is fine" });
+    expect(moved.status).toBe(200);
+    expect(Object.keys((await owner.result).results)).toEqual(["publish"]);
+  });
+
+  it("refuses a malformed control, and one for a run no process owns", async () => {
+    const file = join(tempDir(), "runs.db");
+    const owner = await liveRun(file, "r3");
+    owner.stop();
+    await owner.result;
+    server = await startInspectServer({ storePath: file, port: 0 });
+    const bad = await post("r3", { type: "OVERRIDE", to: "publish" });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({
+      error: expect.objectContaining({ code: "Validation/ControlEventInvalid" }),
+    });
+    const idle = await post("r3", { type: "CANCEL" });
+    expect(idle.status).toBe(409);
+    expect(await idle.json()).toEqual({
+      error: expect.objectContaining({ code: "Session/RunNotLive" }),
+    });
+  });
+});
