@@ -6,7 +6,7 @@ import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
-import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
+import type { AuditEvent, AuditEventInput } from "../inspect/audit.js";
 import type { ControlQueue } from "./control.js";
 import type { Journal } from "./journal.js";
 import type { TranscriptRow, TranscriptStore } from "./transcripts.js";
