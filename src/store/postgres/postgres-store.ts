@@ -1,0 +1,393 @@
+import pg from "pg";
+import { z } from "zod";
+import type { TranscriptEntry } from "../../compiler/stage-types.js";
+import type { JsonValue } from "../../definitions/contract.js";
+import type { MemoryEntry } from "../../definitions/memory.js";
+import { err, ok, type Result, StagechartError } from "../../errors.js";
+import type { AuditEvent } from "../../inspect/audit.js";
+import { decodeJournalEntry } from "../../runtime/journal.js";
+import { decodeRow, type StepCommit } from "../../runtime/persistence.js";
+import { decodeTranscriptEntry } from "../../runtime/transcripts.js";
+import { VERSION } from "../../version.js";
+import type { StepRecord } from "../history.js";
+import {
+  type AuditRow,
+  fromAuditRow,
+  fromRunRow,
+  type NewRun,
+  type RunPatch,
+  type RunRecord,
+  type RunRow,
+  type StoredSnapshot,
+  toAuditRow,
+  toRunRow,
+} from "../records.js";
+import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "../run-ids.js";
+import {
+  auditRunMismatch,
+  leaseLost,
+  noSnapshot,
+  runExists,
+  runIdInvalid,
+  runLocked,
+  runNotFound,
+  snapshotCorrupt,
+} from "../store-errors.js";
+import type { AsyncRunStore } from "./async-run-store.js";
+import { migrate } from "./migrations.js";
+import { postgresFailure, postgresUnavailable } from "./postgres-errors.js";
+import * as q from "./queries.js";
+
+export interface PostgresStoreOptions {
+  /** The clock behind timestamps and, when given, lease expiry (the database's clock otherwise). */
+  now?: () => number;
+  /** Connections kept open; 10 by default. */
+  poolSize?: number;
+}
+
+type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+
+const JSON_VALUE: z.ZodType<JsonValue> = z.json();
+
+/**
+ * The shared store (issue 15): the SQLite store's tables and meaning in a PostgreSQL database
+ * that many processes on many machines use at once. Each step's snapshot and audit events are
+ * one transaction, with the run's row locked so its sequence numbers stay gapless; a lease is
+ * taken under `SELECT … FOR UPDATE`. Lease expiry follows the database's clock, the one clock
+ * every worker shares. The URL's password is never stored, and errors name the store without it.
+ */
+export class PostgresStore implements AsyncRunStore {
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly url: string,
+    private readonly clock: (() => number) | undefined,
+  ) {}
+
+  static async open(url: string, options: PostgresStoreOptions = {}): Promise<Result<PostgresStore>> {
+    let pool: pg.Pool;
+    try {
+      pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+    } catch (cause) {
+      return err(postgresUnavailable(url, cause));
+    }
+    // An idle connection that drops is reported by the next call that needs one, not here.
+    pool.on("error", () => {});
+    const store = new PostgresStore(pool, url, options.now);
+    try {
+      const migrated = await store.transaction((query, client) =>
+        migrate(client, options.now ?? Date.now),
+      );
+      if (migrated.ok) return ok(store);
+      await pool.end();
+      return migrated;
+    } catch (failure) {
+      await pool.end().catch(() => {});
+      return err(
+        failure instanceof StagechartError ? failure : postgresUnavailable(url, failure),
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async createRun(run: NewRun): Promise<Result<RunRecord>> {
+    if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
+    const at = this.timestamp();
+    const record: RunRecord = {
+      runId: run.runId,
+      pipelineId: run.pipelineId,
+      status: run.status ?? "running",
+      createdAt: at,
+      updatedAt: at,
+      definitionHash: run.definitionHash,
+      stagechartVersion: VERSION,
+      options: run.options,
+    };
+    const row = toRunRow(record);
+    const inserted = await this.query(q.INSERT_RUN, [
+      ...[row.runId, row.pipelineId, row.status, row.createdAt, row.updatedAt],
+      ...[row.definitionHash, row.stagechartVersion, row.options, row.error, row.output],
+    ]);
+    return inserted.rowCount === 0 ? err(runExists(run.runId)) : ok(record);
+  }
+
+  async updateRun(runId: string, patch: RunPatch): Promise<Result<RunRecord>> {
+    return this.transaction(async (query) => {
+      const found = await query(`SELECT ${q.RUN_COLUMNS} FROM runs WHERE run_id = $1 FOR UPDATE`, [
+        runId,
+      ]);
+      if (found.rowCount === 0) return err(runNotFound(runId));
+      const current = fromRunRow(found.rows[0] as RunRow);
+      const row = toRunRow({ ...current, ...patch, updatedAt: this.timestamp() });
+      await query(q.UPDATE_RUN, [
+        ...[runId, row.status, row.updatedAt, row.definitionHash],
+        ...[row.options, row.error, row.output],
+      ]);
+      return ok(fromRunRow(row));
+    });
+  }
+
+  async getRun(runId: string): Promise<Result<RunRecord>> {
+    const { rows } = await this.query(`SELECT ${q.RUN_COLUMNS} FROM runs WHERE run_id = $1`, [
+      runId,
+    ]);
+    return rows[0] ? ok(fromRunRow(rows[0] as RunRow)) : err(runNotFound(runId));
+  }
+
+  async listRuns(): Promise<RunRecord[]> {
+    const { rows } = await this.query(
+      `SELECT ${q.RUN_COLUMNS} FROM runs ORDER BY created_at DESC, position DESC`,
+    );
+    return rows.map((row) => fromRunRow(row as RunRow));
+  }
+
+  /**
+   * Appends the step's events with the run's next sequence numbers, records the step, replaces
+   * the run's snapshot and moves its updatedAt, in one transaction. Touching the run's row first
+   * locks it: concurrent commits to one run take turns, so its sequence stays gapless.
+   */
+  async commitStep(runId: string, step: StepCommit): Promise<AuditEvent[]> {
+    return this.transaction(async (query) => {
+      const at = this.timestamp();
+      const touched = await query("UPDATE runs SET updated_at = $2 WHERE run_id = $1", [runId, at]);
+      if (touched.rowCount === 0) throw runNotFound(runId);
+      let seq = await lastSeqWith(query, runId);
+      const recorded = step.events.map((input): AuditEvent => {
+        if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
+        seq += 1;
+        return { seq, at, ...input };
+      });
+      if (recorded.length > 0) await query(q.APPEND_AUDIT, auditColumns(recorded));
+      const snapshot = step.snapshot === undefined ? null : JSON.stringify(step.snapshot);
+      await query(q.INSERT_STEP, [runId, seq, at, snapshot]);
+      if (snapshot !== null) {
+        await query(q.UPSERT_SNAPSHOT, [runId, snapshot, step.definitionHash ?? null, VERSION, at]);
+      }
+      return recorded;
+    });
+  }
+
+  async getSnapshot(runId: string): Promise<Result<StoredSnapshot>> {
+    const { rows } = await this.query(q.SNAPSHOT, [runId]);
+    if (!rows[0]) return err(noSnapshot(runId));
+    const { snapshot, ...stamp } = rows[0] as StoredSnapshot & { snapshot: string };
+    try {
+      return ok({ snapshot: JSON.parse(snapshot), ...stamp });
+    } catch (cause) {
+      return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
+    }
+  }
+
+  async stepsOf(runId: string): Promise<StepRecord[]> {
+    const { rows } = await this.query(
+      `SELECT step, last_seq AS "lastSeq", at FROM steps WHERE run_id = $1 ORDER BY step`,
+      [runId],
+    );
+    return rows as StepRecord[];
+  }
+
+  async snapshotAtStep(runId: string, step: number): Promise<unknown> {
+    const { rows } = await this.query(
+      `SELECT snapshot FROM steps WHERE run_id = $1 AND step <= $2 AND snapshot IS NOT NULL
+       ORDER BY step DESC LIMIT 1`,
+      [runId, step],
+    );
+    return rows[0] ? JSON.parse(rows[0].snapshot) : undefined;
+  }
+
+  async lastSeq(runId: string): Promise<number> {
+    return lastSeqWith((text, values) => this.query(text, values), runId);
+  }
+
+  /** In order; a row that does not read back is there in its place, marked `damaged`. */
+  async auditOf(runId: string, afterSeq = 0): Promise<AuditEvent[]> {
+    const { rows } = await this.query(
+      `SELECT ${q.AUDIT_COLUMNS} FROM audit WHERE run_id = $1 AND seq > $2 ORDER BY seq`,
+      [runId, afterSeq],
+    );
+    return rows.map((row) => fromAuditRow(row as AuditRow));
+  }
+
+  async get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined> {
+    const { rows } = await this.query("SELECT value FROM journal WHERE key = $1", [key]);
+    return rows[0] ? decodeJournalEntry(key, rows[0].value, shape) : undefined;
+  }
+
+  /** A journal entry is a fact: recording a key again keeps the first value. */
+  async record(key: string, value: unknown): Promise<void> {
+    await this.query(
+      `INSERT INTO journal (key, run_id, value, recorded_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (key) DO NOTHING`,
+      [key, runIdOfJournalKey(key), JSON.stringify(value), this.timestamp()],
+    );
+  }
+
+  async put(stageExecutionId: string, key: string, entry: TranscriptEntry): Promise<void> {
+    await this.query(
+      `INSERT INTO transcripts (stage_execution_id, key, run_id, entry) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (stage_execution_id, key) DO UPDATE SET entry = excluded.entry`,
+      [stageExecutionId, key, runIdOfExecution(stageExecutionId), JSON.stringify(entry)],
+    );
+  }
+
+  async read(stageExecutionId: string, before?: string): Promise<TranscriptEntry[]> {
+    const { rows } = await this.query(
+      `SELECT key, entry FROM transcripts
+       WHERE stage_execution_id = $1 AND ($2::text IS NULL OR key < $2) ORDER BY key`,
+      [stageExecutionId, before ?? null],
+    );
+    return rows.map((row) => decodeTranscriptEntry(stageExecutionId, row.key, row.entry));
+  }
+
+  async recall(namespace: string, key: string): Promise<JsonValue | undefined> {
+    const { rows } = await this.query(
+      "SELECT value FROM memory WHERE namespace = $1 AND key = $2",
+      [namespace, key],
+    );
+    return rows[0] ? decodeMemory(namespace, key, rows[0].value) : undefined;
+  }
+
+  async remember(namespace: string, key: string, value: JsonValue): Promise<void> {
+    await this.query(q.UPSERT_MEMORY, [namespace, key, JSON.stringify(value), this.timestamp()]);
+  }
+
+  async recent(namespace: string, limit: number): Promise<MemoryEntry[]> {
+    const { rows } = await this.query(
+      `SELECT key, value, updated_at AS "updatedAt" FROM memory WHERE namespace = $1
+       ORDER BY updated_at DESC, position DESC LIMIT $2`,
+      [namespace, limit],
+    );
+    return rows.map((row) => ({
+      key: row.key,
+      value: decodeMemory(namespace, row.key, row.value),
+      updatedAt: row.updatedAt,
+    }));
+  }
+
+  /**
+   * One live owner per run. The lease row is locked (`FOR UPDATE`) before it is judged, so two
+   * workers asking at once take turns; a run without a lease row gets one inserted, and a
+   * worker that loses that insert race judges the winner's row instead.
+   */
+  async acquireLease(
+    runId: string,
+    owner: string,
+    ttlMs: number,
+    holderGone: (holder: string) => boolean = () => false,
+  ): Promise<Result<void>> {
+    return this.transaction(async (query) => {
+      const run = await query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
+      if (run.rowCount === 0) return err(runNotFound(runId));
+      const now = await this.leaseClock(query);
+      const expiresAt = now + ttlMs;
+      for (;;) {
+        const { rows } = await query(
+          `SELECT owner, expires_at AS "expiresAt" FROM leases WHERE run_id = $1 FOR UPDATE`,
+          [runId],
+        );
+        const held = rows[0] as { owner: string; expiresAt: string } | undefined;
+        if (!held) {
+          const inserted = await query(
+            `INSERT INTO leases (run_id, owner, expires_at) VALUES ($1, $2, $3)
+             ON CONFLICT (run_id) DO NOTHING`,
+            [runId, owner, expiresAt],
+          );
+          if (inserted.rowCount === 1) return ok(undefined);
+          continue;
+        }
+        const free = held.owner === owner || Number(held.expiresAt) <= now;
+        if (!free && !holderGone(held.owner)) {
+          return err(runLocked(runId, held.owner, Number(held.expiresAt)));
+        }
+        await query("UPDATE leases SET owner = $2, expires_at = $3 WHERE run_id = $1", [
+          runId,
+          owner,
+          expiresAt,
+        ]);
+        return ok(undefined);
+      }
+    });
+  }
+
+  /**
+   * Extends a lease `owner` still holds, even past its expiry if nobody took over. One
+   * conditional UPDATE: it locks the row and re-checks the owner under the lock, as the
+   * `FOR UPDATE` of acquireLease does, in a single round trip.
+   */
+  async renewLease(runId: string, owner: string, ttlMs: number): Promise<Result<void>> {
+    const renewed = await this.query(q.RENEW_LEASE, [runId, owner, this.clock?.() ?? null, ttlMs]);
+    return renewed.rowCount === 1 ? ok(undefined) : err(leaseLost(runId, owner));
+  }
+
+  async releaseLease(runId: string, owner: string): Promise<void> {
+    await this.query("DELETE FROM leases WHERE run_id = $1 AND owner = $2", [runId, owner]);
+  }
+
+  /** Lease time: the injected clock when there is one, else the database's. */
+  private async leaseClock(query: Query): Promise<number> {
+    if (this.clock) return this.clock();
+    const { rows } = await query(q.DATABASE_NOW);
+    return Number(rows[0].now);
+  }
+
+  private async query(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+    try {
+      return await this.pool.query(text, values);
+    } catch (cause) {
+      throw postgresFailure(this.url, cause);
+    }
+  }
+
+  /** Runs `work` in a transaction on one connection; a throw rolls it back. */
+  private async transaction<T>(work: (query: Query, client: pg.PoolClient) => Promise<T>) {
+    let client: pg.PoolClient | undefined;
+    let broken: Error | undefined;
+    try {
+      client = await this.pool.connect();
+      const on = client;
+      await on.query("BEGIN");
+      const result = await work((text, values) => on.query(text, values), on);
+      await on.query("COMMIT");
+      return result;
+    } catch (cause) {
+      await client?.query("ROLLBACK").catch((error: Error) => {
+        broken = error;
+      });
+      throw postgresFailure(this.url, cause);
+    } finally {
+      client?.release(broken);
+    }
+  }
+
+  private timestamp(): string {
+    return new Date((this.clock ?? Date.now)()).toISOString();
+  }
+}
+
+async function lastSeqWith(query: Query, runId: string): Promise<number> {
+  const { rows } = await query(
+    "SELECT COALESCE(MAX(seq), 0) AS seq FROM audit WHERE run_id = $1",
+    [runId],
+  );
+  return Number(rows[0].seq);
+}
+
+/** A step's events as the column arrays APPEND_AUDIT unnests. */
+function auditColumns(events: AuditEvent[]): unknown[][] {
+  const rows = events.map(toAuditRow);
+  return [
+    rows.map((row) => row.runId),
+    rows.map((row) => row.seq),
+    rows.map((row) => row.at),
+    rows.map((row) => row.type),
+    rows.map((row) => row.stageId),
+    rows.map((row) => row.stageExecutionId),
+    rows.map((row) => row.attempt),
+    rows.map((row) => row.payload),
+  ];
+}
+
+const decodeMemory = (namespace: string, key: string, text: string): JsonValue =>
+  decodeRow(text, JSON_VALUE, `memory entry ${namespace}/${key}`, { namespace, key });
