@@ -33,12 +33,18 @@ export function leasesAndMore(harness: StoreHarness): void {
       );
     });
 
-    it("go to exactly one of many owners asking at once", async () => {
-      const { store } = await harness.fresh();
+    it("go to exactly one of many owners asking at once, when free and when expired", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
       okValue(await store.createRun(newRun("run-1")));
-      const owners = Array.from({ length: 12 }, (_, i) => `owner-${i}`);
-      const results = await Promise.all(owners.map((o) => store.acquireLease("run-1", o, 60_000)));
-      expect(results.filter((result) => result.ok)).toHaveLength(1);
+      const askAll = async (round: string) => {
+        const owners = Array.from({ length: 12 }, (_, i) => `${round}-${i}`);
+        const results = await Promise.all(owners.map((o) => store.acquireLease("run-1", o, 1_000)));
+        return results.filter((result) => result.ok).length;
+      };
+      expect(await askAll("free")).toBe(1);
+      clock.advance(1_000);
+      expect(await askAll("expired")).toBe(1);
     });
 
     it("renew for their owner only, even past expiry while nobody took over", async () => {
