@@ -11,3 +11,6 @@ export {
   type StepCommit,
   type StoreOptions,
 } from "./sqlite-store.js";
+export { AsyncSqliteStore } from "./async-sqlite-store.js";
+export type { AsyncRunStore } from "./postgres/async-run-store.js";
+export { PostgresStore, type PostgresStoreOptions } from "./postgres/postgres-store.js";

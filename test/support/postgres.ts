@@ -1,6 +1,14 @@
 import { execFile as execFileCallback, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -98,7 +106,16 @@ export async function startPostgres(bin: string): Promise<TestPostgres> {
     ]);
     rmSync(pwfile);
     const settings = `-p ${port} -k ${dir} -c listen_addresses=${host} -c fsync=off`;
-    await asServer("pg_ctl", ["-D", data, "-l", join(dir, "server.log"), "-w", "-o", settings, "start"]);
+    await asServer("pg_ctl", [
+      "-D",
+      data,
+      "-l",
+      join(dir, "server.log"),
+      "-w",
+      "-o",
+      settings,
+      "start",
+    ]);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;

@@ -63,7 +63,10 @@ export class PostgresStore implements AsyncRunStore {
     private readonly clock: (() => number) | undefined,
   ) {}
 
-  static async open(url: string, options: PostgresStoreOptions = {}): Promise<Result<PostgresStore>> {
+  static async open(
+    url: string,
+    options: PostgresStoreOptions = {},
+  ): Promise<Result<PostgresStore>> {
     let pool: pg.Pool;
     try {
       pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
@@ -74,7 +77,7 @@ export class PostgresStore implements AsyncRunStore {
     pool.on("error", () => {});
     const store = new PostgresStore(pool, url, options.now);
     try {
-      const migrated = await store.transaction((query, client) =>
+      const migrated = await store.transaction((_query, client) =>
         migrate(client, options.now ?? Date.now),
       );
       if (migrated.ok) return ok(store);
@@ -82,9 +85,7 @@ export class PostgresStore implements AsyncRunStore {
       return migrated;
     } catch (failure) {
       await pool.end().catch(() => {});
-      return err(
-        failure instanceof StagechartError ? failure : postgresUnavailable(url, failure),
-      );
+      return err(failure instanceof StagechartError ? failure : postgresUnavailable(url, failure));
     }
   }
 
@@ -367,10 +368,9 @@ export class PostgresStore implements AsyncRunStore {
 }
 
 async function lastSeqWith(query: Query, runId: string): Promise<number> {
-  const { rows } = await query(
-    "SELECT COALESCE(MAX(seq), 0) AS seq FROM audit WHERE run_id = $1",
-    [runId],
-  );
+  const { rows } = await query("SELECT COALESCE(MAX(seq), 0) AS seq FROM audit WHERE run_id = $1", [
+    runId,
+  ]);
   return Number(rows[0].seq);
 }
 

@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { SCHEMA_VERSION } from "../../../src/store/index.js";
-import {
-  failure,
-  manualClock,
-  newRun,
-  okValue,
-  type StoreHarness,
-  started,
-} from "./harness.js";
+import { failure, manualClock, newRun, okValue, type StoreHarness, started } from "./harness.js";
 
 /** Leases, memory, migrations and damaged rows: what every store must do alike. */
 export function leasesAndMore(harness: StoreHarness): void {
@@ -149,16 +142,16 @@ export function leasesAndMore(harness: StoreHarness): void {
       await store.put("run-1/s/1", "0001", { role: "user", text: "hi" });
       await store.remember("ratings", "alice", 1500);
       await sql("UPDATE journal SET value = '{\"reply\": 7}'");
-      await sql("UPDATE transcripts SET entry = '{\"role\": \"nobody\"}'");
+      await sql('UPDATE transcripts SET entry = \'{"role": "nobody"}\'');
       await sql("UPDATE memory SET value = '{oops'");
 
       const corrupt = (context: Record<string, unknown>) => ({
         code: "Session/StoreCorrupt",
         context,
       });
-      await expect(store.get("model:run-1/s/1", z.object({ reply: z.string() }))).rejects.toMatchObject(
-        corrupt({ key: "model:run-1/s/1" }),
-      );
+      await expect(
+        store.get("model:run-1/s/1", z.object({ reply: z.string() })),
+      ).rejects.toMatchObject(corrupt({ key: "model:run-1/s/1" }));
       await expect(store.read("run-1/s/1")).rejects.toMatchObject(
         corrupt({ stageExecutionId: "run-1/s/1", key: "0001" }),
       );

@@ -19,13 +19,22 @@ export function runsAndSteps(harness: StoreHarness): void {
       const { store } = await harness.fresh();
       okValue(await store.createRun(newRun("run-1")));
       okValue(await store.createRun(newRun("run-2")));
-      const error = { class: "Model", code: "Model/Timeout", message: "slow", context: {} } as const;
+      const error = {
+        class: "ProviderTransient",
+        code: "ProviderTransient/Timeout",
+        message: "slow",
+        context: {},
+      } as const;
       okValue(await store.updateRun("run-1", { status: "failed", error }));
-      const done = okValue(await store.updateRun("run-1", { status: "done", error: undefined, output: { n: 1 } }));
+      const done = okValue(
+        await store.updateRun("run-1", { status: "done", error: undefined, output: { n: 1 } }),
+      );
       expect(done).toMatchObject({ status: "done", output: { n: 1 } });
       expect(done.error).toBeUndefined();
       expect(okValue(await store.getRun("run-1"))).toEqual(done);
-      expect(failure(await store.updateRun("nope", { status: "done" })).code).toBe("Session/RunNotFound");
+      expect(failure(await store.updateRun("nope", { status: "done" })).code).toBe(
+        "Session/RunNotFound",
+      );
       expect((await store.listRuns()).map((run) => run.runId)).toEqual(["run-2", "run-1"]);
     });
   });
@@ -39,7 +48,11 @@ export function runsAndSteps(harness: StoreHarness): void {
         events: [started("run-1"), started("run-1", { n: 2 })],
       });
       const second = await store.commitStep("run-1", { events: [started("run-1", { n: 3 })] });
-      await store.commitStep("run-1", { snapshot: { at: "build" }, definitionHash: "hash-2", events: [] });
+      await store.commitStep("run-1", {
+        snapshot: { at: "build" },
+        definitionHash: "hash-2",
+        events: [],
+      });
 
       expect(first.map((e) => e.seq)).toEqual([1, 2]);
       expect(second.map((e) => e.seq)).toEqual([3]);
@@ -87,7 +100,10 @@ export function runsAndSteps(harness: StoreHarness): void {
       const { store } = await harness.fresh();
       okValue(await store.createRun(newRun("run-1")));
       const steps = Array.from({ length: 20 }, (_, i) =>
-        store.commitStep("run-1", { snapshot: { i }, events: [started("run-1"), started("run-1")] }),
+        store.commitStep("run-1", {
+          snapshot: { i },
+          events: [started("run-1"), started("run-1")],
+        }),
       );
       const seqs = (await Promise.all(steps)).flat().map((event) => event.seq);
       const expected = Array.from({ length: 40 }, (_, i) => i + 1);
@@ -127,9 +143,7 @@ export function runsAndSteps(harness: StoreHarness): void {
       for (const key of ["b_2", "b-1", "B", "a"]) await store.put(execution, key, user(key));
       await store.put(execution, "a", user("a again"));
       await store.put("run-1/build/1", "a", user("other execution"));
-      expect(await store.read(execution)).toEqual(
-        ["B", "a again", "b-1", "b_2"].map(user),
-      );
+      expect(await store.read(execution)).toEqual(["B", "a again", "b-1", "b_2"].map(user));
       expect(await store.read(execution, "b-1")).toEqual(["B", "a again"].map(user));
       expect(await store.read("run-1/none/1")).toEqual([]);
     });
