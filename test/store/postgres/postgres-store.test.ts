@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StagechartError } from "../../../src/errors.js";
-import { MIGRATIONS } from "../../../src/store/index.js";
+import { MIGRATIONS, SqliteStore } from "../../../src/store/index.js";
 import { POSTGRES_MIGRATIONS } from "../../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { postgresBinaries, startPostgres, type TestPostgres } from "../../support/postgres.js";
@@ -45,6 +49,21 @@ describe("the PostgreSQL schema", () => {
 });
 
 describe.skipIf(skip)("the PostgreSQL store", () => {
+  it("has the SQLite store's tables and columns (and a position column where SQLite has a rowid)", async () => {
+    const url = await server.createDatabase();
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    await opened.value.close();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query(
+      `SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns
+       WHERE table_schema = 'public' AND column_name <> 'position'`,
+    );
+    await client.end();
+    expect(columnsByTable(rows)).toEqual(sqliteColumns());
+  });
+
   it("opened by several workers at once on a new database, applies each migration once", async () => {
     const url = await server.createDatabase();
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open(url)));
@@ -115,6 +134,35 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
     }
   });
 });
+
+type TableColumns = Record<string, string[]>;
+
+function columnsByTable(rows: { table: string; column: string }[]): TableColumns {
+  const tables: TableColumns = {};
+  for (const { table, column } of rows) tables[table] = [...(tables[table] ?? []), column].sort();
+  return tables;
+}
+
+/** The tables and columns of a new SQLite store. */
+function sqliteColumns(): TableColumns {
+  const dir = mkdtempSync(join(tmpdir(), "stagechart-schema-"));
+  try {
+    const store = SqliteStore.open(join(dir, "runs.db"));
+    if (!store.ok) throw store.error;
+    store.value.close();
+    const db = new Database(join(dir, "runs.db"));
+    const rows = db
+      .prepare<[], { table: string; column: string }>(
+        `SELECT m.name AS "table", c.name AS "column"
+         FROM sqlite_master m, pragma_table_info(m.name) c WHERE m.type = 'table'`,
+      )
+      .all();
+    db.close();
+    return columnsByTable(rows);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** The backends of this database waiting on a lock. */
 async function waitingBackends(admin: pg.Client): Promise<number[]> {
