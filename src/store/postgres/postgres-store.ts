@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import { z } from "zod";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
@@ -69,7 +69,9 @@ export class PostgresStore implements AsyncRunStore {
   ): Promise<Result<PostgresStore>> {
     let pool: pg.Pool;
     try {
-      pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+      // Loaded on first use: a command on the SQLite store does not pay for the driver.
+      const { default: driver } = await import("pg");
+      pool = new driver.Pool({ connectionString: url, max: options.poolSize ?? 10 });
     } catch (cause) {
       return err(postgresUnavailable(url, cause));
     }
