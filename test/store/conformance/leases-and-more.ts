@@ -40,6 +40,22 @@ export function leasesAndMore(harness: StoreHarness): void {
       expect(await askAll("expired")).toBe(1);
     });
 
+    it("are seen by another process's store on the same database", async () => {
+      const clock = manualClock();
+      const { store, reopen } = await harness.fresh(clock);
+      const other = okValue(await reopen(clock));
+      okValue(await store.createRun(newRun("run-1")));
+      okValue(await store.acquireLease("run-1", "first", 1_000));
+      expect(failure(await other.acquireLease("run-1", "second", 1_000)).context).toMatchObject({
+        owner: "first",
+      });
+      await store.releaseLease("run-1", "first");
+      okValue(await other.acquireLease("run-1", "second", 1_000));
+      expect(failure(await store.renewLease("run-1", "first", 1_000)).code).toBe(
+        "Session/LeaseLost",
+      );
+    });
+
     it("renew for their owner only, even past expiry while nobody took over", async () => {
       const clock = manualClock();
       const { store } = await harness.fresh(clock);
