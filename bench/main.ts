@@ -4,9 +4,14 @@ import { join } from "node:path";
 import { durabilityCost } from "./cases/durability.js";
 import { engineOverhead } from "./cases/engine-overhead.js";
 import { inspectionOverhead } from "./cases/inspection.js";
+import { langGraphSideBySide } from "./cases/langgraph.js";
 import { memoryUse } from "./cases/memory.js";
 import { resumeCost } from "./cases/resume.js";
+import { runsListing } from "./cases/runs-listing.js";
+import { compileScaling, parallelScaling } from "./cases/scaling.js";
+import { startUp } from "./cases/start-up.js";
 import { storedRunOpening } from "./cases/stored-run-open.js";
+import { turnCost } from "./cases/turn-cost.js";
 import { writeAmplification } from "./cases/write-amplification.js";
 import {
   type Comparison,
@@ -30,8 +35,17 @@ const PARKED_RUN: Workload = {
   pauseMs: 20,
 };
 const MEMORY_RUNS = 20;
+/** One stage of 800 turns: does a turn cost the same at the end as at the start? */
+const LONG_STAGE: Workload = { stages: 1, turns: 800, outputBytes: 200 };
+/** Turns per stage of the LangGraph.js comparison (issue 14: N = 10 and N = 100). */
+const LANGGRAPH_TURNS = [10, 100];
 /** Model turns per stage of the stored run the visualizer opens: about 1,000 audit events. */
 const LONG_RUN_TURNS = 82;
+
+/** Issue 14's scaling goals: 1,000 siblings 16 at a time, a 1,000-stage chain, 10,000 runs. */
+const WIDE_GROUP = { siblings: 1000, turns: 3, maxConcurrency: 16 };
+const LONG_CHAIN_STAGES = 1000;
+const STORED_RUNS = 10_000;
 
 const RESULTS_DIR = join(process.cwd(), "bench", "results");
 
@@ -53,12 +67,19 @@ async function main(): Promise<void> {
   };
   try {
     await step("engine overhead", () => engineOverhead(SHORT_RUN));
+    for (const turns of LANGGRAPH_TURNS)
+      await step(`LangGraph.js, ${turns} turns`, () => langGraphSideBySide(turns, dir));
     await step("durability", () => durabilityCost(SHORT_RUN, dir));
+    await step("time per turn", () => turnCost(LONG_STAGE, dir));
     await step("write amplification", () => writeAmplification(LONG_RUN, dir));
     await step("memory", () => memoryUse(LONG_RUN, MEMORY_RUNS));
     await step("resume", () => resumeCost(PARKED_RUN, dir));
     await step("inspection", () => inspectionOverhead(SHORT_RUN, dir));
     await step("opening a stored run", () => storedRunOpening(dir, LONG_RUN_TURNS));
+    await step("parallel group", () => parallelScaling(WIDE_GROUP));
+    await step("compiling", () => compileScaling(LONG_CHAIN_STAGES));
+    await step("start-up", async () => startUp());
+    await step("runs listing", () => runsListing(dir, STORED_RUNS));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -63,8 +63,15 @@ function collectGarbage(): void {
   globalThis.gc();
 }
 
-/** Heap in use once garbage is collected, in bytes. */
-export function settledHeap(): number {
+/**
+ * Heap in use once garbage is collected, in bytes. The event loop turns first: what only a
+ * pending task still holds (finalization of weak references, timers just cleared) is let go.
+ */
+export async function settledHeap(): Promise<number> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  collectGarbage();
+  await new Promise((resolve) => setImmediate(resolve));
   collectGarbage();
   return process.memoryUsage().heapUsed;
 }

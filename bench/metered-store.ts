@@ -1,4 +1,4 @@
-import type { SqliteStore, StepCommit, TranscriptEntry } from "../src/index.js";
+import type { SqliteStore, StepCommit } from "../src/index.js";
 
 export interface StoreMeter {
   /** The store to run on: every write goes through to `store`, counted on the way. */
@@ -7,7 +7,7 @@ export interface StoreMeter {
   bytes: { snapshots: number; audit: number; journal: number; transcripts: number };
   /** Size of each committed snapshot, in commit order. */
   snapshotSizes: number[];
-  /** Step commits (snapshot + audit events in one transaction). */
+  /** Step commits (snapshot, audit events, journal and transcript entries in one transaction). */
   commits: number;
 }
 
@@ -29,18 +29,15 @@ export function meter(store: SqliteStore, onCommit?: () => void): StoreMeter {
         meter.bytes.snapshots += snapshotBytes;
       }
       meter.bytes.audit += step.events.reduce((sum, event) => sum + size(event), 0);
+      meter.bytes.journal += (step.journal ?? []).reduce((sum, { value }) => sum + size(value), 0);
+      meter.bytes.transcripts += (step.transcripts ?? []).reduce(
+        (sum, { entry }) => sum + size(entry),
+        0,
+      );
       meter.commits += 1;
       const recorded = store.commitStep(runId, step);
       onCommit?.();
       return recorded;
-    },
-    record(key: string, value: unknown) {
-      meter.bytes.journal += size(value);
-      store.record(key, value);
-    },
-    put(stageExecutionId: string, key: string, entry: TranscriptEntry) {
-      meter.bytes.transcripts += size(entry);
-      store.put(stageExecutionId, key, entry);
     },
   });
   return meter;

@@ -12,6 +12,8 @@ export interface Comparison {
   ratio: number | undefined;
   /** Further figures of the same measurement (sizes, steps, margins of error). */
   details?: Record<string, number | string | undefined>;
+  /** The most the ratio may be (issue 14's goals); the table says whether it is met. */
+  goal?: number;
 }
 
 export function compare(
@@ -20,9 +22,25 @@ export function compare(
   baseline: Comparison["baseline"],
   stagechart: Comparison["stagechart"],
   details?: Comparison["details"],
+  goal?: number,
 ): Comparison {
   const ratio = baseline.value > 0 ? stagechart.value / baseline.value : undefined;
-  return { name, unit, baseline, stagechart, ratio, ...(details && { details }) };
+  return {
+    name,
+    unit,
+    baseline,
+    stagechart,
+    ratio,
+    ...(details && { details }),
+    ...(goal !== undefined && { goal }),
+  };
+}
+
+/** The goal cell of a row: `≤ 2.00× met`, `≤ 2.00× MISSED`, or blank without a goal. */
+export function goalCell({ goal, ratio }: Pick<Comparison, "goal" | "ratio">): string {
+  if (goal === undefined) return "";
+  const met = ratio !== undefined && ratio <= goal;
+  return `≤ ${goal.toFixed(2)}× ${met ? "met" : "MISSED"}`;
 }
 
 export interface Machine {
@@ -58,8 +76,9 @@ export function renderTable(comparisons: readonly Comparison[]): string {
     `${formatValue(c.baseline.value, c.unit)} (${c.baseline.label})`,
     `${formatValue(c.stagechart.value, c.unit)} (${c.stagechart.label})`,
     c.ratio === undefined ? "—" : `${c.ratio.toFixed(2)}×`,
+    goalCell(c),
   ]);
-  const header = ["benchmark", "baseline", "stagechart", "ratio"];
+  const header = ["benchmark", "baseline", "stagechart", "ratio", "goal"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ");
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");

@@ -78,7 +78,8 @@ export async function pipelineOf(workload: Workload): Promise<PipelineDefinition
 const entry = (tool: string, args: Record<string, unknown>, delayMs = 0): ScriptEntry => ({
   reply: { kind: "tool-calls", calls: [{ tool, args }] },
   delayMs,
-  usage: {},
+  // Fixed token counts: the scripted model would otherwise estimate them from the whole prompt.
+  usage: { inputTokens: 100, outputTokens: 10 },
 });
 
 /** What the scripted model answers, stage by stage; both engines consume the same script. */
@@ -117,16 +118,33 @@ export function lookupTool(outputBytes: number, name = LOOKUP_TOOL): AnyTool {
 
 const ROOT = realpathSync(tmpdir());
 
-/** A fresh host on a fresh scripted model (its cursors start at the script's first entries). */
+/**
+ * A fresh host on a fresh scripted model (its cursors start at the script's first entries);
+ * `onModelCall` is told of each call as it is made.
+ */
 export function hostFor(
   workload: Workload,
-  options: { unansweredGrants?: UnansweredGrants } = {},
+  options: { unansweredGrants?: UnansweredGrants; onModelCall?: () => void } = {},
 ): Host {
+  const { onModelCall, ...hostOptions } = options;
+  const scripted = createScriptedModel(scriptOf(workload));
+  const model = onModelCall
+    ? {
+        ...scripted,
+        model: {
+          ...scripted.model,
+          doGenerate: (call: Parameters<typeof scripted.model.doGenerate>[0]) => {
+            onModelCall();
+            return scripted.model.doGenerate(call);
+          },
+        },
+      }
+    : scripted;
   return createHost({
-    model: createScriptedModel(scriptOf(workload)),
+    model,
     audit: new MemoryAuditLog(),
     root: ROOT,
     tools: [lookupTool(workload.outputBytes), lookupTool(workload.outputBytes, PROBE_TOOL)],
-    ...options,
+    ...hostOptions,
   });
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -37,5 +38,14 @@ describe("the package entry", () => {
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     expect(store.value.getRun(runId)).toMatchObject({ ok: true, value: { status: "done" } });
     store.value.close();
+  });
+});
+
+describe("the package's xstate", () => {
+  it("is a peer dependency, so an app and stagechart share one copy (and the repo keeps it for itself)", () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+    expect(manifest.dependencies.xstate).toBeUndefined();
+    expect(manifest.peerDependencies.xstate).toMatch(/^\^5\./);
+    expect(manifest.devDependencies.xstate).toBe(manifest.peerDependencies.xstate);
   });
 });

@@ -32,6 +32,7 @@ export async function durabilityCost(workload: Workload, dir: string): Promise<C
         memoryRmePercent: memory.rme,
         durableRmePercent: durable.rme,
       },
+      1.5,
     );
   } finally {
     store.close();

@@ -31,5 +31,6 @@ export async function engineOverhead(workload: Workload): Promise<Comparison> {
       bareSamples: bare.samples,
       stagechartSamples: engine.samples,
     },
+    2,
   );
 }

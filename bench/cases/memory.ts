@@ -11,10 +11,10 @@ import { hostFor, lookupTool, pipelineOf, scriptOf, type Workload } from "../wor
  * in its host (transcripts, journal, audit log).
  */
 async function heapPerRun(runs: number, runOne: () => Promise<unknown>) {
-  const before = settledHeap();
+  const before = await settledHeap();
   const held = await heapHeldBy(runs, runOne, before);
   // Measured once the batch's frame is gone, so nothing of it can still be on a stack.
-  const leftBehind = (settledHeap() - before) / runs;
+  const leftBehind = ((await settledHeap()) - before) / runs;
   return { held, leftBehind };
 }
 
@@ -25,7 +25,7 @@ async function heapHeldBy(
 ): Promise<number> {
   const kept: unknown[] = [];
   for (let i = 0; i < runs; i++) kept.push(await runOne());
-  const holding = settledHeap();
+  const holding = await settledHeap();
   // Read after the measurement, so the runs are certainly still reachable while it is taken.
   return (holding - before) / kept.length;
 }
@@ -51,6 +51,8 @@ export async function memoryUse(workload: Workload, runs: number): Promise<Compa
       "bytes",
       { label: "bare XState", value: bare.held },
       { label: "in memory", value: engine.held },
+      undefined,
+      2,
     ),
     compare(
       "memory: heap still in use per run once released",

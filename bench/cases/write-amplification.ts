@@ -62,6 +62,8 @@ export async function writeAmplification(workload: Workload, dir: string): Promi
           "bytes",
           { label: "conversation", value: conversation },
           { label: "written", value: writtenAfter - writtenBefore },
+          undefined,
+          5,
         ),
       );
     }

@@ -60,6 +60,8 @@ export function refuse(
 
 /** What a suspended run waits for, and the command that answers it. */
 export function waitLine(runId: string, wait: RunWait): string {
+  if (wait.kind === "input")
+    return `waiting: ${wait.stageId} asks: ${wait.prompt} — stagechart resume ${runId} --input '<json>'`;
   return wait.kind === "grant"
     ? `waiting: ${wait.stageId} asks for ${wait.tool}(${wait.argsSummary}) — stagechart resume ${runId} --approve ${wait.proposalId} (or --deny)`
     : `waiting: ${wait.stageId}'s gate deferred — stagechart resume ${runId} checks it again`;

@@ -107,9 +107,12 @@ export function settingsFor(
  */
 const specsWithKeys = new WeakMap<HostSettings, string>();
 
-/** The pipeline's own scripted model: `<name>.script.yaml` beside `<name>.yaml` (or a bundled `<name>.ts`). */
+/**
+ * The pipeline's own scripted model: `<name>.script.yaml` beside `<name>.yaml` (or a bundled
+ * `<name>.ts`, or a workflow directory `<name>`).
+ */
 const scriptBeside = (pipelineFile: string): string =>
-  pipelineFile.replace(/\.(ya?ml|ts)$/, ".script.yaml");
+  pipelineFile.replace(/(\.(ya?ml|ts))?$/, ".script.yaml");
 
 /** Model kinds whose target is a file, stored absolute so `resume` finds it from anywhere. */
 const FILE_MODELS = new Set(["scripted", "replay"]);
@@ -175,15 +178,23 @@ async function modelFor(settings: HostSettings): Promise<Result<ModelHandle>> {
 /** An interactor that tells `watcher` while it has a question open. */
 export function watched(interactor: Interactor, watcher: PromptWatcher | undefined): Interactor {
   if (!watcher) return interactor;
+  const watching = async <T>(ask: () => Promise<T>): Promise<T> => {
+    watcher.promptOpened();
+    try {
+      return await ask();
+    } finally {
+      watcher.promptClosed();
+    }
+  };
+  const { requestGrant, askValue } = interactor;
   return {
     name: interactor.name,
-    async requestGrant(request, signal) {
-      watcher.promptOpened();
-      try {
-        return await interactor.requestGrant(request, signal);
-      } finally {
-        watcher.promptClosed();
-      }
-    },
+    ...(requestGrant && {
+      requestGrant: (request, signal) =>
+        watching(() => requestGrant.call(interactor, request, signal)),
+    }),
+    ...(askValue && {
+      askValue: (request, signal) => watching(() => askValue.call(interactor, request, signal)),
+    }),
   };
 }

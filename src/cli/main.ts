@@ -1,13 +1,5 @@
 import { Command, CommanderError } from "commander";
 import { VERSION } from "../version.js";
-import { registerGraph } from "./commands/graph.js";
-import { registerInspect } from "./commands/inspect.js";
-import { registerPaths } from "./commands/paths.js";
-import { registerResume } from "./commands/resume.js";
-import { registerRun } from "./commands/run.js";
-import { registerRuns } from "./commands/runs.js";
-import { registerTest } from "./commands/test.js";
-import { registerValidate } from "./commands/validate.js";
 import { reportCrash } from "./crash.js";
 import { type CliIo, EXIT, processIo } from "./io.js";
 
@@ -29,15 +21,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   const setExit = (code: number) => {
     exitCode = code;
   };
-  registerValidate(program, io, setExit);
-  registerRun(program, io, setExit);
-  registerResume(program, io, setExit);
-  registerRuns(program, io, setExit);
-  registerGraph(program, io, setExit);
-  registerInspect(program, io, setExit);
-  registerPaths(program, io, setExit);
-  registerTest(program, io, setExit);
   try {
+    for (const register of await registrationsFor(argv)) register(program, io, setExit);
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {
     if (!(error instanceof CommanderError)) return reportCrash(error, io, json);
@@ -45,4 +30,47 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     return error.exitCode === 0 ? EXIT.done : EXIT.usage;
   }
   return exitCode;
+}
+
+type Register = (program: Command, io: CliIo, setExit: (code: number) => void) => void;
+
+const validate = async () => (await import("./commands/validate.js")).registerValidate;
+const run = async () => (await import("./commands/run.js")).registerRun;
+const resume = async () => (await import("./commands/resume.js")).registerResume;
+const runs = async () => (await import("./commands/runs.js")).registerRuns;
+const history = async () => (await import("./commands/history.js")).registerHistory;
+const graph = async () => (await import("./commands/graph.js")).registerGraph;
+const inspect = async () => (await import("./commands/inspect.js")).registerInspect;
+const paths = async () => (await import("./commands/paths.js")).registerPaths;
+const test = async () => (await import("./commands/test.js")).registerTest;
+
+/** Each command's module by the command's name, in the order `--help` lists them. */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  validate,
+  run,
+  resume,
+  cancel: resume,
+  override: resume,
+  redo: resume,
+  runs,
+  show: runs,
+  audit: runs,
+  history,
+  fork: history,
+  graph,
+  inspect,
+  paths,
+  test,
+};
+
+/**
+ * The command modules this command line needs: only the named command's, none for `--version`,
+ * all of them otherwise (help, a mistyped command), so start-up loads only what runs.
+ */
+async function registrationsFor(argv: readonly string[]): Promise<Register[]> {
+  const [first] = argv;
+  if (first === "-v" || first === "--version") return [];
+  const named = first === undefined ? undefined : Object.hasOwn(COMMANDS, first) && COMMANDS[first];
+  const loaders = named ? [named] : [...new Set(Object.values(COMMANDS))];
+  return Promise.all(loaders.map((load) => load()));
 }

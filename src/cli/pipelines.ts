@@ -3,6 +3,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { loadPipeline } from "../definitions/define-pipeline.js";
 import type { LoadResult } from "../definitions/diagnostics.js";
 import { formatDiagnostic, isError } from "../definitions/diagnostics.js";
+import { isWorkflowDirectory, loadWorkflowPipeline } from "../definitions/pi-workflows/index.js";
 import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import type { PipelineSpec } from "../definitions/pipeline-spec.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -13,7 +14,10 @@ import type { CliIo } from "./io.js";
 
 const BUNDLED_NAME = /^[a-z0-9-]+$/;
 
-/** `<pipeline>` on the command line: a path, or the name of a bundled pipeline (`code-review`). */
+/**
+ * `<pipeline>` on the command line: a path (a pipeline file, or a pi-workflows workflow
+ * directory), or the name of a bundled pipeline (`code-review`).
+ */
 export function pipelineFile(nameOrPath: string): string {
   if (existsSync(nameOrPath) || !BUNDLED_NAME.test(nameOrPath)) return nameOrPath;
   const bundled = join(BUNDLED_MACHINES, `${nameOrPath}.yaml`);
@@ -78,7 +82,9 @@ export async function loadPipelineForCli(
   const spec = bundledCodePipeline(file);
   const loaded: LoadResult<PipelineDefinition> = spec
     ? await loadPipeline(spec, { baseDir: BUNDLED_MACHINES, toolNames })
-    : await loadPipelineFile(file, { toolNames });
+    : isWorkflowDirectory(file)
+      ? await loadWorkflowPipeline(file, toolNames)
+      : await loadPipelineFile(file, { toolNames });
   const diagnostics = loaded.ok ? loaded.warnings : loaded.diagnostics;
   for (const d of diagnostics) io.stderr(`${formatDiagnostic(d)}\n`);
   if (!loaded.ok || diagnostics.some(isError)) return undefined;

@@ -36,7 +36,7 @@ export function progressLine(event: AuditEvent, colour: boolean): string | undef
     case "ToolFailed":
       return `${stage}  ${call} ${paint.yellow("failed")} ${String(p.code ?? "")}`;
     case "CompletionRejected":
-      return `${stage}  completion rejected (${String(p.reason)})`;
+      return `${stage}  completion rejected (${String(p.reason)}${p.message === undefined ? "" : `: ${String(p.message)}`})`;
     case "Steered":
       return `${stage}  steered toward ${String(p.completionTool)}`;
     case "CapHit":
@@ -47,6 +47,8 @@ export function progressLine(event: AuditEvent, colour: boolean): string | undef
       return `${stage}${verdictText(String(p.verdict), colour)}${p.reason ? ` · ${String(p.reason)}` : ""}`;
     case "StageCancelled":
       return `${stage}${paint.yellow("cancelled")} · ${String(p.reason ?? "")}`;
+    case "RunReopened":
+      return `${paint.bold("run")} ${event.runId} reopened at ${String(p.stage)} by ${String(p.by)}: ${String(p.reason)}`;
     case "SMTransition":
       return `${paint.dim(`→ ${String(p.from)} → ${String(p.to)} (${String(p.kind)})`)}`;
     case "OverrideApplied":

@@ -4,6 +4,7 @@ import type { JsonValue } from "../tools/types.js";
 import {
   batchRejectionEntries,
   completionAcceptedEntry,
+  refusalEntry,
   schemaRejectionEntry,
   steeringEntry,
 } from "./stage-entries.js";
@@ -26,13 +27,15 @@ export interface TurnIdentity {
 export interface ActRuleHelpers {
   /** Errors of a completion payload against completionSchema; empty when it passes. */
   validateCompletion(payload: unknown): string[];
+  /** Why the stage refuses a payload that passed the schema (its `refuseCompletion` hook), if it does. */
+  refuseCompletion(payload: JsonValue): string | undefined;
   /** The gist of a call's arguments for people and rules (the tool's own summary when known). */
   summarize(tool: string, args: JsonValue): string;
 }
 
 /**
  * The Act rules of DESIGN.md §4.1 applied to one reply: exactly one completion call → schema
- * check; the completion call with others, or twice → the whole batch rejected unexecuted;
+ * check, then the stage's own refusal, if any; the completion call with others, or twice → the whole batch rejected unexecuted;
  * plain text → a steering message; other calls → dispatch.
  */
 export function classifyTurn(
@@ -70,6 +73,15 @@ export function classifyTurn(
         kind: "completion-invalid",
         errors,
         entries: [assistant, schemaRejectionEntry(stage, completion.toolCallId, errors)],
+      };
+    }
+    const refusal = helpers.refuseCompletion(completion.args);
+    if (refusal !== undefined) {
+      return {
+        ...base,
+        kind: "completion-refused",
+        reason: refusal,
+        entries: [assistant, refusalEntry(stage, completion.toolCallId, refusal)],
       };
     }
     return {

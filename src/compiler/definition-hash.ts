@@ -24,7 +24,12 @@ export function fingerprint(pipeline: PipelineDefinition): DefinitionFingerprint
       hooks: Object.fromEntries(
         Object.entries(pipeline.hooks).map(([id, hooks]) => [
           id,
-          [String(hooks.gate), String(hooks.assert), String(hooks.exit)],
+          [
+            String(hooks.gate),
+            String(hooks.assert),
+            String(hooks.exit),
+            ...(hooks.refuseCompletion ? [String(hooks.refuseCompletion)] : []),
+          ],
         ]),
       ),
     }),
@@ -81,6 +86,8 @@ function stageShape(stage: PipelineStage): unknown {
       return { kind: stage.kind, command: stage.command, timeoutMs: stage.timeoutMs };
     case "code":
       return { kind: stage.kind, run: String(stage.run) };
+    case "ask":
+      return { kind: stage.kind, prompt: stage.prompt, schema: stage.schema };
   }
 }
 

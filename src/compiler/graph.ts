@@ -169,6 +169,7 @@ export function drawablePipeline(pipeline: PipelineDefinition): AnyStateMachine 
   const notRun = () => Promise.reject(new Error("a drawable pipeline does not run stages"));
   return createPipelineMachine(pipeline, {
     stageMachine: createMachine({ id: "stage" }),
+    askMachine: createMachine({ id: "ask" }),
     runCode: notRun,
     audit: () => undefined as never,
   });

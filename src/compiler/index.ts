@@ -1,4 +1,5 @@
 export { argsDigest, classifyTurn, type ModelReply } from "./act-rules.js";
+export type { InputAnswer, InputRequest } from "./ask-stage.js";
 export { retryDelayMs } from "./backoff.js";
 export { consumeGrant, type GrantLedger, mintGrant } from "./grants.js";
 export { drawablePipeline, GRAPH_FORMATS, type GraphFormat, renderGraph } from "./graph.js";

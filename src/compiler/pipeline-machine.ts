@@ -2,7 +2,7 @@ import {
   type AnyActorRef,
   type AnyStateMachine,
   assign,
-  type EventObject,
+  enqueueActions,
   fromPromise,
   type MetaObject,
   type ParameterizedObject,
@@ -13,20 +13,35 @@ import {
   setup,
 } from "xstate";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
-import type { PipelineDefinition, PipelineStage, Rule } from "../definitions/pipeline-types.js";
+import type {
+  JoinPolicy,
+  PipelineDefinition,
+  PipelineStage,
+  Rule,
+} from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput, AuditEventType } from "../inspect/audit.js";
 import { holds, mentionsVerdict } from "./conditions.js";
-import { decideGroup, parallelState, runningStages } from "./pipeline-parallel.js";
+import {
+  decideGroup,
+  type GroupParams,
+  parallelState,
+  runningStages,
+  settledSibling,
+  startedGroup,
+  tallyOf,
+} from "./pipeline-parallel.js";
 import { stageState } from "./pipeline-sequence.js";
-import { executionId, groupState } from "./pipeline-states.js";
+import { controlTransitions, currentStage, executionId, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
-import { onlyASibling } from "./topology.js";
+import { mayOverride, mayRedo, onlyASibling } from "./topology.js";
 
 /** What the pipeline machine asks of the world besides its stages' lifecycle machine. */
 export interface PipelineServices {
   /** The stage lifecycle machine, bound to a host. */
   stageMachine: AnyStateMachine;
+  /** The machine of `ask` stages, bound to a host. */
+  askMachine: AnyStateMachine;
   /** Runs a code stage or a command stage to its StageResult. */
   runCode(
     stage: Extract<PipelineStage, { kind: "code" | "command" }>,
@@ -34,6 +49,20 @@ export interface PipelineServices {
     signal: AbortSignal,
   ): Promise<StageResult>;
   audit(event: AuditEventInput): void;
+  /**
+   * Set when the machine is a run of its own, invoked by another app's machine: told as the run
+   * begins (not when it is restored; a throw refuses its input) and as it ends.
+   */
+  run?: { begins(context: PipelineContext): void; ends(context: PipelineContext): void };
+  /** Why a control event that no transition took is refused. */
+  refusal?(context: PipelineContext, event: PipelineEvent): ErrorView | undefined;
+}
+
+/** Emitted (XState `emit`) when the run refuses a control event sent to it. */
+export interface ControlRefused {
+  type: "stagechart.controlRefused";
+  control: PipelineEvent;
+  error: ErrorView;
 }
 
 export interface CodeStageInput {
@@ -49,7 +78,14 @@ export interface PipelineInput {
   ctx: Readonly<Record<string, unknown>>;
   /** Set when the pipeline runs as a stage of another: the id and execution of that stage. */
   asStage?: { stageId: string; stageExecutionId: string };
+  /** What a reopened run's stages did before it ended done, carried on (see `reopenRun`). */
+  carried?: CarriedContext;
 }
+
+export type CarriedContext = Pick<
+  PipelineContext,
+  "visits" | "modelCalls" | "results" | "upstream" | "upstreamOf" | "groups"
+>;
 
 export type RunStatus = "done" | "failed" | "cancelled";
 
@@ -67,7 +103,19 @@ export type PipelineEvent =
   | { type: "REDO"; stage: string }
   | { type: "CANCEL"; reason?: string };
 
-type SiblingState = "queued" | "running" | "settled";
+export type SiblingState = "queued" | "running" | "settled";
+
+/**
+ * A parallel group's counts, kept as its siblings settle, so deciding the group reads no sibling:
+ * `started` siblings (in declaration order) left the queue, `running` of them run now.
+ */
+export interface GroupTally {
+  siblings: number;
+  started: number;
+  running: number;
+  ok: number;
+  failed: number;
+}
 
 export interface PipelineContext {
   pipelineId: string;
@@ -85,6 +133,8 @@ export interface PipelineContext {
   /** The stage (or fan-out stage of the group) running now. */
   current?: string;
   groups: Record<string, Record<string, SiblingState>>;
+  /** By group; absent from snapshots stored before it was kept, where it is counted once. */
+  tallies?: Record<string, GroupTally>;
   status?: RunStatus;
   error?: ErrorView;
 }
@@ -105,7 +155,7 @@ export type PipelineMachine = StateMachine<
   string,
   PipelineInput,
   PipelineOutput,
-  EventObject,
+  ControlRefused,
   MetaObject,
   StateSchema
 >;
@@ -132,9 +182,11 @@ export function createPipelineMachine(
       events: PipelineEvent;
       input: PipelineInput;
       output: PipelineOutput;
+      emitted: ControlRefused;
     },
     actors: {
       stage: services.stageMachine,
+      ask: services.askMachine,
       code: fromPromise<StageResult, CodeStageInput>(({ input, signal }) => {
         const stage = pipeline.stages[input.stageId];
         if (stage?.kind !== "code" && stage?.kind !== "command")
@@ -158,14 +210,19 @@ export function createPipelineMachine(
         params.result.verdict === "ok" || params.result.verdict === "skip",
       siblingStarted: ({ context }, params: { group: string; sibling: string }) =>
         context.groups[params.group]?.[params.sibling] === "running",
-      groupDecides: ({ context }, params: { group: string; decision: "join" | "fail" }) =>
-        decideGroup(pipeline, context, params.group) === params.decision,
-      overrideTo: ({ event }, params: { target: string }) =>
-        event.type === "OVERRIDE" && event.to === params.target,
+      groupDecides: (
+        { context },
+        params: { group: string; policy: JoinPolicy; decision: "join" | "fail" },
+      ) => decideGroup(params.policy, tallyOf(context, params.group)) === params.decision,
+      overrideTo: ({ context, event }, params: { target: string }) =>
+        event.type === "OVERRIDE" &&
+        event.to === params.target &&
+        mayOverride(pipeline, currentStage(context) ?? "", params.target),
       redoOf: ({ context, event }, params: { target: string }) =>
         event.type === "REDO" &&
         event.stage === params.target &&
-        (context.visits[params.target] ?? 0) > 0,
+        (context.visits[params.target] ?? 0) > 0 &&
+        mayRedo(pipeline, currentStage(context) ?? "", params.target),
     },
     actions: {
       audit: (
@@ -189,38 +246,17 @@ export function createPipelineMachine(
       record: assign(({ context }, params: { result: StageResult }) =>
         recorded(context, params.result),
       ),
+      leaveStage: assign({ current: undefined }),
       handOn: assign((_, params: { upstream: StageResult[] }) => ({ upstream: params.upstream })),
       restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
         upstream: context.upstreamOf[params.stageId] ?? [],
       })),
-      startGroup: assign(
-        ({ context }, params: { group: string; siblings: string[]; maxConcurrency: number }) => ({
-          current: groupState(params.group),
-          groups: {
-            ...context.groups,
-            [params.group]: Object.fromEntries(
-              params.siblings.map((sibling, index) => [
-                sibling,
-                index < params.maxConcurrency ? "running" : "queued",
-              ]),
-            ),
-          },
-        }),
-      ),
-      settle: assign(
-        ({ context }, params: { group: string; result: StageResult; maxConcurrency: number }) => {
-          const siblings: Record<string, SiblingState> = {
-            ...context.groups[params.group],
-            [params.result.stageId]: "settled",
-          };
-          const running = Object.values(siblings).filter((s) => s === "running").length;
-          const queued = Object.keys(siblings).find((id) => siblings[id] === "queued");
-          if (queued && running < params.maxConcurrency) siblings[queued] = "running";
-          return {
-            results: { ...context.results, [params.result.stageId]: params.result },
-            groups: { ...context.groups, [params.group]: siblings },
-          };
-        },
+      startGroup: assign(({ context }, params: GroupParams) => ({
+        current: groupState(params.group),
+        ...startedGroup(context, params),
+      })),
+      settle: assign(({ context }, params: GroupParams & { result: StageResult }) =>
+        settledSibling(context, params, params.result),
       ),
       cancelRunning: ({ context }, params: { reason: string }) => {
         for (const stageId of runningStages(context)) {
@@ -237,13 +273,31 @@ export function createPipelineMachine(
         status: params.status,
         ...(params.error && { error: params.error }),
       })),
+      runBegins: ({ context }) => {
+        if (!context.asStage) services.run?.begins(context);
+      },
+      runEnds: ({ context }) => {
+        if (!context.asStage) services.run?.ends(context);
+      },
+      refuseControl: enqueueActions(({ context, event, enqueue }) => {
+        const error =
+          services.refusal?.(context, event) ??
+          viewOf("Session/IllegalTransition", `the run cannot take ${event.type} now`);
+        services.audit({
+          type: "RequestRefused",
+          runId: context.runId,
+          payload: { pipelineId: context.pipelineId, control: event, error },
+        });
+        enqueue.emit({ type: "stagechart.controlRefused", control: event, error });
+      }),
     },
   });
 
+  const ownStates = Object.values(pipeline.stages).filter(
+    (stage) => !onlyASibling(pipeline, stage.id),
+  );
   const stageStates = Object.fromEntries(
-    Object.values(pipeline.stages)
-      .filter((stage) => !onlyASibling(pipeline, stage.id))
-      .map((stage) => [stage.id, stageState(pipeline, stage)]),
+    ownStates.map((stage) => [stage.id, stageState(pipeline, stage)]),
   );
   const groupStates = Object.fromEntries(
     Object.entries(pipeline.next).flatMap(([from, transition]) =>
@@ -278,16 +332,27 @@ export function createPipelineMachine(
       upstream: [],
       upstreamOf: {},
       groups: {},
+      tallies: {},
+      ...input.carried,
     }),
     initial: pipeline.entry,
-    on: { CANCEL: ".cancelled" },
+    entry: "runBegins",
+    on: {
+      CANCEL: ".cancelled",
+      // OVERRIDE and REDO are taken at the root, where their guards allow (generated from the
+      // topology like the states, so typed by the setup only); one no guard allows is refused.
+      ...(controlTransitions(ownStates.map((stage) => stage.id)) as Record<never, never>),
+    },
     output: ({ context }) => pipelineOutput(pipeline, context),
     // The states are generated from the pipeline's topology, so they are typed by the setup only.
     states: {
       ...stageStates,
       ...groupStates,
-      done: { type: "final", entry: { type: "finish", params: { status: "done" } } },
-      failed: { type: "final", entry: { type: "finish", params: { status: "failed" } } },
+      done: { type: "final", entry: [{ type: "finish", params: { status: "done" } }, "runEnds"] },
+      failed: {
+        type: "final",
+        entry: [{ type: "finish", params: { status: "failed" } }, "runEnds"],
+      },
       cancelled: {
         type: "final",
         entry: [
@@ -299,6 +364,7 @@ export function createPipelineMachine(
               error: viewOf("Cancellation/RunCancelled", "the run was cancelled"),
             },
           },
+          "runEnds",
         ],
       },
     } as unknown as GeneratedStates,

@@ -5,11 +5,10 @@ import type {
   PipelineStage,
   Target,
 } from "../definitions/pipeline-types.js";
-import type { PipelineContext } from "./pipeline-machine.js";
+import type { GroupTally, PipelineContext, SiblingState } from "./pipeline-machine.js";
 import {
   actorOf,
   childInput,
-  controlEvents,
   type DoneArgs,
   executionId,
   fail,
@@ -28,12 +27,13 @@ export function parallelState(
   policy: JoinPolicy,
   maxConcurrency: number,
 ) {
+  const group: GroupParams = { group: from, siblings, maxConcurrency };
   const regions = Object.fromEntries(
     siblings.map((sibling) => {
       const stage = pipeline.stages[sibling] as PipelineStage;
       const settle = (result: (args: DoneArgs) => StageResult) => ({
         type: "settle",
-        params: (args: DoneArgs) => ({ group: from, result: result(args), maxConcurrency }),
+        params: (args: DoneArgs) => ({ ...group, result: result(args) }),
       });
       return [
         sibling,
@@ -80,11 +80,11 @@ export function parallelState(
   );
   return {
     type: "parallel",
-    entry: { type: "startGroup", params: { group: from, siblings, maxConcurrency } },
+    entry: { type: "startGroup", params: group },
     states: regions,
     always: [
       {
-        guard: { type: "groupDecides", params: { group: from, decision: "fail" } },
+        guard: { type: "groupDecides", params: { group: from, policy, decision: "fail" } },
         target: "failed",
         description: `${describePolicy(policy)} policy failed`,
         actions: [
@@ -118,7 +118,7 @@ export function parallelState(
         ],
       },
       {
-        guard: { type: "groupDecides", params: { group: from, decision: "join" } },
+        guard: { type: "groupDecides", params: { group: from, policy, decision: "join" } },
         target: stateOf(join),
         description: `${describePolicy(policy)} policy met`,
         actions: [
@@ -139,7 +139,6 @@ export function parallelState(
         ],
       },
     ],
-    on: controlEvents(pipeline, from),
   };
 
   function describePolicy(p: JoinPolicy): string {
@@ -147,20 +146,80 @@ export function parallelState(
   }
 }
 
-/** Whether a parallel group is finished by its policy: `join`, `fail`, or not yet. */
-export function decideGroup(
-  pipeline: PipelineDefinition,
+/** What a group's actions are given: the group (by its fan-out stage), its siblings, its cap. */
+export interface GroupParams {
+  group: string;
+  siblings: readonly string[];
+  maxConcurrency: number;
+}
+
+/** A group entered: its first `maxConcurrency` siblings running, the others queued. */
+export function startedGroup(
   context: PipelineContext,
-  group: string,
-): "join" | "fail" | undefined {
-  const transition = pipeline.next[group];
-  const states = context.groups[group];
-  if (transition?.kind !== "parallel" || !states) return undefined;
-  const settled = transition.siblings.filter((id) => states[id] === "settled");
-  const ok = settled.filter((id) => succeeded(context.results[id])).length;
-  const failed = settled.length - ok;
-  const pending = transition.siblings.length - settled.length;
-  switch (transition.policy.kind) {
+  { group, siblings, maxConcurrency }: GroupParams,
+): Pick<PipelineContext, "groups" | "tallies"> {
+  const started = Math.min(maxConcurrency, siblings.length);
+  const states = Object.fromEntries(
+    siblings.map((sibling, index): [string, SiblingState] => [
+      sibling,
+      index < started ? "running" : "queued",
+    ]),
+  );
+  const tally = { siblings: siblings.length, started, running: started, ok: 0, failed: 0 };
+  return {
+    groups: { ...context.groups, [group]: states },
+    tallies: { ...context.tallies, [group]: tally },
+  };
+}
+
+/** A sibling settled: counted, and the next queued sibling started if the cap allows. */
+export function settledSibling(
+  context: PipelineContext,
+  { group, siblings, maxConcurrency }: GroupParams,
+  result: StageResult,
+): Pick<PipelineContext, "groups" | "tallies" | "results"> {
+  const before = tallyOf(context, group);
+  const tally = {
+    ...before,
+    running: before.running - 1,
+    ok: before.ok + (succeeded(result) ? 1 : 0),
+    failed: before.failed + (succeeded(result) ? 0 : 1),
+  };
+  const states = { ...context.groups[group], [result.stageId]: "settled" as const };
+  const next = siblings[tally.started];
+  if (next !== undefined && tally.running < maxConcurrency) {
+    states[next] = "running";
+    tally.started += 1;
+    tally.running += 1;
+  }
+  return {
+    results: { ...context.results, [result.stageId]: result },
+    groups: { ...context.groups, [group]: states },
+    tallies: { ...context.tallies, [group]: tally },
+  };
+}
+
+/** A group's tally: the one kept, or (for a snapshot stored before it was kept) counted once. */
+export function tallyOf(context: PipelineContext, group: string): GroupTally {
+  const kept = context.tallies?.[group];
+  if (kept) return kept;
+  const states = Object.entries(context.groups[group] ?? {});
+  const settled = states.filter(([, state]) => state === "settled");
+  const ok = settled.filter(([id]) => succeeded(context.results[id])).length;
+  return {
+    siblings: states.length,
+    started: states.filter(([, state]) => state !== "queued").length,
+    running: states.filter(([, state]) => state === "running").length,
+    ok,
+    failed: settled.length - ok,
+  };
+}
+
+/** Whether a parallel group is finished by its policy: `join`, `fail`, or not yet. */
+export function decideGroup(policy: JoinPolicy, tally: GroupTally): "join" | "fail" | undefined {
+  const { ok, failed } = tally;
+  const pending = tally.siblings - ok - failed;
+  switch (policy.kind) {
     case "fail-fast":
       return failed > 0 ? "fail" : pending === 0 ? "join" : undefined;
     case "all-settled":
@@ -168,11 +227,7 @@ export function decideGroup(
     case "any":
       return ok > 0 ? "join" : pending === 0 ? "fail" : undefined;
     case "quorum":
-      return ok >= transition.policy.k
-        ? "join"
-        : ok + pending < transition.policy.k
-          ? "fail"
-          : undefined;
+      return ok >= policy.k ? "join" : ok + pending < policy.k ? "fail" : undefined;
   }
 }
 

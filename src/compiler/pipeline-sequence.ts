@@ -1,9 +1,8 @@
 import type { PipelineDefinition, PipelineStage, Rule } from "../definitions/pipeline-types.js";
-import { DONE, FAIL } from "../definitions/pipeline-types.js";
+import { CANCEL, DONE, FAIL } from "../definitions/pipeline-types.js";
 import {
   actorOf,
   childInput,
-  controlEvents,
   type DoneArgs,
   fail,
   groupState,
@@ -34,7 +33,6 @@ export function stageState(pipeline: PipelineDefinition, stage: PipelineStage) {
         ),
       },
     },
-    on: controlEvents(pipeline, stage.id),
   };
 }
 
@@ -125,6 +123,8 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
             ]
           : []),
         transitionAudit(stageId, rule.to, isStage(rule.to) ? "sequential" : "terminal"),
+        // The stage has ended: cancelling the run has nothing running to cancel.
+        ...(rule.to === CANCEL ? [{ type: "leaveStage" }] : []),
         ...(rule.to === FAIL
           ? [
               fail(() =>

@@ -1,6 +1,8 @@
 import type { StageResult } from "../definitions/contract.js";
 import {
+  CANCEL,
   DONE,
+  ENDS,
   FAIL,
   type PipelineDefinition,
   type PipelineStage,
@@ -8,7 +10,6 @@ import {
 } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { PipelineContext, PipelineOutput } from "./pipeline-machine.js";
-import { overrideTargets, reachableStages } from "./topology.js";
 
 const GROUP_SUFFIX = "_parallel";
 /** Stage ids are kebab-case, so a group's state name cannot collide with a stage's. */
@@ -28,6 +29,8 @@ export function actorOf(stage: PipelineStage): string {
       return "stage";
     case "pipeline":
       return `pipeline:${stage.id}`;
+    case "ask":
+      return "ask";
     default:
       return "code";
   }
@@ -63,6 +66,14 @@ export function childInput(
           ctx: context.ctx,
           asStage: { stageId: stage.id, stageExecutionId },
         };
+      case "ask":
+        return {
+          runId: context.runId,
+          stageId: stage.id,
+          stageExecutionId,
+          prompt: stage.prompt,
+          schema: stage.schema,
+        };
       default:
         return {
           runId: context.runId,
@@ -85,50 +96,67 @@ export type DoneArgs = {
   event: { output: StageResult | PipelineOutput };
 };
 
-/** OVERRIDE to any stage reachable from here; REDO of this stage or one visited before it. */
-export function controlEvents(pipeline: PipelineDefinition, stageId: string) {
-  const reachable = overrideTargets(pipeline, stageId);
-  const redoable = Object.keys(pipeline.stages).filter(
-    (id) => id === stageId || reachableStages(pipeline, id).includes(stageId),
-  );
+/**
+ * OVERRIDE and REDO, taken at the root, one transition per stage that has a state: the guards
+ * ask the topology whether the stage running now (`context.current`) may go there, so the
+ * machine grows with the stages rather than with the pairs of them. One that no guard allows is
+ * refused: audited and emitted, not dropped.
+ */
+export function controlTransitions(targets: readonly string[]) {
+  const from = ({ context }: { context: PipelineContext }) => currentStage(context);
+  const refused = { actions: "refuseControl" };
   return {
-    OVERRIDE: reachable.map((target) => ({
-      guard: { type: "overrideTo", params: { target } },
-      target: stateOf(target),
-      reenter: true,
-      actions: [
-        { type: "cancelRunning", params: { reason: `overridden to ${target}` } },
-        {
-          type: "audit",
-          params: ({ event }: { event: { to: string; reason: string } }) => ({
-            type: "OverrideApplied",
-            payload: { from: stageId, to: event.to, reason: event.reason },
-          }),
-        },
-        {
-          type: "audit",
-          params: {
-            type: "SMTransition",
-            payload: { from: stageId, to: target, kind: "override" },
+    OVERRIDE: [
+      ...targets.map((target) => ({
+        guard: { type: "overrideTo", params: { target } },
+        target: `.${target}`,
+        actions: [
+          { type: "cancelRunning", params: { reason: `overridden to ${target}` } },
+          {
+            type: "audit",
+            params: (args: {
+              context: PipelineContext;
+              event: { to: string; reason: string };
+            }) => ({
+              type: "OverrideApplied",
+              payload: { from: from(args), to: args.event.to, reason: args.event.reason },
+            }),
           },
-        },
-      ],
-    })),
-    REDO: redoable.map((target) => ({
-      guard: { type: "redoOf", params: { target } },
-      target: stateOf(target),
-      reenter: true,
-      actions: [
-        { type: "cancelRunning", params: { reason: `redo of ${target}` } },
-        { type: "restoreUpstream", params: { stageId: target } },
-        {
-          type: "audit",
-          params: { type: "SMTransition", payload: { from: stageId, to: target, kind: "redo" } },
-        },
-      ],
-    })),
+          {
+            type: "audit",
+            params: (args: { context: PipelineContext }) => ({
+              type: "SMTransition",
+              payload: { from: from(args), to: target, kind: "override" },
+            }),
+          },
+        ],
+      })),
+      refused,
+    ],
+    REDO: [
+      ...targets.map((target) => ({
+        guard: { type: "redoOf", params: { target } },
+        target: `.${target}`,
+        actions: [
+          { type: "cancelRunning", params: { reason: `redo of ${target}` } },
+          { type: "restoreUpstream", params: { stageId: target } },
+          {
+            type: "audit",
+            params: (args: { context: PipelineContext }) => ({
+              type: "SMTransition",
+              payload: { from: from(args), to: target, kind: "redo" },
+            }),
+          },
+        ],
+      })),
+      refused,
+    ],
   };
 }
+
+/** The stage the run is at: the stage running now, or the stage the running group fans out from. */
+export const currentStage = (context: PipelineContext): string | undefined =>
+  context.current === undefined ? undefined : stageOfState(context.current);
 
 export function transitionAudit(from: string, to: Target, kind: "sequential" | "terminal") {
   return { type: "audit", params: { type: "SMTransition", payload: { from, to, kind } } };
@@ -141,6 +169,6 @@ export function fail<A>(error: (args: A) => ErrorView) {
   };
 }
 
-export const isStage = (target: Target): boolean => target !== DONE && target !== FAIL;
+export const isStage = (target: Target): boolean => !ENDS.has(target);
 export const stateOf = (target: Target): string =>
-  target === DONE ? "done" : target === FAIL ? "failed" : target;
+  target === DONE ? "done" : target === FAIL ? "failed" : target === CANCEL ? "cancelled" : target;

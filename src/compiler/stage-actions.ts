@@ -94,7 +94,9 @@ export function answeredTurnAudit({
     payload:
       outcome.kind === "completion-invalid"
         ? { reason: "schema", errors: outcome.errors }
-        : { reason: "batch", tools: outcome.tools },
+        : outcome.kind === "completion-refused"
+          ? { reason: "refused", message: outcome.reason }
+          : { reason: "batch", tools: outcome.tools },
   };
 }
 

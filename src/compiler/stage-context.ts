@@ -3,6 +3,7 @@ import type { StageDefinition } from "../definitions/stage.js";
 import type { ErrorCode, ErrorView } from "../errors.js";
 import type { AuditEventType } from "../inspect/audit.js";
 import type { JsonValue } from "../tools/types.js";
+import type { AskContext, InputRequest } from "./ask-stage.js";
 import type { GrantLedger } from "./grants.js";
 import type { AssertInput, ExitInput } from "./stage-services.js";
 import type {
@@ -109,6 +110,7 @@ export function requireStageContext(context: StageMachineContext): StageContext 
 /** What a parked stage waits for: an answer to its grant request, or a gate to be checked again. */
 export type StageWait =
   | { kind: "grant"; request: GrantRequest }
+  | { kind: "ask"; request: InputRequest }
   | { kind: "gate"; stageId: string; stageExecutionId: string };
 
 /**
@@ -120,6 +122,8 @@ export function stageWait(snapshot: {
   hasTag(tag: string): boolean;
   context: unknown;
 }): StageWait | undefined {
+  if (snapshot.hasTag("ask-pending"))
+    return { kind: "ask", request: (snapshot.context as AskContext).request };
   const context = snapshot.context as StageMachineContext;
   if (snapshot.hasTag("grant-pending")) return { kind: "grant", request: grantRequest(context) };
   if (!snapshot.hasTag("suspended")) return undefined;

@@ -52,6 +52,16 @@ export function schemaRejectionEntry(
   return toolResultEntry({ toolCallId, tool: stage.completionTool }, result, true);
 }
 
+/** A payload the stage refused although it matched the schema; `reason` is what the model reads. */
+export function refusalEntry(
+  stage: StageDefinition,
+  toolCallId: string,
+  reason: string,
+): TranscriptEntry {
+  const result = errorResult("Validation/CompletionRefused", reason);
+  return toolResultEntry({ toolCallId, tool: stage.completionTool }, result, true);
+}
+
 export function completionAcceptedEntry(
   stage: StageDefinition,
   toolCallId: string,

@@ -53,6 +53,7 @@ export type TurnOutcome = {
 } & (
   | { kind: "completion"; parsed: JsonValue }
   | { kind: "completion-invalid"; errors: string[] }
+  | { kind: "completion-refused"; reason: string }
   | { kind: "batch-rejected" }
   | { kind: "text" }
   | { kind: "calls"; calls: ProposedCall[] }

@@ -66,6 +66,19 @@ export interface StageHooks {
    * once the stage's Assert said `ok` or `skip`; what it returns (JSON) is the output.
    */
   exit?(input: ExitHookInput): JsonValue | undefined | Promise<JsonValue | undefined>;
+  /**
+   * Refuses a completion payload that passed `completionSchema`: the reason goes back to the
+   * model as that call's tool result (`Validation/CompletionRefused`) and Act goes on, as after
+   * a schema mismatch. Pure: it sees the transcript as the model did, so a resume decides alike.
+   */
+  refuseCompletion?(input: CompletionCheckInput): string | undefined;
+}
+
+/** What `refuseCompletion` sees: the payload, and the stage execution's transcript before it. */
+export interface CompletionCheckInput {
+  stage: StageDefinition;
+  parsed: JsonValue;
+  transcript: readonly TranscriptEntry[];
 }
 
 /** One attempt of a stage's Act (seed 001's `ctx.attempts[i]`). */

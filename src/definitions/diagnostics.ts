@@ -42,6 +42,13 @@ export const DIAGNOSTIC_CODES = {
   stageNoExit: "Validation/StageNoExit",
   unknownTool: "Validation/UnknownTool",
   outputFieldUnknown: "Validation/StageOutputFieldUnknown",
+  workflowInvalid: "Validation/WorkflowInvalid",
+  workflowPhaseInvalid: "Validation/WorkflowPhaseInvalid",
+  workflowPathUnsafe: "Validation/WorkflowPathUnsafe",
+  workflowCycle: "Validation/WorkflowCycle",
+  workflowReferenceBroken: "Validation/WorkflowReferenceBroken",
+  workflowNotRunnable: "Validation/WorkflowNotRunnable",
+  workflowCommandDuplicate: "Validation/WorkflowCommandDuplicate",
 } as const satisfies Record<string, ErrorCode>;
 
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[keyof typeof DIAGNOSTIC_CODES];

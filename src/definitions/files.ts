@@ -1,4 +1,5 @@
 import type { Dirent } from "node:fs";
+import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { type RegularRead, readRegularFile } from "../files.js";
@@ -11,6 +12,7 @@ import {
   START,
 } from "./diagnostics.js";
 import { splitFrontmatter } from "./frontmatter.js";
+import { WORKFLOW_FILE } from "./pi-workflows/types.js";
 import { type StageDefinition, stageFromFrontmatter } from "./stage.js";
 import type { DataPath } from "./yaml-source.js";
 
@@ -106,6 +108,8 @@ const SKIPPED_DIRECTORIES = new Set(["node_modules", ".git", "dist", ".stagechar
 /** The definition files a set of paths stands for, and the directories that could not be listed. */
 export interface ExpandedPaths {
   files: string[];
+  /** pi-workflows workflow directories (holding `workflow.yaml`), checked as workflows. */
+  workflows: string[];
   diagnostics: Diagnostic[];
 }
 
@@ -114,13 +118,16 @@ export interface ExpandedPaths {
  * wrong one is reported); a directory for every `*.md`, `*.yaml` and `*.yml` below it that is
  * not a directory, in a stable order. A directory that cannot be listed (permissions, a path
  * too long, removed meanwhile) is a `StageFileUnreadable` diagnostic naming it; the rest is
- * still expanded.
+ * still expanded. A pi-workflows workflow directory stands for itself, and a workflows root (a
+ * directory with a workflow directory in it) for its workflows and the scripted models beside
+ * them: their Markdown files are phases, not stage files.
  */
 export async function expandDefinitionPaths(paths: readonly string[]): Promise<ExpandedPaths> {
-  const found: ExpandedPaths = { files: [], diagnostics: [] };
+  const found: ExpandedPaths = { files: [], workflows: [], diagnostics: [] };
   for (const path of paths) {
     const info = await stat(path).catch(() => undefined);
-    if (info?.isDirectory()) await collectDefinitionFiles(path, found);
+    if (info?.isDirectory() && existsSync(join(path, WORKFLOW_FILE))) found.workflows.push(path);
+    else if (info?.isDirectory()) await collectDefinitionFiles(path, found);
     else found.files.push(path);
   }
   return found;
@@ -137,6 +144,17 @@ async function collectDefinitionFiles(directory: string, found: ExpandedPaths): 
     return;
   }
   entries.sort((a, b) => a.name.localeCompare(b.name));
+  const workflows = entries.filter(
+    (entry) => entry.isDirectory() && existsSync(join(directory, entry.name, WORKFLOW_FILE)),
+  );
+  if (workflows.length > 0) {
+    // A root's own files are the workflows' scripted models; its other Markdown is phases.
+    found.workflows.push(...workflows.map((entry) => join(directory, entry.name)));
+    for (const entry of entries)
+      if (!entry.isDirectory() && definitionKind(entry.name) === "script")
+        found.files.push(join(directory, entry.name));
+    return;
+  }
   for (const entry of entries) {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) {

@@ -17,7 +17,7 @@ import { checkStageContracts, type LoadedStage } from "./pipeline-stage-checks.j
 import {
   type Condition,
   DONE,
-  FAIL,
+  ENDS,
   type PipelineDefinition,
   type PipelineStage,
   type Transition,
@@ -124,12 +124,12 @@ function checkTransitions(draft: PipelineDraft, report: Report): void {
     const plain = transition.rules.length === 1 && transition.rules[0]?.when === undefined;
     transition.rules.forEach((rule, i) => {
       const at = ["next", from, i];
-      if (rule.to !== DONE && rule.to !== FAIL && !isStage(rule.to)) {
+      if (!ENDS.has(rule.to) && !isStage(rule.to)) {
         const path = plain ? ["next", from] : [...at, "to"];
         report(
           path,
           DIAGNOSTIC_CODES.pipelineTargetUnknown,
-          `${where(path)}: "${rule.to}" is not a stage of this pipeline, done or fail`,
+          `${where(path)}: "${rule.to}" is not a stage of this pipeline, done, fail or cancel`,
         );
       }
       if (rule.when) checkCondition(draft, rule.when, [...at, "when"], report);
@@ -286,6 +286,7 @@ function finish(
       guards: draft.guards,
       hooks: draft.hooks,
       ...(draft.override !== undefined && { override: draft.override }),
+      ...(draft.reopenable !== undefined && { reopenable: draft.reopenable }),
       ...(draft.onTransition !== undefined && { onTransition: draft.onTransition }),
       ...(source.origin !== undefined && { file: source.origin }),
     },

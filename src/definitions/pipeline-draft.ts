@@ -13,6 +13,7 @@ import {
   overrideSchema,
   type PipelineForm,
   pipelineIdSchema,
+  reopenableSchema,
   type StageEntry,
   stageEntrySchema,
   stageIdSchema,
@@ -20,7 +21,7 @@ import {
   transitionHookSchema,
   transitionSchema,
 } from "./pipeline-schema.js";
-import { DONE, FAIL, type OverrideReach, type Transition } from "./pipeline-types.js";
+import { ENDS, type OverrideReach, type Transition } from "./pipeline-types.js";
 import { KEBAB_CASE } from "./stage-schema.js";
 import type { DataPath } from "./yaml-source.js";
 
@@ -49,6 +50,7 @@ export interface PipelineDraft {
   guards: Record<string, GuardFunction>;
   hooks: Record<string, StageHooks>;
   override?: OverrideReach;
+  reopenable?: boolean;
   onTransition?: TransitionHook;
 }
 
@@ -92,6 +94,8 @@ export function readDraft(form: PipelineForm, data: unknown, report: Report): Pi
   draft.grants = { approve: grants?.approve ?? [], deny: grants?.deny ?? [] };
   const override = optional("override", overrideSchema);
   if (override !== undefined) draft.override = override;
+  const reopenable = optional("reopenable", reopenableSchema);
+  if (reopenable !== undefined) draft.reopenable = reopenable;
   if (form === "ts") {
     const onTransition = optional("onTransition", transitionHookSchema);
     if (onTransition !== undefined) draft.onTransition = data.onTransition as TransitionHook;
@@ -126,11 +130,11 @@ function readStages(
   const schema = stageEntrySchema(draft.form);
   for (const [id, raw] of Object.entries(stages)) {
     draft.stageIds.add(id);
-    if (id === DONE || id === FAIL) {
+    if (ENDS.has(id)) {
       report(
         ["stages", id],
         DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
-        `stages.${id}: done and fail are the pipeline's ends; no stage may take those ids`,
+        `stages.${id}: done, fail and cancel are the pipeline's ends; no stage may take those ids`,
       );
     } else if (!KEBAB_CASE.test(id)) {
       report(

@@ -1,6 +1,6 @@
 import { DIAGNOSTIC_CODES } from "./diagnostics.js";
 import type { PipelineDraft, Report } from "./pipeline-draft.js";
-import { DONE, FAIL, type Transition } from "./pipeline-types.js";
+import { ENDS, type Transition } from "./pipeline-types.js";
 
 /**
  * Checks over the declared topology: stages the entry never reaches and stages with no way to
@@ -78,7 +78,7 @@ function stagesThatCanEnd(draft: PipelineDraft): Set<string> {
       else comingFrom.set(target, [id]);
     }
   }
-  const ending = new Set<string>([DONE, FAIL]);
+  const ending = new Set<string>(ENDS);
   for (const id of draft.stageIds) if (!draft.next[id]) ending.add(id);
   // A target that names no stage is reported on its own; counting it as an end avoids echoes.
   for (const target of comingFrom.keys()) if (!draft.stageIds.has(target)) ending.add(target);

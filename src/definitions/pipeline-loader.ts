@@ -138,7 +138,7 @@ async function subPipeline(
 
 function simpleStage(
   id: string,
-  entry: Extract<StageEntry, { kind: "stage" | "code" | "command" }>,
+  entry: Extract<StageEntry, { kind: "stage" | "code" | "command" | "ask" }>,
 ) {
   switch (entry.kind) {
     case "stage":
@@ -147,6 +147,8 @@ function simpleStage(
       return { kind: "code" as const, id, run: entry.run };
     case "command":
       return { kind: "command" as const, id, command: entry.command, timeoutMs: entry.timeoutMs };
+    case "ask":
+      return { kind: "ask" as const, id, prompt: entry.prompt, schema: entry.schema };
   }
 }
 

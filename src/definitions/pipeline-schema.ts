@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type AskEntry, askEntrySchema } from "./ask-entry.js";
 import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } from "./contract.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
 import type { Condition, JoinPolicy, Rule, Transition } from "./pipeline-types.js";
@@ -63,7 +64,7 @@ const text = (what: string) =>
     .trim()
     .min(1, { error: `must be ${what}, not empty` });
 const stageName = text("a stage id");
-const target = text("a stage id, done or fail");
+const target = text("a stage id, done, fail or cancel");
 const ordered = z.union([z.number(), z.string()], { error: "compares with a number or a string" });
 const present = (raw: object, key: string): boolean =>
   (raw as Record<string, unknown>)[key] !== undefined;
@@ -227,6 +228,10 @@ export const overrideSchema = z.enum(OVERRIDE_REACH, {
     'must be "reachable" (any stage the transitions reach) or "adjacent" (a stage a rule of the current one leads to)',
 });
 
+export const reopenableSchema = z.boolean({
+  error: "must be true (redo reopens a run that ended done) or false",
+});
+
 export const transitionHookSchema = fn<TransitionHook>("a function");
 
 export const hooksSchema = z.record(
@@ -235,8 +240,11 @@ export const hooksSchema = z.record(
     gate: fn<NonNullable<StageHooks["gate"]>>("a gate function").optional(),
     assert: fn<NonNullable<StageHooks["assert"]>>("an assert function").optional(),
     exit: fn<NonNullable<StageHooks["exit"]>>("an exit function").optional(),
+    refuseCompletion: fn<NonNullable<StageHooks["refuseCompletion"]>>(
+      "a refuseCompletion function",
+    ).optional(),
   }),
-  { error: "must map stage ids to { gate, assert, exit }" },
+  { error: "must map stage ids to { gate, assert, exit, refuseCompletion }" },
 );
 
 /** A stage entry, parsed; `key` is the field it was written under, where problems point. */
@@ -246,11 +254,12 @@ export type StageEntry =
   | { kind: "pipeline-spec"; key: "pipeline"; spec: PipelineSpec }
   | { kind: "stage"; key: "stage"; definition: StageDefinition; outputFields?: string[] }
   | { kind: "code"; key: "code"; run: CodeStageFunction }
-  | { kind: "command"; key: "run"; command: string; timeoutMs: number };
+  | { kind: "command"; key: "run"; command: string; timeoutMs: number }
+  | ({ kind: "ask"; key: "ask" } & AskEntry);
 
 const ENTRY_KINDS = {
-  yaml: ["file", "pipeline", "run"],
-  ts: ["file", "stage", "pipeline", "code", "run"],
+  yaml: ["file", "pipeline", "run", "ask"],
+  ts: ["file", "stage", "pipeline", "code", "run", "ask"],
 };
 
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -305,6 +314,7 @@ const rawEntry = {
     output,
     pipeline: pipelineFile.optional(),
     ...command,
+    ask: askEntrySchema.optional(),
   }),
   ts: mapping("a stage entry", {
     file: stageFile,
@@ -320,6 +330,7 @@ const rawEntry = {
     ).optional(),
     code: fn<CodeStageFunction>("a code stage function").optional(),
     ...command,
+    ask: askEntrySchema.optional(),
   }),
 };
 
@@ -373,6 +384,7 @@ function toEntry(raw: RawEntry): StageEntry {
   if (raw.pipeline !== undefined) {
     return { kind: "pipeline-spec", key: "pipeline", spec: raw.pipeline };
   }
+  if (raw.ask !== undefined) return { kind: "ask", key: "ask", ...(raw.ask as AskEntry) };
   return {
     kind: "command",
     key: "run",

@@ -21,6 +21,8 @@ export interface PipelineSpec<Id extends string = string, G extends string = str
   hooks?: Partial<Record<NoInfer<Id>, StageHooks>>;
   /** `adjacent`: OVERRIDE goes only to a stage a rule of the current stage leads to. */
   override?: "reachable" | "adjacent";
+  /** `true`: `redo` of a run that ended `done` reopens it (seed 004: done is final until redo). */
+  reopenable?: boolean;
   /** Told after every transition of a run (see `TransitionHook`). */
   onTransition?: TransitionHook;
 }
@@ -32,9 +34,11 @@ export type StageSpec =
   /** A sub-pipeline: a spec, or a YAML file relative to `baseDir`. */
   | { pipeline: PipelineSpec | string }
   | { code: CodeStageFunction }
-  | { run: string; timeoutMs?: number };
+  | { run: string; timeoutMs?: number }
+  /** Asks a person for a value valid under `schema` (JSON Schema); the value is the output. */
+  | { ask: { prompt: string; schema: JsonSchema } };
 
-export type EndTarget = "done" | "fail";
+export type EndTarget = "done" | "fail" | "cancel";
 
 export type TransitionSpec<Id extends string = string, G extends string = string> =
   | Id

@@ -28,6 +28,11 @@ export interface PipelineDefinition {
    * from the current one; `adjacent`, only a stage one of the current stage's rules leads to.
    */
   override?: OverrideReach;
+  /**
+   * Whether a run that ended `done` may be reopened by a redo (`reopenRun`); otherwise `done` is
+   * final, like `failed` and `cancelled`.
+   */
+  reopenable?: boolean;
   /** Told after every transition of a run of this pipeline (TypeScript pipelines). */
   onTransition?: TransitionHook;
   /** The file it was loaded from, when it came from one. */
@@ -47,12 +52,18 @@ export type PipelineStage =
   | { kind: "pipeline"; id: string; pipeline: PipelineDefinition }
   /** YAML's built-in code stage: a command run through the host's Bash tool. */
   | { kind: "command"; id: string; command: string; timeoutMs: number }
-  | { kind: "code"; id: string; run: CodeStageFunction };
+  | { kind: "code"; id: string; run: CodeStageFunction }
+  /** Asks a person for a value valid under `schema`; the run suspends until it comes. */
+  | { kind: "ask"; id: string; prompt: string; schema: JsonSchema };
 
-/** A stage id of the same pipeline, or an end. */
+/** A stage id of the same pipeline, or an end (`done`, `fail`, `cancel`). */
 export type Target = string;
 export const DONE = "done";
 export const FAIL = "fail";
+/** Ends the run as cancelled, as a `CANCEL` event does (a pi-workflows `cancel`, confirmed). */
+export const CANCEL = "cancel";
+/** The targets that end a pipeline rather than name a stage. */
+export const ENDS: ReadonlySet<string> = new Set([DONE, FAIL, CANCEL]);
 
 export type Transition =
   /** Ordered rules; the first whose condition holds wins. A plain successor is one rule without `when`. */

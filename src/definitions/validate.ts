@@ -1,6 +1,7 @@
 import { byPosition, type Diagnostic, type LoadResult, uniqueDiagnostics } from "./diagnostics.js";
 import { definitionKind, expandDefinitionPaths } from "./files.js";
-import { createPipelineLoader } from "./pipeline-loader.js";
+import { validateWorkflows } from "./pi-workflows/validate.js";
+import { BUILTIN_TOOL_NAMES, createPipelineLoader } from "./pipeline-loader.js";
 
 export interface ValidationReport {
   files: string[];
@@ -16,7 +17,8 @@ export interface ValidateOptions {
 
 /**
  * Loads every definition file under `paths` — stage files, pipelines (with their stage files)
- * and, given a loader, scripted-model files — and collects every diagnostic once, sorted by place.
+ * and, given a loader, scripted-model files — and pi-workflows workflow directories (see
+ * `expandDefinitionPaths`), and collects every diagnostic once, sorted by place.
  */
 export async function validatePaths(
   paths: readonly string[],
@@ -26,7 +28,11 @@ export async function validatePaths(
   const { loadScript } = options;
   const expanded = await expandDefinitionPaths(paths);
   const files = expanded.files.filter((file) => loadScript || definitionKind(file) !== "script");
-  const diagnostics: Diagnostic[] = [...expanded.diagnostics];
+  const workflows = await validateWorkflows(
+    expanded.workflows,
+    options.toolNames ?? BUILTIN_TOOL_NAMES,
+  );
+  const diagnostics: Diagnostic[] = [...expanded.diagnostics, ...workflows.diagnostics];
   // One file at a time: pipelines share the loader's stage files and sub-pipelines.
   for (const file of files) {
     const kind = definitionKind(file);
@@ -38,5 +44,8 @@ export async function validatePaths(
           : (await loader.stageFile(file)).result;
     diagnostics.push(...(result.ok ? result.warnings : result.diagnostics));
   }
-  return { files, diagnostics: uniqueDiagnostics(diagnostics).sort(byPosition) };
+  return {
+    files: [...files, ...workflows.files],
+    diagnostics: uniqueDiagnostics(diagnostics).sort(byPosition),
+  };
 }

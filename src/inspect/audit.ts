@@ -2,6 +2,8 @@
 export const AUDIT_EVENT_TYPES = [
   "RunStarted",
   "RunResumed",
+  /** A run that ended done, reopened by a redo: the stage run again, who and why. */
+  "RunReopened",
   /** A resume, answer or control event the run refused, with the error; nothing else changed. */
   "RequestRefused",
   "SandboxUnavailable",
@@ -32,6 +34,13 @@ export const AUDIT_EVENT_TYPES = [
   "SMTransition",
   "ParallelSiblingFailure",
   "OverrideApplied",
+  /** An ask stage asks a person for a value (its prompt and schema); answered with the value and who gave it. */
+  "InputRequested",
+  "InputAnswered",
+  /** The first event of a forked run: the run and step it was forked from, and ctx changes. */
+  "RunForked",
+  /** A control event another process asked the run's owner for, through the store: who asked. */
+  "ControlRequested",
   /** A pipeline's `onTransition` hook threw: the state it was told of, and the error. */
   "TransitionHookFailed",
 ] as const;

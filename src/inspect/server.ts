@@ -31,7 +31,10 @@ export interface InspectServer {
   url: string;
   port: number;
   live: LiveRegistry;
-  /** Pushes a run's last events and status to its pages, once they have them all. */
+  /**
+   * Pushes a run's last events to the pages watching it, then waits (3 s at most) until each
+   * says it shows them, so a server that stops after its run does not leave a page behind.
+   */
   flush(runId: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -110,12 +113,15 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     flush: async (runId) => {
       watch.poll();
       await drained(pages);
-      void runId;
+      await shownEverywhere(() => watch.allShown(runId));
     },
     close: async () => {
       clearInterval(timer);
       for (const ws of sockets.clients) ws.terminate();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A connection half-way through a request (or an upgrade) would hold close() for minutes.
+      server.closeAllConnections();
+      await closed;
       store?.close();
     },
   };
@@ -191,9 +197,14 @@ function acceptPage(ws: WebSocket, pages: Set<WebSocket>, watch: StoreWatch, liv
     watch.unwatchAll(ws);
   });
   ws.on("message", (data) => {
-    const message = parse(data.toString()) as { type?: string; runId?: string } | undefined;
+    const message = parse(data.toString()) as
+      | { type?: string; runId?: string; seq?: unknown; after?: unknown }
+      | undefined;
+    if (message?.type === "shown" && typeof message.runId === "string")
+      watch.shown(ws, message.runId, Number(message.seq) || 0);
     if (message?.type === "watch" && typeof message.runId === "string") {
-      watch.watch(ws, message.runId);
+      const after = Number.isSafeInteger(message.after) ? (message.after as number) : undefined;
+      watch.watch(ws, message.runId, after);
       const root = live.rootOfRun(message.runId);
       if (root) ws.send(JSON.stringify({ type: "live", root }));
       ws.send(
@@ -319,6 +330,15 @@ function tokenAllowed(request: IncomingMessage, token: string | undefined): bool
 }
 
 /** Waits until everything sent to the pages has left the process. */
+/**
+ * Waits until the pages watching a run show its end: each says so once it has fetched what the
+ * last news changed (a page closed meanwhile no longer counts). 3 s at most: a page that never
+ * answers (an old tab, a script) does not hold the run's process.
+ */
+async function shownEverywhere(shown: () => boolean): Promise<void> {
+  for (let i = 0; i < 150 && !shown(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 async function drained(pages: Set<WebSocket>): Promise<void> {
   for (let i = 0; i < 100 && [...pages].some((p) => p.bufferedAmount > 0); i++)
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -9,21 +9,43 @@ import type { SqliteStore } from "../store/index.js";
 export class StoreWatch {
   private runsSeen = "";
   private readonly watchers = new Map<string, Map<WebSocket, number>>();
+  /** The last audit seq each page says it shows of a run, by run. */
+  private readonly shownBy = new Map<string, Map<WebSocket, number>>();
 
   constructor(
     private readonly store: () => SqliteStore | undefined,
     private readonly broadcast: (message: unknown) => void,
   ) {}
 
-  /** A page watches a run: it gets the run's events after those it fetched itself. */
-  watch(page: WebSocket, runId: string): void {
+  /**
+   * A page watches a run: it gets the run's events after `after`, the last one it holds (what
+   * was stored between its fetch and this message included); without it, after the last stored.
+   */
+  watch(page: WebSocket, runId: string, after?: number): void {
     const pages = this.watchers.get(runId) ?? new Map<WebSocket, number>();
-    pages.set(page, this.store()?.lastSeq(runId) ?? 0);
+    pages.set(page, after ?? this.store()?.lastSeq(runId) ?? 0);
     this.watchers.set(runId, pages);
   }
 
   unwatchAll(page: WebSocket): void {
     for (const pages of this.watchers.values()) pages.delete(page);
+    for (const pages of this.shownBy.values()) pages.delete(page);
+  }
+
+  /** A page has drawn the run up to audit event `seq` (it fetched what that event changed). */
+  shown(page: WebSocket, runId: string, seq: number): void {
+    const pages = this.shownBy.get(runId) ?? new Map<WebSocket, number>();
+    pages.set(page, Math.max(seq, pages.get(page) ?? 0));
+    this.shownBy.set(runId, pages);
+  }
+
+  /** Whether every page watching the run shows it up to its last stored event. */
+  allShown(runId: string): boolean {
+    const last = this.store()?.lastSeq(runId) ?? 0;
+    const shown = this.shownBy.get(runId);
+    return [...(this.watchers.get(runId)?.keys() ?? [])].every(
+      (page) => (shown?.get(page) ?? 0) >= last,
+    );
   }
 
   poll(): void {

@@ -11,7 +11,7 @@ import type { PipelineStage } from "../definitions/pipeline-types.js";
 import type { AuditEventInput } from "../inspect/audit.js";
 import type { Host } from "./host.js";
 import { invokeHostTool } from "./host-tools.js";
-import { askInteractors } from "./interactors.js";
+import { askInteractors, grantAnswerers } from "./interactors.js";
 import { findMatchingRule } from "./rules.js";
 import { decideByMode } from "./security-mode.js";
 
@@ -146,7 +146,7 @@ async function callHostTool(
       `${toolName}(${argsSummary}) is not on the allowlist`,
     );
   if (decision.decision === "ask") {
-    if (host.interactors.length === 0) {
+    if (grantAnswerers(host.interactors).length === 0) {
       return refuse(
         "headless",
         "ToolTerminal/NoInteractor",

@@ -2,9 +2,18 @@ import { type Actor, type AnyStateMachine, createActor } from "xstate";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
+import { watchControlQueue } from "./control-watch.js";
 import type { Host } from "./host.js";
-import { compilePipeline, type Launch, launch, type RunHandle, type RunResult } from "./launch.js";
-import { type RunStore, StepRecorder, stopOnStoreFailure } from "./persistence.js";
+import {
+  compileRunMachine,
+  type Launch,
+  launch,
+  type RunHandle,
+  type RunResult,
+} from "./launch.js";
+import { type RunStore, stopOnStoreFailure } from "./persistence.js";
+import { refuseControl } from "./run-checks.js";
+import { StepRecorder } from "./step-recorder.js";
 
 export interface DurableLaunch {
   store: RunStore;
@@ -18,6 +27,9 @@ export interface DurableLaunch {
 const AUDITED_REFUSALS = new Set([
   "Session/DefinitionDrift",
   "Session/NoPendingGrant",
+  "Session/NoPendingInput",
+  "Session/InputAmbiguous",
+  "Validation/InputInvalid",
   "Session/IllegalTransition",
   "Validation/OverrideReasonMissing",
 ]);
@@ -44,7 +56,7 @@ export function launchDurable(
     lost ??= toStagechartError(error, "Session/StoreUnavailable");
     stop();
   };
-  const records = stopOnStoreFailure(store, giveUp);
+  const records = stopOnStoreFailure(recorder, giveUp);
   const durableHost: Host = {
     ...host,
     audit: recorder,
@@ -75,8 +87,15 @@ export function launchDurable(
   }
   const handle = launched.value;
   stop = () => handle.actor.stop();
+  const controls = watchControlQueue(store, runId, handle.actor, {
+    check: (event) => refuseControl(pipeline, handle.actor.getSnapshot().context, event),
+    audit: recorder,
+    commit: () => commit(handle.actor),
+    giveUp,
+  });
   const result = handle.result.then((outcome): RunResult => {
     clearInterval(renewal);
+    clearInterval(controls);
     commit(handle.actor);
     if (!lost) {
       try {
@@ -110,7 +129,7 @@ export function launchDurable(
 export function refuseLaunch(
   store: RunStore,
   owner: string,
-  { runId, answers, control }: Pick<Launch, "runId" | "answers" | "control">,
+  { runId, answers, inputs, control }: Pick<Launch, "runId" | "answers" | "inputs" | "control">,
   error: StagechartError,
 ): StagechartError {
   try {
@@ -126,6 +145,7 @@ export function refuseLaunch(
               ...(answers?.length && {
                 answers: answers.map(({ proposalId, decision }) => ({ proposalId, decision })),
               }),
+              ...(inputs?.length && { inputs }),
               error: error.toModelView(),
             },
           },
@@ -162,7 +182,7 @@ export function cancelNeverBegun(
   const result: RunResult = { runId, status: "cancelled", results: {} };
   return ok({
     runId,
-    actor: createActor(compilePipeline(pipeline, host), { input: { runId, ctx } }),
+    actor: createActor(compileRunMachine(pipeline, host), { input: { runId, ctx } }),
     result: Promise.resolve(result),
     events: async function* () {
       yield* events;

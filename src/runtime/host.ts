@@ -23,6 +23,7 @@ import { type AnyTool, DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/typ
 import type { Interactor } from "./interactors.js";
 import { type Journal, MemoryJournal } from "./journal.js";
 import { HostMemory } from "./memory.js";
+import type { RunStore } from "./persistence.js";
 import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
 import type { SecurityMode } from "./security-mode.js";
 
@@ -65,6 +66,12 @@ export interface Host {
   journal: Journal;
   /** What code stages keep between runs: a durable run's is its store's. */
   memory: PipelineMemory;
+  /**
+   * Makes every run of a pipeline compiled for this host durable, wherever it runs: `startRun`
+   * and `resumeRun` use it unless given another, and a pipeline another app's machine invokes
+   * keeps its run row, audit log, journal and transcripts in it (see embedded.ts).
+   */
+  store?: RunStore;
 }
 
 export type UnansweredGrants = "deny" | "suspend";
@@ -101,6 +108,8 @@ export interface HostOptions {
   transcripts?: TranscriptStore;
   journal?: Journal;
   memory?: PipelineMemory;
+  /** Where runs are kept; also the journal and transcripts unless those are given. */
+  store?: RunStore;
 }
 
 export function createHost(options: HostOptions): Host {
@@ -132,9 +141,10 @@ export function createHost(options: HostOptions): Host {
     commandEnv: withoutProviderKeys(env, redact),
     clock: options.clock ?? { now: Date.now },
     audit: options.audit,
-    transcripts: options.transcripts ?? new MemoryTranscripts(),
-    journal: options.journal ?? new MemoryJournal(),
-    memory: options.memory ?? new HostMemory(options.clock),
+    transcripts: options.transcripts ?? options.store ?? new MemoryTranscripts(),
+    journal: options.journal ?? options.store ?? new MemoryJournal(),
+    memory: options.memory ?? options.store ?? new HostMemory(options.clock),
+    ...(options.store && { store: options.store }),
   };
 }
 

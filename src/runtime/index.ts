@@ -1,3 +1,14 @@
+export { answerProblems, type ResumeInput } from "./ask-stages.js";
+export {
+  CONTROL_TIMEOUT_MS,
+  type ControlOptions,
+  type ControlRequest,
+  type ControlStatus,
+  type Requester,
+  requestControl,
+} from "./control.js";
+export { type ForkOptions, type ForkStore, forkRun } from "./fork.js";
+export { type HistoryStep, type HistoryStore, runHistory } from "./history.js";
 export {
   createHost,
   type Host,
@@ -8,12 +19,15 @@ export {
 export {
   askInteractors,
   callbackInteractor,
+  grantAnswerers,
   type Interactor,
+  parseAnswer,
   terminalInteractor,
 } from "./interactors.js";
 export { type Journal, MemoryJournal } from "./journal.js";
 export { HostMemory } from "./memory.js";
 export { LEASE_TTL_MS, type RunStore, type StoredStatus } from "./persistence.js";
+export { type ReopenOptions, reopenRun } from "./reopen.js";
 export { parseToolRule, rulesGrantPolicy, type ToolRule } from "./rules.js";
 export {
   compilePipeline,

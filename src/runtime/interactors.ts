@@ -1,22 +1,39 @@
 import { createInterface } from "node:readline/promises";
+import type { InputRequest } from "../compiler/ask-stage.js";
 import type { GrantDecision, GrantRequest } from "../compiler/stage-types.js";
+import type { JsonValue } from "../definitions/contract.js";
 
-/** Something that can answer a grant request: the terminal, the visualizer, a callback. */
+/**
+ * Somebody who can answer grant requests, ask stages' questions, or both: the terminal, the
+ * visualizer, a callback. Each is asked only what it has a method for.
+ */
 export interface Interactor {
   readonly name: string;
-  requestGrant(request: GrantRequest, signal: AbortSignal): Promise<GrantDecision>;
+  requestGrant?(request: GrantRequest, signal: AbortSignal): Promise<GrantDecision>;
+  /**
+   * Asks a person for an ask stage's value; `problems` says why the last answer was refused.
+   * Interactors without it are not asked for values.
+   */
+  askValue?(
+    request: InputRequest & { problems?: string[] },
+    signal: AbortSignal,
+  ): Promise<JsonValue>;
 }
 
 /** An interactor backed by a function: for tests and for embedders with their own UI. */
 export function callbackInteractor(
   name: string,
   answer: (request: GrantRequest, signal: AbortSignal) => GrantDecision | Promise<GrantDecision>,
-): Interactor {
+): Interactor & Pick<Required<Interactor>, "requestGrant"> {
   return { name, requestGrant: async (request, signal) => answer(request, signal) };
 }
 
+/** The interactors that answer grant requests. */
+export const grantAnswerers = (interactors: readonly Interactor[]): Interactor[] =>
+  interactors.filter((interactor) => interactor.requestGrant !== undefined);
+
 /**
- * Asks every interactor at once; the first answer wins and the others are dismissed (their
+ * Asks every interactor that answers grant requests at once; the first answer wins and the others are dismissed (their
  * signal is aborted). Fails only if every interactor fails.
  */
 export async function askInteractors(
@@ -28,7 +45,9 @@ export async function askInteractors(
   const both = AbortSignal.any([signal, dismiss.signal]);
   try {
     return await Promise.any(
-      interactors.map((interactor) => interactor.requestGrant(request, both)),
+      grantAnswerers(interactors).map(
+        (interactor) => interactor.requestGrant?.(request, both) as Promise<GrantDecision>,
+      ),
     );
   } finally {
     dismiss.abort(new Error("answered by another interactor"));
@@ -45,7 +64,7 @@ export function terminalInteractor(
     input: process.stdin,
     output: process.stderr,
   },
-): Interactor {
+): Required<Interactor> {
   return {
     name: "terminal",
     async requestGrant(request, signal) {
@@ -62,7 +81,33 @@ export function terminalInteractor(
         readline.close();
       }
     },
+    async askValue(request, signal) {
+      const readline = createInterface({
+        input: streams.input,
+        output: streams.output,
+        terminal: false,
+      });
+      try {
+        const refused = request.problems?.length
+          ? `Not a valid answer: ${request.problems.join("; ")}\n`
+          : "";
+        const question = `${refused}${request.stageId} asks: ${request.prompt}\nAnswer (JSON, or plain text for a string): `;
+        return parseAnswer(await readline.question(question, { signal }));
+      } finally {
+        readline.close();
+      }
+    },
   };
+}
+
+/** A typed answer: JSON when it parses as JSON, else the text itself (a string answer). */
+export function parseAnswer(text: string): JsonValue {
+  const trimmed = text.trim();
+  try {
+    return JSON.parse(trimmed) as JsonValue;
+  } catch {
+    return trimmed;
+  }
 }
 
 /** Which stage asks for which call, and why it is asked: no envelope covers the call. */

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ModelReply } from "../compiler/act-rules.js";
 import type { ToolRun } from "../compiler/stage-types.js";
 import { ERROR_CLASSES, type ErrorCode, type ErrorView } from "../errors.js";
-import { decodeRow } from "./persistence.js";
+import { decodeRow, storeCorrupt } from "./persistence.js";
 
 /**
  * Recorded model responses and tool results, keyed by idempotency key
@@ -19,16 +19,24 @@ export interface Journal {
   record(key: string, value: unknown): void;
 }
 
+/**
+ * Keeps each recorded value itself, not a JSON copy: a tool's output is then held once, shared
+ * with the transcript entry that carries it. A read checks it against its shape, which gives
+ * back fresh objects and arrays, so the caller cannot change what was recorded.
+ */
 export class MemoryJournal implements Journal {
-  private readonly records = new Map<string, string>();
+  private readonly records = new Map<string, unknown>();
 
   get<T>(key: string, shape: z.ZodType<T>): T | undefined {
-    const recorded = this.records.get(key);
-    return recorded === undefined ? undefined : decodeJournalEntry(key, recorded, shape);
+    if (!this.records.has(key)) return undefined;
+    const checked = shape.safeParse(this.records.get(key));
+    if (!checked.success)
+      throw storeCorrupt(`journal entry ${key} is not what was written there`, { key });
+    return checked.data;
   }
 
   record(key: string, value: unknown): void {
-    this.records.set(key, JSON.stringify(value));
+    this.records.set(key, value);
   }
 }
 

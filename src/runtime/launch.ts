@@ -8,11 +8,13 @@ import {
   toPromise,
 } from "xstate";
 import {
+  type CarriedContext,
   createPipelineMachine,
   type PipelineContext,
   type PipelineEvent,
   type PipelineMachine,
   type PipelineOutput,
+  type PipelineServices,
   type RunStatus,
 } from "../compiler/pipeline-machine.js";
 import type { GrantDecision } from "../compiler/stage-types.js";
@@ -27,6 +29,7 @@ import {
   toStagechartError,
 } from "../errors.js";
 import type { AuditEvent, AuditSink } from "../inspect/audit.js";
+import { askMachineFor, type ResumeInput, routeInputs } from "./ask-stages.js";
 import { runCodeStage } from "./code-stages.js";
 import { EventFeed } from "./event-feed.js";
 import { type Host, sandboxNotice } from "./host.js";
@@ -71,10 +74,14 @@ export interface RunHandle {
 }
 
 /**
- * Compiles a pipeline for a host: an ordinary XState machine, which other machines may invoke
- * with `input: {runId, ctx}` and whose output is `{status, result, results, error?}`.
+ * Compiles a pipeline for a host into the machine a run drives; `run` is told as the machine's
+ * own run begins and ends (see embedded.ts: `launch` audits those itself).
  */
-export function compilePipeline(pipeline: PipelineDefinition, host: Host): PipelineMachine {
+export function compileRunMachine(
+  pipeline: PipelineDefinition,
+  host: Host,
+  run?: PipelineServices["run"],
+): PipelineMachine {
   const hooks = collectHooks(pipeline);
   const grants =
     pipeline.grants.approve.length + pipeline.grants.deny.length > 0
@@ -87,8 +94,11 @@ export function compilePipeline(pipeline: PipelineDefinition, host: Host): Pipel
   };
   return createPipelineMachine(pipeline, {
     stageMachine: stageMachineFor(pipelineHost),
+    askMachine: askMachineFor(pipelineHost),
     runCode: (stage, input, signal) => runCodeStage(pipelineHost, stage, input, signal),
     audit: (event) => pipelineHost.audit.emit(event),
+    refusal: (context, event) => refuseControl(pipeline, context, event)?.toModelView(),
+    ...(run && { run }),
   });
 }
 
@@ -105,11 +115,15 @@ export interface Launch {
   snapshot?: Snapshot<unknown>;
   /** Delivered to the restored stages that wait for them, once the run is going again. */
   answers?: readonly GrantAnswer[];
+  /** Answers to the ask stages the run waits for, checked against their schemas first. */
+  inputs?: readonly ResumeInput[];
   /** Sent once the run is going again; one the run would refuse refuses the launch instead. */
   control?: PipelineEvent;
   /** Told every inspection event of the run's actors. */
   inspect?: Observer<InspectionEvent> | undefined;
-  start: { type: "RunStarted" | "RunResumed"; payload: Record<string, unknown> };
+  /** A reopened run's context before it ended done; its pipeline's entry is the stage redone. */
+  carried?: CarriedContext;
+  start: { type: "RunStarted" | "RunResumed" | "RunReopened"; payload: Record<string, unknown> };
 }
 
 /**
@@ -119,7 +133,7 @@ export interface Launch {
 export function launch(
   pipeline: PipelineDefinition,
   baseHost: Host,
-  { runId, ctx, snapshot, answers = [], control, inspect, start }: Launch,
+  { runId, ctx, carried, snapshot, answers = [], inputs = [], control, inspect, start }: Launch,
   onStep?: (actor: Actor<AnyStateMachine>) => void,
 ): Result<RunHandle> {
   const feed = new EventFeed();
@@ -146,8 +160,8 @@ export function launch(
       actor.stop();
     });
   };
-  const actor = createActor(compilePipeline(pipeline, host), {
-    input: { runId, ctx },
+  const actor = createActor(compileRunMachine(pipeline, host), {
+    input: { runId, ctx, ...(carried && { carried }) },
     ...(snapshot !== undefined && { snapshot }),
     inspect: (event: InspectionEvent) => {
       inspect?.next?.(event);
@@ -169,6 +183,8 @@ export function launch(
       ),
   );
   if (unknown.length > 0) return err(noPendingGrant(runId, unknown, answerable));
+  const routed = routeInputs(runId, inputs, answerable);
+  if (!routed.ok) return routed;
   const refused =
     control && refuseControl(pipeline, actor.getSnapshot().context as PipelineContext, control);
   if (refused) return err(refused);
@@ -198,7 +214,9 @@ export function launch(
     const answer = answers.find(
       (a) => wait.kind === "grant" && a.proposalId === wait.request.proposalId,
     );
+    const input = routed.value.find((r) => r.actor === stage);
     if (answer) stage.send({ type: "GRANT_ANSWER", ...answer });
+    else if (input) stage.send({ type: "INPUT_ANSWER", ...input.answer });
     else if (restored.value.parked.some((p) => p.actor === stage)) stage.send({ type: "RECHECK" });
   }
   if (control) actor.send(control);
@@ -282,14 +300,8 @@ function finish(
   runId: string,
   output: Omit<PipelineOutput, "result"> & Partial<PipelineOutput>,
 ): RunResult {
-  const type =
-    output.status === "done"
-      ? "RunCompleted"
-      : output.status === "cancelled"
-        ? "RunCancelled"
-        : "RunFailed";
   audit.emit({
-    type,
+    type: endEventOf(output.status),
     runId,
     payload: { status: output.status, ...(output.error && { error: output.error }) },
   });
@@ -302,6 +314,10 @@ function finish(
     results: output.results,
   };
 }
+
+/** The audit event a run ends with. */
+export const endEventOf = (status: RunStatus) =>
+  status === "done" ? "RunCompleted" : status === "cancelled" ? "RunCancelled" : "RunFailed";
 
 function collectHooks(pipeline: PipelineDefinition): Host["hooks"] {
   const nested = Object.values(pipeline.stages).flatMap((stage) =>

@@ -13,7 +13,6 @@ import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
 import { type Redactor, redactContent, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
-import { deadline } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";
 import { modelCallKey, RECORDED_CALL, type RecordedCall } from "./journal.js";
@@ -58,6 +57,12 @@ export async function callModel(
         return validate.value(payload) ? [] : describeSchemaErrors(validate.value.errors);
       },
       summarize: (tool, args) => summarize(host, tool, args),
+      refuseCompletion: (parsed) =>
+        host.hooks[stage.id]?.refuseCompletion?.({
+          stage,
+          parsed,
+          transcript: host.transcripts.read(stageExecutionId, transcriptCutoff(attempt, turn)),
+        }),
     },
   );
 }
@@ -76,7 +81,7 @@ async function generate(
     turn: input.turn,
     position: input.position,
   };
-  const timeout = deadline(host.limits.modelCallTimeoutMs);
+  const timeout = abortedByEither(signal, host.limits.modelCallTimeoutMs);
   const options: LanguageModelV3CallOptions = {
     prompt: toPrompt(
       host.transcripts.read(input.stageExecutionId, transcriptCutoff(input.attempt, input.turn)),
@@ -84,7 +89,7 @@ async function generate(
     tools: toolManifest(host, input),
     toolChoice: { type: "auto" },
     // A call that hangs is a transient failure after the host's limit, retried like a 5xx.
-    abortSignal: AbortSignal.any([signal, timeout.signal]),
+    abortSignal: timeout.signal,
     providerOptions: { stagechart: { ...callInfo } },
   };
   try {
@@ -92,6 +97,30 @@ async function generate(
   } finally {
     timeout.clear();
   }
+}
+
+/**
+ * The call's signal: aborted when the run's `signal` is, or with a `TimeoutError` after `ms`.
+ * One controller whose listener and timer are gone once `clear` is called; `AbortSignal.any`
+ * would keep both signals reachable until the garbage collector runs.
+ */
+function abortedByEither(signal: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const follow = () => controller.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener("abort", follow, { once: true });
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError")),
+    ms,
+  );
+  timer.unref();
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", follow);
+    },
+  };
 }
 
 /** The envelope's tools and the completion channel — the only tools a stage's model sees. */

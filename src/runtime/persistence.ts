@@ -2,20 +2,27 @@ import { randomUUID } from "node:crypto";
 import { readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 import type { z } from "zod";
+import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
+import type { ControlQueue } from "./control.js";
 import type { Journal } from "./journal.js";
-import type { TranscriptStore } from "./transcripts.js";
+import type { TranscriptRow, TranscriptStore } from "./transcripts.js";
 
-/** One step of a durable run: its snapshot and the audit events it emitted, stored together. */
+/**
+ * One step of a durable run, stored in one transaction: its snapshot, the audit events it
+ * emitted, and the journal entries and transcript entries its calls and actions wrote.
+ */
 export interface StepCommit {
   snapshot?: unknown;
   /** Stamped on the snapshot; the run's own hash when absent. */
   definitionHash?: string;
   /** Each stamped with the commit's time unless it carries the moment it happened (`at`). */
   events: (AuditEventInput & { at?: string })[];
+  journal?: { key: string; value: unknown }[];
+  transcripts?: { stageExecutionId: string; key: string; entry: TranscriptEntry }[];
 }
 
 export type StoredStatus = "running" | "suspended" | "done" | "failed" | "cancelled";
@@ -25,7 +32,7 @@ export type StoredStatus = "running" | "suspended" | "done" | "failed" | "cancel
  * Transcripts and the journal live in it too, so a resumed run finds every recorded result; and
  * what pipelines keep between runs (`PipelineMemory`), which its durable runs' code stages use.
  */
-export interface RunStore extends Journal, TranscriptStore, PipelineMemory {
+export interface RunStore extends Journal, TranscriptStore, PipelineMemory, ControlQueue {
   createRun(run: {
     runId: string;
     pipelineId: string;
@@ -45,6 +52,8 @@ export interface RunStore extends Journal, TranscriptStore, PipelineMemory {
     options: Record<string, unknown>;
   }>;
   getSnapshot(runId: string): Result<{ snapshot: unknown; definitionHash: string }>;
+  /** A stage execution's transcript entries with their keys, in key order. */
+  transcriptRows(stageExecutionId: string): TranscriptRow[];
   commitStep(runId: string, step: StepCommit): AuditEvent[];
   auditOf(runId: string, afterSeq?: number): AuditEvent[];
   /** The seq of the run's last audit event; 0 before the first. */
@@ -149,40 +158,5 @@ export function ownerIsGone(owner: string): boolean {
     return false;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
-/**
- * The audit sink of a durable run: events are held until the step that emitted them is
- * committed together with the snapshot it led to, in one transaction (DESIGN.md §6). Sequence
- * numbers are assigned here in the order the store will give them.
- */
-export class StepRecorder implements AuditSink {
-  private pending: (AuditEventInput & { at: string })[] = [];
-  private nextSeq: number;
-
-  constructor(
-    private readonly store: RunStore,
-    private readonly runId: string,
-    private readonly definitionHash: string,
-  ) {
-    this.nextSeq = store.lastSeq(runId) + 1;
-  }
-
-  /** The event as the store will keep it: the same seq, and the moment it happened. */
-  emit(input: AuditEventInput): AuditEvent {
-    const event = { ...input, at: new Date().toISOString() };
-    this.pending.push(event);
-    return { ...event, seq: this.nextSeq++ };
-  }
-
-  commit(snapshot?: unknown): void {
-    const events = this.pending.splice(0);
-    if (events.length === 0 && snapshot === undefined) return;
-    this.store.commitStep(this.runId, {
-      ...(snapshot !== undefined && { snapshot }),
-      definitionHash: this.definitionHash,
-      events,
-    });
   }
 }

@@ -1,6 +1,6 @@
 import type { PipelineContext, PipelineEvent } from "../compiler/pipeline-machine.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
-import { overrideTargets, reachableStages } from "../compiler/topology.js";
+import { overrideTargets, reachableStages, redoTargets } from "../compiler/topology.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { CORE_CTX_FIELDS } from "../definitions/template.js";
@@ -66,14 +66,24 @@ export function refuseControl(
     }
     return undefined;
   }
-  if (!(context.visits[event.stage] ?? 0)) {
-    return new StagechartError(
-      "Session/IllegalTransition",
-      `cannot redo ${event.stage}: it has not run yet`,
-      {
-        stage: event.stage,
-      },
+  return refuseRedo(pipeline, from, context.visits, event.stage);
+}
+
+/** Why `stage` cannot be run again from stage `from`, or nothing when it can. */
+function refuseRedo(
+  pipeline: PipelineDefinition,
+  from: string,
+  visits: Readonly<Record<string, number>>,
+  stage: string,
+): StagechartError | undefined {
+  const refused = (why: string) =>
+    new StagechartError("Session/IllegalTransition", `cannot redo ${stage}: ${why}`, { stage });
+  if (!(visits[stage] ?? 0)) return refused("it has not run yet");
+  if (!redoTargets(pipeline, from).includes(stage))
+    return refused(
+      pipeline.override === "adjacent"
+        ? `from ${from} a redo re-runs ${from} or a stage one of its rules leads to (override: adjacent)`
+        : `no run comes to ${from} through it`,
     );
-  }
   return undefined;
 }

@@ -4,6 +4,7 @@ import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
+import type { ResumeInput } from "./ask-stages.js";
 import { cancelNeverBegun, type DurableLaunch, launchDurable, refuseLaunch } from "./durable.js";
 import { checkRoot, type Host } from "./host.js";
 import { type GrantAnswer, type Launch, launch, type RunHandle } from "./launch.js";
@@ -11,12 +12,13 @@ import { LEASE_TTL_MS, leaseOwner, ownerIsGone, type RunStore } from "./persiste
 import { checkContext } from "./run-checks.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 
-export { compilePipeline, type GrantAnswer, type RunHandle, type RunResult } from "./launch.js";
+export { compilePipeline } from "./embedded.js";
+export type { GrantAnswer, RunHandle, RunResult } from "./launch.js";
 export type { RunWait } from "./suspension.js";
 
 export interface RunOptions {
   host: Host;
-  /** Makes the run durable: every step is committed here, and the run can be resumed. */
+  /** Makes the run durable: every step is committed here, and the run can be resumed (default: the host's). */
   store?: RunStore;
   /** How long a durable run's lease lives without renewal (renewed every third of it). */
   leaseTtlMs?: number;
@@ -46,7 +48,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   const ctx = { ...options.ctx, ...(options.task !== undefined && { task: options.task }) };
   const invalid = checkContext(pipeline, ctx);
   if (invalid) return err(invalid);
-  const { store } = options;
+  const store = options.store ?? options.host.store;
   if (!store)
     return launch(pipeline, options.host, {
       runId,
@@ -75,13 +77,16 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
 
 export interface ResumeOptions {
   host: Host;
-  store: RunStore;
+  /** Where the run is kept; the host's store when not given. */
+  store?: RunStore;
   /** Resume even though the pipeline changed since the run's snapshot. */
   force?: boolean;
   /** How long the run's lease lives without renewal (renewed every third of it). */
   leaseTtlMs?: number;
   /** Answers to the grant requests a suspended run waits for, by proposal id. */
   answers?: readonly GrantAnswer[];
+  /** Answers to the ask stages a suspended run waits for (`{value, by?, stageExecutionId?}`). */
+  inputs?: readonly ResumeInput[];
   /**
    * OVERRIDE, REDO or CANCEL, sent once the run is going again. One the run refuses refuses the
    * resume: nothing runs, and the refusal is audited (`RequestRefused`).
@@ -106,7 +111,11 @@ export function resumeRun(
 ): Result<RunHandle> {
   const root = checkRoot(options.host.root);
   if (!root.ok) return root;
-  const { store } = options;
+  const store = options.store ?? options.host.store;
+  if (!store)
+    return err(
+      new StagechartError("Session/NoStore", `run ${runId} cannot be resumed: no store is given`),
+    );
   const run = store.getRun(runId);
   if (!run.ok) return run;
   if (["done", "failed", "cancelled"].includes(run.value.status)) {
@@ -121,9 +130,14 @@ export function resumeRun(
   const { hash } = fingerprint(pipeline);
   const durable = takeLease(store, runId, hash, options.leaseTtlMs);
   if (!durable.ok) return durable;
-  const from = resumePoint(pipeline, run.value, options, hash);
+  const from = resumePoint(pipeline, run.value, { ...options, store }, hash);
   if (!from.ok) {
-    const request = { runId, answers: options.answers, control: options.control };
+    const request = {
+      runId,
+      answers: options.answers,
+      inputs: options.inputs,
+      control: options.control,
+    };
     return err(refuseLaunch(store, durable.value.owner, request, from.error));
   }
   const { control } = from.value;
@@ -137,7 +151,14 @@ export function resumeRun(
 function resumePoint(
   pipeline: PipelineDefinition,
   run: { runId: string; definitionHash: string; options: Record<string, unknown> },
-  { store, force, answers = [], control, inspect }: ResumeOptions,
+  {
+    store,
+    force,
+    answers = [],
+    inputs = [],
+    control,
+    inspect,
+  }: ResumeOptions & { store: RunStore },
   hash: string,
 ): Result<Launch> {
   const { runId } = run;
@@ -163,7 +184,7 @@ function resumePoint(
     );
   }
   const ctx = (run.options.ctx ?? {}) as Record<string, unknown>;
-  const request = { runId, ctx, answers, inspect, ...(control && { control }) };
+  const request = { runId, ctx, answers, inputs, inspect, ...(control && { control }) };
   if (!stored.ok)
     return ok({
       ...request,
@@ -194,7 +215,7 @@ const started = (pipeline: PipelineDefinition, ctx: Record<string, unknown>) => 
 });
 
 /** The run's lease, taken for a launch by a new owner; `Session/RunLocked` while another holds it. */
-function takeLease(
+export function takeLease(
   store: RunStore,
   runId: string,
   definitionHash: string,

@@ -65,6 +65,16 @@ const stageContext = z.looseObject({
   capHit: z.boolean(),
 });
 
+const askContext = z.looseObject({
+  request: z.looseObject({
+    runId: z.string(),
+    stageId: z.string(),
+    stageExecutionId: z.string(),
+    prompt: z.string(),
+    schema: record,
+  }),
+});
+
 const child = z.looseObject({ src: z.string(), snapshot: z.unknown() });
 
 const machineSnapshot = (context: z.ZodType) =>
@@ -77,6 +87,7 @@ const machineSnapshot = (context: z.ZodType) =>
 
 const pipelineSnapshot = machineSnapshot(pipelineContext);
 const stageSnapshot = machineSnapshot(stageContext);
+const askSnapshot = machineSnapshot(askContext);
 /** A promise actor (a code stage, a call in flight): restarted from its input when active. */
 const promiseSnapshot = z.looseObject({ status: z.enum(STATUSES), input: z.unknown() });
 
@@ -84,9 +95,11 @@ const promiseSnapshot = z.looseObject({ status: z.enum(STATUSES), input: z.unkno
 const schemaOfChild = (src: string): z.ZodType =>
   src === "stage"
     ? stageSnapshot
-    : src.startsWith("pipeline:")
-      ? pipelineSnapshot
-      : promiseSnapshot;
+    : src === "ask"
+      ? askSnapshot
+      : src.startsWith("pipeline:")
+        ? pipelineSnapshot
+        : promiseSnapshot;
 
 /** Where a snapshot's shape is wrong, as `path: problem`; empty when it has the expected shape. */
 function shapeProblems(snapshot: unknown, schema: z.ZodType, at: string[] = []): string[] {

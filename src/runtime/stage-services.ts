@@ -7,7 +7,7 @@ import { missingToolCalling } from "../models/capabilities.js";
 import type { JsonValue } from "../tools/index.js";
 import type { Host } from "./host.js";
 import { invokeHostTool } from "./host-tools.js";
-import { askInteractors } from "./interactors.js";
+import { askInteractors, grantAnswerers } from "./interactors.js";
 import { TOOL_RUN, toolCallKey } from "./journal.js";
 import { callModel } from "./model-turn.js";
 import { findMatchingRule } from "./rules.js";
@@ -30,7 +30,7 @@ export function createStageServices(host: Host): StageServices {
       "proceed",
     callModel: (input, signal) => callModel(host, input, signal),
     grantPolicy: (request) => host.grantPolicy(request),
-    hasInteractors: () => host.interactors.length > 0,
+    hasInteractors: () => grantAnswerers(host.interactors).length > 0,
     unansweredGrants: host.unansweredGrants,
     askInteractors: (request, signal) => askInteractors(host.interactors, request, signal),
     isKnownTool: (name) => host.tools.has(name),

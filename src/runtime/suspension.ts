@@ -1,4 +1,5 @@
 import type { AnyActorRef } from "xstate";
+import type { InputRequest } from "../compiler/ask-stage.js";
 import { type StageWait, stageWait } from "../compiler/stage-context.js";
 import type { GrantRequest } from "../compiler/stage-types.js";
 
@@ -51,12 +52,16 @@ function isBusy(actor: AnyActorRef, found: Survey): boolean {
 /** What a suspended run waits for, as audited and shown: grant requests and deferred gates. */
 export type RunWait =
   | ({ kind: "grant" } & GrantRequest)
+  | ({ kind: "input" } & Omit<InputRequest, "runId">)
   | { kind: "gate"; stageId: string; stageExecutionId: string };
 
 export function describeWaits(parked: readonly ParkedStage[]): RunWait[] {
-  return parked.map(({ wait }) =>
-    wait.kind === "grant"
-      ? { kind: "grant" as const, ...wait.request }
-      : { kind: "gate" as const, stageId: wait.stageId, stageExecutionId: wait.stageExecutionId },
-  );
+  return parked.map(({ wait }): RunWait => {
+    if (wait.kind === "grant") return { kind: "grant", ...wait.request };
+    if (wait.kind === "ask") {
+      const { runId: _runId, ...request } = wait.request;
+      return { kind: "input", ...request };
+    }
+    return { kind: "gate", stageId: wait.stageId, stageExecutionId: wait.stageExecutionId };
+  });
 }

@@ -15,21 +15,70 @@ export interface TranscriptStore {
   read(stageExecutionId: string, before?: string): TranscriptEntry[];
 }
 
+/** A transcript entry with the key it is stored under. */
+export interface TranscriptRow {
+  key: string;
+  entry: TranscriptEntry;
+}
+
+/**
+ * One stage execution's entries in key order. Entries mostly arrive in order, so a put is an
+ * append; a read is a binary search and a copy of the prefix it asks for.
+ */
+export class OrderedTranscript {
+  private readonly keys: string[] = [];
+  private readonly entries: TranscriptEntry[] = [];
+
+  static of(rows: readonly TranscriptRow[]): OrderedTranscript {
+    const transcript = new OrderedTranscript();
+    for (const { key, entry } of rows) transcript.put(key, entry);
+    return transcript;
+  }
+
+  put(key: string, entry: TranscriptEntry): void {
+    const at = this.firstAtOrAfter(key);
+    if (this.keys[at] === key) this.entries[at] = entry;
+    else {
+      this.keys.splice(at, 0, key);
+      this.entries.splice(at, 0, entry);
+    }
+  }
+
+  before(cutoff?: string): TranscriptEntry[] {
+    return cutoff === undefined
+      ? this.entries.slice()
+      : this.entries.slice(0, this.firstAtOrAfter(cutoff));
+  }
+
+  /** The index of the first key not below `key` (the length when all are). */
+  private firstAtOrAfter(key: string): number {
+    const last = this.keys.at(-1);
+    if (last === undefined || last < key) return this.keys.length;
+    let low = 0;
+    let high = this.keys.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.keys[middle] as string) < key) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+}
+
 export class MemoryTranscripts implements TranscriptStore {
-  private readonly byExecution = new Map<string, Map<string, TranscriptEntry>>();
+  private readonly byExecution = new Map<string, OrderedTranscript>();
 
   put(stageExecutionId: string, key: string, entry: TranscriptEntry): void {
-    const entries = this.byExecution.get(stageExecutionId) ?? new Map<string, TranscriptEntry>();
-    entries.set(key, entry);
-    this.byExecution.set(stageExecutionId, entries);
+    let transcript = this.byExecution.get(stageExecutionId);
+    if (!transcript) {
+      transcript = new OrderedTranscript();
+      this.byExecution.set(stageExecutionId, transcript);
+    }
+    transcript.put(key, entry);
   }
 
   read(stageExecutionId: string, before?: string): TranscriptEntry[] {
-    const entries = this.byExecution.get(stageExecutionId) ?? new Map<string, TranscriptEntry>();
-    return [...entries.keys()]
-      .filter((key) => before === undefined || key < before)
-      .sort()
-      .map((key) => entries.get(key) as TranscriptEntry);
+    return this.byExecution.get(stageExecutionId)?.before(before) ?? [];
   }
 }
 

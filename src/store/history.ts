@@ -24,9 +24,10 @@ export class StepHistory {
 
   constructor(db: Database.Database) {
     this.insert = db.prepare(
-      `INSERT INTO steps (run_id, step, last_seq, at, snapshot)
+      `INSERT INTO steps (run_id, step, last_seq, at, snapshot, journal_mark, transcript_mark)
        VALUES (@runId, (SELECT COALESCE(MAX(step), 0) + 1 FROM steps WHERE run_id = @runId),
-               @lastSeq, @at, @snapshot)`,
+               @lastSeq, @at, @snapshot, (SELECT COALESCE(MAX(rowid), 0) FROM journal),
+               (SELECT COALESCE(MAX(rowid), 0) FROM transcripts))`,
     );
     this.list = db.prepare<[string], StepRecord>(
       "SELECT step, last_seq AS lastSeq, at FROM steps WHERE run_id = ? ORDER BY step",

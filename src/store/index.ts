@@ -5,7 +5,9 @@ export { PostgresStore, type PostgresStoreOptions } from "./postgres/postgres-st
 export type {
   NewRun,
   RunPatch,
+  RunQuery,
   RunRecord,
+  RunSummary,
   StoredSnapshot,
 } from "./records.js";
 export {

@@ -102,6 +102,33 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memory_by_update ON memory (namespace, updated_at);
     `,
   },
+  {
+    // What a fork at a step copies: the journal and transcript rows written up to that step,
+    // marked by the highest rowid of each table when the step was committed (issue 13).
+    version: 4,
+    sql: `
+      ALTER TABLE steps ADD COLUMN journal_mark INTEGER;
+      ALTER TABLE steps ADD COLUMN transcript_mark INTEGER;
+    `,
+  },
+  {
+    // Control events for a run another process owns, taken by that owner (issue 13).
+    version: 5,
+    sql: `
+      CREATE TABLE control_requests (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        event TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        requested_at TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'applied', 'refused', 'expired')),
+        error TEXT,
+        settled_at TEXT
+      );
+      CREATE INDEX control_requests_pending ON control_requests (run_id, status);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;

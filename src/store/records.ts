@@ -20,6 +20,18 @@ export interface RunRecord {
   output?: JsonValue;
 }
 
+/** A run as `runs` lists it: what tells runs apart, without what resuming one needs. */
+export type RunSummary = Pick<
+  RunRecord,
+  "runId" | "pipelineId" | "status" | "createdAt" | "updatedAt"
+>;
+
+/** Which runs to list: at most `limit` (default all), only those with `status`. */
+export interface RunQuery {
+  limit?: number;
+  status?: StoredStatus;
+}
+
 export interface NewRun {
   /** Must not contain `/`: journal and transcript rows find their run by the id's prefix. */
   runId: string;

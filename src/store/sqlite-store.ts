@@ -2,15 +2,24 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { z } from "zod";
+import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { MemoryEntry, PipelineMemory } from "../definitions/memory.js";
+import type { ErrorView } from "../errors.js";
 import { err, ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
+import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { StepCommit } from "../runtime/persistence.js";
-import { decodeTranscriptEntry, type TranscriptStore } from "../runtime/transcripts.js";
+import {
+  decodeTranscriptEntry,
+  type TranscriptRow,
+  type TranscriptStore,
+} from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
+import { ControlRequests } from "./control-requests.js";
+import { ForkCopier } from "./fork.js";
 import { StepHistory, type StepRecord } from "./history.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
@@ -19,7 +28,9 @@ import {
   fromRunRow,
   type NewRun,
   type RunPatch,
+  type RunQuery,
   type RunRecord,
+  type RunSummary,
   type StoredSnapshot,
   toAuditRow,
   toRunRow,
@@ -28,6 +39,7 @@ import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js"
 import { prepareStatements, type Statements } from "./statements.js";
 import {
   auditRunMismatch,
+  forkUnavailable,
   leaseLost,
   noSnapshot,
   runExists,
@@ -67,10 +79,12 @@ export type { StepCommit };
  * file or row is `Session/StoreCorrupt`, a full, missing or read-only disk
  * `Session/StoreUnavailable`, each naming the file or the row.
  */
-export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
+export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, ControlQueue {
   private readonly sql: Statements;
   private readonly history: StepHistory;
   private readonly memory: MemoryTable;
+  private readonly forks: ForkCopier;
+  private readonly controls: ControlRequests;
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
 
   private constructor(
@@ -81,6 +95,8 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
     this.sql = prepareStatements(db);
     this.history = new StepHistory(db);
     this.memory = new MemoryTable(db);
+    this.forks = new ForkCopier(db);
+    this.controls = new ControlRequests(db);
     this.transaction = db.transaction((work) => work());
   }
 
@@ -149,14 +165,16 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
     return row ? ok(fromRunRow(row)) : err(runNotFound(runId));
   }
 
-  /** Newest first. */
-  listRuns(): RunRecord[] {
-    return this.guarded(() => this.sql.runs.all()).map(fromRunRow);
+  /** Newest first, as summaries (`getRun` has the rest). */
+  listRuns(query: RunQuery = {}): RunSummary[] {
+    const { status, limit = -1 } = query;
+    return this.guarded(() => this.sql.runs.all({ status: status ?? null, limit }));
   }
 
   /**
-   * Appends the step's events with the run's next sequence numbers, replaces the run's snapshot
-   * and moves its updatedAt, in one transaction: after a crash either all is there or nothing.
+   * Appends the step's events with the run's next sequence numbers, records its journal and
+   * transcript entries, replaces the run's snapshot and moves its updatedAt, in one
+   * transaction: after a crash either all is there or nothing.
    */
   commitStep(runId: string, step: StepCommit): AuditEvent[] {
     return this.immediately(() => this.appendStep(runId, step));
@@ -173,6 +191,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
       this.sql.appendAudit.run(toAuditRow(event));
       return event;
     });
+    for (const { key, value } of step.journal ?? []) this.record(key, value);
+    for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
+      this.put(stageExecutionId, key, entry);
     const snapshot = step.snapshot === undefined ? undefined : JSON.stringify(step.snapshot);
     this.history.record(runId, seq, at, snapshot);
     if (snapshot !== undefined) {
@@ -206,6 +227,23 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
   /** The snapshot the run had after step k (the last one committed up to k). */
   snapshotAtStep(runId: string, step: number): unknown {
     return this.history.snapshotAtStep(runId, step);
+  }
+
+  /**
+   * Creates `run` as a fork of `source` at `step`, in one transaction: its row, the journal and
+   * transcript rows `source` had recorded by that step (under the new run's keys), and its first
+   * step (`first`: the snapshot it starts from and the events that say so).
+   */
+  forkRun(source: string, step: number, run: NewRun, first: StepCommit): Result<RunRecord> {
+    return this.immediately((): Result<RunRecord> => {
+      const marks = this.forks.marksOf(source, step);
+      if (!marks) return err(forkUnavailable(source, step));
+      const created = this.createRun(run);
+      if (!created.ok) return created;
+      this.forks.copy(source, run.runId, marks);
+      this.appendStep(run.runId, first);
+      return created;
+    });
   }
 
   lastSeq(runId: string): number {
@@ -247,9 +285,20 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
   }
 
   read(stageExecutionId: string, before?: string): TranscriptEntry[] {
+    return this.rowsOf(stageExecutionId, before).map((row) => row.entry);
+  }
+
+  transcriptRows(stageExecutionId: string): TranscriptRow[] {
+    return this.rowsOf(stageExecutionId);
+  }
+
+  private rowsOf(stageExecutionId: string, before?: string): TranscriptRow[] {
     return this.guarded(() =>
       this.sql.transcript.all({ stageExecutionId, before: before ?? null }),
-    ).map((row) => decodeTranscriptEntry(stageExecutionId, row.key, row.entry));
+    ).map((row) => ({
+      key: row.key,
+      entry: decodeTranscriptEntry(stageExecutionId, row.key, row.entry),
+    }));
   }
 
   /** What pipelines keep between runs (`PipelineMemory`), in the `memory` table. */
@@ -303,6 +352,36 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory {
   /** Gives the lease up; a lease held by another owner is left alone. */
   releaseLease(runId: string, owner: string): void {
     this.guarded(() => this.sql.releaseLease.run({ runId, owner }));
+  }
+
+  /** Queues a control event for the run's live owner (`Session/RunNotFound` for no such run). */
+  enqueueControl(
+    runId: string,
+    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+  ): ControlRequest {
+    return this.immediately(() => {
+      if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
+      return this.controls.enqueue(runId, request, this.timestamp());
+    });
+  }
+
+  pendingControls(runId: string): ControlRequest[] {
+    return this.guarded(() => this.controls.pendingControls(runId));
+  }
+
+  controlRequest(id: number): ControlRequest | undefined {
+    return this.guarded(() => this.controls.controlRequest(id));
+  }
+
+  settleControl(
+    id: number,
+    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+  ): boolean {
+    return this.guarded(() => this.controls.settleAt(id, outcome, this.timestamp()));
+  }
+
+  leaseHolder(runId: string): { owner: string; expiresAt: number } | undefined {
+    return this.guarded(() => this.controls.leaseHolder(runId));
   }
 
   /**

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { AuditRow, RunRow } from "./records.js";
+import type { AuditRow, RunRow, RunSummary } from "./records.js";
 
 const RUN_COLUMNS = `run_id AS runId, pipeline_id AS pipelineId, status,
   created_at AS createdAt, updated_at AS updatedAt, definition_hash AS definitionHash,
@@ -49,7 +49,7 @@ export interface Statements {
   updateRun: Statement<RunRow>;
   touchRun: Statement<{ runId: string; at: string }>;
   run: Statement<[string], RunRow>;
-  runs: Statement<[], RunRow>;
+  runs: Statement<{ status: string | null; limit: number }, RunSummary>;
   runExists: Statement<[string], 1>;
   lastSeq: Statement<[string], number>;
   appendAudit: Statement<AuditRow>;
@@ -85,8 +85,12 @@ export function prepareStatements(db: Database.Database): Statements {
       "UPDATE runs SET updated_at = @at WHERE run_id = @runId",
     ),
     run: db.prepare<[string], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`),
-    runs: db.prepare<[], RunRow>(
-      `SELECT ${RUN_COLUMNS} FROM runs ORDER BY created_at DESC, rowid DESC`,
+    // Newest first along runs_by_creation, so a page costs its rows, not the whole table.
+    runs: db.prepare<{ status: string | null; limit: number }, RunSummary>(
+      `SELECT run_id AS runId, pipeline_id AS pipelineId, status,
+         created_at AS createdAt, updated_at AS updatedAt
+       FROM runs WHERE @status IS NULL OR status = @status
+       ORDER BY created_at DESC, rowid DESC LIMIT @limit`,
     ),
     runExists: db.prepare<[string], 1>("SELECT 1 FROM runs WHERE run_id = ?").pluck(),
 

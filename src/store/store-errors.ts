@@ -69,6 +69,13 @@ export const runIdInvalid = (runId: string): StagechartError =>
 export const runExists = (runId: string): StagechartError =>
   new StagechartError("Session/RunExists", `run ${runId} already exists`, { runId });
 
+export const forkUnavailable = (runId: string, step: number): StagechartError =>
+  new StagechartError(
+    "Session/ForkUnavailable",
+    `step ${step} of run ${runId} was committed before the store kept what a fork copies (its journal and transcripts up to it); fork from a later step`,
+    { runId, step },
+  );
+
 export const runNotFound = (runId: string): StagechartError =>
   new StagechartError("Session/RunNotFound", `no run ${runId} in the store`, { runId });
 

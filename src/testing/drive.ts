@@ -1,13 +1,13 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
-import type { CodeStageOutcome } from "../definitions/contract.js";
+import type { CodeStageOutcome, JsonValue } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { ScriptEntry } from "../models/script-file.js";
 import { createScriptedModel } from "../models/scripted.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { controlEventOf } from "./events.js";
-import { type StageOutcome, stageOutcomes } from "./outcomes.js";
+import { payloadConditions, type StageOutcome, stageOutcomes } from "./outcomes.js";
 import { type PathStep, pipelinePaths } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
 
@@ -24,6 +24,8 @@ export interface Drive {
   controls: Map<string, { step: number; event: PipelineEvent }>;
   /** The gate's answer, by `<stage>@<visit>`, for stages with a gate. */
   gates: Map<string, "proceed" | "defer" | "block">;
+  /** What a person answers an ask stage, by `<stage>@<visit>`; none: nobody answers. */
+  inputs: Map<string, JsonValue>;
   /** Why the path cannot be driven by a script, when it cannot. */
   notDriven?: string;
   /** A fixture ends otherwise than the path: the run would leave the path, so it is not started. */
@@ -73,6 +75,7 @@ export function driveFor(
     stepOf: new Map(),
     controls: new Map(),
     gates: new Map(),
+    inputs: new Map(),
   };
   const enter = (index: number, gate: "proceed" | "defer" | "block"): string => {
     const { stage } = steps[index] as PathStep;
@@ -97,9 +100,15 @@ export function driveFor(
     const fixture = fixtures[step.stage];
     const stage = pipeline.stages[step.stage];
     if (stage?.kind === "pipeline") {
-      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, visitOf(index));
+      const execution = `${step.stage}@${visitOf(index)}`;
+      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, execution);
       if (why) drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why}`;
-    } else if (kind !== "llm" && !fixture)
+    } else if (kind === "ask") {
+      if (outcome.drive.kind === "answer" && outcome.drive.value !== undefined)
+        drive.inputs.set(`${step.stage}@${visitOf(index)}`, outcome.drive.value);
+    } else if (outcome.drive.kind === "complete" && exitHookReads(pipeline, step.stage).length > 0)
+      drive.notDriven ??= `step ${index + 1}: ${step.stage}'s exit hook computes the output its rules read (${exitHookReads(pipeline, step.stage).join(", ")}); no script forces what it returns`;
+    else if (kind !== "llm" && !fixture)
       drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
     else if (kind !== "llm" && fixture?.verdict !== outcome.verdict) {
       drive.notDriven ??= `step ${index + 1}: ${step.stage}'s fixture ends ${fixture?.verdict}, the path ${outcome.verdict}`;
@@ -113,18 +122,29 @@ export function driveFor(
 }
 
 /**
+ * The `output` fields a stage's rules read when a TypeScript exit hook writes its output: the
+ * model splits them assuming the default hand-on, but the hook's code decides, so a path relying
+ * on one is driven only as far as the real hook happens to agree.
+ */
+function exitHookReads(pipeline: PipelineDefinition, stageId: string): string[] {
+  if (!pipeline.hooks[stageId]?.exit) return [];
+  const paths = payloadConditions(pipeline, stageId).map((condition) => condition.path);
+  return [...new Set(paths.filter((path) => path.startsWith("output.")))];
+}
+
+/**
  * Scripts a sub-pipeline's own stages down one of its paths that ends as the stage's verdict
- * needs (`done` for ok, `failed` for fail), under `<subPipelineId>:<stage>@<visit>`; they do not
- * wait for the outer path's steps. Returns why it cannot, when it cannot.
+ * needs (`done` for ok, `failed` for fail), under the execution of the sub-pipeline stage they
+ * run in (`<stage>@<visit>/<inner stage>@<inner visit>`, see `executionKey`), so each visit of
+ * it is driven afresh; they do not wait for the outer path's steps. Returns why it cannot.
  */
 function driveSubPipeline(
   drive: Drive,
   sub: PipelineDefinition,
   verdict: string,
   ctx: Record<string, unknown>,
-  visit: number,
+  execution: string,
 ): string | undefined {
-  if (visit > 1) return "only its first visit is driven";
   const end = verdict === "ok" ? "done" : "failed";
   const path = pipelinePaths(sub, { ctx }).paths.find((p) => p.end === end);
   if (!path) return `no path of ${sub.id} ends ${end}`;
@@ -142,8 +162,19 @@ function driveSubPipeline(
     ctx,
   );
   if (inner.notDriven) return inner.notDriven;
-  for (const [key, entries] of inner.script) drive.script.set(`${sub.id}:${key}`, entries);
+  for (const [key, entries] of inner.script) drive.script.set(`${execution}/${key}`, entries);
   return undefined;
+}
+
+/**
+ * A stage execution's script key, from its id: `path/plan/2` → `plan@2`; a sub-pipeline's stage,
+ * `path/inner/2/review/1` → `inner@2/review@1` (the run id, first, is left out).
+ */
+export function executionKey(stageExecutionId: string): string {
+  const segments = stageExecutionId.split("/").slice(1);
+  const pairs: string[] = [];
+  for (let i = 0; i + 1 < segments.length; i += 2) pairs.push(`${segments[i]}@${segments[i + 1]}`);
+  return pairs.join("/");
 }
 
 /**
@@ -175,11 +206,9 @@ export function drivenModel(
       ...inner,
       doGenerate: async (options: LanguageModelV3CallOptions) => {
         const info = options.providerOptions?.stagechart as unknown as StagechartCallInfo;
-        const visit = Number(info.stageExecutionId.split("/").at(-1));
+        const key = executionKey(info.stageExecutionId);
         // A sub-pipeline's stages answer from their own scripts, in their own order.
-        if (info.pipelineId !== pipelineId)
-          return answer(`${info.pipelineId}:${info.stageId}@${visit}`, options, info);
-        const key = `${info.stageId}@${visit}`;
+        if (info.pipelineId !== pipelineId) return answer(key, options, info);
         const control = drive.controls.get(key);
         if (control) {
           await exits.settledBefore(control.step, options.abortSignal);

@@ -1,5 +1,5 @@
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
-import { overrideTargets, reachableStages } from "../compiler/topology.js";
+import { overrideTargets, redoTargets } from "../compiler/topology.js";
 import type { StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 
@@ -27,9 +27,8 @@ export function controlEventsFrom(
     for (const to of overrideTargets(pipeline, stageId))
       events.push({ type: "OVERRIDE" as const, to, reason: "model-based test" });
   if (names.includes("redo"))
-    for (const stage of Object.keys(pipeline.stages))
-      if (stage === stageId || reachableStages(pipeline, stage).includes(stageId))
-        events.push({ type: "REDO" as const, stage });
+    for (const stage of redoTargets(pipeline, stageId))
+      events.push({ type: "REDO" as const, stage });
   if (names.includes("cancel")) events.push({ type: "CANCEL" as const });
   return events;
 }

@@ -13,6 +13,7 @@ export function modelMachine(
 ): AnyStateMachine {
   return createPipelineMachine(pipeline, {
     stageMachine: createMachine({ id: "stage" }),
+    askMachine: createMachine({ id: "ask" }),
     runCode: () => new Promise(() => undefined),
     audit,
   });

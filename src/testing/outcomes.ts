@@ -35,7 +35,8 @@ const MAX_SPLIT_CONDITIONS = 6;
  * - `gate`: the stage's gate answers `defer` or `block`, and `resolutionPolicy` decides;
  * - `grant-suspended`: the stage asks for a tool outside its envelope and the run suspends;
  * - `code`: a code, command or sub-pipeline stage ends with the verdict (not forced by a script);
- * - `inputs-refused`: an upstream result fails the stage's `inputsSchema`, so Setup fails it.
+ * - `inputs-refused`: an upstream result fails the stage's `inputsSchema`, so Setup fails it;
+ * - `answer`: an ask stage answered with a value its schema accepts, or never (it suspends).
  */
 export interface StageOutcome {
   stage: string;
@@ -49,7 +50,9 @@ export interface StageOutcome {
     | { kind: "gate"; answer: "defer" | "block" }
     | { kind: "grant-suspended"; probe: { tool: string; args: Record<string, unknown> } }
     | { kind: "code" }
-    | { kind: "inputs-refused" };
+    | { kind: "inputs-refused" }
+    /** An ask stage answered with `value` (none: nobody answers, and the run suspends). */
+    | { kind: "answer"; value?: JsonValue };
   /** The run stops here, waiting for an answer: the path ends `suspended`. */
   suspends?: boolean;
 }
@@ -69,6 +72,7 @@ export interface StageOutcomes {
 /** Every outcome of a stage that its pipeline's rules, gate and policy can tell apart. */
 export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): StageOutcomes {
   const stage = pipeline.stages[stageId] as PipelineStage;
+  if (stage.kind === "ask") return askOutcomes(pipeline, stage);
   if (stage.kind !== "llm") {
     return {
       outcomes: (["ok", "fail"] as const).map((verdict) => ({
@@ -130,6 +134,43 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
       drive: { kind: "grant-suspended", probe },
       suspends: true,
     });
+  return { outcomes, unsatisfiable };
+}
+
+/**
+ * An ask stage's outcomes: one answer per combination of its rules' `output` conditions that its
+ * schema allows (the value is the output), and nobody answering, which suspends the run.
+ */
+function askOutcomes(
+  pipeline: PipelineDefinition,
+  stage: Extract<PipelineStage, { kind: "ask" }>,
+): StageOutcomes {
+  const conditions = payloadConditions(pipeline, stage.id).slice(0, MAX_SPLIT_CONDITIONS);
+  const outcomes: StageOutcome[] = [];
+  const unsatisfiable: UnreachableOutcome[] = [];
+  for (const requirements of truthTable(conditions)) {
+    const name = ["answered", requirements.map(describeRequirement).join(", ")]
+      .filter(Boolean)
+      .join(": ");
+    const value = payloadFor(stage.schema, requirements);
+    if (value.ok)
+      outcomes.push({
+        stage: stage.id,
+        name,
+        verdict: "ok",
+        capHit: false,
+        drive: { kind: "answer", value: value.value as JsonValue },
+      });
+    else unsatisfiable.push({ stage: stage.id, name, reason: value.reason });
+  }
+  outcomes.push({
+    stage: stage.id,
+    name: "unanswered",
+    verdict: "ok",
+    capHit: false,
+    drive: { kind: "answer" },
+    suspends: true,
+  });
   return { outcomes, unsatisfiable };
 }
 
@@ -234,5 +275,6 @@ export function resultFor(
     ...(drive.kind === "complete" && drive.output !== undefined && { output: drive.output }),
     // A code stage's output is whatever its code returns: an object, as far as the model knows.
     ...(drive.kind === "code" && { output: {} }),
+    ...(drive.kind === "answer" && drive.value !== undefined && { output: drive.value }),
   };
 }

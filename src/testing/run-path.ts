@@ -5,6 +5,7 @@ import { createActor, type InspectionEvent } from "xstate";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type AuditEvent, MemoryAuditLog } from "../inspect/audit.js";
 import { createHost, type Host } from "../runtime/host.js";
+import type { Interactor } from "../runtime/interactors.js";
 import type { RunHandle } from "../runtime/launch.js";
 import { startRun } from "../runtime/run.js";
 import {
@@ -229,6 +230,7 @@ async function realRun(
     // Only a path's grant-suspended step asks for a grant; the run then waits for an answer.
     unansweredGrants: "suspend",
     hooks: gateHooks(pipeline, drive),
+    interactors: [answersOf(drive)],
     // Backoff waits are deadlines on the host's clock: one that leaps a day a reading skips them.
     clock: leapingClock(),
     sandbox: { mode: "off" },
@@ -266,6 +268,18 @@ function transitionsOf(events: readonly AuditEvent[], pipelineId: string): strin
     const text = event.payload.pipelineId === pipelineId ? describeTransition(event) : undefined;
     return text ? [text] : [];
   });
+}
+
+/** A person who answers ask stages as the path says, visit by visit, and nothing else. */
+function answersOf(drive: Drive): Interactor {
+  return {
+    name: "path",
+    askValue: async ({ stageId, stageExecutionId }) => {
+      const value = drive.inputs.get(`${stageId}@${stageExecutionId.split("/").at(-1)}`);
+      if (value === undefined) throw new Error(`the path leaves ${stageId} unanswered`);
+      return value;
+    },
+  };
 }
 
 /** The pipeline's hooks with each gate replaced by the path's answers, visit by visit. */

@@ -1,5 +1,6 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { transitionCoverage } from "./coverage.js";
+import type { Fixtures } from "./drive.js";
 import { type PathList, type PathOptions, pipelinePaths } from "./paths.js";
 import { type PathRun, runPath } from "./run-path.js";
 
@@ -13,6 +14,8 @@ export interface PathTestOptions extends PathOptions {
   coverage?: boolean;
   /** Per test (default 60 s). */
   timeoutMs?: number;
+  /** What code and command stages end with instead of running, by stage id (`test --fixtures`). */
+  fixtures?: Fixtures;
 }
 
 /**
@@ -33,7 +36,11 @@ export function pathTests(
     test(
       `${path.id} (${path.end}): ${steps}`,
       async () => {
-        const run = await runPath(pipeline, path, { ctx: list.ctx, timeoutMs });
+        const run = await runPath(pipeline, path, {
+          ctx: list.ctx,
+          timeoutMs,
+          ...(options.fixtures && { fixtures: options.fixtures }),
+        });
         runs.push(run);
         if (!run.ok) throw new Error(`${path.id}: ${run.reason}`);
       },

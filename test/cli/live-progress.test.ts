@@ -142,7 +142,7 @@ describe("the live progress writer", () => {
       ...call("Edit", "p"),
       argsDigest: "d",
     };
-    expect(await interactor.requestGrant(request, new AbortController().signal)).toBe("approve");
+    expect(await interactor.requestGrant?.(request, new AbortController().signal)).toBe("approve");
     expect(told).toEqual(["opened", "asked", "closed"]);
   });
 

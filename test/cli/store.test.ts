@@ -284,6 +284,42 @@ describe("reading the store", () => {
     expect(audit.at(-2)).toMatch(/RunCompleted/);
   });
 
+  it("runs lists a page: the latest 50 unless told, --limit, --status, --all, slim JSON rows", async () => {
+    const project = demoProject();
+    const opened = SqliteStore.open(storeOf(project));
+    if (!opened.ok) throw opened.error;
+    for (let i = 1; i <= 55; i++) {
+      const runId = `run-${String(i).padStart(2, "0")}`;
+      opened.value.createRun({ runId, pipelineId: "p", definitionHash: "h", options: { i } });
+      if (i % 5 === 0) opened.value.updateRun(runId, { status: "failed" });
+    }
+    opened.value.close();
+
+    const text = (await storeCommand(project, "runs")).stdout.trim().split("\n");
+    expect(text).toHaveLength(51);
+    expect(text[0]).toMatch(/^run-55 {2}failed/);
+    expect(text.at(-1)).toBe("(only the latest 50 shown: --limit <n> or --all for more)");
+    expect((await storeCommand(project, "runs", "--all")).stdout.trim().split("\n")).toHaveLength(
+      55,
+    );
+
+    const failed = JSON.parse(
+      (await storeCommand(project, "runs", "--status", "failed", "--limit", "3", "--json")).stdout,
+    );
+    expect(failed.map((r: { runId: string }) => r.runId)).toEqual(["run-55", "run-50", "run-45"]);
+    expect(Object.keys(failed[0]).sort()).toEqual([
+      "createdAt",
+      "pipelineId",
+      "runId",
+      "status",
+      "updatedAt",
+    ]);
+
+    const refused = await storeCommand(project, "runs", "--limit", "0");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--limit needs a whole number of at least 1");
+  });
+
   it("names a run that is not there, and an empty store", async () => {
     const project = demoProject();
     expect((await storeCommand(project, "runs")).stdout).toBe(

@@ -18,6 +18,7 @@ const helpers = {
       : ["(root) must have required property 'summary'"],
   summarize: (tool: string, args: unknown) =>
     tool === "Grep" ? String((args as { pattern: string }).pattern) : "…",
+  refuseCompletion: () => undefined,
 };
 
 const reply = (calls: [string, unknown][], text = ""): ModelReply => ({
@@ -65,6 +66,27 @@ describe("the Act rules", () => {
       result: {
         code: "Validation/CompletionSchemaMismatch",
         context: { errors: ["(root) must have required property 'summary'"] },
+      },
+    });
+  });
+
+  it("a payload the stage refuses after the schema passed goes back with the refusal as its tool result", () => {
+    const refusing = { ...helpers, refuseCompletion: () => "not before the tests pass" };
+    const outcome = classifyTurn(stage, reply([["submit_plan", plan]]), identity, refusing);
+    expect(outcome).toMatchObject({
+      kind: "completion-refused",
+      reason: "not before the tests pass",
+    });
+    expect(outcome.entries[1]).toEqual({
+      role: "tool",
+      toolCallId: "call-0",
+      tool: "submit_plan",
+      isError: true,
+      result: {
+        class: "Validation",
+        code: "Validation/CompletionRefused",
+        message: "not before the tests pass",
+        context: {},
       },
     });
   });

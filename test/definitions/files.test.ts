@@ -164,6 +164,7 @@ describe("stage files on disk", () => {
         join(dir, "link.md"),
         join(dir, "nested/c.md"),
       ],
+      workflows: [],
       diagnostics: [],
     });
   });

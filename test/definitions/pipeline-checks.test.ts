@@ -46,7 +46,7 @@ describe("pipeline checks", () => {
   });
 
   describe("PipelineTargetUnknown", () => {
-    it("a target that names no stage, done or fail, at the transition", async () => {
+    it("a target that names no stage, done, fail or cancel, at the transition", async () => {
       const yaml = withNext("  plan: execute\n  execute: reveiw\n");
       const { places, result } = await load(yaml);
       expect(places).toEqual([
@@ -54,7 +54,7 @@ describe("pipeline checks", () => {
         at(yaml, "execute: reveiw", "Validation/PipelineTargetUnknown"),
       ]);
       expect(messagesOf(result)[1]).toBe(
-        'next.execute: "reveiw" is not a stage of this pipeline, done or fail',
+        'next.execute: "reveiw" is not a stage of this pipeline, done, fail or cancel',
       );
     });
 

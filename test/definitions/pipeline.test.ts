@@ -183,6 +183,15 @@ next:
     expect(pipeline.id).toBe("small");
   });
 
+  it("takes reopenable: true (a redo reopens a run that ended done); anything but a boolean is refused at the key", async () => {
+    expect(loaded((await load(`${PIPELINE}reopenable: true\n`)).result).reopenable).toBe(true);
+    expect(loaded((await load(PIPELINE)).result)).not.toHaveProperty("reopenable");
+    const yaml = `${PIPELINE}reopenable: yes please\n`;
+    expect((await load(yaml)).places).toEqual([
+      at(yaml, "reopenable", "Validation/PipelineDefinitionInvalid"),
+    ]);
+  });
+
   it.each(["fail-fast", "all-settled", "any"])("takes the %s join policy", async (policy) => {
     const yaml = `id: p\nentry: a\nstages:\n  a: { run: x }\n  b: { run: x }\n  c: { run: x }\nnext:\n  a: { parallel: [b, c], join: done, policy: ${policy} }\n`;
     expect(loaded((await load(yaml)).result).next.a).toMatchObject({ policy: { kind: policy } });
@@ -226,7 +235,7 @@ next:
         at(yaml, "allow", "Validation/PipelineDefinitionInvalid"),
       ]);
       expect(!result.ok && result.diagnostics.map((d) => d.message)).toEqual([
-        'stages.plan: unknown key "model"; a stage entry takes only file, output, pipeline, run, timeoutMs',
+        'stages.plan: unknown key "model"; a stage entry takes only file, output, pipeline, run, timeoutMs, ask',
         'next.execute[0].when: unknown key "because"; a condition takes only path, equals, notEquals, lt, lte, gt, gte, in, exists, visits, all, any, not, guard',
         'next.execute[0]: unknown key "note"; a rule takes only when, to',
         'grants: unknown key "allow"; grants takes only approve, deny',
@@ -246,12 +255,12 @@ next:
         [
           7,
           "Validation/PipelineDefinitionInvalid",
-          "stages.plan.run: a stage entry has one of file, pipeline or run; this one also has file",
+          "stages.plan.run: a stage entry has one of file, pipeline, run or ask; this one also has file",
         ],
         [
           8,
           "Validation/PipelineDefinitionInvalid",
-          "stages.execute: a stage entry needs one of file, pipeline or run",
+          "stages.execute: a stage entry needs one of file, pipeline, run or ask",
         ],
         [
           8,

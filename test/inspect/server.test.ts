@@ -1,8 +1,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import { demoProject, runIn, storeOf, summaryOf } from "../support/cli.js";
 
@@ -147,6 +149,80 @@ describe("the inspect server's API", () => {
       ws.on("error", () => {});
     });
     expect(refused).toBe(403);
+  });
+});
+
+describe("a server that stops after its run (run --inspect)", () => {
+  it("lives until each page watching the run says it shows the run's last event", async () => {
+    const project = demoProject();
+    const run = await runIn(project, "run", "code-review-parallel", ...TASK, "--json");
+    const { runId } = summaryOf(run.stdout);
+    const server = await startInspectServer({ storePath: storeOf(project), port: 0 });
+    const page = new WebSocket(`ws://127.0.0.1:${server.port}/ws/page`);
+    const news: { type: string }[] = [];
+    const arrived = (type: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => (news.some((n) => n.type === type) ? resolve() : setTimeout(check, 5));
+        check();
+      });
+    page.on("message", (data) => news.push(JSON.parse(data.toString())));
+    await new Promise((resolve) => page.once("open", resolve));
+    page.send(JSON.stringify({ type: "watch", runId }));
+    await arrived("grants");
+    let flushed = false;
+    const flushing = server.flush(runId).then(() => {
+      flushed = true;
+    });
+    const audit = (await (
+      await fetch(`http://127.0.0.1:${server.port}/api/runs/${runId}/audit`)
+    ).json()) as { seq: number }[];
+    const lastSeq = audit.at(-1)?.seq;
+    // A round trip later, the page has shown nothing yet: the server still waits for it.
+    news.length = 0;
+    page.send(JSON.stringify({ type: "watch", runId }));
+    await arrived("grants");
+    expect(flushed).toBe(false);
+    page.send(JSON.stringify({ type: "shown", runId, seq: lastSeq }));
+    await flushing;
+    expect(flushed).toBe(true);
+    page.close();
+    await server.close();
+  });
+});
+
+describe("closing the inspect server", () => {
+  it("ends even while a client is half-way through a request", async () => {
+    const server = await startInspectServer({ storePath: join(tmpdir(), "none.db"), port: 0 });
+    const socket = connect(server.port, "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.write("GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    // The server resets it: that is how the connection ends.
+    socket.on("error", () => {});
+    const ended = new Promise((resolve) => socket.once("close", resolve));
+    await server.close();
+    await ended;
+  });
+});
+
+describe("pages watching a run", () => {
+  it("get the events after the last one they hold, though more were stored before they asked", async () => {
+    const project = demoProject();
+    const run = await runIn(project, "run", "code-review", ...TASK, "--json");
+    const { runId } = summaryOf(run.stdout);
+    const server = await startInspectServer({ storePath: storeOf(project), port: 0, pollMs: 10 });
+    const page = new WebSocket(`ws://127.0.0.1:${server.port}/ws/page`);
+    const audit = new Promise<{ events: { seq: number }[] }>((resolve) =>
+      page.on("message", (data) => {
+        const news = JSON.parse(data.toString());
+        if (news.type === "audit") resolve(news);
+      }),
+    );
+    await new Promise((resolve) => page.once("open", resolve));
+    // The page fetched the run when it held 3 events; the run stored more before it watched.
+    page.send(JSON.stringify({ type: "watch", runId, after: 3 }));
+    expect((await audit).events[0]?.seq).toBe(4);
+    page.close();
+    await server.close();
   });
 });
 

@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { REPO_ROOT, runCli, storeOf, summaryOf } from "../support/cli.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { TransitionNotice } from "../../src/definitions/contract.js";
+import { PHASES, taskLifecycle } from "../../src/pipelines/task-lifecycle/index.js";
+import { REPO_ROOT, runCli, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { taskProject } from "../support/task-lifecycle.js";
 
 const TASK = "add slugify to src/slug.js";
@@ -88,5 +90,129 @@ describe("stagechart run task-lifecycle", () => {
     const state = JSON.parse(readFileSync(join(project, "task/state.json"), "utf8"));
     expect(state).toMatchObject({ phase: "test", actors: { test: { status: "failed" } } });
     expect(existsSync(join(project, "task/accept"))).toBe(false);
+  });
+});
+
+const stateOf = (project: string) =>
+  JSON.parse(readFileSync(join(project, "task/state.json"), "utf8"));
+
+describe("stagechart redo of a task that ended done (seed 004: done is final until redo)", () => {
+  it("reopens it at the named phase with its run id, the reason audited, on to done again", async () => {
+    const project = taskProject();
+    const ran = await runLifecycle(project);
+    const { runId, status } = summaryOf(ran.stdout);
+    expect(status).toBe("done");
+    const before = await phasesOf(project, runId);
+
+    const noReason = await storeCommand(project, "redo", runId, "accept", "--json");
+    expect(noReason.code).toBe(1);
+    expect(summaryOf(noReason.stdout)).toMatchObject({
+      status: "done",
+      error: { code: "Validation/ReopenReasonMissing" },
+    });
+    // An override of an ended run stays refused: only a redo reopens it.
+    const override = await storeCommand(
+      project,
+      "override",
+      runId,
+      "--to",
+      "codegen",
+      "--reason",
+      "r",
+      "--json",
+    );
+    expect(summaryOf(override.stdout).error.code).toBe("Session/RunFinished");
+
+    const reason = "a regression was found after acceptance";
+    const redo = await storeCommand(project, "redo", runId, "accept", "--reason", reason, "--json");
+    expect(redo.code, redo.stderr).toBe(0);
+    expect(summaryOf(redo.stdout)).toMatchObject({ runId, status: "done" });
+    expect(await phasesOf(project, runId)).toEqual([...before, "accept->revert", "revert->done"]);
+    const audit = await runCli("audit", runId, "--store", storeOf(project), "--json");
+    const reopened = (JSON.parse(audit.stdout) as { type: string; payload: unknown }[]).filter(
+      (e) => e.type === "RunReopened",
+    );
+    expect(reopened).toEqual([
+      expect.objectContaining({
+        payload: expect.objectContaining({
+          stage: "accept",
+          from: "accept",
+          by: "command line",
+          reason,
+        }),
+      }),
+    ]);
+    expect(stateOf(project)).toMatchObject({
+      phase: "done",
+      actors: {
+        accept: { round: 2, status: "completed" },
+        revert: { round: 1, status: "completed" },
+        test: { round: 1, status: "completed" },
+      },
+    });
+    expect(readFileSync(join(project, "src/slug.js"), "utf8")).toContain("not written yet");
+    const shown = await runCli("show", runId, "--store", storeOf(project), "--json");
+    expect(JSON.parse(shown.stdout).status).toBe("done");
+  });
+
+  it("without a phase, runs the one it ended from again", async () => {
+    const project = taskProject();
+    const ran = await runLifecycle(project);
+    const { runId } = summaryOf(ran.stdout);
+    const redo = await storeCommand(project, "redo", runId, "--reason", "recheck", "--json");
+    expect(redo.code, redo.stderr).toBe(0);
+    expect((await phasesOf(project, runId)).slice(-2)).toEqual(["accept->revert", "revert->done"]);
+  });
+});
+
+/**
+ * What task/state.json must say after each transition, worked out from the audit's transitions
+ * alone: the phase entered, rounds counted per phase, the running one and those that completed.
+ */
+function expectedStates(transitions: string[]) {
+  const rounds: Record<string, number> = { planning: 1 };
+  const states = [{ phase: "planning", rounds: { ...rounds } }];
+  for (const step of transitions) {
+    const to = step.split("->")[1] as string;
+    if (to !== "done") rounds[to] = (rounds[to] ?? 0) + 1;
+    states.push({ phase: to, rounds: { ...rounds } });
+  }
+  return states.map(({ phase, rounds }) => ({
+    phase,
+    actors: Object.fromEntries(
+      PHASES.map((id) => [
+        id,
+        {
+          round: rounds[id] ?? 0,
+          status: id === phase ? "running" : rounds[id] ? "completed" : null,
+        },
+      ]),
+    ),
+  }));
+}
+
+describe("task/state.json through a run", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("is right after every transition, the loop back to codegen included", async () => {
+    const project = taskProject();
+    // What the file says each time the pipeline's own hook has written it.
+    const written: unknown[] = [];
+    const write = taskLifecycle.onTransition as (notice: TransitionNotice) => void;
+    vi.spyOn(taskLifecycle, "onTransition").mockImplementation((notice) => {
+      write(notice);
+      written.push(stateOf(project));
+    });
+    const ran = await runLifecycle(
+      project,
+      "--model",
+      `scripted:${join(REPO_ROOT, "machines/task-lifecycle.test-failure.script.yaml")}`,
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    const transitions = await phasesOf(project, summaryOf(ran.stdout).runId);
+    expect(transitions).toContain("test->codegen");
+    expect(written).toEqual(expectedStates(transitions));
   });
 });

@@ -1,9 +1,19 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { toDirectedGraph } from "xstate/graph";
 import { holds } from "../../src/compiler/conditions.js";
+import { drawablePipeline } from "../../src/compiler/graph.js";
 import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
+import type { TransitionNotice } from "../../src/definitions/contract.js";
 import { loadPipeline } from "../../src/definitions/define-pipeline.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import { BUNDLED_MACHINES } from "../../src/paths.js";
@@ -48,26 +58,88 @@ function ruleTarget(pipeline: PipelineDefinition, from: string, next: string) {
   )?.to;
 }
 
+/** A run in phase `current` after every phase has run once (so any of them could be redone). */
 const at = (current: string): PipelineContext =>
-  ({ current, visits: { [current]: 1 } }) as unknown as PipelineContext;
+  ({
+    current,
+    visits: Object.fromEntries(PHASES.map((p) => [p, 1])),
+  }) as unknown as PipelineContext;
+
+/**
+ * The compiled machine's transitions out of each phase, by event kind: its rules (the edges of
+ * its graph), and the OVERRIDE and REDO transitions (taken at the root) whose guards hold for a
+ * run at that phase, evaluated with the machine's own guard implementations.
+ */
+function compiledTargets(pipeline: PipelineDefinition) {
+  const machine = drawablePipeline(pipeline);
+  const byPhase: Record<string, Record<"rules" | "OVERRIDE" | "REDO", Set<string>>> = {};
+  for (const node of toDirectedGraph(machine).children) {
+    for (const edge of node.edges) {
+      const from = edge.source.id.split(".")[1] as string;
+      const to = edge.target.id.split(".")[1] as string;
+      byPhase[from] ??= { rules: new Set(), OVERRIDE: new Set(), REDO: new Set() };
+      if (to !== "failed") byPhase[from].rules.add(to);
+    }
+  }
+  const guards = machine.implementations.guards as Record<
+    string,
+    (args: { context: PipelineContext; event: unknown }, params: unknown) => boolean
+  >;
+  for (const from of PHASES) {
+    for (const kind of ["OVERRIDE", "REDO"] as const) {
+      for (const transition of machine.root.transitions.get(kind) ?? []) {
+        // The last one, unguarded, refuses what no guard allows.
+        const guard = transition.guard as { type: string; params: { target: string } } | undefined;
+        if (!guard) continue;
+        const { target } = guard.params;
+        const event =
+          kind === "OVERRIDE"
+            ? { type: kind, to: target, reason: "r" }
+            : { type: kind, stage: target };
+        if (guards[guard.type]?.({ context: at(from), event }, guard.params))
+          byPhase[from]?.[kind].add(target);
+      }
+    }
+  }
+  return byPhase;
+}
 
 describe("the task-lifecycle pipeline's transitions (seed 004 table)", () => {
   for (const from of PHASES) {
     for (const to of TARGETS) {
       const allowed = TABLE[from]?.includes(to) ?? false;
-      it(`${from} → ${to} is ${allowed ? "allowed" : "refused"}, by its rules and by override`, async () => {
+      it(`${from} → ${to} is ${allowed ? "allowed" : "refused"}, by its rules, by override and by redo`, async () => {
         const pipeline = await loaded();
         expect(ruleTarget(pipeline, from, to)).toBe(allowed ? to : undefined);
-        if (to === "done") return;
-        const refused = refuseControl(pipeline, at(from), {
+        const overridden = refuseControl(pipeline, at(from), {
           type: "OVERRIDE",
           to,
           reason: "a reviewer accepts the risk",
         });
-        expect(refused?.code).toBe(allowed ? undefined : "Session/IllegalTransition");
+        // done is reached only through accept's decision or a revert, never by override.
+        const overrides = allowed && to !== "done";
+        expect(overridden?.code).toBe(overrides ? undefined : "Session/IllegalTransition");
+        // A redo re-runs the phase itself, or goes where the table allows; it skips nothing.
+        const redone = refuseControl(pipeline, at(from), { type: "REDO", stage: to });
+        const redoes = to !== "done" && (to === from || allowed);
+        expect(redone?.code).toBe(redoes ? undefined : "Session/IllegalTransition");
       });
     }
   }
+
+  it("the compiled machine has exactly these transitions: its rules, overrides and redos", async () => {
+    const compiled = compiledTargets(await loaded());
+    expect(Object.keys(compiled).sort()).toEqual([...PHASES].sort());
+    for (const from of PHASES) {
+      const table = TABLE[from] as string[];
+      const phases = table.filter((to) => to !== "done");
+      expect([...(compiled[from]?.rules ?? [])].sort(), from).toEqual([...table].sort());
+      expect([...(compiled[from]?.OVERRIDE ?? [])].sort(), from).toEqual([...phases].sort());
+      expect([...(compiled[from]?.REDO ?? [])].sort(), from).toEqual(
+        [...new Set([from, ...phases])].sort(),
+      );
+    }
+  });
 
   it("an override needs a reason", async () => {
     const refused = refuseControl(await loaded(), at("review"), {
@@ -88,10 +160,11 @@ function taskDir(files: Record<string, string>): string {
   return root;
 }
 
+const DOC = "# Plan\n\nWrite slugify in src/slug.js.\n";
 const PLAN = JSON.stringify({ summary: "s", blockingQuestions: [], files: ["src/slug.js"] });
 
 describe("the artifacts that gate each phase", () => {
-  it("planning needs planning.ai.json, no blocking question, and a file plan (or files to infer it)", () => {
+  it("planning needs planning.ai.json, the plan document, no blocking question, and a file plan (or files to infer it)", () => {
     expect(planningOutcome(taskDir({}))).toEqual({
       problem: "task/planning/planning.ai.json is missing",
     });
@@ -103,17 +176,24 @@ describe("the artifacts that gate each phase", () => {
       planningOutcome(
         taskDir({
           "planning/planning.ai.json": open,
+          "planning/plan.md": DOC,
           "planning/plan.files.json": '{"files":["a"]}',
         }),
       ),
     ).toMatchObject({ next: "planning", reason: expect.stringContaining("which API?") });
-    expect(planningOutcome(taskDir({ "planning/planning.ai.json": PLAN }))).toMatchObject({
-      next: "plan-review",
+    expect(planningOutcome(taskDir({ "planning/planning.ai.json": PLAN }))).toEqual({
+      problem: "task/planning/plan.md is missing or empty",
     });
+    expect(
+      planningOutcome(taskDir({ "planning/planning.ai.json": PLAN, "planning/plan.md": " \n" })),
+    ).toEqual({ problem: "task/planning/plan.md is missing or empty" });
+    expect(
+      planningOutcome(taskDir({ "planning/planning.ai.json": PLAN, "planning/plan.md": DOC })),
+    ).toMatchObject({ next: "plan-review" });
     const noFiles = JSON.stringify({ summary: "s", blockingQuestions: [] });
-    expect(planningOutcome(taskDir({ "planning/planning.ai.json": noFiles }))).toMatchObject({
-      problem: expect.stringContaining("plan.files.json is missing"),
-    });
+    expect(
+      planningOutcome(taskDir({ "planning/planning.ai.json": noFiles, "planning/plan.md": DOC })),
+    ).toMatchObject({ problem: expect.stringContaining("plan.files.json is missing") });
   });
 
   it("plan-review needs ok and blocked as booleans; only ok and not blocked reaches codegen", () => {
@@ -176,5 +256,47 @@ describe("the artifacts that gate each phase", () => {
   it("deciding twice on the same files decides the same (a phase re-run is idempotent)", () => {
     const root = taskDir({ "planning/planning.ai.json": PLAN });
     expect(planningOutcome(root)).toEqual(planningOutcome(root));
+  });
+});
+
+describe("planning entered again (a re-plan, or a redo of it)", () => {
+  const notice = (root: string, planning: number): TransitionNotice => ({
+    runId: "r1",
+    pipelineId: "task-lifecycle",
+    state: "planning",
+    previous: "plan-review",
+    ctx: { task: "t" },
+    visits: { planning, "plan-review": 1 },
+    results: {},
+    root,
+  });
+  const read = (root: string, file: string) => readFileSync(join(root, "task", file), "utf8");
+
+  it("keeps the round before's planning artifacts in planning/versions/<round>/ first, once", async () => {
+    const root = taskDir({
+      "planning/planning.ai.json": PLAN,
+      "planning/plan.md": DOC,
+      "planning/plan.files.json": '{"files":["src/slug.js"]}',
+    });
+    await taskLifecycle.onTransition?.(notice(root, 1));
+    expect(existsSync(join(root, "task/planning/versions"))).toBe(false);
+    await taskLifecycle.onTransition?.(notice(root, 2));
+    expect(readdirSync(join(root, "task/planning/versions/1")).sort()).toEqual([
+      "plan.files.json",
+      "plan.md",
+      "planning.ai.json",
+    ]);
+    expect(read(root, "planning/versions/1/plan.md")).toBe(DOC);
+    // Told again (a resume repeats the notice) after the new round began writing: kept as it was.
+    writeFileSync(join(root, "task/planning/plan.md"), "# Plan, round 2\n");
+    await taskLifecycle.onTransition?.(notice(root, 2));
+    expect(read(root, "planning/versions/1/plan.md")).toBe(DOC);
+    await taskLifecycle.onTransition?.(notice(root, 3));
+    expect(read(root, "planning/versions/2/plan.md")).toBe("# Plan, round 2\n");
+    expect(readdirSync(join(root, "task/planning/versions/2"))).not.toContain("versions");
+    expect(JSON.parse(read(root, "state.json"))).toMatchObject({
+      phase: "planning",
+      actors: { planning: { round: 3, status: "running" } },
+    });
   });
 });

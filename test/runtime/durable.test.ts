@@ -517,6 +517,81 @@ describe("snapshot size", () => {
   });
 });
 
+describe("a long durable stage", () => {
+  it("reads its transcript from the store once, however many turns it takes, and once more on resume", async () => {
+    const half = 20;
+    const turns = 2 * half + 1;
+    const read = "    - { tool: Read, args: { path: src/auth.ts } }\n";
+    // The call after the first half is slow, so the run can be stopped while it is in flight.
+    const slow = "    - { tool: Read, args: { path: src/auth.ts }, delayMs: 300 }\n";
+    const script = `stages:\n  plan:\n${read.repeat(half)}${slow}${read.repeat(half)}    - { tool: submit_plan, args: { summary: s, steps: [a] } }\n`;
+    const plan = llm("plan", (text) => text.replace(/^turnCap: .*$/m, `turnCap: ${turns + 1}`));
+    const pipeline = pipelineOf({ id: "long", stages: [plan] });
+    const store = openStore();
+    const reads: string[] = [];
+    const counted = Object.assign(Object.create(store), {
+      read: (stageExecutionId: string, before?: string) => {
+        reads.push(stageExecutionId);
+        return store.read(stageExecutionId, before);
+      },
+      transcriptRows: (stageExecutionId: string) => {
+        reads.push(stageExecutionId);
+        return store.transcriptRows(stageExecutionId);
+      },
+    }) as SqliteStore;
+    const { host } = harness(script);
+    const handle = handleOf(startRun(pipeline, { host, store: counted, runId: "long", task: "t" }));
+    await vi.waitFor(() => expect(store.read("long/plan/1").length).toBeGreaterThan(2 * half));
+    handle.stop();
+    expect((await handle.result).status).toBe("suspended");
+    expect(reads).toEqual(["long/plan/1"]);
+    reads.length = 0;
+    const resumed = handleOf(resumeRun(pipeline, "long", { host, store: counted }));
+    expect((await resumed.result).status).toBe("done");
+    expect(reads).toEqual(["long/plan/1"]);
+    expect(store.read("long/plan/1").length).toBeGreaterThan(2 * turns);
+  });
+});
+
+describe("a durable step", () => {
+  it("is one transaction: its journal and transcript entries are written inside its commit, never apart", async () => {
+    const store = openStore();
+    let committing = false;
+    const writesOutside: string[] = [];
+    const writes: string[] = [];
+    const watched: SqliteStore = Object.assign(Object.create(store), {
+      commitStep(this: SqliteStore, runId: string, step: Parameters<SqliteStore["commitStep"]>[1]) {
+        committing = true;
+        try {
+          return SqliteStore.prototype.commitStep.call(this, runId, step);
+        } finally {
+          committing = false;
+        }
+      },
+      record: (key: string, value: unknown) => {
+        (committing ? writes : writesOutside).push(key);
+        store.record(key, value);
+      },
+      put: (id: string, key: string, entry: Parameters<SqliteStore["put"]>[2]) => {
+        (committing ? writes : writesOutside).push(`${id} ${key}`);
+        store.put(id, key, entry);
+      },
+    });
+    const handle = handleOf(
+      startRun(pipelineOf({ id: "one", stages: [llm("plan")] }), {
+        host: harness(CODE_REVIEW_SCRIPT).host,
+        store: watched,
+        runId: "one",
+        task: "t",
+      }),
+    );
+    expect((await handle.result).status).toBe("done");
+    expect(writesOutside).toEqual([]);
+    expect(writes.filter((key) => key.startsWith("model:"))).not.toHaveLength(0);
+    expect(writes.filter((key) => key.startsWith("one/plan/1 "))).not.toHaveLength(0);
+  });
+});
+
 describe("resuming a run parked on a grant", () => {
   it("asks the resumed host's interactors, when it has some, instead of suspending again", async () => {
     const file = join(tempDir(), "runs.db");

@@ -103,3 +103,42 @@ describe("interactors", () => {
     await expect(answer).rejects.toThrow();
   });
 });
+
+describe("the terminal asking an ask stage's question", () => {
+  const question = {
+    runId: "r",
+    stageId: "decide",
+    stageExecutionId: "r/decide/1",
+    prompt: "Accept the change?",
+    schema: { type: "object" },
+  };
+
+  async function answerOnTerminal(typed: string, problems?: string[]) {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (chunk) => {
+      shown += String(chunk);
+    });
+    const answer = terminalInteractor({ input, output }).askValue(
+      { ...question, ...(problems && { problems }) },
+      new AbortController().signal,
+    );
+    input.write(typed);
+    return { answer: await answer, shown };
+  }
+
+  it("shows the stage and its prompt, and takes JSON", async () => {
+    const { answer, shown } = await answerOnTerminal('{"decision":"accepted"}\n');
+    expect(answer).toEqual({ decision: "accepted" });
+    expect(shown).toBe(
+      "decide asks: Accept the change?\nAnswer (JSON, or plain text for a string): ",
+    );
+  });
+
+  it("takes text that is not JSON as a string, and says why an earlier answer was refused", async () => {
+    const { answer, shown } = await answerOnTerminal("  ship it \n", ["(root) must be object"]);
+    expect(answer).toBe("ship it");
+    expect(shown.startsWith("Not a valid answer: (root) must be object\ndecide asks:")).toBe(true);
+  });
+});

@@ -1,6 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { transcriptCutoff, transcriptKey } from "../../src/compiler/transcript-keys.js";
-import { MemoryTranscripts, toPrompt } from "../../src/runtime/transcripts.js";
+import { MemoryTranscripts, OrderedTranscript, toPrompt } from "../../src/runtime/transcripts.js";
 
 describe("transcripts", () => {
   it("are read in position order, whatever order they were written in, and a rewrite replaces", () => {
@@ -17,6 +18,33 @@ describe("transcripts", () => {
     ).toEqual(["prompt", "turn 2", "result of turn 2", "turn 10"]);
     expect(store.read("s", transcriptCutoff(1, 10))).toHaveLength(3);
     expect(store.read("other")).toEqual([]);
+  });
+
+  it("kept in order read the same prefix as sorting every key would, whatever the order of puts", () => {
+    const position = fc.record({
+      attempt: fc.nat(3),
+      turn: fc.nat(5),
+      slot: fc.nat(2),
+      index: fc.nat(2),
+    });
+    fc.assert(
+      fc.property(fc.array(position), position, (puts, cutoff) => {
+        const transcript = new OrderedTranscript();
+        const latest = new Map<string, string>();
+        puts.forEach((at, n) => {
+          const key = transcriptKey(at);
+          transcript.put(key, { role: "user", text: `${n}` });
+          latest.set(key, `${n}`);
+        });
+        const before = transcriptKey(cutoff);
+        const expected = [...latest.keys()]
+          .filter((key) => key < before)
+          .sort()
+          .map((key) => ({ role: "user", text: latest.get(key) }));
+        expect(transcript.before(before)).toEqual(expected);
+        expect(transcript.before()).toHaveLength(latest.size);
+      }),
+    );
   });
 
   it("become an AI SDK prompt with tool results grouped per reply", () => {

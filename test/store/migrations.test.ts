@@ -42,6 +42,7 @@ describe("opening a store", () => {
     const { path } = tempStore();
     expect(tables(path)).toEqual([
       "audit",
+      "control_requests",
       "journal",
       "leases",
       "memory",

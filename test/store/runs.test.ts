@@ -75,4 +75,27 @@ describe("runs", () => {
 
     expect(store.listRuns().map((run) => run.runId)).toEqual(["run-c", "run-b", "run-a"]);
   });
+
+  it("lists a page: the newest `limit` runs, optionally of one status, as summaries without options", () => {
+    const clock = manualClock();
+    const { store } = tempStore(clock);
+    for (const id of ["run-1", "run-2", "run-3", "run-4"]) {
+      store.createRun(newRun(id));
+      clock.advance(1);
+    }
+    store.updateRun("run-2", { status: "done" });
+    store.updateRun("run-4", { status: "done" });
+
+    expect(store.listRuns({ limit: 2 }).map((run) => run.runId)).toEqual(["run-4", "run-3"]);
+    expect(store.listRuns({ status: "done" }).map((run) => run.runId)).toEqual(["run-4", "run-2"]);
+    expect(store.listRuns({ status: "running", limit: 1 })).toEqual([
+      {
+        runId: "run-3",
+        pipelineId: "plan-build",
+        status: "running",
+        createdAt: "2030-01-01T00:00:00.002Z",
+        updatedAt: "2030-01-01T00:00:00.002Z",
+      },
+    ]);
+  });
 });

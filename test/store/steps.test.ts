@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { AuditEventInput } from "../../src/inspect/audit.js";
 import { VERSION } from "../../src/version.js";
 import {
@@ -27,6 +28,36 @@ const started = (runId: string): AuditEventInput => ({
 });
 
 describe("commitStep", () => {
+  it("stores the step's journal and transcript entries with its events, or none of them", () => {
+    const { store } = tempStore(manualClock());
+    store.createRun(newRun("run-1"));
+    const entry = { role: "user" as const, text: "look" };
+    const key = "model:run-1/run-1/plan/1/0";
+
+    // Its last write, a transcript entry of a run the store does not know, fails.
+    expect(() =>
+      store.commitStep("run-1", {
+        events: [started("run-1")],
+        journal: [{ key, value: { reply: 1 } }],
+        transcripts: [
+          { stageExecutionId: "run-1/plan/1", key: "k1", entry },
+          { stageExecutionId: "ghost/plan/1", key: "k1", entry },
+        ],
+      }),
+    ).toThrow();
+    expect(store.lastSeq("run-1")).toBe(0);
+    expect(store.get(key, z.unknown())).toBeUndefined();
+    expect(store.transcriptRows("run-1/plan/1")).toEqual([]);
+
+    store.commitStep("run-1", {
+      events: [started("run-1")],
+      journal: [{ key, value: { reply: 1 } }],
+      transcripts: [{ stageExecutionId: "run-1/plan/1", key: "k1", entry }],
+    });
+    expect(store.lastSeq("run-1")).toBe(1);
+    expect(store.transcriptRows("run-1/plan/1")).toEqual([{ key: "k1", entry }]);
+  });
+
   it("records the step's events with their seq and time, and returns them as recorded", () => {
     const { store } = tempStore(manualClock());
     store.createRun(newRun("run-1"));

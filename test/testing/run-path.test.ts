@@ -163,4 +163,99 @@ describe("runPath through a sub-pipeline stage", () => {
     expect(through.length).toBeGreaterThanOrEqual(2);
     expect(report.paths.filter((p) => !p.ok)).toEqual([]);
   });
+
+  it("drives a sub-pipeline nested in a sub-pipeline", async () => {
+    const innermost = pipelineOf({ id: "innermost", stages: [llm("review")] });
+    const middle = pipelineOf({
+      id: "middle",
+      stages: [{ kind: "pipeline", id: "deep", pipeline: innermost }],
+    });
+    const parent = pipelineOf({
+      id: "parent",
+      stages: [llm("plan"), { kind: "pipeline", id: "inner", pipeline: middle }],
+      next: { plan: "inner" },
+    });
+    const report = await testPipeline(parent, { timeoutMs: 10_000 });
+    expect(report.paths.filter((p) => p.expected.end === "done")).not.toEqual([]);
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+  });
+
+  it("drives every visit of a sub-pipeline stage, each down its own sub-path", async () => {
+    const sub = pipelineOf({ id: "sub", stages: [llm("review")] });
+    // A failed inner goes back to plan, and inner runs again, until its third visit fails the run.
+    const parent = pipelineOf({
+      id: "parent",
+      stages: [llm("plan"), { kind: "pipeline", id: "inner", pipeline: sub }],
+      next: {
+        plan: "inner",
+        inner: {
+          kind: "rules",
+          rules: [
+            { when: { visits: "inner", op: "gte", value: 3 }, to: "fail" },
+            { when: { path: "verdict", op: "equals", value: "fail" }, to: "plan" },
+            { to: "done" },
+          ],
+        },
+      },
+    });
+    const step = (stage: string, outcome: string) => ({ stage, outcome });
+    const run = await runPath(
+      parent,
+      {
+        steps: [step("plan", "ok"), step("inner", "fail"), step("plan", "ok"), step("inner", "ok")],
+        end: "done",
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect({ ok: run.ok, reason: run.reason }).toEqual({ ok: true, reason: undefined });
+    expect(run.actual.transitions).toEqual([
+      "plan → inner (sequential)",
+      "inner → plan (sequential)",
+      "plan → inner (sequential)",
+      "inner → done (terminal)",
+    ]);
+    const list = pipelinePaths(parent);
+    const revisiting = list.paths.filter(
+      (p) => p.steps.filter((s) => s.stage === "inner").length > 1,
+    );
+    expect(revisiting.map((p) => p.end)).toEqual(expect.arrayContaining(["done", "failed"]));
+    const report = await testPipeline(parent, {
+      paths: { ...list, paths: revisiting },
+      timeoutMs: 10_000,
+    });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+  });
+});
+
+describe("runPath through a stage with an exit hook", () => {
+  /** review routes on `output.approved`; its exit hook hands on `{approved: false}` whatever it was told. */
+  const hooked = pipelineOf({
+    id: "hooked",
+    stages: [llm("review")],
+    next: {
+      review: {
+        kind: "rules",
+        rules: [
+          { when: { path: "output.approved", op: "equals", value: true }, to: "done" },
+          { to: "fail" },
+        ],
+      },
+    },
+    hooks: { review: { exit: () => ({ approved: false }) } },
+  });
+
+  it("reports the output split its exit hook does not hand on as not driven, and drives the one it does", async () => {
+    const report = await testPipeline(hooked, { timeoutMs: 10_000 });
+    const byOutcome = Object.fromEntries(
+      report.paths
+        .filter((p) => p.expected.end !== "suspended")
+        .map((p) => [p.expected.end, { ok: p.ok, reason: p.reason }]),
+    );
+    expect(byOutcome.done).toEqual({
+      ok: false,
+      reason:
+        "not driven: step 1: review's exit hook computes the output its rules read (output.approved); no script forces what it returns",
+    });
+    expect(report.paths.filter((p) => p.ok).map((p) => p.expected.end)).toContain("failed");
+  });
 });

@@ -66,7 +66,9 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
       String(port),
       "--json",
     );
-    await expect.poll(async () => (await fetch(url("/api/runs/live-1"))).status).toBe(200);
+    await expect
+      .poll(async () => (await fetch(url("/api/runs/live-1"))).status, { timeout: 20000 })
+      .toBe(200);
     await page.goto(url("/runs/live-1"));
     // Plan asks for Edit, out of its envelope: the run waits in plan, in its Act state.
     await page.locator('[data-state="plan"][data-active="true"]').waitFor();

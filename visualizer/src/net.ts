@@ -28,7 +28,8 @@ export type News = { type: string; [key: string]: unknown };
 export class PageSocket {
   private socket: WebSocket | undefined;
   private readonly listeners = new Set<(news: News) => void>();
-  private readonly watching = new Set<string>();
+  /** The runs watched, each with what tells the last audit seq the page holds of it. */
+  private readonly watching = new Map<string, () => number>();
 
   constructor(private readonly onConnection: (connected: boolean) => void) {
     this.connect();
@@ -38,9 +39,15 @@ export class PageSocket {
     this.listeners.add(listener);
   }
 
-  watch(runId: string): void {
-    this.watching.add(runId);
-    this.send({ type: "watch", runId });
+  /** News of a run's events after the last the page holds (asked again on reconnecting). */
+  watch(runId: string, lastSeq: () => number): void {
+    this.watching.set(runId, lastSeq);
+    this.send({ type: "watch", runId, after: lastSeq() });
+  }
+
+  /** Tells the server the page shows the run up to audit event `seq` (it may stop after). */
+  shown(runId: string, seq: number): void {
+    this.send({ type: "shown", runId, seq });
   }
 
   private send(message: unknown): void {
@@ -53,7 +60,8 @@ export class PageSocket {
     this.socket = socket;
     socket.onopen = () => {
       this.onConnection(true);
-      for (const runId of this.watching) this.send({ type: "watch", runId });
+      for (const [runId, lastSeq] of this.watching)
+        this.send({ type: "watch", runId, after: lastSeq() });
     };
     socket.onmessage = (message) => {
       const news = JSON.parse(String(message.data)) as News;

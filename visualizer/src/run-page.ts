@@ -259,14 +259,17 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     }
   });
   const refresh = async () => {
+    const seq = events.at(-1)?.seq ?? 0;
     run = await getJson<RunView>(api);
     steps = await getJson<Step[]>(`${api}/steps`);
     renderHead();
     renderGrants();
     await showStep();
+    socket.shown(runId, seq);
   };
-  socket.watch(runId);
+  socket.watch(runId, () => events.at(-1)?.seq ?? 0);
   renderHead();
   renderGrants();
   await showStep();
+  socket.shown(runId, events.at(-1)?.seq ?? 0);
 }

@@ -1,5 +1,5 @@
 import type { LiveRoot } from "../../src/inspect/live.js";
-import type { RunRecord } from "../../src/store/index.js";
+import type { RunSummary } from "../../src/store/index.js";
 import { h } from "./dom.js";
 import { getJson, type News, type PageSocket } from "./net.js";
 
@@ -7,7 +7,7 @@ import { getJson, type News, type PageSocket } from "./net.js";
 export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<void> {
   const body = h("tbody");
   const machines = h("ul", { class: "machines" });
-  const render = (runs: RunRecord[]) =>
+  const render = (runs: RunSummary[]) =>
     body.replaceChildren(
       ...runs.map((r) =>
         h(
@@ -57,7 +57,7 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
     machines,
   );
   document.getElementById("where")?.replaceChildren("runs");
-  render(await getJson<RunRecord[]>("/api/runs"));
+  render(await getJson<RunSummary[]>("/api/runs"));
   const noteLive = (r: LiveRoot) => {
     if (r.runId) return;
     foreign.set(r.rootId, r);
@@ -65,7 +65,7 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
   };
   for (const r of await getJson<LiveRoot[]>("/api/live")) noteLive(r);
   socket.listen((news: News) => {
-    if (news.type === "runs") render(news.runs as RunRecord[]);
+    if (news.type === "runs") render(news.runs as RunSummary[]);
     if (news.type === "live") noteLive(news.root as LiveRoot);
   });
 }

@@ -1,7 +1,16 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
+import type { InspectionEvent, Observer } from "xstate";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
-import type { StagechartError } from "../../errors.js";
-import { type GrantAnswer, resumeRun } from "../../runtime/run.js";
+import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
+import { err, type Result, StagechartError } from "../../errors.js";
+import type { ResumeInput } from "../../runtime/ask-stages.js";
+import { isLive } from "../../runtime/control.js";
+import type { Host } from "../../runtime/host.js";
+import { parseAnswer } from "../../runtime/interactors.js";
+import type { RunStore } from "../../runtime/persistence.js";
+import { reopenRun } from "../../runtime/reopen.js";
+import { type GrantAnswer, type RunHandle, resumeRun } from "../../runtime/run.js";
+import { type ControlFlags, controlLiveRun, positiveSeconds } from "../control.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
@@ -11,12 +20,14 @@ import { collect } from "../options.js";
 import { withRunHost } from "../run-host.js";
 import { noStoreFor, openExistingStore } from "../store.js";
 
-interface StoredRunFlags {
+interface StoredRunFlags extends ControlFlags {
   store?: string;
   json?: boolean;
   force?: boolean;
   approve?: string[];
   deny?: string[];
+  input?: string;
+  inputFor?: string;
   headless?: boolean;
   inspect?: string | true;
   stately?: boolean;
@@ -31,8 +42,10 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .argument("<runId>")
     .option(storeOption, "the run store (default: .stagechart/runs.db)")
     .option("--force", "resume even if the pipeline changed since the run was saved")
-    .option("--approve <proposalId>", "grant a request the run waits for; repeatable", collect)
-    .option("--deny <proposalId>", "deny a request the run waits for; repeatable", collect)
+    .addOption(approveOption())
+    .addOption(denyOption())
+    .addOption(inputOption())
+    .addOption(inputForOption())
     .option("--headless", "no interactive prompts, even on a terminal")
     .option("--inspect [port]", INSPECT_HELP)
     .option("--stately", STATELY_HELP)
@@ -45,10 +58,16 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .description("cancel a stored run")
     .argument("<runId>")
     .option(storeOption, "the run store")
+    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
+    .option(
+      "--timeout <seconds>",
+      "how long to wait for a live run's process to take it (default 30)",
+      positiveSeconds,
+    )
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(
-        await continueRun(runId, flags, io, {
+        await controlRun(runId, flags, io, {
           type: "CANCEL",
           reason: "cancelled from the command line",
         }),
@@ -61,10 +80,16 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .requiredOption("--to <stage>", "the stage to move to")
     .requiredOption("--reason <text>", "why (audited)")
     .option(storeOption, "the run store")
+    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
+    .option(
+      "--timeout <seconds>",
+      "how long to wait for a live run's process to take it (default 30)",
+      positiveSeconds,
+    )
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags & { to: string; reason: string }) =>
       setExit(
-        await continueRun(runId, flags, io, {
+        await controlRun(runId, flags, io, {
           type: "OVERRIDE",
           to: flags.to,
           reason: flags.reason,
@@ -73,20 +98,97 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     );
   program
     .command("redo")
-    .description("run a stage of a stored run again, as a new stage execution")
+    .description(
+      "run a stage of a stored run again, as a new stage execution; reopens a run that ended done if its pipeline is reopenable",
+    )
     .argument("<runId>")
-    .argument("<stage>")
+    .argument(
+      "[stage]",
+      "the stage to run again (for a done run: the one it ended from by default)",
+    )
+    .option("--reason <text>", "why (audited; needed to reopen a run that ended done)")
     .option(storeOption, "the run store")
+    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
+    .option(
+      "--timeout <seconds>",
+      "how long to wait for a live run's process to take it (default 30)",
+      positiveSeconds,
+    )
     .option("--json", "print a JSON summary last on stdout")
-    .action(async (runId: string, stage: string, flags: StoredRunFlags) =>
-      setExit(await continueRun(runId, flags, io, { type: "REDO", stage })),
+    .action(
+      async (
+        runId: string,
+        stage: string | undefined,
+        flags: StoredRunFlags & { reason?: string },
+      ) =>
+        setExit(
+          await continueRun(
+            runId,
+            flags,
+            io,
+            redoOf(stage, flags.reason),
+            stage === undefined ? undefined : { type: "REDO", stage },
+          ),
+        ),
     );
 }
 
+/**
+ * A redo: reopens a run that ended done (`reopenRun`), else sends REDO to the stored run, which
+ * needs the stage named.
+ */
+const redoOf =
+  (stage: string | undefined, reason = ""): Relaunch =>
+  (pipeline, run, options) => {
+    if (run.status === "done")
+      return reopenRun(pipeline, run.runId, {
+        ...options,
+        reason,
+        by: "command line",
+        ...(stage && { stage }),
+      });
+    if (!stage)
+      return err(
+        new StagechartError(
+          "Validation/RedoStageMissing",
+          `name the stage of run ${run.runId} to redo; only a run that ended done runs its last stage again by default`,
+        ),
+      );
+    return resumeRun(pipeline, run.runId, { ...options, control: { type: "REDO", stage } });
+  };
+
+/** How a command continues a stored run, given the pipeline, the run's row, a host and a store. */
+type Relaunch = (
+  pipeline: PipelineDefinition,
+  run: { runId: string; status: string },
+  options: { host: Host; store: RunStore; inspect?: Observer<InspectionEvent> },
+) => Result<RunHandle>;
+
+/** `resume`, `cancel` and `override`: the run resumed, with answers and a control event if any. */
+const resumeWith =
+  (flags: StoredRunFlags, control?: PipelineEvent): Relaunch =>
+  (pipeline, run, options) =>
+    resumeRun(pipeline, run.runId, {
+      ...options,
+      force: Boolean(flags.force),
+      answers: answersOf(flags),
+      inputs: inputsOf(flags),
+      ...(control && { control }),
+    });
+
+/** `cancel` and `override`: the event sent to the run's live owner, or the stored run resumed with it. */
+const controlRun = (runId: string, flags: StoredRunFlags, io: CliIo, event: PipelineEvent) =>
+  continueRun(runId, flags, io, resumeWith(flags, event), event);
+
+/**
+ * Continues a stored run with `relaunch`; a control event for a run another live process owns
+ * is handed to that process through the store instead.
+ */
 async function continueRun(
   runId: string,
   flags: StoredRunFlags,
   io: CliIo,
+  relaunch: Relaunch = resumeWith(flags),
   event?: PipelineEvent,
 ): Promise<number> {
   // No store file: the run cannot be in it, and none is created just to say so.
@@ -96,6 +198,11 @@ async function continueRun(
   try {
     const run = store.value.getRun(runId);
     if (!run.ok) return refuse(io, flags.json, run.error, runId);
+    // Another live process runs it: that process is asked, through the store.
+    if (event && isLive(store.value, runId)) {
+      const answered = await controlLiveRun(store.value, runId, event, flags, io);
+      if (answered !== undefined) return answered;
+    }
     // Whoever resumes decides whether there is somebody at the terminal to ask.
     const settings = {
       ...(run.value.options as unknown as HostSettings),
@@ -117,13 +224,10 @@ async function continueRun(
         stored,
         async (pipeline, host, progress) => {
           const inspection = await inspecting.ready();
-          const resumed = resumeRun(pipeline, runId, {
+          const resumed = relaunch(pipeline, stored, {
             host: inspection ? inspection.withPage(host) : host,
             ...(inspection && { inspect: inspection.inspect }),
             store: store.value,
-            force: Boolean(flags.force),
-            answers: answersOf(flags),
-            ...(event && { control: event }),
           });
           if (!resumed.ok) return refused(resumed.error);
           return await drive(resumed.value, io, Boolean(flags.json), progress);
@@ -137,7 +241,33 @@ async function continueRun(
   }
 }
 
-function answersOf(flags: StoredRunFlags): GrantAnswer[] {
+/** The answers `resume` and `fork` take: `--approve`, `--deny`, `--input`, `--input-for`. */
+export const approveOption = () =>
+  new Option("--approve <proposalId>", "grant a request the run waits for; repeatable").argParser(
+    collect,
+  );
+export const denyOption = () =>
+  new Option("--deny <proposalId>", "deny a request the run waits for; repeatable").argParser(
+    collect,
+  );
+export const inputOption = () =>
+  new Option("--input <json>", "the answer an ask stage waits for (JSON; other text is a string)");
+export const inputForOption = () =>
+  new Option("--input-for <stageExecutionId>", "the ask stage --input answers, when several wait");
+
+export function inputsOf(flags: Pick<StoredRunFlags, "input" | "inputFor">): ResumeInput[] {
+  if (flags.input === undefined) return [];
+  const stageExecutionId = flags.inputFor;
+  return [
+    {
+      value: parseAnswer(flags.input),
+      by: "command line",
+      ...(stageExecutionId && { stageExecutionId }),
+    },
+  ];
+}
+
+export function answersOf(flags: Pick<StoredRunFlags, "approve" | "deny">): GrantAnswer[] {
   const by = "command line";
   return [
     ...(flags.approve ?? []).map((proposalId) => ({

@@ -111,7 +111,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
 }
 
 /** One `--set key=value` into the ctx so far; a value that parses as JSON is JSON, else text. */
-function setCtxField(set: string, ctx: Record<string, unknown>): Record<string, unknown> {
+export function setCtxField(set: string, ctx: Record<string, unknown>): Record<string, unknown> {
   const at = set.indexOf("=");
   if (at <= 0) throw new InvalidArgumentError(`--set needs key=value, got "${set}"`);
   const raw = set.slice(at + 1);

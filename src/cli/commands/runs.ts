@@ -1,29 +1,50 @@
-import type { Command } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import type { AuditEvent } from "../../inspect/audit.js";
 import { describeRun } from "../../inspect/run-view.js";
 import type { TokenCount } from "../../inspect/token-usage.js";
+import type { StoredStatus } from "../../runtime/persistence.js";
 import type { SqliteStore } from "../../store/index.js";
 import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
 import { progressLine } from "../progress.js";
 import { noStoreFor, openExistingStore, storePathFor } from "../store.js";
+import { workflowBreadcrumbOf } from "../workflow-breadcrumb.js";
 
 interface Flags {
   store?: string;
   json?: boolean;
 }
 
+interface ListFlags extends Flags {
+  limit?: number;
+  status?: StoredStatus;
+  all?: boolean;
+}
+
+const DEFAULT_LIMIT = 50;
+const STATUSES: StoredStatus[] = ["running", "suspended", "done", "failed", "cancelled"];
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError(`--limit needs a whole number of at least 1, got "${value}"`);
+  return n;
+}
+
 /** Reading the store: `runs`, `show <runId>`, `audit <runId>`. None creates a store. */
 export function registerRuns(program: Command, io: CliIo, setExit: (code: number) => void): void {
   /** Runs `work` on the store, or `none` when there is no store file yet. */
   const withStore =
-    (work: (store: SqliteStore, flags: Flags) => number, none: (flags: Flags) => number) =>
-    (flags: Flags) => {
+    (
+      work: (store: SqliteStore, flags: Flags) => number | Promise<number>,
+      none: (flags: Flags) => number,
+    ) =>
+    async (flags: Flags) => {
       const store = openExistingStore(flags.store);
       if (!store) return setExit(none(flags));
       if (!store.ok) return setExit(refuse(io, flags.json, store.error));
       try {
-        setExit(work(store.value, flags));
+        setExit(await work(store.value, flags));
       } finally {
         store.value.close();
       }
@@ -36,17 +57,33 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
   };
   program
     .command("runs")
-    .description("list the stored runs, newest first")
+    .description(`list the stored runs, newest first (the latest ${DEFAULT_LIMIT} unless told)`)
     .option("--store <path>", "the run store (default: .stagechart/runs.db)")
-    .option("--json", "print the runs as JSON")
+    .option("--limit <n>", `list at most n runs (default ${DEFAULT_LIMIT})`, positiveInteger)
+    .addOption(new Option("--status <status>", "only the runs in this status").choices(STATUSES))
+    .option("--all", "list every run (no limit)")
+    .option(
+      "--json",
+      "print the runs as a JSON array of {runId, pipelineId, status, createdAt, updatedAt}",
+    )
     .action(
-      withStore((store, flags) => {
-        const runs = store.listRuns();
+      withStore((store, flags: ListFlags) => {
+        const limit = flags.all ? undefined : (flags.limit ?? DEFAULT_LIMIT);
+        // One row past the page tells whether there are more, without counting them all.
+        const page = store.listRuns({
+          ...(flags.status && { status: flags.status }),
+          ...(limit !== undefined && { limit: limit + 1 }),
+        });
+        const runs = page.slice(0, limit);
         if (flags.json) io.stdout(`${JSON.stringify(runs, null, 2)}\n`);
-        else if (runs.length === 0) io.stdout("no runs yet\n");
-        else
+        else if (runs.length === 0)
+          io.stdout(flags.status ? `no ${flags.status} runs\n` : "no runs yet\n");
+        else {
           for (const r of runs)
             io.stdout(`${r.runId}  ${r.status.padEnd(9)}  ${r.pipelineId}  ${r.updatedAt}\n`);
+          if (page.length > runs.length)
+            io.stdout(`(only the latest ${runs.length} shown: --limit <n> or --all for more)\n`);
+        }
         return EXIT.done;
       }, noRuns),
     );
@@ -57,7 +94,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
     .option("--store <path>", "the run store")
     .option("--json", "print the run as JSON")
     .action((runId: string, flags: Flags) =>
-      withStore((store) => {
+      withStore(async (store) => {
         const run = describeRun(store, runId);
         if (!run.ok) return refuse(io, flags.json, run.error, runId);
         warnDamaged(io, runId, run.value.timeline);
@@ -71,6 +108,8 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         io.stdout(`run ${runId} · ${pipelineId} · ${status}\n`);
         io.stdout(`started ${createdAt}, last step ${updatedAt}\n`);
         if (state !== undefined) io.stdout(`state: ${JSON.stringify(state)}\n`);
+        const breadcrumb = await workflowBreadcrumbOf(run.value);
+        if (breadcrumb !== undefined) io.stdout(`workflow: ${breadcrumb}\n`);
         if (error) io.stdout(`error: ${error.code}: ${error.message}\n`);
         for (const wait of waiting ?? []) io.stdout(`${waitLine(runId, wait)}\n`);
         io.stdout("stages:\n");

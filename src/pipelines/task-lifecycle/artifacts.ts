@@ -86,10 +86,16 @@ export function plannedFiles(root: string): Read<string[]> {
   };
 }
 
-/** §3.1: planning → plan-review needs the plan, no blocking question, and the file plan. */
+/**
+ * §3.1: planning → plan-review needs the plan, its document (`plan.md`, which the plan review
+ * reads), no blocking question, and the file plan.
+ */
 export function planningOutcome(root: string): Outcome {
   const plan = readJson<Plan>(root, "planning/planning.ai.json", planShape);
   if (!plan.ok) return { problem: plan.problem };
+  const document = taskPath(root, "planning/plan.md");
+  if (!existsSync(document) || !readFileSync(document, "utf8").trim())
+    return { problem: `${TASK_DIR}/planning/plan.md is missing or empty` };
   const files = plannedFiles(root);
   if (!files.ok) return { problem: files.problem };
   const open = plan.value.blockingQuestions;

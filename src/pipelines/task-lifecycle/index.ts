@@ -11,6 +11,7 @@ import {
   revertOutcome,
   reviewOutcome,
 } from "./artifacts.js";
+import { keepPlanningVersion } from "./planning-versions.js";
 import { taskState, writeTaskState } from "./state-file.js";
 
 /**
@@ -143,5 +144,10 @@ export const taskLifecycle = definePipeline({
   },
   // Seed 004 §5 and §7: a phase is never skipped, an override included.
   override: "adjacent",
-  onTransition: (notice) => writeTaskState(notice.root, taskState(notice, PHASES)),
+  // Seed 004 §5.4: done is final until a redo reopens the task.
+  reopenable: true,
+  onTransition: (notice) => {
+    keepPlanningVersion(notice);
+    writeTaskState(notice.root, taskState(notice, PHASES));
+  },
 });

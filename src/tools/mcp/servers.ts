@@ -2,9 +2,8 @@ import { compileSchema } from "../../definitions/json-schema.js";
 import { err, ok, type Result } from "../../errors.js";
 import type { AnyTool } from "../types.js";
 import type { McpServerConfig } from "./config.js";
-import { connectMcpServer, type McpConnection } from "./connection.js";
+import type { McpConnection } from "./connection.js";
 import { mcpToolName } from "./naming.js";
-import { inputSchemaOf, wrapMcpTool } from "./tool.js";
 
 /** The MCP servers of a run, started, with their tools ready for the host. */
 export interface McpServers {
@@ -33,6 +32,11 @@ export async function attachMcpServers(
   options: AttachOptions = {},
 ): Promise<Result<McpServers>> {
   const timeout = options.startTimeoutMs ?? DEFAULT_MCP_START_TIMEOUT_MS;
+  // The MCP client is loaded only when a server is to be started: most commands start none.
+  const [{ connectMcpServer }, wrapping] = await Promise.all([
+    import("./connection.js"),
+    import("./tool.js"),
+  ]);
   const started = await Promise.all(configs.map((config) => connectMcpServer(config, timeout)));
   const connections = started.flatMap((result) => (result.ok ? [result.value] : []));
   const close = async () => {
@@ -47,7 +51,7 @@ export async function attachMcpServers(
   const warnings: string[] = [];
   for (const connection of connections) {
     for (const definition of connection.tools) {
-      const refused = hostToolFor(connection, definition, tools);
+      const refused = hostToolFor(connection, definition, tools, wrapping);
       if (typeof refused === "string") warnings.push(refused);
       else tools.push(refused);
     }
@@ -60,6 +64,7 @@ function hostToolFor(
   connection: McpConnection,
   definition: McpConnection["tools"][number],
   taken: readonly AnyTool[],
+  { inputSchemaOf, wrapMcpTool }: typeof import("./tool.js"),
 ): AnyTool | string {
   const where = `MCP server "${connection.config.name}": tool "${definition.name}" is left out`;
   const name = mcpToolName(connection.config.name, definition.name);

@@ -1,0 +1,83 @@
+/** One side of an interleaved comparison: `run` is timed, `after` (delivery, idle gap) is not. */
+export interface InterleavedTask {
+  run: () => Promise<unknown>;
+  after?: () => Promise<void>;
+}
+
+export interface InterleavingPlan {
+  /** Untimed rounds first (each runs both tasks), so JIT and caches are warm on both sides. */
+  warmupRounds: number;
+  /** Timed rounds; each runs the baseline and the candidate once, one right after the other. */
+  rounds: number;
+}
+
+export interface Spread {
+  median: number;
+  /** Interquartile range: half of the rounds fall between these two. */
+  p25: number;
+  p75: number;
+  min: number;
+  max: number;
+}
+
+export interface InterleavedTiming {
+  baselineMs: Spread;
+  candidateMs: Spread;
+  /** candidate ÷ baseline within each round, summarized over the rounds. */
+  ratio: Spread;
+  /**
+   * The same ratio of the CPU time this process spent in each timed run (`process.cpuUsage`):
+   * what other processes on the machine do moves it far less than the wall-clock time.
+   */
+  cpuRatio: Spread;
+  rounds: number;
+}
+
+/** Which task runs first in a round: ABAB…, swapped every other round so neither always leads. */
+export const orderOf = (round: number): ["baseline", "candidate"] | ["candidate", "baseline"] =>
+  round % 2 === 0 ? ["baseline", "candidate"] : ["candidate", "baseline"];
+
+/**
+ * Times two tasks in alternation rather than one after the other: both see the same machine
+ * load, heap and store growth at each moment, and a round's ratio pairs runs made a few
+ * milliseconds apart. Garbage is collected before every timed run (`node --expose-gc`), so a
+ * collection left over by one run is not charged to the next.
+ */
+export async function timeInterleaved(
+  tasks: { baseline: InterleavedTask; candidate: InterleavedTask },
+  plan: InterleavingPlan,
+): Promise<InterleavedTiming> {
+  const once = async (task: InterleavedTask): Promise<{ wall: number; cpu: number }> => {
+    globalThis.gc?.();
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    await task.run();
+    const wall = performance.now() - started;
+    const { user, system } = process.cpuUsage(cpuBefore);
+    await task.after?.();
+    return { wall, cpu: (user + system) / 1000 };
+  };
+  for (let round = 0; round < plan.warmupRounds; round++)
+    for (const side of orderOf(round)) await once(tasks[side]);
+  const times = {
+    baseline: [] as { wall: number; cpu: number }[],
+    candidate: [] as { wall: number; cpu: number }[],
+  };
+  for (let round = 0; round < plan.rounds; round++)
+    for (const side of orderOf(round)) times[side].push(await once(tasks[side]));
+  const ratios = (of: "wall" | "cpu") =>
+    times.candidate.map((t, round) => t[of] / (times.baseline[round]?.[of] ?? Number.NaN));
+  return {
+    baselineMs: spreadOf(times.baseline.map((t) => t.wall)),
+    candidateMs: spreadOf(times.candidate.map((t) => t.wall)),
+    ratio: spreadOf(ratios("wall")),
+    cpuRatio: spreadOf(ratios("cpu")),
+    rounds: plan.rounds,
+  };
+}
+
+export function spreadOf(values: readonly number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.round(q * (sorted.length - 1))] ?? Number.NaN;
+  return { median: at(0.5), p25: at(0.25), p75: at(0.75), min: at(0), max: at(1) };
+}

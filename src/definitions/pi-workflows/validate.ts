@@ -1,0 +1,63 @@
+import { basename, dirname, join, resolve } from "node:path";
+import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, START } from "../diagnostics.js";
+import { loadWorkflowRoot, pipelineOf, type WorkflowRoot, workflowKeys } from "./load.js";
+import type { WorkflowDefinition } from "./types.js";
+import { WORKFLOW_FILE } from "./types.js";
+
+/**
+ * `stagechart validate` on workflow directories: each is loaded with its workflows root, checked
+ * as a pipeline, and reported with the problems of every workflow it uses. A subworkflow-only
+ * workflow (`show: workflows`) is valid here; only running it on its own is refused.
+ */
+export async function validateWorkflows(
+  dirs: readonly string[],
+  toolNames: readonly string[],
+): Promise<{ files: string[]; diagnostics: Diagnostic[] }> {
+  const roots = new Map<string, WorkflowRoot>();
+  const files: string[] = [];
+  const diagnostics: Diagnostic[] = [];
+  for (const dir of dirs) {
+    const rootDir = dirname(resolve(dir));
+    let root = roots.get(rootDir);
+    if (!root) {
+      root = await loadWorkflowRoot(rootDir);
+      roots.set(rootDir, root);
+      diagnostics.push(...duplicateCommandNames([...root.kept.values()]));
+    }
+    const key = basename(resolve(dir));
+    const loaded = await pipelineOf(root, key, toolNames);
+    diagnostics.push(...(loaded.ok ? loaded.warnings : loaded.diagnostics));
+    files.push(join(dir, WORKFLOW_FILE), ...phaseFiles(root.kept.get(key)));
+  }
+  return { files, diagnostics };
+}
+
+/** Every workflow directory of a workflows root. */
+export const workflowDirectories = (root: string): string[] =>
+  workflowKeys(root).map((key) => join(root, key));
+
+const phaseFiles = (workflow: WorkflowDefinition | undefined): string[] =>
+  workflow?.phases.flatMap((phase) => (phase.kind === "phase" ? [phase.file] : [])) ?? [];
+
+/** A command name used twice in one root is a warning: the first workflow (by key) wins. */
+function duplicateCommandNames(workflows: readonly WorkflowDefinition[]): Diagnostic[] {
+  const first = new Map<string, string>();
+  return workflows.flatMap((workflow) => {
+    const name = workflow.commandName;
+    if (name === undefined) return [];
+    const owner = first.get(name);
+    if (owner === undefined) {
+      first.set(name, workflow.key);
+      return [];
+    }
+    return [
+      diagnostic(
+        workflow.file,
+        START,
+        DIAGNOSTIC_CODES.workflowCommandDuplicate,
+        `commandName "${name}" is also the command of workflow "${owner}", which wins`,
+        "warning",
+      ),
+    ];
+  });
+}

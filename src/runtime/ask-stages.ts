@@ -1,0 +1,125 @@
+import type { AnyActorRef } from "xstate";
+import { createAskMachine, type InputAnswer, type InputRequest } from "../compiler/ask-stage.js";
+import type { JsonValue } from "../definitions/contract.js";
+import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
+import { err, ok, type Result, StagechartError } from "../errors.js";
+import type { Host } from "./host.js";
+import type { Interactor } from "./interactors.js";
+import type { ParkedStage } from "./suspension.js";
+
+/** A person asked this many times in a row without a valid answer: the stage waits for a resume. */
+const MAX_TRIES = 3;
+
+/** An answer to an ask stage given from outside (a resume): to the one it names, or the only one waiting. */
+export interface ResumeInput extends InputAnswer {
+  stageExecutionId?: string;
+}
+
+/** The ask-stage machine bound to a host: its audit log and the interactors that take values. */
+export function askMachineFor(host: Host) {
+  return createAskMachine({
+    audit: (event) => host.audit.emit(event),
+    canAsk: () => askers(host.interactors).length > 0,
+    ask: (request, signal) => askPerson(askers(host.interactors), request, signal),
+    problems: answerProblems,
+  });
+}
+
+const askers = (interactors: readonly Interactor[]) =>
+  interactors.filter((interactor) => interactor.askValue !== undefined);
+
+/** Why `value` is not a valid answer (one line per problem), or nothing when it is. */
+export function answerProblems(request: InputRequest, value: unknown): string[] | undefined {
+  const validate = compileSchema(request.schema);
+  if (!validate.ok) return validate.error.map((p) => `the schema does not compile: ${p.message}`);
+  return validate.value(value) ? undefined : describeSchemaErrors(validate.value.errors);
+}
+
+/** Asks every interactor that takes values; the first answer wins; an invalid one is asked again. */
+async function askPerson(
+  interactors: readonly Interactor[],
+  request: InputRequest,
+  signal: AbortSignal,
+): Promise<InputAnswer> {
+  let problems: string[] | undefined;
+  for (let tries = 0; tries < MAX_TRIES; tries += 1) {
+    const answer = await firstAnswer(
+      interactors,
+      { ...request, ...(problems && { problems }) },
+      signal,
+    );
+    problems = answerProblems(request, answer.value);
+    if (!problems) return answer;
+  }
+  throw invalidInput(request, problems ?? []);
+}
+
+async function firstAnswer(
+  interactors: readonly Interactor[],
+  request: InputRequest & { problems?: string[] },
+  signal: AbortSignal,
+): Promise<InputAnswer> {
+  const dismiss = new AbortController();
+  const both = AbortSignal.any([signal, dismiss.signal]);
+  try {
+    return await Promise.any(
+      interactors.map(async (interactor) => ({
+        value: (await interactor.askValue?.(request, both)) as JsonValue,
+        by: interactor.name,
+      })),
+    );
+  } finally {
+    dismiss.abort(new Error("answered by another interactor"));
+  }
+}
+
+const invalidInput = (request: Pick<InputRequest, "stageId">, problems: string[]) =>
+  new StagechartError(
+    "Validation/InputInvalid",
+    `the answer to ${request.stageId} does not match its schema: ${problems.join("; ")}`,
+    { stageId: request.stageId, problems },
+  );
+
+/**
+ * Which waiting ask stage each answer goes to, every answer checked against its stage's schema
+ * first: an answer nobody waits for is `Session/NoPendingInput`, one without a stage while several
+ * wait `Session/InputAmbiguous`, an invalid one `Validation/InputInvalid`. Nothing is sent on a refusal.
+ */
+export function routeInputs(
+  runId: string,
+  inputs: readonly ResumeInput[],
+  waiting: readonly ParkedStage[],
+): Result<{ actor: AnyActorRef; answer: InputAnswer }[]> {
+  const asks = waiting.flatMap(({ actor, wait }) =>
+    wait.kind === "ask" ? [{ actor, request: wait.request }] : [],
+  );
+  const pending = asks.map(({ request }) => request.stageExecutionId);
+  const routed: { actor: AnyActorRef; answer: InputAnswer }[] = [];
+  for (const { stageExecutionId, ...answer } of inputs) {
+    const matching = asks.filter(
+      ({ request }) =>
+        stageExecutionId === undefined || request.stageExecutionId === stageExecutionId,
+    );
+    const [target] = matching;
+    if (!target)
+      return err(
+        new StagechartError(
+          "Session/NoPendingInput",
+          `run ${runId} waits for no answer${stageExecutionId ? ` from ${stageExecutionId}` : ""}${pending.length ? `; it waits for ${pending.join(", ")}` : ""}`,
+          { runId, pending },
+        ),
+      );
+    if (matching.length > 1)
+      return err(
+        new StagechartError(
+          "Session/InputAmbiguous",
+          `run ${runId} waits for several answers (${pending.join(", ")}); say which stage execution this one is for`,
+          { runId, pending },
+        ),
+      );
+    const problems = answerProblems(target.request, answer.value);
+    if (problems) return err(invalidInput(target.request, problems));
+    routed.push({ actor: target.actor, answer });
+  }
+  return ok(routed);
+}

@@ -1,0 +1,38 @@
+import type { Actor, AnyStateMachine } from "xstate";
+import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { StagechartError } from "../errors.js";
+import type { AuditSink } from "../inspect/audit.js";
+import { CONTROL_POLL_MS, takeControlRequests } from "./control.js";
+import type { RunStore } from "./persistence.js";
+
+/**
+ * The live owner's side of the control queue: takes the run's pending requests now (those queued
+ * while it was down are handled as it resumes) and every CONTROL_POLL_MS while the run lives,
+ * committing what they audited at once. A store that fails here stops the run like any other
+ * store failure. The timer to clear when the run ends.
+ */
+export function watchControlQueue(
+  store: RunStore,
+  runId: string,
+  actor: Actor<AnyStateMachine>,
+  run: {
+    check(event: PipelineEvent): StagechartError | undefined;
+    audit: AuditSink;
+    commit(): void;
+    giveUp(error: unknown): void;
+  },
+): ReturnType<typeof setInterval> {
+  const take = () => {
+    if (actor.getSnapshot().status !== "active") return;
+    try {
+      const send = (event: PipelineEvent) => actor.send(event);
+      if (takeControlRequests(store, runId, { ...run, send })) run.commit();
+    } catch (error) {
+      run.giveUp(error);
+    }
+  };
+  take();
+  const timer = setInterval(take, CONTROL_POLL_MS);
+  timer.unref();
+  return timer;
+}

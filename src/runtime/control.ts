@@ -1,0 +1,196 @@
+import { hostname, userInfo } from "node:os";
+import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import { type ErrorView, err, ok, type Result, StagechartError } from "../errors.js";
+import type { AuditSink } from "../inspect/audit.js";
+import { ownerIsGone, type RunStore } from "./persistence.js";
+
+/** Who asked for a control event: the asking process, and a name it gave (`--by`). */
+export interface Requester {
+  pid: number;
+  host: string;
+  user: string;
+  by?: string;
+}
+
+export type ControlStatus = "pending" | "applied" | "refused" | "expired";
+
+/** A control event queued for the live owner of a run. */
+export interface ControlRequest {
+  id: number;
+  runId: string;
+  event: PipelineEvent;
+  requester: Requester;
+  requestedAt: string;
+  /** Epoch ms after which nobody may apply it. */
+  expiresAt: number;
+  status: ControlStatus;
+  /** Why it was refused, or why it expired. */
+  error?: ErrorView;
+  settledAt?: string;
+}
+
+/**
+ * The control queue of a store (DESIGN.md §6, issue 13): `cancel`, `override` and `redo` for a
+ * run that another live process owns are queued here, and that owner takes them.
+ */
+export interface ControlQueue {
+  enqueueControl(
+    runId: string,
+    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+  ): ControlRequest;
+  /** The run's pending requests, oldest first (expired ones included: the reader settles them). */
+  pendingControls(runId: string): ControlRequest[];
+  controlRequest(id: number): ControlRequest | undefined;
+  /** Settles a request that is still pending; false when somebody settled it first. */
+  settleControl(
+    id: number,
+    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+  ): boolean;
+  /** The run's lease holder, while a lease row exists. */
+  leaseHolder(runId: string): { owner: string; expiresAt: number } | undefined;
+}
+
+/** This process, as a requester. */
+export function thisRequester(by?: string): Requester {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = String(process.getuid?.() ?? "unknown");
+  }
+  return { pid: process.pid, host: hostname(), user, ...(by && { by }) };
+}
+
+/** How often a live owner looks at its control queue: far more often than it renews its lease. */
+export const CONTROL_POLL_MS = 200;
+
+/** How long a requester waits for the owner by default. */
+export const CONTROL_TIMEOUT_MS = 30_000;
+
+/**
+ * Takes the run's pending control requests, oldest first, as its live owner: each is settled
+ * first (`applied`, or `refused` with why `check` refuses it; one past its expiry `expired`), so a
+ * request its requester withdrew meanwhile is left alone; then audited with who asked
+ * (`ControlRequested`, and `RequestRefused` for a refusal) and, applied, sent to the run.
+ * Whether anything was taken.
+ */
+export function takeControlRequests(
+  queue: ControlQueue,
+  runId: string,
+  run: {
+    check(event: PipelineEvent): StagechartError | undefined;
+    send(event: PipelineEvent): void;
+    audit: AuditSink;
+  },
+  now: () => number = Date.now,
+): boolean {
+  let taken = false;
+  for (const request of queue.pendingControls(runId)) {
+    const { id, event, requester } = request;
+    if (request.expiresAt <= now()) {
+      queue.settleControl(id, {
+        status: "expired",
+        error: expiredBeforeTaken(request).toModelView(),
+      });
+      continue;
+    }
+    const refusal = run.check(event);
+    const outcome = refusal
+      ? { status: "refused" as const, error: refusal.toModelView() }
+      : { status: "applied" as const };
+    if (!queue.settleControl(id, outcome)) continue;
+    taken = true;
+    const asked = { requestId: id, control: event, requestedBy: requester };
+    run.audit.emit({ type: "ControlRequested", runId, payload: asked });
+    if (outcome.error) {
+      run.audit.emit({
+        type: "RequestRefused",
+        runId,
+        payload: { ...asked, error: outcome.error },
+      });
+    } else run.send(event);
+  }
+  return taken;
+}
+
+const expiredBeforeTaken = (request: ControlRequest) =>
+  new StagechartError(
+    "Session/ControlExpired",
+    `nobody took the ${request.event.type} request for run ${request.runId} before it expired`,
+    { requestId: request.id, reason: "timeout" },
+  );
+
+export interface ControlOptions {
+  /** Who asks, for the audit log (besides this process's pid, host and user). */
+  by?: string;
+  /** How long to wait for the owner to take the request (default 30 s). */
+  timeoutMs?: number;
+  /** How often to look for the outcome (default 100 ms). */
+  pollMs?: number;
+}
+
+/**
+ * Sends OVERRIDE, REDO or CANCEL to a run that another live process owns, through the store's
+ * control queue, and waits for that owner to take it. Ok with the request once it is applied;
+ * the owner's refusal as the error (`Session/IllegalTransition`, …); `Session/ControlTimeout`
+ * when the owner did not take it in time, `Session/ControlExpired` when the run stopped being
+ * live first (its owner killed, or the run ended or suspended): either way the request is
+ * withdrawn, so it never takes effect later. `Session/RunNotLive` when no process owns the
+ * run now: resume it with the event (`resumeRun(…, {control})`) instead.
+ */
+export async function requestControl(
+  store: RunStore,
+  runId: string,
+  event: PipelineEvent,
+  options: ControlOptions = {},
+): Promise<Result<ControlRequest>> {
+  const run = store.getRun(runId);
+  if (!run.ok) return run;
+  if (!isLive(store, runId)) return err(notLive(runId, "no live process owns it"));
+  const timeoutMs = options.timeoutMs ?? CONTROL_TIMEOUT_MS;
+  const requester = thisRequester(options.by);
+  const { id } = store.enqueueControl(runId, {
+    event,
+    requester,
+    expiresAt: Date.now() + timeoutMs,
+  });
+  for (;;) {
+    await sleep(options.pollMs ?? 100);
+    const now = store.controlRequest(id);
+    if (now?.status === "applied") return ok(now);
+    if (now?.status !== "pending") {
+      const error = now?.error ?? {
+        code: "Session/ControlExpired",
+        message: "expired",
+        context: {},
+      };
+      return err(new StagechartError(error.code, error.message, error.context));
+    }
+    const withdraw = !isLive(store, runId)
+      ? new StagechartError(
+          "Session/ControlExpired",
+          `run ${runId} stopped being live before its owner took the ${event.type} request (its owner is gone, or the run ended or suspended); the request is withdrawn`,
+          { runId, requestId: id, reason: "not-live" },
+        )
+      : Date.now() >= now.expiresAt
+        ? new StagechartError(
+            "Session/ControlTimeout",
+            `run ${runId}'s owner did not take the ${event.type} request within ${timeoutMs} ms; the request is withdrawn`,
+            { runId, requestId: id, timeoutMs },
+          )
+        : undefined;
+    if (withdraw && store.settleControl(id, { status: "expired", error: withdraw.toModelView() }))
+      return err(withdraw);
+  }
+}
+
+/** Whether a live process holds the run's lease now. */
+export function isLive(store: RunStore, runId: string): boolean {
+  const holder = store.leaseHolder(runId);
+  return holder !== undefined && holder.expiresAt > Date.now() && !ownerIsGone(holder.owner);
+}
+
+const notLive = (runId: string, why: string) =>
+  new StagechartError("Session/RunNotLive", `run ${runId} is not live: ${why}`, { runId });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,85 @@
+import { fingerprint } from "../compiler/definition-hash.js";
+import type { PipelineContext, PipelineMachine } from "../compiler/pipeline-machine.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import type { AuditSink } from "../inspect/audit.js";
+import type { Host } from "./host.js";
+import { compileRunMachine, endEventOf } from "./launch.js";
+import type { RunStore } from "./persistence.js";
+import { checkContext } from "./run-checks.js";
+
+/**
+ * Compiles a pipeline for a host: an ordinary XState machine, which other machines may invoke
+ * with `input: {runId, ctx}` and whose output is `{status, result, results, error?}`.
+ *
+ * Invoked so, it is a run of its own: its ctx is checked against the pipeline's context schema
+ * (one it rejects fails the invocation with `Validation/RunContextInvalid`), and it audits its
+ * start and end. On a host with a store it is durable: its run row, audit log, journal and
+ * transcripts are kept there, so an app that restores its own persisted snapshot, in this
+ * process or another, continues the run with its whole conversation and repeats no recorded call.
+ */
+export function compilePipeline(pipeline: PipelineDefinition, host: Host): PipelineMachine {
+  const { store } = host;
+  const audit = store ? storedAudit(store, host.audit) : host.audit;
+  return compileRunMachine(
+    pipeline,
+    { ...host, audit },
+    {
+      begins: ({ runId, ctx }) => {
+        const invalid = checkContext(pipeline, { ...ctx });
+        if (invalid) throw invalid;
+        if (store) keepRunRow(store, pipeline, runId, ctx);
+        audit.emit({
+          type: "RunStarted",
+          runId,
+          payload: { pipelineId: pipeline.id, ctx, embedded: true },
+        });
+      },
+      ends: (context) => {
+        const { runId, error } = context;
+        const status = context.status ?? "failed";
+        audit.emit({
+          type: endEventOf(status),
+          runId,
+          payload: { status, ...(error && { error }) },
+        });
+        if (!store) return;
+        const output = status === "done" ? lastOutput(context) : undefined;
+        const updated = store.updateRun(runId, {
+          status,
+          ...(error && { error }),
+          ...(output !== undefined && { output }),
+        });
+        if (!updated.ok) throw updated.error;
+      },
+    },
+  );
+}
+
+/** Every event in the store, at once (the app that invokes the run keeps its snapshots), then told to `also`. */
+const storedAudit = (store: RunStore, also: AuditSink): AuditSink => ({
+  emit(input) {
+    const [event] = store.commitStep(input.runId, { events: [input] });
+    also.emit(input);
+    return event as NonNullable<typeof event>;
+  },
+});
+
+/** The run's row, made when the run first begins (the journal and transcripts refer to it). */
+function keepRunRow(
+  store: RunStore,
+  pipeline: PipelineDefinition,
+  runId: string,
+  ctx: PipelineContext["ctx"],
+): void {
+  if (store.getRun(runId).ok) return;
+  const { hash, parts } = fingerprint(pipeline);
+  const created = store.createRun({
+    runId,
+    pipelineId: pipeline.id,
+    definitionHash: hash,
+    options: { ctx, definition: parts, embedded: true },
+  });
+  if (!created.ok) throw created.error;
+}
+
+const lastOutput = (context: PipelineContext) => Object.values(context.results).at(-1)?.output;

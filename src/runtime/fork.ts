@@ -1,0 +1,133 @@
+import { randomUUID } from "node:crypto";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { err, type Result, StagechartError } from "../errors.js";
+import type { RunHandle } from "./launch.js";
+import type { RunStore, StepCommit } from "./persistence.js";
+import { type ResumeOptions, resumeRun } from "./run.js";
+import { checkContext } from "./run-checks.js";
+import { checkSnapshotShape } from "./snapshot-shape.js";
+
+/** What forking needs of a store (the SQLite store has it). */
+export interface ForkStore extends RunStore {
+  stepsOf(runId: string): { step: number }[];
+  snapshotAtStep(runId: string, step: number): unknown;
+  forkRun(
+    source: string,
+    step: number,
+    run: {
+      runId: string;
+      pipelineId: string;
+      definitionHash: string;
+      options: Record<string, unknown>;
+    },
+    first: StepCommit,
+  ): Result<unknown>;
+}
+
+export interface ForkOptions extends ResumeOptions {
+  store: ForkStore;
+  /** The step of the source run to start from (`stagechart history` lists them). */
+  at: number;
+  /** The new run's id; generated when not given. */
+  runId?: string;
+  /** ctx fields to change in the new run, on top of the ctx it had at that step. */
+  set?: Record<string, unknown>;
+  /** Stored with the new run instead of the source's (what resuming it needs: model, root…). */
+  resumeWith?: Record<string, unknown>;
+}
+
+/**
+ * Starts a new run from step `at` of a stored run (issue 13): the snapshot that step committed,
+ * under a new run id, with the journal entries and transcripts recorded by then copied to it, so
+ * recorded calls are not made again and conversations go on. The source run is not touched. The
+ * new run's audit log opens with `RunForked {from: {runId, step}, set?}`, then goes on as a
+ * resume does (the same options: answers, inputs, control, force).
+ */
+export function forkRun(
+  pipeline: PipelineDefinition,
+  sourceRunId: string,
+  options: ForkOptions,
+): Result<RunHandle> {
+  const { store, at, set } = options;
+  const source = store.getRun(sourceRunId);
+  if (!source.ok) return source;
+  const steps = store.stepsOf(sourceRunId).map(({ step }) => step);
+  if (!steps.includes(at))
+    return err(
+      new StagechartError(
+        "Validation/ForkStepUnknown",
+        `run ${sourceRunId} has no step ${at}${steps.length ? ` (its steps are ${steps[0]}–${steps.at(-1)})` : " (it has no committed steps)"}`,
+        { runId: sourceRunId, step: at },
+      ),
+    );
+  const stored = store.snapshotAtStep(sourceRunId, at);
+  const damaged = checkSnapshotShape(sourceRunId, stored);
+  if (damaged) return err(damaged);
+
+  const runId = options.runId ?? `run-${randomUUID().slice(0, 8)}`;
+  const snapshot = withCtx(renamed(stored, sourceRunId, runId), set ?? {});
+  const ctx = (snapshot as { context: { ctx: Record<string, unknown> } }).context.ctx;
+  const invalid = checkContext(pipeline, ctx);
+  if (invalid) return err(invalid);
+  const forked = store.forkRun(
+    sourceRunId,
+    at,
+    {
+      runId,
+      pipelineId: source.value.pipelineId,
+      definitionHash: source.value.definitionHash,
+      options: { ...source.value.options, ...options.resumeWith, ctx },
+    },
+    {
+      snapshot,
+      events: [
+        {
+          type: "RunForked",
+          runId,
+          payload: {
+            pipelineId: source.value.pipelineId,
+            from: { runId: sourceRunId, step: at },
+            ...(set && Object.keys(set).length > 0 && { set }),
+          },
+        },
+      ],
+    },
+  );
+  if (!forked.ok) return forked;
+  return resumeRun(pipeline, runId, options);
+}
+
+/** The snapshot with every id of the source run (the run id, and ids under it) made the new run's. */
+function renamed(value: unknown, from: string, to: string): unknown {
+  const rename = (text: string) =>
+    text === from ? to : text.startsWith(`${from}/`) ? `${to}${text.slice(from.length)}` : text;
+  if (typeof value === "string") return rename(value);
+  if (Array.isArray(value)) return value.map((item) => renamed(item, from, to));
+  if (value && typeof value === "object")
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [rename(key), renamed(inner, from, to)]),
+    );
+  return value;
+}
+
+/** The snapshot with `set` merged into the ctx of every machine in it that has one. */
+function withCtx(snapshot: unknown, set: Record<string, unknown>): unknown {
+  if (Object.keys(set).length === 0 || !snapshot || typeof snapshot !== "object") return snapshot;
+  const node = snapshot as {
+    context?: { ctx?: Record<string, unknown> };
+    children?: Record<string, { snapshot?: unknown }>;
+  };
+  const context =
+    node.context?.ctx && typeof node.context.ctx === "object"
+      ? { ...node.context, ctx: { ...node.context.ctx, ...set } }
+      : node.context;
+  const children =
+    node.children &&
+    Object.fromEntries(
+      Object.entries(node.children).map(([id, child]) => [
+        id,
+        { ...child, snapshot: withCtx(child.snapshot, set) },
+      ]),
+    );
+  return { ...node, ...(context && { context }), ...(children && { children }) };
+}

@@ -1,0 +1,68 @@
+import { ok, type Result } from "../errors.js";
+import type { AuditEvent } from "../inspect/audit.js";
+import type { RunStore, StoredStatus } from "./persistence.js";
+
+/** What reading a run's history needs of a store (the SQLite store has it). */
+export interface HistoryStore extends Pick<RunStore, "getRun" | "auditOf"> {
+  stepsOf(runId: string): { step: number; lastSeq: number; at: string }[];
+  snapshotAtStep(runId: string, step: number): unknown;
+}
+
+/** One committed step of a run, as `stagechart history` lists it. */
+export interface HistoryStep {
+  step: number;
+  /** The audit events the step added (`stagechart audit`), none when it added none. */
+  seq: { from: number; to: number } | null;
+  at: string;
+  /** Where the run stood after the step: a stage, a parallel group (`<stage>_parallel`) or an end. */
+  state: string | null;
+  /** The step's transitions, `from → to (kind)`. */
+  transitions: string[];
+  /** The run after the step: `running` until it suspends or ends. */
+  status: StoredStatus;
+}
+
+const ENDINGS: Partial<Record<AuditEvent["type"], StoredStatus>> = {
+  RunCompleted: "done",
+  RunFailed: "failed",
+  RunCancelled: "cancelled",
+  RunSuspended: "suspended",
+};
+
+/** A run's committed steps, oldest first: what each added to the audit log and where it left the run. */
+export function runHistory(store: HistoryStore, runId: string): Result<HistoryStep[]> {
+  const run = store.getRun(runId);
+  if (!run.ok) return run;
+  const events = store.auditOf(runId);
+  let before = 0;
+  return ok(
+    store.stepsOf(runId).map(({ step, lastSeq, at }) => {
+      const added = events.filter((event) => event.seq > before && event.seq <= lastSeq);
+      const seq = lastSeq > before ? { from: before + 1, to: lastSeq } : null;
+      before = lastSeq;
+      const ending = added.flatMap((event) => ENDINGS[event.type] ?? []).at(-1);
+      return {
+        step,
+        seq,
+        at,
+        state: stateOf(store.snapshotAtStep(runId, step)),
+        transitions: added.flatMap(describeTransition),
+        status: ending ?? "running",
+      };
+    }),
+  );
+}
+
+function stateOf(snapshot: unknown): string | null {
+  const value = (snapshot as { value?: unknown } | undefined)?.value;
+  if (typeof value === "string") return value;
+  if (value && typeof value === "object") return Object.keys(value)[0] ?? null;
+  return null;
+}
+
+function describeTransition(event: AuditEvent): string[] {
+  if (event.type !== "SMTransition") return [];
+  const names = (v: unknown) => (Array.isArray(v) ? v.join(",") : String(v));
+  const { from, to, kind } = event.payload;
+  return [`${names(from)} → ${names(to)} (${String(kind)})`];
+}

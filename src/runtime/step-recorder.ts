@@ -1,0 +1,82 @@
+import type { z } from "zod";
+import type { TranscriptEntry } from "../compiler/stage-types.js";
+import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
+import { decodeJournalEntry, type Journal } from "./journal.js";
+import type { RunStore, StepCommit } from "./persistence.js";
+import { OrderedTranscript, type TranscriptStore } from "./transcripts.js";
+
+/**
+ * The audit sink, journal and transcripts of a durable run. What a step writes — audit events,
+ * journal entries, transcript entries — is held until the step is committed together with the
+ * snapshot it led to, in one transaction (DESIGN.md §6): a call's recorded result becomes
+ * durable with the step that consumes it, never apart. Sequence numbers are assigned here in
+ * the order the store will give them. A stage execution's transcript is read from the store
+ * once (a resume finds it there), then kept here and updated by every put.
+ */
+export class StepRecorder implements AuditSink, Journal, TranscriptStore {
+  private pending: (AuditEventInput & { at: string })[] = [];
+  private readonly journal = new Map<string, unknown>();
+  private transcripts: NonNullable<StepCommit["transcripts"]> = [];
+  private readonly kept = new Map<string, OrderedTranscript>();
+  private nextSeq: number;
+
+  constructor(
+    private readonly store: RunStore,
+    private readonly runId: string,
+    private readonly definitionHash: string,
+  ) {
+    this.nextSeq = store.lastSeq(runId) + 1;
+  }
+
+  /** The event as the store will keep it: the same seq, and the moment it happened. */
+  emit(input: AuditEventInput): AuditEvent {
+    const event = { ...input, at: new Date().toISOString() };
+    this.pending.push(event);
+    return { ...event, seq: this.nextSeq++ };
+  }
+
+  get<T>(key: string, shape: z.ZodType<T>): T | undefined {
+    if (!this.journal.has(key)) return this.store.get(key, shape);
+    return decodeJournalEntry(key, JSON.stringify(this.journal.get(key)), shape);
+  }
+
+  /** A journal entry is a fact: the first value recorded under a key is the one kept. */
+  record(key: string, value: unknown): void {
+    if (!this.journal.has(key)) this.journal.set(key, value);
+  }
+
+  put(stageExecutionId: string, key: string, entry: TranscriptEntry): void {
+    this.transcriptOf(stageExecutionId).put(key, entry);
+    this.transcripts.push({ stageExecutionId, key, entry });
+  }
+
+  read(stageExecutionId: string, before?: string): TranscriptEntry[] {
+    return this.transcriptOf(stageExecutionId).before(before);
+  }
+
+  commit(snapshot?: unknown): void {
+    const events = this.pending.splice(0);
+    const journal = [...this.journal].map(([key, value]) => ({ key, value }));
+    const transcripts = this.transcripts;
+    this.journal.clear();
+    this.transcripts = [];
+    if (snapshot === undefined && events.length + journal.length + transcripts.length === 0) return;
+    this.store.commitStep(this.runId, {
+      ...(snapshot !== undefined && { snapshot }),
+      definitionHash: this.definitionHash,
+      events,
+      ...(journal.length > 0 && { journal }),
+      ...(transcripts.length > 0 && { transcripts }),
+    });
+  }
+
+  /** Loaded before its first put too, so that the copy kept here is the whole transcript. */
+  private transcriptOf(stageExecutionId: string): OrderedTranscript {
+    let transcript = this.kept.get(stageExecutionId);
+    if (!transcript) {
+      transcript = OrderedTranscript.of(this.store.transcriptRows(stageExecutionId));
+      this.kept.set(stageExecutionId, transcript);
+    }
+    return transcript;
+  }
+}

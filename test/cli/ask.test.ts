@@ -1,0 +1,156 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, summaryOf } from "../support/cli.js";
+import { tempDir } from "../support/stages.js";
+
+/** decide (a person picks), then, when accepted, confirm (a person says who ships it). */
+const ASKING = `id: asking
+entry: decide
+stages:
+  decide:
+    ask:
+      prompt: Accept the change?
+      schema:
+        type: object
+        required: [decision]
+        properties: { decision: { enum: [accepted, rejected] } }
+        additionalProperties: false
+  confirm:
+    ask:
+      prompt: Who ships it?
+      schema: { type: object, required: [by], properties: { by: { type: string } } }
+next:
+  decide:
+    - { when: { path: output.decision, equals: accepted }, to: confirm }
+    - { to: fail }
+`;
+
+function askingProject() {
+  const dir = tempDir();
+  writeFileSync(join(dir, "asking.yaml"), ASKING);
+  writeFileSync(join(dir, "asking.script.yaml"), "stages: {}\n");
+  return { dir, pipeline: join(dir, "asking.yaml"), store: join(dir, "runs.db") };
+}
+
+const startAsking = (project: ReturnType<typeof askingProject>) =>
+  runCli(
+    "run",
+    project.pipeline,
+    "--headless",
+    "--root",
+    project.dir,
+    "--store",
+    project.store,
+    "--run-id",
+    "ask-1",
+    "--json",
+  );
+
+const resumeWith = (project: ReturnType<typeof askingProject>, input: string) =>
+  runCli("resume", "ask-1", "--input", input, "--store", project.store, "--headless", "--json");
+
+describe("stagechart and ask stages", () => {
+  it("suspends at an ask, says how to answer, and goes on with each valid answer", async () => {
+    const project = askingProject();
+    const started = await startAsking(project);
+    expect(started.code).toBe(3);
+    expect(summaryOf(started.stdout)).toMatchObject({
+      status: "suspended",
+      waiting: [{ kind: "input", stageId: "decide", prompt: "Accept the change?" }],
+    });
+    expect(started.stderr).toContain(
+      "waiting: decide asks: Accept the change? — stagechart resume ask-1 --input '<json>'",
+    );
+
+    const shown = await runCli("show", "ask-1", "--store", project.store);
+    expect(shown.stdout).toContain("waiting: decide asks: Accept the change?");
+
+    const decided = await resumeWith(project, '{"decision":"accepted"}');
+    expect(decided.code).toBe(3);
+    expect(summaryOf(decided.stdout)).toMatchObject({
+      status: "suspended",
+      waiting: [{ kind: "input", stageId: "confirm" }],
+    });
+
+    const confirmed = await resumeWith(project, '{"by":"alice"}');
+    expect(confirmed.code).toBe(0);
+    expect(summaryOf(confirmed.stdout)).toMatchObject({ status: "done", output: { by: "alice" } });
+    const audit = JSON.parse(
+      (await runCli("audit", "ask-1", "--json", "--store", project.store)).stdout,
+    ) as { type: string; stageId?: string; payload: Record<string, unknown> }[];
+    expect(audit.filter((e) => e.type === "InputAnswered")).toMatchObject([
+      { stageId: "decide", payload: { value: { decision: "accepted" }, by: "command line" } },
+      { stageId: "confirm", payload: { value: { by: "alice" }, by: "command line" } },
+    ]);
+  });
+
+  it("refuses an invalid answer with its code, exit 1, and the run stays suspended", async () => {
+    const project = askingProject();
+    await startAsking(project);
+    const refused = await resumeWith(project, '{"decision":"maybe"}');
+    expect(refused.code).toBe(1);
+    expect(summaryOf(refused.stdout)).toMatchObject({
+      status: "suspended",
+      error: { code: "Validation/InputInvalid" },
+    });
+    expect(refused.stderr).toContain("Validation/InputInvalid");
+    expect(refused.stderr).toContain("/decision must be equal to one of the allowed values");
+    const runs = JSON.parse((await runCli("runs", "--json", "--store", project.store)).stdout);
+    expect(runs).toMatchObject([{ runId: "ask-1", status: "suspended" }]);
+
+    const rejected = await resumeWith(project, '{"decision":"rejected"}');
+    expect(rejected.code).toBe(1);
+    expect(summaryOf(rejected.stdout)).toMatchObject({ status: "failed" });
+  });
+
+  it("forks a run waiting at its ask, answering the fork otherwise; the source still waits", async () => {
+    const project = askingProject();
+    await startAsking(project);
+    const steps = JSON.parse(
+      (await runCli("history", "ask-1", "--json", "--store", project.store)).stdout,
+    ) as { step: number; status: string }[];
+    const waiting = steps.at(-1);
+    expect(waiting?.status).toBe("suspended");
+    const fork = await runCli(
+      "fork",
+      "ask-1",
+      "--at",
+      String(waiting?.step),
+      "--run-id",
+      "ask-2",
+      "--input",
+      '{"decision":"rejected"}',
+      "--store",
+      project.store,
+      "--headless",
+      "--json",
+    );
+    expect(fork.code).toBe(1);
+    expect(summaryOf(fork.stdout)).toMatchObject({ runId: "ask-2", status: "failed" });
+    const runs = JSON.parse((await runCli("runs", "--json", "--store", project.store)).stdout);
+    expect(runs).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ runId: "ask-1", status: "suspended" }),
+        expect.objectContaining({ runId: "ask-2", status: "failed" }),
+      ]),
+    );
+    expect((await resumeWith(project, '{"decision":"accepted"}')).code).toBe(3);
+  });
+
+  it("draws, generates paths from the schema and drives each, the unanswered ones suspending", async () => {
+    const project = askingProject();
+    expect((await runCli("graph", project.pipeline)).code).toBe(0);
+    const report = JSON.parse((await runCli("test", project.pipeline, "--json")).stdout) as {
+      failed: number;
+      paths: { expected: { end: string } }[];
+    };
+    expect(report.failed).toBe(0);
+    expect(report.paths.map((p) => p.expected.end).sort()).toEqual([
+      "done",
+      "failed",
+      "suspended",
+      "suspended",
+    ]);
+  });
+});

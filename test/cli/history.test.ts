@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import type { HistoryStep } from "../../src/runtime/history.js";
+import { demoProject, runPipelineIn, storeCommand, summaryOf } from "../support/cli.js";
+
+type Event = { seq: number; type: string; stageId?: string; payload: Record<string, unknown> };
+
+/** A finished code-review run `r1` on a fresh demo project. */
+async function finishedRun() {
+  const project = demoProject();
+  const run = await runPipelineIn(
+    project,
+    "code-review",
+    "refactor auth module",
+    "--headless",
+    "--run-id",
+    "r1",
+    "--json",
+  );
+  expect(run.code).toBe(0);
+  return project;
+}
+
+const auditOf = async (project: string, runId: string): Promise<Event[]> =>
+  JSON.parse((await storeCommand(project, "audit", runId, "--json")).stdout);
+
+const historyOf = async (project: string, runId: string): Promise<HistoryStep[]> =>
+  JSON.parse((await storeCommand(project, "history", runId, "--json")).stdout);
+
+describe("stagechart history", () => {
+  it("lists a run's steps, one JSON element per step, and one line per step", async () => {
+    const project = await finishedRun();
+    const steps = await historyOf(project, "r1");
+    expect(steps.length).toBeGreaterThan(3);
+    expect(steps[0]).toEqual({
+      step: 1,
+      seq: { from: 1, to: expect.any(Number) },
+      at: expect.any(String),
+      state: "plan",
+      transitions: [],
+      status: "running",
+    });
+    expect(steps.at(-1)).toMatchObject({ state: "done", status: "done" });
+    expect(steps.at(-1)?.seq?.to).toBe((await auditOf(project, "r1")).length);
+
+    const text = await storeCommand(project, "history", "r1");
+    expect(text.code).toBe(0);
+    const lines = text.stdout.trim().split("\n");
+    expect(lines).toHaveLength(steps.length);
+    expect(lines.find((l) => l.includes("plan → execute (sequential)"))).toMatch(
+      /^\s+\d+ {2}seq \d+–\d+ +\S+ {2}execute {2}running {2}plan → execute \(sequential\)$/,
+    );
+  });
+
+  it("of a run not in the store is Session/RunNotFound, exit 1", async () => {
+    const project = await finishedRun();
+    const missing = await storeCommand(project, "history", "nope", "--json");
+    expect(missing.code).toBe(1);
+    expect(summaryOf(missing.stdout)).toMatchObject({ error: { code: "Session/RunNotFound" } });
+  });
+});
+
+describe("stagechart fork", () => {
+  it("starts a new run from a step that finishes from there, leaving the source as it was", async () => {
+    const project = await finishedRun();
+    const sourceAudit = await auditOf(project, "r1");
+    const at = (await historyOf(project, "r1")).find((s) =>
+      s.transitions.includes("execute → review (sequential)"),
+    );
+    if (!at) throw new Error("no step enters review");
+    const fork = await storeCommand(
+      project,
+      "fork",
+      "r1",
+      "--at",
+      String(at.step),
+      "--run-id",
+      "f1",
+      "--set",
+      "task=review it again",
+      "--headless",
+      "--json",
+    );
+    expect(fork.code).toBe(0);
+    expect(summaryOf(fork.stdout)).toMatchObject({ runId: "f1", status: "done" });
+
+    const audit = await auditOf(project, "f1");
+    expect(audit[0]).toMatchObject({
+      seq: 1,
+      type: "RunForked",
+      payload: { from: { runId: "r1", step: at.step }, set: { task: "review it again" } },
+    });
+    expect(audit.filter((e) => e.type === "StageExited").map((e) => e.stageId)).toEqual(["review"]);
+    expect(await auditOf(project, "r1")).toEqual(sourceAudit);
+    const runs = JSON.parse((await storeCommand(project, "runs", "--json")).stdout);
+    expect(runs).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ runId: "r1", status: "done" }),
+        expect.objectContaining({ runId: "f1", status: "done" }),
+      ]),
+    );
+  });
+
+  it("refuses a step the run does not have (exit 1) and one that is no step (exit 2)", async () => {
+    const project = await finishedRun();
+    const unknown = await storeCommand(
+      project,
+      "fork",
+      "r1",
+      "--at",
+      "999",
+      "--headless",
+      "--json",
+    );
+    expect(unknown.code).toBe(1);
+    expect(summaryOf(unknown.stdout)).toMatchObject({
+      error: { code: "Validation/ForkStepUnknown" },
+    });
+    const usage = await storeCommand(project, "fork", "r1", "--at", "zero");
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('a step is a whole number from 1, got "zero"');
+  });
+});

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
+import { decideGroup, tallyOf } from "../../src/compiler/pipeline-parallel.js";
+import type { JoinPolicy, PipelineDefinition } from "../../src/definitions/pipeline-types.js";
+import { startRun } from "../../src/runtime/run.js";
+import { code, pipelineOf } from "../support/pipelines.js";
+import { harness } from "../support/stage-harness.js";
+
+/** `start` fans out to `n` code siblings that end at once, `failing` of them with `fail`. */
+function group(n: number, policy: JoinPolicy, failing: readonly string[] = []): PipelineDefinition {
+  const siblings = Array.from({ length: n }, (_, i) => `sibling-${i + 1}`);
+  return pipelineOf({
+    stages: [
+      code("start", () => ({ verdict: "ok" })),
+      ...siblings.map((id) =>
+        code(id, () => ({ verdict: failing.includes(id) ? ("fail" as const) : ("ok" as const) })),
+      ),
+      code("join", () => ({ verdict: "ok" })),
+    ],
+    next: {
+      start: { kind: "parallel", siblings, join: "join", policy, maxConcurrency: 4 },
+    },
+  });
+}
+
+/** Counts every read of the group's sibling list (an element, its length, an iteration). */
+function countSiblingReads(pipeline: PipelineDefinition): () => number {
+  const fanOut = pipeline.next.start;
+  if (fanOut?.kind !== "parallel") throw new Error("no group");
+  let reads = 0;
+  fanOut.siblings = new Proxy(fanOut.siblings, {
+    get(target, key, receiver) {
+      reads += 1;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  return () => reads;
+}
+
+async function run(pipeline: PipelineDefinition) {
+  const handle = startRun(pipeline, { host: harness("stages: {}").host, runId: "run-group" });
+  if (!handle.ok) throw handle.error;
+  return handle.value.result;
+}
+
+describe("a parallel group", () => {
+  it("decides from counts kept as siblings settle: twice the siblings, twice the sibling reads", async () => {
+    const readsRunning = async (n: number) => {
+      const pipeline = group(n, { kind: "all-settled" });
+      const reads = countSiblingReads(pipeline);
+      const result = await run(pipeline);
+      expect(Object.keys(result.results)).toHaveLength(n + 2);
+      return reads();
+    };
+    const at16 = await readsRunning(16);
+    const at32 = await readsRunning(32);
+    expect(at32).toBeLessThanOrEqual(2 * at16 + 8);
+  });
+
+  it("still fails fast on a failing sibling and joins once all succeed", async () => {
+    const failed = await run(group(12, { kind: "fail-fast" }, ["sibling-7"]));
+    expect(failed.status).toBe("failed");
+    expect(failed.error?.code).toBe("ExtensionHost/ParallelSiblingFailure");
+    const joined = await run(group(12, { kind: "quorum", k: 10 }, ["sibling-2", "sibling-9"]));
+    expect(joined.status).toBe("done");
+    expect(joined.results.join?.verdict).toBe("ok");
+  });
+});
+
+describe("a group's tally", () => {
+  it("is counted from the siblings' states when a snapshot stored before tallies were kept is resumed", () => {
+    const context = {
+      groups: { start: { a: "settled", b: "settled", c: "running", d: "queued" } },
+      results: {
+        a: { stageId: "a", verdict: "ok" },
+        b: { stageId: "b", verdict: "fail" },
+      },
+    } as unknown as PipelineContext;
+    const tally = tallyOf(context, "start");
+    expect(tally).toEqual({ siblings: 4, started: 3, running: 1, ok: 1, failed: 1 });
+    expect(decideGroup({ kind: "fail-fast" }, tally)).toBe("fail");
+    expect(decideGroup({ kind: "any" }, tally)).toBe("join");
+    expect(decideGroup({ kind: "quorum", k: 3 }, tally)).toBeUndefined();
+    expect(decideGroup({ kind: "quorum", k: 4 }, tally)).toBe("fail");
+  });
+});
