@@ -1,10 +1,12 @@
 import type { z } from "zod";
+import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
-import { ok, type Result } from "../errors.js";
+import { type ErrorView, ok, type Result } from "../errors.js";
+import type { ControlStatus, Requester } from "../runtime/control.js";
 import type { StepCommit } from "../runtime/persistence.js";
 import type { AsyncRunStore } from "./postgres/async-run-store.js";
-import type { NewRun, RunPatch } from "./records.js";
+import type { NewRun, RunPatch, RunQuery } from "./records.js";
 import { SqliteStore, type StoreOptions } from "./sqlite-store.js";
 
 /**
@@ -29,8 +31,8 @@ export class AsyncSqliteStore implements AsyncRunStore {
   async getRun(runId: string) {
     return this.store.getRun(runId);
   }
-  async listRuns() {
-    return this.store.listRuns();
+  async listRuns(query?: RunQuery) {
+    return this.store.listRuns(query);
   }
   async getSnapshot(runId: string) {
     return this.store.getSnapshot(runId);
@@ -50,6 +52,9 @@ export class AsyncSqliteStore implements AsyncRunStore {
   async snapshotAtStep(runId: string, step: number) {
     return this.store.snapshotAtStep(runId, step);
   }
+  async forkRun(source: string, step: number, run: NewRun, first: StepCommit) {
+    return this.store.forkRun(source, step, run, first);
+  }
   async get<T>(key: string, shape: z.ZodType<T>) {
     return this.store.get(key, shape);
   }
@@ -61,6 +66,9 @@ export class AsyncSqliteStore implements AsyncRunStore {
   }
   async read(stageExecutionId: string, before?: string) {
     return this.store.read(stageExecutionId, before);
+  }
+  async transcriptRows(stageExecutionId: string) {
+    return this.store.transcriptRows(stageExecutionId);
   }
   async recall(namespace: string, key: string) {
     return this.store.recall(namespace, key);
@@ -84,6 +92,27 @@ export class AsyncSqliteStore implements AsyncRunStore {
   }
   async releaseLease(runId: string, owner: string) {
     this.store.releaseLease(runId, owner);
+  }
+  async enqueueControl(
+    runId: string,
+    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+  ) {
+    return this.store.enqueueControl(runId, request);
+  }
+  async pendingControls(runId: string) {
+    return this.store.pendingControls(runId);
+  }
+  async controlRequest(id: number) {
+    return this.store.controlRequest(id);
+  }
+  async settleControl(
+    id: number,
+    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+  ) {
+    return this.store.settleControl(id, outcome);
+  }
+  async leaseHolder(runId: string) {
+    return this.store.leaseHolder(runId);
   }
   async close() {
     this.store.close();

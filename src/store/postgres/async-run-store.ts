@@ -1,12 +1,22 @@
 import type { z } from "zod";
+import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
 import type { MemoryEntry } from "../../definitions/memory.js";
-import type { Result } from "../../errors.js";
+import type { ErrorView, Result } from "../../errors.js";
 import type { AuditEvent } from "../../inspect/audit.js";
+import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
 import type { StepCommit } from "../../runtime/persistence.js";
+import type { TranscriptRow } from "../../runtime/transcripts.js";
 import type { StepRecord } from "../history.js";
-import type { NewRun, RunPatch, RunRecord, StoredSnapshot } from "../records.js";
+import type {
+  NewRun,
+  RunPatch,
+  RunQuery,
+  RunRecord,
+  RunSummary,
+  StoredSnapshot,
+} from "../records.js";
 
 /**
  * The run store's contract (`RunStore` in src/runtime/persistence.ts, and what `SqliteStore`
@@ -20,10 +30,13 @@ export interface AsyncRunStore {
   createRun(run: NewRun): Promise<Result<RunRecord>>;
   updateRun(runId: string, patch: RunPatch): Promise<Result<RunRecord>>;
   getRun(runId: string): Promise<Result<RunRecord>>;
-  /** Newest first. */
-  listRuns(): Promise<RunRecord[]>;
+  /** Newest first, as summaries (`getRun` has the rest): at most `limit`, only `status`. */
+  listRuns(query?: RunQuery): Promise<RunSummary[]>;
   getSnapshot(runId: string): Promise<Result<StoredSnapshot>>;
-  /** The step's events with the run's next sequence numbers and its snapshot, in one transaction. */
+  /**
+   * The step's events with the run's next sequence numbers, its journal and transcript entries
+   * and its snapshot, in one transaction: all of them are stored, or none.
+   */
   commitStep(runId: string, step: StepCommit): Promise<AuditEvent[]>;
   auditOf(runId: string, afterSeq?: number): Promise<AuditEvent[]>;
   /** The seq of the run's last audit event; 0 before the first. */
@@ -32,6 +45,12 @@ export interface AsyncRunStore {
   stepsOf(runId: string): Promise<StepRecord[]>;
   /** The snapshot the run had after step k (the last one committed up to k). */
   snapshotAtStep(runId: string, step: number): Promise<unknown>;
+  /**
+   * Creates `run` as a fork of `source` at `step`, in one transaction: its row, the journal and
+   * transcript entries `source` had recorded by that step (under the new run's keys), and its
+   * first step. `Session/ForkUnavailable` for a step with no record of what it had recorded.
+   */
+  forkRun(source: string, step: number, run: NewRun, first: StepCommit): Promise<Result<RunRecord>>;
 
   /** Journal: recorded model and tool results by idempotency key; the first value is kept. */
   get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined>;
@@ -40,6 +59,8 @@ export interface AsyncRunStore {
   /** Transcripts: keyed entries per stage execution. */
   put(stageExecutionId: string, key: string, entry: TranscriptEntry): Promise<void>;
   read(stageExecutionId: string, before?: string): Promise<TranscriptEntry[]>;
+  /** A stage execution's entries with their keys, in key order. */
+  transcriptRows(stageExecutionId: string): Promise<TranscriptRow[]>;
 
   /** What pipelines keep between runs. */
   recall(namespace: string, key: string): Promise<JsonValue | undefined>;
@@ -60,6 +81,22 @@ export interface AsyncRunStore {
   renewLease(runId: string, owner: string, ttlMs: number): Promise<Result<void>>;
   /** Gives the lease up; a lease held by another owner is left alone. */
   releaseLease(runId: string, owner: string): Promise<void>;
+
+  /** Control queue: events for a run's live owner (`Session/RunNotFound` for no such run). */
+  enqueueControl(
+    runId: string,
+    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+  ): Promise<ControlRequest>;
+  /** The run's pending requests, oldest first (expired ones included: the reader settles them). */
+  pendingControls(runId: string): Promise<ControlRequest[]>;
+  controlRequest(id: number): Promise<ControlRequest | undefined>;
+  /** Settles a request that is still pending; false when somebody settled it first. */
+  settleControl(
+    id: number,
+    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+  ): Promise<boolean>;
+  /** The run's lease holder, while a lease row exists. */
+  leaseHolder(runId: string): Promise<{ owner: string; expiresAt: number } | undefined>;
 
   close(): Promise<void>;
 }

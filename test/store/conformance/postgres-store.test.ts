@@ -6,6 +6,7 @@ import { postgresBinaries, startPostgres, type TestPostgres } from "../../suppor
 import { okValue, type StoreHarness } from "./harness.js";
 import { leasesAndMore } from "./leases-and-more.js";
 import { runsAndSteps } from "./runs-and-steps.js";
+import { stepsForksControls } from "./steps-forks-controls.js";
 
 const binaries = postgresBinaries();
 // Skipped only on a machine without PostgreSQL; CI installs it (.ci/run), where this fails instead.
@@ -54,5 +55,6 @@ describe.skipIf(skip)(
   () => {
     runsAndSteps(postgres);
     leasesAndMore(postgres);
+    stepsForksControls(postgres);
   },
 );

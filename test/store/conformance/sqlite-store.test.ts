@@ -7,6 +7,7 @@ import { tempDir } from "../support/temp-store.js";
 import { okValue, type StoreHarness } from "./harness.js";
 import { leasesAndMore } from "./leases-and-more.js";
 import { runsAndSteps } from "./runs-and-steps.js";
+import { stepsForksControls } from "./steps-forks-controls.js";
 
 const open: AsyncRunStore[] = [];
 afterEach(async () => {
@@ -42,4 +43,5 @@ const sqlite: StoreHarness = {
 describe("the SQLite store, through its asynchronous adapter", () => {
   runsAndSteps(sqlite);
   leasesAndMore(sqlite);
+  stepsForksControls(sqlite);
 });
