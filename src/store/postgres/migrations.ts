@@ -107,6 +107,37 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memory_by_update ON memory (namespace, updated_at);
     `,
   },
+  {
+    // What a fork copies: a step's marks bound the journal and transcript rows of its run
+    // written up to it; positions (filled in for rows already there) stand in for rowids.
+    version: 4,
+    sql: `
+      ALTER TABLE steps ADD COLUMN journal_mark BIGINT;
+      ALTER TABLE steps ADD COLUMN transcript_mark BIGINT;
+      ALTER TABLE journal ADD COLUMN position BIGINT GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE transcripts ADD COLUMN position BIGINT GENERATED ALWAYS AS IDENTITY;
+      CREATE INDEX journal_by_run ON journal (run_id, position);
+      CREATE INDEX transcripts_by_run ON transcripts (run_id, position);
+    `,
+  },
+  {
+    // Control events for a run another process owns, taken by that owner.
+    version: 5,
+    sql: `
+      CREATE TABLE control_requests (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (run_id),
+        event TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        requested_at TEXT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'applied', 'refused', 'expired')),
+        error TEXT,
+        settled_at TEXT
+      );
+      CREATE INDEX control_requests_pending ON control_requests (run_id, status);
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;

@@ -1,13 +1,15 @@
 import type pg from "pg";
 import { z } from "zod";
+import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
 import type { MemoryEntry } from "../../definitions/memory.js";
-import { err, ok, type Result, StagechartError } from "../../errors.js";
+import { type ErrorView, err, ok, type Result, StagechartError } from "../../errors.js";
 import type { AuditEvent } from "../../inspect/audit.js";
+import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
 import { decodeRow, type StepCommit } from "../../runtime/persistence.js";
-import { decodeTranscriptEntry } from "../../runtime/transcripts.js";
+import { decodeTranscriptEntry, type TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
 import type { StepRecord } from "../history.js";
 import {
@@ -16,15 +18,16 @@ import {
   fromRunRow,
   type NewRun,
   type RunPatch,
+  type RunQuery,
   type RunRecord,
   type RunRow,
+  type RunSummary,
   type StoredSnapshot,
-  toAuditRow,
   toRunRow,
 } from "../records.js";
-import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "../run-ids.js";
+import { isValidRunId } from "../run-ids.js";
 import {
-  auditRunMismatch,
+  forkUnavailable,
   leaseLost,
   noSnapshot,
   runExists,
@@ -34,9 +37,18 @@ import {
   snapshotCorrupt,
 } from "../store-errors.js";
 import type { AsyncRunStore } from "./async-run-store.js";
+import * as controls from "./control-queue.js";
+import { copyForked, forkMarks } from "./fork.js";
 import { migrate } from "./migrations.js";
 import { postgresFailure, postgresUnavailable } from "./postgres-errors.js";
 import * as q from "./queries.js";
+import {
+  appendStep,
+  lastSeqWith,
+  type Query,
+  writeJournal,
+  writeTranscripts,
+} from "./step-writes.js";
 
 export interface PostgresStoreOptions {
   /** The clock behind timestamps and, when given, lease expiry (the database's clock otherwise). */
@@ -44,8 +56,6 @@ export interface PostgresStoreOptions {
   /** Connections kept open; 10 by default. */
   poolSize?: number;
 }
-
-type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
 
 const JSON_VALUE: z.ZodType<JsonValue> = z.json();
 
@@ -96,6 +106,10 @@ export class PostgresStore implements AsyncRunStore {
   }
 
   async createRun(run: NewRun): Promise<Result<RunRecord>> {
+    return this.insertRun(this.pooled, run);
+  }
+
+  private async insertRun(query: Query, run: NewRun): Promise<Result<RunRecord>> {
     if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
     const at = this.timestamp();
     const record: RunRecord = {
@@ -109,7 +123,7 @@ export class PostgresStore implements AsyncRunStore {
       options: run.options,
     };
     const row = toRunRow(record);
-    const inserted = await this.query(q.INSERT_RUN, [
+    const inserted = await query(q.INSERT_RUN, [
       ...[row.runId, row.pipelineId, row.status, row.createdAt, row.updatedAt],
       ...[row.definitionHash, row.stagechartVersion, row.options, row.error, row.output],
     ]);
@@ -139,36 +153,40 @@ export class PostgresStore implements AsyncRunStore {
     return rows[0] ? ok(fromRunRow(rows[0] as RunRow)) : err(runNotFound(runId));
   }
 
-  async listRuns(): Promise<RunRecord[]> {
-    const { rows } = await this.query(
-      `SELECT ${q.RUN_COLUMNS} FROM runs ORDER BY created_at DESC, position DESC`,
-    );
-    return rows.map((row) => fromRunRow(row as RunRow));
+  /** Newest first, as summaries (`getRun` has the rest). */
+  async listRuns(query: RunQuery = {}): Promise<RunSummary[]> {
+    const { rows } = await this.query(q.LIST_RUNS, [query.status ?? null, query.limit ?? null]);
+    return rows as RunSummary[];
   }
 
   /**
-   * Appends the step's events with the run's next sequence numbers, records the step, replaces
-   * the run's snapshot and moves its updatedAt, in one transaction. Touching the run's row first
-   * locks it: concurrent commits to one run take turns, so its sequence stays gapless.
+   * Appends the step's events with the run's next sequence numbers, records its journal and
+   * transcript entries and the step, replaces the run's snapshot and moves its updatedAt, in one
+   * transaction: after a failure either all is there or nothing.
    */
   async commitStep(runId: string, step: StepCommit): Promise<AuditEvent[]> {
-    return this.transaction(async (query) => {
-      const at = this.timestamp();
-      const touched = await query("UPDATE runs SET updated_at = $2 WHERE run_id = $1", [runId, at]);
-      if (touched.rowCount === 0) throw runNotFound(runId);
-      let seq = await lastSeqWith(query, runId);
-      const recorded = step.events.map((input): AuditEvent => {
-        if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
-        seq += 1;
-        return { seq, at, ...input };
-      });
-      if (recorded.length > 0) await query(q.APPEND_AUDIT, auditColumns(recorded));
-      const snapshot = step.snapshot === undefined ? null : JSON.stringify(step.snapshot);
-      await query(q.INSERT_STEP, [runId, seq, at, snapshot]);
-      if (snapshot !== null) {
-        await query(q.UPSERT_SNAPSHOT, [runId, snapshot, step.definitionHash ?? null, VERSION, at]);
-      }
-      return recorded;
+    return this.transaction((query) => appendStep(query, runId, step, this.timestamp()));
+  }
+
+  /**
+   * Creates `run` as a fork of `source` at `step`, in one transaction: its row, the journal and
+   * transcript rows `source` had recorded by that step (under the new run's keys), and its first
+   * step (`first`: the snapshot it starts from and the events that say so).
+   */
+  async forkRun(
+    source: string,
+    step: number,
+    run: NewRun,
+    first: StepCommit,
+  ): Promise<Result<RunRecord>> {
+    return this.transaction(async (query): Promise<Result<RunRecord>> => {
+      const marks = await forkMarks(query, source, step);
+      if (!marks) return err(forkUnavailable(source, step));
+      const created = await this.insertRun(query, run);
+      if (!created.ok) return created;
+      await copyForked(query, source, run.runId, marks);
+      await appendStep(query, run.runId, first, this.timestamp());
+      return created;
     });
   }
 
@@ -201,7 +219,7 @@ export class PostgresStore implements AsyncRunStore {
   }
 
   async lastSeq(runId: string): Promise<number> {
-    return lastSeqWith((text, values) => this.query(text, values), runId);
+    return lastSeqWith(this.pooled, runId);
   }
 
   /** In order; a row that does not read back is there in its place, marked `damaged`. */
@@ -220,28 +238,31 @@ export class PostgresStore implements AsyncRunStore {
 
   /** A journal entry is a fact: recording a key again keeps the first value. */
   async record(key: string, value: unknown): Promise<void> {
-    await this.query(
-      `INSERT INTO journal (key, run_id, value, recorded_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (key) DO NOTHING`,
-      [key, runIdOfJournalKey(key), JSON.stringify(value), this.timestamp()],
-    );
+    await writeJournal(this.pooled, [{ key, value }], this.timestamp());
   }
 
   async put(stageExecutionId: string, key: string, entry: TranscriptEntry): Promise<void> {
-    await this.query(
-      `INSERT INTO transcripts (stage_execution_id, key, run_id, entry) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (stage_execution_id, key) DO UPDATE SET entry = excluded.entry`,
-      [stageExecutionId, key, runIdOfExecution(stageExecutionId), JSON.stringify(entry)],
-    );
+    await writeTranscripts(this.pooled, [{ stageExecutionId, key, entry }]);
   }
 
   async read(stageExecutionId: string, before?: string): Promise<TranscriptEntry[]> {
+    return (await this.rowsOf(stageExecutionId, before)).map((row) => row.entry);
+  }
+
+  async transcriptRows(stageExecutionId: string): Promise<TranscriptRow[]> {
+    return this.rowsOf(stageExecutionId);
+  }
+
+  private async rowsOf(stageExecutionId: string, before?: string): Promise<TranscriptRow[]> {
     const { rows } = await this.query(
       `SELECT key, entry FROM transcripts
        WHERE stage_execution_id = $1 AND ($2::text IS NULL OR key < $2) ORDER BY key`,
       [stageExecutionId, before ?? null],
     );
-    return rows.map((row) => decodeTranscriptEntry(stageExecutionId, row.key, row.entry));
+    return rows.map((row) => ({
+      key: row.key,
+      entry: decodeTranscriptEntry(stageExecutionId, row.key, row.entry),
+    }));
   }
 
   async recall(namespace: string, key: string): Promise<JsonValue | undefined> {
@@ -328,12 +349,42 @@ export class PostgresStore implements AsyncRunStore {
     await this.query("DELETE FROM leases WHERE run_id = $1 AND owner = $2", [runId, owner]);
   }
 
+  /** Queues a control event for the run's live owner (`Session/RunNotFound` for no such run). */
+  async enqueueControl(
+    runId: string,
+    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+  ): Promise<ControlRequest> {
+    return controls.enqueueControl(this.pooled, runId, request, this.timestamp());
+  }
+
+  async pendingControls(runId: string): Promise<ControlRequest[]> {
+    return controls.pendingControls(this.pooled, runId);
+  }
+
+  async controlRequest(id: number): Promise<ControlRequest | undefined> {
+    return controls.controlRequest(this.pooled, id);
+  }
+
+  async settleControl(
+    id: number,
+    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+  ): Promise<boolean> {
+    return controls.settleControl(this.pooled, id, outcome, this.timestamp());
+  }
+
+  async leaseHolder(runId: string): Promise<{ owner: string; expiresAt: number } | undefined> {
+    return controls.leaseHolder(this.pooled, runId);
+  }
+
   /** Lease time: the injected clock when there is one, else the database's. */
   private async leaseClock(query: Query): Promise<number> {
     if (this.clock) return this.clock();
     const { rows } = await query(q.DATABASE_NOW);
     return Number(rows[0].now);
   }
+
+  /** One statement on any pooled connection, as the modules that take a `Query` run it. */
+  private readonly pooled: Query = (text, values) => this.query(text, values);
 
   private async query(text: string, values?: unknown[]): Promise<pg.QueryResult> {
     try {
@@ -367,28 +418,6 @@ export class PostgresStore implements AsyncRunStore {
   private timestamp(): string {
     return new Date((this.clock ?? Date.now)()).toISOString();
   }
-}
-
-async function lastSeqWith(query: Query, runId: string): Promise<number> {
-  const { rows } = await query("SELECT COALESCE(MAX(seq), 0) AS seq FROM audit WHERE run_id = $1", [
-    runId,
-  ]);
-  return Number(rows[0].seq);
-}
-
-/** A step's events as the column arrays APPEND_AUDIT unnests. */
-function auditColumns(events: AuditEvent[]): unknown[][] {
-  const rows = events.map(toAuditRow);
-  return [
-    rows.map((row) => row.runId),
-    rows.map((row) => row.seq),
-    rows.map((row) => row.at),
-    rows.map((row) => row.type),
-    rows.map((row) => row.stageId),
-    rows.map((row) => row.stageExecutionId),
-    rows.map((row) => row.attempt),
-    rows.map((row) => row.payload),
-  ];
 }
 
 const decodeMemory = (namespace: string, key: string, text: string): JsonValue =>

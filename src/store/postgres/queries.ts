@@ -7,6 +7,12 @@ export const RUN_COLUMNS = `run_id AS "runId", pipeline_id AS "pipelineId", stat
 export const AUDIT_COLUMNS = `run_id AS "runId", seq, at, type, stage_id AS "stageId",
   stage_execution_id AS "stageExecutionId", attempt, payload`;
 
+/** Newest first along the creation index, as summaries; all of them without a limit. */
+export const LIST_RUNS = `SELECT run_id AS "runId", pipeline_id AS "pipelineId", status,
+    created_at AS "createdAt", updated_at AS "updatedAt"
+  FROM runs WHERE ($1::text IS NULL OR status = $1::text)
+  ORDER BY created_at DESC, position DESC LIMIT $2::bigint`;
+
 export const INSERT_RUN = `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at,
     definition_hash, stagechart_version, options, error, output)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -15,23 +21,6 @@ export const INSERT_RUN = `INSERT INTO runs (run_id, pipeline_id, status, create
 export const UPDATE_RUN = `UPDATE runs SET status = $2, updated_at = $3, definition_hash = $4,
     options = $5, error = $6, output = $7
   WHERE run_id = $1`;
-
-/** A step's events in one statement: one array per column, one row per event. */
-export const APPEND_AUDIT = `INSERT INTO audit
-    (run_id, seq, at, type, stage_id, stage_execution_id, attempt, payload)
-  SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[],
-    $7::int[], $8::text[])`;
-
-export const INSERT_STEP = `INSERT INTO steps (run_id, step, last_seq, at, snapshot)
-  VALUES ($1, (SELECT COALESCE(MAX(step), 0) + 1 FROM steps WHERE run_id = $1), $2, $3, $4)`;
-
-/** Without a hash of its own, a snapshot is stamped with the run's. */
-export const UPSERT_SNAPSHOT = `INSERT INTO snapshots
-    (run_id, snapshot, definition_hash, stagechart_version, updated_at)
-  VALUES ($1, $2, COALESCE($3, (SELECT definition_hash FROM runs WHERE run_id = $1)), $4, $5)
-  ON CONFLICT (run_id) DO UPDATE SET snapshot = excluded.snapshot,
-    definition_hash = excluded.definition_hash,
-    stagechart_version = excluded.stagechart_version, updated_at = excluded.updated_at`;
 
 export const SNAPSHOT = `SELECT snapshot, definition_hash AS "definitionHash",
     stagechart_version AS "stagechartVersion", updated_at AS "updatedAt"

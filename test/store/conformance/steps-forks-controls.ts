@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { PipelineEvent } from "../../../src/compiler/pipeline-machine.js";
+import type { ErrorView } from "../../../src/errors.js";
 import { failure, manualClock, newRun, okValue, type StoreHarness, started } from "./harness.js";
 
 const entry = (text: string) => ({ role: "user" as const, text });
@@ -104,7 +105,7 @@ export function stepsForksControls(harness: StoreHarness): void {
       const expiresAt = clock.now() + 30_000;
       const first = await store.enqueueControl("run-1", { event: cancel, requester, expiresAt });
       const second = await store.enqueueControl("run-1", {
-        event: { type: "REDO", stageId: "plan" } as PipelineEvent,
+        event: { type: "REDO", stage: "plan" } as PipelineEvent,
         requester,
         expiresAt,
       });
@@ -138,7 +139,12 @@ export function stepsForksControls(harness: StoreHarness): void {
       const request = { event: cancel, requester, expiresAt: 1 };
       const refused = await store.enqueueControl("run-1", request);
       const expired = await store.enqueueControl("run-1", request);
-      const why = { class: "Session", code: "Session/ControlRefused", message: "no", context: {} };
+      const why: ErrorView = {
+        class: "Session",
+        code: "Session/ControlRefused",
+        message: "no",
+        context: {},
+      };
       expect(await store.settleControl(refused.id, { status: "refused", error: why })).toBe(true);
       expect(await store.settleControl(expired.id, { status: "expired" })).toBe(true);
       expect(await store.controlRequest(refused.id)).toMatchObject({
