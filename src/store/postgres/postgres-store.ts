@@ -32,13 +32,13 @@ import {
   noSnapshot,
   runExists,
   runIdInvalid,
-  runLocked,
   runNotFound,
   snapshotCorrupt,
 } from "../store-errors.js";
 import type { AsyncRunStore } from "./async-run-store.js";
 import * as controls from "./control-queue.js";
 import { copyForked, forkMarks } from "./fork.js";
+import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
 import { postgresFailure, postgresUnavailable } from "./postgres-errors.js";
 import * as q from "./queries.js";
@@ -290,49 +290,16 @@ export class PostgresStore implements AsyncRunStore {
     }));
   }
 
-  /**
-   * One live owner per run. The lease row is locked (`FOR UPDATE`) before it is judged, so two
-   * workers asking at once take turns; a run without a lease row gets one inserted, and a
-   * worker that loses that insert race judges the winner's row instead.
-   */
+  /** One live owner per run: a lease taken when free, expired, its owner's or its holder gone. */
   async acquireLease(
     runId: string,
     owner: string,
     ttlMs: number,
     holderGone: (holder: string) => boolean = () => false,
   ): Promise<Result<void>> {
-    return this.transaction(async (query) => {
-      const run = await query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
-      if (run.rowCount === 0) return err(runNotFound(runId));
-      const now = await this.leaseClock(query);
-      const expiresAt = now + ttlMs;
-      for (;;) {
-        const { rows } = await query(
-          `SELECT owner, expires_at AS "expiresAt" FROM leases WHERE run_id = $1 FOR UPDATE`,
-          [runId],
-        );
-        const held = rows[0] as { owner: string; expiresAt: string } | undefined;
-        if (!held) {
-          const inserted = await query(
-            `INSERT INTO leases (run_id, owner, expires_at) VALUES ($1, $2, $3)
-             ON CONFLICT (run_id) DO NOTHING`,
-            [runId, owner, expiresAt],
-          );
-          if (inserted.rowCount === 1) return ok(undefined);
-          continue;
-        }
-        const free = held.owner === owner || Number(held.expiresAt) <= now;
-        if (!free && !holderGone(held.owner)) {
-          return err(runLocked(runId, held.owner, Number(held.expiresAt)));
-        }
-        await query("UPDATE leases SET owner = $2, expires_at = $3 WHERE run_id = $1", [
-          runId,
-          owner,
-          expiresAt,
-        ]);
-        return ok(undefined);
-      }
-    });
+    return this.transaction((query) =>
+      claimLease(query, { runId, owner, ttlMs, holderGone }, this.clock),
+    );
   }
 
   /**
@@ -374,13 +341,6 @@ export class PostgresStore implements AsyncRunStore {
 
   async leaseHolder(runId: string): Promise<{ owner: string; expiresAt: number } | undefined> {
     return controls.leaseHolder(this.pooled, runId);
-  }
-
-  /** Lease time: the injected clock when there is one, else the database's. */
-  private async leaseClock(query: Query): Promise<number> {
-    if (this.clock) return this.clock();
-    const { rows } = await query(q.DATABASE_NOW);
-    return Number(rows[0].now);
   }
 
   /** One statement on any pooled connection, as the modules that take a `Query` run it. */
