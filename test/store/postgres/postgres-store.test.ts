@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { StagechartError } from "../../../src/errors.js";
 import { MIGRATIONS, SqliteStore } from "../../../src/store/index.js";
 import { POSTGRES_MIGRATIONS } from "../../../src/store/postgres/migrations.js";
@@ -62,6 +63,48 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
     );
     await client.end();
     expect(columnsByTable(rows)).toEqual(sqliteColumns());
+  });
+
+  it("upgrades a version-3 database: rows already there get positions, old steps no fork marks", async () => {
+    const url = await server.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY,
+        applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)`);
+      for (const migration of POSTGRES_MIGRATIONS.filter(({ version }) => version <= 3)) {
+        await client.query(migration.sql);
+        await client.query("INSERT INTO schema_version VALUES ($1, 'then', 'old')", [
+          migration.version,
+        ]);
+      }
+      await client.query(`INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at,
+        definition_hash, stagechart_version, options) VALUES
+        ('run-1', 'plan-build', 'running', 'then', 'then', 'hash-1', 'old', '{}')`);
+      await client.query(`INSERT INTO journal VALUES
+        ('model:run-1/run-1/plan/1/0', 'run-1', '{"reply":"old"}', 'then')`);
+      await client.query(`INSERT INTO transcripts VALUES
+        ('run-1/plan/1', 'k0', 'run-1', '{"role":"user","text":"old"}')`);
+      await client.query(`INSERT INTO steps VALUES ('run-1', 1, 0, 'then', '{"value":"plan"}')`);
+    } finally {
+      await client.end();
+    }
+
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    const store = opened.value;
+    try {
+      const first = { events: [] };
+      const old = await store.forkRun("run-1", 1, newRun("run-2"), first);
+      expect(old.ok ? undefined : old.error.code).toBe("Session/ForkUnavailable");
+      await store.commitStep("run-1", { events: [], snapshot: { value: "build" } });
+      const forked = await store.forkRun("run-1", 2, newRun("run-3"), first);
+      expect(forked.ok).toBe(true);
+      expect(await store.read("run-3/plan/1")).toEqual([{ role: "user", text: "old" }]);
+      expect(await store.get("model:run-3/run-3/plan/1/0", z.unknown())).toEqual({ reply: "old" });
+    } finally {
+      await store.close();
+    }
   });
 
   it("opened by several workers at once on a new database, applies each migration once", async () => {
