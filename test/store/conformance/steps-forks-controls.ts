@@ -156,6 +156,20 @@ export function stepsForksControls(harness: StoreHarness): void {
       expect(await store.pendingControls("run-1")).toEqual([]);
     });
 
+    it("reaches the run's owner through another process's store on the same database", async () => {
+      const clock = manualClock();
+      const { store, reopen } = await harness.fresh(clock);
+      const requesting = okValue(await reopen(clock));
+      okValue(await store.createRun(newRun("run-1")));
+      okValue(await store.acquireLease("run-1", "owner", 10_000));
+      expect(await requesting.leaseHolder("run-1")).toMatchObject({ owner: "owner" });
+      const request = { event: cancel, requester, expiresAt: clock.now() + 1_000 };
+      const queued = await requesting.enqueueControl("run-1", request);
+      expect(await store.pendingControls("run-1")).toEqual([queued]);
+      expect(await store.settleControl(queued.id, { status: "applied" })).toBe(true);
+      expect(await requesting.controlRequest(queued.id)).toMatchObject({ status: "applied" });
+    });
+
     it("refuses a request for a run it does not know, and tells who holds a run's lease", async () => {
       const clock = manualClock();
       const { store } = await harness.fresh(clock);
