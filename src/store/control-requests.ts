@@ -3,7 +3,7 @@ import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { ErrorView } from "../errors.js";
 import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
 
-interface ControlRow {
+export interface ControlRow {
   id: number;
   runId: string;
   event: string;
@@ -68,12 +68,12 @@ export class ControlRequests
   }
 
   pendingControls(runId: string): ControlRequest[] {
-    return this.pending.all(runId).map(fromRow);
+    return this.pending.all(runId).map(fromControlRow);
   }
 
   controlRequest(id: number): ControlRequest | undefined {
     const row = this.one.get(id);
-    return row && fromRow(row);
+    return row && fromControlRow(row);
   }
 
   settleAt(
@@ -90,7 +90,8 @@ export class ControlRequests
   }
 }
 
-function fromRow(row: ControlRow): ControlRequest {
+/** A row as a request; the PostgreSQL store reads its rows with it too. */
+export function fromControlRow(row: ControlRow): ControlRequest {
   return {
     id: row.id,
     runId: row.runId,

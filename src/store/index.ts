@@ -1,4 +1,7 @@
+export { AsyncSqliteStore } from "./async-sqlite-store.js";
 export { MIGRATIONS, type Migration, SCHEMA_VERSION } from "./migrations.js";
+export type { AsyncRunStore } from "./postgres/async-run-store.js";
+export { PostgresStore, type PostgresStoreOptions } from "./postgres/postgres-store.js";
 export type {
   NewRun,
   RunPatch,

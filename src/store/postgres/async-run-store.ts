@@ -1,0 +1,102 @@
+import type { z } from "zod";
+import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
+import type { TranscriptEntry } from "../../compiler/stage-types.js";
+import type { JsonValue } from "../../definitions/contract.js";
+import type { MemoryEntry } from "../../definitions/memory.js";
+import type { ErrorView, Result } from "../../errors.js";
+import type { AuditEvent } from "../../inspect/audit.js";
+import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
+import type { StepCommit } from "../../runtime/persistence.js";
+import type { TranscriptRow } from "../../runtime/transcripts.js";
+import type { StepRecord } from "../history.js";
+import type {
+  NewRun,
+  RunPatch,
+  RunQuery,
+  RunRecord,
+  RunSummary,
+  StoredSnapshot,
+} from "../records.js";
+
+/**
+ * The run store's contract (`RunStore` in src/runtime/persistence.ts, and what `SqliteStore`
+ * adds to it) with every call asynchronous, as a store across the network must be. Method for
+ * method the same names, arguments, results and errors: expected conditions are error values,
+ * a rejection is misuse or a failing store (`Session/StoreCorrupt`, `Session/StoreUnavailable`).
+ * `PostgresStore` implements it, and `AsyncSqliteStore` wraps the embedded store in it, so the
+ * runtime's port can move to it without changing what a run means.
+ */
+export interface AsyncRunStore {
+  createRun(run: NewRun): Promise<Result<RunRecord>>;
+  updateRun(runId: string, patch: RunPatch): Promise<Result<RunRecord>>;
+  getRun(runId: string): Promise<Result<RunRecord>>;
+  /** Newest first, as summaries (`getRun` has the rest): at most `limit`, only `status`. */
+  listRuns(query?: RunQuery): Promise<RunSummary[]>;
+  getSnapshot(runId: string): Promise<Result<StoredSnapshot>>;
+  /**
+   * The step's events with the run's next sequence numbers, its journal and transcript entries
+   * and its snapshot, in one transaction: all of them are stored, or none.
+   */
+  commitStep(runId: string, step: StepCommit): Promise<AuditEvent[]>;
+  auditOf(runId: string, afterSeq?: number): Promise<AuditEvent[]>;
+  /** The seq of the run's last audit event; 0 before the first. */
+  lastSeq(runId: string): Promise<number>;
+  /** The run's committed steps, oldest first. */
+  stepsOf(runId: string): Promise<StepRecord[]>;
+  /** The snapshot the run had after step k (the last one committed up to k). */
+  snapshotAtStep(runId: string, step: number): Promise<unknown>;
+  /**
+   * Creates `run` as a fork of `source` at `step`, in one transaction: its row, the journal and
+   * transcript entries `source` had recorded by that step (under the new run's keys), and its
+   * first step. `Session/ForkUnavailable` for a step with no record of what it had recorded.
+   */
+  forkRun(source: string, step: number, run: NewRun, first: StepCommit): Promise<Result<RunRecord>>;
+
+  /** Journal: recorded model and tool results by idempotency key; the first value is kept. */
+  get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined>;
+  record(key: string, value: unknown): Promise<void>;
+
+  /** Transcripts: keyed entries per stage execution. */
+  put(stageExecutionId: string, key: string, entry: TranscriptEntry): Promise<void>;
+  read(stageExecutionId: string, before?: string): Promise<TranscriptEntry[]>;
+  /** A stage execution's entries with their keys, in key order. */
+  transcriptRows(stageExecutionId: string): Promise<TranscriptRow[]>;
+
+  /** What pipelines keep between runs. */
+  recall(namespace: string, key: string): Promise<JsonValue | undefined>;
+  remember(namespace: string, key: string, value: JsonValue): Promise<void>;
+  recent(namespace: string, limit: number): Promise<MemoryEntry[]>;
+
+  /**
+   * Takes the run's lease if it is free, expired or already `owner`'s, or if `holderGone` says
+   * its holder no longer exists; `Session/RunLocked` otherwise.
+   */
+  acquireLease(
+    runId: string,
+    owner: string,
+    ttlMs: number,
+    holderGone?: (holder: string) => boolean,
+  ): Promise<Result<void>>;
+  /** Extends a lease `owner` still holds; `Session/LeaseLost` once released or taken over. */
+  renewLease(runId: string, owner: string, ttlMs: number): Promise<Result<void>>;
+  /** Gives the lease up; a lease held by another owner is left alone. */
+  releaseLease(runId: string, owner: string): Promise<void>;
+
+  /** Control queue: events for a run's live owner (`Session/RunNotFound` for no such run). */
+  enqueueControl(
+    runId: string,
+    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+  ): Promise<ControlRequest>;
+  /** The run's pending requests, oldest first (expired ones included: the reader settles them). */
+  pendingControls(runId: string): Promise<ControlRequest[]>;
+  controlRequest(id: number): Promise<ControlRequest | undefined>;
+  /** Settles a request that is still pending; false when somebody settled it first. */
+  settleControl(
+    id: number,
+    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+  ): Promise<boolean>;
+  /** The run's lease holder, while a lease row exists. */
+  leaseHolder(runId: string): Promise<{ owner: string; expiresAt: number } | undefined>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,55 @@
+import { err, ok, type Result } from "../../errors.js";
+import { runLocked, runNotFound } from "../store-errors.js";
+import { DATABASE_NOW } from "./queries.js";
+import type { Query } from "./step-writes.js";
+
+interface Claim {
+  runId: string;
+  owner: string;
+  ttlMs: number;
+  /** Whether the lease's holder no longer exists: its lease is taken at once. */
+  holderGone: (holder: string) => boolean;
+}
+
+/**
+ * Takes a run's lease inside the caller's transaction. The lease row is locked (`FOR UPDATE`)
+ * before it is judged, so two workers asking at once take turns; a run without a lease row gets
+ * one inserted, and a worker that loses that insert race judges the winner's row instead.
+ * Lease time is `clock` when given (tests), else the database's: one clock for every machine.
+ */
+export async function claimLease(
+  query: Query,
+  { runId, owner, ttlMs, holderGone }: Claim,
+  clock: (() => number) | undefined,
+): Promise<Result<void>> {
+  const run = await query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
+  if (run.rowCount === 0) return err(runNotFound(runId));
+  const now = clock ? clock() : Number((await query(DATABASE_NOW)).rows[0].now);
+  const expiresAt = now + ttlMs;
+  for (;;) {
+    const { rows } = await query(
+      `SELECT owner, expires_at AS "expiresAt" FROM leases WHERE run_id = $1 FOR UPDATE`,
+      [runId],
+    );
+    const held = rows[0] as { owner: string; expiresAt: string } | undefined;
+    if (!held) {
+      const inserted = await query(
+        `INSERT INTO leases (run_id, owner, expires_at) VALUES ($1, $2, $3)
+         ON CONFLICT (run_id) DO NOTHING`,
+        [runId, owner, expiresAt],
+      );
+      if (inserted.rowCount === 1) return ok(undefined);
+      continue;
+    }
+    const free = held.owner === owner || Number(held.expiresAt) <= now;
+    if (!free && !holderGone(held.owner)) {
+      return err(runLocked(runId, held.owner, Number(held.expiresAt)));
+    }
+    await query("UPDATE leases SET owner = $2, expires_at = $3 WHERE run_id = $1", [
+      runId,
+      owner,
+      expiresAt,
+    ]);
+    return ok(undefined);
+  }
+}

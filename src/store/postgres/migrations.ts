@@ -1,0 +1,176 @@
+import type { PoolClient } from "pg";
+import { err, ok, type Result } from "../../errors.js";
+import { VERSION } from "../../version.js";
+import type { Migration } from "../migrations.js";
+import { storeTooNew } from "../store-errors.js";
+
+/**
+ * The PostgreSQL schema, version for version the same tables as the SQLite store's migrations
+ * (src/store/migrations.ts): a migration added there needs its counterpart here, with the same
+ * number. JSON stays in TEXT columns, as in SQLite, so a value reads back exactly as written and a
+ * damaged one is told apart. Keys that are compared or ordered use the "C" collation: byte order,
+ * as SQLite compares, whatever the database's locale. An identity `position` stands in for
+ * SQLite's rowid where the order of insertion breaks ties.
+ */
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE runs (
+        run_id TEXT COLLATE "C" PRIMARY KEY,
+        pipeline_id TEXT NOT NULL,
+        status TEXT NOT NULL
+          CHECK (status IN ('running', 'suspended', 'done', 'failed', 'cancelled')),
+        created_at TEXT COLLATE "C" NOT NULL,
+        updated_at TEXT NOT NULL,
+        definition_hash TEXT NOT NULL,
+        stagechart_version TEXT NOT NULL,
+        options TEXT NOT NULL,
+        error TEXT,
+        output TEXT,
+        position BIGINT GENERATED ALWAYS AS IDENTITY
+      );
+      CREATE INDEX runs_by_creation ON runs (created_at);
+
+      CREATE TABLE snapshots (
+        run_id TEXT COLLATE "C" PRIMARY KEY REFERENCES runs (run_id),
+        snapshot TEXT NOT NULL,
+        definition_hash TEXT NOT NULL,
+        stagechart_version TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+
+      CREATE TABLE audit (
+        run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (run_id),
+        seq INTEGER NOT NULL CHECK (seq >= 1),
+        at TEXT NOT NULL,
+        type TEXT NOT NULL,
+        stage_id TEXT,
+        stage_execution_id TEXT,
+        attempt INTEGER,
+        payload TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      );
+      CREATE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$;
+      CREATE TRIGGER audit_no_change BEFORE UPDATE OR DELETE ON audit
+        FOR EACH ROW EXECUTE FUNCTION audit_append_only();
+      CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit
+        FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
+
+      CREATE TABLE journal (
+        key TEXT COLLATE "C" PRIMARY KEY,
+        run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (run_id),
+        value TEXT NOT NULL,
+        recorded_at TEXT NOT NULL
+      );
+
+      CREATE TABLE transcripts (
+        stage_execution_id TEXT COLLATE "C" NOT NULL,
+        key TEXT COLLATE "C" NOT NULL,
+        run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (run_id),
+        entry TEXT NOT NULL,
+        PRIMARY KEY (stage_execution_id, key)
+      );
+
+      CREATE TABLE leases (
+        run_id TEXT COLLATE "C" PRIMARY KEY REFERENCES runs (run_id),
+        owner TEXT NOT NULL,
+        expires_at BIGINT NOT NULL
+      );
+    `,
+  },
+  {
+    version: 2,
+    sql: `
+      CREATE TABLE steps (
+        run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (run_id),
+        step INTEGER NOT NULL CHECK (step >= 1),
+        last_seq INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        snapshot TEXT,
+        PRIMARY KEY (run_id, step)
+      );
+    `,
+  },
+  {
+    version: 3,
+    sql: `
+      CREATE TABLE memory (
+        namespace TEXT COLLATE "C" NOT NULL,
+        key TEXT COLLATE "C" NOT NULL,
+        value TEXT NOT NULL,
+        updated_at TEXT COLLATE "C" NOT NULL,
+        position BIGINT GENERATED ALWAYS AS IDENTITY,
+        PRIMARY KEY (namespace, key)
+      );
+      CREATE INDEX memory_by_update ON memory (namespace, updated_at);
+    `,
+  },
+  {
+    // What a fork copies: a step's marks bound the journal and transcript rows of its run
+    // written up to it; positions (filled in for rows already there) stand in for rowids.
+    version: 4,
+    sql: `
+      ALTER TABLE steps ADD COLUMN journal_mark BIGINT;
+      ALTER TABLE steps ADD COLUMN transcript_mark BIGINT;
+      ALTER TABLE journal ADD COLUMN position BIGINT GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE transcripts ADD COLUMN position BIGINT GENERATED ALWAYS AS IDENTITY;
+      CREATE INDEX journal_by_run ON journal (run_id, position);
+      CREATE INDEX transcripts_by_run ON transcripts (run_id, position);
+    `,
+  },
+  {
+    // Control events for a run another process owns, taken by that owner.
+    version: 5,
+    sql: `
+      CREATE TABLE control_requests (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (run_id),
+        event TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        requested_at TEXT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'applied', 'refused', 'expired')),
+        error TEXT,
+        settled_at TEXT
+      );
+      CREATE INDEX control_requests_pending ON control_requests (run_id, status);
+    `,
+  },
+];
+
+export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;
+
+/** Any fixed number: the advisory lock that makes concurrent migrations take turns. */
+const MIGRATION_LOCK = 0x5ca1ab1e;
+
+/**
+ * Brings the database up to POSTGRES_SCHEMA_VERSION, inside the caller's transaction. Workers
+ * starting together take turns on an advisory lock, so no migration is applied twice; DDL is
+ * transactional in PostgreSQL, so a failed migration leaves nothing behind.
+ */
+export async function migrate(client: PoolClient, now: () => number): Promise<Result<void>> {
+  await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+  await client.query(`CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER PRIMARY KEY,
+    applied_at TEXT NOT NULL,
+    stagechart_version TEXT NOT NULL
+  )`);
+  const { rows } = await client.query<{ version: number; stagechartVersion: string }>(
+    `SELECT version, stagechart_version AS "stagechartVersion"
+     FROM schema_version ORDER BY version DESC LIMIT 1`,
+  );
+  const found = rows[0]?.version ?? 0;
+  if (found > POSTGRES_SCHEMA_VERSION) {
+    return err(storeTooNew(found, POSTGRES_SCHEMA_VERSION, rows[0]?.stagechartVersion));
+  }
+  for (const migration of POSTGRES_MIGRATIONS.filter(({ version }) => version > found)) {
+    await client.query(migration.sql);
+    await client.query(
+      "INSERT INTO schema_version (version, applied_at, stagechart_version) VALUES ($1, $2, $3)",
+      [migration.version, new Date(now()).toISOString(), VERSION],
+    );
+  }
+  return ok(undefined);
+}

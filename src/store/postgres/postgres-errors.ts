@@ -1,0 +1,81 @@
+import { StagechartError } from "../../errors.js";
+
+/**
+ * A store URL as it may be shown: scheme, user, host, port and database, never the password
+ * (nor a query string, where `password=` or `sslkey=` may ride).
+ */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const user = parsed.username ? `${parsed.username}@` : "";
+    return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
+  } catch {
+    return "a PostgreSQL URL that does not parse";
+  }
+}
+
+/** Every form of the URL's password that could appear in a message. */
+export function secretsOf(url: string): string[] {
+  try {
+    const parsed = new URL(url);
+    const inQuery = parsed.searchParams.get("password");
+    return [parsed.password, decodeURIComponent(parsed.password), inQuery ?? ""].filter(
+      (secret) => secret.length > 0,
+    );
+  } catch {
+    return [url];
+  }
+}
+
+const scrub = (text: string, secrets: readonly string[]): string =>
+  secrets.reduce((scrubbed, secret) => scrubbed.split(secret).join("***"), text);
+
+const messageOf = (cause: unknown): string =>
+  cause instanceof Error ? cause.message : String(cause);
+
+const codeOf = (cause: unknown): string | undefined => {
+  const code = (cause as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+};
+
+/** SQLSTATE classes that mean the server cannot be used right now, not that a query is wrong. */
+const UNAVAILABLE_STATES = ["08", "28", "3D", "53", "57", "58"];
+/** Errors of the connection itself, before the server answers. */
+const NETWORK_CODES = ["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT"];
+
+/** A store that cannot be reached or opened, naming it without its password. */
+export const postgresUnavailable = (url: string, cause: unknown): StagechartError =>
+  new StagechartError(
+    "Session/StoreUnavailable",
+    `cannot use the store at ${redactUrl(url)}: ${scrub(messageOf(cause), secretsOf(url))}`,
+    { store: redactUrl(url), ...(codeOf(cause) && { code: codeOf(cause) }) },
+  );
+
+/**
+ * What a failing PostgreSQL call means for the user, as the SQLite store tells it: data the
+ * server finds damaged is `Session/StoreCorrupt`, a server that is gone, full, refusing or
+ * shutting down `Session/StoreUnavailable`, both naming the store without its password. The
+ * store's own errors and its mistakes (a constraint, an SQL error) are left as they are: bugs.
+ */
+export function postgresFailure(url: string, cause: unknown): unknown {
+  if (cause instanceof StagechartError) return cause;
+  const code = codeOf(cause) ?? "";
+  if (code === "XX001" || code === "XX002") {
+    return new StagechartError(
+      "Session/StoreCorrupt",
+      `the store at ${redactUrl(url)} is damaged: ${scrub(messageOf(cause), secretsOf(url))}`,
+      { store: redactUrl(url), code },
+    );
+  }
+  const lostConnection = /Connection terminated|connection timeout|not queryable/i.test(
+    messageOf(cause),
+  );
+  if (
+    UNAVAILABLE_STATES.some((state) => code.startsWith(state)) ||
+    NETWORK_CODES.includes(code) ||
+    lostConnection
+  ) {
+    return postgresUnavailable(url, cause);
+  }
+  return cause;
+}

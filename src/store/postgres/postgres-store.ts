@@ -1,0 +1,384 @@
+import type pg from "pg";
+import { z } from "zod";
+import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
+import type { TranscriptEntry } from "../../compiler/stage-types.js";
+import type { JsonValue } from "../../definitions/contract.js";
+import type { MemoryEntry } from "../../definitions/memory.js";
+import { type ErrorView, err, ok, type Result, StagechartError } from "../../errors.js";
+import type { AuditEvent } from "../../inspect/audit.js";
+import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
+import { decodeJournalEntry } from "../../runtime/journal.js";
+import { decodeRow, type StepCommit } from "../../runtime/persistence.js";
+import { decodeTranscriptEntry, type TranscriptRow } from "../../runtime/transcripts.js";
+import { VERSION } from "../../version.js";
+import type { StepRecord } from "../history.js";
+import {
+  type AuditRow,
+  fromAuditRow,
+  fromRunRow,
+  type NewRun,
+  type RunPatch,
+  type RunQuery,
+  type RunRecord,
+  type RunRow,
+  type RunSummary,
+  type StoredSnapshot,
+  toRunRow,
+} from "../records.js";
+import { isValidRunId } from "../run-ids.js";
+import {
+  forkUnavailable,
+  leaseLost,
+  noSnapshot,
+  runExists,
+  runIdInvalid,
+  runNotFound,
+  snapshotCorrupt,
+} from "../store-errors.js";
+import type { AsyncRunStore } from "./async-run-store.js";
+import * as controls from "./control-queue.js";
+import { copyForked, forkMarks } from "./fork.js";
+import { claimLease } from "./leases.js";
+import { migrate } from "./migrations.js";
+import { postgresFailure, postgresUnavailable } from "./postgres-errors.js";
+import * as q from "./queries.js";
+import {
+  appendStep,
+  lastSeqWith,
+  type Query,
+  writeJournal,
+  writeTranscripts,
+} from "./step-writes.js";
+
+export interface PostgresStoreOptions {
+  /** The clock behind timestamps and, when given, lease expiry (the database's clock otherwise). */
+  now?: () => number;
+  /** Connections kept open; 10 by default. */
+  poolSize?: number;
+}
+
+const JSON_VALUE: z.ZodType<JsonValue> = z.json();
+
+/**
+ * The shared store (issue 15): the SQLite store's tables and meaning in a PostgreSQL database
+ * that many processes on many machines use at once. Each step's snapshot and audit events are
+ * one transaction, with the run's row locked so its sequence numbers stay gapless; a lease is
+ * taken under `SELECT … FOR UPDATE`. Lease expiry follows the database's clock, the one clock
+ * every worker shares. The URL's password is never stored, and errors name the store without it.
+ */
+export class PostgresStore implements AsyncRunStore {
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly url: string,
+    private readonly clock: (() => number) | undefined,
+  ) {}
+
+  static async open(
+    url: string,
+    options: PostgresStoreOptions = {},
+  ): Promise<Result<PostgresStore>> {
+    let pool: pg.Pool;
+    try {
+      // Loaded on first use: a command on the SQLite store does not pay for the driver.
+      const { default: driver } = await import("pg");
+      pool = new driver.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+    } catch (cause) {
+      return err(postgresUnavailable(url, cause));
+    }
+    // An idle connection that drops is reported by the next call that needs one, not here.
+    pool.on("error", () => {});
+    const store = new PostgresStore(pool, url, options.now);
+    try {
+      const migrated = await store.transaction((_query, client) =>
+        migrate(client, options.now ?? Date.now),
+      );
+      if (migrated.ok) return ok(store);
+      await pool.end();
+      return migrated;
+    } catch (failure) {
+      await pool.end().catch(() => {});
+      return err(failure instanceof StagechartError ? failure : postgresUnavailable(url, failure));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async createRun(run: NewRun): Promise<Result<RunRecord>> {
+    return this.insertRun(this.pooled, run);
+  }
+
+  private async insertRun(query: Query, run: NewRun): Promise<Result<RunRecord>> {
+    if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
+    const at = this.timestamp();
+    const record: RunRecord = {
+      runId: run.runId,
+      pipelineId: run.pipelineId,
+      status: run.status ?? "running",
+      createdAt: at,
+      updatedAt: at,
+      definitionHash: run.definitionHash,
+      stagechartVersion: VERSION,
+      options: run.options,
+    };
+    const row = toRunRow(record);
+    const inserted = await query(q.INSERT_RUN, [
+      ...[row.runId, row.pipelineId, row.status, row.createdAt, row.updatedAt],
+      ...[row.definitionHash, row.stagechartVersion, row.options, row.error, row.output],
+    ]);
+    return inserted.rowCount === 0 ? err(runExists(run.runId)) : ok(record);
+  }
+
+  async updateRun(runId: string, patch: RunPatch): Promise<Result<RunRecord>> {
+    return this.transaction(async (query) => {
+      const found = await query(`SELECT ${q.RUN_COLUMNS} FROM runs WHERE run_id = $1 FOR UPDATE`, [
+        runId,
+      ]);
+      if (found.rowCount === 0) return err(runNotFound(runId));
+      const current = fromRunRow(found.rows[0] as RunRow);
+      const row = toRunRow({ ...current, ...patch, updatedAt: this.timestamp() });
+      await query(q.UPDATE_RUN, [
+        ...[runId, row.status, row.updatedAt, row.definitionHash],
+        ...[row.options, row.error, row.output],
+      ]);
+      return ok(fromRunRow(row));
+    });
+  }
+
+  async getRun(runId: string): Promise<Result<RunRecord>> {
+    const { rows } = await this.query(`SELECT ${q.RUN_COLUMNS} FROM runs WHERE run_id = $1`, [
+      runId,
+    ]);
+    return rows[0] ? ok(fromRunRow(rows[0] as RunRow)) : err(runNotFound(runId));
+  }
+
+  /** Newest first, as summaries (`getRun` has the rest). */
+  async listRuns(query: RunQuery = {}): Promise<RunSummary[]> {
+    const { rows } = await this.query(q.LIST_RUNS, [query.status ?? null, query.limit ?? null]);
+    return rows as RunSummary[];
+  }
+
+  /**
+   * Appends the step's events with the run's next sequence numbers, records its journal and
+   * transcript entries and the step, replaces the run's snapshot and moves its updatedAt, in one
+   * transaction: after a failure either all is there or nothing.
+   */
+  async commitStep(runId: string, step: StepCommit): Promise<AuditEvent[]> {
+    return this.transaction((query) => appendStep(query, runId, step, this.timestamp()));
+  }
+
+  /**
+   * Creates `run` as a fork of `source` at `step`, in one transaction: its row, the journal and
+   * transcript rows `source` had recorded by that step (under the new run's keys), and its first
+   * step (`first`: the snapshot it starts from and the events that say so).
+   */
+  async forkRun(
+    source: string,
+    step: number,
+    run: NewRun,
+    first: StepCommit,
+  ): Promise<Result<RunRecord>> {
+    return this.transaction(async (query): Promise<Result<RunRecord>> => {
+      const marks = await forkMarks(query, source, step);
+      if (!marks) return err(forkUnavailable(source, step));
+      const created = await this.insertRun(query, run);
+      if (!created.ok) return created;
+      await copyForked(query, source, run.runId, marks);
+      await appendStep(query, run.runId, first, this.timestamp());
+      return created;
+    });
+  }
+
+  async getSnapshot(runId: string): Promise<Result<StoredSnapshot>> {
+    const { rows } = await this.query(q.SNAPSHOT, [runId]);
+    if (!rows[0]) return err(noSnapshot(runId));
+    const { snapshot, ...stamp } = rows[0] as StoredSnapshot & { snapshot: string };
+    try {
+      return ok({ snapshot: JSON.parse(snapshot), ...stamp });
+    } catch (cause) {
+      return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
+    }
+  }
+
+  async stepsOf(runId: string): Promise<StepRecord[]> {
+    const { rows } = await this.query(
+      `SELECT step, last_seq AS "lastSeq", at FROM steps WHERE run_id = $1 ORDER BY step`,
+      [runId],
+    );
+    return rows as StepRecord[];
+  }
+
+  async snapshotAtStep(runId: string, step: number): Promise<unknown> {
+    const { rows } = await this.query(
+      `SELECT snapshot FROM steps WHERE run_id = $1 AND step <= $2 AND snapshot IS NOT NULL
+       ORDER BY step DESC LIMIT 1`,
+      [runId, step],
+    );
+    return rows[0] ? JSON.parse(rows[0].snapshot) : undefined;
+  }
+
+  async lastSeq(runId: string): Promise<number> {
+    return lastSeqWith(this.pooled, runId);
+  }
+
+  /** In order; a row that does not read back is there in its place, marked `damaged`. */
+  async auditOf(runId: string, afterSeq = 0): Promise<AuditEvent[]> {
+    const { rows } = await this.query(
+      `SELECT ${q.AUDIT_COLUMNS} FROM audit WHERE run_id = $1 AND seq > $2 ORDER BY seq`,
+      [runId, afterSeq],
+    );
+    return rows.map((row) => fromAuditRow(row as AuditRow));
+  }
+
+  async get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined> {
+    const { rows } = await this.query("SELECT value FROM journal WHERE key = $1", [key]);
+    return rows[0] ? decodeJournalEntry(key, rows[0].value, shape) : undefined;
+  }
+
+  /** A journal entry is a fact: recording a key again keeps the first value. */
+  async record(key: string, value: unknown): Promise<void> {
+    await writeJournal(this.pooled, [{ key, value }], this.timestamp());
+  }
+
+  async put(stageExecutionId: string, key: string, entry: TranscriptEntry): Promise<void> {
+    await writeTranscripts(this.pooled, [{ stageExecutionId, key, entry }]);
+  }
+
+  async read(stageExecutionId: string, before?: string): Promise<TranscriptEntry[]> {
+    return (await this.rowsOf(stageExecutionId, before)).map((row) => row.entry);
+  }
+
+  async transcriptRows(stageExecutionId: string): Promise<TranscriptRow[]> {
+    return this.rowsOf(stageExecutionId);
+  }
+
+  private async rowsOf(stageExecutionId: string, before?: string): Promise<TranscriptRow[]> {
+    const { rows } = await this.query(
+      `SELECT key, entry FROM transcripts
+       WHERE stage_execution_id = $1 AND ($2::text IS NULL OR key < $2) ORDER BY key`,
+      [stageExecutionId, before ?? null],
+    );
+    return rows.map((row) => ({
+      key: row.key,
+      entry: decodeTranscriptEntry(stageExecutionId, row.key, row.entry),
+    }));
+  }
+
+  async recall(namespace: string, key: string): Promise<JsonValue | undefined> {
+    const { rows } = await this.query(
+      "SELECT value FROM memory WHERE namespace = $1 AND key = $2",
+      [namespace, key],
+    );
+    return rows[0] ? decodeMemory(namespace, key, rows[0].value) : undefined;
+  }
+
+  async remember(namespace: string, key: string, value: JsonValue): Promise<void> {
+    await this.query(q.UPSERT_MEMORY, [namespace, key, JSON.stringify(value), this.timestamp()]);
+  }
+
+  async recent(namespace: string, limit: number): Promise<MemoryEntry[]> {
+    const { rows } = await this.query(
+      `SELECT key, value, updated_at AS "updatedAt" FROM memory WHERE namespace = $1
+       ORDER BY updated_at DESC, position DESC LIMIT $2`,
+      [namespace, limit],
+    );
+    return rows.map((row) => ({
+      key: row.key,
+      value: decodeMemory(namespace, row.key, row.value),
+      updatedAt: row.updatedAt,
+    }));
+  }
+
+  /** One live owner per run: a lease taken when free, expired, its owner's or its holder gone. */
+  async acquireLease(
+    runId: string,
+    owner: string,
+    ttlMs: number,
+    holderGone: (holder: string) => boolean = () => false,
+  ): Promise<Result<void>> {
+    return this.transaction((query) =>
+      claimLease(query, { runId, owner, ttlMs, holderGone }, this.clock),
+    );
+  }
+
+  /**
+   * Extends a lease `owner` still holds, even past its expiry if nobody took over. One
+   * conditional UPDATE: it locks the row and re-checks the owner under the lock, as the
+   * `FOR UPDATE` of acquireLease does, in a single round trip.
+   */
+  async renewLease(runId: string, owner: string, ttlMs: number): Promise<Result<void>> {
+    const renewed = await this.query(q.RENEW_LEASE, [runId, owner, this.clock?.() ?? null, ttlMs]);
+    return renewed.rowCount === 1 ? ok(undefined) : err(leaseLost(runId, owner));
+  }
+
+  async releaseLease(runId: string, owner: string): Promise<void> {
+    await this.query("DELETE FROM leases WHERE run_id = $1 AND owner = $2", [runId, owner]);
+  }
+
+  /** Queues a control event for the run's live owner (`Session/RunNotFound` for no such run). */
+  async enqueueControl(
+    runId: string,
+    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+  ): Promise<ControlRequest> {
+    return controls.enqueueControl(this.pooled, runId, request, this.timestamp());
+  }
+
+  async pendingControls(runId: string): Promise<ControlRequest[]> {
+    return controls.pendingControls(this.pooled, runId);
+  }
+
+  async controlRequest(id: number): Promise<ControlRequest | undefined> {
+    return controls.controlRequest(this.pooled, id);
+  }
+
+  async settleControl(
+    id: number,
+    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+  ): Promise<boolean> {
+    return controls.settleControl(this.pooled, id, outcome, this.timestamp());
+  }
+
+  async leaseHolder(runId: string): Promise<{ owner: string; expiresAt: number } | undefined> {
+    return controls.leaseHolder(this.pooled, runId);
+  }
+
+  /** One statement on any pooled connection, as the modules that take a `Query` run it. */
+  private readonly pooled: Query = (text, values) => this.query(text, values);
+
+  private async query(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+    try {
+      return await this.pool.query(text, values);
+    } catch (cause) {
+      throw postgresFailure(this.url, cause);
+    }
+  }
+
+  /** Runs `work` in a transaction on one connection; a throw rolls it back. */
+  private async transaction<T>(work: (query: Query, client: pg.PoolClient) => Promise<T>) {
+    let client: pg.PoolClient | undefined;
+    let broken: Error | undefined;
+    try {
+      client = await this.pool.connect();
+      const on = client;
+      await on.query("BEGIN");
+      const result = await work((text, values) => on.query(text, values), on);
+      await on.query("COMMIT");
+      return result;
+    } catch (cause) {
+      await client?.query("ROLLBACK").catch((error: Error) => {
+        broken = error;
+      });
+      throw postgresFailure(this.url, cause);
+    } finally {
+      client?.release(broken);
+    }
+  }
+
+  private timestamp(): string {
+    return new Date((this.clock ?? Date.now)()).toISOString();
+  }
+}
+
+const decodeMemory = (namespace: string, key: string, text: string): JsonValue =>
+  decodeRow(text, JSON_VALUE, `memory entry ${namespace}/${key}`, { namespace, key });

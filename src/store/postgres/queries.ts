@@ -1,0 +1,44 @@
+/** The statements of the PostgreSQL store whose text is shared or long. */
+
+export const RUN_COLUMNS = `run_id AS "runId", pipeline_id AS "pipelineId", status,
+  created_at AS "createdAt", updated_at AS "updatedAt", definition_hash AS "definitionHash",
+  stagechart_version AS "stagechartVersion", options, error, output`;
+
+export const AUDIT_COLUMNS = `run_id AS "runId", seq, at, type, stage_id AS "stageId",
+  stage_execution_id AS "stageExecutionId", attempt, payload`;
+
+/** Newest first along the creation index, as summaries; all of them without a limit. */
+export const LIST_RUNS = `SELECT run_id AS "runId", pipeline_id AS "pipelineId", status,
+    created_at AS "createdAt", updated_at AS "updatedAt"
+  FROM runs WHERE ($1::text IS NULL OR status = $1::text)
+  ORDER BY created_at DESC, position DESC LIMIT $2::bigint`;
+
+export const INSERT_RUN = `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at,
+    definition_hash, stagechart_version, options, error, output)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+  ON CONFLICT (run_id) DO NOTHING`;
+
+export const UPDATE_RUN = `UPDATE runs SET status = $2, updated_at = $3, definition_hash = $4,
+    options = $5, error = $6, output = $7
+  WHERE run_id = $1`;
+
+export const SNAPSHOT = `SELECT snapshot, definition_hash AS "definitionHash",
+    stagechart_version AS "stagechartVersion", updated_at AS "updatedAt"
+  FROM snapshots WHERE run_id = $1`;
+
+export const UPSERT_MEMORY = `INSERT INTO memory (namespace, key, value, updated_at)
+  VALUES ($1, $2, $3, $4)
+  ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,
+    updated_at = excluded.updated_at`;
+
+/**
+ * Extends a lease its owner still holds (even past expiry, if nobody took over) from the given
+ * time, or the database's clock when none is given. One conditional UPDATE: it locks the row
+ * and re-checks the owner under the lock, as acquiring's FOR UPDATE does, in one round trip.
+ */
+export const RENEW_LEASE = `UPDATE leases
+  SET expires_at = COALESCE($3::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint) + $4
+  WHERE run_id = $1 AND owner = $2`;
+
+/** The database's own clock in epoch milliseconds: one clock for leases on every machine. */
+export const DATABASE_NOW = `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now`;

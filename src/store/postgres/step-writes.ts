@@ -1,0 +1,133 @@
+import type pg from "pg";
+import type { AuditEvent } from "../../inspect/audit.js";
+import type { StepCommit } from "../../runtime/persistence.js";
+import { VERSION } from "../../version.js";
+import { toAuditRow } from "../records.js";
+import { runIdOfExecution, runIdOfJournalKey } from "../run-ids.js";
+import { auditRunMismatch, runNotFound } from "../store-errors.js";
+
+/** One statement on the store's pool, or on the connection of a transaction. */
+export type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+
+type JournalWrite = NonNullable<StepCommit["journal"]>[number];
+type TranscriptWrite = NonNullable<StepCommit["transcripts"]>[number];
+
+/**
+ * Writes one step inside the caller's transaction: its events with the run's next sequence
+ * numbers, its journal and transcript entries, its step row (with the marks a fork copies up
+ * to) and its snapshot. Touching the run's row first locks it, so concurrent commits to one run
+ * take turns and its sequence stays gapless.
+ */
+export async function appendStep(
+  query: Query,
+  runId: string,
+  step: StepCommit,
+  at: string,
+): Promise<AuditEvent[]> {
+  const touched = await query("UPDATE runs SET updated_at = $2 WHERE run_id = $1", [runId, at]);
+  if (touched.rowCount === 0) throw runNotFound(runId);
+  let seq = await lastSeqWith(query, runId);
+  const recorded = step.events.map((input): AuditEvent => {
+    if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
+    seq += 1;
+    return { seq, at, ...input };
+  });
+  if (recorded.length > 0) await query(APPEND_AUDIT, auditColumns(recorded));
+  await writeJournal(query, step.journal ?? [], at);
+  await writeTranscripts(query, step.transcripts ?? []);
+  const snapshot = step.snapshot === undefined ? null : JSON.stringify(step.snapshot);
+  await query(INSERT_STEP, [runId, seq, at, snapshot]);
+  if (snapshot !== null) {
+    await query(UPSERT_SNAPSHOT, [runId, snapshot, step.definitionHash ?? null, VERSION, at]);
+  }
+  return recorded;
+}
+
+/** Journal entries in one statement; a key already recorded keeps its first value. */
+export async function writeJournal(query: Query, entries: JournalWrite[], at: string) {
+  if (entries.length === 0) return;
+  await query(INSERT_JOURNAL, [
+    entries.map((entry) => entry.key),
+    entries.map((entry) => runIdOfJournalKey(entry.key)),
+    entries.map((entry) => JSON.stringify(entry.value)),
+    entries.map(() => at),
+  ]);
+}
+
+/**
+ * Transcript entries in one statement; a key written again takes the last entry but keeps its
+ * place, as an upsert of each in turn would (one statement may not update a row twice).
+ */
+export async function writeTranscripts(query: Query, entries: TranscriptWrite[]) {
+  const last = new Map<string, TranscriptWrite>();
+  for (const entry of entries) last.set(JSON.stringify([entry.stageExecutionId, entry.key]), entry);
+  const rows = [...last.values()];
+  if (rows.length === 0) return;
+  await query(UPSERT_TRANSCRIPTS, [
+    rows.map((row) => row.stageExecutionId),
+    rows.map((row) => row.key),
+    rows.map((row) => runIdOfExecution(row.stageExecutionId)),
+    rows.map((row) => JSON.stringify(row.entry)),
+  ]);
+}
+
+export async function lastSeqWith(query: Query, runId: string): Promise<number> {
+  const { rows } = await query("SELECT COALESCE(MAX(seq), 0) AS seq FROM audit WHERE run_id = $1", [
+    runId,
+  ]);
+  return Number(rows[0].seq);
+}
+
+/** A step's events as the column arrays APPEND_AUDIT unnests. */
+function auditColumns(events: AuditEvent[]): unknown[][] {
+  const rows = events.map(toAuditRow);
+  return [
+    rows.map((row) => row.runId),
+    rows.map((row) => row.seq),
+    rows.map((row) => row.at),
+    rows.map((row) => row.type),
+    rows.map((row) => row.stageId),
+    rows.map((row) => row.stageExecutionId),
+    rows.map((row) => row.attempt),
+    rows.map((row) => row.payload),
+  ];
+}
+
+/** A step's events in one statement: one array per column, one row per event. */
+const APPEND_AUDIT = `INSERT INTO audit
+    (run_id, seq, at, type, stage_id, stage_execution_id, attempt, payload)
+  SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[],
+    $7::int[], $8::text[])`;
+
+// Rows go in in the order given, so their positions follow it.
+const INSERT_JOURNAL = `INSERT INTO journal (key, run_id, value, recorded_at)
+  SELECT key, run_id, value, recorded_at
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY
+    AS given (key, run_id, value, recorded_at, n)
+  ORDER BY n
+  ON CONFLICT (key) DO NOTHING`;
+
+const UPSERT_TRANSCRIPTS = `INSERT INTO transcripts (stage_execution_id, key, run_id, entry)
+  SELECT stage_execution_id, key, run_id, entry
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY
+    AS given (stage_execution_id, key, run_id, entry, n)
+  ORDER BY n
+  ON CONFLICT (stage_execution_id, key) DO UPDATE SET entry = excluded.entry`;
+
+/**
+ * The step's row, marked with the highest journal and transcript positions of its run: what it
+ * had recorded by then (the run's row lock keeps its own writers in turn).
+ */
+const INSERT_STEP = `INSERT INTO steps
+    (run_id, step, last_seq, at, snapshot, journal_mark, transcript_mark)
+  VALUES ($1, (SELECT COALESCE(MAX(step), 0) + 1 FROM steps WHERE run_id = $1), $2, $3, $4,
+    (SELECT COALESCE(MAX(position), 0) FROM journal WHERE run_id = $1),
+    (SELECT COALESCE(MAX(position), 0) FROM transcripts WHERE run_id = $1))`;
+
+/** Without a hash of its own, a snapshot is stamped with the run's. */
+const UPSERT_SNAPSHOT = `INSERT INTO snapshots
+    (run_id, snapshot, definition_hash, stagechart_version, updated_at)
+  VALUES ($1, $2, COALESCE($3, (SELECT definition_hash FROM runs WHERE run_id = $1)), $4, $5)
+  ON CONFLICT (run_id) DO UPDATE SET snapshot = excluded.snapshot,
+    definition_hash = excluded.definition_hash,
+    stagechart_version = excluded.stagechart_version, updated_at = excluded.updated_at`;

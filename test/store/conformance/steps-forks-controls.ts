@@ -1,0 +1,249 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import type { PipelineEvent } from "../../../src/compiler/pipeline-machine.js";
+import type { ErrorView } from "../../../src/errors.js";
+import { failure, manualClock, newRun, okValue, type StoreHarness, started } from "./harness.js";
+
+const entry = (text: string) => ({ role: "user" as const, text });
+const requester = { pid: 42, host: "box", user: "ada", by: "reviewer" };
+const cancel = { type: "CANCEL" } as PipelineEvent;
+const forked = (runId: string) => ({
+  type: "RunForked" as const,
+  runId,
+  payload: { from: { runId: "run-1", step: 1 } },
+});
+
+/**
+ * What the store contract gained with issue 13: a step's journal and transcripts in its
+ * transaction, paged run lists, the control queue and forks. What every store must do alike.
+ */
+export function stepsForksControls(harness: StoreHarness): void {
+  describe("a step with its journal and transcript entries", () => {
+    it("stores them with its events, or none of them when one write fails", async () => {
+      const { store } = await harness.fresh(manualClock());
+      okValue(await store.createRun(newRun("run-1")));
+      const key = "model:run-1/run-1/plan/1/0";
+      // Its last write, a transcript entry of a run the store does not know, fails.
+      await expect(
+        store.commitStep("run-1", {
+          snapshot: { at: "plan" },
+          events: [started("run-1")],
+          journal: [{ key, value: { reply: 1 } }],
+          transcripts: [
+            { stageExecutionId: "run-1/plan/1", key: "k1", entry: entry("look") },
+            { stageExecutionId: "ghost/plan/1", key: "k1", entry: entry("lost") },
+          ],
+        }),
+      ).rejects.toThrow();
+      expect(await store.lastSeq("run-1")).toBe(0);
+      expect(await store.stepsOf("run-1")).toEqual([]);
+      expect(await store.get(key, z.unknown())).toBeUndefined();
+      expect(await store.transcriptRows("run-1/plan/1")).toEqual([]);
+      expect(failure(await store.getSnapshot("run-1")).code).toBe("Session/NoSnapshot");
+
+      await store.commitStep("run-1", {
+        snapshot: { at: "plan" },
+        events: [started("run-1")],
+        journal: [
+          { key, value: { reply: 1 } },
+          { key, value: { reply: 2 } },
+        ],
+        transcripts: [
+          { stageExecutionId: "run-1/plan/1", key: "k2", entry: entry("second") },
+          { stageExecutionId: "run-1/plan/1", key: "k1", entry: entry("first") },
+          { stageExecutionId: "run-1/plan/1", key: "k2", entry: entry("second, again") },
+        ],
+      });
+      expect(await store.lastSeq("run-1")).toBe(1);
+      expect(await store.get(key, z.unknown())).toEqual({ reply: 1 });
+      expect(await store.transcriptRows("run-1/plan/1")).toEqual([
+        { key: "k1", entry: entry("first") },
+        { key: "k2", entry: entry("second, again") },
+      ]);
+    });
+  });
+
+  describe("listing runs", () => {
+    it("gives a page: the newest `limit` runs, optionally of one status, as summaries", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
+      for (const id of ["run-1", "run-2", "run-3", "run-4"]) {
+        okValue(await store.createRun(newRun(id)));
+        clock.advance(1);
+      }
+      okValue(await store.updateRun("run-2", { status: "done" }));
+      okValue(await store.updateRun("run-4", { status: "done" }));
+
+      const ids = (runs: { runId: string }[]) => runs.map((run) => run.runId);
+      expect(ids(await store.listRuns())).toEqual(["run-4", "run-3", "run-2", "run-1"]);
+      expect(ids(await store.listRuns({ limit: 2 }))).toEqual(["run-4", "run-3"]);
+      expect(ids(await store.listRuns({ status: "done" }))).toEqual(["run-4", "run-2"]);
+      expect(await store.listRuns({ status: "failed" })).toEqual([]);
+      expect(await store.listRuns({ status: "running", limit: 1 })).toEqual([
+        {
+          runId: "run-3",
+          pipelineId: "plan-build",
+          status: "running",
+          createdAt: "2030-01-01T00:00:00.002Z",
+          updatedAt: "2030-01-01T00:00:00.002Z",
+        },
+      ]);
+    });
+
+    it("orders runs created in the same millisecond by creation", async () => {
+      const { store } = await harness.fresh(manualClock());
+      for (const id of ["run-b", "run-a", "run-c"]) okValue(await store.createRun(newRun(id)));
+      expect((await store.listRuns()).map((run) => run.runId)).toEqual(["run-c", "run-a", "run-b"]);
+    });
+  });
+
+  describe("the control queue", () => {
+    it("takes a request from pending to applied once; a second settle is refused", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
+      okValue(await store.createRun(newRun("run-1")));
+      const expiresAt = clock.now() + 30_000;
+      const first = await store.enqueueControl("run-1", { event: cancel, requester, expiresAt });
+      const second = await store.enqueueControl("run-1", {
+        event: { type: "REDO", stage: "plan" } as PipelineEvent,
+        requester,
+        expiresAt,
+      });
+      expect(first).toEqual({
+        id: first.id,
+        runId: "run-1",
+        event: cancel,
+        requester,
+        requestedAt: "2030-01-01T00:00:00.000Z",
+        expiresAt,
+        status: "pending",
+      });
+      expect(await store.pendingControls("run-1")).toEqual([first, second]);
+      expect(await store.controlRequest(first.id)).toEqual(first);
+
+      clock.advance(5);
+      expect(await store.settleControl(first.id, { status: "applied" })).toBe(true);
+      expect(await store.settleControl(first.id, { status: "refused" })).toBe(false);
+      expect(await store.controlRequest(first.id)).toEqual({
+        ...first,
+        status: "applied",
+        settledAt: "2030-01-01T00:00:00.005Z",
+      });
+      expect(await store.pendingControls("run-1")).toEqual([second]);
+      expect(await store.controlRequest(first.id + 1000)).toBeUndefined();
+    });
+
+    it("keeps why a request was refused or expired", async () => {
+      const { store } = await harness.fresh(manualClock());
+      okValue(await store.createRun(newRun("run-1")));
+      const request = { event: cancel, requester, expiresAt: 1 };
+      const refused = await store.enqueueControl("run-1", request);
+      const expired = await store.enqueueControl("run-1", request);
+      const why: ErrorView = {
+        class: "Session",
+        code: "Session/ControlRefused",
+        message: "no",
+        context: {},
+      };
+      expect(await store.settleControl(refused.id, { status: "refused", error: why })).toBe(true);
+      expect(await store.settleControl(expired.id, { status: "expired" })).toBe(true);
+      expect(await store.controlRequest(refused.id)).toMatchObject({
+        status: "refused",
+        error: why,
+      });
+      expect(await store.controlRequest(expired.id)).toMatchObject({ status: "expired" });
+      expect((await store.controlRequest(expired.id))?.error).toBeUndefined();
+      expect(await store.pendingControls("run-1")).toEqual([]);
+    });
+
+    it("reaches the run's owner through another process's store on the same database", async () => {
+      const clock = manualClock();
+      const { store, reopen } = await harness.fresh(clock);
+      const requesting = okValue(await reopen(clock));
+      okValue(await store.createRun(newRun("run-1")));
+      okValue(await store.acquireLease("run-1", "owner", 10_000));
+      expect(await requesting.leaseHolder("run-1")).toMatchObject({ owner: "owner" });
+      const request = { event: cancel, requester, expiresAt: clock.now() + 1_000 };
+      const queued = await requesting.enqueueControl("run-1", request);
+      expect(await store.pendingControls("run-1")).toEqual([queued]);
+      expect(await store.settleControl(queued.id, { status: "applied" })).toBe(true);
+      expect(await requesting.controlRequest(queued.id)).toMatchObject({ status: "applied" });
+    });
+
+    it("refuses a request for a run it does not know, and tells who holds a run's lease", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
+      okValue(await store.createRun(newRun("run-1")));
+      await expect(
+        store.enqueueControl("run-9", { event: cancel, requester, expiresAt: 1 }),
+      ).rejects.toMatchObject({ code: "Session/RunNotFound" });
+      expect(await store.leaseHolder("run-1")).toBeUndefined();
+      okValue(await store.acquireLease("run-1", "worker-1", 10_000));
+      expect(await store.leaseHolder("run-1")).toEqual({
+        owner: "worker-1",
+        expiresAt: clock.now() + 10_000,
+      });
+    });
+  });
+
+  describe("forking a run", () => {
+    it("copies what the run had recorded by the step, under the new run's keys, and nothing later", async () => {
+      const { store } = await harness.fresh(manualClock());
+      okValue(await store.createRun(newRun("run-1")));
+      await store.commitStep("run-1", {
+        events: [],
+        snapshot: { value: "plan" },
+        journal: [{ key: "model:run-1/run-1/plan/1/0", value: { reply: "first" } }],
+        transcripts: [{ stageExecutionId: "run-1/plan/1", key: "k0", entry: entry("system") }],
+      });
+      await store.record("model:run-1/run-1/plan/1/1", { reply: "second" });
+      await store.put("run-1/plan/1", "k1", entry("later"));
+      await store.commitStep("run-1", { events: [], snapshot: { value: "execute" } });
+
+      const run2 = okValue(
+        await store.forkRun("run-1", 1, newRun("run-2"), {
+          events: [forked("run-2")],
+          snapshot: { value: "plan" },
+        }),
+      );
+      expect(run2).toMatchObject({ runId: "run-2", status: "running" });
+      expect(await store.get("model:run-2/run-2/plan/1/0", z.unknown())).toEqual({
+        reply: "first",
+      });
+      expect(await store.get("model:run-2/run-2/plan/1/1", z.unknown())).toBeUndefined();
+      expect(await store.read("run-2/plan/1")).toEqual([entry("system")]);
+      expect((await store.auditOf("run-2")).map((e) => e.type)).toEqual(["RunForked"]);
+      expect(okValue(await store.getSnapshot("run-2")).snapshot).toEqual({ value: "plan" });
+      expect((await store.stepsOf("run-2")).map((s) => s.step)).toEqual([1]);
+      // The source keeps all it had.
+      expect(await store.get("model:run-1/run-1/plan/1/1", z.unknown())).toEqual({
+        reply: "second",
+      });
+      expect(await store.read("run-1/plan/1")).toHaveLength(2);
+
+      // A fork of step 2 takes what was recorded between the steps too.
+      okValue(await store.forkRun("run-1", 2, newRun("run-3"), { events: [forked("run-3")] }));
+      expect(await store.read("run-3/plan/1")).toEqual([entry("system"), entry("later")]);
+    });
+
+    it("refuses a step without marks, or no such step, and an id in use, writing nothing", async () => {
+      const { store, sql } = await harness.fresh(manualClock());
+      okValue(await store.createRun(newRun("run-1")));
+      await store.commitStep("run-1", { events: [], snapshot: { value: "plan" } });
+      await store.commitStep("run-1", { events: [], snapshot: { value: "build" } });
+      await sql("UPDATE steps SET journal_mark = NULL, transcript_mark = NULL WHERE step = 1");
+      const first = { events: [forked("run-2")] };
+      for (const step of [1, 3]) {
+        const refused = await store.forkRun("run-1", step, newRun("run-2"), first);
+        expect(failure(refused)).toMatchObject({
+          code: "Session/ForkUnavailable",
+          context: { runId: "run-1", step },
+        });
+      }
+      expect(failure(await store.getRun("run-2")).code).toBe("Session/RunNotFound");
+      const taken = await store.forkRun("run-1", 2, newRun("run-1"), first);
+      expect(failure(taken).code).toBe("Session/RunExists");
+      expect(await store.lastSeq("run-1")).toBe(0);
+    });
+  });
+}

@@ -1,0 +1,222 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { StagechartError } from "../../../src/errors.js";
+import { MIGRATIONS, SqliteStore } from "../../../src/store/index.js";
+import { POSTGRES_MIGRATIONS } from "../../../src/store/postgres/migrations.js";
+import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import { postgresBinaries, startPostgres, type TestPostgres } from "../../support/postgres.js";
+
+const binaries = postgresBinaries();
+const skip = "missing" in binaries && process.env.CI !== "true";
+
+let server: TestPostgres;
+beforeAll(async () => {
+  if (skip) return;
+  if ("missing" in binaries) throw new Error(binaries.missing);
+  server = await startPostgres(binaries.bin);
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const newRun = (runId: string) => ({
+  runId,
+  pipelineId: "plan-build",
+  definitionHash: "hash-1",
+  options: {},
+});
+
+/** The error a failed open gave, checked to name the store and never carry the password. */
+async function openFailure(url: string, password: string): Promise<StagechartError> {
+  const opened = await PostgresStore.open(url);
+  if (opened.ok) {
+    await opened.value.close();
+    throw new Error("expected the store not to open");
+  }
+  const shown = [opened.error.message, JSON.stringify(opened.error), String(opened.error.stack)];
+  for (const text of shown) expect(text).not.toContain(password);
+  return opened.error;
+}
+
+describe("the PostgreSQL schema", () => {
+  it("has a migration for every migration of the SQLite store, with the same numbers", () => {
+    expect(POSTGRES_MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((m) => m.version));
+  });
+});
+
+describe.skipIf(skip)("the PostgreSQL store", () => {
+  it("has the SQLite store's tables and columns (and a position column where SQLite has a rowid)", async () => {
+    const url = await server.createDatabase();
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    await opened.value.close();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query(
+      `SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns
+       WHERE table_schema = 'public' AND column_name <> 'position'`,
+    );
+    await client.end();
+    expect(columnsByTable(rows)).toEqual(sqliteColumns());
+  });
+
+  it("upgrades a version-3 database: rows already there get positions, old steps no fork marks", async () => {
+    const url = await server.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY,
+        applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)`);
+      for (const migration of POSTGRES_MIGRATIONS.filter(({ version }) => version <= 3)) {
+        await client.query(migration.sql);
+        await client.query("INSERT INTO schema_version VALUES ($1, 'then', 'old')", [
+          migration.version,
+        ]);
+      }
+      await client.query(`INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at,
+        definition_hash, stagechart_version, options) VALUES
+        ('run-1', 'plan-build', 'running', 'then', 'then', 'hash-1', 'old', '{}')`);
+      await client.query(`INSERT INTO journal VALUES
+        ('model:run-1/run-1/plan/1/0', 'run-1', '{"reply":"old"}', 'then')`);
+      await client.query(`INSERT INTO transcripts VALUES
+        ('run-1/plan/1', 'k0', 'run-1', '{"role":"user","text":"old"}')`);
+      await client.query(`INSERT INTO steps VALUES ('run-1', 1, 0, 'then', '{"value":"plan"}')`);
+    } finally {
+      await client.end();
+    }
+
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    const store = opened.value;
+    try {
+      const first = { events: [] };
+      const old = await store.forkRun("run-1", 1, newRun("run-2"), first);
+      expect(old.ok ? undefined : old.error.code).toBe("Session/ForkUnavailable");
+      await store.commitStep("run-1", { events: [], snapshot: { value: "build" } });
+      const forked = await store.forkRun("run-1", 2, newRun("run-3"), first);
+      expect(forked.ok).toBe(true);
+      expect(await store.read("run-3/plan/1")).toEqual([{ role: "user", text: "old" }]);
+      expect(await store.get("model:run-3/run-3/plan/1/0", z.unknown())).toEqual({ reply: "old" });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("opened by several workers at once on a new database, applies each migration once", async () => {
+    const url = await server.createDatabase();
+    const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open(url)));
+    for (const opened of stores) if (opened.ok) await opened.value.close();
+    expect(stores.every((opened) => opened.ok)).toBe(true);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query("SELECT version FROM schema_version ORDER BY version");
+    await client.end();
+    expect(rows.map((row) => row.version)).toEqual(MIGRATIONS.map((m) => m.version));
+  });
+
+  it("refuses a wrong password: Session/StoreUnavailable naming the host and database only", async () => {
+    const url = await server.createDatabase();
+    const wrong = url.replace(server.password, "not-the-password-42");
+    const error = await openFailure(wrong, "not-the-password-42");
+    expect(error.code).toBe("Session/StoreUnavailable");
+    const shown = `postgres://stagechart@${server.host}:${server.port}/${new URL(url).pathname.slice(1)}`;
+    expect(error.message).toContain(`cannot use the store at ${shown}:`);
+    expect(error.message).toContain("password authentication failed");
+    expect(error.context).toEqual({ store: shown, code: "28P01" });
+  });
+
+  it("names a server nobody answers at, and a database that does not exist, the same way", async () => {
+    const url = new URL(await server.createDatabase());
+    url.pathname = "/no_such_database";
+    const missing = await openFailure(url.href, server.password);
+    expect(missing).toMatchObject({ code: "Session/StoreUnavailable", context: { code: "3D000" } });
+
+    url.port = "1";
+    const unreachable = await openFailure(url.href, server.password);
+    expect(unreachable).toMatchObject({
+      code: "Session/StoreUnavailable",
+      context: {
+        store: `postgres://stagechart@${server.host}:1/no_such_database`,
+        code: "ECONNREFUSED",
+      },
+    });
+  });
+
+  it("tells a connection dropped under a call as Session/StoreUnavailable; the next call works", async () => {
+    const url = await server.createDatabase();
+    const opened = await PostgresStore.open(url, { poolSize: 1 });
+    if (!opened.ok) throw opened.error;
+    const store = opened.value;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await store.createRun(newRun("run-1"));
+      // The store's read waits on a lock held here; its connection is then cut under it.
+      await admin.query("BEGIN; LOCK TABLE runs IN ACCESS EXCLUSIVE MODE");
+      const reading = store.getRun("run-1").then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await until(async () => (await waitingBackends(admin)).length > 0);
+      await admin.query("SELECT pg_terminate_backend($1)", [(await waitingBackends(admin))[0]]);
+      await admin.query("COMMIT");
+
+      const lost = await reading;
+      expect(lost).toBeInstanceOf(StagechartError);
+      expect(lost).toMatchObject({ code: "Session/StoreUnavailable", context: { code: "57P01" } });
+      expect(JSON.stringify(lost) + String((lost as Error).message)).not.toContain(server.password);
+      expect((await store.getRun("run-1")).ok).toBe(true);
+    } finally {
+      await admin.end();
+      await store.close();
+    }
+  });
+});
+
+type TableColumns = Record<string, string[]>;
+
+function columnsByTable(rows: { table: string; column: string }[]): TableColumns {
+  const tables: TableColumns = {};
+  for (const { table, column } of rows) tables[table] = [...(tables[table] ?? []), column].sort();
+  return tables;
+}
+
+/** The tables and columns of a new SQLite store. */
+function sqliteColumns(): TableColumns {
+  const dir = mkdtempSync(join(tmpdir(), "stagechart-schema-"));
+  try {
+    const store = SqliteStore.open(join(dir, "runs.db"));
+    if (!store.ok) throw store.error;
+    store.value.close();
+    const db = new Database(join(dir, "runs.db"));
+    const rows = db
+      .prepare<[], { table: string; column: string }>(
+        `SELECT m.name AS "table", c.name AS "column"
+         FROM sqlite_master m, pragma_table_info(m.name) c WHERE m.type = 'table'`,
+      )
+      .all();
+    db.close();
+    return columnsByTable(rows);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The backends of this database waiting on a lock. */
+async function waitingBackends(admin: pg.Client): Promise<number[]> {
+  const { rows } = await admin.query(
+    `SELECT pid FROM pg_stat_activity
+     WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+  );
+  return rows.map((row) => row.pid);
+}
+
+/** Asks again until `condition` holds (the test's own timeout bounds it). */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
+}
