@@ -159,3 +159,31 @@ describe("a code stage's StageExited", () => {
     expect(ends).toEqual(["StageSetup", "StageCancelled"]);
   });
 });
+
+describe("a durable run's steps", () => {
+  it("never commit a code stage's StageExited with a snapshot in which that stage still runs", async () => {
+    const store = SqliteStore.open(join(tempDir(), "runs.db"));
+    if (!store.ok) throw store.error;
+    const commits: { exited: string[]; running: string[] }[] = [];
+    const commitStep = store.value.commitStep.bind(store.value);
+    store.value.commitStep = (runId, step) => {
+      const children = (step.snapshot as { children?: Record<string, unknown> } | undefined)
+        ?.children;
+      commits.push({
+        exited: step.events.flatMap((e) => (e.type === "StageExited" ? [e.stageId ?? ""] : [])),
+        running: Object.keys(children ?? {}),
+      });
+      return commitStep(runId, step);
+    };
+    const pipeline = pipelineOf({
+      stages: ["one", "two", "three"].map((id) => code(id, () => ({ verdict: "ok" }))),
+      next: { one: "two", two: "three" },
+    });
+    const started = startRun(pipeline, { host: harness("stages: {}").host, store: store.value });
+    if (!started.ok) throw started.error;
+    expect((await started.value.result).status).toBe("done");
+    store.value.close();
+    expect(commits.flatMap((c) => c.exited)).toEqual(["one", "two", "three"]);
+    expect(commits.filter((c) => c.exited.some((id) => c.running.includes(id)))).toEqual([]);
+  });
+});
