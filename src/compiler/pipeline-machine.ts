@@ -32,7 +32,13 @@ import {
   tallyOf,
 } from "./pipeline-parallel.js";
 import { stageState } from "./pipeline-sequence.js";
-import { controlTransitions, currentStage, executionId, groupState } from "./pipeline-states.js";
+import {
+  codeExitEvent,
+  controlTransitions,
+  currentStage,
+  executionId,
+  groupState,
+} from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
 import { mayOverride, mayRedo, onlyASibling } from "./topology.js";
 
@@ -235,6 +241,8 @@ export function createPipelineMachine(
           ...(params.stageId !== undefined && { stageId: params.stageId }),
           payload: { pipelineId: context.pipelineId, ...params.payload },
         }),
+      codeExited: ({ context }, params: { result: StageResult }) =>
+        services.audit(codeExitEvent(context.runId, params.result)),
       enter: assign(({ context }, params: { stageId: string; sibling?: boolean }) => ({
         visits: { ...context.visits, [params.stageId]: (context.visits[params.stageId] ?? 0) + 1 },
         ...(!params.sibling && { current: params.stageId }),

@@ -11,6 +11,7 @@ import {
   childInput,
   type DoneArgs,
   executionId,
+  exitActions,
   fail,
   resultOf,
   stageOfState,
@@ -56,7 +57,7 @@ export function parallelState(
                 onDone: {
                   target: "settled",
                   description: "settled",
-                  actions: settle(({ event }) => resultOf(event.output)),
+                  actions: [...exitActions(stage), settle(({ event }) => resultOf(event.output))],
                 },
                 onError: {
                   target: "settled",

@@ -4,6 +4,7 @@ import {
   actorOf,
   childInput,
   type DoneArgs,
+  exitActions,
   fail,
   groupState,
   isStage,
@@ -21,7 +22,7 @@ export function stageState(pipeline: PipelineDefinition, stage: PipelineStage) {
       id: stage.id,
       src: actorOf(stage),
       input: childInput(pipeline, stage, "sequential"),
-      onDone: afterStage(pipeline, stage.id),
+      onDone: afterStage(pipeline, stage),
       onError: {
         target: "failed",
         description: "crashed",
@@ -37,17 +38,18 @@ export function stageState(pipeline: PipelineDefinition, stage: PipelineStage) {
 }
 
 /** The transitions after a stage's result (DESIGN.md §3.2): its rules, a fan-out, or the end. */
-function afterStage(pipeline: PipelineDefinition, stageId: string) {
-  const record = {
-    type: "record",
-    params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
-  };
+function afterStage(pipeline: PipelineDefinition, stage: PipelineStage) {
+  const stageId = stage.id;
+  const record = [
+    ...exitActions(stage),
+    { type: "record", params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }) },
+  ];
   const transition = pipeline.next[stageId];
   const failure = {
     target: "failed",
     description: "failed",
     actions: [
-      record,
+      ...record,
       transitionAudit(stageId, FAIL, "terminal"),
       fail(({ event }: DoneArgs) => {
         const result = resultOf(event.output);
@@ -74,7 +76,7 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
         },
         target: "done",
         description: "ok",
-        actions: [record, transitionAudit(stageId, DONE, "terminal")],
+        actions: [...record, transitionAudit(stageId, DONE, "terminal")],
       },
       failure,
     ];
@@ -89,7 +91,7 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
         target: groupState(stageId),
         description: "ok",
         actions: [
-          record,
+          ...record,
           {
             type: "audit",
             params: {
@@ -113,7 +115,7 @@ function afterStage(pipeline: PipelineDefinition, stageId: string) {
       reenter: true,
       description: describeRule(rule, transition.rules.length),
       actions: [
-        record,
+        ...record,
         ...(isStage(rule.to)
           ? [
               {

@@ -9,6 +9,7 @@ import {
   type Target,
 } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
+import type { AuditEventInput } from "../inspect/audit.js";
 import type { PipelineContext, PipelineOutput } from "./pipeline-machine.js";
 
 const GROUP_SUFFIX = "_parallel";
@@ -89,6 +90,33 @@ export function childInput(
 /** A child's output as a StageResult: sub-pipelines hand back theirs under `result`. */
 export function resultOf(output: StageResult | PipelineOutput): StageResult {
   return "status" in output && "result" in output ? output.result : (output as StageResult);
+}
+
+/**
+ * A code or command stage's StageExited, audited by the transition that takes its result rather
+ * than by the promise that produced it: emitted apart, a step could be committed between the two,
+ * holding the exit with a snapshot where the stage still runs (a resume would run it again).
+ */
+export function exitActions(stage: PipelineStage) {
+  if (stage.kind !== "code" && stage.kind !== "command") return [];
+  return [
+    {
+      type: "codeExited",
+      params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
+    },
+  ];
+}
+
+export function codeExitEvent(runId: string, result: StageResult): AuditEventInput {
+  const { stageId, stageExecutionId, verdict, reason, capHit, attemptCount } = result;
+  return {
+    type: "StageExited",
+    runId,
+    stageId,
+    stageExecutionId,
+    attempt: attemptCount,
+    payload: { verdict, ...(reason !== undefined && { reason }), capHit, attemptCount },
+  };
 }
 
 export type DoneArgs = {

@@ -78,12 +78,8 @@ export async function runCodeStage(
     capHit: false,
     attemptCount: 1,
   };
-  audit("StageExited", {
-    verdict: result.verdict,
-    reason: result.reason,
-    capHit: false,
-    attemptCount: 1,
-  });
+  // Its StageExited is audited by the pipeline's transition that records this result, so that
+  // one step commits both (see `codeExitEvent`).
   return result;
 }
 

@@ -92,13 +92,13 @@ describe("two processes on one run", () => {
     const parked = await live({ child: args("start") });
     const approve = parked.result?.waiting?.map((w) => w.proposalId) ?? [];
     expect(approve).toHaveLength(1);
-    const first = spawn(process.execPath, [CHILD, ...args("resume"), ...approve], {
-      stdio: ["ignore", "pipe", "inherit"],
+    // The first process holds its first model request unanswered: it lives, owning the run, until
+    // it is killed, so the second cannot find the run finished instead of locked.
+    const first = spawn(process.execPath, [CHILD, ...args("resume-held"), ...approve], {
+      stdio: ["pipe", "pipe", "inherit"],
     });
     const lines = createInterface({ input: first.stdout as NodeJS.ReadableStream });
-    await new Promise<void>((ready) =>
-      lines.on("line", (l) => l.endsWith("StageSetup left") && ready()),
-    );
+    await new Promise<void>((ready) => lines.on("line", (l) => l.startsWith("H ") && ready()));
 
     const second = await live({ child: args("resume") });
     expect(second.code).toBe(1);

@@ -6,7 +6,11 @@
 // `start-killed-at-row` starts the run and SIGKILLs itself the instant its row is inserted, before
 // anything else of the run is stored: the earliest moment a crash can leave a run behind.
 //
-//   node crash-child.mjs start|start-killed-at-row|resume <store> <runId> <pipeline.yaml> <script.yaml> <root> <model-log> [approve-id…]
+// `resume-held` resumes the run but never answers a model request: it prints `H <key>` for the
+// first one and holds the run (and its lease) there until stdin closes, so the run is alive for as
+// long as the test needs, whatever the machine's load.
+//
+//   node crash-child.mjs start|start-killed-at-row|resume|resume-held <store> <runId> <pipeline.yaml> <script.yaml> <root> <model-log> [approve-id…]
 //
 // stdout: `E <seq> <type> <stageId>` per audit event, then `R <result json>`.
 import { appendFileSync } from "node:fs";
@@ -31,10 +35,18 @@ const logged = {
   doGenerate: (options) => {
     const call = options.providerOptions.stagechart;
     const key = `model:${runId}/${call.stageExecutionId}/${call.position}`;
+    if (mode === "resume-held") return hold(key);
     appendFileSync(modelLog, `${JSON.stringify({ key, at: Date.now() })}\n`);
     return scripted.doGenerate(options);
   },
 };
+/** Never settles: stdin keeps the process alive, and its end (the test is gone) ends it. */
+function hold(key) {
+  process.stdout.write(`H ${key}\n`);
+  process.stdin.on("end", () => process.exit(2));
+  process.stdin.resume();
+  return new Promise(() => {});
+}
 const host = createHost({
   model: { ...model.value, model: logged },
   audit: new MemoryAuditLog(),
