@@ -95,14 +95,18 @@ export async function attachInspection(
     });
     io.stderr(`inspect: ${owned.url}\n`);
   }
-  const stream = createRunInspector(`ws://${base}/ws/inspect`);
+  let streaming = true;
+  const stream = createRunInspector(`ws://${base}/ws/inspect`, (reason) => {
+    streaming = false;
+    io.stderr(`stagechart: warning: --inspect: ${reason}; the run goes on without it\n`);
+  });
   const interactor = pageInteractor(`ws://${base}/ws/interactor`);
   return {
     inspect: stream.inspect,
     withPage: (host) => ({ ...host, interactors: [...host.interactors, interactor] }),
     finish: async (runId) => {
-      // No run started (refused before it): there is no final state to wait for.
-      if (runId) await finalStateShown(base, runId);
+      // No run started (refused before it), or no stream: there is no final state to wait for.
+      if (runId && streaming) await finalStateShown(base, runId);
       stream.stop();
       interactor.close();
       if (owned) {

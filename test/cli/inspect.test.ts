@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -90,5 +91,37 @@ describe("stagechart inspect", () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`inspect: http://127.0.0.1:${port}`);
     await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow();
+  });
+
+  it("run --inspect to a server that drops its stream: one warning line, and the run finishes done", async () => {
+    // Healthy (so the run streams to it rather than starting its own), but it drops every socket.
+    const server = createHttpServer((request, response) => {
+      response.writeHead(request.url === "/api/health" ? 200 : 404).end("{}");
+    });
+    server.on("upgrade", (_request, socket) => socket.destroy());
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const run = await runPipelineIn(
+        demoProject(),
+        "code-review-parallel",
+        "rename auth",
+        "--inspect",
+        String(port),
+        "--json",
+      );
+      expect(run.code).toBe(0);
+      expect(summaryOf(run.stdout).status).toBe("done");
+      const warnings = run.stderr.split("\n").filter((line) => line.includes("--inspect"));
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^stagechart: warning: --inspect: the inspect server at 127\\.0\\.0\\.1:${port} .+; the run goes on without it$`,
+          ),
+        ),
+      ]);
+    } finally {
+      server.close();
+    }
   });
 });
