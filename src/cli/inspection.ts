@@ -14,8 +14,12 @@ import { storePathFor } from "./store.js";
 /** A run's link to an inspect server: its inspection stream, and the page as an interactor. */
 export interface Inspection {
   inspect: Observer<InspectionEvent>;
-  /** The host with the page added to those who answer grant requests. */
-  withPage(host: Host): Host;
+  /**
+   * The host with the page added to those who answer grant requests, unless `headless`: then
+   * nobody answers live, the host's `--on-grant` policy applies at once (deny, or suspend — and
+   * the page's Approve/Deny resumes the suspended run), and the run never waits for a page.
+   */
+  withPage(host: Host, headless: boolean): Host;
   /** Once the run ended: the page has its final state, then the stream and the server close. */
   finish(runId: string): Promise<void>;
 }
@@ -56,7 +60,7 @@ function withStately(local: Inspection | undefined, io: CliIo, openRelay: RelayO
         relay.inspect.next?.(event);
       },
     },
-    withPage: (host) => (local ? local.withPage(host) : host),
+    withPage: (host, headless) => (local ? local.withPage(host, headless) : host),
     finish: async (runId) => {
       relay.stop();
       await local?.finish(runId);
@@ -103,7 +107,8 @@ export async function attachInspection(
   const interactor = pageInteractor(`ws://${base}/ws/interactor`);
   return {
     inspect: stream.inspect,
-    withPage: (host) => ({ ...host, interactors: [...host.interactors, interactor] }),
+    withPage: (host, headless) =>
+      headless ? host : { ...host, interactors: [...host.interactors, interactor] },
     finish: async (runId) => {
       // No run started (refused before it), or no stream: there is no final state to wait for.
       if (runId && streaming) await finalStateShown(base, runId);

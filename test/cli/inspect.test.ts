@@ -3,8 +3,9 @@ import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
 import { main } from "../../src/cli/main.js";
-import { demoProject, runPipelineIn, storeOf, summaryOf } from "../support/cli.js";
+import { demoProject, runPipelineIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 
 /** A port nothing listens on now. */
 async function freePort(): Promise<number> {
@@ -34,6 +35,30 @@ function startInspect(...argv: string[]) {
     },
   });
   return { url, exit, output: () => ({ stdout, stderr }) };
+}
+
+/**
+ * Stands where an inspect server with a page open would: healthy, it takes the run's stream and
+ * keeps the grant requests the run asks its page, and (when given a decision) answers them.
+ */
+async function serverWithPage(decision?: "approve" | "deny") {
+  const asked: string[] = [];
+  const server = createHttpServer((request, response) => {
+    response.writeHead(request.url === "/api/health" ? 200 : 404).end("{}");
+  });
+  new WebSocketServer({ server }).on("connection", (ws, request) => {
+    if (request.url !== "/ws/interactor") return;
+    ws.on("message", (data) => {
+      const { request: grant } = JSON.parse(data.toString());
+      if (!grant) return;
+      asked.push(grant.proposalId);
+      if (decision)
+        ws.send(JSON.stringify({ type: "grant-answer", proposalId: grant.proposalId, decision }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return { port: String(port), asked, close: () => server.close() };
 }
 
 describe("stagechart inspect", () => {
@@ -124,4 +149,75 @@ describe("stagechart inspect", () => {
       server.close();
     }
   });
+});
+
+describe("run --headless --inspect: nobody answers live, the --on-grant policy applies at once", () => {
+  // code-review's plan asks for Edit, outside its envelope: a grant request.
+  it("suspends with --on-grant suspend, without asking the page", async () => {
+    const page = await serverWithPage();
+    try {
+      const project = demoProject();
+      const run = await runPipelineIn(
+        project,
+        "code-review",
+        "rename auth",
+        "--headless",
+        "--on-grant",
+        "suspend",
+        "--inspect",
+        page.port,
+        "--json",
+      );
+      expect(summaryOf(run.stdout).status).toBe("suspended");
+      expect(page.asked).toEqual([]);
+    } finally {
+      page.close();
+    }
+  }, 30_000);
+
+  it("denies by default, without asking the page, and the run goes on", async () => {
+    const page = await serverWithPage();
+    try {
+      const run = await runPipelineIn(
+        demoProject(),
+        "code-review",
+        "rename auth",
+        "--headless",
+        "--inspect",
+        page.port,
+        "--json",
+      );
+      expect(run.code).toBe(0);
+      expect(summaryOf(run.stdout).status).toBe("done");
+      expect(page.asked).toEqual([]);
+    } finally {
+      page.close();
+    }
+  }, 30_000);
+
+  it("without --headless, the page is asked and its answer is the run's", async () => {
+    const page = await serverWithPage("approve");
+    try {
+      const project = demoProject();
+      const run = await runPipelineIn(
+        project,
+        "code-review",
+        "rename auth",
+        "--inspect",
+        page.port,
+        "--json",
+      );
+      const { runId } = summaryOf(run.stdout);
+      expect(page.asked).toHaveLength(1);
+      const audit = JSON.parse((await storeCommand(project, "audit", runId, "--json")).stdout);
+      expect(audit).toContainEqual(
+        expect.objectContaining({
+          type: "ToolApproved",
+          payload: expect.objectContaining({ tool: "Edit", source: "grant" }),
+        }),
+      );
+    } finally {
+      page.close();
+    }
+  }, 30_000);
 });
