@@ -171,22 +171,28 @@ async function finalStateShown(base: string, runId: string): Promise<void> {
 /**
  * The page as an interactor: a grant request goes to the server, whose pages show it with
  * Approve and Deny; the first answer wins (the terminal may answer first: then it is withdrawn).
+ * A server that goes away fails the requests it holds (the call is denied: the run never waits
+ * for an answer that cannot come); the next request connects again, once.
  */
 function pageInteractor(url: string): Interactor & { close(): void } {
-  const waiting = new Map<string, (decision: GrantDecision) => void>();
+  const waiting = new Map<string, { answer(decision: GrantDecision): void; fail(): void }>();
   let socket: Promise<WebSocket> | undefined;
   const connect = (): Promise<WebSocket> => {
     socket ??= new Promise((resolve, reject) => {
       const ws = new WebSocket(url);
       ws.on("open", () => resolve(ws));
       ws.on("error", reject);
+      ws.on("close", () => {
+        socket = undefined;
+        for (const pending of [...waiting.values()]) pending.fail();
+      });
       ws.on("message", (data) => {
         const message = JSON.parse(data.toString()) as {
           proposalId?: string;
           decision?: GrantDecision;
         };
-        const answer = message.proposalId ? waiting.get(message.proposalId) : undefined;
-        if (answer && message.decision) answer(message.decision);
+        const pending = message.proposalId ? waiting.get(message.proposalId) : undefined;
+        if (pending && message.decision) pending.answer(message.decision);
       });
     });
     return socket;
@@ -197,9 +203,15 @@ function pageInteractor(url: string): Interactor & { close(): void } {
       const ws = await connect();
       return new Promise<GrantDecision>((resolve, reject) => {
         const { proposalId } = request;
-        waiting.set(proposalId, (decision) => {
-          waiting.delete(proposalId);
-          resolve(decision);
+        waiting.set(proposalId, {
+          answer: (decision) => {
+            waiting.delete(proposalId);
+            resolve(decision);
+          },
+          fail: () => {
+            waiting.delete(proposalId);
+            reject(new Error("the inspect server closed the connection"));
+          },
         });
         signal.addEventListener("abort", () => {
           waiting.delete(proposalId);

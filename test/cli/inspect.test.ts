@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { main } from "../../src/cli/main.js";
 import { demoProject, runPipelineIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
@@ -41,7 +41,7 @@ function startInspect(...argv: string[]) {
  * Stands where an inspect server with a page open would: healthy, it takes the run's stream and
  * keeps the grant requests the run asks its page, and (when given a decision) answers them.
  */
-async function serverWithPage(decision?: "approve" | "deny") {
+async function serverWithPage(decision?: "approve" | "deny" | "hang up") {
   const asked: string[] = [];
   const server = createHttpServer((request, response) => {
     response.writeHead(request.url === "/api/health" ? 200 : 404).end("{}");
@@ -52,7 +52,8 @@ async function serverWithPage(decision?: "approve" | "deny") {
       const { request: grant } = JSON.parse(data.toString());
       if (!grant) return;
       asked.push(grant.proposalId);
-      if (decision)
+      if (decision === "hang up") ws.terminate();
+      else if (decision)
         ws.send(JSON.stringify({ type: "grant-answer", proposalId: grant.proposalId, decision }));
     });
   });
@@ -152,6 +153,13 @@ describe("stagechart inspect", () => {
 });
 
 describe("run --headless --inspect: nobody answers live, the --on-grant policy applies at once", () => {
+  // The stand-in page server shares this process: a first run that loads the CLI's modules
+  // would hold its health reply past the CLI's 1 s check (which then starts a server of its own).
+  beforeAll(
+    () => runPipelineIn(demoProject(), "code-review-parallel", "warm up", "--json"),
+    60_000,
+  );
+
   // code-review's plan asks for Edit, outside its envelope: a grant request.
   it("suspends with --on-grant suspend, without asking the page", async () => {
     const page = await serverWithPage();
@@ -214,6 +222,33 @@ describe("run --headless --inspect: nobody answers live, the --on-grant policy a
         expect.objectContaining({
           type: "ToolApproved",
           payload: expect.objectContaining({ tool: "Edit", source: "grant" }),
+        }),
+      );
+    } finally {
+      page.close();
+    }
+  }, 30_000);
+
+  it("without --headless, a page server that goes away while asked denies the call: the run does not wait", async () => {
+    const page = await serverWithPage("hang up");
+    try {
+      const project = demoProject();
+      const run = await runPipelineIn(
+        project,
+        "code-review",
+        "rename auth",
+        "--inspect",
+        page.port,
+        "--json",
+      );
+      const { runId, status } = summaryOf(run.stdout);
+      expect(page.asked).toHaveLength(1);
+      expect(status).toBe("done");
+      const audit = JSON.parse((await storeCommand(project, "audit", runId, "--json")).stdout);
+      expect(audit).toContainEqual(
+        expect.objectContaining({
+          type: "ToolDenied",
+          payload: expect.objectContaining({ tool: "Edit" }),
         }),
       );
     } finally {
