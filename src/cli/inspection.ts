@@ -96,8 +96,8 @@ export async function attachInspection(
       storePath: storePathFor(storeFlag),
       port,
       resume: resumeFromPage(storeFlag, port),
-    });
-    io.stderr(`inspect: ${owned.url}\n`);
+    }).catch(takenMeanwhile);
+    if (owned) io.stderr(`inspect: ${owned.url}\n`);
   }
   let streaming = true;
   const stream = createRunInspector(`ws://${base}/ws/inspect`, (reason) => {
@@ -145,6 +145,15 @@ export function resumeFromPage(storeFlag: string | undefined, port: number) {
   };
 }
 
+/**
+ * The port is taken after all: a server too busy to answer the health check in time, or one
+ * started meanwhile. The run streams to it (and says so once if it is not an inspect server).
+ */
+function takenMeanwhile(error: unknown): undefined {
+  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") return undefined;
+  throw error;
+}
+
 async function listening(base: string): Promise<boolean> {
   try {
     const reply = await fetch(`http://${base}/api/health`, { signal: AbortSignal.timeout(1000) });
@@ -154,11 +163,13 @@ async function listening(base: string): Promise<boolean> {
   }
 }
 
-/** Waits (a few seconds at most) until the server saw the run's root actor stop. */
+/** Waits (3 s at most, a server that does not answer included) until it saw the run's root stop. */
 async function finalStateShown(base: string, runId: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
+  const signal = AbortSignal.timeout(3000);
+  while (!signal.aborted) {
     try {
-      const roots = (await (await fetch(`http://${base}/api/live`)).json()) as LiveRoot[];
+      const reply = await fetch(`http://${base}/api/live`, { signal });
+      const roots = (await reply.json()) as LiveRoot[];
       const root = roots.findLast((r) => r.runId === runId);
       if (root && root.status !== "active") return;
     } catch {

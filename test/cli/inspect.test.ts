@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { main } from "../../src/cli/main.js";
 import { demoProject, runPipelineIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
@@ -119,6 +119,35 @@ describe("stagechart inspect", () => {
     await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow();
   });
 
+  it("run --inspect on a port whose server is too busy to answer the health check: the run streams to it", async () => {
+    const received: string[] = [];
+    // Never answers HTTP (as a server whose process is busy), but takes the run's stream.
+    const server = createHttpServer(() => {});
+    new WebSocketServer({ server }).on("connection", (ws) =>
+      ws.on("message", (data) => received.push(data.toString())),
+    );
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const run = await runPipelineIn(
+        demoProject(),
+        "code-review-parallel",
+        "rename auth",
+        "--headless",
+        "--inspect",
+        String(port),
+        "--json",
+      );
+      expect(run.stderr).not.toContain("EADDRINUSE");
+      expect(run.code).toBe(0);
+      expect(summaryOf(run.stdout).status).toBe("done");
+      expect(received.length).toBeGreaterThan(0);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   it("run --inspect to a server that drops its stream: one warning line, and the run finishes done", async () => {
     // Healthy (so the run streams to it rather than starting its own), but it drops every socket.
     const server = createHttpServer((request, response) => {
@@ -153,13 +182,6 @@ describe("stagechart inspect", () => {
 });
 
 describe("run --headless --inspect: nobody answers live, the --on-grant policy applies at once", () => {
-  // The stand-in page server shares this process: a first run that loads the CLI's modules
-  // would hold its health reply past the CLI's 1 s check (which then starts a server of its own).
-  beforeAll(
-    () => runPipelineIn(demoProject(), "code-review-parallel", "warm up", "--json"),
-    60_000,
-  );
-
   // code-review's plan asks for Edit, outside its envelope: a grant request.
   it("suspends with --on-grant suspend, without asking the page", async () => {
     const page = await serverWithPage();
