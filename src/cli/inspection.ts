@@ -14,8 +14,12 @@ import { storePathFor } from "./store.js";
 /** A run's link to an inspect server: its inspection stream, and the page as an interactor. */
 export interface Inspection {
   inspect: Observer<InspectionEvent>;
-  /** The host with the page added to those who answer grant requests. */
-  withPage(host: Host): Host;
+  /**
+   * The host with the page added to those who answer grant requests, unless `headless`: then
+   * nobody answers live, the host's `--on-grant` policy applies at once (deny, or suspend — and
+   * the page's Approve/Deny resumes the suspended run), and the run never waits for a page.
+   */
+  withPage(host: Host, headless: boolean): Host;
   /** Once the run ended: the page has its final state, then the stream and the server close. */
   finish(runId: string): Promise<void>;
 }
@@ -56,7 +60,7 @@ function withStately(local: Inspection | undefined, io: CliIo, openRelay: RelayO
         relay.inspect.next?.(event);
       },
     },
-    withPage: (host) => (local ? local.withPage(host) : host),
+    withPage: (host, headless) => (local ? local.withPage(host, headless) : host),
     finish: async (runId) => {
       relay.stop();
       await local?.finish(runId);
@@ -92,17 +96,22 @@ export async function attachInspection(
       storePath: storePathFor(storeFlag),
       port,
       resume: resumeFromPage(storeFlag, port),
-    });
-    io.stderr(`inspect: ${owned.url}\n`);
+    }).catch(takenMeanwhile);
+    if (owned) io.stderr(`inspect: ${owned.url}\n`);
   }
-  const stream = createRunInspector(`ws://${base}/ws/inspect`);
+  let streaming = true;
+  const stream = createRunInspector(`ws://${base}/ws/inspect`, (reason) => {
+    streaming = false;
+    io.stderr(`stagechart: warning: --inspect: ${reason}; the run goes on without it\n`);
+  });
   const interactor = pageInteractor(`ws://${base}/ws/interactor`);
   return {
     inspect: stream.inspect,
-    withPage: (host) => ({ ...host, interactors: [...host.interactors, interactor] }),
+    withPage: (host, headless) =>
+      headless ? host : { ...host, interactors: [...host.interactors, interactor] },
     finish: async (runId) => {
-      // No run started (refused before it): there is no final state to wait for.
-      if (runId) await finalStateShown(base, runId);
+      // No run started (refused before it), or no stream: there is no final state to wait for.
+      if (runId && streaming) await finalStateShown(base, runId);
       stream.stop();
       interactor.close();
       if (owned) {
@@ -136,6 +145,15 @@ export function resumeFromPage(storeFlag: string | undefined, port: number) {
   };
 }
 
+/**
+ * The port is taken after all: a server too busy to answer the health check in time, or one
+ * started meanwhile. The run streams to it (and says so once if it is not an inspect server).
+ */
+function takenMeanwhile(error: unknown): undefined {
+  if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") return undefined;
+  throw error;
+}
+
 async function listening(base: string): Promise<boolean> {
   try {
     const reply = await fetch(`http://${base}/api/health`, { signal: AbortSignal.timeout(1000) });
@@ -145,11 +163,13 @@ async function listening(base: string): Promise<boolean> {
   }
 }
 
-/** Waits (a few seconds at most) until the server saw the run's root actor stop. */
+/** Waits (3 s at most, a server that does not answer included) until it saw the run's root stop. */
 async function finalStateShown(base: string, runId: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
+  const signal = AbortSignal.timeout(3000);
+  while (!signal.aborted) {
     try {
-      const roots = (await (await fetch(`http://${base}/api/live`)).json()) as LiveRoot[];
+      const reply = await fetch(`http://${base}/api/live`, { signal });
+      const roots = (await reply.json()) as LiveRoot[];
       const root = roots.findLast((r) => r.runId === runId);
       if (root && root.status !== "active") return;
     } catch {
@@ -162,22 +182,28 @@ async function finalStateShown(base: string, runId: string): Promise<void> {
 /**
  * The page as an interactor: a grant request goes to the server, whose pages show it with
  * Approve and Deny; the first answer wins (the terminal may answer first: then it is withdrawn).
+ * A server that goes away fails the requests it holds (the call is denied: the run never waits
+ * for an answer that cannot come); the next request connects again, once.
  */
 function pageInteractor(url: string): Interactor & { close(): void } {
-  const waiting = new Map<string, (decision: GrantDecision) => void>();
+  const waiting = new Map<string, { answer(decision: GrantDecision): void; fail(): void }>();
   let socket: Promise<WebSocket> | undefined;
   const connect = (): Promise<WebSocket> => {
     socket ??= new Promise((resolve, reject) => {
       const ws = new WebSocket(url);
       ws.on("open", () => resolve(ws));
       ws.on("error", reject);
+      ws.on("close", () => {
+        socket = undefined;
+        for (const pending of [...waiting.values()]) pending.fail();
+      });
       ws.on("message", (data) => {
         const message = JSON.parse(data.toString()) as {
           proposalId?: string;
           decision?: GrantDecision;
         };
-        const answer = message.proposalId ? waiting.get(message.proposalId) : undefined;
-        if (answer && message.decision) answer(message.decision);
+        const pending = message.proposalId ? waiting.get(message.proposalId) : undefined;
+        if (pending && message.decision) pending.answer(message.decision);
       });
     });
     return socket;
@@ -188,9 +214,15 @@ function pageInteractor(url: string): Interactor & { close(): void } {
       const ws = await connect();
       return new Promise<GrantDecision>((resolve, reject) => {
         const { proposalId } = request;
-        waiting.set(proposalId, (decision) => {
-          waiting.delete(proposalId);
-          resolve(decision);
+        waiting.set(proposalId, {
+          answer: (decision) => {
+            waiting.delete(proposalId);
+            resolve(decision);
+          },
+          fail: () => {
+            waiting.delete(proposalId);
+            reject(new Error("the inspect server closed the connection"));
+          },
         });
         signal.addEventListener("abort", () => {
           waiting.delete(proposalId);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
-import { WebSocket } from "ws";
 import type { InspectionEvent, Observer } from "xstate";
+import { heldSocket, type SocketLoss } from "./held-socket.js";
 import { sanitizedMessages } from "./stream.js";
 
 /**
@@ -15,8 +15,6 @@ const SKY_INSPECT_PAGE = "https://stately.ai/registry/inspect";
 
 /** How long the relay may take to connect; the run never waits on it. */
 export const RELAY_CONNECT_TIMEOUT_MS = 3000;
-/** Messages held while connecting (a run's first burst); beyond that the oldest are dropped. */
-const MAX_HELD = 10_000;
 
 /** Where a relay's messages go: the hosted relay, or (tests) any socket standing in for it. */
 export interface Relay {
@@ -45,40 +43,26 @@ export const openSkyRelay: RelayOpener = (events) => {
 };
 
 function socketRelay(url: string, pageUrl: string, events: RelayEvents): Relay {
-  const held: string[] = [];
-  let state: "connecting" | "open" | "done" = "connecting";
-  const fail = (reason: string) => {
-    if (state === "done") return;
-    state = "done";
-    held.length = 0;
-    events.failed(reason);
-    socket.terminate();
-  };
-  const socket = new WebSocket(url, { handshakeTimeout: RELAY_CONNECT_TIMEOUT_MS });
-  socket.on("open", () => {
-    if (state !== "connecting") return;
-    state = "open";
-    events.opened(pageUrl);
-    for (const text of held.splice(0)) socket.send(text);
+  const socket = heldSocket(url, RELAY_CONNECT_TIMEOUT_MS, {
+    opened: () => events.opened(pageUrl),
+    lost: (loss) => events.failed(relayLoss(loss)),
   });
-  socket.on("error", (error) =>
-    fail(`the hosted Stately inspector is unreachable (${error.message})`),
-  );
-  socket.on("close", () => fail("the relay closed the connection"));
   return {
-    send: (message) => {
-      // `createSkyInspector` sends superjson; these messages are plain JSON, which it wraps so.
-      const text = JSON.stringify({ json: message });
-      if (state === "open") socket.send(text);
-      else if (state === "connecting" && held.push(text) > MAX_HELD) held.shift();
-    },
-    close: () => {
-      if (state === "connecting") fail("not connected by the end of the run; nothing was sent");
-      if (state !== "open") return;
-      state = "done";
-      socket.close();
-    },
+    // `createSkyInspector` sends superjson; these messages are plain JSON, which it wraps so.
+    send: (message) => socket.send(JSON.stringify({ json: message })),
+    close: socket.close,
   };
+}
+
+function relayLoss(loss: SocketLoss): string {
+  switch (loss.kind) {
+    case "unreachable":
+      return `the hosted Stately inspector is unreachable (${loss.detail})`;
+    case "closed":
+      return "the relay closed the connection";
+    case "never-connected":
+      return "not connected by the end of the run; nothing was sent";
+  }
 }
 
 /**

@@ -1,36 +1,55 @@
-import { createWebSocketInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
+import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { configure } from "safe-stable-stringify";
 import type { AnyActorRef, AnyEventObject, InspectionEvent, Observer } from "xstate";
 import { isRecord } from "../definitions/pipeline-schema.js";
 import { pick } from "./chart-state.js";
+import { heldSocket, type SocketLoss } from "./held-socket.js";
 
 /**
- * A run's inspection stream to an inspect server, in `@statelyai/inspect`'s protocol over its
- * WebSocket adapter. What leaves the process is the shape of the run, never its content: contexts
- * are cut down to ids, states and counters (no prompt, no ctx, no stage output, no tool result),
- * events to their type and the few fields that steer a run, and a snapshot carries its value
- * and status only — the machine definition goes once per actor, in its `@xstate.actor` message.
- * Messages are built here, once each, only for what the coalescer passes on.
+ * A run's inspection stream to an inspect server, in `@statelyai/inspect`'s protocol (the
+ * messages its `createWebSocketReceiver` reads), over a socket of our own: one connection, never
+ * reopened, closed for good by `stop` (its `createWebSocketInspector` reconnects every 5 s
+ * forever after an error, stopped or not, keeping a finished run's process alive). What leaves
+ * the process is the shape of the run, never its content: contexts are cut down to ids, states
+ * and counters (no prompt, no ctx, no stage output, no tool result), events to their type and
+ * the few fields that steer a run, and a snapshot carries its value and status only — the
+ * machine definition goes once per actor, in its `@xstate.actor` message. Messages are built
+ * here, once each, only for what the coalescer passes on. A server that goes away (or never
+ * answers) is told to `lost` once; the run goes on without its stream.
  */
-export function createRunInspector(url: string): {
+export function createRunInspector(
+  url: string,
+  lost: (reason: string) => void = () => {},
+): {
   inspect: Observer<InspectionEvent>;
   stop(): void;
 } {
-  const inspector = createWebSocketInspector({
-    url,
-    // The messages are plain JSON already: held ones are not serialized twice when the socket opens.
-    serialize: (message) => message,
-    // A run's first burst (every actor of a resumed run) must not be dropped before connecting.
-    maxDeferredEvents: 10_000,
+  const socket = heldSocket(url, SERVER_CONNECT_TIMEOUT_MS, {
+    lost: (loss) => lost(serverLoss(url, loss)),
   });
-  const messages = sanitizedMessages((message) => inspector.adapter.send(message));
+  const messages = sanitizedMessages((message) => socket.send(JSON.stringify(message)));
   return {
     inspect: messages,
     stop: () => {
       messages.flush();
-      inspector.stop();
+      socket.close();
     },
   };
+}
+
+/** The inspect server runs on this machine: a connection not made by then will not be. */
+const SERVER_CONNECT_TIMEOUT_MS = 3000;
+
+function serverLoss(url: string, loss: SocketLoss): string {
+  const server = `the inspect server at ${new URL(url).host}`;
+  switch (loss.kind) {
+    case "unreachable":
+      return `${server} is unreachable (${loss.detail})`;
+    case "closed":
+      return `${server} closed the connection`;
+    case "never-connected":
+      return `${server} did not connect before the run ended`;
+  }
 }
 
 /** A run's inspection events as this stream's sanitized protocol messages, handed to `send`. */

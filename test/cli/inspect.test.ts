@@ -1,9 +1,11 @@
 import { writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
 import { main } from "../../src/cli/main.js";
-import { demoProject, runPipelineIn, storeOf, summaryOf } from "../support/cli.js";
+import { demoProject, runPipelineIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 
 /** A port nothing listens on now. */
 async function freePort(): Promise<number> {
@@ -33,6 +35,31 @@ function startInspect(...argv: string[]) {
     },
   });
   return { url, exit, output: () => ({ stdout, stderr }) };
+}
+
+/**
+ * Stands where an inspect server with a page open would: healthy, it takes the run's stream and
+ * keeps the grant requests the run asks its page, and (when given a decision) answers them.
+ */
+async function serverWithPage(decision?: "approve" | "deny" | "hang up") {
+  const asked: string[] = [];
+  const server = createHttpServer((request, response) => {
+    response.writeHead(request.url === "/api/health" ? 200 : 404).end("{}");
+  });
+  new WebSocketServer({ server }).on("connection", (ws, request) => {
+    if (request.url !== "/ws/interactor") return;
+    ws.on("message", (data) => {
+      const { request: grant } = JSON.parse(data.toString());
+      if (!grant) return;
+      asked.push(grant.proposalId);
+      if (decision === "hang up") ws.terminate();
+      else if (decision)
+        ws.send(JSON.stringify({ type: "grant-answer", proposalId: grant.proposalId, decision }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return { port: String(port), asked, close: () => server.close() };
 }
 
 describe("stagechart inspect", () => {
@@ -91,4 +118,163 @@ describe("stagechart inspect", () => {
     expect(run.stderr).toContain(`inspect: http://127.0.0.1:${port}`);
     await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow();
   });
+
+  it("run --inspect on a port whose server is too busy to answer the health check: the run streams to it", async () => {
+    const received: string[] = [];
+    // Never answers HTTP (as a server whose process is busy), but takes the run's stream.
+    const server = createHttpServer(() => {});
+    new WebSocketServer({ server }).on("connection", (ws) =>
+      ws.on("message", (data) => received.push(data.toString())),
+    );
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const run = await runPipelineIn(
+        demoProject(),
+        "code-review-parallel",
+        "rename auth",
+        "--headless",
+        "--inspect",
+        String(port),
+        "--json",
+      );
+      expect(run.stderr).not.toContain("EADDRINUSE");
+      expect(run.code).toBe(0);
+      expect(summaryOf(run.stdout).status).toBe("done");
+      expect(received.length).toBeGreaterThan(0);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it("run --inspect to a server that drops its stream: one warning line, and the run finishes done", async () => {
+    // Healthy (so the run streams to it rather than starting its own), but it drops every socket.
+    const server = createHttpServer((request, response) => {
+      response.writeHead(request.url === "/api/health" ? 200 : 404).end("{}");
+    });
+    server.on("upgrade", (_request, socket) => socket.destroy());
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const run = await runPipelineIn(
+        demoProject(),
+        "code-review-parallel",
+        "rename auth",
+        "--inspect",
+        String(port),
+        "--json",
+      );
+      expect(run.code).toBe(0);
+      expect(summaryOf(run.stdout).status).toBe("done");
+      const warnings = run.stderr.split("\n").filter((line) => line.includes("--inspect"));
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^stagechart: warning: --inspect: the inspect server at 127\\.0\\.0\\.1:${port} .+; the run goes on without it$`,
+          ),
+        ),
+      ]);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("run --headless --inspect: nobody answers live, the --on-grant policy applies at once", () => {
+  // code-review's plan asks for Edit, outside its envelope: a grant request.
+  it("suspends with --on-grant suspend, without asking the page", async () => {
+    const page = await serverWithPage();
+    try {
+      const project = demoProject();
+      const run = await runPipelineIn(
+        project,
+        "code-review",
+        "rename auth",
+        "--headless",
+        "--on-grant",
+        "suspend",
+        "--inspect",
+        page.port,
+        "--json",
+      );
+      expect(summaryOf(run.stdout).status).toBe("suspended");
+      expect(page.asked).toEqual([]);
+    } finally {
+      page.close();
+    }
+  }, 30_000);
+
+  it("denies by default, without asking the page, and the run goes on", async () => {
+    const page = await serverWithPage();
+    try {
+      const run = await runPipelineIn(
+        demoProject(),
+        "code-review",
+        "rename auth",
+        "--headless",
+        "--inspect",
+        page.port,
+        "--json",
+      );
+      expect(run.code).toBe(0);
+      expect(summaryOf(run.stdout).status).toBe("done");
+      expect(page.asked).toEqual([]);
+    } finally {
+      page.close();
+    }
+  }, 30_000);
+
+  it("without --headless, the page is asked and its answer is the run's", async () => {
+    const page = await serverWithPage("approve");
+    try {
+      const project = demoProject();
+      const run = await runPipelineIn(
+        project,
+        "code-review",
+        "rename auth",
+        "--inspect",
+        page.port,
+        "--json",
+      );
+      const { runId } = summaryOf(run.stdout);
+      expect(page.asked).toHaveLength(1);
+      const audit = JSON.parse((await storeCommand(project, "audit", runId, "--json")).stdout);
+      expect(audit).toContainEqual(
+        expect.objectContaining({
+          type: "ToolApproved",
+          payload: expect.objectContaining({ tool: "Edit", source: "grant" }),
+        }),
+      );
+    } finally {
+      page.close();
+    }
+  }, 30_000);
+
+  it("without --headless, a page server that goes away while asked denies the call: the run does not wait", async () => {
+    const page = await serverWithPage("hang up");
+    try {
+      const project = demoProject();
+      const run = await runPipelineIn(
+        project,
+        "code-review",
+        "rename auth",
+        "--inspect",
+        page.port,
+        "--json",
+      );
+      const { runId, status } = summaryOf(run.stdout);
+      expect(page.asked).toHaveLength(1);
+      expect(status).toBe("done");
+      const audit = JSON.parse((await storeCommand(project, "audit", runId, "--json")).stdout);
+      expect(audit).toContainEqual(
+        expect.objectContaining({
+          type: "ToolDenied",
+          payload: expect.objectContaining({ tool: "Edit" }),
+        }),
+      );
+    } finally {
+      page.close();
+    }
+  }, 30_000);
 });

@@ -1,12 +1,14 @@
+import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
 import { coalescer } from "../../src/inspect/stream.js";
 import { SqliteStore } from "../../src/store/index.js";
-import { demoProject, runIn, storeOf, summaryOf } from "../support/cli.js";
+import { demoProject, REPO_ROOT, runIn, storeOf, summaryOf } from "../support/cli.js";
 
 /**
  * Stands where an inspect server would: it says it is healthy (so `--inspect` streams to it
@@ -185,4 +187,49 @@ describe("the stream's coalescing", () => {
     stream.flush();
     expect(valuesOf(sent)).toEqual(["done"]);
   });
+});
+
+/** A server that takes each WebSocket connection and drops it at once, counting the attempts. */
+async function droppingServer(): Promise<{ url: string; attempts: () => number; server: Server }> {
+  let attempts = 0;
+  const server = createServer();
+  server.on("upgrade", (_request, socket) => {
+    attempts += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `ws://127.0.0.1:${port}/ws/inspect`, attempts: () => attempts, server };
+}
+
+describe("a run's inspection stream whose server drops the connection (needs npm run build)", () => {
+  it("says so once, never reconnects after stop(), and lets the process exit", async () => {
+    const dropping = await droppingServer();
+    let child: ReturnType<typeof spawn> | undefined;
+    try {
+      const stream = pathToFileURL(join(REPO_ROOT, "dist/inspect/stream.js")).href;
+      // A process of its own: it ends by itself only if nothing of the stream outlives stop().
+      const script = `
+        const { createRunInspector } = await import(${JSON.stringify(stream)});
+        const inspector = createRunInspector(${JSON.stringify(dropping.url)}, (reason) => {
+          process.stdout.write("lost: " + reason + "\\n");
+          inspector.stop();
+        });`;
+      child = spawn(process.execPath, ["--input-type=module", "-e", script]);
+      let stdout = "";
+      child.stdout?.on("data", (data) => {
+        stdout += data;
+      });
+      const exited = child;
+      const code = await new Promise((resolve) => exited.on("exit", resolve));
+      expect(code).toBe(0);
+      const reports = stdout.split("\n").filter((line) => line.startsWith("lost: "));
+      expect(reports).toHaveLength(1);
+      expect(reports[0]).toContain("127.0.0.1");
+      expect(dropping.attempts()).toBe(1);
+    } finally {
+      if (child?.exitCode === null) child.kill();
+      dropping.server.close();
+    }
+  }, 20_000);
 });

@@ -61,7 +61,7 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
       ...TASK,
       "--run-id",
       "live-1",
-      "--headless",
+      // Not --headless: a headless run answers no grant live (its --on-grant policy applies).
       "--inspect",
       String(port),
       "--json",

@@ -225,7 +225,7 @@ async function continueRun(
         async (pipeline, host, progress) => {
           const inspection = await inspecting.ready();
           const resumed = relaunch(pipeline, stored, {
-            host: inspection ? inspection.withPage(host) : host,
+            host: inspection ? inspection.withPage(host, settings.headless) : host,
             ...(inspection && { inspect: inspection.inspect }),
             store: store.value,
           });

@@ -89,7 +89,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
         try {
           const inspection = await inspecting.ready();
           const started = startRun(pipeline, {
-            host: inspection ? inspection.withPage(host) : host,
+            host: inspection ? inspection.withPage(host, settings.headless) : host,
             ...(inspection && { inspect: inspection.inspect }),
             store: store.value,
             resumeWith: { ...settings },
