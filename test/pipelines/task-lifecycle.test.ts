@@ -315,11 +315,10 @@ describe("planning entered again (a re-plan, or a redo of it)", () => {
 });
 
 describe("leaving accept", () => {
-  const leaving = (root: string, output: unknown, previous = "accept"): TransitionNotice => ({
+  const at = (root: string, state: string, output: unknown): TransitionNotice => ({
     runId: "r1",
     pipelineId: "task-lifecycle",
-    state: "revert",
-    previous,
+    state,
     ctx: { task: "t" },
     visits: { accept: 1, revert: 1 },
     results: {
@@ -337,13 +336,15 @@ describe("leaving accept", () => {
   const decisionIn = (root: string) =>
     JSON.parse(readFileSync(join(root, "task/accept/decision.json"), "utf8"));
 
-  it("records the person's answer in accept/decision.json, the artifact seed 004 names", async () => {
+  it("records the person's last answer in accept/decision.json, the artifact seed 004 names", async () => {
     const root = taskDir({});
     const answer = { decision: "revert", reason: "slugify breaks the old callers" };
-    await taskLifecycle.onTransition?.(leaving(root, answer));
+    await taskLifecycle.onTransition?.(at(root, "revert", answer));
     expect(decisionIn(root)).toEqual(answer);
-    // Only when leaving accept: a later transition does not write it again.
-    await taskLifecycle.onTransition?.(leaving(root, { decision: "accepted" }, "revert"));
+    // Entered again (a reopening), accept has not decided yet: the file keeps the last decision.
+    await taskLifecycle.onTransition?.(at(root, "accept", { decision: "accepted" }));
     expect(decisionIn(root)).toEqual(answer);
+    await taskLifecycle.onTransition?.(at(root, "done", { decision: "accepted" }));
+    expect(decisionIn(root)).toEqual({ decision: "accepted" });
   });
 });

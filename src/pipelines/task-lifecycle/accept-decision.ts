@@ -29,12 +29,13 @@ export const acceptQuestion: { prompt: string; schema: JsonSchema } = {
 };
 
 /**
- * Once the run leaves accept, records the answer in `task/accept/decision.json` (written whole,
- * by a rename), the artifact the seed names. A repeated notice writes the same file again.
+ * Records the last decision taken at accept in `task/accept/decision.json` (written whole, by a
+ * rename), the artifact the seed names, whenever the run is past accept: a resume's first notice
+ * may already be past it, and a repeated notice writes the same file again.
  */
 export function writeDecision(notice: TransitionNotice): void {
   const answer = notice.results.accept?.output;
-  if (notice.previous !== "accept" || answer === undefined) return;
+  if (notice.state === "accept" || answer === undefined) return;
   const path = join(notice.root, TASK_DIR, "accept/decision.json");
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(`${path}.tmp`, `${JSON.stringify(answer, null, 2)}\n`);
