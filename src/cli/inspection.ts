@@ -1,6 +1,7 @@
 import { WebSocket } from "ws";
 import type { InspectionEvent, Observer } from "xstate";
 import type { GrantDecision } from "../compiler/stage-types.js";
+import type { JsonValue } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { LiveRoot } from "../inspect/live.js";
 import { DEFAULT_INSPECT_PORT, type InspectServer, startInspectServer } from "../inspect/server.js";
@@ -92,6 +93,7 @@ export async function attachInspection(
       storePath: storePathFor(storeFlag),
       port,
       resume: resumeFromPage(storeFlag, port),
+      resumeInput: resumeInputFromPage(storeFlag, port),
     });
     io.stderr(`inspect: ${owned.url}\n`);
   }
@@ -136,6 +138,21 @@ export function resumeFromPage(storeFlag: string | undefined, port: number) {
   };
 }
 
+/** A page's answer to a suspended run's ask stage: `stagechart resume --input`, in-process. */
+export function resumeInputFromPage(storeFlag: string | undefined, port: number) {
+  return async (runId: string, stageExecutionId: string, value: JsonValue) => {
+    const { main } = await import("./main.js");
+    const quiet: CliIo = { stdout: () => {}, stderr: () => {} };
+    await main(
+      [
+        ...["resume", runId, "--input", JSON.stringify(value), "--input-for", stageExecutionId],
+        ...["--store", storePathFor(storeFlag), "--headless", "--json", "--inspect", String(port)],
+      ],
+      quiet,
+    );
+  };
+}
+
 async function listening(base: string): Promise<boolean> {
   try {
     const reply = await fetch(`http://${base}/api/health`, { signal: AbortSignal.timeout(1000) });
@@ -161,10 +178,12 @@ async function finalStateShown(base: string, runId: string): Promise<void> {
 
 /**
  * The page as an interactor: a grant request goes to the server, whose pages show it with
- * Approve and Deny; the first answer wins (the terminal may answer first: then it is withdrawn).
+ * Approve and Deny, an ask stage's question with a form (the server checks the value); the first
+ * answer wins (the terminal may answer first: then it is withdrawn).
  */
 function pageInteractor(url: string): Interactor & { close(): void } {
   const waiting = new Map<string, (decision: GrantDecision) => void>();
+  const questions = new Map<string, (value: JsonValue) => void>();
   let socket: Promise<WebSocket> | undefined;
   const connect = (): Promise<WebSocket> => {
     socket ??= new Promise((resolve, reject) => {
@@ -175,9 +194,13 @@ function pageInteractor(url: string): Interactor & { close(): void } {
         const message = JSON.parse(data.toString()) as {
           proposalId?: string;
           decision?: GrantDecision;
+          stageExecutionId?: string;
+          value?: JsonValue;
         };
         const answer = message.proposalId ? waiting.get(message.proposalId) : undefined;
         if (answer && message.decision) answer(message.decision);
+        const reply = message.stageExecutionId ? questions.get(message.stageExecutionId) : undefined;
+        if (reply && message.value !== undefined) reply(message.value);
       });
     });
     return socket;
@@ -198,6 +221,23 @@ function pageInteractor(url: string): Interactor & { close(): void } {
           reject(signal.reason);
         });
         ws.send(JSON.stringify({ type: "grant-request", request }));
+      });
+    },
+    async askValue(request, signal) {
+      const ws = await connect();
+      return new Promise<JsonValue>((resolve, reject) => {
+        const { stageExecutionId } = request;
+        questions.set(stageExecutionId, (value) => {
+          questions.delete(stageExecutionId);
+          resolve(value);
+        });
+        signal.addEventListener("abort", () => {
+          questions.delete(stageExecutionId);
+          ws.send(JSON.stringify({ type: "ask-withdrawn", stageExecutionId }));
+          reject(signal.reason);
+        });
+        const { problems: _, ...question } = request;
+        ws.send(JSON.stringify({ type: "ask-request", request: question }));
       });
     },
     close: () => {

@@ -1,5 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { z } from "zod";
+import type { JsonValue } from "../definitions/contract.js";
 import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { SqliteStore } from "../store/index.js";
@@ -11,6 +12,7 @@ import {
   lifecycleChart,
   pipelineChart,
 } from "./chart.js";
+import { answerAsk } from "./ask-answers.js";
 import { layoutChart } from "./chart-layout.js";
 import type { LiveRegistry } from "./live.js";
 import { describeRun } from "./run-view.js";
@@ -23,6 +25,8 @@ export interface ApiContext {
   live: LiveRegistry;
   /** Resumes a suspended run with an answer to the grant request it waits for. */
   resume?(runId: string, proposalId: string, decision: "approve" | "deny"): Promise<void>;
+  /** Resumes a suspended run with an answer to the ask stage it waits on. */
+  resumeInput?(runId: string, stageExecutionId: string, value: JsonValue): Promise<void>;
 }
 
 export interface ApiReply {
@@ -81,6 +85,7 @@ async function route(
   const run = store.getRun(id);
   if (!run.ok) return run;
   if (method === "POST" && what === "grants" && key) return answerGrant(context, id, key, body);
+  if (method === "POST" && what === "asks" && key) return answerAsk(context, id, key, body);
   if (method !== "GET")
     return err(
       notFound("Validation/RouteNotFound", `no route ${method} /api/runs/${id}/${what ?? ""}`, {}),
@@ -102,6 +107,8 @@ async function route(
     }
     case "grants":
       return ok(context.live.pendingOf(id));
+    case "asks":
+      return ok(context.live.asks.pendingOf(id));
     case "transcripts":
       if (!key || runIdOfExecution(key) !== id) break;
       return ok(store.read(key));
@@ -217,6 +224,7 @@ const STATUS_OF: Record<string, number> = {
   "Session/StepNotFound": 404,
   "Validation/RouteNotFound": 404,
   "Session/NoPendingGrant": 409,
+  "Session/NoPendingInput": 409,
 };
 
 function failure(error: StagechartError): ApiReply {

@@ -4,6 +4,8 @@ import type { ChartState } from "../../src/inspect/chart-state.js";
 import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";
 import type { RunView } from "../../src/inspect/run-view.js";
 import type { Step, StepView } from "../../src/inspect/steps.js";
+import type { InputRequest } from "../../src/compiler/ask-stage.js";
+import { AskForms } from "./ask-forms.js";
 import { ChartView } from "./chart-view.js";
 import { h } from "./dom.js";
 import { getJson, type News, type PageSocket, postJson } from "./net.js";
@@ -27,6 +29,10 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   let scrub: number | "live" = "live";
   let live: LiveRoot | undefined;
   let liveGrants: PendingGrant[] = [];
+  let liveAsks: InputRequest[] = [];
+  const asks = new AskForms(async (stageExecutionId, value) => {
+    await postJson(`${api}/asks/${encodeURIComponent(stageExecutionId)}`, { value });
+  });
 
   const title = h("h1", {}, runId);
   const status = h("span", { class: "status", "data-status": run.status }, run.status);
@@ -57,6 +63,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   root.replaceChildren(
     h("section", { class: "run-head" }, title, status, facts),
     grants,
+    asks.element,
     h("section", { class: "scrubber" }, h("span", {}, "step"), range, stepLabel, liveButton),
     chartHost,
     h(
@@ -143,6 +150,13 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
       ),
     );
   };
+  const renderAsks = () =>
+    asks.show([
+      ...liveAsks,
+      ...(run.status === "suspended"
+        ? (run.waiting ?? []).flatMap((w) => (w.kind === "input" ? [w] : []))
+        : []),
+    ]);
   const answer = async (proposalId: string, decision: "approve" | "deny") => {
     for (const b of grants.querySelectorAll<HTMLButtonElement>(
       `button[data-grant="${CSS.escape(proposalId)}"]`,
@@ -256,6 +270,9 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     } else if (news.type === "grants" && news.runId === runId) {
       liveGrants = news.grants as PendingGrant[];
       renderGrants();
+    } else if (news.type === "asks" && news.runId === runId) {
+      liveAsks = news.asks as InputRequest[];
+      renderAsks();
     }
   });
   const refresh = async () => {
@@ -264,12 +281,14 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     steps = await getJson<Step[]>(`${api}/steps`);
     renderHead();
     renderGrants();
+    renderAsks();
     await showStep();
     socket.shown(runId, seq);
   };
   socket.watch(runId, () => events.at(-1)?.seq ?? 0);
   renderHead();
   renderGrants();
+  renderAsks();
   await showStep();
   socket.shown(runId, events.at(-1)?.seq ?? 0);
 }
