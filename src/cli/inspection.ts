@@ -199,7 +199,9 @@ function pageInteractor(url: string): Interactor & { close(): void } {
         };
         const answer = message.proposalId ? waiting.get(message.proposalId) : undefined;
         if (answer && message.decision) answer(message.decision);
-        const reply = message.stageExecutionId ? questions.get(message.stageExecutionId) : undefined;
+        const reply = message.stageExecutionId
+          ? questions.get(message.stageExecutionId)
+          : undefined;
         if (reply && message.value !== undefined) reply(message.value);
       });
     });

@@ -5,6 +5,7 @@ import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { SqliteStore } from "../store/index.js";
 import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
+import { answerAsk } from "./ask-answers.js";
 import {
   type Chart,
   type ChartLayouts,
@@ -12,7 +13,6 @@ import {
   lifecycleChart,
   pipelineChart,
 } from "./chart.js";
-import { answerAsk } from "./ask-answers.js";
 import { layoutChart } from "./chart-layout.js";
 import type { LiveRegistry } from "./live.js";
 import { describeRun } from "./run-view.js";

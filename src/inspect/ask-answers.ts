@@ -34,7 +34,10 @@ export function answerAsk(
         { runId, stageExecutionId },
       ),
     );
-  const problems = value === undefined ? ["an answer needs a value"] : answerProblems({ ...request, runId }, value);
+  const problems =
+    value === undefined
+      ? ["an answer needs a value"]
+      : answerProblems({ ...request, runId }, value);
   if (problems)
     return err(
       new StagechartError(

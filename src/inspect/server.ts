@@ -218,7 +218,11 @@ function acceptPage(ws: WebSocket, pages: Set<WebSocket>, watch: StoreWatch, liv
         }),
       );
       ws.send(
-        JSON.stringify({ type: "asks", runId: message.runId, asks: live.asks.pendingOf(message.runId) }),
+        JSON.stringify({
+          type: "asks",
+          runId: message.runId,
+          asks: live.asks.pendingOf(message.runId),
+        }),
       );
     }
   });

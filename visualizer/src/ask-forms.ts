@@ -12,7 +12,9 @@ export class AskForms {
   readonly element = h("section", { class: "asks", "aria-label": "questions" });
   private readonly forms = new Map<string, HTMLFormElement>();
 
-  constructor(private readonly submit: (stageExecutionId: string, value: unknown) => Promise<void>) {}
+  constructor(
+    private readonly submit: (stageExecutionId: string, value: unknown) => Promise<void>,
+  ) {}
 
   show(asks: readonly Ask[]): void {
     const waiting = new Map(asks.map((ask) => [ask.stageExecutionId, ask]));

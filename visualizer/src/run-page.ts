@@ -1,10 +1,10 @@
+import type { InputRequest } from "../../src/compiler/ask-stage.js";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
 import type { ChartState } from "../../src/inspect/chart-state.js";
 import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";
 import type { RunView } from "../../src/inspect/run-view.js";
 import type { Step, StepView } from "../../src/inspect/steps.js";
-import type { InputRequest } from "../../src/compiler/ask-stage.js";
 import { AskForms } from "./ask-forms.js";
 import { ChartView } from "./chart-view.js";
 import { h } from "./dom.js";
