@@ -4,7 +4,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resumeFromPage, resumeInputFromPage } from "../../src/cli/inspection.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
-import { runCli, storeOf, summaryOf } from "../support/cli.js";
+import { runCli, summaryOf } from "../support/cli.js";
 import { tempDir } from "../support/stages.js";
 import { launch, missingBrowser, screenshot, watchedPage } from "./chromium.js";
 

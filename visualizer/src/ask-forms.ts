@@ -39,7 +39,7 @@ export class AskForms {
       "data-ask-value": ask.stageExecutionId,
       placeholder: JSON.stringify(ask.schema),
     });
-    const problem = h("p", { class: "error", "data-ask-error": ask.stageExecutionId });
+    const problem = h("p", { class: "error ask-error", "data-ask-error": ask.stageExecutionId });
     const button = h(
       "button",
       { type: "submit", class: "approve", "data-ask": ask.stageExecutionId },
