@@ -140,7 +140,11 @@ export async function hostFor(
       audit: new MemoryAuditLog(),
       root: settings.root,
       mode: settings.mode,
-      interactors: interactive ? [watched(terminalInteractor(), prompts)] : [],
+      interactors: interactive
+        ? [watched(terminalInteractor(), prompts)]
+        : model.value.interactor
+          ? [model.value.interactor]
+          : [],
       unansweredGrants: settings.onGrant,
       tools: [...builtinTools(), ...extraTools],
       sandbox: { mode: settings.sandbox ?? "auto", network: settings.network === true },

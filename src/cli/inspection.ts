@@ -1,6 +1,7 @@
 import { WebSocket } from "ws";
 import type { InspectionEvent, Observer } from "xstate";
 import type { GrantDecision } from "../compiler/stage-types.js";
+import type { JsonValue } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { LiveRoot } from "../inspect/live.js";
 import { DEFAULT_INSPECT_PORT, type InspectServer, startInspectServer } from "../inspect/server.js";
@@ -96,6 +97,7 @@ export async function attachInspection(
       storePath: storePathFor(storeFlag),
       port,
       resume: resumeFromPage(storeFlag, port),
+      resumeInput: resumeInputFromPage(storeFlag, port),
     }).catch(takenMeanwhile);
     if (owned) io.stderr(`inspect: ${owned.url}\n`);
   }
@@ -154,6 +156,21 @@ function takenMeanwhile(error: unknown): undefined {
   throw error;
 }
 
+/** A page's answer to a suspended run's ask stage: `stagechart resume --input`, in-process. */
+export function resumeInputFromPage(storeFlag: string | undefined, port: number) {
+  return async (runId: string, stageExecutionId: string, value: JsonValue) => {
+    const { main } = await import("./main.js");
+    const quiet: CliIo = { stdout: () => {}, stderr: () => {} };
+    await main(
+      [
+        ...["resume", runId, "--input", JSON.stringify(value), "--input-for", stageExecutionId],
+        ...["--store", storePathFor(storeFlag), "--headless", "--json", "--inspect", String(port)],
+      ],
+      quiet,
+    );
+  };
+}
+
 async function listening(base: string): Promise<boolean> {
   try {
     const reply = await fetch(`http://${base}/api/health`, { signal: AbortSignal.timeout(1000) });
@@ -181,12 +198,14 @@ async function finalStateShown(base: string, runId: string): Promise<void> {
 
 /**
  * The page as an interactor: a grant request goes to the server, whose pages show it with
- * Approve and Deny; the first answer wins (the terminal may answer first: then it is withdrawn).
- * A server that goes away fails the requests it holds (the call is denied: the run never waits
- * for an answer that cannot come); the next request connects again, once.
+ * Approve and Deny, an ask stage's question with a form (the server checks the value); the first
+ * answer wins (the terminal may answer first: then it is withdrawn). A server that goes away
+ * fails the requests it holds (the call is denied, the question goes unanswered: the run never
+ * waits for an answer that cannot come); the next request connects again, once.
  */
 function pageInteractor(url: string): Interactor & { close(): void } {
   const waiting = new Map<string, { answer(decision: GrantDecision): void; fail(): void }>();
+  const questions = new Map<string, { answer(value: JsonValue): void; fail(): void }>();
   let socket: Promise<WebSocket> | undefined;
   const connect = (): Promise<WebSocket> => {
     socket ??= new Promise((resolve, reject) => {
@@ -195,15 +214,21 @@ function pageInteractor(url: string): Interactor & { close(): void } {
       ws.on("error", reject);
       ws.on("close", () => {
         socket = undefined;
-        for (const pending of [...waiting.values()]) pending.fail();
+        for (const pending of [...waiting.values(), ...questions.values()]) pending.fail();
       });
       ws.on("message", (data) => {
         const message = JSON.parse(data.toString()) as {
           proposalId?: string;
           decision?: GrantDecision;
+          stageExecutionId?: string;
+          value?: JsonValue;
         };
         const pending = message.proposalId ? waiting.get(message.proposalId) : undefined;
         if (pending && message.decision) pending.answer(message.decision);
+        const question = message.stageExecutionId
+          ? questions.get(message.stageExecutionId)
+          : undefined;
+        if (question && message.value !== undefined) question.answer(message.value);
       });
     });
     return socket;
@@ -230,6 +255,29 @@ function pageInteractor(url: string): Interactor & { close(): void } {
           reject(signal.reason);
         });
         ws.send(JSON.stringify({ type: "grant-request", request }));
+      });
+    },
+    async askValue(request, signal) {
+      const ws = await connect();
+      return new Promise<JsonValue>((resolve, reject) => {
+        const { stageExecutionId } = request;
+        questions.set(stageExecutionId, {
+          answer: (value) => {
+            questions.delete(stageExecutionId);
+            resolve(value);
+          },
+          fail: () => {
+            questions.delete(stageExecutionId);
+            reject(new Error("the inspect server closed the connection"));
+          },
+        });
+        signal.addEventListener("abort", () => {
+          questions.delete(stageExecutionId);
+          ws.send(JSON.stringify({ type: "ask-withdrawn", stageExecutionId }));
+          reject(signal.reason);
+        });
+        const { problems: _, ...question } = request;
+        ws.send(JSON.stringify({ type: "ask-request", request: question }));
       });
     },
     close: () => {

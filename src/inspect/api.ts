@@ -1,9 +1,11 @@
 import { existsSync, statSync } from "node:fs";
 import { z } from "zod";
+import type { JsonValue } from "../definitions/contract.js";
 import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { SqliteStore } from "../store/index.js";
 import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
+import { answerAsk } from "./ask-answers.js";
 import {
   type Chart,
   type ChartLayouts,
@@ -24,6 +26,8 @@ export interface ApiContext {
   live: LiveRegistry;
   /** Resumes a suspended run with an answer to the grant request it waits for. */
   resume?(runId: string, proposalId: string, decision: "approve" | "deny"): Promise<void>;
+  /** Resumes a suspended run with an answer to the ask stage it waits on. */
+  resumeInput?(runId: string, stageExecutionId: string, value: JsonValue): Promise<void>;
 }
 
 export interface ApiReply {
@@ -83,6 +87,7 @@ async function route(
   if (!run.ok) return run;
   if (method === "POST" && what === "grants" && key) return answerGrant(context, id, key, body);
   if (method === "POST" && what === "control" && !key) return controlFromPage(store, id, body);
+  if (method === "POST" && what === "asks" && key) return answerAsk(context, id, key, body);
   if (method !== "GET")
     return err(
       notFound("Validation/RouteNotFound", `no route ${method} /api/runs/${id}/${what ?? ""}`, {}),
@@ -104,6 +109,8 @@ async function route(
     }
     case "grants":
       return ok(context.live.pendingOf(id));
+    case "asks":
+      return ok(context.live.asks.pendingOf(id));
     case "transcripts":
       if (!key || runIdOfExecution(key) !== id) break;
       return ok(store.read(key));
@@ -223,6 +230,7 @@ const STATUS_OF: Record<string, number> = {
   "Session/IllegalTransition": 409,
   "Session/ControlExpired": 409,
   "Session/ControlTimeout": 504,
+  "Session/NoPendingInput": 409,
 };
 
 function failure(error: StagechartError): ApiReply {

@@ -3,6 +3,7 @@ import type { GrantRequest } from "../compiler/stage-types.js";
 import { isRecord } from "../definitions/pipeline-schema.js";
 import { runIdOfExecution } from "../store/run-ids.js";
 import { type ChartState, chartStateOf } from "./chart-state.js";
+import { type AskNews, PendingAsks } from "./live-asks.js";
 
 /** One actor seen on an inspection stream. */
 interface LiveActor {
@@ -37,7 +38,8 @@ export interface PendingGrant extends GrantRequest {
 /** What the registry tells the pages. */
 export type LiveNews =
   | { type: "live"; root: LiveRoot }
-  | { type: "grants"; runId: string; grants: PendingGrant[] };
+  | { type: "grants"; runId: string; grants: PendingGrant[] }
+  | AskNews;
 
 /**
  * The inspect server's live view: every actor the inspection streams reported, folded per root
@@ -50,7 +52,12 @@ export class LiveRegistry {
   private readonly roots = new Map<string, { bytes: number; messages: number }>();
   private readonly grants = new Map<string, { grant: PendingGrant; answer: Answerer }>();
 
-  constructor(private readonly tell: (news: LiveNews) => void) {}
+  /** The questions live runs' ask stages wait on. */
+  readonly asks: PendingAsks;
+
+  constructor(private readonly tell: (news: LiveNews) => void) {
+    this.asks = new PendingAsks(tell);
+  }
 
   /** One message of `@statelyai/inspect`'s protocol, as received (its size counted). */
   receive(message: StatelyInspectionEvent, bytes: number): void {

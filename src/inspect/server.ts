@@ -20,6 +20,8 @@ export interface InspectServerOptions {
   token?: string;
   /** Resumes a suspended run with a grant answer (the CLI passes `stagechart resume`). */
   resume?: ApiContext["resume"];
+  /** Resumes a suspended run with an ask stage's answer (`stagechart resume --input`). */
+  resumeInput?: ApiContext["resumeInput"];
   /** How often the store is read for new runs and events (ms). */
   pollMs?: number;
   /** The built page's folder (default: the package's `dist/visualizer`). */
@@ -75,6 +77,7 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     store: openStore,
     live,
     ...(options.resume && { resume: options.resume }),
+    ...(options.resumeInput && { resumeInput: options.resumeInput }),
   };
   const allowed = (request: IncomingMessage): boolean =>
     hostAllowed(request, host) && originAllowed(request) && tokenAllowed(request, options.token);
@@ -214,18 +217,28 @@ function acceptPage(ws: WebSocket, pages: Set<WebSocket>, watch: StoreWatch, liv
           grants: live.pendingOf(message.runId),
         }),
       );
+      ws.send(
+        JSON.stringify({
+          type: "asks",
+          runId: message.runId,
+          asks: live.asks.pendingOf(message.runId),
+        }),
+      );
     }
   });
   ws.send(JSON.stringify({ type: "hello", live: live.list() }));
 }
 
-/** A live run's grant requests, answered from a page. */
+/** A live run's grant requests and ask stages' questions, answered from a page. */
 function acceptInteractor(ws: WebSocket, live: LiveRegistry) {
   const asked = new Set<string>();
+  const questions = new Set<string>();
   ws.on("message", (data) => {
     const message = parse(data.toString()) as
       | { type: "grant-request"; request: Parameters<LiveRegistry["ask"]>[0] }
       | { type: "grant-withdrawn"; proposalId: string }
+      | { type: "ask-request"; request: Parameters<LiveRegistry["asks"]["ask"]>[0] }
+      | { type: "ask-withdrawn"; stageExecutionId: string }
       | undefined;
     if (message?.type === "grant-request") {
       asked.add(message.request.proposalId);
@@ -239,9 +252,17 @@ function acceptInteractor(ws: WebSocket, live: LiveRegistry) {
         ),
       );
     } else if (message?.type === "grant-withdrawn") live.withdraw(message.proposalId);
+    else if (message?.type === "ask-request") {
+      const { stageExecutionId } = message.request;
+      questions.add(stageExecutionId);
+      live.asks.ask(message.request, (value) =>
+        ws.send(JSON.stringify({ type: "ask-answer", stageExecutionId, value })),
+      );
+    } else if (message?.type === "ask-withdrawn") live.asks.withdraw(message.stageExecutionId);
   });
   ws.on("close", () => {
     for (const proposalId of asked) live.withdraw(proposalId);
+    for (const stageExecutionId of questions) live.asks.withdraw(stageExecutionId);
   });
 }
 

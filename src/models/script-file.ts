@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { JsonValue } from "../definitions/contract.js";
 import {
   DIAGNOSTIC_CODES,
   type DiagnosticCode,
@@ -31,6 +32,8 @@ export interface Script {
   file: string;
   /** Entries by `stageId` or `pipelineId/stageId`, in the order the calls consume them. */
   stages: Map<string, ScriptEntry[]>;
+  /** Answers to ask stages by stage id, one per round of the stage. */
+  answers?: Map<string, JsonValue[]>;
 }
 
 export async function loadScriptFile(file: string): Promise<LoadResult<Script>> {
@@ -55,7 +58,11 @@ export function parseScript(text: string, file: string): LoadResult<Script> {
   if (parsed.success) {
     return {
       ok: true,
-      value: { file, stages: new Map(Object.entries(parsed.data.stages)) },
+      value: {
+        file,
+        stages: new Map(Object.entries(parsed.data.stages)),
+        answers: new Map(Object.entries(parsed.data.answers ?? {}) as [string, JsonValue[]][]),
+      },
       warnings: [],
     };
   }

@@ -96,6 +96,19 @@ export const scriptFileSchema = mapping("a script", {
             : "must be a mapping of stage ids to lists of entries",
     },
   ),
+  /** What a person asked by an ask stage answers, one answer per round of the stage. */
+  answers: z
+    .record(
+      z.string().regex(STAGE_KEY),
+      z.array(z.json(), { error: "must be a list of answers, one per round of the stage" }),
+      {
+        error: (issue) =>
+          issue.code === "invalid_key"
+            ? "an answers key is the id of an ask stage, without spaces"
+            : "must be a mapping of ask stage ids to lists of answers",
+      },
+    )
+    .optional(),
 });
 
 /** Runs only on entries the refinement accepted, so exactly one reply kind is present. */

@@ -12,6 +12,7 @@ import {
 } from "@ai-sdk/provider";
 import { z } from "zod";
 import type { LoadResult } from "../definitions/diagnostics.js";
+import { scriptAnswerer } from "./script-answers.js";
 import { loadScriptFile, type Script, type ScriptEntry } from "./script-file.js";
 import type { ModelHandle, StagechartCallInfo } from "./types.js";
 
@@ -102,7 +103,8 @@ export function createScriptedModel(
       return { stream: toStream(await answer(call)) };
     },
   };
-  return { model, capabilities: { toolCalling: true } };
+  const interactor = scriptAnswerer(script);
+  return { model, capabilities: { toolCalling: true }, ...(interactor && { interactor }) };
 }
 
 export async function createScriptedModelFromFile(

@@ -1,4 +1,5 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { Interactor } from "../runtime/interactors.js";
 import type { Redactor } from "./redact.js";
 
 /**
@@ -13,6 +14,11 @@ export interface ModelHandle {
    * before it is journaled or audited. Models without secrets leave it out.
    */
   redact?: Redactor;
+  /**
+   * Who answers ask stages in a person's place when no terminal can: a scripted model's
+   * `answers`. Hosted models leave it out.
+   */
+  interactor?: Interactor;
 }
 
 export interface ModelCapabilities {

@@ -12,7 +12,7 @@ describe("stagechart validate", () => {
     const run = await runCli("validate", STAGES_DIR);
     expect(run).toEqual({
       code: 0,
-      stdout: "19 files checked: 0 errors, 0 warnings — valid\n",
+      stdout: "18 files checked: 0 errors, 0 warnings — valid\n",
       stderr: "",
     });
   });
@@ -21,7 +21,7 @@ describe("stagechart validate", () => {
     const run = await runCli("validate", MACHINES_DIR, STAGES_DIR);
     expect(run).toEqual({
       code: 0,
-      stdout: "37 files checked: 0 errors, 0 warnings — valid\n",
+      stdout: "36 files checked: 0 errors, 0 warnings — valid\n",
       stderr: "",
     });
   });
@@ -95,7 +95,7 @@ describe("stagechart validate", () => {
 
   it("accepts several paths, files and directories mixed", async () => {
     const run = await runCli("validate", join(STAGES_DIR, "plan.md"), STAGES_DIR);
-    expect(run.stdout).toContain("20 files checked");
+    expect(run.stdout).toContain("19 files checked");
   });
 
   it("fails when it finds nothing to check", async () => {
@@ -172,7 +172,7 @@ describe("stagechart", () => {
         encoding: "utf8",
       },
     );
-    expect(out).toBe("37 files checked: 0 errors, 0 warnings — valid\n");
+    expect(out).toBe("36 files checked: 0 errors, 0 warnings — valid\n");
   });
 
   it("reports a directory it cannot list as StageFileUnreadable naming it, checks the rest, and never throws", async () => {

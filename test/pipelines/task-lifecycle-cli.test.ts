@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { TransitionNotice } from "../../src/definitions/contract.js";
@@ -95,6 +95,60 @@ describe("stagechart run task-lifecycle", () => {
 
 const stateOf = (project: string) =>
   JSON.parse(readFileSync(join(project, "task/state.json"), "utf8"));
+
+const decisionOf = (project: string) =>
+  JSON.parse(readFileSync(join(project, "task/accept/decision.json"), "utf8"));
+
+describe("the accept decision (seed 004 §3.10–3.11), asked of a person", () => {
+  it("is answered by the script's answers in a run nobody watches, and recorded in decision.json", async () => {
+    const project = taskProject();
+    const ran = await runLifecycle(project);
+    const { runId } = summaryOf(ran.stdout);
+    expect(decisionOf(project)).toEqual({
+      decision: "accepted",
+      reason: "the tests pass and the change matches the plan",
+    });
+    const audit = await runCli("audit", runId, "--store", storeOf(project), "--json");
+    const answered = (JSON.parse(audit.stdout) as { type: string; payload: unknown }[]).filter(
+      (e) => e.type === "InputAnswered",
+    );
+    expect(answered).toEqual([
+      expect.objectContaining({
+        payload: {
+          value: { decision: "accepted", reason: "the tests pass and the change matches the plan" },
+          by: "script task-lifecycle.script.yaml",
+        },
+      }),
+    ]);
+  });
+
+  it("without a scripted answer, suspends at accept until resume --input gives a valid one", async () => {
+    const project = taskProject();
+    const script = join(project, "no-answers.script.yaml");
+    const straight = readFileSync(join(REPO_ROOT, "machines/task-lifecycle.script.yaml"), "utf8");
+    writeFileSync(script, straight.slice(0, straight.indexOf("\nanswers:")));
+    const ran = await runLifecycle(project, "--model", `scripted:${script}`, "--run-id", "t-ask");
+    expect(ran.code, ran.stderr).toBe(3);
+    expect(summaryOf(ran.stdout)).toMatchObject({
+      status: "suspended",
+      waiting: [{ kind: "input", stageId: "accept" }],
+    });
+    expect(stateOf(project)).toMatchObject({ phase: "accept" });
+    expect(existsSync(join(project, "task/accept/decision.json"))).toBe(false);
+
+    const resume = (input: string) =>
+      storeCommand(project, "resume", "t-ask", "--input", input, "--headless", "--json");
+    const refused = await resume('{"decision":"ship-it"}');
+    expect(refused.code).toBe(1);
+    expect(summaryOf(refused.stdout).error.code).toBe("Validation/InputInvalid");
+
+    const accepted = await resume('{"decision":"accepted","reason":"looks right"}');
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(summaryOf(accepted.stdout)).toMatchObject({ runId: "t-ask", status: "done" });
+    expect(decisionOf(project)).toEqual({ decision: "accepted", reason: "looks right" });
+    expect((await phasesOf(project, "t-ask")).slice(-1)).toEqual(["accept->done"]);
+  });
+});
 
 describe("stagechart redo of a task that ended done (seed 004: done is final until redo)", () => {
   it("reopens it at the named phase with its run id, the reason audited, on to done again", async () => {

@@ -18,7 +18,6 @@ import { loadPipeline } from "../../src/definitions/define-pipeline.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import { BUNDLED_MACHINES } from "../../src/paths.js";
 import {
-  acceptOutcome,
   codegenOutcome,
   planningOutcome,
   planReviewOutcome,
@@ -46,15 +45,28 @@ async function loaded(): Promise<PipelineDefinition> {
   return result.value;
 }
 
-/** Where the phase's rules send a run whose phase output says `next`, on its first visit. */
+/** The answer to accept's question that means going to each phase (seed 004 §3.10–3.11). */
+const DECISION_FOR: Record<string, string> = {
+  done: "accepted",
+  codegen: "changes-requested",
+  review: "needs-review",
+  planning: "upstream-problem",
+  revert: "revert",
+};
+
+/**
+ * Where the phase's rules send a run, on its first visit, whose phase output says `next` (accept,
+ * a person's answer: the decision that means `next`, or a decision no rule expects).
+ */
 function ruleTarget(pipeline: PipelineDefinition, from: string, next: string) {
   const transition = pipeline.next[from];
   if (transition?.kind !== "rules") throw new Error(`${from} has no rules`);
   const visits = Object.fromEntries(PHASES.map((p) => [p, 1]));
+  const output: Record<string, string> =
+    from === "accept" ? { decision: DECISION_FOR[next] ?? next } : { next };
   return transition.rules.find(
     (rule) =>
-      !rule.when ||
-      holds(rule.when, { verdict: "ok", output: { next }, ctx: {}, visits }, pipeline.guards),
+      !rule.when || holds(rule.when, { verdict: "ok", output, ctx: {}, visits }, pipeline.guards),
   )?.to;
 }
 
@@ -241,16 +253,17 @@ describe("the artifacts that gate each phase", () => {
     expect(review([{ severity: "fatal" }])).toMatchObject({ problem: expect.any(String) });
   });
 
-  it("accept goes where accept/decision.json says, and only an accepted decision reaches done", () => {
-    const decide = (decision: string) =>
-      acceptOutcome(taskDir({ "accept/decision.json": JSON.stringify({ decision, reason: "r" }) }));
-    expect(decide("accepted")).toMatchObject({ next: "done" });
-    expect(decide("changes-requested")).toMatchObject({ next: "codegen" });
-    expect(decide("needs-review")).toMatchObject({ next: "review" });
-    expect(decide("upstream-problem")).toMatchObject({ next: "planning" });
-    expect(decide("revert")).toMatchObject({ next: "revert" });
-    expect(decide("maybe")).toMatchObject({ problem: expect.stringContaining("decision must be") });
-    expect(acceptOutcome(taskDir({}))).toEqual({ problem: "task/accept/decision.json is missing" });
+  it("accept asks a person for the decision, whose schema allows only the seed's five", async () => {
+    const accept = (await loaded()).stages.accept;
+    expect(accept?.kind).toBe("ask");
+    if (accept?.kind !== "ask") return;
+    expect(accept.schema).toMatchObject({
+      required: ["decision"],
+      properties: {
+        decision: { enum: Object.values(DECISION_FOR) },
+        reason: { type: "string" },
+      },
+    });
   });
 
   it("deciding twice on the same files decides the same (a phase re-run is idempotent)", () => {
@@ -298,5 +311,40 @@ describe("planning entered again (a re-plan, or a redo of it)", () => {
       phase: "planning",
       actors: { planning: { round: 3, status: "running" } },
     });
+  });
+});
+
+describe("leaving accept", () => {
+  const at = (root: string, state: string, output: unknown): TransitionNotice => ({
+    runId: "r1",
+    pipelineId: "task-lifecycle",
+    state,
+    ctx: { task: "t" },
+    visits: { accept: 1, revert: 1 },
+    results: {
+      accept: {
+        stageId: "accept",
+        stageExecutionId: "r1/accept/1",
+        verdict: "ok",
+        output: output as never,
+        capHit: false,
+        attemptCount: 1,
+      },
+    },
+    root,
+  });
+  const decisionIn = (root: string) =>
+    JSON.parse(readFileSync(join(root, "task/accept/decision.json"), "utf8"));
+
+  it("records the person's last answer in accept/decision.json, the artifact seed 004 names", async () => {
+    const root = taskDir({});
+    const answer = { decision: "revert", reason: "slugify breaks the old callers" };
+    await taskLifecycle.onTransition?.(at(root, "revert", answer));
+    expect(decisionIn(root)).toEqual(answer);
+    // Entered again (a reopening), accept has not decided yet: the file keeps the last decision.
+    await taskLifecycle.onTransition?.(at(root, "accept", { decision: "accepted" }));
+    expect(decisionIn(root)).toEqual(answer);
+    await taskLifecycle.onTransition?.(at(root, "done", { decision: "accepted" }));
+    expect(decisionIn(root)).toEqual({ decision: "accepted" });
   });
 });

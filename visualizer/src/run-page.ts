@@ -1,9 +1,11 @@
+import type { InputRequest } from "../../src/compiler/ask-stage.js";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
 import type { ChartState } from "../../src/inspect/chart-state.js";
 import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";
 import type { RunView } from "../../src/inspect/run-view.js";
 import type { Step, StepView } from "../../src/inspect/steps.js";
+import { AskForms } from "./ask-forms.js";
 import { ChartView } from "./chart-view.js";
 import { RunControls } from "./controls.js";
 import { h } from "./dom.js";
@@ -28,6 +30,10 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   let scrub: number | "live" = "live";
   let live: LiveRoot | undefined;
   let liveGrants: PendingGrant[] = [];
+  let liveAsks: InputRequest[] = [];
+  const asks = new AskForms(async (stageExecutionId, value) => {
+    await postJson(`${api}/asks/${encodeURIComponent(stageExecutionId)}`, { value });
+  });
 
   const title = h("h1", {}, runId);
   const status = h("span", { class: "status", "data-status": run.status }, run.status);
@@ -60,6 +66,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   root.replaceChildren(
     h("section", { class: "run-head" }, title, status, facts),
     grants,
+    asks.element,
     controls.element,
     h("section", { class: "scrubber" }, h("span", {}, "step"), range, stepLabel, liveButton),
     chartHost,
@@ -149,6 +156,13 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
       ),
     );
   };
+  const renderAsks = () =>
+    asks.show([
+      ...liveAsks,
+      ...(run.status === "suspended"
+        ? (run.waiting ?? []).flatMap((w) => (w.kind === "input" ? [w] : []))
+        : []),
+    ]);
   const answer = async (proposalId: string, decision: "approve" | "deny") => {
     for (const b of grants.querySelectorAll<HTMLButtonElement>(
       `button[data-grant="${CSS.escape(proposalId)}"]`,
@@ -262,6 +276,9 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     } else if (news.type === "grants" && news.runId === runId) {
       liveGrants = news.grants as PendingGrant[];
       renderGrants();
+    } else if (news.type === "asks" && news.runId === runId) {
+      liveAsks = news.asks as InputRequest[];
+      renderAsks();
     }
   });
   const refresh = async () => {
@@ -270,12 +287,14 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     steps = await getJson<Step[]>(`${api}/steps`);
     renderHead();
     renderGrants();
+    renderAsks();
     await showStep();
     socket.shown(runId, seq);
   };
   socket.watch(runId, () => events.at(-1)?.seq ?? 0);
   renderHead();
   renderGrants();
+  renderAsks();
   await showStep();
   socket.shown(runId, events.at(-1)?.seq ?? 0);
 }

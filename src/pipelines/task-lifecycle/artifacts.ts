@@ -183,31 +183,6 @@ export function reviewOutcome(root: string): Outcome {
   return { next: "test", reason: "no blocking issue" };
 }
 
-const DECISIONS: Record<string, Phase | "done"> = {
-  accepted: "done",
-  "changes-requested": "codegen",
-  "needs-review": "review",
-  "upstream-problem": "planning",
-  revert: "revert",
-};
-
-/** §3.10–3.11: the decision recorded in accept/decision.json says where the task goes. */
-export function acceptOutcome(root: string): Outcome {
-  const decision = readJson<{ decision: string; reason: string }>(
-    root,
-    "accept/decision.json",
-    (value) =>
-      isObject(value) && typeof value.decision === "string" && value.decision in DECISIONS
-        ? typeof value.reason === "string"
-          ? undefined
-          : "reason must be a string"
-        : `decision must be one of ${Object.keys(DECISIONS).join(", ")}`,
-  );
-  if (!decision.ok) return { problem: decision.problem };
-  const next = DECISIONS[decision.value.decision] as Phase | "done";
-  return { next, reason: `${decision.value.decision}: ${decision.value.reason}` };
-}
-
 /** §3.12: a revert ends the task once its record is written. */
 export function revertOutcome(root: string): Outcome {
   const record = readJson(root, "revert/revert.json", (value) =>

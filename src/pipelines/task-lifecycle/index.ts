@@ -1,8 +1,8 @@
 import type { StageHooks } from "../../definitions/contract.js";
 import { definePipeline } from "../../definitions/define-pipeline.js";
 import type { RuleSpec } from "../../definitions/pipeline-spec.js";
+import { ACCEPT_DECISIONS, acceptQuestion, writeDecision } from "./accept-decision.js";
 import {
-  acceptOutcome,
   codegenOutcome,
   type Outcome,
   type Phase,
@@ -16,7 +16,8 @@ import { taskState, writeTaskState } from "./state-file.js";
 
 /**
  * Seed 004's task lifecycle: planning → plan-review → codegen → review → test → accept → done,
- * with the seed's regressions and revert, and nothing else. Each LLM phase writes artifacts under
+ * with the seed's regressions and revert, and nothing else. Accept asks a person for the
+ * decision (an ask stage), recorded in `task/accept/decision.json`. Each LLM phase writes artifacts under
  * `task/`; its Assert holds the phase until they are there and well-formed (a retry whose reason
  * names the file), and its Exit reads them to say where the task goes (`output.next`). The rules
  * below follow only the seed's table. It is TypeScript because those checks read the disk, and
@@ -52,6 +53,14 @@ const to = (target: Phase): RuleSpec<Phase, never> => ({
 const toDone: RuleSpec<Phase, never> = {
   when: { path: "output.next", equals: "done" },
   to: "done",
+};
+/** Accept's transitions: where the person's decision sends the task (seed 004 §3.10–3.11). */
+const decided = (decision: keyof typeof ACCEPT_DECISIONS): RuleSpec<Phase, never> => {
+  const target = ACCEPT_DECISIONS[decision];
+  const chosen = { path: "output.decision", equals: decision };
+  return target === "done"
+    ? { when: chosen, to: "done" }
+    : { when: { all: [chosen, { visits: target, lt: MAX_ROUNDS }] }, to: target };
 };
 
 /** Assert and Exit of an LLM phase whose artifacts `decide` where it goes. */
@@ -122,7 +131,7 @@ export const taskLifecycle = definePipeline({
         };
       },
     },
-    accept: { file: "../stages/task-lifecycle/accept.md" },
+    accept: { ask: acceptQuestion },
     revert: { file: "../stages/task-lifecycle/revert.md" },
   },
   next: {
@@ -131,7 +140,13 @@ export const taskLifecycle = definePipeline({
     codegen: [to("review"), to("planning"), to("plan-review"), to("codegen")],
     review: [to("test"), to("codegen"), to("planning")],
     test: [to("accept"), to("codegen")],
-    accept: [toDone, to("codegen"), to("review"), to("planning"), to("revert")],
+    accept: [
+      decided("accepted"),
+      decided("changes-requested"),
+      decided("needs-review"),
+      decided("upstream-problem"),
+      decided("revert"),
+    ],
     revert: [toDone],
   },
   hooks: {
@@ -139,7 +154,6 @@ export const taskLifecycle = definePipeline({
     "plan-review": artifactChecked(planReviewOutcome),
     codegen: artifactChecked((root, parsed) => codegenOutcome(root, signalOf(parsed))),
     review: artifactChecked(reviewOutcome),
-    accept: artifactChecked(acceptOutcome),
     revert: artifactChecked(revertOutcome),
   },
   // Seed 004 §5 and §7: a phase is never skipped, an override included.
@@ -148,6 +162,7 @@ export const taskLifecycle = definePipeline({
   reopenable: true,
   onTransition: (notice) => {
     keepPlanningVersion(notice);
+    writeDecision(notice);
     writeTaskState(notice.root, taskState(notice, PHASES));
   },
 });

@@ -1,0 +1,55 @@
+import type { JsonValue } from "../definitions/contract.js";
+import { err, ok, type Result, StagechartError } from "../errors.js";
+import { answerProblems } from "../runtime/ask-stages.js";
+import type { ApiContext } from "./api.js";
+import { describeRun } from "./run-view.js";
+
+/**
+ * A page's answer to an ask stage: checked against the stage's schema (`Validation/InputInvalid`
+ * with each problem), then sent to the live run that asks, or given to the suspended run that
+ * waits for it by a resume; an answer nobody waits for is `Session/NoPendingInput`.
+ */
+export function answerAsk(
+  context: ApiContext,
+  runId: string,
+  stageExecutionId: string,
+  body: unknown,
+): Result<unknown> {
+  const value = (body as { value?: JsonValue } | undefined)?.value;
+  const live = context.live.asks.find(runId, stageExecutionId);
+  const store = context.store();
+  const run = store && !live ? describeRun(store, runId) : undefined;
+  const parked =
+    run?.ok && run.value.status === "suspended"
+      ? run.value.waiting?.find(
+          (w) => w.kind === "input" && w.stageExecutionId === stageExecutionId,
+        )
+      : undefined;
+  const request = live ?? (parked?.kind === "input" && context.resumeInput ? parked : undefined);
+  if (!request)
+    return err(
+      new StagechartError(
+        "Session/NoPendingInput",
+        `run ${runId} waits for no answer from ${stageExecutionId}`,
+        { runId, stageExecutionId },
+      ),
+    );
+  const problems =
+    value === undefined
+      ? ["an answer needs a value"]
+      : answerProblems({ ...request, runId }, value);
+  if (problems)
+    return err(
+      new StagechartError(
+        "Validation/InputInvalid",
+        `the answer to ${request.stageId} does not match its schema: ${problems.join("; ")}`,
+        { stageId: request.stageId, problems },
+      ),
+    );
+  if (live) {
+    context.live.asks.answer(runId, stageExecutionId, value as JsonValue);
+    return ok({ answered: "live" });
+  }
+  void context.resumeInput?.(runId, stageExecutionId, value as JsonValue);
+  return ok({ answered: "resumed" });
+}
