@@ -47,8 +47,8 @@ const compiledByText = new Map<string, ValidateFunction>();
 export function compileSchema(schema: JsonSchema): Result<SchemaValidator, SchemaProblem[]> {
   const cached = compiled.get(schema);
   if (cached) return ok(cached);
-  const text = JSON.stringify(schema);
-  const equal = compiledByText.get(text);
+  const text = jsonTextOf(schema);
+  const equal = text === undefined ? undefined : compiledByText.get(text);
   if (equal) {
     compiled.set(schema, equal);
     return ok(equal);
@@ -67,12 +67,21 @@ export function compileSchema(schema: JsonSchema): Result<SchemaValidator, Schem
     const validate = ajv.compile(schema);
     if (typeof schema.$id === "string") ajv.removeSchema(schema.$id);
     compiled.set(schema, validate);
-    compiledByText.set(text, validate);
+    if (text !== undefined) compiledByText.set(text, validate);
     return ok(validate);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const pointer = /at "#([^"]*)"/.exec(message)?.[1] ?? "";
     return err([{ path: pointerToPath(pointer), message: message.replace(/ at "#[^"]*"/, "") }]);
+  }
+}
+
+/** Undefined for what JSON cannot hold (a cycle, a BigInt): Ajv then reports it, as before. */
+function jsonTextOf(schema: JsonSchema): string | undefined {
+  try {
+    return JSON.stringify(schema);
+  } catch {
+    return undefined;
   }
 }
 

@@ -105,3 +105,11 @@ describe("compiling schemas", () => {
     expect(first.ok && second.ok && first.value !== second.value).toBe(true);
   });
 });
+
+describe("compiling a schema JSON cannot hold", () => {
+  it("is a problem, not an exception", () => {
+    const looped: JsonSchema = { type: "object", properties: {} };
+    (looped.properties as Record<string, unknown>).self = looped;
+    expect(() => compileSchema(looped)).not.toThrow();
+  });
+});
