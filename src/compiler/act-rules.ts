@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { StageDefinition } from "../definitions/stage.js";
 import type { JsonValue } from "../tools/types.js";
 import {
@@ -121,7 +121,7 @@ function proposeCall(
 
 /** SHA-256 hex of the arguments as JSON with object keys sorted at every depth. */
 export function argsDigest(args: JsonValue): string {
-  return createHash("sha256").update(canonicalJson(args)).digest("hex");
+  return hash("sha256", canonicalJson(args), "hex");
 }
 
 function canonicalJson(value: JsonValue): string {

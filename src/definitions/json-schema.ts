@@ -36,11 +36,23 @@ const DIALECTS = new Map<string, () => AnyAjv>([
 const DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema";
 
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
+/**
+ * Validators by the schema's JSON text: stages built from one template (pi workflows' phases,
+ * every stage's `workflow_step`) carry equal schemas in distinct objects, compiled only once.
+ * Key order is kept in the text, so a shared validator reports errors in the same order.
+ */
+const compiledByText = new Map<string, ValidateFunction>();
 
-/** Compiles once per schema object (Ajv strict mode); problems point into the schema. Never throws. */
+/** Compiles once per schema (Ajv strict mode); problems point into the schema. Never throws. */
 export function compileSchema(schema: JsonSchema): Result<SchemaValidator, SchemaProblem[]> {
   const cached = compiled.get(schema);
   if (cached) return ok(cached);
+  const text = jsonTextOf(schema);
+  const equal = text === undefined ? undefined : compiledByText.get(text);
+  if (equal) {
+    compiled.set(schema, equal);
+    return ok(equal);
+  }
   const ajv = ajvFor(schema.$schema);
   if (!ajv) {
     return err([
@@ -55,11 +67,21 @@ export function compileSchema(schema: JsonSchema): Result<SchemaValidator, Schem
     const validate = ajv.compile(schema);
     if (typeof schema.$id === "string") ajv.removeSchema(schema.$id);
     compiled.set(schema, validate);
+    if (text !== undefined) compiledByText.set(text, validate);
     return ok(validate);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const pointer = /at "#([^"]*)"/.exec(message)?.[1] ?? "";
     return err([{ path: pointerToPath(pointer), message: message.replace(/ at "#[^"]*"/, "") }]);
+  }
+}
+
+/** Undefined for what JSON cannot hold (a cycle, a BigInt): Ajv then reports it, as before. */
+function jsonTextOf(schema: JsonSchema): string | undefined {
+  try {
+    return JSON.stringify(schema);
+  } catch {
+    return undefined;
   }
 }
 

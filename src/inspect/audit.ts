@@ -82,12 +82,16 @@ export class MemoryAuditLog implements AuditSink {
   private readonly listeners = new Set<(event: AuditEvent) => void>();
   private readonly lastSeq = new Map<string, number>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  private readonly stamp: () => string;
+
+  constructor(now: () => number = Date.now) {
+    this.stamp = isoStamps(now);
+  }
 
   emit(input: AuditEventInput): AuditEvent {
     const seq = (this.lastSeq.get(input.runId) ?? 0) + 1;
     this.lastSeq.set(input.runId, seq);
-    const event: AuditEvent = { seq, at: new Date(this.now()).toISOString(), ...input };
+    const event: AuditEvent = { seq, at: this.stamp(), ...input };
     this.events.push(event);
     for (const listener of this.listeners) listener(event);
     return event;
@@ -102,4 +106,18 @@ export class MemoryAuditLog implements AuditSink {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+}
+
+/** The clock's time as ISO 8601, formatted once per millisecond: a turn emits several events in one. */
+function isoStamps(now: () => number): () => string {
+  let lastMs = Number.NaN;
+  let lastIso = "";
+  return () => {
+    const ms = now();
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastIso = new Date(ms).toISOString();
+    }
+    return lastIso;
+  };
 }

@@ -13,6 +13,7 @@ import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
 import { type Redactor, redactContent, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
+import { deadline } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";
 import { modelCallKey, RECORDED_CALL, type RecordedCall } from "./journal.js";
@@ -81,7 +82,7 @@ async function generate(
     turn: input.turn,
     position: input.position,
   };
-  const timeout = abortedByEither(signal, host.limits.modelCallTimeoutMs);
+  const timeout = deadline(host.limits.modelCallTimeoutMs, signal);
   const options: LanguageModelV3CallOptions = {
     prompt: toPrompt(
       host.transcripts.read(input.stageExecutionId, transcriptCutoff(input.attempt, input.turn)),
@@ -97,30 +98,6 @@ async function generate(
   } finally {
     timeout.clear();
   }
-}
-
-/**
- * The call's signal: aborted when the run's `signal` is, or with a `TimeoutError` after `ms`.
- * One controller whose listener and timer are gone once `clear` is called; `AbortSignal.any`
- * would keep both signals reachable until the garbage collector runs.
- */
-function abortedByEither(signal: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
-  const controller = new AbortController();
-  const follow = () => controller.abort(signal.reason);
-  if (signal.aborted) follow();
-  else signal.addEventListener("abort", follow, { once: true });
-  const timer = setTimeout(
-    () => controller.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError")),
-    ms,
-  );
-  timer.unref();
-  return {
-    signal: controller.signal,
-    clear: () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", follow);
-    },
-  };
 }
 
 /** The envelope's tools and the completion channel — the only tools a stage's model sees. */

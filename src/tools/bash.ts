@@ -53,8 +53,8 @@ function runCommand({ command, timeoutMs }: BashArgs, context: ToolContext): Pro
     const message = `Bash is refused: the host requires the sandbox, and ${confinement.reason}`;
     return Promise.resolve(failure("ToolTerminal/SandboxUnavailable", message, { command }));
   }
-  const ownTimeout = timeoutMs === undefined ? undefined : deadline(timeoutMs);
-  const signal = ownTimeout ? AbortSignal.any([context.signal, ownTimeout.signal]) : context.signal;
+  const ownTimeout = timeoutMs === undefined ? undefined : deadline(timeoutMs, context.signal);
+  const signal = ownTimeout?.signal ?? context.signal;
   const stdout = new TailBuffer(context.limits.maxOutputBytes);
   const stderr = new TailBuffer(context.limits.maxOutputBytes);
   let status = "";

@@ -33,8 +33,8 @@ export async function invokeTool(
   }
   if (context.signal.aborted) return cancelled(tool.name);
 
-  const timeout = deadline(context.limits.timeoutMs);
-  const signal = AbortSignal.any([context.signal, timeout.signal]);
+  const timeout = deadline(context.limits.timeoutMs, context.signal);
+  const signal = timeout.signal;
   let onAbort = () => {};
   // A tool that ignores its signal must not hold the stage: the abort answers at once.
   const stopped = new Promise<ToolOutcome>((resolve) => {

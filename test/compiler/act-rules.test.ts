@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { argsDigest, classifyTurn, type ModelReply } from "../../src/compiler/act-rules.js";
 import { parseStageDefinition, type StageDefinition } from "../../src/definitions/index.js";
@@ -185,5 +186,10 @@ describe("argsDigest", () => {
     expect(argsDigest({ a: 1 })).toMatch(/^[0-9a-f]{64}$/);
     expect(argsDigest({ a: 1 })).not.toBe(argsDigest({ a: 2 }));
     expect(argsDigest([1, 2])).not.toBe(argsDigest([2, 1]));
+  });
+
+  it("stays the digest stored grants and recorded cassettes were keyed with", () => {
+    const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+    expect(argsDigest({ b: [1, "x"], a: null })).toBe(sha256('{"a":null,"b":[1,"x"]}'));
   });
 });

@@ -80,3 +80,36 @@ describe("JSON Schema dialects", () => {
     ]);
   });
 });
+
+describe("compiling schemas", () => {
+  const payload = (): JsonSchema => ({
+    type: "object",
+    properties: { summary: { type: "string" }, score: { type: "number" } },
+    required: ["summary"],
+  });
+
+  it("equal schemas in distinct objects are compiled once and share one validator", () => {
+    const first = compileSchema(payload());
+    const second = compileSchema(payload());
+    expect(first.ok && second.ok && first.value === second.value).toBe(true);
+  });
+
+  it("schemas that differ only in key order keep validators of their own", () => {
+    const reordered: JsonSchema = {
+      required: ["summary"],
+      properties: { score: { type: "number" }, summary: { type: "string" } },
+      type: "object",
+    };
+    const first = compileSchema(payload());
+    const second = compileSchema(reordered);
+    expect(first.ok && second.ok && first.value !== second.value).toBe(true);
+  });
+});
+
+describe("compiling a schema JSON cannot hold", () => {
+  it("is a problem, not an exception", () => {
+    const looped: JsonSchema = { type: "object", properties: {} };
+    (looped.properties as Record<string, unknown>).self = looped;
+    expect(() => compileSchema(looped)).not.toThrow();
+  });
+});

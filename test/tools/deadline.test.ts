@@ -14,4 +14,23 @@ describe("a deadline", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(signal.aborted).toBe(false);
   });
+
+  it("aborts with the reason of the signal it follows, as soon as that one aborts", () => {
+    const caller = new AbortController();
+    const { signal } = deadline(60_000, caller.signal);
+    caller.abort(new Error("stage cancelled"));
+    expect((signal.reason as Error).message).toBe("stage cancelled");
+  });
+
+  it("stops following that signal once cleared", () => {
+    const caller = new AbortController();
+    const { signal, clear } = deadline(60_000, caller.signal);
+    clear();
+    caller.abort();
+    expect(signal.aborted).toBe(false);
+  });
+
+  it("starts aborted when the signal it follows already is", () => {
+    expect(deadline(60_000, AbortSignal.abort()).signal.aborted).toBe(true);
+  });
 });

@@ -147,4 +147,16 @@ describe("invokeTool", () => {
     );
     expect(ran).toBe(false);
   });
+
+  it("lets go of the stage's signal once the call is over: a later abort no longer reaches the tool's", async () => {
+    let seen: AbortSignal | undefined;
+    const tool = fakeTool(async (_args, context) => {
+      seen = context.signal;
+      return { ok: true, output: null };
+    });
+    const controller = new AbortController();
+    await invokeTool(tool, { text: "" }, makeProject().context({ signal: controller.signal }));
+    controller.abort();
+    expect(seen?.aborted).toBe(false);
+  });
 });
