@@ -60,7 +60,7 @@ describe.skipIf(skip)(
       const { page, offsite, consoleErrors } = await watchedPage(browser);
       const running = runCli(
         ...["run", join(dir, "deciding.yaml"), "--root", dir, "--store", join(dir, "runs.db")],
-        ...["--run-id", "ask-live", "--headless", "--inspect", String(port), "--json"],
+        ...["--run-id", "ask-live", "--inspect", String(port), "--json"],
       );
       await expect
         .poll(async () => (await fetch(url("/api/runs/ask-live"))).status, { timeout: 20000 })

@@ -113,7 +113,10 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
     await page.goto(url("/runs/live-cancel"));
     await page.locator('[data-state="plan"][data-active="true"]').waitFor();
     await page.locator('[data-control="cancel"]').click();
-    await page.locator("[data-control-result]", { hasText: "CANCEL applied" }).waitFor();
+    // The controls hide once the run is no longer running: read the answer, visible or not.
+    await expect
+      .poll(() => page.locator("[data-control-result]").textContent(), { timeout: 20000 })
+      .toBe("CANCEL applied");
     await running;
     await page.locator('.run-head .status[data-status="cancelled"]').waitFor();
     const audit = await (await fetch(url("/api/runs/live-cancel/audit"))).json();
