@@ -24,5 +24,4 @@ describe("arena-debate's paths", () => {
     expect(done[0]).toContain("classify: ok");
     expect(done[0]).toContain("audit: ok");
   });
-
 });
