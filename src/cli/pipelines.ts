@@ -65,12 +65,14 @@ export function pipelineNotFound(nameOrPath: string): StagechartError {
 
 /**
  * Loads a pipeline for a command, for a host with the built-in tools plus `extraToolNames` (its
- * MCP tools); prints its diagnostics and gives nothing back if it is missing or invalid.
+ * MCP tools); prints its diagnostics and gives nothing back if it is missing or invalid. A
+ * command that only inspects it (graph, paths, test) also takes a subworkflow-only directory.
  */
 export async function loadPipelineForCli(
   nameOrPath: string,
   io: CliIo,
   extraToolNames: readonly string[] = [],
+  purpose: { for: "run" | "inspection" } = { for: "run" },
 ): Promise<PipelineDefinition | undefined> {
   const file = pipelineFile(nameOrPath);
   if (!pipelineExists(file)) {
@@ -83,7 +85,7 @@ export async function loadPipelineForCli(
   const loaded: LoadResult<PipelineDefinition> = spec
     ? await loadPipeline(spec, { baseDir: BUNDLED_MACHINES, toolNames })
     : isWorkflowDirectory(file)
-      ? await loadWorkflowPipeline(file, toolNames)
+      ? await loadWorkflowPipeline(file, toolNames, purpose)
       : await loadPipelineFile(file, { toolNames });
   const diagnostics = loaded.ok ? loaded.warnings : loaded.diagnostics;
   for (const d of diagnostics) io.stderr(`${formatDiagnostic(d)}\n`);

@@ -44,7 +44,11 @@ export function repliesFor(pipeline: PipelineDefinition, outcome: StageOutcome):
   const { drive } = outcome;
   switch (drive.kind) {
     case "complete":
-      return [call(completionTool, drive.payload)];
+      // A refusal the model reads as the call's result (a two-step confirmation) is answered by
+      // calling again with the same payload; a completion taken the first time leaves it unused.
+      return pipeline.hooks[outcome.stage]?.refuseCompletion
+        ? [call(completionTool, drive.payload), call(completionTool, drive.payload)]
+        : [call(completionTool, drive.payload)];
     case "cap-hit":
       // Each attempt: a payload the schema refuses (a parse failure), then prose till turnCap.
       return Array.from({ length: drive.attempts }, () => [

@@ -6,7 +6,7 @@ import type {
   PipelineDefinition,
   PipelineStage,
 } from "../definitions/pipeline-types.js";
-import { renderTemplate } from "../definitions/template.js";
+import { type Placeholder, renderTemplate } from "../definitions/template.js";
 import { defaultExit } from "../runtime/stage-hooks.js";
 import {
   describeRequirement,
@@ -198,14 +198,33 @@ export function missesUpstream(
 ): boolean {
   const stage = pipeline.stages[stageId];
   if (stage?.kind !== "llm") return false;
-  const parts = stage.definition.template.parts.filter(
-    (part) => part.kind === "placeholder" && part.path[0] === "ctx" && part.path[1] === "upstream",
+  const parts = stage.definition.template.parts.flatMap((part) =>
+    part.kind === "placeholder" && part.path[0] === "ctx" && part.path[1] === "upstream"
+      ? [readable(pipeline, part, upstream)]
+      : [],
   );
   const rendered = renderTemplate(
     { parts, ctxReferences: [] },
     { ctx: { upstream }, stage: { id: stageId, name: stage.definition.name } },
   );
   return !rendered.ok;
+}
+
+/**
+ * What of a placeholder into `ctx.upstream` the model can check: all of it on an LLM or ask
+ * stage's result, whose payload it generated; only that the result is there on a code, command or
+ * sub-pipeline stage's, whose output is some object it cannot see into.
+ */
+function readable(
+  pipeline: PipelineDefinition,
+  part: Placeholder,
+  upstream: readonly StageResult[],
+): Placeholder {
+  const [, , index] = part.path;
+  const result = typeof index === "number" ? upstream[index] : undefined;
+  const kind = result && pipeline.stages[result.stageId]?.kind;
+  const opaque = kind !== undefined && kind !== "llm" && kind !== "ask";
+  return opaque ? { ...part, path: part.path.slice(0, 3) } : part;
 }
 
 /** A gate's `defer` and `block` under each `resolutionPolicy` (DESIGN.md §3.1). */

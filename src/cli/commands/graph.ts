@@ -17,7 +17,7 @@ export function registerGraph(program: Command, io: CliIo, setExit: (code: numbe
       new Option("--format <format>", "output format").choices(GRAPH_FORMATS).default("mermaid"),
     )
     .action(async (name: string, flags: { format: GraphFormat }) => {
-      const pipeline = await loadPipelineForCli(name, io);
+      const pipeline = await loadPipelineForCli(name, io, [], { for: "inspection" });
       if (!pipeline) return setExit(EXIT.failed);
       io.stdout(renderGraph(drawablePipeline(pipeline), flags.format));
       setExit(EXIT.done);

@@ -29,7 +29,7 @@ export function registerPaths(program: Command, io: CliIo, setExit: (code: numbe
           json?: boolean;
         },
       ) => {
-        const pipeline = await loadPipelineForCli(name, io);
+        const pipeline = await loadPipelineForCli(name, io, [], { for: "inspection" });
         if (!pipeline) return setExit(EXIT.failed);
         const list = pipelinePaths(pipeline, flags);
         if (flags.json) io.stdout(`${JSON.stringify(list, null, 2)}\n`);

@@ -29,7 +29,7 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
         name: string,
         flags: { paths?: string; fixtures?: string; events: ControlEventName[]; json?: boolean },
       ) => {
-        const pipeline = await loadPipelineForCli(name, io);
+        const pipeline = await loadPipelineForCli(name, io, [], { for: "inspection" });
         if (!pipeline) return setExit(EXIT.failed);
         const refuse = (error: StagechartError) => {
           io.stderr(`${error.code}: ${error.message}\n`);

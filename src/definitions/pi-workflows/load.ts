@@ -89,15 +89,17 @@ export function closureOf(root: WorkflowRoot, key: string): string[] {
 /**
  * Loads the workflow in directory `dir` (its siblings are its workflows root) as a pipeline, for
  * a host with `toolNames`. Problems are those of the workflow and of every workflow it uses.
+ * A `show: workflows` one is refused `for: "run"` only: it may be drawn, listed and tested.
  */
 export async function loadWorkflowPipeline(
   dir: string,
   toolNames: readonly string[] = BUILTIN_TOOL_NAMES,
+  purpose: { for: "run" | "inspection" } = { for: "run" },
 ): Promise<LoadResult<PipelineDefinition>> {
   const root = await loadWorkflowRoot(dirname(resolve(dir)));
   const key = basename(resolve(dir));
   const workflow = root.kept.get(key);
-  const refused = workflow && notRunnable(workflow);
+  const refused = purpose.for === "run" && workflow && notRunnable(workflow);
   if (refused) return { ok: false, diagnostics: [refused] };
   const loaded = await pipelineOf(root, key, toolNames);
   return loaded.ok ? { ...loaded, value: { ...loaded.value, file: resolve(dir) } } : loaded;
