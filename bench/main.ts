@@ -11,6 +11,7 @@ import { runsListing } from "./cases/runs-listing.js";
 import { compileScaling, parallelScaling } from "./cases/scaling.js";
 import { startUp } from "./cases/start-up.js";
 import { storedRunOpening } from "./cases/stored-run-open.js";
+import { suspendedMemory } from "./cases/suspended-memory.js";
 import { turnCost } from "./cases/turn-cost.js";
 import { writeAmplification } from "./cases/write-amplification.js";
 import {
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     await step("time per turn", () => turnCost(LONG_STAGE, dir));
     await step("write amplification", () => writeAmplification(LONG_RUN, dir));
     await step("memory", () => memoryUse(LONG_RUN, MEMORY_RUNS));
+    await step("suspended memory", () => suspendedMemory(SHORT_RUN, MEMORY_RUNS));
     await step("resume", () => resumeCost(PARKED_RUN, dir));
     await step("inspection", () => inspectionOverhead(SHORT_RUN, dir));
     await step("opening a stored run", () => storedRunOpening(dir, LONG_RUN_TURNS));

@@ -86,17 +86,19 @@ export function launchDurable(
     return err(refuseLaunch(store, owner, launchOptions, launched.error));
   }
   const handle = launched.value;
-  stop = () => handle.actor.stop();
-  const controls = watchControlQueue(store, runId, handle.actor, {
-    check: (event) => refuseControl(pipeline, handle.actor.getSnapshot().context, event),
+  // Defined until the run settles; kept here for the last commit, after the handle let it go.
+  const actor = handle.actor as Actor<AnyStateMachine>;
+  stop = () => actor.stop();
+  const controls = watchControlQueue(store, runId, actor, {
+    check: (event) => refuseControl(pipeline, actor.getSnapshot().context, event),
     audit: recorder,
-    commit: () => commit(handle.actor),
+    commit: () => commit(actor),
     giveUp,
   });
   const result = handle.result.then((outcome): RunResult => {
     clearInterval(renewal);
     clearInterval(controls);
-    commit(handle.actor);
+    commit(actor);
     if (!lost) {
       try {
         store.updateRun(runId, {
@@ -118,7 +120,21 @@ export function launchDurable(
     }
     return { ...outcome, status: "suspended", error: lost.toModelView() };
   });
-  return ok({ ...handle, result });
+  return ok(withResult(handle, result));
+}
+
+/** `handle` with another result; built outside `launchDurable`, whose closures hold the actor. */
+function withResult(handle: RunHandle, result: Promise<RunResult>): RunHandle {
+  return {
+    runId: handle.runId,
+    get actor() {
+      return handle.actor;
+    },
+    result,
+    events: handle.events,
+    send: handle.send,
+    stop: handle.stop,
+  };
 }
 
 /**

@@ -62,8 +62,11 @@ export interface RunResult {
 
 export interface RunHandle {
   runId: string;
-  /** The running pipeline: a plain XState actor. */
-  actor: Actor<AnyStateMachine>;
+  /**
+   * The running pipeline: a plain XState actor. Once `result` has settled the handle lets go of
+   * it (undefined), so a handle kept after the run does not keep the stopped actor tree.
+   */
+  readonly actor: Actor<AnyStateMachine> | undefined;
   /** Settles when the run ends, whatever the outcome; never rejects for a failed run. */
   result: Promise<RunResult>;
   /** Every audit event of the run, live, ending when the run ends. */
@@ -208,7 +211,11 @@ export function launch(
         error: toStagechartError(error, "ExtensionHost/LifecycleFailure").toModelView(),
       }),
   );
-  void result.finally(() => feed.close());
+  const live: LiveActor = { actor };
+  void result.finally(() => {
+    feed.close();
+    live.actor = undefined;
+  });
   actor.start();
   for (const { actor: stage, wait } of answerable) {
     const answer = answers.find(
@@ -221,23 +228,40 @@ export function launch(
   }
   if (control) actor.send(control);
   queueSettle();
-  return ok({
+  return ok(handleOf(pipeline, runId, live, result, feed));
+}
+
+/** The run's actor while the run is live; dropped once its result settles. */
+type LiveActor = { actor: Actor<AnyStateMachine> | undefined };
+
+/**
+ * Built outside `launch`, so its closures hold only what they name: closures made in one scope
+ * share that scope's variables, and `launch`'s hold the actor tree.
+ */
+function handleOf(
+  pipeline: PipelineDefinition,
+  runId: string,
+  live: LiveActor,
+  result: Promise<RunResult>,
+  feed: EventFeed,
+): RunHandle {
+  return {
     runId,
-    actor,
+    get actor() {
+      return live.actor;
+    },
     result,
     events: () => feed.iterate(),
     send: (event) => {
-      const refused = refuseControl(
-        pipeline,
-        actor.getSnapshot().context as PipelineContext,
-        event,
-      );
+      if (!live.actor) return ok(undefined);
+      const context = live.actor.getSnapshot().context as PipelineContext;
+      const refused = refuseControl(pipeline, context, event);
       if (refused) return err(refused);
-      actor.send(event);
+      live.actor.send(event);
       return ok(undefined);
     },
-    stop: () => actor.stop(),
-  });
+    stop: () => live.actor?.stop(),
+  };
 }
 
 const noStages: Survey = { parked: [], asking: [], busy: false };

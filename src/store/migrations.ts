@@ -129,6 +129,33 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX control_requests_pending ON control_requests (run_id, status);
     `,
   },
+  {
+    // Each snapshot is written once, in the step history, stamped there; the run's latest is its
+    // last step with a snapshot. A run stored before step history gets one step holding it
+    // (issue 14: disk bytes).
+    version: 6,
+    sql: `
+      ALTER TABLE steps ADD COLUMN definition_hash TEXT;
+      ALTER TABLE steps ADD COLUMN stagechart_version TEXT;
+      UPDATE steps SET
+        definition_hash = (SELECT definition_hash FROM snapshots s WHERE s.run_id = steps.run_id),
+        stagechart_version =
+          (SELECT stagechart_version FROM snapshots s WHERE s.run_id = steps.run_id)
+      WHERE snapshot IS NOT NULL
+        AND step = (SELECT MAX(step) FROM steps latest
+                    WHERE latest.run_id = steps.run_id AND latest.snapshot IS NOT NULL)
+        AND snapshot = (SELECT snapshot FROM snapshots s WHERE s.run_id = steps.run_id);
+      INSERT INTO steps (run_id, step, last_seq, at, snapshot, definition_hash, stagechart_version)
+        SELECT s.run_id,
+          (SELECT COALESCE(MAX(step), 0) + 1 FROM steps t WHERE t.run_id = s.run_id),
+          (SELECT COALESCE(MAX(seq), 0) FROM audit a WHERE a.run_id = s.run_id),
+          s.updated_at, s.snapshot, s.definition_hash, s.stagechart_version
+        FROM snapshots s
+        WHERE NOT EXISTS (SELECT 1 FROM steps t
+                          WHERE t.run_id = s.run_id AND t.definition_hash IS NOT NULL);
+      DROP TABLE snapshots;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;

@@ -106,6 +106,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     try {
       makeDirectories(dirname(path));
       db = new Database(path);
+      // Every commit rewrites each page it touches whole: small pages keep that close to the
+      // bytes a step adds (issue 14). Only a new, empty file takes it; an older one keeps its own.
+      db.pragma("page_size = 1024");
       db.pragma("journal_mode = WAL");
       // In WAL mode NORMAL cannot corrupt the file and loses nothing when the process dies; a
       // power cut may drop the last commits, which resume treats like an earlier crash.
@@ -194,17 +197,15 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     for (const { key, value } of step.journal ?? []) this.record(key, value);
     for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
       this.put(stageExecutionId, key, entry);
-    const snapshot = step.snapshot === undefined ? undefined : JSON.stringify(step.snapshot);
+    const snapshot =
+      step.snapshot === undefined
+        ? undefined
+        : {
+            snapshot: JSON.stringify(step.snapshot),
+            definitionHash: step.definitionHash ?? null,
+            stagechartVersion: VERSION,
+          };
     this.history.record(runId, seq, at, snapshot);
-    if (snapshot !== undefined) {
-      this.sql.upsertSnapshot.run({
-        runId,
-        snapshot,
-        definitionHash: step.definitionHash ?? null,
-        stagechartVersion: VERSION,
-        at,
-      });
-    }
     return recorded;
   }
 

@@ -31,14 +31,6 @@ interface LeaseRow {
 
 type Statement<Params extends unknown[] | object, Row = unknown> = Database.Statement<Params, Row>;
 
-type SnapshotWrite = {
-  runId: string;
-  snapshot: string;
-  definitionHash: string | null;
-  stagechartVersion: string;
-  at: string;
-};
-
 type TranscriptRow = { key: string; entry: string };
 
 type TranscriptWrite = { stageExecutionId: string; key: string; runId: string; entry: string };
@@ -54,7 +46,6 @@ export interface Statements {
   lastSeq: Statement<[string], number>;
   appendAudit: Statement<AuditRow>;
   audit: Statement<[string, number], AuditRow>;
-  upsertSnapshot: Statement<SnapshotWrite>;
   snapshot: Statement<[string], SnapshotRow>;
   journalValue: Statement<[string], string>;
   recordJournal: Statement<{ key: string; runId: string; value: string; at: string }>;
@@ -105,20 +96,11 @@ export function prepareStatements(db: Database.Database): Statements {
       `SELECT ${AUDIT_COLUMNS} FROM audit WHERE run_id = ? AND seq > ? ORDER BY seq`,
     ),
 
-    // Without a hash of its own, a snapshot is stamped with the run's.
-    upsertSnapshot: db.prepare<SnapshotWrite>(
-      `INSERT INTO snapshots (run_id, snapshot, definition_hash, stagechart_version, updated_at)
-       VALUES (@runId, @snapshot,
-         COALESCE(@definitionHash, (SELECT definition_hash FROM runs WHERE run_id = @runId)),
-         @stagechartVersion, @at)
-       ON CONFLICT (run_id) DO UPDATE SET snapshot = excluded.snapshot,
-         definition_hash = excluded.definition_hash,
-         stagechart_version = excluded.stagechart_version, updated_at = excluded.updated_at`,
-    ),
+    // The run's latest snapshot: its last step that has one (migration 6).
     snapshot: db.prepare<[string], SnapshotRow>(
       `SELECT snapshot, definition_hash AS definitionHash,
-         stagechart_version AS stagechartVersion, updated_at AS updatedAt
-       FROM snapshots WHERE run_id = ?`,
+         stagechart_version AS stagechartVersion, at AS updatedAt
+       FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1`,
     ),
 
     journalValue: db.prepare<[string], string>("SELECT value FROM journal WHERE key = ?").pluck(),

@@ -7,6 +7,10 @@ import { SqliteStore } from "../../src/store/index.js";
 import { demoProject, runCli, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { tempDir } from "../support/stages.js";
 
+/** Replaces a run's latest snapshot: its last step with one (migration 6). */
+const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ? WHERE rowid =
+  (SELECT rowid FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1)`;
+
 const TASK = ["--task", "refactor auth module"];
 
 async function auditOf(project: string, runId: string): Promise<AuditEvent[]> {
@@ -341,8 +345,7 @@ describe("a damaged store", () => {
     const project = demoProject();
     const { runId } = await suspendedRun(project);
     const db = new Database(storeOf(project));
-    const corrupt = (text: string) =>
-      db.prepare("UPDATE snapshots SET snapshot = ? WHERE run_id = ?").run(text, runId);
+    const corrupt = (text: string) => db.prepare(LATEST_SNAPSHOT_UPDATE).run(text, runId);
 
     corrupt("{not json");
     const broken = await storeCommand(project, "resume", runId, "--json");
@@ -356,7 +359,7 @@ describe("a damaged store", () => {
     expect(unusable.code).toBe(1);
     expect(summaryOf(unusable.stdout).error.code).toBe("Session/SnapshotCorrupt");
 
-    db.prepare("DELETE FROM snapshots WHERE run_id = ?").run(runId);
+    db.prepare("UPDATE steps SET snapshot = NULL WHERE run_id = ?").run(runId);
     const missing = await storeCommand(project, "resume", runId, "--json");
     expect(summaryOf(missing.stdout).error.code).toBe("Session/NoSnapshot");
     db.close();
@@ -371,7 +374,9 @@ describe("a damaged store", () => {
     const { runId, proposalId } = await suspendedRun(project);
     const db = new Database(storeOf(project));
     const original = db
-      .prepare("SELECT snapshot FROM snapshots WHERE run_id = ?")
+      .prepare(
+        "SELECT snapshot FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC",
+      )
       .pluck()
       .get(runId) as string;
     const before = await auditOf(project, runId);
@@ -400,7 +405,7 @@ describe("a damaged store", () => {
       }),
     };
     for (const [what, text] of Object.entries(damaged)) {
-      db.prepare("UPDATE snapshots SET snapshot = ? WHERE run_id = ?").run(text, runId);
+      db.prepare(LATEST_SNAPSHOT_UPDATE).run(text, runId);
       const resumed = await storeCommand(
         project,
         "resume",
@@ -422,7 +427,7 @@ describe("a damaged store", () => {
       expect(summaryOf(cancelled.stdout).error.code, what).toBe("Session/SnapshotCorrupt");
     }
     expect(await auditOf(project, runId)).toEqual(before);
-    db.prepare("UPDATE snapshots SET snapshot = ? WHERE run_id = ?").run(original, runId);
+    db.prepare(LATEST_SNAPSHOT_UPDATE).run(original, runId);
     db.close();
     const done = await storeCommand(project, "resume", runId, "--approve", proposalId);
     expect(done.code).toBe(0);

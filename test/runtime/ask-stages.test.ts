@@ -13,6 +13,7 @@ import { SqliteStore } from "../../src/store/index.js";
 import { code, pipelineOf } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
+import { liveActor } from "./support/live-actor.js";
 
 const DECISION = {
   type: "object",
@@ -181,7 +182,7 @@ describe("an ask stage", () => {
     const first = handleOf(
       startRun(pipeline, { host: harness("stages: {}").host, store: openStore(file), runId: "n1" }),
     );
-    await waitFor(first.actor, (s) => s.context.current === "b");
+    await waitFor(liveActor(first), (s) => s.context.current === "b");
     first.stop();
     await first.result;
     const refused = resumeRun(pipeline, "n1", {

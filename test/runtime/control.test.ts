@@ -9,6 +9,7 @@ import { SqliteStore } from "../../src/store/index.js";
 import { code, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
+import { liveActor } from "./support/live-actor.js";
 
 function openStore(file = join(tempDir(), "runs.db")): SqliteStore {
   const opened = SqliteStore.open(file);
@@ -32,7 +33,7 @@ async function liveRun(file: string, runId: string): Promise<RunHandle> {
     runId,
   });
   if (!started.ok) throw started.error;
-  await waitFor(started.value.actor, (s) => s.context.current === "draft");
+  await waitFor(liveActor(started.value), (s) => s.context.current === "draft");
   return started.value;
 }
 
@@ -89,7 +90,7 @@ describe("a control request for a run another owner runs", () => {
       requestedBy: { pid: process.pid },
       error: { code: "Session/IllegalTransition" },
     });
-    expect(owner.actor.getSnapshot().context.current).toBe("draft");
+    expect(liveActor(owner).getSnapshot().context.current).toBe("draft");
     owner.send({ type: "CANCEL" });
     await owner.result;
   });
@@ -159,7 +160,7 @@ describe("a killed owner during a pending control request", () => {
     });
     const resumed = resumeRun(slow(), "r7", { host: harness("stages: {}").host, store });
     if (!resumed.ok) throw resumed.error;
-    await waitFor(resumed.value.actor, (s) => s.context.current === "draft");
+    await waitFor(liveActor(resumed.value), (s) => s.context.current === "draft");
     expect(store.auditOf("r7").map((e) => e.type)).not.toContain("ControlRequested");
     resumed.value.send({ type: "CANCEL" });
     await resumed.value.result;

@@ -12,6 +12,7 @@ import { fillDisk } from "../store/support/temp-store.js";
 import { CODE_REVIEW_SCRIPT, code, llm, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
+import { liveActor } from "./support/live-actor.js";
 
 function openStore(file = join(tempDir(), "runs.db")): SqliteStore {
   const opened = SqliteStore.open(file);
@@ -90,7 +91,7 @@ describe("a durable run", () => {
         runId: "r2",
       }),
     );
-    await waitFor(first.actor, (s) => s.context.current === "b");
+    await waitFor(liveActor(first), (s) => s.context.current === "b");
     first.stop();
     expect((await first.result).status).toBe("suspended");
 
@@ -119,7 +120,7 @@ describe("a durable run", () => {
         runId: "r3",
       }),
     );
-    await waitFor(first.actor, (s) => s.context.current === "b");
+    await waitFor(liveActor(first), (s) => s.context.current === "b");
     first.stop();
     await first.result;
     const changed = chain(5, counter);
@@ -285,7 +286,7 @@ describe("a durable run", () => {
         runId: "r4",
       }),
     );
-    await waitFor(first.actor, (s) => s.context.current === "b");
+    await waitFor(liveActor(first), (s) => s.context.current === "b");
     const second = resumeRun(chain(5000, { b: 0 }), "r4", {
       host: harness("stages: {}").host,
       store: openStore(file),
@@ -695,7 +696,7 @@ describe("a durable run that can no longer write", () => {
         leaseTtlMs: 90,
       }),
     );
-    await waitFor(handle.actor, (s) => s.context.current === "b");
+    await waitFor(liveActor(handle), (s) => s.context.current === "b");
     expect(store.acquireLease("stolen", "thief", 60_000, () => true).ok).toBe(true);
     const result = await handle.result;
     expect(result).toMatchObject({ status: "suspended", error: { code: "Session/LeaseLost" } });

@@ -10,6 +10,7 @@ import { SqliteStore } from "../../src/store/index.js";
 import { code, pipelineOf } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
+import { liveActor } from "./support/live-actor.js";
 
 function openStore(): SqliteStore {
   const opened = SqliteStore.open(join(tempDir(), "runs.db"));
@@ -199,7 +200,7 @@ describe("reopening a run that ended done (redo of a done run)", () => {
       by: "ana",
     });
     if (!reopened.ok) throw reopened.error;
-    await waitFor(reopened.value.actor, (s) => s.context.current === "build");
+    await waitFor(liveActor(reopened.value), (s) => s.context.current === "build");
     reopened.value.stop();
     expect((await reopened.value.result).status).toBe("suspended");
     // Not ended: a redo of it is a REDO sent to the resumed run, not a reopening.

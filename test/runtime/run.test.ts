@@ -8,6 +8,7 @@ import { compilePipeline, type RunHandle, startRun } from "../../src/runtime/run
 import { bashConfinement, DEFAULT_SANDBOX } from "../../src/tools/bash-sandbox.js";
 import { CODE_REVIEW_SCRIPT, code, llm, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
+import { liveActor } from "./support/live-actor.js";
 
 const codeReview = () =>
   pipelineOf({
@@ -647,7 +648,7 @@ describe("control events", () => {
   it("OVERRIDE moves to a reachable stage, with the reason audited", async () => {
     const h = harness("stages: {}");
     const run = started(startRun(slowChain(), { host: h.host, runId: "run-1" }));
-    await waitFor(run.actor, (s) => s.context.current === "one");
+    await waitFor(liveActor(run), (s) => s.context.current === "one");
     expect(run.send({ type: "OVERRIDE", to: "three", reason: "two is known good" }).ok).toBe(true);
     const result = await run.result;
     expect(result.status).toBe("done");
@@ -665,9 +666,9 @@ describe("control events", () => {
   it("OVERRIDE to a stage the topology cannot reach is Session/IllegalTransition", async () => {
     const h = harness("stages: {}");
     const run = started(startRun(slowChain(), { host: h.host, runId: "run-1" }));
-    await waitFor(run.actor, (s) => s.context.current === "one");
+    await waitFor(liveActor(run), (s) => s.context.current === "one");
     const backwards = started(startRun(slowChain(), { host: h.host, runId: "run-2" }));
-    await waitFor(backwards.actor, (s) => s.context.current === "one");
+    await waitFor(liveActor(backwards), (s) => s.context.current === "one");
     const refused = run.send({ type: "OVERRIDE", to: "nowhere", reason: "x" });
     expect(refused.ok ? undefined : refused.error.code).toBe("Session/IllegalTransition");
     const noReason = run.send({ type: "OVERRIDE", to: "three", reason: " " });
@@ -692,9 +693,9 @@ describe("control events", () => {
         },
       });
     const beforeGroup = started(startRun(fanOut(5000), { host: h.host, runId: "run-1" }));
-    await waitFor(beforeGroup.actor, (s) => s.context.current === "start");
+    await waitFor(liveActor(beforeGroup), (s) => s.context.current === "start");
     const inGroup = started(startRun(fanOut(5), { host: h.host, runId: "run-2" }));
-    await waitFor(inGroup.actor, (s) => s.context.groups.start?.a === "running");
+    await waitFor(liveActor(inGroup), (s) => s.context.groups.start?.a === "running");
     for (const run of [beforeGroup, inGroup]) {
       const refused = run.send({ type: "OVERRIDE", to: "join", reason: "skip the checks" });
       expect(refused.ok ? undefined : refused.error).toMatchObject({
@@ -724,11 +725,11 @@ describe("control events", () => {
       next: { one: "two", two: "three" },
     });
     const run = started(startRun(pipeline, { host: h.host, runId: "run-1" }));
-    await waitFor(run.actor, (s) => s.context.current === "two");
+    await waitFor(liveActor(run), (s) => s.context.current === "two");
     const notYet = run.send({ type: "REDO", stage: "three" });
     expect(notYet.ok ? undefined : notYet.error.code).toBe("Session/IllegalTransition");
     expect(run.send({ type: "REDO", stage: "one" }).ok).toBe(true);
-    await waitFor(run.actor, (s) => s.context.current === "two" && s.context.visits.two === 2);
+    await waitFor(liveActor(run), (s) => s.context.current === "two" && s.context.visits.two === 2);
     run.send({ type: "CANCEL" });
     await run.result;
     expect(runsOfOne).toBe(2);
@@ -742,7 +743,7 @@ describe("control events", () => {
   it("CANCEL ends the run as cancelled and aborts the running stage", async () => {
     const h = harness("stages: {}");
     const run = started(startRun(slowChain(), { host: h.host, runId: "run-1" }));
-    await waitFor(run.actor, (s) => s.context.current === "one");
+    await waitFor(liveActor(run), (s) => s.context.current === "one");
     const began = Date.now();
     run.send({ type: "CANCEL" });
     const result = await run.result;

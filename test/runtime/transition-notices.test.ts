@@ -4,6 +4,7 @@ import type { TransitionNotice } from "../../src/definitions/contract.js";
 import { type RunHandle, startRun } from "../../src/runtime/run.js";
 import { code, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
+import { liveActor } from "./support/live-actor.js";
 
 function started(handle: ReturnType<typeof startRun>): RunHandle {
   if (!handle.ok) throw handle.error;
@@ -76,7 +77,7 @@ describe("override: adjacent", () => {
   it("moves a run only to a stage a rule of the current one leads to", async () => {
     const h = harness("stages: {}");
     const run = started(startRun(chain("adjacent"), { host: h.host, runId: "run-1" }));
-    await waitFor(run.actor, (s) => s.context.current === "one");
+    await waitFor(liveActor(run), (s) => s.context.current === "one");
     const skipping = run.send({ type: "OVERRIDE", to: "three", reason: "skip two" });
     expect(skipping.ok ? undefined : skipping.error).toMatchObject({
       code: "Session/IllegalTransition",
@@ -89,7 +90,7 @@ describe("override: adjacent", () => {
   it("the default reaches any stage the transitions reach", async () => {
     const h = harness("stages: {}");
     const run = started(startRun(chain(), { host: h.host, runId: "run-1" }));
-    await waitFor(run.actor, (s) => s.context.current === "one");
+    await waitFor(liveActor(run), (s) => s.context.current === "one");
     expect(run.send({ type: "OVERRIDE", to: "three", reason: "skip two" }).ok).toBe(true);
     expect((await run.result).status).toBe("done");
   });

@@ -48,7 +48,6 @@ describe("opening a store", () => {
       "memory",
       "runs",
       "schema_version",
-      "snapshots",
       "steps",
       "transcripts",
     ]);

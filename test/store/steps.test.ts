@@ -12,6 +12,10 @@ import {
   tempStore,
 } from "./support/temp-store.js";
 
+/** Replaces a run's latest snapshot: its last step with one (migration 6). */
+const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ? WHERE rowid =
+  (SELECT rowid FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1)`;
+
 const turn = (runId: string, turn: number): AuditEventInput => ({
   type: "ModelTurn",
   runId,
@@ -218,7 +222,7 @@ describe("reading a snapshot back", () => {
     store.createRun(newRun("run-1"));
     store.commitStep("run-1", { snapshot: { value: "plan" }, events: [started("run-1")] });
     const db = new Database(path);
-    db.prepare("UPDATE snapshots SET snapshot = ? WHERE run_id = ?").run('{"value": "pl', "run-1");
+    db.prepare(LATEST_SNAPSHOT_UPDATE).run('{"value": "pl', "run-1");
     db.close();
 
     const error = failure(store.getSnapshot("run-1"));
