@@ -4,6 +4,7 @@ import { waitFor } from "xstate";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import { type RunHandle, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
+import { liveActor } from "../runtime/support/live-actor.js";
 import { code, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
@@ -29,7 +30,7 @@ async function liveRun(file: string, runId: string): Promise<RunHandle> {
     runId,
   });
   if (!started.ok) throw started.error;
-  await waitFor(started.value.actor, (s) => s.context.current === "draft");
+  await waitFor(liveActor(started.value), (s) => s.context.current === "draft");
   return started.value;
 }
 

@@ -9,6 +9,7 @@ import { SqliteStore } from "../../src/store/index.js";
 import { code, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
+import { liveActor } from "./support/live-actor.js";
 
 /** A code stage that counts its runs in memory, and says what the count was before. */
 const counting = pipelineOf({
@@ -149,7 +150,7 @@ describe("a code stage's StageExited", () => {
 
   it("is not emitted for a stage cancelled while it ran: that stage is cancelled instead", async () => {
     const { run, result, audit } = watchExits(pipelineOf({ stages: [waits("slow", 60_000)] }));
-    await waitFor(run.actor, (s) => s.context.current === "slow");
+    await waitFor(liveActor(run), (s) => s.context.current === "slow");
     expect(run.send({ type: "CANCEL", reason: "enough" }).ok).toBe(true);
     expect((await result).status).toBe("cancelled");
     const ends = audit
