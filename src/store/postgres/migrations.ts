@@ -138,6 +138,30 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX control_requests_pending ON control_requests (run_id, status);
     `,
   },
+  {
+    // Each snapshot is written once, in the step history, stamped there; the run's latest is its
+    // last step with a snapshot. A run stored before step history gets one step holding it.
+    version: 6,
+    sql: `
+      ALTER TABLE steps ADD COLUMN definition_hash TEXT;
+      ALTER TABLE steps ADD COLUMN stagechart_version TEXT;
+      UPDATE steps SET definition_hash = s.definition_hash,
+          stagechart_version = s.stagechart_version
+        FROM snapshots s
+        WHERE s.run_id = steps.run_id AND steps.snapshot = s.snapshot
+          AND steps.step = (SELECT MAX(step) FROM steps latest
+                            WHERE latest.run_id = steps.run_id AND latest.snapshot IS NOT NULL);
+      INSERT INTO steps (run_id, step, last_seq, at, snapshot, definition_hash, stagechart_version)
+        SELECT s.run_id,
+          (SELECT COALESCE(MAX(step), 0) + 1 FROM steps t WHERE t.run_id = s.run_id),
+          (SELECT COALESCE(MAX(seq), 0) FROM audit a WHERE a.run_id = s.run_id),
+          s.updated_at, s.snapshot, s.definition_hash, s.stagechart_version
+        FROM snapshots s
+        WHERE NOT EXISTS (SELECT 1 FROM steps t
+                          WHERE t.run_id = s.run_id AND t.definition_hash IS NOT NULL);
+      DROP TABLE snapshots;
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;

@@ -22,9 +22,10 @@ export const UPDATE_RUN = `UPDATE runs SET status = $2, updated_at = $3, definit
     options = $5, error = $6, output = $7
   WHERE run_id = $1`;
 
+/** The run's latest snapshot: its last step that has one (migration 6). */
 export const SNAPSHOT = `SELECT snapshot, definition_hash AS "definitionHash",
-    stagechart_version AS "stagechartVersion", updated_at AS "updatedAt"
-  FROM snapshots WHERE run_id = $1`;
+    stagechart_version AS "stagechartVersion", at AS "updatedAt"
+  FROM steps WHERE run_id = $1 AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1`;
 
 export const UPSERT_MEMORY = `INSERT INTO memory (namespace, key, value, updated_at)
   VALUES ($1, $2, $3, $4)

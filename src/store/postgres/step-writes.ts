@@ -14,9 +14,9 @@ type TranscriptWrite = NonNullable<StepCommit["transcripts"]>[number];
 
 /**
  * Writes one step inside the caller's transaction: its events with the run's next sequence
- * numbers, its journal and transcript entries, its step row (with the marks a fork copies up
- * to) and its snapshot. Touching the run's row first locks it, so concurrent commits to one run
- * take turns and its sequence stays gapless.
+ * numbers, its journal and transcript entries, and its step row (with the marks a fork copies
+ * up to), which holds its snapshot. Touching the run's row first locks it, so concurrent commits
+ * to one run take turns and its sequence stays gapless.
  */
 export async function appendStep(
   query: Query,
@@ -36,10 +36,8 @@ export async function appendStep(
   await writeJournal(query, step.journal ?? [], at);
   await writeTranscripts(query, step.transcripts ?? []);
   const snapshot = step.snapshot === undefined ? null : JSON.stringify(step.snapshot);
-  await query(INSERT_STEP, [runId, seq, at, snapshot]);
-  if (snapshot !== null) {
-    await query(UPSERT_SNAPSHOT, [runId, snapshot, step.definitionHash ?? null, VERSION, at]);
-  }
+  const version = snapshot === null ? null : VERSION;
+  await query(INSERT_STEP, [runId, seq, at, snapshot, step.definitionHash ?? null, version]);
   return recorded;
 }
 
@@ -116,18 +114,14 @@ const UPSERT_TRANSCRIPTS = `INSERT INTO transcripts (stage_execution_id, key, ru
 
 /**
  * The step's row, marked with the highest journal and transcript positions of its run: what it
- * had recorded by then (the run's row lock keeps its own writers in turn).
+ * had recorded by then (the run's row lock keeps its own writers in turn). Its snapshot is stored
+ * here only, stamped with its definition hash (the run's, without one of its own) and version.
  */
-const INSERT_STEP = `INSERT INTO steps
-    (run_id, step, last_seq, at, snapshot, journal_mark, transcript_mark)
+const INSERT_STEP = `INSERT INTO steps (run_id, step, last_seq, at, snapshot, journal_mark,
+    transcript_mark, definition_hash, stagechart_version)
   VALUES ($1, (SELECT COALESCE(MAX(step), 0) + 1 FROM steps WHERE run_id = $1), $2, $3, $4,
     (SELECT COALESCE(MAX(position), 0) FROM journal WHERE run_id = $1),
-    (SELECT COALESCE(MAX(position), 0) FROM transcripts WHERE run_id = $1))`;
-
-/** Without a hash of its own, a snapshot is stamped with the run's. */
-const UPSERT_SNAPSHOT = `INSERT INTO snapshots
-    (run_id, snapshot, definition_hash, stagechart_version, updated_at)
-  VALUES ($1, $2, COALESCE($3, (SELECT definition_hash FROM runs WHERE run_id = $1)), $4, $5)
-  ON CONFLICT (run_id) DO UPDATE SET snapshot = excluded.snapshot,
-    definition_hash = excluded.definition_hash,
-    stagechart_version = excluded.stagechart_version, updated_at = excluded.updated_at`;
+    (SELECT COALESCE(MAX(position), 0) FROM transcripts WHERE run_id = $1),
+    CASE WHEN $4::text IS NOT NULL
+      THEN COALESCE($5, (SELECT definition_hash FROM runs WHERE run_id = $1)) END,
+    $6)`;

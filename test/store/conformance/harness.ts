@@ -27,6 +27,15 @@ export function failure<T>(result: Result<T>) {
   return result.error;
 }
 
+/** Breaks the JSON of the run's latest snapshot (its last step that has one), in either dialect. */
+export async function damageLatestSnapshot(sql: FreshStore["sql"], runId: string): Promise<void> {
+  await sql(
+    `UPDATE steps SET snapshot = '{'
+     WHERE run_id = '${runId}' AND step = (SELECT MAX(step) FROM steps latest
+       WHERE latest.run_id = '${runId}' AND latest.snapshot IS NOT NULL)`,
+  );
+}
+
 export const newRun = (runId: string) => ({
   runId,
   pipelineId: "plan-build",

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { SCHEMA_VERSION } from "../../../src/store/index.js";
-import { failure, manualClock, newRun, okValue, type StoreHarness, started } from "./harness.js";
+import {
+  damageLatestSnapshot,
+  failure,
+  manualClock,
+  newRun,
+  okValue,
+  type StoreHarness,
+  started,
+} from "./harness.js";
 
 /** Leases, memory, migrations and damaged rows: what every store must do alike. */
 export function leasesAndMore(harness: StoreHarness): void {
@@ -185,7 +193,7 @@ export function leasesAndMore(harness: StoreHarness): void {
       const { store, sql } = await harness.fresh();
       okValue(await store.createRun(newRun("run-1")));
       await store.commitStep("run-1", { snapshot: { at: "plan" }, events: [started("run-1")] });
-      await sql("UPDATE snapshots SET snapshot = '{'");
+      await damageLatestSnapshot(sql, "run-1");
       await sql(
         `INSERT INTO audit (run_id, seq, at, type, stage_id, stage_execution_id, attempt, payload)
          VALUES ('run-1', 2, 'then', 'NoSuchEvent', NULL, NULL, NULL, 'not json')`,

@@ -31,6 +31,27 @@ const newRun = (runId: string) => ({
   options: {},
 });
 
+/** A new database as stagechart left it at schema `version`, holding the rows `seed` inserts. */
+async function databaseAtVersion(version: number, seed: string[]): Promise<string> {
+  const url = await server.createDatabase();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY,
+      applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)`);
+    for (const migration of POSTGRES_MIGRATIONS.filter((m) => m.version <= version)) {
+      await client.query(migration.sql);
+      await client.query("INSERT INTO schema_version VALUES ($1, 'then', 'old')", [
+        migration.version,
+      ]);
+    }
+    for (const statement of seed) await client.query(statement);
+  } finally {
+    await client.end();
+  }
+  return url;
+}
+
 /** The error a failed open gave, checked to name the store and never carry the password. */
 async function openFailure(url: string, password: string): Promise<StagechartError> {
   const opened = await PostgresStore.open(url);
@@ -66,29 +87,16 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
   });
 
   it("upgrades a version-3 database: rows already there get positions, old steps no fork marks", async () => {
-    const url = await server.createDatabase();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY,
-        applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)`);
-      for (const migration of POSTGRES_MIGRATIONS.filter(({ version }) => version <= 3)) {
-        await client.query(migration.sql);
-        await client.query("INSERT INTO schema_version VALUES ($1, 'then', 'old')", [
-          migration.version,
-        ]);
-      }
-      await client.query(`INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at,
+    const url = await databaseAtVersion(3, [
+      `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at,
         definition_hash, stagechart_version, options) VALUES
-        ('run-1', 'plan-build', 'running', 'then', 'then', 'hash-1', 'old', '{}')`);
-      await client.query(`INSERT INTO journal VALUES
-        ('model:run-1/run-1/plan/1/0', 'run-1', '{"reply":"old"}', 'then')`);
-      await client.query(`INSERT INTO transcripts VALUES
-        ('run-1/plan/1', 'k0', 'run-1', '{"role":"user","text":"old"}')`);
-      await client.query(`INSERT INTO steps VALUES ('run-1', 1, 0, 'then', '{"value":"plan"}')`);
-    } finally {
-      await client.end();
-    }
+        ('run-1', 'plan-build', 'running', 'then', 'then', 'hash-1', 'old', '{}')`,
+      `INSERT INTO journal VALUES
+        ('model:run-1/run-1/plan/1/0', 'run-1', '{"reply":"old"}', 'then')`,
+      `INSERT INTO transcripts VALUES
+        ('run-1/plan/1', 'k0', 'run-1', '{"role":"user","text":"old"}')`,
+      `INSERT INTO steps VALUES ('run-1', 1, 0, 'then', '{"value":"plan"}')`,
+    ]);
 
     const opened = await PostgresStore.open(url);
     if (!opened.ok) throw opened.error;
@@ -105,6 +113,68 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
     } finally {
       await store.close();
     }
+  });
+
+  it("upgrades a version-5 database: each run's latest snapshot and its stamp move into steps", async () => {
+    const run = (runId: string) => `INSERT INTO runs VALUES ('${runId}', 'plan-build',
+      'suspended', 'then', '2030-01-01T00:00:05.000Z', 'hash-run', '0.1.0', '{}', NULL, NULL)`;
+    const audit = (runId: string, seq: number) => `INSERT INTO audit VALUES ('${runId}', ${seq},
+      '2030-01-01T00:00:01.000Z', 'RunStarted', NULL, NULL, NULL, '{}')`;
+    const snapshot = (runId: string, json: string, hash: string) => `INSERT INTO snapshots
+      VALUES ('${runId}', '${json}', '${hash}', '0.0.9', '2030-01-01T00:00:05.000Z')`;
+    const step = (runId: string, n: number, json: string | null) => `INSERT INTO steps
+      (run_id, step, last_seq, at, snapshot) VALUES ('${runId}', ${n}, 1,
+      '2030-01-01T00:00:0${n}.000Z', ${json === null ? "NULL" : `'${json}'`})`;
+    const url = await databaseAtVersion(5, [
+      // Stored before step history existed: its snapshot is only in `snapshots`.
+      run("old-run"),
+      audit("old-run", 1),
+      audit("old-run", 2),
+      snapshot("old-run", '{"value":"plan"}', "hash-old"),
+      // Stored with history: the latest step's snapshot is the one in `snapshots`.
+      run("run-2"),
+      audit("run-2", 1),
+      step("run-2", 1, '{"value":"plan"}'),
+      step("run-2", 2, null),
+      step("run-2", 3, '{"value":"build"}'),
+      snapshot("run-2", '{"value":"build"}', "hash-2"),
+    ]);
+
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    const store = opened.value;
+    try {
+      expect(await store.getSnapshot("old-run")).toEqual({
+        ok: true,
+        value: {
+          snapshot: { value: "plan" },
+          definitionHash: "hash-old",
+          stagechartVersion: "0.0.9",
+          updatedAt: "2030-01-01T00:00:05.000Z",
+        },
+      });
+      expect(await store.stepsOf("old-run")).toEqual([
+        { step: 1, lastSeq: 2, at: "2030-01-01T00:00:05.000Z" },
+      ]);
+      expect(await store.getSnapshot("run-2")).toEqual({
+        ok: true,
+        value: {
+          snapshot: { value: "build" },
+          definitionHash: "hash-2",
+          stagechartVersion: "0.0.9",
+          updatedAt: "2030-01-01T00:00:03.000Z",
+        },
+      });
+      expect((await store.stepsOf("run-2")).map(({ step }) => step)).toEqual([1, 2, 3]);
+      expect(await store.snapshotAtStep("run-2", 2)).toEqual({ value: "plan" });
+    } finally {
+      await store.close();
+    }
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query("SELECT to_regclass('snapshots') AS snapshots");
+    await client.end();
+    expect(rows[0].snapshots).toBeNull();
   });
 
   it("opened by several workers at once on a new database, applies each migration once", async () => {
