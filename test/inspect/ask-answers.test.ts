@@ -4,24 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resumeInputFromPage } from "../../src/cli/inspection.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import { runCli, summaryOf } from "../support/cli.js";
+import { DECIDING } from "../support/live-runs.js";
 import { tempDir } from "../support/stages.js";
-
-const DECIDING = `id: deciding
-entry: decide
-stages:
-  decide:
-    ask:
-      prompt: Accept the change?
-      schema:
-        type: object
-        required: [decision]
-        properties: { decision: { enum: [accepted, rejected] } }
-        additionalProperties: false
-next:
-  decide:
-    - { when: { path: output.decision, equals: accepted }, to: done }
-    - { to: fail }
-`;
 
 describe("a page's answer to a suspended run's ask stage", () => {
   let dir: string;

@@ -1,38 +1,8 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { waitFor } from "xstate";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
-import { type RunHandle, startRun } from "../../src/runtime/run.js";
-import { SqliteStore } from "../../src/store/index.js";
-import { liveActor } from "../runtime/support/live-actor.js";
-import { code, pipelineOf, waits } from "../support/pipelines.js";
-import { harness } from "../support/stage-harness.js";
+import { liveRun, openStore } from "../support/live-runs.js";
 import { tempDir } from "../support/stages.js";
-
-function openStore(file: string): SqliteStore {
-  const opened = SqliteStore.open(file);
-  if (!opened.ok) throw opened.error;
-  return opened.value;
-}
-
-/** draft waits a minute (unless cancelled or overridden), then publish ends the run. */
-const slow = () =>
-  pipelineOf({
-    id: "slow",
-    stages: [waits("draft", 60_000), code("publish", () => ({ verdict: "ok" }))],
-    next: { draft: "publish" },
-  });
-
-async function liveRun(file: string, runId: string): Promise<RunHandle> {
-  const started = startRun(slow(), {
-    host: harness("stages: {}").host,
-    store: openStore(file),
-    runId,
-  });
-  if (!started.ok) throw started.error;
-  await waitFor(liveActor(started.value), (s) => s.context.current === "draft");
-  return started.value;
-}
 
 describe("POST /api/runs/<runId>/control: the page's control of a live run", () => {
   let server: InspectServer | undefined;

@@ -4,38 +4,12 @@ import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import { requestControl } from "../../src/runtime/control.js";
 import { leaseOwner } from "../../src/runtime/persistence.js";
-import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
-import { SqliteStore } from "../../src/store/index.js";
-import { code, pipelineOf, waits } from "../support/pipelines.js";
+import { resumeRun } from "../../src/runtime/run.js";
+import type { SqliteStore } from "../../src/store/index.js";
+import { liveRun, openStore, slowPipeline } from "../support/live-runs.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
 import { liveActor } from "./support/live-actor.js";
-
-function openStore(file = join(tempDir(), "runs.db")): SqliteStore {
-  const opened = SqliteStore.open(file);
-  if (!opened.ok) throw opened.error;
-  return opened.value;
-}
-
-/** draft waits a minute (unless cancelled or overridden), then publish ends the run. */
-const slow = () =>
-  pipelineOf({
-    id: "slow",
-    stages: [waits("draft", 60_000), code("publish", () => ({ verdict: "ok" }))],
-    next: { draft: "publish" },
-  });
-
-/** A run of `slow` owned by its own handle (a lease owner of its own, as another process's). */
-async function liveRun(file: string, runId: string): Promise<RunHandle> {
-  const started = startRun(slow(), {
-    host: harness("stages: {}").host,
-    store: openStore(file),
-    runId,
-  });
-  if (!started.ok) throw started.error;
-  await waitFor(liveActor(started.value), (s) => s.context.current === "draft");
-  return started.value;
-}
 
 describe("a control request for a run another owner runs", () => {
   it("CANCEL is taken by the owner, applied there, and audited with who asked", async () => {
@@ -135,7 +109,7 @@ describe("a killed owner during a pending control request", () => {
       requester,
       expiresAt: Date.now() + 60_000,
     });
-    const resumed = resumeRun(slow(), "r6", { host: harness("stages: {}").host, store });
+    const resumed = resumeRun(slowPipeline(), "r6", { host: harness("stages: {}").host, store });
     if (!resumed.ok) throw resumed.error;
     expect((await resumed.value.result).status).toBe("cancelled");
     expect(store.controlRequest(id)?.status).toBe("applied");
@@ -158,7 +132,7 @@ describe("a killed owner during a pending control request", () => {
       code: "Session/ControlExpired",
       context: { reason: "not-live" },
     });
-    const resumed = resumeRun(slow(), "r7", { host: harness("stages: {}").host, store });
+    const resumed = resumeRun(slowPipeline(), "r7", { host: harness("stages: {}").host, store });
     if (!resumed.ok) throw resumed.error;
     await waitFor(liveActor(resumed.value), (s) => s.context.current === "draft");
     expect(store.auditOf("r7").map((e) => e.type)).not.toContain("ControlRequested");

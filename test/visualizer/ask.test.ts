@@ -5,28 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resumeFromPage, resumeInputFromPage } from "../../src/cli/inspection.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import { runCli, summaryOf } from "../support/cli.js";
+import { DECIDING } from "../support/live-runs.js";
 import { tempDir } from "../support/stages.js";
 import { launch, missingBrowser, screenshot, watchedPage } from "./chromium.js";
 
 const skip = missingBrowser();
-
-/** One question, answered by a person: accepted ends the run done, anything else fails it. */
-const DECIDING = `id: deciding
-entry: decide
-stages:
-  decide:
-    ask:
-      prompt: Accept the change?
-      schema:
-        type: object
-        required: [decision]
-        properties: { decision: { enum: [accepted, rejected] } }
-        additionalProperties: false
-next:
-  decide:
-    - { when: { path: output.decision, equals: accepted }, to: done }
-    - { to: fail }
-`;
 
 describe.skipIf(skip)(
   `answering an ask stage in Chromium${skip ? ` (skipped: ${skip})` : ""}`,
