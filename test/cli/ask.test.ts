@@ -1,30 +1,21 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DECIDING } from "../support/ask-pipelines.js";
 import { runCli, summaryOf } from "../support/cli.js";
 import { tempDir } from "../support/stages.js";
 
 /** decide (a person picks), then, when accepted, confirm (a person says who ships it). */
-const ASKING = `id: asking
-entry: decide
-stages:
-  decide:
-    ask:
-      prompt: Accept the change?
-      schema:
-        type: object
-        required: [decision]
-        properties: { decision: { enum: [accepted, rejected] } }
-        additionalProperties: false
-  confirm:
+const ASKING = DECIDING.replace("id: deciding", "id: asking")
+  .replace(
+    "next:",
+    `  confirm:
     ask:
       prompt: Who ships it?
       schema: { type: object, required: [by], properties: { by: { type: string } } }
-next:
-  decide:
-    - { when: { path: output.decision, equals: accepted }, to: confirm }
-    - { to: fail }
-`;
+next:`,
+  )
+  .replace("equals: accepted }, to: done }", "equals: accepted }, to: confirm }");
 
 function askingProject() {
   const dir = tempDir();

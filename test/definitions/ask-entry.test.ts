@@ -1,22 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { definePipeline, loadPipeline } from "../../src/definitions/index.js";
+import { DECIDING as ASKING } from "../support/ask-pipelines.js";
 import { at, load, loaded } from "../support/pipeline-files.js";
-
-const ASKING = `id: asking
-entry: decide
-stages:
-  decide:
-    ask:
-      prompt: Accept the change?
-      schema:
-        type: object
-        required: [decision]
-        properties: { decision: { enum: [accepted, rejected] } }
-next:
-  decide:
-    - { when: { path: output.decision, equals: accepted }, to: done }
-    - { to: fail }
-`;
 
 describe("an ask entry", () => {
   it("loads from YAML into an ask stage with its prompt and schema", async () => {
@@ -29,6 +14,7 @@ describe("an ask entry", () => {
         type: "object",
         required: ["decision"],
         properties: { decision: { enum: ["accepted", "rejected"] } },
+        additionalProperties: false,
       },
     });
   });

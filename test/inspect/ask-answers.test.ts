@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resumeInputFromPage } from "../../src/cli/inspection.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
+import { DECIDING } from "../support/ask-pipelines.js";
 import { runCli, summaryOf } from "../support/cli.js";
-import { DECIDING } from "../support/live-runs.js";
 import { tempDir } from "../support/stages.js";
 
 describe("a page's answer to a suspended run's ask stage", () => {

@@ -4,8 +4,8 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resumeFromPage, resumeInputFromPage } from "../../src/cli/inspection.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
+import { DECIDING } from "../support/ask-pipelines.js";
 import { runCli, summaryOf } from "../support/cli.js";
-import { DECIDING } from "../support/live-runs.js";
 import { tempDir } from "../support/stages.js";
 import { launch, missingBrowser, screenshot, watchedPage } from "./chromium.js";
 
