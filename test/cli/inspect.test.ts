@@ -181,100 +181,73 @@ describe("stagechart inspect", () => {
   });
 });
 
+/**
+ * code-review (whose plan asks for Edit, outside its envelope: a grant request) run with `flags`
+ * and `--inspect` to a page server answering `decision`: the summary, what the page was asked,
+ * and the run's audit log.
+ */
+async function runBesidePage(decision: "approve" | "hang up" | undefined, ...flags: string[]) {
+  const page = await serverWithPage(decision);
+  try {
+    const project = demoProject();
+    const run = await runPipelineIn(
+      project,
+      "code-review",
+      "rename auth",
+      ...flags,
+      "--inspect",
+      page.port,
+      "--json",
+    );
+    const summary = summaryOf(run.stdout);
+    const audit = JSON.parse(
+      (await storeCommand(project, "audit", summary.runId, "--json")).stdout,
+    );
+    return { code: run.code, summary, asked: page.asked, audit };
+  } finally {
+    page.close();
+  }
+}
+
 describe("run --headless --inspect: nobody answers live, the --on-grant policy applies at once", () => {
-  // code-review's plan asks for Edit, outside its envelope: a grant request.
   it("suspends with --on-grant suspend, without asking the page", async () => {
-    const page = await serverWithPage();
-    try {
-      const project = demoProject();
-      const run = await runPipelineIn(
-        project,
-        "code-review",
-        "rename auth",
-        "--headless",
-        "--on-grant",
-        "suspend",
-        "--inspect",
-        page.port,
-        "--json",
-      );
-      expect(summaryOf(run.stdout).status).toBe("suspended");
-      expect(page.asked).toEqual([]);
-    } finally {
-      page.close();
-    }
+    const { summary, asked } = await runBesidePage(
+      undefined,
+      "--headless",
+      "--on-grant",
+      "suspend",
+    );
+    expect(summary.status).toBe("suspended");
+    expect(asked).toEqual([]);
   }, 30_000);
 
   it("denies by default, without asking the page, and the run goes on", async () => {
-    const page = await serverWithPage();
-    try {
-      const run = await runPipelineIn(
-        demoProject(),
-        "code-review",
-        "rename auth",
-        "--headless",
-        "--inspect",
-        page.port,
-        "--json",
-      );
-      expect(run.code).toBe(0);
-      expect(summaryOf(run.stdout).status).toBe("done");
-      expect(page.asked).toEqual([]);
-    } finally {
-      page.close();
-    }
+    const { code, summary, asked } = await runBesidePage(undefined, "--headless");
+    expect(code).toBe(0);
+    expect(summary.status).toBe("done");
+    expect(asked).toEqual([]);
   }, 30_000);
 
   it("without --headless, the page is asked and its answer is the run's", async () => {
-    const page = await serverWithPage("approve");
-    try {
-      const project = demoProject();
-      const run = await runPipelineIn(
-        project,
-        "code-review",
-        "rename auth",
-        "--inspect",
-        page.port,
-        "--json",
-      );
-      const { runId } = summaryOf(run.stdout);
-      expect(page.asked).toHaveLength(1);
-      const audit = JSON.parse((await storeCommand(project, "audit", runId, "--json")).stdout);
-      expect(audit).toContainEqual(
-        expect.objectContaining({
-          type: "ToolApproved",
-          payload: expect.objectContaining({ tool: "Edit", source: "grant" }),
-        }),
-      );
-    } finally {
-      page.close();
-    }
+    const { asked, audit } = await runBesidePage("approve");
+    expect(asked).toHaveLength(1);
+    expect(audit).toContainEqual(
+      expect.objectContaining({
+        type: "ToolApproved",
+        payload: expect.objectContaining({ tool: "Edit", source: "grant" }),
+      }),
+    );
   }, 30_000);
 
   it("without --headless, a page server that goes away while asked denies the call: the run does not wait", async () => {
-    const page = await serverWithPage("hang up");
-    try {
-      const project = demoProject();
-      const run = await runPipelineIn(
-        project,
-        "code-review",
-        "rename auth",
-        "--inspect",
-        page.port,
-        "--json",
-      );
-      const { runId, status } = summaryOf(run.stdout);
-      expect(page.asked).toHaveLength(1);
-      expect(status).toBe("done");
-      const audit = JSON.parse((await storeCommand(project, "audit", runId, "--json")).stdout);
-      expect(audit).toContainEqual(
-        expect.objectContaining({
-          type: "ToolDenied",
-          payload: expect.objectContaining({ tool: "Edit" }),
-        }),
-      );
-    } finally {
-      page.close();
-    }
+    const { summary, asked, audit } = await runBesidePage("hang up");
+    expect(asked).toHaveLength(1);
+    expect(summary.status).toBe("done");
+    expect(audit).toContainEqual(
+      expect.objectContaining({
+        type: "ToolDenied",
+        payload: expect.objectContaining({ tool: "Edit" }),
+      }),
+    );
   }, 30_000);
 });
