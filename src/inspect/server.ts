@@ -350,7 +350,6 @@ function tokenAllowed(request: IncomingMessage, token: string | undefined): bool
   return timingSafeEqual(Buffer.from(given), Buffer.from(token));
 }
 
-/** Waits until everything sent to the pages has left the process. */
 /**
  * Waits until the pages watching a run show its end: each says so once it has fetched what the
  * last news changed (a page closed meanwhile no longer counts). 3 s at most: a page that never
@@ -360,6 +359,7 @@ async function shownEverywhere(shown: () => boolean): Promise<void> {
   for (let i = 0; i < 150 && !shown(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
+/** Waits until everything sent to the pages has left the process. */
 async function drained(pages: Set<WebSocket>): Promise<void> {
   for (let i = 0; i < 100 && [...pages].some((p) => p.bufferedAmount > 0); i++)
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import type { ControlEventName } from "../../testing/events.js";
 import { PATH_STRATEGIES, type PathStrategy, pipelinePaths } from "../../testing/paths.js";
 import { type CliIo, EXIT } from "../io.js";
+import { positiveInteger } from "../options.js";
 import { loadPipelineForCli } from "../pipelines.js";
 
 const CONTROL_EVENTS: readonly ControlEventName[] = ["override", "redo", "cancel"];
@@ -43,13 +44,6 @@ export function registerPaths(program: Command, io: CliIo, setExit: (code: numbe
         setExit(EXIT.done);
       },
     );
-}
-
-function positiveInteger(text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1)
-    throw new InvalidArgumentError("a whole number, 1 or more");
-  return value;
 }
 
 /** Parses `--events override,redo,cancel`. */

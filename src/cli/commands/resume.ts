@@ -58,12 +58,8 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .description("cancel a stored run")
     .argument("<runId>")
     .option(storeOption, "the run store")
-    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
-    .option(
-      "--timeout <seconds>",
-      "how long to wait for a live run's process to take it (default 30)",
-      positiveSeconds,
-    )
+    .addOption(byOption())
+    .addOption(timeoutOption())
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(
@@ -80,12 +76,8 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .requiredOption("--to <stage>", "the stage to move to")
     .requiredOption("--reason <text>", "why (audited)")
     .option(storeOption, "the run store")
-    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
-    .option(
-      "--timeout <seconds>",
-      "how long to wait for a live run's process to take it (default 30)",
-      positiveSeconds,
-    )
+    .addOption(byOption())
+    .addOption(timeoutOption())
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags & { to: string; reason: string }) =>
       setExit(
@@ -108,12 +100,8 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     )
     .option("--reason <text>", "why (audited; needed to reopen a run that ended done)")
     .option(storeOption, "the run store")
-    .option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)")
-    .option(
-      "--timeout <seconds>",
-      "how long to wait for a live run's process to take it (default 30)",
-      positiveSeconds,
-    )
+    .addOption(byOption())
+    .addOption(timeoutOption())
     .option("--json", "print a JSON summary last on stdout")
     .action(
       async (
@@ -240,6 +228,15 @@ async function continueRun(
     store.value.close();
   }
 }
+
+/** Who asks for a control event of a live run, and how long to wait for its owner. */
+const byOption = () =>
+  new Option("--by <name>", "who asks, for the audit log (with this process's pid, host and user)");
+const timeoutOption = () =>
+  new Option(
+    "--timeout <seconds>",
+    "how long to wait for a live run's process to take it (default 30)",
+  ).argParser(positiveSeconds);
 
 /** The answers `resume` and `fork` take: `--approve`, `--deny`, `--input`, `--input-for`. */
 export const approveOption = () =>

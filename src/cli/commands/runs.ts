@@ -1,4 +1,4 @@
-import { type Command, InvalidArgumentError, Option } from "commander";
+import { type Command, Option } from "commander";
 import type { AuditEvent } from "../../inspect/audit.js";
 import { describeRun } from "../../inspect/run-view.js";
 import type { TokenCount } from "../../inspect/token-usage.js";
@@ -6,6 +6,7 @@ import type { StoredStatus } from "../../runtime/persistence.js";
 import type { SqliteStore } from "../../store/index.js";
 import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
+import { positiveInteger } from "../options.js";
 import { progressLine } from "../progress.js";
 import { noStoreFor, openExistingStore, storePathFor } from "../store.js";
 import { workflowBreadcrumbOf } from "../workflow-breadcrumb.js";
@@ -23,13 +24,6 @@ interface ListFlags extends Flags {
 
 const DEFAULT_LIMIT = 50;
 const STATUSES: StoredStatus[] = ["running", "suspended", "done", "failed", "cancelled"];
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
-    throw new InvalidArgumentError(`--limit needs a whole number of at least 1, got "${value}"`);
-  return n;
-}
 
 /** Reading the store: `runs`, `show <runId>`, `audit <runId>`. None creates a store. */
 export function registerRuns(program: Command, io: CliIo, setExit: (code: number) => void): void {
