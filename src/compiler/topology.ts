@@ -98,7 +98,7 @@ export function reachableStages(pipeline: PipelineDefinition, stageId: string): 
 }
 
 /** The stages from which a run can get to `stageId`, itself included: the stages a REDO of it may come from. */
-export function reachingStages(pipeline: PipelineDefinition, stageId: string): string[] {
+function reachingStages(pipeline: PipelineDefinition, stageId: string): string[] {
   return topologyOf(pipeline).reaching(stageId);
 }
 
@@ -130,7 +130,7 @@ export function mayOverride(pipeline: PipelineDefinition, from: string, to: stri
 /** Whether a run at `from` may REDO `target` (see redoTargets). */
 export function mayRedo(pipeline: PipelineDefinition, from: string, target: string): boolean {
   if (from === target) return true;
-  if (pipeline.override === "adjacent") return adjacentStages(pipeline, from).includes(target);
+  if (pipeline.override === "adjacent") return topologyOf(pipeline).overrideSet(from).has(target);
   return topologyOf(pipeline).reachableSet(target).has(from);
 }
 

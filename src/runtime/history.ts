@@ -35,9 +35,13 @@ export function runHistory(store: HistoryStore, runId: string): Result<HistorySt
   if (!run.ok) return run;
   const events = store.auditOf(runId);
   let before = 0;
+  // The log is in seq order and each step adds the events after the last one's: one walk.
+  let next = 0;
   return ok(
     store.stepsOf(runId).map(({ step, lastSeq, at }) => {
-      const added = events.filter((event) => event.seq > before && event.seq <= lastSeq);
+      const start = next;
+      while (next < events.length && (events[next] as AuditEvent).seq <= lastSeq) next++;
+      const added = events.slice(start, next);
       const seq = lastSeq > before ? { from: before + 1, to: lastSeq } : null;
       before = lastSeq;
       const ending = added.flatMap((event) => ENDINGS[event.type] ?? []).at(-1);

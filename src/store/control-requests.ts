@@ -19,9 +19,7 @@ const COLUMNS = `id, run_id AS runId, event, requester, requested_at AS requeste
   expires_at AS expiresAt, status, error, settled_at AS settledAt`;
 
 /** The control queue's rows (migration 5). The store wraps each call in its error handling. */
-export class ControlRequests
-  implements Pick<ControlQueue, "pendingControls" | "controlRequest" | "leaseHolder">
-{
+export class ControlRequests implements Pick<ControlQueue, "pendingControls" | "controlRequest"> {
   private readonly insert: Database.Statement<
     Omit<ControlRow, "id" | "status" | "error" | "settledAt">
   >;
@@ -33,7 +31,6 @@ export class ControlRequests
     error: string | null;
     at: string;
   }>;
-  private readonly lease: Database.Statement<[string], { owner: string; expiresAt: number }>;
 
   constructor(db: Database.Database) {
     this.insert = db.prepare(
@@ -48,7 +45,6 @@ export class ControlRequests
       `UPDATE control_requests SET status = @status, error = @error, settled_at = @at
        WHERE id = @id AND status = 'pending'`,
     );
-    this.lease = db.prepare("SELECT owner, expires_at AS expiresAt FROM leases WHERE run_id = ?");
   }
 
   enqueue(
@@ -83,10 +79,6 @@ export class ControlRequests
   ): boolean {
     const error = outcome.error ? JSON.stringify(outcome.error) : null;
     return this.settle.run({ id, status: outcome.status, error, at }).changes > 0;
-  }
-
-  leaseHolder(runId: string): { owner: string; expiresAt: number } | undefined {
-    return this.lease.get(runId);
   }
 }
 

@@ -382,7 +382,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   leaseHolder(runId: string): { owner: string; expiresAt: number } | undefined {
-    return this.guarded(() => this.controls.leaseHolder(runId));
+    return this.guarded(() => this.sql.lease.get(runId));
   }
 
   /**

@@ -103,6 +103,7 @@ export function driveFor(
     }
     const fixture = fixtures[step.stage];
     const stage = pipeline.stages[step.stage];
+    const hookReads = outcome.drive.kind === "complete" ? exitHookReads(pipeline, step.stage) : [];
     if (stage?.kind === "pipeline") {
       const execution = `${step.stage}@${visitOf(index)}`;
       const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, execution);
@@ -110,8 +111,8 @@ export function driveFor(
     } else if (kind === "ask") {
       if (outcome.drive.kind === "answer" && outcome.drive.value !== undefined)
         drive.inputs.set(`${step.stage}@${visitOf(index)}`, outcome.drive.value);
-    } else if (outcome.drive.kind === "complete" && exitHookReads(pipeline, step.stage).length > 0)
-      drive.notDriven ??= `step ${index + 1}: ${step.stage}'s exit hook computes the output its rules read (${exitHookReads(pipeline, step.stage).join(", ")}); no script forces what it returns`;
+    } else if (hookReads.length > 0)
+      drive.notDriven ??= `step ${index + 1}: ${step.stage}'s exit hook computes the output its rules read (${hookReads.join(", ")}); no script forces what it returns`;
     else if (kind !== "llm" && !fixture)
       drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
     else if (kind !== "llm" && fixture?.verdict !== outcome.verdict) {

@@ -1,6 +1,5 @@
 export {
   isWorkflowDirectory,
-  isWorkflowsRoot,
   loadWorkflowPipeline,
   loadWorkflowRoot,
 } from "./load.js";

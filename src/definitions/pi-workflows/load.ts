@@ -23,11 +23,6 @@ export function isWorkflowDirectory(path: string): boolean {
   return isDirectory(path) && existsSync(join(path, WORKFLOW_FILE));
 }
 
-/** Whether `path` is a workflows root: a directory with at least one workflow directory in it. */
-export function isWorkflowsRoot(path: string): boolean {
-  return isDirectory(path) && workflowKeys(path).length > 0;
-}
-
 /** Every workflow of a workflows root, loaded and checked, and every problem found, by key. */
 export interface WorkflowRoot {
   root: string;

@@ -1,6 +1,6 @@
 import { basename, dirname, join, resolve } from "node:path";
 import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, START } from "../diagnostics.js";
-import { loadWorkflowRoot, pipelineOf, type WorkflowRoot, workflowKeys } from "./load.js";
+import { loadWorkflowRoot, pipelineOf, type WorkflowRoot } from "./load.js";
 import type { WorkflowDefinition } from "./types.js";
 import { WORKFLOW_FILE } from "./types.js";
 
@@ -31,10 +31,6 @@ export async function validateWorkflows(
   }
   return { files, diagnostics };
 }
-
-/** Every workflow directory of a workflows root. */
-export const workflowDirectories = (root: string): string[] =>
-  workflowKeys(root).map((key) => join(root, key));
 
 const phaseFiles = (workflow: WorkflowDefinition | undefined): string[] =>
   workflow?.phases.flatMap((phase) => (phase.kind === "phase" ? [phase.file] : [])) ?? [];
