@@ -79,26 +79,43 @@ export function settingsFor(
     mcp?: McpSources | undefined;
   } & SandboxFlags,
 ): HostSettings {
-  const model = flags.model ?? `scripted:${scriptBeside(flags.pipelineFile)}`;
-  const [kind, ...rest] = model.split(":");
-  const target = rest.join(":");
-  const stored = withoutUrlCredentials(model);
-  const settings: HostSettings = {
-    pipelineFile: resolve(flags.pipelineFile),
-    model: FILE_MODELS.has(kind ?? "") && target ? `${kind}:${resolve(target)}` : stored,
-    ...(stored !== model && { modelKeyRequired: true }),
-    ...(flags.model === undefined && { defaultModel: true }),
-    ...(flags.record !== undefined && { record: resolve(flags.record) }),
-    root: resolve(flags.root ?? process.cwd()),
-    mode: flags.mode,
-    headless: Boolean(flags.headless),
-    onGrant: flags.onGrant ?? "deny",
-    ...(flags.mcp && { mcp: flags.mcp }),
-    sandbox: flags.sandbox ?? "auto",
-    ...(flags.allowNetwork && { network: true }),
+  return withModel(
+    {
+      pipelineFile: resolve(flags.pipelineFile),
+      ...(flags.record !== undefined && { record: resolve(flags.record) }),
+      root: resolve(flags.root ?? process.cwd()),
+      mode: flags.mode,
+      headless: Boolean(flags.headless),
+      onGrant: flags.onGrant ?? "deny",
+      ...(flags.mcp && { mcp: flags.mcp }),
+      sandbox: flags.sandbox ?? "auto",
+      ...(flags.allowNetwork && { network: true }),
+    },
+    flags.model,
+  );
+}
+
+/**
+ * `settings` run on `model` (by default the script beside the pipeline), whatever model they had:
+ * a file model's path made absolute, a base URL's credentials kept out of what is stored.
+ */
+export function withModel(
+  settings: Omit<HostSettings, "model"> & { model?: string },
+  model: string | undefined,
+): HostSettings {
+  const { model: _model, modelKeyRequired: _key, defaultModel: _default, ...rest } = settings;
+  const spec = model ?? `scripted:${scriptBeside(rest.pipelineFile)}`;
+  const [kind, ...target] = spec.split(":");
+  const file = target.join(":");
+  const stored = withoutUrlCredentials(spec);
+  const withSpec: HostSettings = {
+    ...rest,
+    model: FILE_MODELS.has(kind ?? "") && file ? `${kind}:${resolve(file)}` : stored,
+    ...(stored !== spec && { modelKeyRequired: true }),
+    ...(model === undefined && { defaultModel: true }),
   };
-  if (stored !== model) specsWithKeys.set(settings, model);
-  return settings;
+  if (stored !== spec) specsWithKeys.set(withSpec, spec);
+  return withSpec;
 }
 
 /**

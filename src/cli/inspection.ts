@@ -5,8 +5,8 @@ import type { JsonValue } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { LiveRoot } from "../inspect/live.js";
 import { DEFAULT_INSPECT_PORT, type InspectServer, startInspectServer } from "../inspect/server.js";
-import { openSkyRelay, type RelayOpener, relayInspection } from "../inspect/stately-relay.js";
-import { createRunInspector } from "../inspect/stream.js";
+import { openSkyRelay, type RelayOpener } from "../inspect/stately-relay.js";
+import { createRunInspector, inspectorFor } from "../inspect/stream.js";
 import type { Host } from "../runtime/host.js";
 import type { Interactor } from "../runtime/interactors.js";
 import type { CliIo } from "./io.js";
@@ -47,13 +47,18 @@ export async function inspectionFor(
   return stately ? withStately(local, io, openRelay) : local;
 }
 
-/** The run's inspection with the hosted relay added: it never fails, delays or ends the run. */
+/**
+ * The run's inspection with the hosted relay added, which gets the sanitized stream only: it
+ * never fails, delays or ends the run.
+ */
 function withStately(local: Inspection | undefined, io: CliIo, openRelay: RelayOpener): Inspection {
-  const relay = relayInspection(openRelay, {
-    opened: (pageUrl) => io.stderr(`stately: ${pageUrl}\n`),
-    failed: (reason) =>
-      io.stderr(`stagechart: warning: --stately: ${reason}; the run goes on without it\n`),
-  });
+  const relay = inspectorFor(
+    openRelay({
+      opened: (pageUrl) => io.stderr(`stately: ${pageUrl}\n`),
+      failed: (reason) =>
+        io.stderr(`stagechart: warning: --stately: ${reason}; the run goes on without it\n`),
+    }),
+  );
   return {
     inspect: {
       next: (event) => {

@@ -40,13 +40,12 @@ export class PendingAsks {
       .map((p) => p.request);
   }
 
-  /** Sends a (checked) value to the live run that asked; false when none waits for it. */
-  answer(runId: string, stageExecutionId: string, value: JsonValue): boolean {
+  /** Sends a (checked) value to the live run that asked, if one still waits (see `find`). */
+  answer(runId: string, stageExecutionId: string, value: JsonValue): void {
     const pending = this.pending.get(stageExecutionId);
-    if (!pending || pending.request.runId !== runId) return false;
+    if (!pending || pending.request.runId !== runId) return;
     pending.answer(value);
     this.withdraw(stageExecutionId);
-    return true;
   }
 
   private tellAsks(runId: string): void {

@@ -1,8 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { StatelyInspectionEvent } from "@statelyai/inspect";
-import type { InspectionEvent, Observer } from "xstate";
 import { heldSocket, type SocketLoss } from "./held-socket.js";
-import { sanitizedMessages } from "./stream.js";
+import type { MessageSink } from "./stream.js";
 
 /**
  * `--stately`: the run's sanitized inspection stream relayed to the hosted Stately inspector, as
@@ -16,13 +14,6 @@ const SKY_INSPECT_PAGE = "https://stately.ai/registry/inspect";
 /** How long the relay may take to connect; the run never waits on it. */
 export const RELAY_CONNECT_TIMEOUT_MS = 3000;
 
-/** Where a relay's messages go: the hosted relay, or (tests) any socket standing in for it. */
-export interface Relay {
-  send(message: StatelyInspectionEvent): void;
-  /** Closes at once; a relay that never connected says so. Never awaited. */
-  close(): void;
-}
-
 export interface RelayEvents {
   /** Connected: the page that shows the run. */
   opened(pageUrl: string): void;
@@ -30,7 +21,11 @@ export interface RelayEvents {
   failed(reason: string): void;
 }
 
-export type RelayOpener = (events: RelayEvents) => Relay;
+/**
+ * Opens the hosted relay, or (tests) any socket standing in for it; closing a relay that never
+ * connected says so.
+ */
+export type RelayOpener = (events: RelayEvents) => MessageSink;
 
 /** The hosted relay (or `STAGECHART_STATELY_RELAY`, a `ws://` URL standing in for it in tests). */
 export const openSkyRelay: RelayOpener = (events) => {
@@ -42,7 +37,7 @@ export const openSkyRelay: RelayOpener = (events) => {
   return socketRelay(url, `${SKY_INSPECT_PAGE}/${session}`, events);
 };
 
-function socketRelay(url: string, pageUrl: string, events: RelayEvents): Relay {
+function socketRelay(url: string, pageUrl: string, events: RelayEvents): MessageSink {
   const socket = heldSocket(url, RELAY_CONNECT_TIMEOUT_MS, {
     opened: () => events.opened(pageUrl),
     lost: (loss) => events.failed(relayLoss(loss)),
@@ -63,21 +58,4 @@ function relayLoss(loss: SocketLoss): string {
     case "never-connected":
       return "not connected by the end of the run; nothing was sent";
   }
-}
-
-/**
- * A run's inspection observer for `--stately`: only the stream's sanitized messages reach the
- * relay (never raw inspection events), and `stop` closes it without waiting on the network.
- */
-export function relayInspection(openRelay: RelayOpener, events: RelayEvents) {
-  const relay = openRelay(events);
-  const messages = sanitizedMessages((message) => relay.send(message));
-  const inspect: Observer<InspectionEvent> = messages;
-  return {
-    inspect,
-    stop: () => {
-      messages.flush();
-      relay.close();
-    },
-  };
 }

@@ -20,19 +20,37 @@ import { heldSocket, type SocketLoss } from "./held-socket.js";
 export function createRunInspector(
   url: string,
   lost: (reason: string) => void = () => {},
-): {
-  inspect: Observer<InspectionEvent>;
-  stop(): void;
-} {
+): RunInspector {
   const socket = heldSocket(url, SERVER_CONNECT_TIMEOUT_MS, {
     lost: (loss) => lost(serverLoss(url, loss)),
   });
-  const messages = sanitizedMessages((message) => socket.send(JSON.stringify(message)));
+  return inspectorFor({
+    send: (message) => socket.send(JSON.stringify(message)),
+    close: socket.close,
+  });
+}
+
+/** Where a run's sanitized messages go: an inspect server, or the hosted Stately relay. */
+export interface MessageSink {
+  send(message: StatelyInspectionEvent): void;
+  /** Closes at once; never awaited. */
+  close(): void;
+}
+
+export interface RunInspector {
+  inspect: Observer<InspectionEvent>;
+  /** Sends what is held, then closes the sink without waiting on the network. */
+  stop(): void;
+}
+
+/** A run's inspection observer whose sanitized messages (never raw events) go to `sink`. */
+export function inspectorFor(sink: MessageSink): RunInspector {
+  const messages = sanitizedMessages((message) => sink.send(message));
   return {
     inspect: messages,
     stop: () => {
       messages.flush();
-      socket.close();
+      sink.close();
     },
   };
 }
@@ -53,7 +71,7 @@ function serverLoss(url: string, loss: SocketLoss): string {
 }
 
 /** A run's inspection events as this stream's sanitized protocol messages, handed to `send`. */
-export function sanitizedMessages(
+function sanitizedMessages(
   send: (message: StatelyInspectionEvent) => void,
 ): Observer<InspectionEvent> & { flush(): void } {
   const coalesced = coalescer((event) => send(messageOf(event)));

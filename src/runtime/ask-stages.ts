@@ -4,7 +4,7 @@ import type { JsonValue } from "../definitions/contract.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { Host } from "./host.js";
-import type { Interactor } from "./interactors.js";
+import { firstOf, type Interactor } from "./interactors.js";
 import type { ParkedStage } from "./suspension.js";
 
 /** A person asked this many times in a row without a valid answer: the stage waits for a resume. */
@@ -54,24 +54,19 @@ async function askPerson(
   throw invalidInput(request, problems ?? []);
 }
 
-async function firstAnswer(
+const firstAnswer = (
   interactors: readonly Interactor[],
   request: InputRequest & { problems?: string[] },
   signal: AbortSignal,
-): Promise<InputAnswer> {
-  const dismiss = new AbortController();
-  const both = AbortSignal.any([signal, dismiss.signal]);
-  try {
-    return await Promise.any(
-      interactors.map(async (interactor) => ({
-        value: (await interactor.askValue?.(request, both)) as JsonValue,
-        by: interactor.name,
-      })),
-    );
-  } finally {
-    dismiss.abort(new Error("answered by another interactor"));
-  }
-}
+): Promise<InputAnswer> =>
+  firstOf(
+    interactors,
+    async (interactor, both) => ({
+      value: (await interactor.askValue?.(request, both)) as JsonValue,
+      by: interactor.name,
+    }),
+    signal,
+  );
 
 const invalidInput = (request: Pick<InputRequest, "stageId">, problems: string[]) =>
   new StagechartError(

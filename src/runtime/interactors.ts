@@ -32,23 +32,31 @@ export function callbackInteractor(
 export const grantAnswerers = (interactors: readonly Interactor[]): Interactor[] =>
   interactors.filter((interactor) => interactor.requestGrant !== undefined);
 
-/**
- * Asks every interactor that answers grant requests at once; the first answer wins and the others are dismissed (their
- * signal is aborted). Fails only if every interactor fails.
- */
-export async function askInteractors(
+/** Asks every interactor that answers grant requests at once (see `firstOf`). */
+export const askInteractors = (
   interactors: readonly Interactor[],
   request: GrantRequest,
   signal: AbortSignal,
-): Promise<GrantDecision> {
+): Promise<GrantDecision> =>
+  firstOf(
+    grantAnswerers(interactors),
+    (interactor, both) => interactor.requestGrant?.(request, both) as Promise<GrantDecision>,
+    signal,
+  );
+
+/**
+ * Asks every one of `interactors` at once with `ask`; the first answer wins and the others are
+ * dismissed (their signal is aborted). Fails only if every one fails.
+ */
+export async function firstOf<T>(
+  interactors: readonly Interactor[],
+  ask: (interactor: Interactor, signal: AbortSignal) => Promise<T>,
+  signal: AbortSignal,
+): Promise<T> {
   const dismiss = new AbortController();
   const both = AbortSignal.any([signal, dismiss.signal]);
   try {
-    return await Promise.any(
-      grantAnswerers(interactors).map(
-        (interactor) => interactor.requestGrant?.(request, both) as Promise<GrantDecision>,
-      ),
-    );
+    return await Promise.any(interactors.map((interactor) => ask(interactor, both)));
   } finally {
     dismiss.abort(new Error("answered by another interactor"));
   }

@@ -13,6 +13,7 @@ import {
   driveFor,
   drivenModel,
   ExitCounter,
+  executionKey,
   type Fixtures,
   withFixtures,
 } from "./drive.js";
@@ -275,7 +276,7 @@ function answersOf(drive: Drive): Interactor {
   return {
     name: "path",
     askValue: async ({ stageId, stageExecutionId }) => {
-      const value = drive.inputs.get(`${stageId}@${stageExecutionId.split("/").at(-1)}`);
+      const value = drive.inputs.get(executionKey(stageExecutionId));
       if (value === undefined) throw new Error(`the path leaves ${stageId} unanswered`);
       return value;
     },
@@ -293,8 +294,7 @@ function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
               {
                 ...hooks,
                 gate: ({ ctx }: { ctx: { stageExecutionId?: unknown } }) =>
-                  drive.gates.get(`${stage}@${String(ctx.stageExecutionId).split("/").at(-1)}`) ??
-                  "proceed",
+                  drive.gates.get(executionKey(String(ctx.stageExecutionId))) ?? "proceed",
               },
             ],
           ]

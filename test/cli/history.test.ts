@@ -1,6 +1,16 @@
+import { copyFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { HistoryStep } from "../../src/runtime/history.js";
-import { demoProject, runPipelineIn, storeCommand, summaryOf } from "../support/cli.js";
+import { SqliteStore } from "../../src/store/index.js";
+import {
+  demoProject,
+  REPO_ROOT,
+  runPipelineIn,
+  storeCommand,
+  storeOf,
+  summaryOf,
+} from "../support/cli.js";
 
 type Event = { seq: number; type: string; stageId?: string; payload: Record<string, unknown> };
 
@@ -118,5 +128,36 @@ describe("stagechart fork", () => {
     const usage = await storeCommand(project, "fork", "r1", "--at", "zero");
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('a step is a whole number from 1, got "zero"');
+  });
+
+  it("runs on --model when given, keeping the source run's other settings", async () => {
+    const project = await finishedRun();
+    const script = join(project, "other.script.yaml");
+    copyFileSync(join(REPO_ROOT, "machines/code-review.script.yaml"), script);
+    const fork = await storeCommand(
+      project,
+      "fork",
+      "r1",
+      "--at",
+      "1",
+      "--run-id",
+      "f1",
+      "--model",
+      `scripted:${script}`,
+      "--headless",
+      "--json",
+    );
+    expect(fork.code).toBe(0);
+    const store = SqliteStore.open(storeOf(project));
+    if (!store.ok) throw store.error;
+    try {
+      const [source, forked] = ["r1", "f1"].map((runId) => store.value.getRun(runId));
+      if (!source?.ok || !forked?.ok) throw new Error("a run is missing");
+      const { model: _model, defaultModel, ...kept } = source.value.options;
+      expect(defaultModel).toBe(true);
+      expect(forked.value.options).toMatchObject({ ...kept, model: `scripted:${script}` });
+    } finally {
+      store.value.close();
+    }
   });
 });

@@ -3,6 +3,8 @@ import type { JoinPolicy } from "../../src/definitions/pipeline-types.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
 import { runPath } from "../../src/testing/run-path.js";
 import { testPipeline } from "../../src/testing/test-pipeline.js";
+import { DECIDING } from "../support/ask-pipelines.js";
+import { load, loaded } from "../support/pipeline-files.js";
 import { code, fanOutPipeline, llm, pipelineOf } from "../support/pipelines.js";
 
 /** plan, then execute fans out to test and lint under `policy`; review joins and routes on approval. */
@@ -257,5 +259,39 @@ describe("runPath through a stage with an exit hook", () => {
         "not driven: step 1: review's exit hook computes the output its rules read (output.approved); no script forces what it returns",
     });
     expect(report.paths.filter((p) => p.ok).map((p) => p.expected.end)).toContain("failed");
+  });
+});
+
+describe("runPath through a person's answers", () => {
+  it("answers an ask stage with each path's value, or leaves it unanswered where the path suspends", async () => {
+    const { result } = await load(DECIDING);
+    const report = await testPipeline(loaded(result), { strategy: "simple" });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.paths.map((p) => p.actual.end).sort()).toEqual(["done", "failed", "suspended"]);
+  });
+
+  it("answers a stage's gate with each path's defer or block, which its policy skips", async () => {
+    const plan = llm("plan");
+    if (plan.kind !== "llm") throw new Error("plan is an LLM stage");
+    const gated = pipelineOf({
+      id: "gated",
+      stages: [{ ...plan, definition: { ...plan.definition, resolutionPolicy: "skip" } }],
+      hooks: { plan: { gate: () => "proceed" as const } },
+    });
+    const gatePaths = pipelinePaths(gated, { strategy: "simple" }).paths.filter((path) =>
+      path.steps.some((step) => step.outcome.startsWith("gate-")),
+    );
+    expect(gatePaths.map((path) => path.steps.map((step) => step.outcome))).toEqual([
+      ["gate-defer"],
+      ["gate-block"],
+    ]);
+    for (const path of gatePaths) {
+      const run = await runPath(gated, path, { timeoutMs: 10_000 });
+      expect({ ok: run.ok, reason: run.reason, end: run.actual.end }).toEqual({
+        ok: true,
+        reason: undefined,
+        end: "done",
+      });
+    }
   });
 });

@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError } from "commander";
 import { forkRun } from "../../runtime/fork.js";
 import { type HistoryStep, runHistory } from "../../runtime/history.js";
 import { drive, refuse } from "../drive.js";
-import { type HostSettings, settingsFor } from "../host-options.js";
+import { type HostSettings, withModel } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
 import { withRunHost } from "../run-host.js";
 import { noStoreFor, openExistingStore } from "../store.js";
@@ -137,18 +137,6 @@ async function fork(runId: string, flags: ForkFlags, io: CliIo): Promise<number>
 
 /** The source run's settings, with whoever forks deciding about prompts, and the model if given. */
 function forkSettings(stored: HostSettings, flags: ForkFlags): HostSettings {
-  const headless = Boolean(flags.headless);
-  if (flags.model === undefined) return { ...stored, headless };
-  return settingsFor({
-    pipelineFile: stored.pipelineFile,
-    model: flags.model,
-    ...(stored.record !== undefined && { record: stored.record }),
-    root: stored.root,
-    mode: stored.mode,
-    headless,
-    onGrant: stored.onGrant,
-    mcp: stored.mcp,
-    ...(stored.sandbox !== undefined && { sandbox: stored.sandbox }),
-    ...(stored.network && { allowNetwork: true }),
-  });
+  const settings = { ...stored, headless: Boolean(flags.headless) };
+  return flags.model === undefined ? settings : withModel(settings, flags.model);
 }
