@@ -109,3 +109,10 @@ export const leaseLost = (runId: string, owner: string): StagechartError =>
     runId,
     owner,
   });
+
+export const definitionNotFound = (definitionHash: string): StagechartError =>
+  new StagechartError(
+    "Session/DefinitionNotFound",
+    `no definition ${definitionHash} in the store: the run was not queued from this store`,
+    { definitionHash },
+  );
