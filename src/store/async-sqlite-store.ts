@@ -64,6 +64,9 @@ export class AsyncSqliteStore implements AsyncRunStore {
   async loadDefinition(hash: string) {
     return this.store.loadDefinition(hash);
   }
+  async cancelQueuedRun(runId: string, reason?: string) {
+    return this.store.cancelQueuedRun(runId, reason);
+  }
   async claimRun(owner: string, ttlMs: number) {
     return this.store.claimRun(owner, ttlMs);
   }

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
+import type { AuditEventInput } from "../inspect/audit.js";
 import { decodeRow } from "../runtime/persistence.js";
 import type { DefinitionBundle } from "./records.js";
 
@@ -24,6 +25,7 @@ export class RunQueue {
   private readonly next: Database.Statement<{ now: number }, string>;
   private readonly start: Database.Statement<{ runId: string; at: string }>;
   private readonly lease: Database.Statement<{ runId: string; owner: string; expiresAt: number }>;
+  private readonly cancel: Database.Statement<{ runId: string; at: string }>;
 
   constructor(db: Database.Database) {
     this.save = db.prepare(
@@ -49,6 +51,15 @@ export class RunQueue {
       `INSERT INTO leases (run_id, owner, expires_at) VALUES (@runId, @owner, @expiresAt)
        ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at`,
     );
+    this.cancel = db.prepare(
+      `UPDATE runs SET status = 'cancelled', updated_at = @at
+       WHERE run_id = @runId AND status = 'queued'`,
+    );
+  }
+
+  /** Whether the run was still queued: it is cancelled now, and no worker will take it. */
+  cancelQueued(runId: string, at: string): boolean {
+    return this.cancel.run({ runId, at }).changes > 0;
   }
 
   /** Content-addressed: a hash already stored keeps its first bundle. */
@@ -70,3 +81,13 @@ export class RunQueue {
     return runId;
   }
 }
+
+/** What a queued run's log says when it is cancelled before any worker took it. */
+export const cancelledBeforeStart = (
+  runId: string,
+  reason: string | undefined,
+): AuditEventInput => ({
+  type: "RunCancelled",
+  runId,
+  payload: { status: "cancelled", neverBegan: true, ...(reason && { reason }) },
+});

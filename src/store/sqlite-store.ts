@@ -37,7 +37,7 @@ import {
   toRunRow,
 } from "./records.js";
 import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
-import { RunQueue } from "./run-queue.js";
+import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import {
   auditRunMismatch,
@@ -49,6 +49,7 @@ import {
   runIdInvalid,
   runLocked,
   runNotFound,
+  runNotQueued,
   snapshotCorrupt,
   storeFailure,
   storeUnavailable,
@@ -173,6 +174,18 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     );
     const claimed = runId === undefined ? undefined : this.getRun(runId);
     return claimed?.ok ? claimed.value : undefined;
+  }
+
+  /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did (or it never was). */
+  cancelQueuedRun(runId: string, reason?: string): Result<RunRecord> {
+    return this.immediately((): Result<RunRecord> => {
+      if (!this.queue.cancelQueued(runId, this.timestamp())) {
+        const run = this.getRun(runId);
+        return run.ok ? err(runNotQueued(runId, run.value.status)) : run;
+      }
+      this.appendStep(runId, { events: [cancelledBeforeStart(runId, reason)] });
+      return this.getRun(runId);
+    });
   }
 
   /**

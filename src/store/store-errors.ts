@@ -116,3 +116,9 @@ export const definitionNotFound = (definitionHash: string): StagechartError =>
     `no definition ${definitionHash} in the store: the run was not queued from this store`,
     { definitionHash },
   );
+
+export const runNotQueued = (runId: string, status: string): StagechartError =>
+  new StagechartError("Session/RunNotQueued", `run ${runId} is ${status}, not queued`, {
+    runId,
+    status,
+  });

@@ -56,6 +56,22 @@ describe("run --detach", () => {
     expect(summaryOf(detached.stdout)).toMatchObject({ runId: "queued-1", status: "queued" });
   });
 
+  it("cancel cancels a queued run in place: it never begins", async () => {
+    const project = demoProject();
+    const detached = await runIn(project, "run", "code-review", "--task", "Add auth", "--detach");
+    const runId = detached.stdout.trim();
+    const cancelled = await storeCommand(project, "cancel", runId);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout).toContain(`run ${runId} cancelled before any worker took it`);
+    const audit = await storeCommand(project, "audit", runId, "--json");
+    expect(JSON.parse(audit.stdout)).toMatchObject([
+      { type: "RunCancelled", payload: { neverBegan: true } },
+    ]);
+    expect((await storeCommand(project, "runs")).stdout).toMatch(
+      new RegExp(`${runId}\\s+cancelled`),
+    );
+  });
+
   it("refuses what a run would refuse: a ctx the pipeline rejects, nothing queued", async () => {
     const project = demoProject();
     const detached = await runIn(project, "run", "code-review", "--detach");

@@ -60,6 +60,11 @@ export interface AsyncRunStore {
   /** `Session/DefinitionNotFound` for a hash never saved. */
   loadDefinition(hash: string): Promise<Result<DefinitionBundle>>;
   /**
+   * Cancels a run no worker took yet, its log one `RunCancelled` (`neverBegan`), in one
+   * transaction; `Session/RunNotQueued` once a worker took it (or it never was queued).
+   */
+  cancelQueuedRun(runId: string, reason?: string): Promise<Result<RunRecord>>;
+  /**
    * Atomically takes the oldest run whose definition is stored that is queued, or running under
    * an expired lease (its owner was killed): sets it running and gives `owner` its lease for
    * `ttlMs`. Concurrent claimers never get the same run; undefined when there is none.

@@ -27,6 +27,7 @@ import {
   toRunRow,
 } from "../records.js";
 import { isValidRunId } from "../run-ids.js";
+import { cancelledBeforeStart } from "../run-queue.js";
 import {
   definitionNotFound,
   forkUnavailable,
@@ -35,6 +36,7 @@ import {
   runExists,
   runIdInvalid,
   runNotFound,
+  runNotQueued,
   snapshotCorrupt,
 } from "../store-errors.js";
 import type { AsyncRunStore } from "./async-run-store.js";
@@ -145,6 +147,24 @@ export class PostgresStore implements AsyncRunStore {
   async loadDefinition(hash: string): Promise<Result<DefinitionBundle>> {
     const bundle = await queue.loadDefinition(this.pooled, hash);
     return bundle ? ok(bundle) : err(definitionNotFound(hash));
+  }
+
+  /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did. */
+  async cancelQueuedRun(runId: string, reason?: string): Promise<Result<RunRecord>> {
+    const at = this.timestamp();
+    const cancelled = await this.transaction(async (query) => {
+      const updated = await query(
+        `UPDATE runs SET status = 'cancelled', updated_at = $2
+         WHERE run_id = $1 AND status = 'queued'`,
+        [runId, at],
+      );
+      if (updated.rowCount === 0) return false;
+      await appendStep(query, runId, { events: [cancelledBeforeStart(runId, reason)] }, at);
+      return true;
+    });
+    const run = await this.getRun(runId);
+    if (cancelled || !run.ok) return run;
+    return err(runNotQueued(runId, run.value.status));
   }
 
   /**

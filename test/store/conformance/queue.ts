@@ -95,6 +95,27 @@ export function runQueue(harness: StoreHarness): void {
       );
     });
 
+    it("cancels a run no worker took, which no worker then takes; a claimed run is not", async () => {
+      const { store } = await harness.fresh();
+      await store.saveDefinition("hash-1", bundle);
+      await enqueue(store, "run-1");
+      await enqueue(store, "run-2");
+      expect(okValue(await store.cancelQueuedRun("run-1", "not needed")).status).toBe("cancelled");
+      expect(await store.auditOf("run-1")).toMatchObject([
+        {
+          seq: 1,
+          type: "RunCancelled",
+          payload: { status: "cancelled", neverBegan: true, reason: "not needed" },
+        },
+      ]);
+      expect((await store.claimRun("worker-a", 10_000))?.runId).toBe("run-2");
+      expect(failure(await store.cancelQueuedRun("run-2"))).toMatchObject({
+        code: "Session/RunNotQueued",
+        context: { status: "running" },
+      });
+      expect(failure(await store.cancelQueuedRun("run-9")).code).toBe("Session/RunNotFound");
+    });
+
     it("gives each of 50 queued runs to exactly one of 5 claimers, each on its own store", async () => {
       const { store, reopen } = await harness.fresh();
       await store.saveDefinition("hash-1", bundle);
