@@ -125,6 +125,7 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
       ["run", "code-review", "--task", "x"],
       ["resume", "run-1"],
       ["history", "run-1"],
+      ["inspect"],
     ]) {
       const refused = await runCli(...argv, "--store", url);
       expect(refused.code).toBe(1);
