@@ -80,6 +80,30 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
     );
   });
 
+  it("lists a run's committed steps with history", async () => {
+    const url = await server.createDatabase();
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    try {
+      const store = opened.value;
+      const run = { runId: "run-1", pipelineId: "plan-build", definitionHash: "h", options: {} };
+      await store.createRun(run);
+      await store.commitStep("run-1", {
+        events: [{ type: "RunStarted", runId: "run-1", payload: {} }],
+        snapshot: { value: "plan" },
+      });
+      await store.commitStep("run-1", { events: [], snapshot: { value: "build" } });
+    } finally {
+      await opened.value.close();
+    }
+    const listed = await runCli("history", "run-1", "--store", url, "--json");
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toMatchObject([
+      { step: 1, seq: { from: 1, to: 1 }, state: "plan" },
+      { step: 2, seq: null, state: "build" },
+    ]);
+  });
+
   it("takes the store from STAGECHART_STORE when --store is not given", async () => {
     const url = await server.createDatabase();
     process.env.STAGECHART_STORE = url;
@@ -124,7 +148,7 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
     for (const argv of [
       ["run", "code-review", "--task", "x"],
       ["resume", "run-1"],
-      ["history", "run-1"],
+      ["fork", "run-1", "--at", "1"],
       ["inspect"],
     ]) {
       const refused = await runCli(...argv, "--store", url);
