@@ -1,15 +1,28 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { type Result, StagechartError } from "../errors.js";
+import { err, type Result, StagechartError } from "../errors.js";
 import { DEFAULT_STORE_PATH, SqliteStore } from "../store/index.js";
+
+/** What `--store` says in a command's help. */
+export const STORE_HELP =
+  "the run store: a SQLite file (default .stagechart/runs.db) or a postgres:// URL; default $STAGECHART_STORE";
+
+/** A command's store as given: `--store`, else `$STAGECHART_STORE`. */
+export const storeSpecOf = (flag: string | undefined): string | undefined =>
+  flag ?? (process.env.STAGECHART_STORE || undefined);
+
+/** `--store`/`STAGECHART_STORE` naming a PostgreSQL database rather than a SQLite file. */
+export const isPostgresUrl = (spec: string | undefined): spec is string =>
+  spec !== undefined && /^postgres(ql)?:\/\//i.test(spec);
 
 /** The store path of a command: `--store <path>`, or `.stagechart/runs.db` in the working directory. */
 export const storePathFor = (path: string | undefined): string =>
-  resolve(path ?? DEFAULT_STORE_PATH);
+  resolve(storeSpecOf(path) ?? DEFAULT_STORE_PATH);
 
 /** The run store of a command that stores runs, created when there is none yet. */
 export function openStoreForCli(path: string | undefined): Result<SqliteStore> {
-  return SqliteStore.open(storePathFor(path));
+  const refused = postgresRefused(path);
+  return refused ? err(refused) : SqliteStore.open(storePathFor(path));
 }
 
 /**
@@ -17,12 +30,14 @@ export function openStoreForCli(path: string | undefined): Result<SqliteStore> {
  * or `undefined` when there is no store file: none is created for it.
  */
 export function openExistingStore(path: string | undefined): Result<SqliteStore> | undefined {
+  const refused = postgresRefused(path);
+  if (refused) return err(refused);
   const file = storePathFor(path);
   return isAbsent(file) ? undefined : SqliteStore.open(file);
 }
 
 /** No file at `file`; one that cannot even be looked at (EACCES) is not taken for absent. */
-function isAbsent(file: string): boolean {
+export function isAbsent(file: string): boolean {
   try {
     statSync(file);
     return false;
@@ -31,6 +46,15 @@ function isAbsent(file: string): boolean {
     return code === "ENOENT" || code === "ENOTDIR";
   }
 }
+
+/** Why a command that works on the SQLite store only so far refuses the store it was given. */
+export const postgresRefused = (flag: string | undefined): StagechartError | undefined =>
+  isPostgresUrl(storeSpecOf(flag))
+    ? new StagechartError(
+        "Validation/StoreUnsupported",
+        "this command cannot use a PostgreSQL store yet (runs, show, audit, history, cancel and run --detach can)",
+      )
+    : undefined;
 
 /** `Session/RunNotFound` for a run looked up where there is no store at all. */
 export const noStoreFor = (runId: string, path: string | undefined): StagechartError =>

@@ -1,6 +1,6 @@
 import type { Result } from "../errors.js";
 import type { RunWait } from "../runtime/suspension.js";
-import type { RunRecord, SqliteStore } from "../store/index.js";
+import type { AsyncRunStore, RunRecord, SqliteStore, StoredSnapshot } from "../store/index.js";
 import type { AuditEvent } from "./audit.js";
 import { type RunTokenCount, tokenUsage } from "./token-usage.js";
 
@@ -25,27 +25,37 @@ export interface StageSummary {
 export function describeRun(store: SqliteStore, runId: string): Result<RunView> {
   const run = store.getRun(runId);
   if (!run.ok) return run;
-  const timeline = store.auditOf(runId);
+  return { ok: true, value: viewOf(run.value, store.auditOf(runId), store.getSnapshot(runId)) };
+}
+
+/** `describeRun` on either store, through the asynchronous contract (`show` on PostgreSQL). */
+export async function describeStoredRun(
+  store: AsyncRunStore,
+  runId: string,
+): Promise<Result<RunView>> {
+  const run = await store.getRun(runId);
+  if (!run.ok) return run;
+  const [timeline, snapshot] = [await store.auditOf(runId), await store.getSnapshot(runId)];
+  return { ok: true, value: viewOf(run.value, timeline, snapshot) };
+}
+
+function viewOf(run: RunRecord, timeline: AuditEvent[], snapshot: Result<StoredSnapshot>): RunView {
   // A damaged event stays in the timeline, marked; what is read from events skips it.
   const events = timeline.filter((e) => e.damaged === undefined);
-  const snapshot = store.getSnapshot(runId);
   const state = snapshot.ok ? (snapshot.value.snapshot as { value?: unknown }).value : undefined;
   const waiting =
-    run.value.status === "suspended"
+    run.status === "suspended"
       ? (events.findLast((e) => e.type === "RunSuspended")?.payload.waiting as
           | RunWait[]
           | undefined)
       : undefined;
   return {
-    ok: true,
-    value: {
-      ...run.value,
-      state,
-      stages: events.filter((e) => e.type === "StageExited").map(stageSummary),
-      ...(waiting && { waiting }),
-      tokens: tokenUsage(events),
-      timeline,
-    },
+    ...run,
+    state,
+    stages: events.filter((e) => e.type === "StageExited").map(stageSummary),
+    ...(waiting && { waiting }),
+    tokens: tokenUsage(events),
+    timeline,
   };
 }
 

@@ -25,7 +25,8 @@ export interface StepCommit {
   transcripts?: { stageExecutionId: string; key: string; entry: TranscriptEntry }[];
 }
 
-export type StoredStatus = "running" | "suspended" | "done" | "failed" | "cancelled";
+/** `queued`: stored to be run by a worker (`run --detach`), not started yet. */
+export type StoredStatus = "queued" | "running" | "suspended" | "done" | "failed" | "cancelled";
 
 /**
  * What durable runs need from a store (the SQLite store implements it; another backend can).

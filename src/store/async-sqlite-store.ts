@@ -6,7 +6,7 @@ import { type ErrorView, ok, type Result } from "../errors.js";
 import type { ControlStatus, Requester } from "../runtime/control.js";
 import type { StepCommit } from "../runtime/persistence.js";
 import type { AsyncRunStore } from "./postgres/async-run-store.js";
-import type { NewRun, RunPatch, RunQuery } from "./records.js";
+import type { DefinitionBundle, NewRun, RunPatch, RunQuery } from "./records.js";
 import { SqliteStore, type StoreOptions } from "./sqlite-store.js";
 
 /**
@@ -54,6 +54,21 @@ export class AsyncSqliteStore implements AsyncRunStore {
   }
   async forkRun(source: string, step: number, run: NewRun, first: StepCommit) {
     return this.store.forkRun(source, step, run, first);
+  }
+  async enqueueRun(run: Omit<NewRun, "status">) {
+    return this.store.enqueueRun(run);
+  }
+  async saveDefinition(hash: string, bundle: DefinitionBundle) {
+    this.store.saveDefinition(hash, bundle);
+  }
+  async loadDefinition(hash: string) {
+    return this.store.loadDefinition(hash);
+  }
+  async cancelQueuedRun(runId: string, reason?: string) {
+    return this.store.cancelQueuedRun(runId, reason);
+  }
+  async claimRun(owner: string, ttlMs: number) {
+    return this.store.claimRun(owner, ttlMs);
   }
   async get<T>(key: string, shape: z.ZodType<T>) {
     return this.store.get(key, shape);

@@ -3,6 +3,7 @@ export { MIGRATIONS, type Migration, SCHEMA_VERSION } from "./migrations.js";
 export type { AsyncRunStore } from "./postgres/async-run-store.js";
 export { PostgresStore, type PostgresStoreOptions } from "./postgres/postgres-store.js";
 export type {
+  DefinitionBundle,
   NewRun,
   RunPatch,
   RunQuery,

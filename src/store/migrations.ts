@@ -156,13 +156,49 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE snapshots;
     `,
   },
+  {
+    // Runs waiting for a worker (status `queued`), and the definitions they run, stored by their
+    // hash so a worker needs no checkout (issue 15). SQLite cannot change a CHECK in place: the
+    // runs table is rebuilt with its rowids (the listing's tie-break), foreign keys off meanwhile.
+    version: 7,
+    sql: `
+      CREATE TABLE runs_queued (
+        run_id TEXT PRIMARY KEY,
+        pipeline_id TEXT NOT NULL,
+        status TEXT NOT NULL
+          CHECK (status IN ('queued', 'running', 'suspended', 'done', 'failed', 'cancelled')),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        definition_hash TEXT NOT NULL,
+        stagechart_version TEXT NOT NULL,
+        options TEXT NOT NULL,
+        error TEXT,
+        output TEXT
+      );
+      INSERT INTO runs_queued (rowid, run_id, pipeline_id, status, created_at, updated_at,
+          definition_hash, stagechart_version, options, error, output)
+        SELECT rowid, run_id, pipeline_id, status, created_at, updated_at,
+          definition_hash, stagechart_version, options, error, output FROM runs;
+      DROP TABLE runs;
+      ALTER TABLE runs_queued RENAME TO runs;
+      CREATE INDEX runs_by_creation ON runs (created_at);
+      CREATE INDEX runs_by_status ON runs (status, created_at);
+
+      CREATE TABLE definitions (
+        hash TEXT PRIMARY KEY,
+        bundle TEXT NOT NULL,
+        saved_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
 
 /**
  * Brings the database up to SCHEMA_VERSION. Check and apply share one IMMEDIATE transaction, so
- * two processes opening a fresh file at once cannot both apply the same migration.
+ * two processes opening a fresh file at once cannot both apply the same migration. Foreign keys
+ * are off while it runs (a migration may rebuild a table others refer to) and on after it.
  */
 export function migrate(db: Database, now: () => number): Result<void> {
   const apply = (): Result<void> => {
@@ -186,7 +222,12 @@ export function migrate(db: Database, now: () => number): Result<void> {
     }
     return ok(undefined);
   };
-  return db.transaction(apply).immediate();
+  db.pragma("foreign_keys = OFF");
+  try {
+    return db.transaction(apply).immediate();
+  } finally {
+    db.pragma("foreign_keys = ON");
+  }
 }
 
 const SCHEMA_VERSION_TABLE = `CREATE TABLE IF NOT EXISTS schema_version (

@@ -42,6 +42,16 @@ export interface NewRun {
   status?: StoredStatus;
 }
 
+/**
+ * A pipeline's definition as files (issue 15): `entry`, the pipeline file or folder to load, and
+ * every file it uses, by path relative to the bundle's root, with its text. Stored by the
+ * definition hash of what they load into, so a worker runs exactly what the run was queued with.
+ */
+export interface DefinitionBundle {
+  entry: string;
+  files: Record<string, string>;
+}
+
 /** Fields to change; a field present with the value `undefined` clears `error` or `output`. */
 export type RunPatch = Partial<
   Pick<RunRecord, "status" | "definitionHash" | "options" | "error" | "output">

@@ -24,6 +24,7 @@ import { StepHistory, type StepRecord } from "./history.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
 import {
+  type DefinitionBundle,
   fromAuditRow,
   fromRunRow,
   type NewRun,
@@ -36,9 +37,11 @@ import {
   toRunRow,
 } from "./records.js";
 import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
+import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import {
   auditRunMismatch,
+  definitionNotFound,
   forkUnavailable,
   leaseLost,
   noSnapshot,
@@ -46,6 +49,7 @@ import {
   runIdInvalid,
   runLocked,
   runNotFound,
+  runNotQueued,
   snapshotCorrupt,
   storeFailure,
   storeUnavailable,
@@ -85,6 +89,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   private readonly memory: MemoryTable;
   private readonly forks: ForkCopier;
   private readonly controls: ControlRequests;
+  private readonly queue: RunQueue;
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
 
   private constructor(
@@ -97,6 +102,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     this.memory = new MemoryTable(db);
     this.forks = new ForkCopier(db);
     this.controls = new ControlRequests(db);
+    this.queue = new RunQueue(db);
     this.transaction = db.transaction((work) => work());
   }
 
@@ -114,7 +120,6 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       // power cut may drop the last commits, which resume treats like an earlier crash.
       db.pragma("synchronous = NORMAL");
       db.pragma("busy_timeout = 5000");
-      db.pragma("foreign_keys = ON");
       const migrated = migrate(db, now);
       if (migrated.ok) return ok(new SqliteStore(db, path, now));
       db.close();
@@ -145,6 +150,42 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     const inserted = this.guarded(() => this.sql.insertRun.run(toRunRow(record)));
     if (inserted.changes === 0) return err(runExists(run.runId));
     return ok(record);
+  }
+
+  /** Stores a run for a worker to take (`claimRun`), with status `queued`. */
+  enqueueRun(run: Omit<NewRun, "status">): Result<RunRecord> {
+    return this.createRun({ ...run, status: "queued" });
+  }
+
+  /** Content-addressed: saving a hash already stored keeps its first bundle. */
+  saveDefinition(hash: string, bundle: DefinitionBundle): void {
+    this.guarded(() => this.queue.saveDefinition(hash, bundle, this.timestamp()));
+  }
+
+  loadDefinition(hash: string): Result<DefinitionBundle> {
+    const bundle = this.guarded(() => this.queue.loadDefinition(hash));
+    return bundle ? ok(bundle) : err(definitionNotFound(hash));
+  }
+
+  /** Takes the oldest queued run (or an expired lease's), running and leased by `owner`. */
+  claimRun(owner: string, ttlMs: number): RunRecord | undefined {
+    const runId = this.immediately(() =>
+      this.queue.claim(owner, ttlMs, this.now(), this.timestamp()),
+    );
+    const claimed = runId === undefined ? undefined : this.getRun(runId);
+    return claimed?.ok ? claimed.value : undefined;
+  }
+
+  /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did (or it never was). */
+  cancelQueuedRun(runId: string, reason?: string): Result<RunRecord> {
+    return this.immediately((): Result<RunRecord> => {
+      if (!this.queue.cancelQueued(runId, this.timestamp())) {
+        const run = this.getRun(runId);
+        return run.ok ? err(runNotQueued(runId, run.value.status)) : run;
+      }
+      this.appendStep(runId, { events: [cancelledBeforeStart(runId, reason)] });
+      return this.getRun(runId);
+    });
   }
 
   /**

@@ -109,3 +109,16 @@ export const leaseLost = (runId: string, owner: string): StagechartError =>
     runId,
     owner,
   });
+
+export const definitionNotFound = (definitionHash: string): StagechartError =>
+  new StagechartError(
+    "Session/DefinitionNotFound",
+    `no definition ${definitionHash} in the store: the run was not queued from this store`,
+    { definitionHash },
+  );
+
+export const runNotQueued = (runId: string, status: string): StagechartError =>
+  new StagechartError("Session/RunNotQueued", `run ${runId} is ${status}, not queued`, {
+    runId,
+    status,
+  });

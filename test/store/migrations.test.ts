@@ -43,6 +43,7 @@ describe("opening a store", () => {
     expect(tables(path)).toEqual([
       "audit",
       "control_requests",
+      "definitions",
       "journal",
       "leases",
       "memory",

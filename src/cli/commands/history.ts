@@ -1,11 +1,14 @@
 import { type Command, InvalidArgumentError } from "commander";
+import { StagechartError } from "../../errors.js";
 import { forkRun } from "../../runtime/fork.js";
-import { type HistoryStep, runHistory } from "../../runtime/history.js";
+import { type HistoryStep, type HistoryStore, runHistory } from "../../runtime/history.js";
+import type { AsyncRunStore } from "../../store/index.js";
+import { openExistingAnyStore } from "../any-store.js";
 import { drive, refuse } from "../drive.js";
 import { type HostSettings, withModel } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
 import { withRunHost } from "../run-host.js";
-import { noStoreFor, openExistingStore } from "../store.js";
+import { noStoreFor, openExistingStore, STORE_HELP } from "../store.js";
 import {
   answersOf,
   approveOption,
@@ -44,9 +47,9 @@ export function registerHistory(
     .command("history")
     .description("a run's committed steps: the events each added, where it left the run")
     .argument("<runId>")
-    .option("--store <path>", "the run store (default: .stagechart/runs.db)")
+    .option("--store <path|url>", STORE_HELP)
     .option("--json", "print the steps as a JSON array")
-    .action((runId: string, flags: HistoryFlags) => setExit(history(runId, flags, io)));
+    .action(async (runId: string, flags: HistoryFlags) => setExit(await history(runId, flags, io)));
   program
     .command("fork")
     .description("start a new run from a step of a stored run (which stays as it is)")
@@ -78,19 +81,39 @@ function stepNumber(text: string): number {
   return step;
 }
 
-function history(runId: string, flags: HistoryFlags, io: CliIo): number {
-  const store = openExistingStore(flags.store);
+async function history(runId: string, flags: HistoryFlags, io: CliIo): Promise<number> {
+  const store = await openExistingAnyStore(flags.store);
   if (!store) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
   if (!store.ok) return refuse(io, flags.json, store.error, runId);
   try {
-    const steps = runHistory(store.value, runId);
+    const steps = runHistory(await historyOf(store.value, runId), runId);
     if (!steps.ok) return refuse(io, flags.json, steps.error, runId);
     if (flags.json) io.stdout(`${JSON.stringify(steps.value, null, 2)}\n`);
     else for (const step of steps.value) io.stdout(`${stepLine(step)}\n`);
     return EXIT.done;
+  } catch (error) {
+    if (!(error instanceof StagechartError)) throw error;
+    return refuse(io, flags.json, error, runId);
   } finally {
-    store.value.close();
+    await store.value.close();
   }
+}
+
+/** What `runHistory` reads of one run, read ahead from either store. */
+async function historyOf(store: AsyncRunStore, runId: string): Promise<HistoryStore> {
+  const [run, audit, steps] = [
+    await store.getRun(runId),
+    await store.auditOf(runId),
+    await store.stepsOf(runId),
+  ];
+  const snapshots = new Map<number, unknown>();
+  for (const { step } of steps) snapshots.set(step, await store.snapshotAtStep(runId, step));
+  return {
+    getRun: () => run,
+    auditOf: () => audit,
+    stepsOf: () => steps,
+    snapshotAtStep: (_runId, step) => snapshots.get(step),
+  };
 }
 
 /** `  3  seq 12–15  2030-01-01T00:00:00.000Z  execute  running  plan → execute (sequential)` */

@@ -10,7 +10,7 @@ import {
 import { refuse } from "../drive.js";
 import { portOf, resumeFromPage } from "../inspection.js";
 import { type CliIo, EXIT } from "../io.js";
-import { storePathFor } from "../store.js";
+import { postgresRefused, storePathFor } from "../store.js";
 
 interface InspectFlags {
   port: string;
@@ -45,6 +45,8 @@ export function registerInspect(
 }
 
 async function inspect(runId: string | undefined, flags: InspectFlags, io: CliIo): Promise<number> {
+  const unsupported = postgresRefused(flags.store);
+  if (unsupported) return refuse(io, false, unsupported);
   const port = portOf(flags.port);
   if (!port.ok) return refuse(io, false, port.error);
   const token = isLoopback(flags.host) ? flags.token : (flags.token ?? newToken());

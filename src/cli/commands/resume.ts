@@ -10,6 +10,7 @@ import { parseAnswer } from "../../runtime/interactors.js";
 import type { RunStore } from "../../runtime/persistence.js";
 import { reopenRun } from "../../runtime/reopen.js";
 import { type GrantAnswer, type RunHandle, resumeRun } from "../../runtime/run.js";
+import { cancelQueuedOr } from "../cancel-queued.js";
 import { type ControlFlags, controlLiveRun, positiveSeconds } from "../control.js";
 import { drive, refuse } from "../drive.js";
 import type { HostSettings } from "../host-options.js";
@@ -61,14 +62,11 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .addOption(byOption())
     .addOption(timeoutOption())
     .option("--json", "print a JSON summary last on stdout")
-    .action(async (runId: string, flags: StoredRunFlags) =>
-      setExit(
-        await controlRun(runId, flags, io, {
-          type: "CANCEL",
-          reason: "cancelled from the command line",
-        }),
-      ),
-    );
+    .action(async (runId: string, flags: StoredRunFlags) => {
+      const reason = "cancelled from the command line";
+      const cancel = () => controlRun(runId, flags, io, { type: "CANCEL", reason });
+      setExit(await cancelQueuedOr(runId, reason, flags, io, cancel));
+    });
   program
     .command("override")
     .description("move a stored run to a stage its transitions can reach, with a reason")

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import type { UnansweredGrants } from "../../runtime/host.js";
 import { startRun } from "../../runtime/run.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
+import { detachRun } from "../detach.js";
 import { drive, refuse } from "../drive.js";
 import { addSandboxOptions, type SandboxFlags, settingsFor } from "../host-options.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
@@ -10,7 +11,7 @@ import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { pipelineExists, pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { withRunHost } from "../run-host.js";
-import { openStoreForCli } from "../store.js";
+import { openStoreForCli, postgresRefused, STORE_HELP } from "../store.js";
 
 interface RunFlags extends McpFlags, SandboxFlags {
   task?: string;
@@ -26,6 +27,7 @@ interface RunFlags extends McpFlags, SandboxFlags {
   json?: boolean;
   inspect?: string | true;
   stately?: boolean;
+  detach?: boolean;
 }
 
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -62,11 +64,15 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
         .default("deny"),
     )
     .option("--root <dir>", "the directory tools work in (default: the working directory)")
-    .option("--store <path>", "the run store (default: .stagechart/runs.db)")
+    .option("--store <path|url>", STORE_HELP)
     .option("--run-id <id>", "the run's id (default: generated)")
     .option("--inspect [port]", INSPECT_HELP)
     .option("--stately", STATELY_HELP)
-    .option("--json", "print a JSON summary last on stdout");
+    .option("--json", "print a JSON summary last on stdout")
+    .option(
+      "--detach",
+      "do not run it here: store it as queued, with its definition, for a worker; prints its id",
+    );
   addMcpOptions(addSandboxOptions(command)).action(async (name: string, flags: RunFlags) =>
     setExit(await run(name, flags, io)),
   );
@@ -76,6 +82,10 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
   const file = pipelineFile(name);
   if (!pipelineExists(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
   const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
+  if (flags.detach) return detachRun(file, settings, flags, io);
+  // Before an inspection starts for it: running here needs the SQLite store so far.
+  const unsupported = postgresRefused(flags.store);
+  if (unsupported) return refuse(io, flags.json, unsupported, flags.runId);
   const inspecting = inspectionBeside(inspectionFor(flags.inspect, flags.store, io, flags.stately));
   try {
     return await withRunHost(

@@ -1,14 +1,16 @@
 import { type Command, Option } from "commander";
+import { StagechartError } from "../../errors.js";
 import type { AuditEvent } from "../../inspect/audit.js";
-import { describeRun } from "../../inspect/run-view.js";
+import { describeStoredRun } from "../../inspect/run-view.js";
 import type { TokenCount } from "../../inspect/token-usage.js";
 import type { StoredStatus } from "../../runtime/persistence.js";
-import type { SqliteStore } from "../../store/index.js";
+import type { AsyncRunStore } from "../../store/index.js";
+import { openExistingAnyStore } from "../any-store.js";
 import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
 import { positiveInteger } from "../options.js";
 import { progressLine } from "../progress.js";
-import { noStoreFor, openExistingStore, storePathFor } from "../store.js";
+import { noStoreFor, STORE_HELP, storePathFor } from "../store.js";
 import { workflowBreadcrumbOf } from "../workflow-breadcrumb.js";
 
 interface Flags {
@@ -23,24 +25,28 @@ interface ListFlags extends Flags {
 }
 
 const DEFAULT_LIMIT = 50;
-const STATUSES: StoredStatus[] = ["running", "suspended", "done", "failed", "cancelled"];
+const STATUSES: StoredStatus[] = ["queued", "running", "suspended", "done", "failed", "cancelled"];
 
 /** Reading the store: `runs`, `show <runId>`, `audit <runId>`. None creates a store. */
 export function registerRuns(program: Command, io: CliIo, setExit: (code: number) => void): void {
   /** Runs `work` on the store, or `none` when there is no store file yet. */
   const withStore =
     (
-      work: (store: SqliteStore, flags: Flags) => number | Promise<number>,
+      work: (store: AsyncRunStore, flags: Flags) => number | Promise<number>,
       none: (flags: Flags) => number,
     ) =>
     async (flags: Flags) => {
-      const store = openExistingStore(flags.store);
+      const store = await openExistingAnyStore(flags.store);
       if (!store) return setExit(none(flags));
       if (!store.ok) return setExit(refuse(io, flags.json, store.error));
       try {
         setExit(await work(store.value, flags));
+      } catch (error) {
+        // A shared store that drops under a call: its error names it, never the stack.
+        if (!(error instanceof StagechartError)) throw error;
+        setExit(refuse(io, flags.json, error));
       } finally {
-        store.value.close();
+        await store.value.close();
       }
     };
   const noRun = (runId: string) => (flags: Flags) =>
@@ -52,7 +58,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
   program
     .command("runs")
     .description(`list the stored runs, newest first (the latest ${DEFAULT_LIMIT} unless told)`)
-    .option("--store <path>", "the run store (default: .stagechart/runs.db)")
+    .option("--store <path|url>", STORE_HELP)
     .option("--limit <n>", `list at most n runs (default ${DEFAULT_LIMIT})`, positiveInteger)
     .addOption(new Option("--status <status>", "only the runs in this status").choices(STATUSES))
     .option("--all", "list every run (no limit)")
@@ -61,10 +67,10 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
       "print the runs as a JSON array of {runId, pipelineId, status, createdAt, updatedAt}",
     )
     .action(
-      withStore((store, flags: ListFlags) => {
+      withStore(async (store, flags: ListFlags) => {
         const limit = flags.all ? undefined : (flags.limit ?? DEFAULT_LIMIT);
         // One row past the page tells whether there are more, without counting them all.
-        const page = store.listRuns({
+        const page = await store.listRuns({
           ...(flags.status && { status: flags.status }),
           ...(limit !== undefined && { limit: limit + 1 }),
         });
@@ -85,11 +91,11 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
     .command("show")
     .description("one run: its status, where it is, its stage results and timeline")
     .argument("<runId>")
-    .option("--store <path>", "the run store")
+    .option("--store <path|url>", STORE_HELP)
     .option("--json", "print the run as JSON")
     .action((runId: string, flags: Flags) =>
       withStore(async (store) => {
-        const run = describeRun(store, runId);
+        const run = await describeStoredRun(store, runId);
         if (!run.ok) return refuse(io, flags.json, run.error, runId);
         warnDamaged(io, runId, run.value.timeline);
         if (flags.json) {
@@ -123,13 +129,13 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
     .command("audit")
     .description("a run's audit events, in order")
     .argument("<runId>")
-    .option("--store <path>", "the run store")
+    .option("--store <path|url>", STORE_HELP)
     .option("--json", "print the events as a JSON array")
     .action((runId: string, flags: Flags) =>
-      withStore((store) => {
-        const run = store.getRun(runId);
+      withStore(async (store) => {
+        const run = await store.getRun(runId);
         if (!run.ok) return refuse(io, flags.json, run.error, runId);
-        const events = store.auditOf(runId);
+        const events = await store.auditOf(runId);
         warnDamaged(io, runId, events);
         if (flags.json) io.stdout(`${JSON.stringify(events, null, 2)}\n`);
         else for (const e of events) io.stdout(`${auditLine(e)}\n`);

@@ -10,6 +10,7 @@ import type { StepCommit } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import type { StepRecord } from "../history.js";
 import type {
+  DefinitionBundle,
   NewRun,
   RunPatch,
   RunQuery,
@@ -51,6 +52,24 @@ export interface AsyncRunStore {
    * first step. `Session/ForkUnavailable` for a step with no record of what it had recorded.
    */
   forkRun(source: string, step: number, run: NewRun, first: StepCommit): Promise<Result<RunRecord>>;
+
+  /** Stores a run for a worker to take, with status `queued`. */
+  enqueueRun(run: Omit<NewRun, "status">): Promise<Result<RunRecord>>;
+  /** Stores a definition's files by its hash; a hash already stored keeps its first bundle. */
+  saveDefinition(hash: string, bundle: DefinitionBundle): Promise<void>;
+  /** `Session/DefinitionNotFound` for a hash never saved. */
+  loadDefinition(hash: string): Promise<Result<DefinitionBundle>>;
+  /**
+   * Cancels a run no worker took yet, its log one `RunCancelled` (`neverBegan`), in one
+   * transaction; `Session/RunNotQueued` once a worker took it (or it never was queued).
+   */
+  cancelQueuedRun(runId: string, reason?: string): Promise<Result<RunRecord>>;
+  /**
+   * Atomically takes the oldest run whose definition is stored that is queued, or running under
+   * an expired lease (its owner was killed): sets it running and gives `owner` its lease for
+   * `ttlMs`. Concurrent claimers never get the same run; undefined when there is none.
+   */
+  claimRun(owner: string, ttlMs: number): Promise<RunRecord | undefined>;
 
   /** Journal: recorded model and tool results by idempotency key; the first value is kept. */
   get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined>;

@@ -162,6 +162,22 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       DROP TABLE snapshots;
     `,
   },
+  {
+    // Runs waiting for a worker (status `queued`), and the definitions they run, by hash.
+    version: 7,
+    sql: `
+      ALTER TABLE runs DROP CONSTRAINT runs_status_check;
+      ALTER TABLE runs ADD CONSTRAINT runs_status_check
+        CHECK (status IN ('queued', 'running', 'suspended', 'done', 'failed', 'cancelled'));
+      CREATE INDEX runs_by_status ON runs (status, created_at);
+
+      CREATE TABLE definitions (
+        hash TEXT COLLATE "C" PRIMARY KEY,
+        bundle TEXT NOT NULL,
+        saved_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;

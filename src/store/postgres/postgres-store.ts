@@ -14,6 +14,7 @@ import { VERSION } from "../../version.js";
 import type { StepRecord } from "../history.js";
 import {
   type AuditRow,
+  type DefinitionBundle,
   fromAuditRow,
   fromRunRow,
   type NewRun,
@@ -26,13 +27,16 @@ import {
   toRunRow,
 } from "../records.js";
 import { isValidRunId } from "../run-ids.js";
+import { cancelledBeforeStart } from "../run-queue.js";
 import {
+  definitionNotFound,
   forkUnavailable,
   leaseLost,
   noSnapshot,
   runExists,
   runIdInvalid,
   runNotFound,
+  runNotQueued,
   snapshotCorrupt,
 } from "../store-errors.js";
 import type { AsyncRunStore } from "./async-run-store.js";
@@ -42,6 +46,7 @@ import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
 import { postgresFailure, postgresUnavailable } from "./postgres-errors.js";
 import * as q from "./queries.js";
+import * as queue from "./run-queue.js";
 import {
   appendStep,
   lastSeqWith,
@@ -128,6 +133,51 @@ export class PostgresStore implements AsyncRunStore {
       ...[row.definitionHash, row.stagechartVersion, row.options, row.error, row.output],
     ]);
     return inserted.rowCount === 0 ? err(runExists(run.runId)) : ok(record);
+  }
+
+  /** Stores a run for a worker to take (`claimRun`), with status `queued`. */
+  async enqueueRun(run: Omit<NewRun, "status">): Promise<Result<RunRecord>> {
+    return this.createRun({ ...run, status: "queued" });
+  }
+
+  async saveDefinition(hash: string, bundle: DefinitionBundle): Promise<void> {
+    await queue.saveDefinition(this.pooled, hash, bundle, this.timestamp());
+  }
+
+  async loadDefinition(hash: string): Promise<Result<DefinitionBundle>> {
+    const bundle = await queue.loadDefinition(this.pooled, hash);
+    return bundle ? ok(bundle) : err(definitionNotFound(hash));
+  }
+
+  /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did. */
+  async cancelQueuedRun(runId: string, reason?: string): Promise<Result<RunRecord>> {
+    const at = this.timestamp();
+    const cancelled = await this.transaction(async (query) => {
+      const updated = await query(
+        `UPDATE runs SET status = 'cancelled', updated_at = $2
+         WHERE run_id = $1 AND status = 'queued'`,
+        [runId, at],
+      );
+      if (updated.rowCount === 0) return false;
+      await appendStep(query, runId, { events: [cancelledBeforeStart(runId, reason)] }, at);
+      return true;
+    });
+    const run = await this.getRun(runId);
+    if (cancelled || !run.ok) return run;
+    return err(runNotQueued(runId, run.value.status));
+  }
+
+  /**
+   * Takes the oldest queued run (or one whose lease expired), running and leased by `owner`, in
+   * one transaction (`FOR UPDATE SKIP LOCKED`): concurrent claimers never get the same run.
+   */
+  async claimRun(owner: string, ttlMs: number): Promise<RunRecord | undefined> {
+    const at = this.timestamp();
+    const runId = await this.transaction((query) =>
+      queue.claimRun(query, { owner, ttlMs, at }, this.clock),
+    );
+    const claimed = runId === undefined ? undefined : await this.getRun(runId);
+    return claimed?.ok ? claimed.value : undefined;
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<Result<RunRecord>> {

@@ -5,6 +5,7 @@ import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { postgresBinaries, startPostgres, type TestPostgres } from "../../support/postgres.js";
 import { okValue, type StoreHarness } from "./harness.js";
 import { leasesAndMore } from "./leases-and-more.js";
+import { runQueue } from "./queue.js";
 import { runsAndSteps } from "./runs-and-steps.js";
 import { stepsForksControls } from "./steps-forks-controls.js";
 
@@ -55,6 +56,7 @@ describe.skipIf(skip)(
   () => {
     runsAndSteps(postgres);
     leasesAndMore(postgres);
+    runQueue(postgres);
     stepsForksControls(postgres);
   },
 );

@@ -6,6 +6,7 @@ import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.
 import { tempDir } from "../support/temp-store.js";
 import { okValue, type StoreHarness } from "./harness.js";
 import { leasesAndMore } from "./leases-and-more.js";
+import { runQueue } from "./queue.js";
 import { runsAndSteps } from "./runs-and-steps.js";
 import { stepsForksControls } from "./steps-forks-controls.js";
 
@@ -43,5 +44,6 @@ const sqlite: StoreHarness = {
 describe("the SQLite store, through its asynchronous adapter", () => {
   runsAndSteps(sqlite);
   leasesAndMore(sqlite);
+  runQueue(sqlite);
   stepsForksControls(sqlite);
 });

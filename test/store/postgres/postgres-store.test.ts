@@ -115,6 +115,24 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
     }
   });
 
+  it("upgrades a version-6 database: its runs stay, and runs can now be queued", async () => {
+    const url = await databaseAtVersion(6, [
+      `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at,
+        definition_hash, stagechart_version, options) VALUES
+        ('run-1', 'plan-build', 'done', 'then', 'then', 'hash-1', 'old', '{}')`,
+    ]);
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    const store = opened.value;
+    try {
+      expect((await store.listRuns()).map((run) => run.status)).toEqual(["done"]);
+      const queued = await store.enqueueRun(newRun("run-2"));
+      expect(queued.ok && queued.value.status).toBe("queued");
+    } finally {
+      await store.close();
+    }
+  });
+
   it("upgrades a version-5 database: each run's latest snapshot and its stamp move into steps", async () => {
     const run = (runId: string) => `INSERT INTO runs VALUES ('${runId}', 'plan-build',
       'suspended', 'then', '2030-01-01T00:00:05.000Z', 'hash-run', '0.1.0', '{}', NULL, NULL)`;

@@ -1,0 +1,2 @@
+export { bundleDefinition, type HashedBundle } from "./collect.js";
+export { definitionsCache, loadBundle, materialiseBundle } from "./materialise.js";

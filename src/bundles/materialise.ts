@@ -1,0 +1,116 @@
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { fingerprint } from "../compiler/definition-hash.js";
+import { formatDiagnostic, isError, type LoadResult } from "../definitions/diagnostics.js";
+import { isWorkflowDirectory, loadWorkflowPipeline } from "../definitions/pi-workflows/load.js";
+import { loadPipelineFile } from "../definitions/pipeline.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { err, ok, type Result, StagechartError } from "../errors.js";
+import type { DefinitionBundle } from "../store/records.js";
+
+/** Where bundles are written to be loaded: the user's cache (`$XDG_CACHE_HOME` or ~/.cache). */
+export function definitionsCache(): string {
+  const cache = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
+  return join(cache, "stagechart", "definitions");
+}
+
+/**
+ * Writes a bundle's files under `<cacheDir>/<hash>/`, read-only, and gives the path of its entry.
+ * Every path must stay inside that folder (`Validation/DefinitionPathUnsafe` otherwise). A hash
+ * already written is used as it is: the folder appears whole, by one rename, so workers writing
+ * the same bundle at once cannot see it half done.
+ */
+export function materialiseBundle(
+  hash: string,
+  bundle: DefinitionBundle,
+  cacheDir: string = definitionsCache(),
+): Result<string> {
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(hash)) return err(unsafePath(hash, "not a definition hash"));
+  const dir = resolve(cacheDir, hash);
+  for (const path of [bundle.entry, ...Object.keys(bundle.files)]) {
+    const why = unsafeReason(dir, path);
+    if (why) return err(unsafePath(path, why));
+  }
+  if (!existsSync(dir)) writeWhole(dir, bundle.files);
+  return ok(join(dir, bundle.entry));
+}
+
+/** Why `path` may not be written under `dir`, if it may not. */
+function unsafeReason(dir: string, path: string): string | undefined {
+  if (path === "" || path.includes("\0")) return "an empty path or one with a NUL byte";
+  if (isAbsolute(path)) return "an absolute path";
+  const inside = relative(dir, resolve(dir, path));
+  if (inside === "" || inside.startsWith("..") || isAbsolute(inside))
+    return "it leads outside the bundle's folder";
+  return undefined;
+}
+
+function writeWhole(dir: string, files: Record<string, string>): void {
+  mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
+  const staging = mkdtempSync(`${dir}.partial-`);
+  try {
+    for (const [path, text] of Object.entries(files)) {
+      const file = join(staging, path);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, text, { mode: 0o444 });
+      chmodSync(file, 0o444);
+    }
+    renameSync(staging, dir);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    // Another process wrote the same hash first: its folder holds the same files.
+    if (!existsSync(dir)) throw error;
+  }
+}
+
+/**
+ * Loads a stored definition as the run was queued with it: written out (`materialiseBundle`),
+ * loaded as its kind (a YAML pipeline or a pi-workflows directory), and checked to be the
+ * definition `hash` names — `Session/DefinitionMismatch` if it loads into another.
+ */
+export async function loadBundle(
+  hash: string,
+  bundle: DefinitionBundle,
+  options: { cacheDir?: string; toolNames?: readonly string[] } = {},
+): Promise<Result<PipelineDefinition>> {
+  const entry = materialiseBundle(hash, bundle, options.cacheDir);
+  if (!entry.ok) return entry;
+  const loaded: LoadResult<PipelineDefinition> = isWorkflowDirectory(entry.value)
+    ? await loadWorkflowPipeline(entry.value, options.toolNames)
+    : await loadPipelineFile(entry.value, { toolNames: options.toolNames });
+  const problems = loaded.ok ? loaded.warnings.filter(isError) : loaded.diagnostics;
+  if (!loaded.ok || problems.length > 0)
+    return err(
+      new StagechartError(
+        "Validation/DefinitionInvalid",
+        `stored definition ${hash} does not load: ${problems.map(formatDiagnostic).join("; ")}`,
+        { definitionHash: hash },
+      ),
+    );
+  const found = fingerprint(loaded.value).hash;
+  if (found !== hash)
+    return err(
+      new StagechartError(
+        "Session/DefinitionMismatch",
+        `stored definition ${hash} loads into definition ${found}`,
+        { definitionHash: hash, found },
+      ),
+    );
+  return ok(loaded.value);
+}
+
+const unsafePath = (path: string, why: string): StagechartError =>
+  new StagechartError(
+    "Validation/DefinitionPathUnsafe",
+    `the stored definition's path ${JSON.stringify(path)} is refused: ${why}`,
+    { path },
+  );

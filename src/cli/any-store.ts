@@ -1,0 +1,25 @@
+import type { Result } from "../errors.js";
+import { AsyncSqliteStore } from "../store/async-sqlite-store.js";
+import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
+import { PostgresStore } from "../store/postgres/postgres-store.js";
+import { isAbsent, isPostgresUrl, storePathFor, storeSpecOf } from "./store.js";
+
+/**
+ * The store of a command that works on either kind (`runs`, `show`, `audit`, `cancel`,
+ * `run --detach`): a `postgres://` URL (`--store`, else `$STAGECHART_STORE`) opens the shared
+ * store, anything else the SQLite file, both behind the same asynchronous contract. A database
+ * that cannot be reached is `Session/StoreUnavailable`, naming it without its password.
+ */
+export async function openAnyStore(flag: string | undefined): Promise<Result<AsyncRunStore>> {
+  const spec = storeSpecOf(flag);
+  return isPostgresUrl(spec) ? PostgresStore.open(spec) : AsyncSqliteStore.open(storePathFor(flag));
+}
+
+/** `openAnyStore` for a command that only reads: no SQLite file is created, `undefined` then. */
+export async function openExistingAnyStore(
+  flag: string | undefined,
+): Promise<Result<AsyncRunStore> | undefined> {
+  const spec = storeSpecOf(flag);
+  if (!isPostgresUrl(spec) && isAbsent(storePathFor(flag))) return undefined;
+  return openAnyStore(flag);
+}

@@ -1,0 +1,73 @@
+import { randomUUID } from "node:crypto";
+import { bundleDefinition } from "../bundles/index.js";
+import { fingerprint } from "../compiler/definition-hash.js";
+import { StagechartError } from "../errors.js";
+import { checkContext } from "../runtime/run-checks.js";
+import { openAnyStore } from "./any-store.js";
+import { refuse } from "./drive.js";
+import type { HostSettings } from "./host-options.js";
+import { type CliIo, EXIT } from "./io.js";
+import { loadPipelineForCli } from "./pipelines.js";
+
+interface DetachFlags {
+  task?: string;
+  set: Record<string, unknown>;
+  store?: string;
+  runId?: string;
+  json?: boolean;
+}
+
+/**
+ * `run … --detach`: the pipeline is loaded and the ctx checked as for a run, then its definition
+ * files are stored under their hash and the run is queued (status `queued`) for a worker, which
+ * runs exactly that definition. Nothing runs here: the run's id is printed and the command ends.
+ */
+export async function detachRun(
+  name: string,
+  settings: HostSettings,
+  flags: DetachFlags,
+  io: CliIo,
+): Promise<number> {
+  const refused = (error: StagechartError) => refuse(io, flags.json, error, flags.runId);
+  const pipeline = await loadPipelineForCli(name, io);
+  if (!pipeline) return EXIT.failed;
+  const ctx = { ...flags.set, ...(flags.task !== undefined && { task: flags.task }) };
+  if (flags.task !== undefined && flags.set.task !== undefined)
+    return refused(
+      new StagechartError(
+        "Validation/RunContextInvalid",
+        "the task is given twice (as --task and as --set task=…); give it once",
+      ),
+    );
+  const invalid = checkContext(pipeline, ctx);
+  if (invalid) return refused(invalid);
+  const bundled = await bundleDefinition(pipeline);
+  if (!bundled.ok) return refused(bundled.error);
+  const { hash, bundle } = bundled.value;
+
+  const store = await openAnyStore(flags.store);
+  if (!store.ok) return refused(store.error);
+  try {
+    await store.value.saveDefinition(hash, bundle);
+    const runId = flags.runId ?? `run-${randomUUID().slice(0, 8)}`;
+    const queued = await store.value.enqueueRun({
+      runId,
+      pipelineId: pipeline.id,
+      definitionHash: hash,
+      options: { ...settings, ctx, definition: fingerprint(pipeline).parts },
+    });
+    if (!queued.ok) return refused(queued.error);
+    io.stdout(
+      flags.json
+        ? `${JSON.stringify({ runId, status: "queued", definitionHash: hash })}\n`
+        : `${runId}\n`,
+    );
+    if (!flags.json) io.stderr(`run ${runId} queued: a worker on this store runs it\n`);
+    return EXIT.done;
+  } catch (error) {
+    if (!(error instanceof StagechartError)) throw error;
+    return refused(error);
+  } finally {
+    await store.value.close();
+  }
+}

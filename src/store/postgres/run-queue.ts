@@ -1,0 +1,75 @@
+import type { DefinitionBundle } from "../records.js";
+import { decodeBundle } from "../run-queue.js";
+import { claimLease } from "./leases.js";
+import { DATABASE_NOW } from "./queries.js";
+import type { Query } from "./step-writes.js";
+
+/** Content-addressed: a hash already stored keeps its first bundle. */
+export async function saveDefinition(
+  query: Query,
+  hash: string,
+  bundle: DefinitionBundle,
+  at: string,
+): Promise<void> {
+  await query(
+    `INSERT INTO definitions (hash, bundle, saved_at) VALUES ($1, $2, $3)
+     ON CONFLICT (hash) DO NOTHING`,
+    [hash, JSON.stringify(bundle), at],
+  );
+}
+
+export async function loadDefinition(
+  query: Query,
+  hash: string,
+): Promise<DefinitionBundle | undefined> {
+  const { rows } = await query("SELECT bundle FROM definitions WHERE hash = $1", [hash]);
+  return rows[0] ? decodeBundle(hash, rows[0].bundle) : undefined;
+}
+
+/**
+ * The oldest run whose definition is stored that is queued, or running under a lease that
+ * expired (its owner was killed), not counting runs this claim already passed over. Its row is
+ * locked, and rows other claimers hold are skipped, so claimers never wait on each other.
+ */
+const NEXT_CLAIMABLE = `SELECT r.run_id AS "runId" FROM runs r
+    LEFT JOIN leases l ON l.run_id = r.run_id
+  WHERE EXISTS (SELECT 1 FROM definitions d WHERE d.hash = r.definition_hash)
+    AND ((r.status = 'queued' AND (l.expires_at IS NULL OR l.expires_at <= $1))
+      OR (r.status = 'running' AND l.expires_at <= $1))
+    AND r.run_id <> ALL($2::text[])
+  ORDER BY r.created_at, r.position LIMIT 1
+  FOR UPDATE OF r SKIP LOCKED`;
+
+/**
+ * Takes the next claimable run for `owner` inside the caller's transaction: its lease, then its
+ * status `running`. The candidate was judged on the lease as this statement's snapshot saw it,
+ * so the lease is taken under its own row lock (claimLease), which sees the latest commit: a
+ * claimer that took the run over a moment ago wins, and this one moves on to the next run.
+ */
+export async function claimRun(
+  query: Query,
+  { owner, ttlMs, at }: { owner: string; ttlMs: number; at: string },
+  clock: (() => number) | undefined,
+): Promise<string | undefined> {
+  const now = clock ? clock() : Number((await query(DATABASE_NOW)).rows[0].now);
+  const passed: string[] = [];
+  for (;;) {
+    const { rows } = await query(NEXT_CLAIMABLE, [now, passed]);
+    const runId: string | undefined = rows[0]?.runId;
+    if (runId === undefined) return undefined;
+    const leased = await claimLease(
+      query,
+      { runId, owner, ttlMs, holderGone: () => false },
+      () => now,
+    );
+    if (!leased.ok) {
+      passed.push(runId);
+      continue;
+    }
+    await query("UPDATE runs SET status = 'running', updated_at = $2 WHERE run_id = $1", [
+      runId,
+      at,
+    ]);
+    return runId;
+  }
+}

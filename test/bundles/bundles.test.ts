@@ -1,0 +1,116 @@
+import { cpSync, existsSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { bundleDefinition, loadBundle, materialiseBundle } from "../../src/bundles/index.js";
+import { fingerprint } from "../../src/compiler/definition-hash.js";
+import { loadPipeline } from "../../src/definitions/define-pipeline.js";
+import { loadPipelineFile, type PipelineDefinition } from "../../src/definitions/index.js";
+import { loadWorkflowPipeline } from "../../src/definitions/pi-workflows/index.js";
+import type { Result } from "../../src/errors.js";
+import { BUNDLED_CODE_PIPELINES } from "../../src/pipelines/index.js";
+import { releaseRoot } from "../support/pi-workflows.js";
+import { loaded, MACHINES_DIR } from "../support/pipeline-files.js";
+import { STAGES_DIR, tempDir } from "../support/stages.js";
+
+/** A fresh checkout of the bundled YAML pipelines and their stages. */
+function checkout(): string {
+  const dir = tempDir();
+  cpSync(MACHINES_DIR, join(dir, "machines"), { recursive: true });
+  cpSync(STAGES_DIR, join(dir, "stages"), { recursive: true });
+  return dir;
+}
+
+function value<T>(result: Result<T>): T {
+  if (!result.ok) throw result.error;
+  return result.value;
+}
+
+function errorOf<T>(result: Result<T>) {
+  if (result.ok) throw new Error("expected an error");
+  return result.error;
+}
+
+describe("a definition's bundle", () => {
+  it.each(["code-review", "code-review-parallel"])(
+    "of %s holds its pipeline file and stage files, and loads back into the same definition",
+    async (name) => {
+      const dir = checkout();
+      const pipeline = loaded(await loadPipelineFile(join(dir, "machines", `${name}.yaml`)));
+      const { hash, bundle } = value(await bundleDefinition(pipeline));
+      expect(hash).toBe(fingerprint(pipeline).hash);
+      expect(bundle.entry).toBe(`machines/${name}.yaml`);
+      expect(Object.keys(bundle.files)).toContain("stages/review.md");
+      expect(Object.keys(bundle.files).every((path) => /^(machines|stages)\//.test(path))).toBe(
+        true,
+      );
+
+      // The checkout changes after the run was queued: the stored definition does not.
+      writeFileSync(join(dir, "stages", "review.md"), "---\nbroken\n");
+      const cache = tempDir();
+      const back = value(await loadBundle(hash, bundle, { cacheDir: cache }));
+      expect(fingerprint(back).hash).toBe(hash);
+      const written = join(cache, hash, "stages", "review.md");
+      expect(statSync(written).mode & 0o222).toBe(0);
+    },
+  );
+
+  it("of a pi-workflows workflow holds it and the workflows it uses, in their root", async () => {
+    const root = releaseRoot();
+    const pipeline = loaded(await loadWorkflowPipeline(join(root, "release")));
+    const { hash, bundle } = value(await bundleDefinition(pipeline));
+    expect(bundle.entry).toBe("release");
+    expect(Object.keys(bundle.files)).toEqual(
+      expect.arrayContaining(["release/workflow.yaml", "code-review/workflow.yaml"]),
+    );
+    expect(Object.keys(bundle.files).some((path) => path.endsWith(".script.yaml"))).toBe(false);
+    const back = value(await loadBundle(hash, bundle, { cacheDir: tempDir() }));
+    expect(fingerprint(back).hash).toBe(hash);
+  });
+
+  it("is refused for a pipeline written in TypeScript, with a code", async () => {
+    const spec = BUNDLED_CODE_PIPELINES["task-lifecycle"];
+    if (!spec) throw new Error("task-lifecycle is bundled");
+    const pipeline: PipelineDefinition = loaded(
+      await loadPipeline(spec, { baseDir: MACHINES_DIR }),
+    );
+    expect(errorOf(await bundleDefinition(pipeline)).code).toBe(
+      "Validation/DefinitionNotBundlable",
+    );
+  });
+
+  it("that loads into another definition than its hash says is refused", async () => {
+    const dir = checkout();
+    const pipeline = loaded(await loadPipelineFile(join(dir, "machines", "code-review.yaml")));
+    const { hash, bundle } = value(await bundleDefinition(pipeline));
+    const plan = bundle.files["stages/plan.md"] as string;
+    const edited = { ...bundle, files: { ...bundle.files, "stages/plan.md": `${plan}\nMore.\n` } };
+    expect(errorOf(await loadBundle(hash, edited, { cacheDir: tempDir() }))).toMatchObject({
+      code: "Session/DefinitionMismatch",
+      context: { definitionHash: hash },
+    });
+  });
+});
+
+describe("writing a bundle out", () => {
+  it.each([
+    ["../escape.md", "a path that climbs out"],
+    ["stages/../../escape.md", "a path that climbs out midway"],
+    ["/tmp/escape.md", "an absolute path"],
+  ])("refuses %s (%s) and writes nothing", (path) => {
+    const cache = tempDir();
+    const bundle = { entry: "p.yaml", files: { "p.yaml": "id: p\n", [path]: "x" } };
+    expect(errorOf(materialiseBundle("abc123", bundle, cache))).toMatchObject({
+      code: "Validation/DefinitionPathUnsafe",
+      context: { path },
+    });
+    expect(existsSync(join(cache, "abc123"))).toBe(false);
+    expect(existsSync(join(cache, "escape.md"))).toBe(false);
+  });
+
+  it("refuses a hash that is not one", () => {
+    const bundle = { entry: "p.yaml", files: { "p.yaml": "id: p\n" } };
+    expect(errorOf(materialiseBundle("../up", bundle, tempDir())).code).toBe(
+      "Validation/DefinitionPathUnsafe",
+    );
+  });
+});

@@ -1,0 +1,90 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SqliteStore } from "../../src/store/index.js";
+import { demoProject, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
+
+/** The project's store, opened behind the CLI's back. */
+function withStore<T>(project: string, read: (store: SqliteStore) => T): T {
+  const opened = SqliteStore.open(storeOf(project));
+  if (!opened.ok) throw opened.error;
+  try {
+    return read(opened.value);
+  } finally {
+    opened.value.close();
+  }
+}
+
+describe("run --detach", () => {
+  it("queues the run with its definition, prints its id and runs nothing", async () => {
+    const project = demoProject();
+    const before = readFileSync(join(project, "src/auth.ts"), "utf8");
+    const detached = await runIn(project, "run", "code-review", "--task", "Add auth", "--detach");
+    expect(detached.code).toBe(0);
+    const runId = detached.stdout.trim();
+    expect(runId).toMatch(/^run-[0-9a-f]{8}$/);
+
+    const run = withStore(project, (store) => ({
+      record: store.getRun(runId),
+      audit: store.auditOf(runId),
+    }));
+    if (!run.record.ok) throw run.record.error;
+    expect(run.record.value).toMatchObject({ status: "queued", pipelineId: "code-review" });
+    expect(run.record.value.options).toMatchObject({ ctx: { task: "Add auth" } });
+    expect(run.audit).toEqual([]);
+    expect(readFileSync(join(project, "src/auth.ts"), "utf8")).toBe(before);
+    const bundle = withStore(project, (store) =>
+      store.loadDefinition(run.record.ok ? run.record.value.definitionHash : ""),
+    );
+    expect(bundle.ok && bundle.value.entry).toBe("machines/code-review.yaml");
+
+    const listed = await storeCommand(project, "runs");
+    expect(listed.stdout).toMatch(new RegExp(`${runId}\\s+queued\\s+code-review`));
+    expect((await storeCommand(project, "runs", "--status", "queued")).stdout).toContain(runId);
+    const shown = await storeCommand(project, "show", runId);
+    expect(shown.stdout).toContain(`run ${runId} · code-review · queued`);
+  });
+
+  it("prints a JSON summary with --json, and takes the run id given", async () => {
+    const project = demoProject();
+    const detached = await runIn(
+      project,
+      ...["run", "code-review-parallel", "--task", "Add auth", "--detach", "--json"],
+      ...["--run-id", "queued-1"],
+    );
+    expect(detached.code).toBe(0);
+    expect(summaryOf(detached.stdout)).toMatchObject({ runId: "queued-1", status: "queued" });
+  });
+
+  it("cancel cancels a queued run in place: it never begins", async () => {
+    const project = demoProject();
+    const detached = await runIn(project, "run", "code-review", "--task", "Add auth", "--detach");
+    const runId = detached.stdout.trim();
+    const cancelled = await storeCommand(project, "cancel", runId);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout).toContain(`run ${runId} cancelled before any worker took it`);
+    const audit = await storeCommand(project, "audit", runId, "--json");
+    expect(JSON.parse(audit.stdout)).toMatchObject([
+      { type: "RunCancelled", payload: { neverBegan: true } },
+    ]);
+    expect((await storeCommand(project, "runs")).stdout).toMatch(
+      new RegExp(`${runId}\\s+cancelled`),
+    );
+  });
+
+  it("refuses what a run would refuse: a ctx the pipeline rejects, nothing queued", async () => {
+    const project = demoProject();
+    const detached = await runIn(project, "run", "code-review", "--detach");
+    expect(detached.code).toBe(1);
+    expect(detached.stderr).toContain("Validation/RunContextInvalid");
+    expect((await storeCommand(project, "runs")).stdout).not.toContain("queued");
+  });
+
+  it("refuses a pipeline written in TypeScript, whose files cannot travel yet", async () => {
+    const project = demoProject();
+    const detached = await runIn(project, "run", "task-lifecycle", "--task", "x", "--detach");
+    expect(detached.code).toBe(1);
+    expect(detached.stderr).toContain("Validation/DefinitionNotBundlable");
+    expect(detached.stderr).not.toMatch(/\n\s+at /);
+  });
+});

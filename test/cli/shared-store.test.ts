@@ -1,0 +1,160 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PostgresStore } from "../../src/store/index.js";
+import { demoProject, runCli } from "../support/cli.js";
+import { postgresBinaries, startPostgres, type TestPostgres } from "../support/postgres.js";
+
+const binaries = postgresBinaries();
+// Skipped only on a machine without PostgreSQL; CI installs it (.ci/run), where this fails instead.
+const skip = "missing" in binaries && process.env.CI !== "true";
+
+let server: TestPostgres;
+beforeAll(async () => {
+  if (skip) return;
+  if ("missing" in binaries) throw new Error(binaries.missing);
+  server = await startPostgres(binaries.bin);
+});
+afterAll(async () => {
+  await server?.stop();
+});
+afterEach(() => {
+  delete process.env.STAGECHART_STORE;
+});
+
+/** Everything a command showed, which must never hold the store's password. */
+const shown = (run: { stdout: string; stderr: string }) => `${run.stdout}\n${run.stderr}`;
+
+describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
+  it("queues a run with run --detach, and runs, show and audit read it from the database", async () => {
+    const url = await server.createDatabase();
+    const project = demoProject();
+    const detached = await runCli(
+      ...["run", "code-review", "--task", "Add auth", "--detach"],
+      ...["--root", project, "--store", url],
+    );
+    expect(detached.code).toBe(0);
+    const runId = detached.stdout.trim();
+
+    const listed = await runCli("runs", "--store", url);
+    expect(listed.stdout).toMatch(new RegExp(`${runId}\\s+queued\\s+code-review`));
+    const shownRun = await runCli("show", runId, "--store", url, "--json");
+    expect(JSON.parse(shownRun.stdout)).toMatchObject({ runId, status: "queued" });
+    expect((await runCli("audit", runId, "--store", url)).code).toBe(0);
+    for (const run of [detached, listed, shownRun])
+      expect(shown(run)).not.toContain(server.password);
+
+    // A worker on another machine finds the definition the run was queued with.
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    try {
+      const run = await opened.value.getRun(runId);
+      if (!run.ok) throw run.error;
+      expect(JSON.stringify(run.value)).not.toContain(server.password);
+      const bundle = await opened.value.loadDefinition(run.value.definitionHash);
+      expect(bundle.ok && bundle.value.entry).toBe("machines/code-review.yaml");
+    } finally {
+      await opened.value.close();
+    }
+  });
+
+  it("cancels a queued run; a run a worker took is refused for now, with a code", async () => {
+    const url = await server.createDatabase();
+    const detach = () => runCli("run", "code-review", "--task", "x", "--detach", "--store", url);
+    const queued = (await detach()).stdout.trim();
+    const taken = (await detach()).stdout.trim();
+    const cancelled = await runCli("cancel", queued, "--store", url, "--json");
+    expect(cancelled.code).toBe(0);
+    expect(JSON.parse(cancelled.stdout)).toEqual({ runId: queued, status: "cancelled" });
+
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    try {
+      expect((await opened.value.claimRun("worker-1", 60_000))?.runId).toBe(taken);
+    } finally {
+      await opened.value.close();
+    }
+    const refused = await runCli("cancel", taken, "--store", url);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("Validation/StoreUnsupported");
+    expect((await runCli("cancel", "run-none", "--store", url)).stderr).toContain(
+      "Session/RunNotFound",
+    );
+  });
+
+  it("lists a run's committed steps with history", async () => {
+    const url = await server.createDatabase();
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    try {
+      const store = opened.value;
+      const run = { runId: "run-1", pipelineId: "plan-build", definitionHash: "h", options: {} };
+      await store.createRun(run);
+      await store.commitStep("run-1", {
+        events: [{ type: "RunStarted", runId: "run-1", payload: {} }],
+        snapshot: { value: "plan" },
+      });
+      await store.commitStep("run-1", { events: [], snapshot: { value: "build" } });
+    } finally {
+      await opened.value.close();
+    }
+    const listed = await runCli("history", "run-1", "--store", url, "--json");
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toMatchObject([
+      { step: 1, seq: { from: 1, to: 1 }, state: "plan" },
+      { step: 2, seq: null, state: "build" },
+    ]);
+  });
+
+  it("takes the store from STAGECHART_STORE when --store is not given", async () => {
+    const url = await server.createDatabase();
+    process.env.STAGECHART_STORE = url;
+    const detached = await runCli("run", "code-review", "--task", "Add auth", "--detach");
+    expect(detached.code).toBe(0);
+    const listed = await runCli("runs", "--json");
+    expect(JSON.parse(listed.stdout)).toMatchObject([
+      { runId: detached.stdout.trim(), status: "queued" },
+    ]);
+  });
+
+  it("names a store that refuses the password without the password, exit 1, no stack", async () => {
+    const url = await server.createDatabase();
+    const wrong = "not-the-password-4711";
+    const refused = await runCli("runs", "--store", url.replace(server.password, wrong));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^Session\/StoreUnavailable: .*stagechart@127\.0\.0\.1/);
+    expect(shown(refused)).not.toContain(wrong);
+    expect(shown(refused)).not.toContain(server.password);
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("says a database that cannot be reached is unavailable, exit 1", async () => {
+    const unreachable = `postgres://stagechart:${server.password}@127.0.0.1:1/nowhere`;
+    const detached = await runCli(
+      "run",
+      "code-review",
+      "--task",
+      "x",
+      "--detach",
+      "--store",
+      unreachable,
+    );
+    expect(detached.code).toBe(1);
+    expect(detached.stderr).toContain("Session/StoreUnavailable");
+    expect(shown(detached)).not.toContain(server.password);
+    expect(detached.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("refuses, with a code, the commands that cannot use a PostgreSQL store yet", async () => {
+    const url = await server.createDatabase();
+    for (const argv of [
+      ["run", "code-review", "--task", "x"],
+      ["resume", "run-1"],
+      ["fork", "run-1", "--at", "1"],
+      ["inspect"],
+    ]) {
+      const refused = await runCli(...argv, "--store", url);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("Validation/StoreUnsupported");
+      expect(shown(refused)).not.toContain(server.password);
+    }
+  });
+});

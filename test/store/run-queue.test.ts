@@ -1,0 +1,64 @@
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { MIGRATIONS } from "../../src/store/index.js";
+import { openStore, tempDir } from "./support/temp-store.js";
+
+/** A file as stagechart wrote it at schema version 6, before runs could be queued. */
+function storeAtVersion6(path: string): void {
+  const db = new Database(path);
+  db.exec(
+    "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)",
+  );
+  for (const { version, sql } of MIGRATIONS.filter(({ version }) => version <= 6)) {
+    db.exec(sql);
+    db.prepare("INSERT INTO schema_version VALUES (?, '2030-01-01T00:00:00.000Z', '0.1.0')").run(
+      version,
+    );
+  }
+  const insertRun = db.prepare(
+    `INSERT INTO runs VALUES (?, 'plan-build', 'done', '2030-01-01T00:00:00.000Z',
+       '2030-01-01T00:00:05.000Z', 'hash-run', '0.1.0', '{}', NULL, '{"ok":true}')`,
+  );
+  // Created in the same millisecond: the listing tells them apart by insertion order.
+  for (const runId of ["run-b", "run-a"]) insertRun.run(runId);
+  db.prepare(
+    "INSERT INTO audit VALUES ('run-a', 1, '2030-01-01T00:00:01.000Z', 'RunStarted', NULL, NULL, NULL, '{}')",
+  ).run();
+  db.close();
+}
+
+describe("queued runs (migration 7)", () => {
+  it("migrates a version-6 file: its runs, their order and what refers to them are kept", () => {
+    const path = `${tempDir()}/runs.db`;
+    storeAtVersion6(path);
+    const store = openStore(path);
+    expect(store.listRuns().map((run) => run.runId)).toEqual(["run-a", "run-b"]);
+    expect(store.getRun("run-a")).toMatchObject({ ok: true, value: { output: { ok: true } } });
+    expect(store.auditOf("run-a").map((event) => event.type)).toEqual(["RunStarted"]);
+    const queued = store.enqueueRun({
+      runId: "run-c",
+      pipelineId: "plan-build",
+      definitionHash: "hash-run",
+      options: {},
+    });
+    expect(queued).toMatchObject({ ok: true, value: { status: "queued" } });
+    // Still enforced after the table was rebuilt: no audit event for a run that does not exist.
+    expect(() =>
+      store.commitStep("run-z", { events: [{ type: "RunStarted", runId: "run-z", payload: {} }] }),
+    ).toThrow();
+    store.close();
+  });
+
+  it("refuses a status outside the known ones, queued included", () => {
+    const path = `${tempDir()}/runs.db`;
+    openStore(path).close();
+    const db = new Database(path);
+    const insert = (status: string) =>
+      db
+        .prepare(`INSERT INTO runs VALUES (?, 'p', ?, 'then', 'then', 'h', 'v', '{}', NULL, NULL)`)
+        .run(`run-${status}`, status);
+    expect(() => insert("queued")).not.toThrow();
+    expect(() => insert("paused")).toThrow(/CHECK/);
+    db.close();
+  });
+});
