@@ -3,7 +3,8 @@ import { NS } from "./memory.js";
 /**
  * Seed 002's SandboxedExecution: run the plan's tasks one after another through Bash (the host's
  * sandbox, guards and security mode apply), validate the outcome, let the Critic repair a failed
- * plan (back to run-tasks) at most as often as sandbox.yaml allows, and otherwise undo what ran, newest first.
+ * plan (back to run-tasks) as often as sandbox.yaml allows, and otherwise undo what ran, newest
+ * first.
  */
 /** @typedef {import("../../src/definitions/contract.js").CodeStageFunction} CodeStageFunction */
 /** @typedef {import("../../src/definitions/contract.js").StageHooks} StageHooks */

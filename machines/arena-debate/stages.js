@@ -10,7 +10,7 @@ import { noted, passesOf, recordOf } from "./record.js";
 
 /** @typedef {import("../../src/definitions/contract.js").CodeStageFunction} CodeStageFunction */
 
-export const DEFAULT_LOCKS = { project: "stagechart", database: "arena" };
+const DEFAULT_LOCKS = { project: "stagechart", database: "arena" };
 /**
  * IdentityGuard: the workspace must match every lock, or the run halts here.
  * @type {CodeStageFunction}
