@@ -16,7 +16,7 @@ export const CODE_REFERENCE = /^(\.{1,2}\/[^#]*[^#/]\.m?js)#([A-Za-z_$][\w$]*)$/
 
 const FORMAT = "a code reference: ./<module>.js#<export> (or .mjs), relative to the pipeline file";
 
-/** The places of a YAML pipeline that take code: the hooks' functions, code stages, guards, onTransition. */
+/** The functions of an LLM stage's hooks, each of which may be a code reference. */
 const HOOK_KEYS = ["gate", "assert", "exit", "refuseCompletion"] as const;
 
 export interface CodeProblem {
