@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
-import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DIAGNOSTIC_CODES, type DiagnosticCode } from "./diagnostics.js";
 import { isRecord } from "./pipeline-schema.js";
@@ -146,21 +146,22 @@ async function resolveOne(
   return { fn: fn as (...args: never[]) => unknown, module, hash: loaded.hash };
 }
 
-/** The module's real path when it lies under `root` (links resolved); a missing one is taken as written. */
+/** The module's real path when it lies under `root` (links resolved, a missing module's directory's too). */
 function inside(root: string, module: string): string | undefined {
   const realRoot = realOr(root);
-  const path = realOr(resolve(root, module));
+  const written = resolve(root, module);
+  const path = realOr(written, () => join(realOr(dirname(written)), basename(written)));
   const within = relative(realRoot, path);
   return within !== "" && !within.startsWith(`..${sep}`) && within !== ".." && !isAbsolute(within)
     ? path
     : undefined;
 }
 
-function realOr(path: string): string {
+function realOr(path: string, missing = () => path): string {
   try {
     return realpathSync(path);
   } catch {
-    return path;
+    return missing();
   }
 }
 

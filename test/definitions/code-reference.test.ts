@@ -126,6 +126,15 @@ next: { a: b, b: c, c: d, d: e, e: f }
     ]);
   });
 
+  it("reports a missing module as missing, also when the pipeline's directory is reached through a link", async () => {
+    const dir = project(PIPELINE.replace("./code/steps.js#finish", "./code/gone.js#finish"));
+    const linked = join(tempDir(), "linked");
+    symlinkSync(dir, linked);
+    const result = await loadIn(linked);
+    if (result.ok) throw new Error("expected the load to fail");
+    expect(result.diagnostics.map((d) => d.code)).toEqual(["Validation/CodeModuleUnloadable"]);
+  });
+
   it("makes a changed module a changed definition, a module it imports included", async () => {
     const dir = project(PIPELINE);
     const before = fingerprint(loaded(await loadIn(dir)));
