@@ -125,11 +125,11 @@ export function withModel(
 const specsWithKeys = new WeakMap<HostSettings, string>();
 
 /**
- * The pipeline's own scripted model: `<name>.script.yaml` beside `<name>.yaml` (or a bundled
- * `<name>.ts`, or a workflow directory `<name>`).
+ * The pipeline's own scripted model: `<name>.script.yaml` beside `<name>.yaml` (or a workflow
+ * directory `<name>`).
  */
 const scriptBeside = (pipelineFile: string): string =>
-  pipelineFile.replace(/(\.(ya?ml|ts))?$/, ".script.yaml");
+  pipelineFile.replace(/(\.ya?ml)?$/, ".script.yaml");
 
 /** Model kinds whose target is a file, stored absolute so `resume` finds it from anywhere. */
 const FILE_MODELS = new Set(["scripted", "replay"]);

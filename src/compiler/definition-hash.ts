@@ -34,6 +34,8 @@ export function fingerprint(pipeline: PipelineDefinition): DefinitionFingerprint
       ),
     }),
   };
+  // A YAML pipeline's code is its modules' text: a changed helper is a changed definition.
+  if (pipeline.codeModules) parts["code modules"] = digest(pipeline.codeModules);
   for (const stage of Object.values(pipeline.stages)) {
     // An LLM stage piece by piece, so drift can say which of its fields changed.
     const shape = stageShape(stage);

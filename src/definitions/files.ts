@@ -1,5 +1,4 @@
 import type { Dirent } from "node:fs";
-import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { type RegularRead, readRegularFile } from "../files.js";
@@ -12,7 +11,7 @@ import {
   START,
 } from "./diagnostics.js";
 import { splitFrontmatter } from "./frontmatter.js";
-import { WORKFLOW_FILE } from "./pi-workflows/types.js";
+import { isWorkflowDirectory, workflowKeys } from "./pi-workflows/detect.js";
 import { type StageDefinition, stageFromFrontmatter } from "./stage.js";
 import type { DataPath } from "./yaml-source.js";
 
@@ -126,7 +125,7 @@ export async function expandDefinitionPaths(paths: readonly string[]): Promise<E
   const found: ExpandedPaths = { files: [], workflows: [], diagnostics: [] };
   for (const path of paths) {
     const info = await stat(path).catch(() => undefined);
-    if (info?.isDirectory() && existsSync(join(path, WORKFLOW_FILE))) found.workflows.push(path);
+    if (info?.isDirectory() && isWorkflowDirectory(path)) found.workflows.push(path);
     else if (info?.isDirectory()) await collectDefinitionFiles(path, found);
     else found.files.push(path);
   }
@@ -144,12 +143,10 @@ async function collectDefinitionFiles(directory: string, found: ExpandedPaths): 
     return;
   }
   entries.sort((a, b) => a.name.localeCompare(b.name));
-  const workflows = entries.filter(
-    (entry) => entry.isDirectory() && existsSync(join(directory, entry.name, WORKFLOW_FILE)),
-  );
+  const workflows = workflowKeys(directory);
   if (workflows.length > 0) {
     // A root's own files are the workflows' scripted models; its other Markdown is phases.
-    found.workflows.push(...workflows.map((entry) => join(directory, entry.name)));
+    found.workflows.push(...workflows.map((key) => join(directory, key)));
     for (const entry of entries)
       if (!entry.isDirectory() && definitionKind(entry.name) === "script")
         found.files.push(join(directory, entry.name));

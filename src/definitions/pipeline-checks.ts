@@ -1,3 +1,4 @@
+import type { CodeProblem } from "./code-reference.js";
 import {
   byPosition,
   DIAGNOSTIC_CODES,
@@ -37,6 +38,8 @@ export interface PipelineSource {
   locate(path: DataPath): Position;
   /** The file the pipeline was read from, kept on the definition. */
   origin?: string;
+  /** A YAML file's code references: those that did not resolve, and the modules that did. */
+  code?: { problems: CodeProblem[]; modules: Record<string, string> };
 }
 
 /** What became of one stage entry: the stage, or why not (reported at the entry's key). */
@@ -56,6 +59,8 @@ export async function buildPipeline(
   const report: Report = (path, code, message, severity) =>
     diagnostics.push(diagnostic(source.file, source.locate(path), code, message, severity));
   const draft = readDraft(source.form, source.data, report);
+  for (const problem of source.code?.problems ?? [])
+    report(problem.path, problem.code, `${where(problem.path)}: ${problem.message}`);
 
   const loaded: Record<string, LoadedStage> = {};
   for (const [id, entry] of Object.entries(draft.entries)) {
@@ -225,10 +230,7 @@ function checkCondition(
     );
   } else if ("guard" in condition && !Object.hasOwn(draft.guards, condition.guard)) {
     const path = [...at, "guard"];
-    const why =
-      draft.form === "yaml"
-        ? "guards are TypeScript functions, which a YAML pipeline cannot have; use path, visits, all, any or not"
-        : `the pipeline's guards are ${Object.keys(draft.guards).join(", ") || "none"}`;
+    const why = `the pipeline's guards are ${Object.keys(draft.guards).join(", ") || "none"}`;
     report(
       path,
       DIAGNOSTIC_CODES.guardUnknown,
@@ -289,6 +291,10 @@ function finish(
       ...(draft.reopenable !== undefined && { reopenable: draft.reopenable }),
       ...(draft.onTransition !== undefined && { onTransition: draft.onTransition }),
       ...(source.origin !== undefined && { file: source.origin }),
+      ...(source.code &&
+        Object.keys(source.code.modules).length > 0 && {
+          codeModules: source.code.modules,
+        }),
     },
     warnings: diagnostics,
   };

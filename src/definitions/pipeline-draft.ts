@@ -96,13 +96,12 @@ export function readDraft(form: PipelineForm, data: unknown, report: Report): Pi
   if (override !== undefined) draft.override = override;
   const reopenable = optional("reopenable", reopenableSchema);
   if (reopenable !== undefined) draft.reopenable = reopenable;
-  if (form === "ts") {
-    const onTransition = optional("onTransition", transitionHookSchema);
-    if (onTransition !== undefined) draft.onTransition = data.onTransition as TransitionHook;
-    // Checked, then kept as given: a hooks object may be a class instance whose methods use `this`.
-    if (optional("guards", guardsSchema)) draft.guards = data.guards as PipelineDraft["guards"];
-    if (optional("hooks", hooksSchema)) draft.hooks = data.hooks as PipelineDraft["hooks"];
-  }
+  // A YAML file's code references are functions by now (see code-reference.ts).
+  const onTransition = optional("onTransition", transitionHookSchema);
+  if (onTransition !== undefined) draft.onTransition = data.onTransition as TransitionHook;
+  // Checked, then kept as given: a hooks object may be a class instance whose methods use `this`.
+  if (optional("guards", guardsSchema)) draft.guards = data.guards as PipelineDraft["guards"];
+  if (optional("hooks", hooksSchema)) draft.hooks = data.hooks as PipelineDraft["hooks"];
   return draft;
 }
 

@@ -1,4 +1,5 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { importModule, type ModuleLoad, resolveCodeReferences } from "./code-reference.js";
 import {
   DIAGNOSTIC_CODES,
   type Diagnostic,
@@ -51,13 +52,15 @@ export function createPipelineLoader(
 ): PipelineLoader {
   const stageFiles = new Map<string, Promise<StageSource>>();
   const pipelineFiles = new Map<string, Promise<LoadResult<PipelineDefinition>>>();
+  const modules = new Map<string, Promise<ModuleLoad>>();
+  const importOnce = (path: string) => remember(modules, path, () => importModule(path));
 
   const stageFile = (file: string) =>
     remember(stageFiles, resolve(file), () => loadStageSource(file));
 
   const pipelineFile = (file: string, chain: Chain) =>
     remember(pipelineFiles, resolve(file), async () => {
-      const source = await readPipelineSource(file);
+      const source = await readPipelineSource(file, importOnce);
       if (!source.ok) return source;
       const link = { key: resolve(file), name: file };
       return buildPipeline(source.value, resolver(dirname(file), [...chain, link]), toolNames);
@@ -180,6 +183,7 @@ const near = (baseDir: string, path: string): string =>
 
 async function readPipelineSource(
   file: string,
+  importOnce: (path: string) => Promise<ModuleLoad>,
 ): Promise<{ ok: true; value: PipelineSource } | { ok: false; diagnostics: Diagnostic[] }> {
   const read = await readDefinitionText(file, "pipeline file");
   if (!read.ok) return read;
@@ -201,8 +205,16 @@ async function readPipelineSource(
       ),
     };
   }
-  const { data, locate } = yaml.value;
-  return { ok: true, value: { form: "yaml", file, data, locate, origin: file } };
+  const { locate } = yaml.value;
+  const { data, problems, modules } = await resolveCodeReferences(
+    file,
+    yaml.value.data,
+    importOnce,
+  );
+  return {
+    ok: true,
+    value: { form: "yaml", file, data, locate, origin: file, code: { problems, modules } },
+  };
 }
 
 /** A TypeScript spec has no source positions: its problems point at `<id>.ts (definePipeline)` 1:1 and name the path. */

@@ -258,7 +258,7 @@ export type StageEntry =
   | ({ kind: "ask"; key: "ask" } & AskEntry);
 
 const ENTRY_KINDS = {
-  yaml: ["file", "pipeline", "run", "ask"],
+  yaml: ["file", "pipeline", "code", "run", "ask"],
   ts: ["file", "stage", "pipeline", "code", "run", "ask"],
 };
 
@@ -313,6 +313,7 @@ const rawEntry = {
     file: stageFile,
     output,
     pipeline: pipelineFile.optional(),
+    code: fn<CodeStageFunction>("a code reference").optional(),
     ...command,
     ask: askEntrySchema.optional(),
   }),
@@ -336,7 +337,7 @@ const rawEntry = {
 
 type RawEntry = z.output<(typeof rawEntry)["ts"]>;
 
-/** The schema of one entry under `stages`: YAML takes files, sub-pipeline files and commands. */
+/** The schema of one entry under `stages`: YAML takes files, sub-pipeline files, code references, commands and asks. */
 export function stageEntrySchema(form: PipelineForm): z.ZodType<StageEntry> {
   const kinds = ENTRY_KINDS[form];
   const listed = `${kinds.slice(0, -1).join(", ")} or ${kinds.at(-1)}`;

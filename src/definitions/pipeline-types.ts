@@ -19,9 +19,9 @@ export interface PipelineDefinition {
   next: Record<string, Transition>;
   /** The pipeline's own answer to grant requests (`Tool(pattern)` rules). */
   grants: { approve: string[]; deny: string[] };
-  /** Named guard functions (TypeScript pipelines), used as `when: { guard: name }`. */
+  /** Named guard functions, used as `when: { guard: name }`. */
   guards: Record<string, GuardFunction>;
-  /** Gate, assert and exit hooks of LLM stages, by stage id (TypeScript pipelines). */
+  /** Gate, assert and exit hooks of LLM stages, by stage id. */
   hooks: Record<string, StageHooks>;
   /**
    * Where `OVERRIDE` may move a run: `reachable` (the default), any stage the transitions reach
@@ -33,10 +33,15 @@ export interface PipelineDefinition {
    * final, like `failed` and `cancelled`.
    */
   reopenable?: boolean;
-  /** Told after every transition of a run of this pipeline (TypeScript pipelines). */
+  /** Told after every transition of a run of this pipeline. */
   onTransition?: TransitionHook;
   /** The file it was loaded from, when it came from one. */
   file?: string;
+  /**
+   * The modules a YAML pipeline's code references name (`./checks.js`), each with the hash of its
+   * text and of the relative modules it imports: part of the definition's fingerprint.
+   */
+  codeModules?: Record<string, string>;
 }
 
 export type OverrideReach = "reachable" | "adjacent";

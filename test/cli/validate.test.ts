@@ -21,7 +21,7 @@ describe("stagechart validate", () => {
     const run = await runCli("validate", MACHINES_DIR, STAGES_DIR);
     expect(run).toEqual({
       code: 0,
-      stdout: "36 files checked: 0 errors, 0 warnings — valid\n",
+      stdout: "39 files checked: 0 errors, 0 warnings — valid\n",
       stderr: "",
     });
   });
@@ -172,7 +172,7 @@ describe("stagechart", () => {
         encoding: "utf8",
       },
     );
-    expect(out).toBe("36 files checked: 0 errors, 0 warnings — valid\n");
+    expect(out).toBe("39 files checked: 0 errors, 0 warnings — valid\n");
   });
 
   it("reports a directory it cannot list as StageFileUnreadable naming it, checks the rest, and never throws", async () => {

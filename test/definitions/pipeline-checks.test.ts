@@ -389,13 +389,13 @@ describe("pipeline checks", () => {
     });
   });
 
-  it("a guard in YAML is GuardUnknown: guards are TypeScript functions", async () => {
+  it("a guard the pipeline does not define is GuardUnknown, naming the guards it has", async () => {
     const yaml = withNext(
       "  plan: execute\n  execute:\n    - { when: { guard: approved }, to: review }\n    - { to: fail }\n",
     );
     const { places, result } = await load(yaml);
     expect(places).toEqual([at(yaml, "guard:", "Validation/GuardUnknown")]);
-    expect(messagesOf(result)[0]).toContain("guards are TypeScript functions");
+    expect(messagesOf(result)[0]).toContain("the pipeline's guards are none");
   });
 
   it("reports every problem at once", async () => {

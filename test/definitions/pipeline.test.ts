@@ -235,14 +235,14 @@ next:
         at(yaml, "allow", "Validation/PipelineDefinitionInvalid"),
       ]);
       expect(!result.ok && result.diagnostics.map((d) => d.message)).toEqual([
-        'stages.plan: unknown key "model"; a stage entry takes only file, output, pipeline, run, timeoutMs, ask',
+        'stages.plan: unknown key "model"; a stage entry takes only file, output, pipeline, code, run, timeoutMs, ask',
         'next.execute[0].when: unknown key "because"; a condition takes only path, equals, notEquals, lt, lte, gt, gte, in, exists, visits, all, any, not, guard',
         'next.execute[0]: unknown key "note"; a rule takes only when, to',
         'grants: unknown key "allow"; grants takes only approve, deny',
       ]);
     });
 
-    it("a stage entry has exactly one of file, pipeline or run; timeoutMs only with run", async () => {
+    it("a stage entry has exactly one of file, pipeline, code, run or ask; timeoutMs only with run", async () => {
       const yaml = PIPELINE.replace(
         "{ file: ../stages/plan.md }",
         "{ file: ../stages/plan.md, run: make }",
@@ -255,12 +255,12 @@ next:
         [
           7,
           "Validation/PipelineDefinitionInvalid",
-          "stages.plan.run: a stage entry has one of file, pipeline, run or ask; this one also has file",
+          "stages.plan.run: a stage entry has one of file, pipeline, code, run or ask; this one also has file",
         ],
         [
           8,
           "Validation/PipelineDefinitionInvalid",
-          "stages.execute: a stage entry needs one of file, pipeline, run or ask",
+          "stages.execute: a stage entry needs one of file, pipeline, code, run or ask",
         ],
         [
           8,

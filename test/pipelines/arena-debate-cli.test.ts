@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { NS } from "../../src/pipelines/arena-debate/memory.js";
+import { NS } from "../../machines/arena-debate/memory.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { arenaScript, arenaWorkspace, runArena, transitionsOf } from "../support/arena-debate.js";
 import { storeOf, summaryOf } from "../support/cli.js";

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { NS } from "../../src/pipelines/arena-debate/memory.js";
+import { NS } from "../../machines/arena-debate/memory.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { ARENA_TASK, arenaScriptVariant, arenaWorkspace } from "../support/arena-debate.js";
 import { REPO_ROOT, storeOf } from "../support/cli.js";

@@ -1,10 +1,10 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadPipeline } from "../../src/definitions/define-pipeline.js";
+import { loadPipelineFile } from "../../src/definitions/pipeline.js";
 import { BUNDLED_MACHINES } from "../../src/paths.js";
-import { arenaDebate } from "../../src/pipelines/arena-debate/index.js";
 import { pipelinePaths } from "../../src/testing/index.js";
 
-const loaded = await loadPipeline(arenaDebate, { baseDir: BUNDLED_MACHINES });
+const loaded = await loadPipelineFile(join(BUNDLED_MACHINES, "arena-debate.yaml"));
 if (!loaded.ok) throw new Error("arena-debate does not load");
 const pipeline = loaded.value;
 

@@ -1,8 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadPipeline } from "../../src/definitions/define-pipeline.js";
-import { BUNDLED_MACHINES } from "../../src/paths.js";
 import {
   type Argument,
   anotherPass,
@@ -13,15 +11,11 @@ import {
   type Tally,
   tally,
   weightOf,
-} from "../../src/pipelines/arena-debate/consensus.js";
-import { arenaDebate } from "../../src/pipelines/arena-debate/index.js";
-import {
-  NS,
-  ratingsBefore,
-  similarity,
-  storeDebate,
-} from "../../src/pipelines/arena-debate/memory.js";
-import type { DebateRecord } from "../../src/pipelines/arena-debate/record.js";
+} from "../../machines/arena-debate/consensus.js";
+import { NS, ratingsBefore, similarity, storeDebate } from "../../machines/arena-debate/memory.js";
+import type { DebateRecord } from "../../machines/arena-debate/record.js";
+import { loadPipelineFile } from "../../src/definitions/pipeline.js";
+import { BUNDLED_MACHINES } from "../../src/paths.js";
 import { HostMemory } from "../../src/runtime/memory.js";
 import { SqliteStore } from "../../src/store/index.js";
 import {
@@ -176,7 +170,7 @@ describe("the arena debate's consensus maths", () => {
 
 describe("the arena-debate pipeline", () => {
   it("loads without a warning", async () => {
-    const loaded = await loadPipeline(arenaDebate, { baseDir: BUNDLED_MACHINES });
+    const loaded = await loadPipelineFile(join(BUNDLED_MACHINES, "arena-debate.yaml"));
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.diagnostics));
     expect(loaded.warnings).toEqual([]);
   });

@@ -1,17 +1,20 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import type { TransitionNotice } from "../../src/definitions/contract.js";
-import { PHASES, taskLifecycle } from "../../src/pipelines/task-lifecycle/index.js";
+import { describe, expect, it } from "vitest";
+import { PHASES } from "../../machines/task-lifecycle/phases.js";
 import { REPO_ROOT, runCli, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { taskProject } from "../support/task-lifecycle.js";
 
 const TASK = "add slugify to src/slug.js";
 
 const runLifecycle = (project: string, ...extra: string[]) =>
+  runPipeline("task-lifecycle", project, ...extra);
+
+const runPipeline = (pipeline: string, project: string, ...extra: string[]) =>
   runCli(
     "run",
-    "task-lifecycle",
+    pipeline,
     "--task",
     TASK,
     "--root",
@@ -245,21 +248,44 @@ function expectedStates(transitions: string[]) {
   }));
 }
 
-describe("task/state.json through a run", () => {
-  afterEach(() => {
-    vi.restoreAllMocks();
+/**
+ * A copy of the bundled task lifecycle whose onTransition also appends what `task/state.json`
+ * says, once written, to `states.jsonl` in the root.
+ */
+function pipelineKeepingStates(): string {
+  const dir = mkdtempSync(join(tmpdir(), "stagechart-lifecycle-"));
+  cpSync(join(REPO_ROOT, "machines/task-lifecycle"), join(dir, "machines/task-lifecycle"), {
+    recursive: true,
   });
+  cpSync(join(REPO_ROOT, "stages/task-lifecycle"), join(dir, "stages/task-lifecycle"), {
+    recursive: true,
+  });
+  writeFileSync(
+    join(dir, "machines/task-lifecycle/keep-states.js"),
+    `import { appendFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { recordTransition } from "./phases.js";
+export const recordAndKeep = (notice) => {
+  recordTransition(notice);
+  const state = JSON.parse(readFileSync(join(notice.root, "task/state.json"), "utf8"));
+  appendFileSync(join(notice.root, "states.jsonl"), \`\${JSON.stringify(state)}\\n\`);
+};
+`,
+  );
+  const yaml = readFileSync(join(REPO_ROOT, "machines/task-lifecycle.yaml"), "utf8").replace(
+    "onTransition: ./task-lifecycle/phases.js#recordTransition",
+    "onTransition: ./task-lifecycle/keep-states.js#recordAndKeep",
+  );
+  const file = join(dir, "machines/task-lifecycle.yaml");
+  writeFileSync(file, yaml);
+  return file;
+}
 
+describe("task/state.json through a run", () => {
   it("is right after every transition, the loop back to codegen included", async () => {
     const project = taskProject();
-    // What the file says each time the pipeline's own hook has written it.
-    const written: unknown[] = [];
-    const write = taskLifecycle.onTransition as (notice: TransitionNotice) => void;
-    vi.spyOn(taskLifecycle, "onTransition").mockImplementation((notice) => {
-      write(notice);
-      written.push(stateOf(project));
-    });
-    const ran = await runLifecycle(
+    const ran = await runPipeline(
+      pipelineKeepingStates(),
       project,
       "--model",
       `scripted:${join(REPO_ROOT, "machines/task-lifecycle.test-failure.script.yaml")}`,
@@ -267,6 +293,10 @@ describe("task/state.json through a run", () => {
     expect(ran.code, ran.stderr).toBe(0);
     const transitions = await phasesOf(project, summaryOf(ran.stdout).runId);
     expect(transitions).toContain("test->codegen");
+    const written = readFileSync(join(project, "states.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(written).toEqual(expectedStates(transitions));
   });
 });

@@ -10,20 +10,20 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { toDirectedGraph } from "xstate/graph";
-import { holds } from "../../src/compiler/conditions.js";
-import { drawablePipeline } from "../../src/compiler/graph.js";
-import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
-import type { TransitionNotice } from "../../src/definitions/contract.js";
-import { loadPipeline } from "../../src/definitions/define-pipeline.js";
-import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
-import { BUNDLED_MACHINES } from "../../src/paths.js";
 import {
   codegenOutcome,
   planningOutcome,
   planReviewOutcome,
   reviewOutcome,
-} from "../../src/pipelines/task-lifecycle/artifacts.js";
-import { PHASES, taskLifecycle } from "../../src/pipelines/task-lifecycle/index.js";
+} from "../../machines/task-lifecycle/artifacts.js";
+import { PHASES, recordTransition } from "../../machines/task-lifecycle/phases.js";
+import { holds } from "../../src/compiler/conditions.js";
+import { drawablePipeline } from "../../src/compiler/graph.js";
+import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
+import type { TransitionNotice } from "../../src/definitions/contract.js";
+import { loadPipelineFile } from "../../src/definitions/pipeline.js";
+import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
+import { BUNDLED_MACHINES } from "../../src/paths.js";
 import { refuseControl } from "../../src/runtime/run-checks.js";
 
 /** Seed 004's table (§2–3): every phase's successors, and nothing else. */
@@ -39,7 +39,7 @@ const TABLE: Record<string, string[]> = {
 const TARGETS = [...PHASES, "done"];
 
 async function loaded(): Promise<PipelineDefinition> {
-  const result = await loadPipeline(taskLifecycle, { baseDir: BUNDLED_MACHINES });
+  const result = await loadPipelineFile(join(BUNDLED_MACHINES, "task-lifecycle.yaml"));
   if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
   expect(result.warnings).toEqual([]);
   return result.value;
@@ -291,9 +291,9 @@ describe("planning entered again (a re-plan, or a redo of it)", () => {
       "planning/plan.md": DOC,
       "planning/plan.files.json": '{"files":["src/slug.js"]}',
     });
-    await taskLifecycle.onTransition?.(notice(root, 1));
+    await recordTransition(notice(root, 1));
     expect(existsSync(join(root, "task/planning/versions"))).toBe(false);
-    await taskLifecycle.onTransition?.(notice(root, 2));
+    await recordTransition(notice(root, 2));
     expect(readdirSync(join(root, "task/planning/versions/1")).sort()).toEqual([
       "plan.files.json",
       "plan.md",
@@ -302,9 +302,9 @@ describe("planning entered again (a re-plan, or a redo of it)", () => {
     expect(read(root, "planning/versions/1/plan.md")).toBe(DOC);
     // Told again (a resume repeats the notice) after the new round began writing: kept as it was.
     writeFileSync(join(root, "task/planning/plan.md"), "# Plan, round 2\n");
-    await taskLifecycle.onTransition?.(notice(root, 2));
+    await recordTransition(notice(root, 2));
     expect(read(root, "planning/versions/1/plan.md")).toBe(DOC);
-    await taskLifecycle.onTransition?.(notice(root, 3));
+    await recordTransition(notice(root, 3));
     expect(read(root, "planning/versions/2/plan.md")).toBe("# Plan, round 2\n");
     expect(readdirSync(join(root, "task/planning/versions/2"))).not.toContain("versions");
     expect(JSON.parse(read(root, "state.json"))).toMatchObject({
@@ -339,12 +339,12 @@ describe("leaving accept", () => {
   it("records the person's last answer in accept/decision.json, the artifact seed 004 names", async () => {
     const root = taskDir({});
     const answer = { decision: "revert", reason: "slugify breaks the old callers" };
-    await taskLifecycle.onTransition?.(at(root, "revert", answer));
+    await recordTransition(at(root, "revert", answer));
     expect(decisionIn(root)).toEqual(answer);
     // Entered again (a reopening), accept has not decided yet: the file keeps the last decision.
-    await taskLifecycle.onTransition?.(at(root, "accept", { decision: "accepted" }));
+    await recordTransition(at(root, "accept", { decision: "accepted" }));
     expect(decisionIn(root)).toEqual(answer);
-    await taskLifecycle.onTransition?.(at(root, "done", { decision: "accepted" }));
+    await recordTransition(at(root, "done", { decision: "accepted" }));
     expect(decisionIn(root)).toEqual({ decision: "accepted" });
   });
 });

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { UnansweredGrants } from "../../runtime/host.js";
 import { startRun } from "../../runtime/run.js";
@@ -9,7 +10,7 @@ import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
-import { pipelineExists, pipelineFile, pipelineNotFound } from "../pipelines.js";
+import { pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { withRunHost } from "../run-host.js";
 import { openStoreForCli, postgresRefused, STORE_HELP } from "../store.js";
 
@@ -80,7 +81,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
 
 async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
   const file = pipelineFile(name);
-  if (!pipelineExists(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
+  if (!existsSync(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
   const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
   if (flags.detach) return detachRun(file, settings, flags, io);
   // Before an inspection starts for it: running here needs the SQLite store so far.

@@ -1,4 +1,3 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { loadPipeline } from "../define-pipeline.js";
 import {
@@ -13,15 +12,11 @@ import {
 import { BUILTIN_TOOL_NAMES } from "../pipeline-loader.js";
 import type { PipelineDefinition } from "../pipeline-types.js";
 import { KEBAB_CASE } from "../stage-schema.js";
+import { workflowKeys } from "./detect.js";
 import { parseWorkflow } from "./parse-workflow.js";
 import { pruneReferences, subworkflowKeys } from "./references.js";
 import { notRunnable, workflowPipeline } from "./translate.js";
 import { WORKFLOW_FILE, type WorkflowDefinition } from "./types.js";
-
-/** Whether `path` is a pi-workflows workflow directory: one holding `workflow.yaml`. */
-export function isWorkflowDirectory(path: string): boolean {
-  return isDirectory(path) && existsSync(join(path, WORKFLOW_FILE));
-}
 
 /** Every workflow of a workflows root, loaded and checked, and every problem found, by key. */
 export interface WorkflowRoot {
@@ -120,23 +115,4 @@ export async function pipelineOf(
     value: pipeline.value,
     warnings: [...found, ...translated.diagnostics, ...pipeline.warnings],
   };
-}
-
-export function workflowKeys(root: string): string[] {
-  try {
-    return readdirSync(root, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() && existsSync(join(root, entry.name, WORKFLOW_FILE)))
-      .map((entry) => entry.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

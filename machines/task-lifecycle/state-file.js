@@ -1,23 +1,15 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { StageResult, TransitionNotice } from "../../definitions/contract.js";
 import { TASK_DIR } from "./artifacts.js";
 
-/** state.json as seed 004 §4 shapes it: the phase, and a round and status per phase. */
-export interface TaskState {
-  phase: string;
-  actors: Record<string, { round: number; status: string | null }>;
-}
-
-const STATUS: Record<StageResult["verdict"], string> = {
+const STATUS = {
   ok: "completed",
   skip: "skipped",
   retry: "running",
   fail: "failed",
 };
-
 /** The task's state after a transition: the stage now running, or `done`; an ended run's last stage. */
-export function taskState(notice: TransitionNotice, phases: readonly string[]): TaskState {
+export function taskState(notice, phases) {
   const ended = notice.state === "failed" || notice.state === "cancelled";
   const phase = ended ? (notice.previous ?? notice.state) : notice.state;
   const actors = Object.fromEntries(
@@ -36,9 +28,8 @@ export function taskState(notice: TransitionNotice, phases: readonly string[]): 
   );
   return { phase, actors };
 }
-
 /** Writes `task/state.json` whole (a rename), so a reader never sees half of it. */
-export function writeTaskState(root: string, state: TaskState): void {
+export function writeTaskState(root, state) {
   const path = join(root, TASK_DIR, "state.json");
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(`${path}.tmp`, `${JSON.stringify(state, null, 2)}\n`);

@@ -1,40 +1,18 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-
 /**
  * The artifacts of a seed-004 task directory and what each phase may conclude from them. Every
  * function reads the disk afresh and decides the same way on the same files, so running a phase
  * again is safe. A problem is a reason the phase cannot advance, naming the file.
  */
-
 /** Where the task's artifacts live, relative to the run's root. */
 export const TASK_DIR = "task";
-
-export type Phase =
-  | "planning"
-  | "plan-review"
-  | "codegen"
-  | "review"
-  | "test"
-  | "accept"
-  | "revert";
-
-/** Where a phase goes next, and why; or why it cannot go anywhere yet. */
-export type Outcome = { next: Phase | "done"; reason: string } | { problem: string };
-
-type Read<T> = { ok: true; value: T } | { ok: false; problem: string };
-
-const taskPath = (root: string, file: string) => join(root, TASK_DIR, file);
-
+const taskPath = (root, file) => join(root, TASK_DIR, file);
 /** A JSON file of the task directory, checked by `shape` (which names what is wrong, or nothing). */
-function readJson<T>(
-  root: string,
-  file: string,
-  shape: (value: unknown) => string | undefined,
-): Read<T> {
+function readJson(root, file, shape) {
   const path = taskPath(root, file);
   if (!existsSync(path)) return { ok: false, problem: `${TASK_DIR}/${file} is missing` };
-  let value: unknown;
+  let value;
   try {
     value = JSON.parse(readFileSync(path, "utf8"));
   } catch {
@@ -43,21 +21,12 @@ function readJson<T>(
   const wrong = shape(value);
   return wrong
     ? { ok: false, problem: `${TASK_DIR}/${file} is malformed: ${wrong}` }
-    : { ok: true, value: value as T };
+    : { ok: true, value: value };
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-const isStringList = (value: unknown): value is string[] =>
+const isObject = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+const isStringList = (value) =>
   Array.isArray(value) && value.every((item) => typeof item === "string");
-
-interface Plan {
-  summary: string;
-  blockingQuestions: string[];
-  files?: string[];
-}
-
-const planShape = (value: unknown) => {
+const planShape = (value) => {
   if (!isObject(value)) return "it must be a JSON object";
   if (typeof value.summary !== "string" || !value.summary.trim())
     return "summary must be a non-empty string";
@@ -67,31 +36,28 @@ const planShape = (value: unknown) => {
     return "files, when given, must be a list of paths";
   return undefined;
 };
-
-const filesShape = (value: unknown) =>
+const filesShape = (value) =>
   isObject(value) && isStringList(value.files) && value.files.length > 0
     ? undefined
     : 'it must be {"files": [<path>, …]} with at least one path';
-
 /** The files the plan may touch: plan.files.json, or the plan's own `files` when it is absent. */
-export function plannedFiles(root: string): Read<string[]> {
-  const listed = readJson<{ files: string[] }>(root, "planning/plan.files.json", filesShape);
+export function plannedFiles(root) {
+  const listed = readJson(root, "planning/plan.files.json", filesShape);
   if (listed.ok) return { ok: true, value: listed.value.files };
   if (existsSync(taskPath(root, "planning/plan.files.json"))) return listed;
-  const plan = readJson<Plan>(root, "planning/planning.ai.json", planShape);
+  const plan = readJson(root, "planning/planning.ai.json", planShape);
   if (plan.ok && plan.value.files?.length) return { ok: true, value: plan.value.files };
   return {
     ok: false,
     problem: `${TASK_DIR}/planning/plan.files.json is missing, and planning.ai.json lists no files to infer it from`,
   };
 }
-
 /**
  * §3.1: planning → plan-review needs the plan, its document (`plan.md`, which the plan review
  * reads), no blocking question, and the file plan.
  */
-export function planningOutcome(root: string): Outcome {
-  const plan = readJson<Plan>(root, "planning/planning.ai.json", planShape);
+export function planningOutcome(root) {
+  const plan = readJson(root, "planning/planning.ai.json", planShape);
   if (!plan.ok) return { problem: plan.problem };
   const document = taskPath(root, "planning/plan.md");
   if (!existsSync(document) || !readFileSync(document, "utf8").trim())
@@ -103,15 +69,9 @@ export function planningOutcome(root: string): Outcome {
     ? { next: "planning", reason: `blocking questions remain: ${open.join("; ")}` }
     : { next: "plan-review", reason: "the plan is complete" };
 }
-
-interface PlanReview {
-  ok: boolean;
-  blocked: boolean;
-}
-
 /** §3.2–3.3: ok and not blocked → codegen; anything else back to planning. */
-export function planReviewOutcome(root: string): Outcome {
-  const review = readJson<PlanReview>(root, "review/plan-review.json", (value) =>
+export function planReviewOutcome(root) {
+  const review = readJson(root, "review/plan-review.json", (value) =>
     isObject(value) && typeof value.ok === "boolean" && typeof value.blocked === "boolean"
       ? undefined
       : "ok and blocked must both be booleans",
@@ -125,21 +85,19 @@ export function planReviewOutcome(root: string): Outcome {
         reason: blocked ? "the plan review is blocked" : "the plan needs changes",
       };
 }
-
 /** Every file under `dir`, relative to it, sorted. */
-function filesUnder(dir: string): string[] {
+function filesUnder(dir) {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
   return readdirSync(dir, { recursive: true, encoding: "utf8" })
     .filter((entry) => statSync(join(dir, entry)).isFile())
     .map((entry) => relative(dir, join(dir, entry)))
     .sort();
 }
-
 /**
  * §3.4–3.5: the model says whether codegen completed, found the plan unclear or wants to run again;
  * completed needs the diff and the generated files, all of them inside the plan's file list.
  */
-export function codegenOutcome(root: string, signal: unknown): Outcome {
+export function codegenOutcome(root, signal) {
   if (signal === "plan-unclear") return { next: "plan-review", reason: "the plan is unclear" };
   if (signal === "rerun") return { next: "codegen", reason: "codegen asked to run again" };
   const diff = taskPath(root, "code/diff.patch");
@@ -154,14 +112,9 @@ export function codegenOutcome(root: string, signal: unknown): Outcome {
     ? { next: "planning", reason: `scope mismatch: ${outside.join(", ")} not in the plan` }
     : { next: "review", reason: `generated ${generated.join(", ")}` };
 }
-
-interface CodeReview {
-  issues: { severity: "blocking" | "minor"; area: "code" | "plan"; message: string }[];
-}
-
 /** §3.6–3.7: no blocking issue → test; a blocking plan issue → planning; a code one → codegen. */
-export function reviewOutcome(root: string): Outcome {
-  const review = readJson<CodeReview>(root, "review/code-review.json", (value) =>
+export function reviewOutcome(root) {
+  const review = readJson(root, "review/code-review.json", (value) =>
     isObject(value) &&
     Array.isArray(value.issues) &&
     value.issues.every(
@@ -182,9 +135,8 @@ export function reviewOutcome(root: string): Outcome {
     return { next: "codegen", reason: `blocking: ${blocking.map((i) => i.message).join("; ")}` };
   return { next: "test", reason: "no blocking issue" };
 }
-
 /** §3.12: a revert ends the task once its record is written. */
-export function revertOutcome(root: string): Outcome {
+export function revertOutcome(root) {
   const record = readJson(root, "revert/revert.json", (value) =>
     isObject(value) && typeof value.reason === "string" && isStringList(value.restored)
       ? undefined

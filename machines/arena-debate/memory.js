@@ -1,8 +1,4 @@
-import type { JsonValue } from "../../definitions/contract.js";
-import type { PipelineMemory } from "../../definitions/memory.js";
-import { duels, type Rating, ROLES, type Role, START_RATING } from "./consensus.js";
-import type { DebateRecord, PastDebate } from "./record.js";
-
+import { duels, ROLES, START_RATING } from "./consensus.js";
 /**
  * What the arena debate keeps between runs, in the pipeline memory (the run store's `memory`
  * table in a durable run): each agent's rating, the past debates, the traces, and the run's
@@ -13,60 +9,41 @@ export const NS = {
   debates: "arena-debate/debates",
   traces: "arena-debate/traces",
   deliberations: "arena-debate/deliberations",
-} as const;
-
+};
 const RECENT = 5;
 const SIMILAR = 3;
 /** How many past debates the similarity lookup reads. */
 const SEARCHED = 200;
-
-/** A rating as stored: the standing after the run that wrote it, and the one before it. */
-interface StoredRating extends Rating {
-  lastRunId: string;
-  before: Rating;
-}
-
 /** An agent's standing as of the start of `runId`: a write by this very run is not counted. */
-function standingBefore(memory: PipelineMemory, role: Role, runId: string): Rating {
-  const stored = memory.recall(NS.elo, role) as StoredRating | undefined;
+function standingBefore(memory, role, runId) {
+  const stored = memory.recall(NS.elo, role);
   if (!stored) return START_RATING;
   const { rating, matches, successes } = stored.lastRunId === runId ? stored.before : stored;
   return { rating, matches, successes };
 }
-
-export function ratingsBefore(memory: PipelineMemory, runId: string): Record<Role, Rating> {
-  return Object.fromEntries(
-    ROLES.map((role) => [role, standingBefore(memory, role, runId)]),
-  ) as Record<Role, Rating>;
+export function ratingsBefore(memory, runId) {
+  return Object.fromEntries(ROLES.map((role) => [role, standingBefore(memory, role, runId)]));
 }
-
-const words = (text: string): Map<string, number> => {
-  const counts = new Map<string, number>();
+const words = (text) => {
+  const counts = new Map();
   for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
     counts.set(word, (counts.get(word) ?? 0) + 1);
   return counts;
 };
-
 /** Cosine similarity of two texts' word counts: 1 for the same words, 0 for none in common. */
-export function similarity(a: string, b: string): number {
+export function similarity(a, b) {
   const left = words(a);
   const right = words(b);
   let dot = 0;
   for (const [word, count] of left) dot += count * (right.get(word) ?? 0);
-  const norm = (counts: Map<string, number>) =>
+  const norm = (counts) =>
     Math.sqrt([...counts.values()].reduce((sum, count) => sum + count * count, 0));
   const both = norm(left) * norm(right);
   return both === 0 ? 0 : dot / both;
 }
-
 /** The five latest debates, and the past debates most like `task` (tagging by words). */
-export function pastDebates(
-  memory: PipelineMemory,
-  task: string,
-): { recent: PastDebate[]; similar: PastDebate[] } {
-  const past = memory
-    .recent(NS.debates, SEARCHED)
-    .map((entry) => entry.value as unknown as PastDebate);
+export function pastDebates(memory, task) {
+  const past = memory.recent(NS.debates, SEARCHED).map((entry) => entry.value);
   const similar = past
     .map((debate) => ({
       ...debate,
@@ -77,38 +54,32 @@ export function pastDebates(
     .slice(0, SIMILAR);
   return { recent: past.slice(0, RECENT), similar };
 }
-
 /**
  * Stores the debate and every participant's new standing: its duel points, one more match, and
  * one more success when the plan ran. Written against the standing before this run, so storing
  * the same run again (a resume after a crash) changes nothing more.
  */
-export function storeDebate(
-  memory: PipelineMemory,
-  runId: string,
-  record: DebateRecord,
-  succeeded: boolean,
-): Partial<Record<Role, Rating>> {
+export function storeDebate(memory, runId, record, succeeded) {
   const points = duels(record.arguments);
   const participants = ROLES.filter((role) => record.arguments.some((arg) => arg.role === role));
-  const after: Partial<Record<Role, Rating>> = {};
+  const after = {};
   for (const role of participants) {
     const before = standingBefore(memory, role, runId);
-    const now: Rating = {
+    const now = {
       rating: before.rating + (points[role] ?? 0),
       matches: before.matches + 1,
       successes: before.successes + (succeeded ? 1 : 0),
     };
     after[role] = now;
-    const stored: StoredRating = { ...now, lastRunId: runId, before };
-    memory.remember(NS.elo, role, stored as unknown as JsonValue);
+    const stored = { ...now, lastRunId: runId, before };
+    memory.remember(NS.elo, role, stored);
   }
-  const debate: PastDebate = {
+  const debate = {
     traceId: record.traceId,
     task: record.task,
     decision: record.ruling?.decision ?? "REJECT",
     consensus: record.ruling?.consensus ?? 0,
   };
-  memory.remember(NS.debates, record.traceId, debate as unknown as JsonValue);
+  memory.remember(NS.debates, record.traceId, debate);
   return after;
 }

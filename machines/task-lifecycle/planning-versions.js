@@ -1,10 +1,8 @@
 import { cpSync, existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { TransitionNotice } from "../../definitions/contract.js";
 import { TASK_DIR } from "./artifacts.js";
 
 const VERSIONS = "versions";
-
 /**
  * Seed 004's planning versions: when planning is entered again (a re-plan, or a redo of it),
  * the artifacts the round before left in `task/planning/` are first kept in
@@ -12,7 +10,7 @@ const VERSIONS = "versions";
  * notice repeated after a crash cannot overwrite it with the new round's files. Code is not
  * touched: going back to planning changes no file the change made.
  */
-export function keepPlanningVersion(notice: TransitionNotice): void {
+export function keepPlanningVersion(notice) {
   const round = notice.visits.planning ?? 0;
   if (notice.state !== "planning" || round < 2) return;
   const planning = join(notice.root, TASK_DIR, "planning");
