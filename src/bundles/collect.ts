@@ -1,11 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, extname, join, relative, resolve, sep } from "node:path";
 import { fingerprint } from "../compiler/definition-hash.js";
-import {
-  closureOf,
-  isWorkflowDirectory,
-  loadWorkflowRoot,
-} from "../definitions/pi-workflows/load.js";
+import { moduleClosure } from "../definitions/code-reference.js";
+import { isWorkflowDirectory } from "../definitions/pi-workflows/detect.js";
+import { closureOf, loadWorkflowRoot } from "../definitions/pi-workflows/load.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { DefinitionBundle } from "../store/records.js";
@@ -19,9 +17,10 @@ export interface HashedBundle {
 /**
  * The files a loaded pipeline was read from, as a bundle keyed by the definition hash: a YAML
  * pipeline's file, its stage files and sub-pipelines; a pi-workflows workflow's directory and
- * those of the workflows it uses. Paths are relative to the folder that holds them all, so the
- * bundle loads the same anywhere. A pipeline written in TypeScript has no files to carry
- * (its code is compiled in): `Validation/DefinitionNotBundlable`.
+ * those of the workflows it uses; the code modules a YAML pipeline names, with the modules they
+ * import. Paths are relative to the folder that holds them all, so the bundle loads the same
+ * anywhere. A pipeline built in code through the library has no files to carry:
+ * `Validation/DefinitionNotBundlable`.
  */
 export async function bundleDefinition(
   pipeline: PipelineDefinition,
@@ -51,18 +50,17 @@ export async function bundleDefinition(
   return ok({ hash: fingerprint(pipeline).hash, bundle });
 }
 
-/** A YAML pipeline's own file, and those of its stages and sub-pipelines, as absolute paths. */
+/** A YAML pipeline's own file, its code modules, and those of its stages and sub-pipelines. */
 function yamlFiles(pipeline: PipelineDefinition): Result<string[]> {
-  const code = Object.keys(pipeline.guards).length + Object.keys(pipeline.hooks).length > 0;
-  if (pipeline.file === undefined || code || pipeline.onTransition)
-    return err(
-      notBundlable(pipeline.id, "it runs TypeScript code (guards, hooks or a transition hook)"),
-    );
-  const files = [resolve(pipeline.file)];
+  if (pipeline.file === undefined)
+    return err(notBundlable(pipeline.id, "it was built in code, not loaded from a file"));
+  const file = resolve(pipeline.file);
+  const modules = Object.keys(pipeline.codeModules ?? {}).flatMap((module) =>
+    moduleClosure(resolve(dirname(file), module)),
+  );
+  const files = [file, ...modules];
   for (const stage of Object.values(pipeline.stages)) {
     if (stage.kind === "llm") files.push(resolve(stage.definition.file));
-    else if (stage.kind === "code")
-      return err(notBundlable(pipeline.id, `its stage ${stage.id} is TypeScript code`));
     else if (stage.kind === "pipeline") {
       const nested = yamlFiles(stage.pipeline);
       if (!nested.ok) return nested;

@@ -186,19 +186,24 @@ export async function importModule(path: string): Promise<ModuleLoad> {
 /** Static `from "./x.js"` and `import "./x.js"` specifiers: the modules a module brings in with it. */
 const RELATIVE_IMPORT = /(?:\bfrom|\bimport)\s*["'](\.{1,2}\/[^"']+)["']/g;
 
-/** The hash of a module's text and of every relative module it imports, transitively. */
-function moduleHash(entry: string): string {
-  const hash = createHash("sha256");
+/** A module and every relative module it imports, transitively: the files its code is made of. */
+export function moduleClosure(entry: string): string[] {
   const seen = new Set<string>();
   const queue = [entry];
   for (let path = queue.shift(); path; path = queue.shift()) {
     if (seen.has(path)) continue;
     seen.add(path);
-    const text = readText(path);
-    hash.update(`${relative(dirname(entry), path)}\0${text}\0`);
-    for (const [, specifier = ""] of text.matchAll(RELATIVE_IMPORT))
+    for (const [, specifier = ""] of readText(path).matchAll(RELATIVE_IMPORT))
       queue.push(resolve(dirname(path), specifier));
   }
+  return [...seen];
+}
+
+/** The hash of a module's text and of every relative module it imports, transitively. */
+function moduleHash(entry: string): string {
+  const hash = createHash("sha256");
+  for (const path of moduleClosure(entry))
+    hash.update(`${relative(dirname(entry), path)}\0${readText(path)}\0`);
   return hash.digest("hex").slice(0, 16);
 }
 

@@ -3,11 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundleDefinition, loadBundle, materialiseBundle } from "../../src/bundles/index.js";
 import { fingerprint } from "../../src/compiler/definition-hash.js";
-import { loadPipeline } from "../../src/definitions/define-pipeline.js";
-import { loadPipelineFile, type PipelineDefinition } from "../../src/definitions/index.js";
+import { loadPipelineFile } from "../../src/definitions/index.js";
 import { loadWorkflowPipeline } from "../../src/definitions/pi-workflows/index.js";
 import type { Result } from "../../src/errors.js";
-import { BUNDLED_CODE_PIPELINES } from "../../src/pipelines/index.js";
 import { releaseRoot } from "../support/pi-workflows.js";
 import { loaded, MACHINES_DIR } from "../support/pipeline-files.js";
 import { STAGES_DIR, tempDir } from "../support/stages.js";
@@ -67,13 +65,27 @@ describe("a definition's bundle", () => {
     expect(fingerprint(back).hash).toBe(hash);
   });
 
-  it("is refused for a pipeline written in TypeScript, with a code", async () => {
-    const spec = BUNDLED_CODE_PIPELINES["task-lifecycle"];
-    if (!spec) throw new Error("task-lifecycle is bundled");
-    const pipeline: PipelineDefinition = loaded(
-      await loadPipeline(spec, { baseDir: MACHINES_DIR }),
+  it.each(["task-lifecycle", "arena-debate"])(
+    "of %s carries the code modules it names and what they import, and loads back the same",
+    async (name) => {
+      const dir = checkout();
+      const pipeline = loaded(await loadPipelineFile(join(dir, "machines", `${name}.yaml`)));
+      const { hash, bundle } = value(await bundleDefinition(pipeline));
+      const modules = Object.keys(bundle.files).filter((path) => path.endsWith(".js"));
+      expect(modules.length).toBeGreaterThan(0);
+      expect(modules.every((path) => path.startsWith(`machines/${name}/`))).toBe(true);
+
+      const back = value(await loadBundle(hash, bundle, { cacheDir: tempDir() }));
+      expect(fingerprint(back).hash).toBe(hash);
+    },
+  );
+
+  it("is refused for a pipeline built in code rather than loaded from a file, with a code", async () => {
+    const pipeline = loaded(
+      await loadPipelineFile(join(checkout(), "machines", "code-review.yaml")),
     );
-    expect(errorOf(await bundleDefinition(pipeline)).code).toBe(
+    const { file: _file, ...builtInCode } = pipeline;
+    expect(errorOf(await bundleDefinition(builtInCode)).code).toBe(
       "Validation/DefinitionNotBundlable",
     );
   });
