@@ -139,7 +139,7 @@ function exitHookReads(pipeline: PipelineDefinition, stageId: string): string[] 
 
 /**
  * Scripts a sub-pipeline's own stages down one of its paths that ends as the stage's verdict
- * needs (`done` for ok, `failed` for fail), and answers its ask stages as that path says, under
+ * needs (`done` for ok, `failed` for fail), and answers its ask stages and gates as that path says, under
  * the execution of the sub-pipeline stage they run in (`<stage>@<visit>/<inner stage>@<inner
  * visit>`, see `executionKey`), so each visit of it is driven afresh; they do not wait for the
  * outer path's steps. Returns why it cannot.
@@ -161,6 +161,7 @@ function driveSubPipeline(
   if (inner.notDriven) return inner.notDriven;
   for (const [key, entries] of inner.script) drive.script.set(`${execution}/${key}`, entries);
   for (const [key, value] of inner.inputs) drive.inputs.set(`${execution}/${key}`, value);
+  for (const [key, answer] of inner.gates) drive.gates.set(`${execution}/${key}`, answer);
   return undefined;
 }
 

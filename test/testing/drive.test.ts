@@ -4,6 +4,7 @@ import { pipelinePaths } from "../../src/testing/paths.js";
 import { runPath } from "../../src/testing/run-path.js";
 import { testPipeline } from "../../src/testing/test-pipeline.js";
 import { load, loaded } from "../support/pipeline-files.js";
+import { llm, pipelineOf } from "../support/pipelines.js";
 
 /** The ctx every pipeline here declares (the bundled stages read ctx.task). */
 const CONTEXT = "context: { type: object, properties: { task: { type: string } } }";
@@ -97,5 +98,23 @@ next:
     expect(report.paths.filter((p) => !p.ok)).toEqual([]);
     expect(report.coverage.transitions.uncovered).toEqual([]);
     expect(pipelinePaths(pipeline).paths.map((p) => p.end)).toContain("done");
+  });
+
+  it("answers a gate inside the sub-pipeline as the sub-path says, not as its real hook would", async () => {
+    const review = llm("review");
+    if (review.kind !== "llm") throw new Error("review is an LLM stage");
+    // The real gate blocks review every time, and under `fail` a block fails it.
+    const sub = pipelineOf({
+      id: "sub",
+      stages: [{ ...review, definition: { ...review.definition, resolutionPolicy: "fail" } }],
+      hooks: { review: { gate: () => "block" as const } },
+    });
+    const pipeline = pipelineOf({
+      id: "parent",
+      stages: [llm("plan"), { kind: "pipeline", id: "inner", pipeline: sub }],
+      next: { plan: "inner" },
+    });
+    const run = await runPath(pipeline, throughInner, { timeoutMs: 10_000 });
+    expect({ ok: run.ok, reason: run.reason }).toEqual({ ok: true, reason: undefined });
   });
 });
