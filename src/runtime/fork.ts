@@ -32,7 +32,7 @@ export interface ForkOptions extends ResumeOptions {
   runId?: string;
   /** ctx fields to change in the new run, on top of the ctx it had at that step. */
   set?: Record<string, unknown>;
-  /** Stored with the new run instead of the source's (what resuming it needs: model, root…). */
+  /** Stored with the new run instead of the source's settings, as a whole (what resuming it needs: model, root…). */
   resumeWith?: Record<string, unknown>;
 }
 
@@ -76,7 +76,7 @@ export function forkRun(
       runId,
       pipelineId: source.value.pipelineId,
       definitionHash: source.value.definitionHash,
-      options: { ...source.value.options, ...options.resumeWith, ctx },
+      options: forkedOptions(source.value.options, options.resumeWith, ctx),
     },
     {
       snapshot,
@@ -95,6 +95,20 @@ export function forkRun(
   );
   if (!forked.ok) return forked;
   return resumeRun(pipeline, runId, options);
+}
+
+/**
+ * What the fork stores: the definition the source was started on, the fork's ctx, and the
+ * settings resuming it needs — `resumeWith` as a whole when given, so none of the source's
+ * settings that `resumeWith` leaves out (a flag about the source's model) is carried over.
+ */
+function forkedOptions(
+  source: Record<string, unknown>,
+  resumeWith: Record<string, unknown> | undefined,
+  ctx: Record<string, unknown>,
+): Record<string, unknown> {
+  const { ctx: _sourceCtx, definition, ...settings } = source;
+  return { ...(resumeWith ?? settings), ctx, ...(definition !== undefined && { definition }) };
 }
 
 /** The snapshot with every id of the source run (the run id, and ids under it) made the new run's. */

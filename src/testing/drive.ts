@@ -1,4 +1,5 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import { createActor } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { CodeStageOutcome, JsonValue } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -6,8 +7,9 @@ import type { AuditEvent } from "../inspect/audit.js";
 import type { ScriptEntry } from "../models/script-file.js";
 import { createScriptedModel } from "../models/scripted.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
-import { controlEventOf } from "./events.js";
-import { payloadConditions, type StageOutcome, stageOutcomes } from "./outcomes.js";
+import { controlEventOf, stageDone } from "./events.js";
+import { modelMachine } from "./model.js";
+import { payloadConditions, resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
 import { type PathStep, pipelinePaths } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
 
@@ -81,19 +83,18 @@ export function driveFor(
     gates: new Map(),
     inputs: new Map(),
   };
-  const enter = (index: number, gate: "proceed" | "defer" | "block"): string => {
-    const { stage } = steps[index] as PathStep;
-    const key = `${stage}@${visitOf(index)}`;
-    if (pipeline.hooks[stage]?.gate) drive.gates.set(key, gate);
-    return key;
+  const answerGate = (key: string, stage: string, answer: "proceed" | "defer" | "block") => {
+    if (pipeline.hooks[stage]?.gate) drive.gates.set(key, answer);
   };
   for (const [index, step] of steps.entries()) {
     const kind = pipeline.stages[step.stage]?.kind;
+    const key = `${step.stage}@${visitOf(index)}`;
     const event = controlEventOf(step.outcome);
     if (event) {
       if (kind !== "llm")
         drive.notDriven ??= `step ${index + 1}: ${step.outcome} is sent while a stage's model is called; ${step.stage} is a ${kind} stage`;
-      drive.controls.set(enter(index, "proceed"), { step: index, event });
+      answerGate(key, step.stage, "proceed");
+      drive.controls.set(key, { step: index, event });
       continue;
     }
     const outcome = outcomeOf(step);
@@ -105,12 +106,11 @@ export function driveFor(
     const stage = pipeline.stages[step.stage];
     const hookReads = outcome.drive.kind === "complete" ? exitHookReads(pipeline, step.stage) : [];
     if (stage?.kind === "pipeline") {
-      const execution = `${step.stage}@${visitOf(index)}`;
-      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, execution);
+      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key);
       if (why) drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why}`;
     } else if (kind === "ask") {
       if (outcome.drive.kind === "answer" && outcome.drive.value !== undefined)
-        drive.inputs.set(`${step.stage}@${visitOf(index)}`, outcome.drive.value);
+        drive.inputs.set(key, outcome.drive.value);
     } else if (hookReads.length > 0)
       drive.notDriven ??= `step ${index + 1}: ${step.stage}'s exit hook computes the output its rules read (${hookReads.join(", ")}); no script forces what it returns`;
     else if (kind !== "llm" && !fixture)
@@ -119,7 +119,7 @@ export function driveFor(
       drive.notDriven ??= `step ${index + 1}: ${step.stage}'s fixture ends ${fixture?.verdict}, the path ${outcome.verdict}`;
       drive.unrunnable = true;
     }
-    const key = enter(index, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
+    answerGate(key, step.stage, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
     drive.script.set(key, repliesFor(pipeline, outcome));
     drive.stepOf.set(key, index);
   }
@@ -139,9 +139,10 @@ function exitHookReads(pipeline: PipelineDefinition, stageId: string): string[] 
 
 /**
  * Scripts a sub-pipeline's own stages down one of its paths that ends as the stage's verdict
- * needs (`done` for ok, `failed` for fail), under the execution of the sub-pipeline stage they
- * run in (`<stage>@<visit>/<inner stage>@<inner visit>`, see `executionKey`), so each visit of
- * it is driven afresh; they do not wait for the outer path's steps. Returns why it cannot.
+ * needs (`done` for ok, `failed` for fail), and answers its ask stages and gates as that path says, under
+ * the execution of the sub-pipeline stage they run in (`<stage>@<visit>/<inner stage>@<inner
+ * visit>`, see `executionKey`), so each visit of it is driven afresh; they do not wait for the
+ * outer path's steps. Returns why it cannot.
  */
 function driveSubPipeline(
   drive: Drive,
@@ -153,22 +154,40 @@ function driveSubPipeline(
   const end = verdict === "ok" ? "done" : "failed";
   const path = pipelinePaths(sub, { ctx }).paths.find((p) => p.end === end);
   if (!path) return `no path of ${sub.id} ends ${end}`;
-  const visits = new Map<string, number>();
-  const inner = driveFor(
-    sub,
-    path.steps,
-    (step) => stageOutcomes(sub, step.stage).outcomes.find((o) => o.name === step.outcome),
-    (index) => {
-      const { stage } = path.steps[index] as PathStep;
-      visits.set(stage, (visits.get(stage) ?? 0) + 1);
-      return visits.get(stage) ?? 1;
-    },
-    {},
-    ctx,
-  );
+  const outcomeOf = (step: PathStep) =>
+    stageOutcomes(sub, step.stage).outcomes.find((o) => o.name === step.outcome);
+  const visits = visitsAlong(sub, ctx, path.steps, outcomeOf);
+  const inner = driveFor(sub, path.steps, outcomeOf, (index) => visits[index] ?? 1, {}, ctx);
   if (inner.notDriven) return inner.notDriven;
   for (const [key, entries] of inner.script) drive.script.set(`${execution}/${key}`, entries);
+  for (const [key, value] of inner.inputs) drive.inputs.set(`${execution}/${key}`, value);
+  for (const [key, answer] of inner.gates) drive.gates.set(`${execution}/${key}`, answer);
   return undefined;
+}
+
+/**
+ * The visit of its stage each step of a path is, as the statechart counts them when the path
+ * is replayed on the pipeline's model (so a sibling cancelled without a step of its own counts).
+ */
+function visitsAlong(
+  pipeline: PipelineDefinition,
+  ctx: Record<string, unknown>,
+  steps: readonly PathStep[],
+  outcomeOf: (step: PathStep) => StageOutcome | undefined,
+): number[] {
+  const actor = createActor(modelMachine(pipeline), { input: { runId: "model", ctx } }).start();
+  try {
+    return steps.map((step) => {
+      const visit = actor.getSnapshot().context.visits[step.stage] ?? 1;
+      const outcome = outcomeOf(step);
+      const event =
+        controlEventOf(step.outcome) ?? (outcome && stageDone(step.stage, resultFor(outcome)));
+      if (event) actor.send(event as never);
+      return visit;
+    });
+  } finally {
+    actor.stop();
+  }
 }
 
 /**

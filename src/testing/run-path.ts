@@ -283,10 +283,10 @@ function answersOf(drive: Drive): Interactor {
   };
 }
 
-/** The pipeline's hooks with each gate replaced by the path's answers, visit by visit. */
+/** The hooks of the pipeline and its sub-pipelines with each gate replaced by the path's answers, visit by visit. */
 function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
   return Object.fromEntries(
-    Object.entries(pipeline.hooks).flatMap(([stage, hooks]) =>
+    Object.entries(hooksWithin(pipeline)).flatMap(([stage, hooks]) =>
       hooks?.gate
         ? [
             [
@@ -301,6 +301,14 @@ function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
         : [],
     ),
   );
+}
+
+/** Every stage's hooks, a sub-pipeline's included, by stage id (as a run collects them: the outer pipeline's win). */
+function hooksWithin(pipeline: PipelineDefinition): PipelineDefinition["hooks"] {
+  const nested = Object.values(pipeline.stages).flatMap((stage) =>
+    stage.kind === "pipeline" ? Object.entries(hooksWithin(stage.pipeline)) : [],
+  );
+  return { ...Object.fromEntries(nested), ...pipeline.hooks };
 }
 
 function leapingClock(): { now(): number } {

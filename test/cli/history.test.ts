@@ -1,16 +1,19 @@
-import { copyFileSync } from "node:fs";
+import { copyFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { HistoryStep } from "../../src/runtime/history.js";
 import { SqliteStore } from "../../src/store/index.js";
+import { DECIDING } from "../support/ask-pipelines.js";
 import {
   demoProject,
   REPO_ROOT,
+  runCli,
   runPipelineIn,
   storeCommand,
   storeOf,
   summaryOf,
 } from "../support/cli.js";
+import { tempDir } from "../support/stages.js";
 
 type Event = { seq: number; type: string; stageId?: string; payload: Record<string, unknown> };
 
@@ -156,8 +159,72 @@ describe("stagechart fork", () => {
       const { model: _model, defaultModel, ...kept } = source.value.options;
       expect(defaultModel).toBe(true);
       expect(forked.value.options).toMatchObject({ ...kept, model: `scripted:${script}` });
+      expect(forked.value.options).not.toHaveProperty("defaultModel");
     } finally {
       store.value.close();
     }
+  });
+});
+
+describe("stagechart fork --model, then resume", () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  /**
+   * `deciding` (a person accepts or rejects) run on `sourceModel` (none: the script beside it)
+   * until it waits at its ask, forked from there onto `forkModel`, waiting too: the fork's id.
+   */
+  async function forkedOnto(sourceModel: string | undefined, forkModel: (dir: string) => string) {
+    const dir = tempDir();
+    const pipeline = join(dir, "deciding.yaml");
+    writeFileSync(pipeline, DECIDING);
+    writeFileSync(join(dir, "deciding.script.yaml"), "stages: {}\n");
+    writeFileSync(join(dir, "other.script.yaml"), "stages: {}\n");
+    const store = join(dir, "runs.db");
+    const model = sourceModel === undefined ? [] : ["--model", sourceModel];
+    const common = ["--store", store, "--headless", "--json"];
+    const run = await runCli("run", pipeline, ...model, "--root", dir, "--run-id", "d1", ...common);
+    expect(summaryOf(run.stdout)).toMatchObject({ status: "suspended" });
+    const steps = JSON.parse((await runCli("history", "d1", "--json", "--store", store)).stdout);
+    const at = String((steps as HistoryStep[]).at(-1)?.step);
+    const fork = await runCli(
+      "fork",
+      "d1",
+      "--at",
+      at,
+      "--run-id",
+      "d2",
+      "--model",
+      forkModel(dir),
+      ...common,
+    );
+    expect(summaryOf(fork.stdout)).toMatchObject({ runId: "d2", status: "suspended" });
+    const resume = () => runCli("resume", "d2", "--input", '{"decision":"accepted"}', ...common);
+    return { dir, resume };
+  }
+
+  it("resumes a fork moved off the script beside the pipeline once that script is gone", async () => {
+    const { dir, resume } = await forkedOnto(
+      undefined,
+      (dir) => `scripted:${join(dir, "other.script.yaml")}`,
+    );
+    rmSync(join(dir, "deciding.script.yaml"));
+    const resumed = await resume();
+    const { runId, status, error } = summaryOf(resumed.stdout);
+    expect({ runId, status, error }).toEqual({ runId: "d2", status: "done", error: undefined });
+    expect(resumed.code).toBe(0);
+  });
+
+  it("resumes without a key a fork moved off a model whose base URL carried one", async () => {
+    vi.stubEnv("OPENAI_COMPATIBLE_API_KEY", "");
+    const { resume } = await forkedOnto(
+      "openai-compatible:http://sk-in-url@127.0.0.1:9/v1#local",
+      () => "openai-compatible:http://127.0.0.1:9/v1#local",
+    );
+    const resumed = await resume();
+    const { runId, status, error } = summaryOf(resumed.stdout);
+    expect({ runId, status, error }).toEqual({ runId: "d2", status: "done", error: undefined });
+    expect(resumed.code).toBe(0);
   });
 });

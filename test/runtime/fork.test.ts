@@ -217,6 +217,31 @@ describe("forking a run at a step", () => {
     });
   });
 
+  it("stores resumeWith in place of the source's settings, keeping the source's definition", async () => {
+    const store = openStore(join(tempDir(), "runs.db"));
+    const { host } = modelHarness(countingModel([]));
+    const source = { model: "scripted:/beside.script.yaml", defaultModel: true, root: "/r" };
+    const run = startRun(codeReview(), { host, store, runId: "r1", task: "t", resumeWith: source });
+    await finished(run);
+    const forked = forkRun(codeReview(), "r1", {
+      host,
+      store,
+      at: 1,
+      runId: "f1",
+      resumeWith: { model: "scripted:/other.script.yaml", root: "/r" },
+    });
+    if (!forked.ok) throw forked.error;
+    await forked.value.result;
+    const [before, after] = ["r1", "f1"].map((runId) => store.getRun(runId));
+    if (!before?.ok || !after?.ok) throw new Error("a run is missing");
+    expect(after.value.options).toEqual({
+      model: "scripted:/other.script.yaml",
+      root: "/r",
+      ctx: { task: "t" },
+      definition: before.value.options.definition,
+    });
+  });
+
   it("refuses a step the run does not have, and a run id that is taken", async () => {
     const { store } = await finishedRun();
     const options = { host: modelHarness(countingModel([])).host, store };
