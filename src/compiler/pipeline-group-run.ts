@@ -148,3 +148,33 @@ export function drawnSiblingEdges(step: {
   });
   return [...started, ...settled];
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * A pipeline snapshot stored while groups still ran as regions, in the run shape (same hash):
+ * a group's value, a region per sibling, becomes its one state (the siblings' states are in
+ * `context.groups` either way), in sub-pipelines too. Any other snapshot is returned as it is.
+ */
+export function groupsAsRun(snapshot: unknown): unknown {
+  if (!isRecord(snapshot)) return snapshot;
+  const [state, regions] = isRecord(snapshot.value)
+    ? (Object.entries(snapshot.value)[0] ?? [])
+    : [];
+  const value =
+    state !== undefined && stageOfState(state) !== state && isRecord(regions)
+      ? state
+      : snapshot.value;
+  const children = isRecord(snapshot.children)
+    ? Object.fromEntries(
+        Object.entries(snapshot.children).map(([id, child]) => [
+          id,
+          isRecord(child) && String(child.src).startsWith("pipeline:")
+            ? { ...child, snapshot: groupsAsRun(child.snapshot) }
+            : child,
+        ]),
+      )
+    : snapshot.children;
+  return { ...snapshot, value, children };
+}
