@@ -66,4 +66,34 @@ describe("a run stored inside a parallel group", () => {
     expect(result.status).toBe("done");
     expect(Object.keys(result.results)).toEqual(expect.arrayContaining(["plan", "slow", "join"]));
   });
+
+  it("is refused as corrupt when a running sibling's actor is missing from it", async () => {
+    const file = join(tempDir(), "runs.db");
+    const host = () => harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
+    const started = startRun(group, {
+      host: host(),
+      store: openStore(file),
+      runId: "g2",
+      task: "t",
+    });
+    if (!started.ok) throw started.error;
+    expect((await started.value.result).status).toBe("suspended");
+    const store = openStore(file);
+    const stored = store.getSnapshot("g2");
+    if (!stored.ok) throw stored.error;
+    const snapshot = stored.value.snapshot as Stored & { children: Record<string, unknown> };
+    const { plan: _running, ...others } = snapshot.children;
+    store.commitStep("g2", {
+      events: [],
+      snapshot: { ...snapshot, children: others },
+      definitionHash: stored.value.definitionHash ?? undefined,
+    });
+    const resumed = resumeRun(group, "g2", { host: host(), store });
+    expect(resumed.ok).toBe(false);
+    if (resumed.ok) return;
+    expect(resumed.error.code).toBe("Session/SnapshotCorrupt");
+    expect(resumed.error.message).toContain(
+      "children.plan: the actor its state invokes is missing",
+    );
+  });
 });
