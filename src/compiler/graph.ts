@@ -167,10 +167,14 @@ function dot(root: DirectedGraphNode, edges: Edge[]): string {
 /** The pipeline's machine for drawing and path generation: its stages are never run. */
 export function drawablePipeline(pipeline: PipelineDefinition): AnyStateMachine {
   const notRun = () => Promise.reject(new Error("a drawable pipeline does not run stages"));
-  return createPipelineMachine(pipeline, {
-    stageMachine: createMachine({ id: "stage" }),
-    askMachine: createMachine({ id: "ask" }),
-    runCode: notRun,
-    audit: () => undefined as never,
-  });
+  return createPipelineMachine(
+    pipeline,
+    {
+      stageMachine: createMachine({ id: "stage" }),
+      askMachine: createMachine({ id: "ask" }),
+      runCode: notRun,
+      audit: () => undefined as never,
+    },
+    "drawn",
+  );
 }

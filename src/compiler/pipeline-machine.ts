@@ -22,6 +22,7 @@ import type {
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput, AuditEventType } from "../inspect/audit.js";
 import { holds, mentionsVerdict } from "./conditions.js";
+import { spawnedGroupState } from "./pipeline-group-run.js";
 import {
   decideGroup,
   type GroupParams,
@@ -167,18 +168,27 @@ export type PipelineMachine = StateMachine<
 >;
 
 /**
+ * How a parallel group is compiled: `drawn`, a parallel state whose regions are the siblings
+ * (what `graph`, the visualizer and model-based tests show and walk), or `run`, one state that
+ * spawns its siblings (`pipeline-group-run.ts`), with the same actions, audit and decisions and a
+ * cost per sibling that does not grow with the group.
+ */
+export type GroupShape = "drawn" | "run";
+
+/**
  * Compiles a pipeline into one XState machine (DESIGN.md §5): every stage state invokes the
- * lifecycle machine, a code-stage actor or a sub-pipeline machine as a child; a parallel group is
- * a parallel state whose regions are the siblings, left for the join once the policy is met.
+ * lifecycle machine, a code-stage actor or a sub-pipeline machine as a child; a parallel group
+ * runs its siblings side by side, left for the join once the policy is met.
  */
 export function createPipelineMachine(
   pipeline: PipelineDefinition,
   services: PipelineServices,
+  groupShape: GroupShape = "run",
 ): PipelineMachine {
   const subMachines = Object.fromEntries(
     Object.values(pipeline.stages).flatMap((stage) =>
       stage.kind === "pipeline"
-        ? [[`pipeline:${stage.id}`, createPipelineMachine(stage.pipeline, services)]]
+        ? [[`pipeline:${stage.id}`, createPipelineMachine(stage.pipeline, services, groupShape)]]
         : [],
     ),
   );
@@ -313,7 +323,7 @@ export function createPipelineMachine(
         ? [
             [
               groupState(from),
-              parallelState(
+              (groupShape === "drawn" ? parallelState : spawnedGroupState)(
                 pipeline,
                 from,
                 transition.siblings,

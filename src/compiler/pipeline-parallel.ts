@@ -62,14 +62,7 @@ export function parallelState(
                 onError: {
                   target: "settled",
                   description: "crashed",
-                  actions: settle(({ context }) => ({
-                    stageId: sibling,
-                    stageExecutionId: executionId(context, sibling),
-                    verdict: "fail",
-                    reason: `stage ${sibling} crashed`,
-                    capHit: false,
-                    attemptCount: 1,
-                  })),
+                  actions: settle(({ context }) => crashedResult(context, sibling)),
                 },
               },
             },
@@ -83,68 +76,90 @@ export function parallelState(
     type: "parallel",
     entry: { type: "startGroup", params: group },
     states: regions,
-    always: [
-      {
-        guard: { type: "groupDecides", params: { group: from, policy, decision: "fail" } },
-        target: "failed",
-        description: `${describePolicy(policy)} policy failed`,
-        actions: [
-          {
-            type: "audit",
-            params: ({ context }: { context: PipelineContext }) => ({
-              type: "ParallelSiblingFailure",
-              payload: { group: from, policy: policy.kind, failed: failedSiblings(context, from) },
-            }),
-          },
-          {
-            type: "cancelRunning",
-            params: ({ context }: { context: PipelineContext }) => ({
-              reason: `sibling ${failedSiblings(context, from).join(", ")} failed (${policy.kind})`,
-            }),
-          },
-          fail(({ context }: { context: PipelineContext }) => {
-            const failed = failedSiblings(context, from);
-            return policy.kind === "fail-fast"
-              ? viewOf(
-                  "ExtensionHost/ParallelSiblingFailure",
-                  `parallel sibling ${failed.join(", ")} failed, so the group after ${from} failed fast`,
-                  { sibling: failed[0], failed },
-                )
-              : viewOf(
-                  "ExtensionHost/ParallelPolicyUnmet",
-                  `the ${describePolicy(policy)} policy of the group after ${from} cannot be met`,
-                  { failed },
-                );
-          }),
-        ],
-      },
-      {
-        guard: { type: "groupDecides", params: { group: from, policy, decision: "join" } },
-        target: stateOf(join),
-        description: `${describePolicy(policy)} policy met`,
-        actions: [
-          {
-            type: "cancelRunning",
-            params: { reason: `the group after ${from} met its ${describePolicy(policy)} policy` },
-          },
-          {
-            type: "handOn",
-            params: ({ context }: { context: PipelineContext }) => ({
-              upstream: settledResults(context, from),
-            }),
-          },
-          {
-            type: "audit",
-            params: { type: "SMTransition", payload: { from: siblings, to: join, kind: "join" } },
-          },
-        ],
-      },
-    ],
+    always: groupDecisions(from, siblings, join, policy),
   };
+}
 
-  function describePolicy(p: JoinPolicy): string {
-    return p.kind === "quorum" ? `quorum ${p.k}` : p.kind;
-  }
+/** What a sibling whose actor crashed (threw, or failed to start) settles with. */
+export function crashedResult(context: PipelineContext, sibling: string): StageResult {
+  return {
+    stageId: sibling,
+    stageExecutionId: executionId(context, sibling),
+    verdict: "fail",
+    reason: `stage ${sibling} crashed`,
+    capHit: false,
+    attemptCount: 1,
+  };
+}
+
+/** A group's eventless ways out, taken once its policy decides: to `failed`, or to its join. */
+export function groupDecisions(
+  from: string,
+  siblings: readonly string[],
+  join: Target,
+  policy: JoinPolicy,
+) {
+  return [
+    {
+      guard: { type: "groupDecides", params: { group: from, policy, decision: "fail" } },
+      target: "failed",
+      description: `${describePolicy(policy)} policy failed`,
+      actions: [
+        {
+          type: "audit",
+          params: ({ context }: { context: PipelineContext }) => ({
+            type: "ParallelSiblingFailure",
+            payload: { group: from, policy: policy.kind, failed: failedSiblings(context, from) },
+          }),
+        },
+        {
+          type: "cancelRunning",
+          params: ({ context }: { context: PipelineContext }) => ({
+            reason: `sibling ${failedSiblings(context, from).join(", ")} failed (${policy.kind})`,
+          }),
+        },
+        fail(({ context }: { context: PipelineContext }) => {
+          const failed = failedSiblings(context, from);
+          return policy.kind === "fail-fast"
+            ? viewOf(
+                "ExtensionHost/ParallelSiblingFailure",
+                `parallel sibling ${failed.join(", ")} failed, so the group after ${from} failed fast`,
+                { sibling: failed[0], failed },
+              )
+            : viewOf(
+                "ExtensionHost/ParallelPolicyUnmet",
+                `the ${describePolicy(policy)} policy of the group after ${from} cannot be met`,
+                { failed },
+              );
+        }),
+      ],
+    },
+    {
+      guard: { type: "groupDecides", params: { group: from, policy, decision: "join" } },
+      target: stateOf(join),
+      description: `${describePolicy(policy)} policy met`,
+      actions: [
+        {
+          type: "cancelRunning",
+          params: { reason: `the group after ${from} met its ${describePolicy(policy)} policy` },
+        },
+        {
+          type: "handOn",
+          params: ({ context }: { context: PipelineContext }) => ({
+            upstream: settledResults(context, from),
+          }),
+        },
+        {
+          type: "audit",
+          params: { type: "SMTransition", payload: { from: siblings, to: join, kind: "join" } },
+        },
+      ],
+    },
+  ];
+}
+
+function describePolicy(p: JoinPolicy): string {
+  return p.kind === "quorum" ? `quorum ${p.k}` : p.kind;
 }
 
 /** What a group's actions are given: the group (by its fan-out stage), its siblings, its cap. */

@@ -44,7 +44,10 @@ export function chartStateOf(actors: readonly ActorView[]): ChartState {
         ...pick(context, ["stageExecutionId", "attempt", "turn"]),
       };
     } else if (typeof context.pipelineId === "string" && actor.value !== undefined) {
-      state.active.push(...activeIds(context.pipelineId, actor.value));
+      state.active.push(
+        ...activeIds(context.pipelineId, actor.value),
+        ...siblingIds(context.pipelineId, actor.value, context),
+      );
     }
   }
   return state;
@@ -71,6 +74,24 @@ export function activeIds(prefix: string, value: unknown): string[] {
     for (const [key, inner] of Object.entries(value))
       ids.push(...activeIds(`${prefix}.${key}`, inner));
   return ids;
+}
+
+/** `groupState` of compiler/pipeline-states.ts, restated so the page does not bundle the compiler. */
+const GROUP_SUFFIX = "_parallel";
+
+/**
+ * A running group's siblings as the chart draws them, a region each (`p.g.lint`,
+ * `p.g.lint.running`): the run keeps them in its context (`groups`), not in its state value.
+ */
+function siblingIds(prefix: string, value: unknown, context: Record<string, unknown>): string[] {
+  if (typeof value !== "string" || !value.endsWith(GROUP_SUFFIX) || !isRecord(context.groups))
+    return [];
+  const siblings = context.groups[value.slice(0, -GROUP_SUFFIX.length)];
+  if (!isRecord(siblings)) return [];
+  return Object.entries(siblings).flatMap(([sibling, state]) => [
+    `${prefix}.${value}.${sibling}`,
+    `${prefix}.${value}.${sibling}.${String(state)}`,
+  ]);
 }
 
 /** A stage machine's context names its stage; a pipeline machine's does not (asStage aside). */

@@ -7,6 +7,7 @@ import {
   type Snapshot,
   toPromise,
 } from "xstate";
+import { groupsAsRun } from "../compiler/pipeline-group-run.js";
 import {
   type CarriedContext,
   createPipelineMachine,
@@ -165,7 +166,7 @@ export function launch(
   };
   const actor = createActor(compileRunMachine(pipeline, host), {
     input: { runId, ctx, ...(carried && { carried }) },
-    ...(snapshot !== undefined && { snapshot }),
+    ...(snapshot !== undefined && { snapshot: groupsAsRun(snapshot) as Snapshot<unknown> }),
     inspect: (event: InspectionEvent) => {
       inspect?.next?.(event);
       if (event.type !== "@xstate.snapshot") return;

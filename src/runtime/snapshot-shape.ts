@@ -1,5 +1,8 @@
 import type { AnyActorRef, AnyStateMachine } from "xstate";
 import { z } from "zod";
+import type { PipelineContext } from "../compiler/pipeline-machine.js";
+import { runningStages } from "../compiler/pipeline-parallel.js";
+import { stageOfState } from "../compiler/pipeline-states.js";
 import { StagechartError } from "../errors.js";
 
 /**
@@ -137,8 +140,10 @@ export function missingInvocations(actor: AnyActorRef, at = ""): string[] {
   };
   if (snapshot.status !== "active" || !snapshot.machine || snapshot.value === undefined) return [];
   const children = snapshot.children ?? {};
-  const missing = activeNodes(snapshot.machine.root, snapshot.value)
-    .flatMap((node) => node.invoke.map((invoke) => invoke.id))
+  const invoked = activeNodes(snapshot.machine.root, snapshot.value).flatMap((node) =>
+    node.invoke.map((invoke) => invoke.id),
+  );
+  const missing = [...invoked, ...runningSiblings(actor)]
     .filter((id) => !children[id])
     .map((id) => `${at}children.${id}: the actor its state invokes is missing`);
   return [
@@ -147,6 +152,14 @@ export function missingInvocations(actor: AnyActorRef, at = ""): string[] {
       missingInvocations(ref, `${at}children.${id}.`),
     ),
   ];
+}
+
+/** A pipeline's running group siblings, which its group spawned rather than invoked. */
+function runningSiblings(actor: AnyActorRef): string[] {
+  const context = actor.getSnapshot().context as Partial<PipelineContext> | undefined;
+  const current = context?.current;
+  if (!current || !context.groups || stageOfState(current) === current) return [];
+  return runningStages(context as PipelineContext);
 }
 
 /** What the walk needs of a state node. */

@@ -11,12 +11,16 @@ export function modelMachine(
   pipeline: PipelineDefinition,
   audit: (event: AuditEventInput) => void = () => undefined,
 ): AnyStateMachine {
-  return createPipelineMachine(pipeline, {
-    stageMachine: createMachine({ id: "stage" }),
-    askMachine: createMachine({ id: "ask" }),
-    runCode: () => new Promise(() => undefined),
-    audit,
-  });
+  return createPipelineMachine(
+    pipeline,
+    {
+      stageMachine: createMachine({ id: "stage" }),
+      askMachine: createMachine({ id: "ask" }),
+      runCode: () => new Promise(() => undefined),
+      audit,
+    },
+    "drawn",
+  );
 }
 
 /** The stages whose child runs in a snapshot: the current stage, or the running siblings of a group. */

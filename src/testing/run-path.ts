@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createActor, type InspectionEvent } from "xstate";
+import { drawnSiblingEdges } from "../compiler/pipeline-group-run.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type AuditEvent, MemoryAuditLog } from "../inspect/audit.js";
 import { createHost, type Host } from "../runtime/host.js";
@@ -195,6 +196,9 @@ function edgeRecorder(covered: Set<string>) {
           edgeKey(transition.source.id, target.id, transition.eventType, transition.description),
         );
     }
+    // A run's group keeps its siblings in its context, not in regions: the edges that stands for.
+    for (const edge of drawnSiblingEdges(event))
+      covered.add(edgeKey(edge.source, edge.target, edge.eventType, edge.description));
   };
 }
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { type AnyStateMachine, createActor, type InspectionEvent, toPromise } from "xstate";
 import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
 import { decideGroup, tallyOf } from "../../src/compiler/pipeline-parallel.js";
 import type { JoinPolicy, PipelineDefinition } from "../../src/definitions/pipeline-types.js";
+import { compileRunMachine } from "../../src/runtime/launch.js";
 import { startRun } from "../../src/runtime/run.js";
 import { code, pipelineOf } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
@@ -37,6 +39,44 @@ function countSiblingReads(pipeline: PipelineDefinition): () => number {
   return () => reads;
 }
 
+/**
+ * The work the run's machine does per sibling: guard evaluations, and the states XState holds
+ * active (and rebuilds the state value of) at each of the root's steps, summed over the run.
+ */
+async function workPerSibling(n: number): Promise<{ guards: number; activeStates: number }> {
+  const machine = compileRunMachine(group(n, { kind: "all-settled" }), harness("stages: {}").host);
+  let guards = 0;
+  const counted = Object.fromEntries(
+    Object.entries(machine.implementations.guards).map(([name, guard]) => [
+      name,
+      (...args: unknown[]) => {
+        guards += 1;
+        return (guard as (...a: unknown[]) => boolean)(...args);
+      },
+    ]),
+  );
+  let activeStates = 0;
+  const actor = createActor(machine.provide({ guards: counted }) as AnyStateMachine, {
+    input: { runId: "run-work", ctx: {} },
+    inspect: (event: InspectionEvent) => {
+      if (event.type === "@xstate.snapshot" && event.actorRef === actor)
+        activeStates += leavesOf((event.snapshot as unknown as { value: unknown }).value);
+    },
+  });
+  actor.start();
+  const output = await toPromise(actor);
+  expect(Object.keys(output.results)).toHaveLength(n + 2);
+  return { guards: guards / n, activeStates: activeStates / n };
+}
+
+const leavesOf = (value: unknown): number =>
+  typeof value === "string"
+    ? 1
+    : Object.values(value as Record<string, unknown>).reduce<number>(
+        (sum, v) => sum + leavesOf(v),
+        0,
+      );
+
 async function run(pipeline: PipelineDefinition) {
   const handle = startRun(pipeline, { host: harness("stages: {}").host, runId: "run-group" });
   if (!handle.ok) throw handle.error;
@@ -55,6 +95,14 @@ describe("a parallel group", () => {
     const at16 = await readsRunning(16);
     const at32 = await readsRunning(32);
     expect(at32).toBeLessThanOrEqual(2 * at16 + 8);
+  });
+
+  it("costs the same per sibling at 10 siblings as at 200: guards evaluated, states held active", async () => {
+    const small = await workPerSibling(10);
+    const large = await workPerSibling(200);
+    // A few steps' fixed cost (entering and leaving the group) spread over fewer siblings.
+    expect(large.guards).toBeLessThanOrEqual(small.guards);
+    expect(large.activeStates).toBeLessThanOrEqual(small.activeStates);
   });
 
   it("still fails fast on a failing sibling and joins once all succeed", async () => {
