@@ -7,6 +7,7 @@ import { openAnyStore } from "./any-store.js";
 import { refuse } from "./drive.js";
 import type { HostSettings } from "./host-options.js";
 import { type CliIo, EXIT } from "./io.js";
+import { attachMcpForCli } from "./mcp-options.js";
 import { loadPipelineForCli } from "./pipelines.js";
 
 interface DetachFlags {
@@ -29,7 +30,12 @@ export async function detachRun(
   io: CliIo,
 ): Promise<number> {
   const refused = (error: StagechartError) => refuse(io, flags.json, error, flags.runId);
-  const pipeline = await loadPipelineForCli(name, io);
+  // Its MCP servers are asked for their tools, which allowedTools may name, and stopped again.
+  const mcp = await attachMcpForCli(settings.mcp, io);
+  if (!mcp.ok) return refused(mcp.error);
+  const toolNames = mcp.value.tools.map((tool) => tool.name);
+  await mcp.value.close();
+  const pipeline = await loadPipelineForCli(name, io, toolNames);
   if (!pipeline) return EXIT.failed;
   const ctx = { ...flags.set, ...(flags.task !== undefined && { task: flags.task }) };
   if (flags.task !== undefined && flags.set.task !== undefined)

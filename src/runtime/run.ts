@@ -3,7 +3,7 @@ import type { InspectionEvent, Observer, Snapshot } from "xstate";
 import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { err, ok, type Result, StagechartError } from "../errors.js";
+import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { ResumeInput } from "./ask-stages.js";
 import { cancelNeverBegun, type DurableLaunch, launchDurable, refuseLaunch } from "./durable.js";
 import { checkRoot, type Host } from "./host.js";
@@ -58,12 +58,15 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
     });
 
   const { hash, parts } = fingerprint(pipeline);
-  const created = store.createRun({
-    runId,
-    pipelineId: pipeline.id,
-    definitionHash: hash,
-    options: { ...options.resumeWith, ctx, definition: parts },
-  });
+  // A store failing here (a full disk) is the run's refusal, as a value.
+  const created = storeResult(() =>
+    store.createRun({
+      runId,
+      pipelineId: pipeline.id,
+      definitionHash: hash,
+      options: { ...options.resumeWith, ctx, definition: parts },
+    }),
+  );
   if (!created.ok) return created;
   const durable = takeLease(store, runId, hash, options.leaseTtlMs);
   if (!durable.ok) return durable;
@@ -225,4 +228,12 @@ export function takeLease(
   const leased = store.acquireLease(runId, owner, leaseTtlMs, ownerIsGone);
   if (!leased.ok) return leased;
   return ok({ store, owner, leaseTtlMs, definitionHash });
+}
+
+function storeResult<T>(write: () => Result<T>): Result<T> {
+  try {
+    return write();
+  } catch (error) {
+    return err(toStagechartError(error, "Session/StoreUnavailable"));
+  }
 }

@@ -2,7 +2,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/index.js";
-import { demoProject, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
+import { demoProject, runCli, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
+import { DEMO_SERVER } from "../support/mcp.js";
+import { project } from "../support/pipeline-files.js";
+import { seedPlan } from "../support/stages.js";
 
 /** The project's store, opened behind the CLI's back. */
 function withStore<T>(project: string, read: (store: SqliteStore) => T): T {
@@ -78,6 +81,29 @@ describe("run --detach", () => {
     expect(detached.code).toBe(1);
     expect(detached.stderr).toContain("Validation/RunContextInvalid");
     expect((await storeCommand(project, "runs")).stdout).not.toContain("queued");
+  });
+
+  it("checks allowedTools against the tools of the MCP servers it is given", async () => {
+    const dir = project({
+      "stages/plan.md": seedPlan.replace(
+        /^allowedTools: .*$/m,
+        'allowedTools: ["Read", "mcp__demo__lookup"]',
+      ),
+      "machines/lookup.yaml":
+        "id: lookup\ncontext: { type: object, properties: { task: { type: string } } }\nentry: plan\nstages:\n  plan: { file: ../stages/plan.md }\n",
+    });
+    const detach = (...argv: string[]) =>
+      runCli(
+        ...["run", join(dir, "machines/lookup.yaml"), "--task", "find auth", "--detach"],
+        ...["--store", join(dir, "runs.db"), ...argv],
+      );
+    const without = await detach();
+    expect(without.code).toBe(1);
+    expect(without.stderr).toContain("Validation/UnknownTool");
+    const demo = `demo=${JSON.stringify(process.execPath)} ${JSON.stringify(DEMO_SERVER)}`;
+    const withServer = await detach("--mcp", demo);
+    expect(withServer.stderr).not.toContain("Validation/");
+    expect(withServer.code).toBe(0);
   });
 
   it("refuses a pipeline written in TypeScript, whose files cannot travel yet", async () => {
