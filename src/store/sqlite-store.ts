@@ -12,11 +12,7 @@ import type { AuditEvent } from "../inspect/audit.js";
 import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { StepCommit } from "../runtime/persistence.js";
-import {
-  decodeTranscriptEntry,
-  type TranscriptRow,
-  type TranscriptStore,
-} from "../runtime/transcripts.js";
+import type { TranscriptRow, TranscriptStore } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork.js";
@@ -35,7 +31,7 @@ import {
   toAuditRow,
   toRunRow,
 } from "./records.js";
-import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
+import { isValidRunId, runIdOfJournalKey } from "./run-ids.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import {
   auditRunMismatch,
@@ -50,6 +46,7 @@ import {
   storeFailure,
   storeUnavailable,
 } from "./store-errors.js";
+import { entryOf, entryWrite, transcriptWrites } from "./tool-results.js";
 
 /** Where a project's runs live, relative to its working directory (DESIGN.md §6). */
 export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
@@ -195,8 +192,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       return event;
     });
     for (const { key, value } of step.journal ?? []) this.record(key, value);
-    for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
-      this.put(stageExecutionId, key, entry);
+    for (const row of transcriptWrites(step)) this.sql.putTranscript.run(row);
     const snapshot =
       step.snapshot === undefined
         ? undefined
@@ -276,13 +272,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   put(stageExecutionId: string, key: string, entry: TranscriptEntry): void {
-    const row = {
-      stageExecutionId,
-      key,
-      runId: runIdOfExecution(stageExecutionId),
-      entry: JSON.stringify(entry),
-    };
-    this.guarded(() => this.sql.putTranscript.run(row));
+    this.guarded(() => this.sql.putTranscript.run(entryWrite(stageExecutionId, key, entry)));
   }
 
   read(stageExecutionId: string, before?: string): TranscriptEntry[] {
@@ -296,10 +286,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   private rowsOf(stageExecutionId: string, before?: string): TranscriptRow[] {
     return this.guarded(() =>
       this.sql.transcript.all({ stageExecutionId, before: before ?? null }),
-    ).map((row) => ({
-      key: row.key,
-      entry: decodeTranscriptEntry(stageExecutionId, row.key, row.entry),
-    }));
+    ).map((row) => ({ key: row.key, entry: entryOf(stageExecutionId, row) }));
   }
 
   /** What pipelines keep between runs (`PipelineMemory`), in the `memory` table. */
