@@ -46,7 +46,7 @@ import {
   storeFailure,
   storeUnavailable,
 } from "./store-errors.js";
-import { entryOf, entryWrite, transcriptWrites } from "./tool-results.js";
+import { entryOf, entryWrite, resultReferences } from "./tool-results.js";
 
 /** Where a project's runs live, relative to its working directory (DESIGN.md §6). */
 export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
@@ -192,7 +192,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       return event;
     });
     for (const { key, value } of step.journal ?? []) this.record(key, value);
-    for (const row of transcriptWrites(step)) this.sql.putTranscript.run(row);
+    const resultOf = resultReferences(step);
+    for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
+      this.put(stageExecutionId, key, entry, resultOf(entry));
     const snapshot =
       step.snapshot === undefined
         ? undefined
@@ -271,8 +273,10 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     this.guarded(() => this.sql.recordJournal.run(row));
   }
 
-  put(stageExecutionId: string, key: string, entry: TranscriptEntry): void {
-    this.guarded(() => this.sql.putTranscript.run(entryWrite(stageExecutionId, key, entry)));
+  /** `resultOf`: the journal key of the tool run holding the entry's result (see tool-results.ts). */
+  put(stageExecutionId: string, key: string, entry: TranscriptEntry, resultOf?: string): void {
+    const row = entryWrite(stageExecutionId, key, entry, resultOf);
+    this.guarded(() => this.sql.putTranscript.run(row));
   }
 
   read(stageExecutionId: string, before?: string): TranscriptEntry[] {

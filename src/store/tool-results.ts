@@ -16,37 +16,44 @@ export interface TranscriptWrite {
 }
 
 /**
- * A step's transcript rows, each tool result stored once (issue 14: disk bytes): a tool entry
- * whose result is, to the byte, the result of a tool run the same step journals refers to that
- * journal entry instead of carrying a second copy. Entries of other steps carry their own.
+ * A tool result is stored once (issue 14: disk bytes): a tool entry whose result is, to the byte,
+ * the result of a tool run the same step journals refers to that journal entry instead of
+ * carrying a second copy. Entries of other steps carry their own.
  */
-export function transcriptWrites(step: Pick<StepCommit, "journal" | "transcripts">) {
+export function resultReferences(step: Pick<StepCommit, "journal" | "transcripts">) {
   const journaled = new Map<string, string>();
   for (const { key, value } of step.journal ?? []) {
     if (key.startsWith("tool:") && isToolRun(value))
       journaled.set(JSON.stringify(value.result), key);
   }
-  return (step.transcripts ?? []).map(({ stageExecutionId, key, entry }): TranscriptWrite => {
-    const resultOf = entry.role === "tool" && journaled.get(JSON.stringify(entry.result));
-    if (!resultOf) return entryWrite(stageExecutionId, key, entry);
-    return { ...entryWrite(stageExecutionId, key, { ...entry, result: null }), resultOf };
-  });
+  /** The journal key holding the entry's result, if the step journaled it. */
+  return (entry: TranscriptEntry): string | undefined =>
+    entry.role === "tool" ? journaled.get(JSON.stringify(entry.result)) : undefined;
+}
+
+/** A step's transcript rows, each tool result the step journaled stored there only. */
+export function transcriptWrites(step: Pick<StepCommit, "journal" | "transcripts">) {
+  const resultOf = resultReferences(step);
+  return (step.transcripts ?? []).map(({ stageExecutionId, key, entry }) =>
+    entryWrite(stageExecutionId, key, entry, resultOf(entry)),
+  );
 }
 
 const isToolRun = (value: unknown): value is { result: unknown } =>
   typeof value === "object" && value !== null && "result" in value;
 
-/** A transcript row that carries its entry whole. */
+/** A transcript row: the entry whole, or without its result when `resultOf` holds it. */
 export const entryWrite = (
   stageExecutionId: string,
   key: string,
   entry: TranscriptEntry,
+  resultOf?: string,
 ): TranscriptWrite => ({
   stageExecutionId,
   key,
   runId: runIdOfExecution(stageExecutionId),
-  entry: JSON.stringify(entry),
-  resultOf: null,
+  entry: JSON.stringify(resultOf && entry.role === "tool" ? { ...entry, result: null } : entry),
+  resultOf: resultOf ?? null,
 });
 
 /** A stored transcript row as read, with the journal value its result is kept in, if any. */
