@@ -34,7 +34,8 @@ export class ForkCopier {
     this.transcripts = db.prepare<Copy>(
       `INSERT INTO transcripts (stage_execution_id, key, run_id, entry, result_of)
        SELECT @target || substr(stage_execution_id, length(@source) + 1), key, @target, entry,
-              replace(result_of, ':' || @source || '/', ':' || @target || '/')
+              replace(replace(result_of, ':' || @source || '/', ':' || @target || '/'),
+                      '/' || @source || '/', '/' || @target || '/')
        FROM transcripts WHERE run_id = @source AND rowid <= @mark ORDER BY rowid`,
     );
   }

@@ -38,5 +38,6 @@ const COPY_JOURNAL = `INSERT INTO journal (key, run_id, value, recorded_at)
 
 const COPY_TRANSCRIPTS = `INSERT INTO transcripts (stage_execution_id, key, run_id, entry, result_of)
   SELECT $2::text || substr(stage_execution_id, length($1::text) + 1), key, $2::text, entry,
-         replace(result_of, ':' || $1::text || '/', ':' || $2::text || '/')
+         replace(replace(result_of, ':' || $1::text || '/', ':' || $2::text || '/'),
+                 '/' || $1::text || '/', '/' || $2::text || '/')
   FROM transcripts WHERE run_id = $1::text AND position <= $3::bigint ORDER BY position`;

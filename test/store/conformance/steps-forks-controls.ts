@@ -188,7 +188,7 @@ export function stepsForksControls(harness: StoreHarness): void {
 
   describe("a tool's result", () => {
     const output = { path: "notes.md", text: "x".repeat(2_000) };
-    const toolKey = "tool:run-1/p-1";
+    const toolKey = "tool:run-1/run-1/build/1/a1/t1/c0";
     const toolStep = {
       events: [],
       snapshot: { value: "build" },
