@@ -1,6 +1,6 @@
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import { TOOL_RUN } from "../runtime/journal.js";
-import { decodeRow, type StepCommit } from "../runtime/persistence.js";
+import { decodeRow, type StepCommit, storeCorrupt } from "../runtime/persistence.js";
 import { decodeTranscriptEntry } from "../runtime/transcripts.js";
 import { runIdOfExecution } from "./run-ids.js";
 
@@ -70,9 +70,8 @@ export function entryOf(stageExecutionId: string, row: TranscriptRead): Transcri
   const entry = decodeTranscriptEntry(stageExecutionId, row.key, row.entry);
   if (row.resultOf === null) return entry;
   const what = `the journal entry ${row.resultOf} holding the result of transcript entry ${row.key} of ${stageExecutionId}`;
-  const run = decodeRow(row.resultSource ?? "", TOOL_RUN, what, {
-    stageExecutionId,
-    key: row.key,
-  });
+  const context = { stageExecutionId, key: row.key };
+  if (row.resultSource === null) throw storeCorrupt(`${what} is missing`, context);
+  const run = decodeRow(row.resultSource, TOOL_RUN, what, context);
   return entry.role === "tool" ? { ...entry, result: run.result } : entry;
 }

@@ -232,6 +232,7 @@ export function stepsForksControls(harness: StoreHarness): void {
       await sql("DELETE FROM journal WHERE run_id = 'run-2'");
       await expect(store.read("run-2/build/1")).rejects.toMatchObject({
         code: "Session/StoreCorrupt",
+        message: expect.stringContaining("is missing"),
         context: { stageExecutionId: "run-2/build/1", key: "k1" },
       });
       expect(await store.read("run-1/build/1")).toEqual([toolStep.transcripts[0]?.entry]);
