@@ -1,7 +1,7 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Ajv2019 } from "ajv/dist/2019.js";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import type { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
 import { err, ok, type Result } from "../errors.js";
 
 /**
@@ -23,16 +23,23 @@ export interface SchemaProblem {
 
 type AnyAjv = Ajv | Ajv2019 | Ajv2020;
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = addFormatsModule as unknown as <T extends AnyAjv>(ajv: T) => T;
 const options = { strict: true, allErrors: true };
+// The default dialect is imported; the others and the formats (all CommonJS) are required
+// when a schema first needs them, so a command that compiles none of them does not load them.
+const require = createRequire(import.meta.url);
+type AjvClass = new (opts: typeof options) => AnyAjv;
+const lazyAjv = (load: () => AjvClass) => once(() => new (load())(options));
 
 /** One Ajv per dialect, by the `$schema` URI that names it (a trailing `#` is dropped first). */
 const DIALECTS = new Map<string, () => AnyAjv>([
-  ["http://json-schema.org/draft-07/schema", once(() => addFormats(new Ajv(options)))],
-  ["https://json-schema.org/draft/2019-09/schema", once(() => addFormats(new Ajv2019(options)))],
-  ["https://json-schema.org/draft/2020-12/schema", once(() => addFormats(new Ajv2020(options)))],
+  ["http://json-schema.org/draft-07/schema", lazyAjv(() => require("ajv").Ajv)],
+  [
+    "https://json-schema.org/draft/2019-09/schema",
+    lazyAjv(() => require("ajv/dist/2019.js").Ajv2019),
+  ],
+  ["https://json-schema.org/draft/2020-12/schema", lazyAjv(() => Ajv2020)],
 ]);
+const withFormats = new WeakSet<AnyAjv>();
 const DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema";
 
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
@@ -54,6 +61,10 @@ export function compileSchema(schema: JsonSchema): Result<SchemaValidator, Schem
     return ok(equal);
   }
   const ajv = ajvFor(schema.$schema);
+  if (ajv && !withFormats.has(ajv) && mayUseFormats(text)) {
+    (require("ajv-formats") as (ajv: AnyAjv) => AnyAjv)(ajv);
+    withFormats.add(ajv);
+  }
   if (!ajv) {
     return err([
       {
@@ -84,6 +95,10 @@ function jsonTextOf(schema: JsonSchema): string | undefined {
     return undefined;
   }
 }
+
+/** A schema whose text names no `format` key needs no formats (unknown text: it may). */
+const mayUseFormats = (text: string | undefined): boolean =>
+  text === undefined || text.includes('"format":');
 
 function ajvFor(dialect: unknown): AnyAjv | undefined {
   if (dialect === undefined) return DIALECTS.get(DEFAULT_DIALECT)?.();

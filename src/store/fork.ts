@@ -32,8 +32,10 @@ export class ForkCopier {
        FROM journal WHERE run_id = @source AND rowid <= @mark ORDER BY rowid`,
     );
     this.transcripts = db.prepare<Copy>(
-      `INSERT INTO transcripts (stage_execution_id, key, run_id, entry)
-       SELECT @target || substr(stage_execution_id, length(@source) + 1), key, @target, entry
+      `INSERT INTO transcripts (stage_execution_id, key, run_id, entry, result_of)
+       SELECT @target || substr(stage_execution_id, length(@source) + 1), key, @target, entry,
+              replace(replace(result_of, ':' || @source || '/', ':' || @target || '/'),
+                      '/' || @source || '/', '/' || @target || '/')
        FROM transcripts WHERE run_id = @source AND rowid <= @mark ORDER BY rowid`,
     );
   }

@@ -191,6 +191,12 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // A tool's result is stored once, in the journal: the transcript entry carrying it names the
+    // journal entry instead (issue 14: disk bytes). Rows written before keep their results.
+    version: 8,
+    sql: "ALTER TABLE transcripts ADD COLUMN result_of TEXT;",
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;

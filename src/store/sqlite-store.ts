@@ -12,11 +12,7 @@ import type { AuditEvent } from "../inspect/audit.js";
 import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { StepCommit } from "../runtime/persistence.js";
-import {
-  decodeTranscriptEntry,
-  type TranscriptRow,
-  type TranscriptStore,
-} from "../runtime/transcripts.js";
+import type { TranscriptRow, TranscriptStore } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork.js";
@@ -54,6 +50,7 @@ import {
   storeFailure,
   storeUnavailable,
 } from "./store-errors.js";
+import { entryOf, entryWrite, resultReferences } from "./tool-results.js";
 
 /** Where a project's runs live, relative to its working directory (DESIGN.md §6). */
 export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
@@ -236,8 +233,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       return event;
     });
     for (const { key, value } of step.journal ?? []) this.record(key, value);
+    const resultOf = resultReferences(step);
     for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
-      this.put(stageExecutionId, key, entry);
+      this.put(stageExecutionId, key, entry, resultOf(entry));
     const snapshot =
       step.snapshot === undefined
         ? undefined
@@ -316,13 +314,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     this.guarded(() => this.sql.recordJournal.run(row));
   }
 
-  put(stageExecutionId: string, key: string, entry: TranscriptEntry): void {
-    const row = {
-      stageExecutionId,
-      key,
-      runId: runIdOfExecution(stageExecutionId),
-      entry: JSON.stringify(entry),
-    };
+  /** `resultOf`: the journal key of the tool run holding the entry's result (see tool-results.ts). */
+  put(stageExecutionId: string, key: string, entry: TranscriptEntry, resultOf?: string): void {
+    const row = entryWrite(stageExecutionId, key, entry, resultOf);
     this.guarded(() => this.sql.putTranscript.run(row));
   }
 
@@ -337,10 +331,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   private rowsOf(stageExecutionId: string, before?: string): TranscriptRow[] {
     return this.guarded(() =>
       this.sql.transcript.all({ stageExecutionId, before: before ?? null }),
-    ).map((row) => ({
-      key: row.key,
-      entry: decodeTranscriptEntry(stageExecutionId, row.key, row.entry),
-    }));
+    ).map((row) => ({ key: row.key, entry: entryOf(stageExecutionId, row) }));
   }
 
   /** What pipelines keep between runs (`PipelineMemory`), in the `memory` table. */

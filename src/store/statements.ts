@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { AuditRow, RunRow, RunSummary } from "./records.js";
+import type { TranscriptRead, TranscriptWrite } from "./tool-results.js";
 
 const RUN_COLUMNS = `run_id AS runId, pipeline_id AS pipelineId, status,
   created_at AS createdAt, updated_at AS updatedAt, definition_hash AS definitionHash,
@@ -31,10 +32,6 @@ interface LeaseRow {
 
 type Statement<Params extends unknown[] | object, Row = unknown> = Database.Statement<Params, Row>;
 
-type TranscriptRow = { key: string; entry: string };
-
-type TranscriptWrite = { stageExecutionId: string; key: string; runId: string; entry: string };
-
 /** Every statement the store runs, with its parameters and row shape. */
 export interface Statements {
   insertRun: Statement<RunRow>;
@@ -50,7 +47,7 @@ export interface Statements {
   journalValue: Statement<[string], string>;
   recordJournal: Statement<{ key: string; runId: string; value: string; at: string }>;
   putTranscript: Statement<TranscriptWrite>;
-  transcript: Statement<{ stageExecutionId: string; before: string | null }, TranscriptRow>;
+  transcript: Statement<{ stageExecutionId: string; before: string | null }, TranscriptRead>;
   claimLease: Statement<LeaseClaim>;
   renewLease: Statement<{ runId: string; owner: string; expiresAt: number }>;
   releaseLease: Statement<{ runId: string; owner: string }>;
@@ -110,14 +107,16 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
 
     putTranscript: db.prepare<TranscriptWrite>(
-      `INSERT INTO transcripts (stage_execution_id, key, run_id, entry)
-       VALUES (@stageExecutionId, @key, @runId, @entry)
-       ON CONFLICT (stage_execution_id, key) DO UPDATE SET entry = excluded.entry`,
+      `INSERT INTO transcripts (stage_execution_id, key, run_id, entry, result_of)
+       VALUES (@stageExecutionId, @key, @runId, @entry, @resultOf)
+       ON CONFLICT (stage_execution_id, key)
+       DO UPDATE SET entry = excluded.entry, result_of = excluded.result_of`,
     ),
-    transcript: db.prepare<{ stageExecutionId: string; before: string | null }, TranscriptRow>(
-      `SELECT key, entry FROM transcripts
-       WHERE stage_execution_id = @stageExecutionId AND (@before IS NULL OR key < @before)
-       ORDER BY key`,
+    transcript: db.prepare<{ stageExecutionId: string; before: string | null }, TranscriptRead>(
+      `SELECT t.key, t.entry, t.result_of AS resultOf, j.value AS resultSource
+       FROM transcripts t LEFT JOIN journal j ON j.key = t.result_of
+       WHERE t.stage_execution_id = @stageExecutionId AND (@before IS NULL OR t.key < @before)
+       ORDER BY t.key`,
     ),
 
     // Taken when free, expired, already this owner's, or forced (its holder is gone);

@@ -1,6 +1,10 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseStageDefinition } from "../../src/definitions/index.js";
 import { compileSchema, type JsonSchema } from "../../src/definitions/json-schema.js";
+import { REPO_ROOT } from "../support/cli.js";
 import { load, PIPELINE, placesOf } from "../support/pipeline-files.js";
 import { seedPlan } from "../support/stages.js";
 
@@ -111,5 +115,51 @@ describe("compiling a schema JSON cannot hold", () => {
     const looped: JsonSchema = { type: "object", properties: {} };
     (looped.properties as Record<string, unknown>).self = looped;
     expect(() => compileSchema(looped)).not.toThrow();
+  });
+});
+
+describe("formats", () => {
+  it.each([
+    ["2020-12", DRAFT_2020],
+    ["draft-07", DRAFT_07],
+    ["2019-09", DRAFT_2019],
+  ])("a %s schema using `format` is checked by it", (_, $schema) => {
+    const email: JsonSchema = { $schema, type: "string", format: "email" };
+    expect(check(email, "someone@example.com")).toBe(true);
+    expect(check(email, "not an address")).toBe(false);
+  });
+
+  it("an unknown format is a problem at compile time (strict mode)", () => {
+    expect(check({ type: "string", format: "postcode" }, "x")).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('unknown format "postcode"') }),
+    ]);
+  });
+});
+
+describe("loading Ajv (the built module, in a fresh process: needs `npm run build`)", () => {
+  /** The CommonJS files of ajv and ajv-formats a process holds after compiling `schemas`. */
+  function ajvFilesAfter(schemas: JsonSchema[]): string[] {
+    const module = pathToFileURL(join(REPO_ROOT, "dist/definitions/json-schema.js")).href;
+    const script = `const { compileSchema } = await import(${JSON.stringify(module)});
+for (const schema of ${JSON.stringify(schemas)}) if (!compileSchema(schema).ok) process.exit(3);
+const { createRequire } = await import("node:module");
+console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));`;
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script]);
+    const files: string[] = JSON.parse(out.toString());
+    return files.flatMap(
+      (file) => /node_modules\/(ajv(?:-formats)?\/dist\/[^/]+\.js)$/.exec(file)?.[1] ?? [],
+    );
+  }
+
+  it("compiling 2020-12 schemas without formats loads neither the other dialects nor the formats", () => {
+    const files = ajvFilesAfter([{ type: "object" }, { type: "array", items: { type: "string" } }]);
+    expect(files).toContain("ajv/dist/2020.js");
+    expect(files.filter((file) => /ajv\/dist\/(ajv|2019)\.js|ajv-formats/.test(file))).toEqual([]);
+  });
+
+  it("a draft-07 schema with a format loads that dialect and the formats, when it is compiled", () => {
+    const files = ajvFilesAfter([{ $schema: DRAFT_07, type: "string", format: "date" }]);
+    expect(files).toEqual(expect.arrayContaining(["ajv/dist/ajv.js", "ajv-formats/dist/index.js"]));
+    expect(files).not.toContain("ajv/dist/2019.js");
   });
 });

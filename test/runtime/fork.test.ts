@@ -185,6 +185,28 @@ describe("forking a run at a step", () => {
     expect(after[0]?.messages).toBeGreaterThan(2);
   });
 
+  it("after a tool call, reads the tool's result (stored once, in the journal) back into the fork's conversation", async () => {
+    const { store } = await finishedRun();
+    const turns = store
+      .auditOf("r1")
+      .filter((e) => e.type === "ModelTurn" && e.stageId === "execute");
+    // The step of execute's second model turn: its Edit call has run and been answered by then.
+    const at = historyOf(store, "r1").find((s) => s.seq && s.seq.to >= (turns[1]?.seq ?? 0));
+    if (at?.state !== "execute") throw new Error("no step inside execute after its tool call");
+    const forked = forkRun(codeReview(), "r1", {
+      host: modelHarness(countingModel([])).host,
+      store,
+      at: at.step,
+      runId: "f3",
+    });
+    if (!forked.ok) throw forked.error;
+    expect((await forked.value.result).status).toBe("done");
+    const edit = (run: string) =>
+      store.read(`${run}/execute/1`).find((e) => e.role === "tool" && e.tool === "Edit");
+    expect(edit("r1")).toMatchObject({ role: "tool", isError: false });
+    expect(edit("f3")).toEqual(edit("r1"));
+  });
+
   it("changes ctx with set, audited, and refuses a ctx the pipeline's schema rejects", async () => {
     const { store } = await finishedRun();
     const refused = forkRun(codeReview(), "r1", {

@@ -1,6 +1,5 @@
-import { stringify } from "yaml";
-import type { LoadResult } from "../diagnostics.js";
-import { parseStageDefinition, type StageDefinition } from "../stage.js";
+import { type LoadResult, START } from "../diagnostics.js";
+import { type StageDefinition, stageFromFrontmatter } from "../stage.js";
 import { PHASE_FACTS_FIELD, type PhaseFacts, STEP_SCHEMA, STEP_TOOL } from "./step-tool.js";
 import type { PhaseDefinition, WorkflowDefinition } from "./types.js";
 
@@ -41,8 +40,10 @@ export function phaseStage(
     resolutionPolicy: "fail",
     [PHASE_FACTS_FIELD]: facts,
   };
-  return parseStageDefinition(
-    `---\n${stringify(frontmatter)}---\n${body(phase, place, toolNames)}`,
+  // Built as data, checked as a stage file's frontmatter would be: it has no text of its own,
+  // so every position is the phase file's start.
+  return stageFromFrontmatter(
+    { data: frontmatter, locate: () => START, body: body(phase, place, toolNames), bodyLine: 1 },
     phase.file,
   );
 }

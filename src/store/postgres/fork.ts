@@ -36,6 +36,8 @@ const COPY_JOURNAL = `INSERT INTO journal (key, run_id, value, recorded_at)
          $2::text, value, recorded_at
   FROM journal WHERE run_id = $1::text AND position <= $3::bigint ORDER BY position`;
 
-const COPY_TRANSCRIPTS = `INSERT INTO transcripts (stage_execution_id, key, run_id, entry)
-  SELECT $2::text || substr(stage_execution_id, length($1::text) + 1), key, $2::text, entry
+const COPY_TRANSCRIPTS = `INSERT INTO transcripts (stage_execution_id, key, run_id, entry, result_of)
+  SELECT $2::text || substr(stage_execution_id, length($1::text) + 1), key, $2::text, entry,
+         replace(replace(result_of, ':' || $1::text || '/', ':' || $2::text || '/'),
+                 '/' || $1::text || '/', '/' || $2::text || '/')
   FROM transcripts WHERE run_id = $1::text AND position <= $3::bigint ORDER BY position`;

@@ -178,6 +178,12 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // A tool's result is stored once, in the journal: the transcript entry carrying it names the
+    // journal entry instead. Rows written before keep their results.
+    version: 8,
+    sql: "ALTER TABLE transcripts ADD COLUMN result_of TEXT;",
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;

@@ -9,7 +9,7 @@ import type { AuditEvent } from "../../inspect/audit.js";
 import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
 import { decodeRow, type StepCommit } from "../../runtime/persistence.js";
-import { decodeTranscriptEntry, type TranscriptRow } from "../../runtime/transcripts.js";
+import type { TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
 import type { StepRecord } from "../history.js";
 import {
@@ -39,6 +39,7 @@ import {
   runNotQueued,
   snapshotCorrupt,
 } from "../store-errors.js";
+import { entryOf, entryWrite } from "../tool-results.js";
 import type { AsyncRunStore } from "./async-run-store.js";
 import * as controls from "./control-queue.js";
 import { copyForked, forkMarks } from "./fork.js";
@@ -292,7 +293,7 @@ export class PostgresStore implements AsyncRunStore {
   }
 
   async put(stageExecutionId: string, key: string, entry: TranscriptEntry): Promise<void> {
-    await writeTranscripts(this.pooled, [{ stageExecutionId, key, entry }]);
+    await writeTranscripts(this.pooled, [entryWrite(stageExecutionId, key, entry)]);
   }
 
   async read(stageExecutionId: string, before?: string): Promise<TranscriptEntry[]> {
@@ -305,14 +306,12 @@ export class PostgresStore implements AsyncRunStore {
 
   private async rowsOf(stageExecutionId: string, before?: string): Promise<TranscriptRow[]> {
     const { rows } = await this.query(
-      `SELECT key, entry FROM transcripts
-       WHERE stage_execution_id = $1 AND ($2::text IS NULL OR key < $2) ORDER BY key`,
+      `SELECT t.key, t.entry, t.result_of AS "resultOf", j.value AS "resultSource"
+       FROM transcripts t LEFT JOIN journal j ON j.key = t.result_of
+       WHERE t.stage_execution_id = $1 AND ($2::text IS NULL OR t.key < $2) ORDER BY t.key`,
       [stageExecutionId, before ?? null],
     );
-    return rows.map((row) => ({
-      key: row.key,
-      entry: decodeTranscriptEntry(stageExecutionId, row.key, row.entry),
-    }));
+    return rows.map((row) => ({ key: row.key, entry: entryOf(stageExecutionId, row) }));
   }
 
   async recall(namespace: string, key: string): Promise<JsonValue | undefined> {

@@ -3,14 +3,14 @@ import type { AuditEvent } from "../../inspect/audit.js";
 import type { StepCommit } from "../../runtime/persistence.js";
 import { VERSION } from "../../version.js";
 import { toAuditRow } from "../records.js";
-import { runIdOfExecution, runIdOfJournalKey } from "../run-ids.js";
+import { runIdOfJournalKey } from "../run-ids.js";
 import { auditRunMismatch, runNotFound } from "../store-errors.js";
+import { type TranscriptWrite, transcriptWrites } from "../tool-results.js";
 
 /** One statement on the store's pool, or on the connection of a transaction. */
 export type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
 
 type JournalWrite = NonNullable<StepCommit["journal"]>[number];
-type TranscriptWrite = NonNullable<StepCommit["transcripts"]>[number];
 
 /**
  * Writes one step inside the caller's transaction: its events with the run's next sequence
@@ -34,7 +34,7 @@ export async function appendStep(
   });
   if (recorded.length > 0) await query(APPEND_AUDIT, auditColumns(recorded));
   await writeJournal(query, step.journal ?? [], at);
-  await writeTranscripts(query, step.transcripts ?? []);
+  await writeTranscripts(query, transcriptWrites(step));
   const snapshot = step.snapshot === undefined ? null : JSON.stringify(step.snapshot);
   const version = snapshot === null ? null : VERSION;
   await query(INSERT_STEP, [runId, seq, at, snapshot, step.definitionHash ?? null, version]);
@@ -64,8 +64,9 @@ export async function writeTranscripts(query: Query, entries: TranscriptWrite[])
   await query(UPSERT_TRANSCRIPTS, [
     rows.map((row) => row.stageExecutionId),
     rows.map((row) => row.key),
-    rows.map((row) => runIdOfExecution(row.stageExecutionId)),
-    rows.map((row) => JSON.stringify(row.entry)),
+    rows.map((row) => row.runId),
+    rows.map((row) => row.entry),
+    rows.map((row) => row.resultOf),
   ]);
 }
 
@@ -105,12 +106,13 @@ const INSERT_JOURNAL = `INSERT INTO journal (key, run_id, value, recorded_at)
   ORDER BY n
   ON CONFLICT (key) DO NOTHING`;
 
-const UPSERT_TRANSCRIPTS = `INSERT INTO transcripts (stage_execution_id, key, run_id, entry)
-  SELECT stage_execution_id, key, run_id, entry
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY
-    AS given (stage_execution_id, key, run_id, entry, n)
+const UPSERT_TRANSCRIPTS = `INSERT INTO transcripts (stage_execution_id, key, run_id, entry, result_of)
+  SELECT stage_execution_id, key, run_id, entry, result_of
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY
+    AS given (stage_execution_id, key, run_id, entry, result_of, n)
   ORDER BY n
-  ON CONFLICT (stage_execution_id, key) DO UPDATE SET entry = excluded.entry`;
+  ON CONFLICT (stage_execution_id, key)
+  DO UPDATE SET entry = excluded.entry, result_of = excluded.result_of`;
 
 /**
  * The step's row, marked with the highest journal and transcript positions of its run: what it

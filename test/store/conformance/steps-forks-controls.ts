@@ -186,6 +186,59 @@ export function stepsForksControls(harness: StoreHarness): void {
     });
   });
 
+  describe("a tool's result", () => {
+    const output = { path: "notes.md", text: "x".repeat(2_000) };
+    const toolKey = "tool:run-1/run-1/build/1/a1/t1/c0";
+    const toolStep = {
+      events: [],
+      snapshot: { value: "build" },
+      journal: [{ key: toolKey, value: { ok: true, result: output, durationMs: 3 } }],
+      transcripts: [
+        {
+          stageExecutionId: "run-1/build/1",
+          key: "k1",
+          entry: {
+            role: "tool" as const,
+            toolCallId: "c1",
+            tool: "Read",
+            result: output,
+            isError: false,
+          },
+        },
+      ],
+    };
+
+    it("is stored once: the transcript entry of a call the step journaled refers to the journal entry", async () => {
+      const { store, sql } = await harness.fresh(manualClock());
+      okValue(await store.createRun(newRun("run-1")));
+      await store.commitStep("run-1", toolStep);
+      const stored = await sql(
+        "SELECT entry FROM transcripts UNION ALL SELECT value AS entry FROM journal",
+      );
+      const holding = stored.filter((row) => String(row.entry).includes(output.text));
+      expect(holding).toHaveLength(1);
+      expect(await store.read("run-1/build/1")).toEqual([toolStep.transcripts[0]?.entry]);
+      expect(await store.transcriptRows("run-1/build/1")).toEqual([
+        { key: "k1", entry: toolStep.transcripts[0]?.entry },
+      ]);
+    });
+
+    it("is read back in a fork of the run, and a missing journal entry is Session/StoreCorrupt", async () => {
+      const { store, sql } = await harness.fresh(manualClock());
+      okValue(await store.createRun(newRun("run-1")));
+      await store.commitStep("run-1", toolStep);
+      okValue(await store.forkRun("run-1", 1, newRun("run-2"), { events: [forked("run-2")] }));
+      expect(await store.read("run-2/build/1")).toEqual([toolStep.transcripts[0]?.entry]);
+      await sql("DELETE FROM journal WHERE run_id = 'run-2'");
+      await expect(store.read("run-2/build/1")).rejects.toMatchObject({
+        code: "Session/StoreCorrupt",
+        message: expect.stringContaining("is missing"),
+        context: { stageExecutionId: "run-2/build/1", key: "k1" },
+      });
+      expect(await store.read("run-1/build/1")).toEqual([toolStep.transcripts[0]?.entry]);
+    });
+  });
+
   describe("forking a run", () => {
     it("copies what the run had recorded by the step, under the new run's keys, and nothing later", async () => {
       const { store } = await harness.fresh(manualClock());
