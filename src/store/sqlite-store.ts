@@ -20,6 +20,7 @@ import {
 import { VERSION } from "../version.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork.js";
+import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import { StepHistory, type StepRecord } from "./history.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
@@ -291,6 +292,19 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   transcriptRows(stageExecutionId: string): TranscriptRow[] {
     return this.rowsOf(stageExecutionId);
+  }
+
+  /** The run's journal entries in the order recorded, values as their JSON text. */
+  journalOf(runId: string): JournalRow[] {
+    return this.guarded(() => this.sql.journalOf.all(runId));
+  }
+
+  /** The run's transcript entries, by stage execution then key. */
+  transcriptsOf(runId: string): RunTranscriptRow[] {
+    return this.guarded(() => this.sql.transcriptsOf.all(runId)).map((row) => ({
+      ...row,
+      entry: decodeTranscriptEntry(row.stageExecutionId, row.key, row.entry),
+    }));
   }
 
   private rowsOf(stageExecutionId: string, before?: string): TranscriptRow[] {

@@ -48,6 +48,8 @@ export interface Statements {
   audit: Statement<[string, number], AuditRow>;
   snapshot: Statement<[string], SnapshotRow>;
   journalValue: Statement<[string], string>;
+  journalOf: Statement<[string], { key: string; value: string }>;
+  transcriptsOf: Statement<[string], TranscriptRow & { stageExecutionId: string }>;
   recordJournal: Statement<{ key: string; runId: string; value: string; at: string }>;
   putTranscript: Statement<TranscriptWrite>;
   transcript: Statement<{ stageExecutionId: string; before: string | null }, TranscriptRow>;
@@ -104,6 +106,13 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
 
     journalValue: db.prepare<[string], string>("SELECT value FROM journal WHERE key = ?").pluck(),
+    journalOf: db.prepare<[string], { key: string; value: string }>(
+      "SELECT key, value FROM journal WHERE run_id = ? ORDER BY rowid",
+    ),
+    transcriptsOf: db.prepare<[string], TranscriptRow & { stageExecutionId: string }>(
+      `SELECT stage_execution_id AS stageExecutionId, key, entry FROM transcripts
+       WHERE run_id = ? ORDER BY stage_execution_id, key`,
+    ),
     recordJournal: db.prepare<{ key: string; runId: string; value: string; at: string }>(
       `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, @runId, @value, @at)
        ON CONFLICT (key) DO NOTHING`,

@@ -35,7 +35,7 @@ import {
   runNotFound,
   snapshotCorrupt,
 } from "../store-errors.js";
-import type { AsyncRunStore } from "./async-run-store.js";
+import type { AsyncRunStore, JournalRow, RunTranscriptRow } from "./async-run-store.js";
 import * as controls from "./control-queue.js";
 import { copyForked, forkMarks } from "./fork.js";
 import { claimLease } from "./leases.js";
@@ -262,6 +262,27 @@ export class PostgresStore implements AsyncRunStore {
     return rows.map((row) => ({
       key: row.key,
       entry: decodeTranscriptEntry(stageExecutionId, row.key, row.entry),
+    }));
+  }
+
+  async journalOf(runId: string): Promise<JournalRow[]> {
+    const { rows } = await this.query(
+      "SELECT key, value FROM journal WHERE run_id = $1 ORDER BY position",
+      [runId],
+    );
+    return rows as JournalRow[];
+  }
+
+  async transcriptsOf(runId: string): Promise<RunTranscriptRow[]> {
+    const { rows } = await this.query(
+      `SELECT stage_execution_id AS "stageExecutionId", key, entry FROM transcripts
+       WHERE run_id = $1 ORDER BY stage_execution_id, key`,
+      [runId],
+    );
+    return rows.map((row) => ({
+      stageExecutionId: row.stageExecutionId,
+      key: row.key,
+      entry: decodeTranscriptEntry(row.stageExecutionId, row.key, row.entry),
     }));
   }
 
