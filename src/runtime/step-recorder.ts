@@ -19,6 +19,12 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private transcripts: NonNullable<StepCommit["transcripts"]> = [];
   private readonly kept = new Map<string, OrderedTranscript>();
   private nextSeq: number;
+  /**
+   * Where the store's writes finish after `commit` returns: resolves once what this recorder
+   * holds is committed (by the step now under way) and the store has stored it.
+   */
+  readonly durable?: () => Promise<void>;
+  private readonly awaitingCommit: (() => void)[] = [];
 
   constructor(
     private readonly store: RunStore,
@@ -26,6 +32,13 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
     private readonly definitionHash: string,
   ) {
     this.nextSeq = store.lastSeq(runId) + 1;
+    const stored = store.durable?.bind(store);
+    if (stored)
+      this.durable = async () => {
+        if (this.pending.length + this.journal.size + this.transcripts.length > 0)
+          await new Promise<void>((resolve) => this.awaitingCommit.push(resolve));
+        await stored();
+      };
   }
 
   /** The event as the store will keep it: the same seq, and the moment it happened. */
@@ -60,14 +73,20 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
     const transcripts = this.transcripts;
     this.journal.clear();
     this.transcripts = [];
-    if (snapshot === undefined && events.length + journal.length + transcripts.length === 0) return;
-    this.store.commitStep(this.runId, {
-      ...(snapshot !== undefined && { snapshot }),
-      definitionHash: this.definitionHash,
-      events,
-      ...(journal.length > 0 && { journal }),
-      ...(transcripts.length > 0 && { transcripts }),
-    });
+    const committed = this.awaitingCommit.splice(0);
+    try {
+      if (snapshot === undefined && events.length + journal.length + transcripts.length === 0)
+        return;
+      this.store.commitStep(this.runId, {
+        ...(snapshot !== undefined && { snapshot }),
+        definitionHash: this.definitionHash,
+        events,
+        ...(journal.length > 0 && { journal }),
+        ...(transcripts.length > 0 && { transcripts }),
+      });
+    } finally {
+      for (const resolve of committed) resolve();
+    }
   }
 
   /** Loaded before its first put too, so that the copy kept here is the whole transcript. */

@@ -20,10 +20,10 @@ import {
 import { VERSION } from "../version.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork.js";
-import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import { StepHistory, type StepRecord } from "./history.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
+import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import {
   fromAuditRow,
   fromRunRow,

@@ -73,13 +73,13 @@ const verifyIdentity: CodeStageFunction = ({ ctx }) => {
 };
 
 /** LoadingContext: past ratings and debates, the most alike first; the run's trace id. */
-const loadContext: CodeStageFunction = ({ ctx, memory }) => {
+const loadContext: CodeStageFunction = async ({ ctx, memory }) => {
   const task = String(ctx.task);
-  const past = pastDebates(memory, task);
+  const past = await pastDebates(memory, task);
   const record: DebateRecord = {
     traceId: `trace-${randomUUID()}`,
     task,
-    memory: { ...past, ratings: ratingsBefore(memory, ctx.workflowRunId) },
+    memory: { ...past, ratings: await ratingsBefore(memory, ctx.workflowRunId) },
     arguments: [],
     tallies: [],
     steps: [{ stage: "verify-identity", note: "workspace matches its locks" }],
@@ -128,25 +128,25 @@ const aggregate: CodeStageFunction = ({ ctx }) => {
  * ResolvingDecision: PROCEED or REJECT. The deliberation is kept in memory under the run's id,
  * where the sandbox (which starts from ctx alone) and the stages after it read it.
  */
-const resolveDecision: CodeStageFunction = ({ ctx, memory }) => {
+const resolveDecision: CodeStageFunction = async ({ ctx, memory }) => {
   const record = recordOf(ctx);
   const last = record.tallies.at(-1);
   if (!last) return { verdict: "fail", reason: "nothing was tallied" };
   const ruling = { ...decide(last, settingsOf(ctx)), consensus: last.consensus };
   const decided = noted({ ...record, ruling }, "decide", `${ruling.decision}: ${ruling.reason}`);
-  memory.remember(NS.deliberations, ctx.workflowRunId, asJson(decided));
+  await memory.remember(NS.deliberations, ctx.workflowRunId, asJson(decided));
   return { verdict: "ok", reason: ruling.reason, output: asJson(decided) };
 };
 
 /** StoringMemory: the debate, and each participant's rating, matches and successes. */
-const storeMemory: CodeStageFunction = ({ ctx, memory }) => {
+const storeMemory: CodeStageFunction = async ({ ctx, memory }) => {
   const handed = ctx.upstream[0];
   const execution =
     handed?.stageId === "sandbox" ? (handed.output as unknown as Execution) : undefined;
   const record = execution
-    ? (memory.recall(NS.deliberations, ctx.workflowRunId) as unknown as DebateRecord)
+    ? ((await memory.recall(NS.deliberations, ctx.workflowRunId)) as unknown as DebateRecord)
     : recordOf(ctx);
-  const ratings = storeDebate(
+  const ratings = await storeDebate(
     memory,
     ctx.workflowRunId,
     record,
@@ -161,10 +161,10 @@ const storeMemory: CodeStageFunction = ({ ctx, memory }) => {
 };
 
 /** Auditing: the whole trace under its id; the run's output is the decision and that id. */
-const audit: CodeStageFunction = ({ ctx, memory }) => {
+const audit: CodeStageFunction = async ({ ctx, memory }) => {
   const record = recordOf(ctx) as DebateRecord & { execution?: Execution };
   const trace = noted(record, "audit", `trace ${record.traceId} written`);
-  memory.remember(NS.traces, record.traceId, asJson({ runId: ctx.workflowRunId, ...trace }));
+  await memory.remember(NS.traces, record.traceId, asJson({ runId: ctx.workflowRunId, ...trace }));
   const ruling = record.ruling;
   const decision = ruling?.decision ?? "REJECT";
   const execution = record.execution?.outcome ? `, execution ${record.execution.outcome}` : "";

@@ -27,17 +27,20 @@ interface StoredRating extends Rating {
 }
 
 /** An agent's standing as of the start of `runId`: a write by this very run is not counted. */
-function standingBefore(memory: PipelineMemory, role: Role, runId: string): Rating {
-  const stored = memory.recall(NS.elo, role) as StoredRating | undefined;
+async function standingBefore(memory: PipelineMemory, role: Role, runId: string): Promise<Rating> {
+  const stored = (await memory.recall(NS.elo, role)) as StoredRating | undefined;
   if (!stored) return START_RATING;
   const { rating, matches, successes } = stored.lastRunId === runId ? stored.before : stored;
   return { rating, matches, successes };
 }
 
-export function ratingsBefore(memory: PipelineMemory, runId: string): Record<Role, Rating> {
-  return Object.fromEntries(
-    ROLES.map((role) => [role, standingBefore(memory, role, runId)]),
-  ) as Record<Role, Rating>;
+export async function ratingsBefore(
+  memory: PipelineMemory,
+  runId: string,
+): Promise<Record<Role, Rating>> {
+  const ratings = [];
+  for (const role of ROLES) ratings.push([role, await standingBefore(memory, role, runId)]);
+  return Object.fromEntries(ratings) as Record<Role, Rating>;
 }
 
 const words = (text: string): Map<string, number> => {
@@ -60,13 +63,13 @@ export function similarity(a: string, b: string): number {
 }
 
 /** The five latest debates, and the past debates most like `task` (tagging by words). */
-export function pastDebates(
+export async function pastDebates(
   memory: PipelineMemory,
   task: string,
-): { recent: PastDebate[]; similar: PastDebate[] } {
-  const past = memory
-    .recent(NS.debates, SEARCHED)
-    .map((entry) => entry.value as unknown as PastDebate);
+): Promise<{ recent: PastDebate[]; similar: PastDebate[] }> {
+  const past = (await memory.recent(NS.debates, SEARCHED)).map(
+    (entry) => entry.value as unknown as PastDebate,
+  );
   const similar = past
     .map((debate) => ({
       ...debate,
@@ -83,17 +86,17 @@ export function pastDebates(
  * one more success when the plan ran. Written against the standing before this run, so storing
  * the same run again (a resume after a crash) changes nothing more.
  */
-export function storeDebate(
+export async function storeDebate(
   memory: PipelineMemory,
   runId: string,
   record: DebateRecord,
   succeeded: boolean,
-): Partial<Record<Role, Rating>> {
+): Promise<Partial<Record<Role, Rating>>> {
   const points = duels(record.arguments);
   const participants = ROLES.filter((role) => record.arguments.some((arg) => arg.role === role));
   const after: Partial<Record<Role, Rating>> = {};
   for (const role of participants) {
-    const before = standingBefore(memory, role, runId);
+    const before = await standingBefore(memory, role, runId);
     const now: Rating = {
       rating: before.rating + (points[role] ?? 0),
       matches: before.matches + 1,
@@ -101,7 +104,7 @@ export function storeDebate(
     };
     after[role] = now;
     const stored: StoredRating = { ...now, lastRunId: runId, before };
-    memory.remember(NS.elo, role, stored as unknown as JsonValue);
+    await memory.remember(NS.elo, role, stored as unknown as JsonValue);
   }
   const debate: PastDebate = {
     traceId: record.traceId,
@@ -109,6 +112,6 @@ export function storeDebate(
     decision: record.ruling?.decision ?? "REJECT",
     consensus: record.ruling?.consensus ?? 0,
   };
-  memory.remember(NS.debates, record.traceId, debate as unknown as JsonValue);
+  await memory.remember(NS.debates, record.traceId, debate as unknown as JsonValue);
   return after;
 }

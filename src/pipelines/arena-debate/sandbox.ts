@@ -61,7 +61,7 @@ const runTasks: CodeStageFunction = async ({ ctx, callTool, memory }) => {
     ? { ...executionOf(ctx) }
     : {
         completed: [],
-        pending: planOf(memory.recall(NS.deliberations, ctx.workflowRunId)),
+        pending: planOf(await memory.recall(NS.deliberations, ctx.workflowRunId)),
         ran: [],
         heals: 0,
       };
