@@ -47,7 +47,8 @@ export async function resumeSharedRun(
 }
 
 /**
- * The launch, its result settling once the run's writes are stored and its lease given up. A
+ * The launch, returned once what it wrote so far is stored, its result settling once all the
+ * run's writes are stored and its lease given up (a failed write is the handle's to report). A
  * launch refused is reported once what it audited is stored, or as the store's failure.
  */
 async function settled(owned: OwnedRun, launched: Result<RunHandle>): Promise<Result<RunHandle>> {
@@ -55,6 +56,8 @@ async function settled(owned: OwnedRun, launched: Result<RunHandle>): Promise<Re
     const failure = await owned.close();
     return failure ? err(failure) : launched;
   }
+  // Its row and lease are stored before the launch returns: other processes see it live.
+  await owned.durable().catch(() => {});
   const result = launched.value.result.then(async (outcome) => {
     const failure = await owned.close();
     if (!failure) return outcome;

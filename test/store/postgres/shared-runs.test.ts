@@ -1,11 +1,16 @@
 import { join } from "node:path";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { waitFor } from "xstate";
 import type { AuditEvent } from "../../../src/inspect/audit.js";
 import { parseScript } from "../../../src/models/script-file.js";
 import { createScriptedModel } from "../../../src/models/scripted.js";
+import { requestControl } from "../../../src/runtime/control.js";
 import { startRun } from "../../../src/runtime/run.js";
 import { SqliteStore } from "../../../src/store/index.js";
-import { startSharedRun } from "../../../src/store/postgres/shared-runs.js";
+import { resumeSharedRun, startSharedRun } from "../../../src/store/postgres/shared-runs.js";
+import { liveActor } from "../../runtime/support/live-actor.js";
+import { slowPipeline } from "../../support/live-runs.js";
 import { harness, modelHarness } from "../../support/stage-harness.js";
 import { tempDir } from "../../support/stages.js";
 import {
@@ -88,4 +93,108 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     expect(asked.length).toBeGreaterThan(3);
     expect(unstoredAtCall).toEqual(asked.map(() => []));
   });
+
+  it("stops with Session/StoreUnavailable when a step cannot be written, losing nothing stored, and resumes to done", async () => {
+    const { url, store } = await stores.fresh();
+    const pipeline = await bundledCodeReview();
+    // The disk fills up under the run: from its 11th event on, no audit row can be written.
+    await sql(
+      url,
+      `CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.seq > 10 THEN RAISE EXCEPTION 'no space left' USING ERRCODE = '53100'; END IF;
+       RETURN NEW; END $$;
+       CREATE TRIGGER disk_full BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION disk_full();`,
+    );
+    const started = await startSharedRun(pipeline, {
+      host: harness(codeReviewScript()).host,
+      store,
+      runId: "review-3",
+      task,
+    });
+    if (!started.ok) throw started.error;
+    const live: AuditEvent[] = [];
+    for await (const event of started.value.events()) live.push(event);
+    const result = await started.value.result;
+    expect(result.status).toBe("suspended");
+    expect(result.error?.code).toBe("Session/StoreUnavailable");
+
+    const stored = await store.auditOf("review-3");
+    // The steps before the one that failed, whole: a step is stored with all its events or not at all.
+    expect(stored.length).toBeGreaterThan(0);
+    expect(stored.length).toBeLessThanOrEqual(10);
+    expect(stored.map((event) => event.seq)).toEqual(stored.map((_, index) => index + 1));
+    expect(shapeOf(stored)).toEqual(shapeOf(live.slice(0, stored.length)));
+    const run = await store.getRun("review-3");
+    expect(run.ok && run.value.status).toBe("running");
+    expect(await store.leaseHolder("review-3")).toBeUndefined();
+
+    await sql(url, "DROP TRIGGER disk_full ON audit");
+    const resumed = await resumeSharedRun(pipeline, "review-3", {
+      host: harness(codeReviewScript()).host,
+      store,
+    });
+    if (!resumed.ok) throw resumed.error;
+    expect((await resumed.value.result).status).toBe("done");
+    const all = await store.auditOf("review-3");
+    expect(all.map((event) => event.seq)).toEqual(all.map((_, index) => index + 1));
+    expect(all.slice(0, stored.length)).toEqual(stored);
+  });
+
+  it("stops with Session/LeaseLost once another process took its lease, writing nothing more", async () => {
+    const { url, store } = await stores.fresh();
+    const started = await startSharedRun(slowPipeline(), {
+      host: harness("stages: {}").host,
+      store,
+      runId: "slow-2",
+      leaseTtlMs: 600,
+    });
+    if (!started.ok) throw started.error;
+    await waitFor(liveActor(started.value), (s) => s.context.current === "draft");
+    await sql(url, "UPDATE leases SET owner = 'another-worker' WHERE run_id = 'slow-2'");
+
+    const live: AuditEvent[] = [];
+    for await (const event of started.value.events()) live.push(event);
+    const result = await started.value.result;
+    expect(result.status).toBe("suspended");
+    expect(result.error?.code).toBe("Session/LeaseLost");
+    // What it noticed the loss with (its suspension) is not written: the run is not its any more.
+    expect(live.at(-1)?.type).toBe("RunSuspended");
+    const stored = await store.auditOf("slow-2");
+    expect(stored.length).toBeLessThan(live.length);
+    expect(stored).toEqual(live.slice(0, stored.length));
+    expect((await store.leaseHolder("slow-2"))?.owner).toBe("another-worker");
+  });
+
+  it("takes a cancel requested from another process while the run is live", async () => {
+    const { url, store } = await stores.fresh();
+    const started = await startSharedRun(slowPipeline(), {
+      host: harness("stages: {}").host,
+      store,
+      runId: "slow-1",
+    });
+    if (!started.ok) throw started.error;
+    await waitFor(liveActor(started.value), (s) => s.context.current === "draft");
+
+    const elsewhere = await stores.reopen(url);
+    const cancel = { type: "CANCEL" as const, reason: "not needed" };
+    const asked = await requestControl(elsewhere, "slow-1", cancel, { by: "ops" });
+    expect(asked.ok).toBe(true);
+    expect((await started.value.result).status).toBe("cancelled");
+    const run = await store.getRun("slow-1");
+    expect(run.ok && run.value.status).toBe("cancelled");
+    const types = (await store.auditOf("slow-1")).map((event) => event.type);
+    expect(types).toContain("ControlRequested");
+    expect(types.at(-1)).toBe("RunCancelled");
+  });
 });
+
+/** Runs SQL on the database behind the store's back. */
+async function sql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,21 +1,21 @@
 // A run on the shared PostgreSQL store in a process of its own, for the crash test to SIGKILL:
-// `crash-child.mjs` (test/support) on `startSharedRun`/`resumeSharedRun`, importing the
-// TypeScript sources directly. Logs every model request it makes, so the test can tell whether a
-// reply already stored was asked again.
+// `crash-child.mjs` (test/support) on `startSharedRun`/`resumeSharedRun`, through the built
+// package (run `npm run build` first). Logs every model request it makes, so the test can tell
+// whether a reply already stored was asked again.
 //
 //   node shared-crash-child.mjs start|resume <store url> <runId> <pipeline.yaml> <script.yaml> <root> <model-log> [approve-id…]
 //
 // stdout: `E <seq> <type> <stageId>` per audit event, then `R <result json>`.
 import { appendFileSync } from "node:fs";
-import { register } from "node:module";
-
-register("../../support/ts-hooks.mjs", import.meta.url);
-const { createHost, loadPipelineFile, MemoryAuditLog, resolveModelSpec } = await import(
-  "../../../../src/index.ts"
-);
-const { PostgresStore, resumeSharedRun, startSharedRun } = await import(
-  "../../../../src/store/index.ts"
-);
+import {
+  createHost,
+  loadPipelineFile,
+  MemoryAuditLog,
+  PostgresStore,
+  resolveModelSpec,
+  resumeSharedRun,
+  startSharedRun,
+} from "../../../../dist/index.js";
 
 const [mode, url, runId, pipelineFile, scriptFile, root, modelLog, ...approvals] =
   process.argv.slice(2);
