@@ -11,6 +11,7 @@ import { SqliteStore } from "../../../src/store/index.js";
 import { resumeSharedRun, startSharedRun } from "../../../src/store/postgres/shared-runs.js";
 import { liveActor } from "../../runtime/support/live-actor.js";
 import { slowPipeline } from "../../support/live-runs.js";
+import { code, pipelineOf } from "../../support/pipelines.js";
 import { harness, modelHarness } from "../../support/stage-harness.js";
 import { tempDir } from "../../support/stages.js";
 import {
@@ -163,6 +164,36 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     expect(stored.length).toBeLessThan(live.length);
     expect(stored).toEqual(live.slice(0, stored.length));
     expect((await store.leaseHolder("slow-2"))?.owner).toBe("another-worker");
+  });
+
+  it("gives its code stages the store's pipeline memory, kept from one run to the next", async () => {
+    const { store } = await stores.fresh();
+    const counting = pipelineOf({
+      id: "counting",
+      stages: [
+        code("count", async ({ memory }) => {
+          const before = ((await memory.recall("counting", "runs")) as number | undefined) ?? 0;
+          await memory.remember("counting", "runs", before + 1);
+          const recent = (await memory.recent("counting", 5)).map((entry) => entry.value);
+          return { verdict: "ok", output: { before, recent } };
+        }),
+      ],
+    });
+    const outputs = [];
+    for (const runId of ["count-1", "count-2"]) {
+      const started = await startSharedRun(counting, {
+        host: harness("stages: {}").host,
+        store,
+        runId,
+      });
+      if (!started.ok) throw started.error;
+      outputs.push((await started.value.result).output);
+    }
+    expect(outputs).toMatchObject([
+      { before: 0, recent: [1] },
+      { before: 1, recent: [2] },
+    ]);
+    expect(await store.recall("counting", "runs")).toBe(2);
   });
 
   it("takes a cancel requested from another process while the run is live", async () => {
