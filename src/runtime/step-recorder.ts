@@ -20,11 +20,11 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private readonly kept = new Map<string, OrderedTranscript>();
   private nextSeq: number;
   /**
-   * Where the store's writes finish after `commit` returns: resolves once what this recorder
-   * holds is committed (by the step now under way) and the store has stored it.
+   * Where the store's writes finish after `commit` returns: resolves once the step under way
+   * (whose settling is already queued as the caller runs) is committed, and the store has
+   * stored every commit so far. What is emitted between steps waits for the next, as on SQLite.
    */
   readonly durable?: () => Promise<void>;
-  private readonly awaitingCommit: (() => void)[] = [];
 
   constructor(
     private readonly store: RunStore,
@@ -35,8 +35,7 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
     const stored = store.durable?.bind(store);
     if (stored)
       this.durable = async () => {
-        if (this.pending.length + this.journal.size + this.transcripts.length > 0)
-          await new Promise<void>((resolve) => this.awaitingCommit.push(resolve));
+        await new Promise((settle) => setImmediate(settle));
         await stored();
       };
   }
@@ -73,20 +72,14 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
     const transcripts = this.transcripts;
     this.journal.clear();
     this.transcripts = [];
-    const committed = this.awaitingCommit.splice(0);
-    try {
-      if (snapshot === undefined && events.length + journal.length + transcripts.length === 0)
-        return;
-      this.store.commitStep(this.runId, {
-        ...(snapshot !== undefined && { snapshot }),
-        definitionHash: this.definitionHash,
-        events,
-        ...(journal.length > 0 && { journal }),
-        ...(transcripts.length > 0 && { transcripts }),
-      });
-    } finally {
-      for (const resolve of committed) resolve();
-    }
+    if (snapshot === undefined && events.length + journal.length + transcripts.length === 0) return;
+    this.store.commitStep(this.runId, {
+      ...(snapshot !== undefined && { snapshot }),
+      definitionHash: this.definitionHash,
+      events,
+      ...(journal.length > 0 && { journal }),
+      ...(transcripts.length > 0 && { transcripts }),
+    });
   }
 
   /** Loaded before its first put too, so that the copy kept here is the whole transcript. */

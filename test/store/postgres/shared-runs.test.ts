@@ -196,6 +196,29 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     expect(await store.recall("counting", "runs")).toBe(2);
   });
 
+  it("runs a code stage that calls tools one after another, each after what came before is stored", async () => {
+    const { store } = await stores.fresh();
+    const reads = pipelineOf({
+      id: "reads",
+      stages: [
+        code("read-twice", async ({ callTool }) => {
+          const first = await callTool("Read", { path: "src/auth.ts" });
+          const second = await callTool("Read", { path: "src/auth.ts" });
+          return { verdict: first.ok && second.ok ? "ok" : "fail" };
+        }),
+      ],
+    });
+    const started = await startSharedRun(reads, {
+      host: harness("stages: {}", { mode: "yolo" }).host,
+      store,
+      runId: "reads-1",
+    });
+    if (!started.ok) throw started.error;
+    expect((await started.value.result).status).toBe("done");
+    const types = (await store.auditOf("reads-1")).map((event) => event.type);
+    expect(types.filter((type) => type === "ToolSucceeded")).toHaveLength(2);
+  });
+
   it("takes a cancel requested from another process while the run is live", async () => {
     const { url, store } = await stores.fresh();
     const started = await startSharedRun(slowPipeline(), {
