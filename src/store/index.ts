@@ -9,6 +9,11 @@ export {
   type SharedRunOptions,
   startSharedRun,
 } from "./postgres/shared-runs.js";
+export {
+  startWorkerPool,
+  type WorkerPool,
+  type WorkerPoolOptions,
+} from "./postgres/worker-pool.js";
 export type {
   NewRun,
   RunPatch,

@@ -68,13 +68,14 @@ export class OwnedRun implements RunStore {
 
   /**
    * Opens run `runId` of `store` for this process: a run that does not exist yet is loaded empty
-   * (the runtime's `createRun` creates it); a run that is not over is leased first
+   * (the runtime's `createRun` creates it); a run that is not over is leased first, to `owner`
+   * when given (a worker that claimed the run under it), a new owner otherwise
    * (`Session/RunLocked` while another live process holds it), then loaded.
    */
   static async open(
     store: AsyncRunStore,
     runId: string,
-    { leaseTtlMs = LEASE_TTL_MS }: { leaseTtlMs?: number } = {},
+    { leaseTtlMs = LEASE_TTL_MS, owner: claimedBy }: { leaseTtlMs?: number; owner?: string } = {},
   ): Promise<Result<OwnedRun>> {
     const run = await store.getRun(runId);
     if (!run.ok) {
@@ -83,7 +84,7 @@ export class OwnedRun implements RunStore {
       return ok(new OwnedRun(store, runId, empty, undefined));
     }
     const ended = ["done", "failed", "cancelled"].includes(run.value.status);
-    const owner = ended ? undefined : leaseOwner();
+    const owner = ended ? undefined : (claimedBy ?? leaseOwner());
     if (owner) {
       const leased = await store.acquireLease(runId, owner, leaseTtlMs, ownerIsGone);
       if (!leased.ok) return leased;

@@ -16,7 +16,11 @@ import { OwnedRun } from "./owned-run.js";
 export type SharedRunOptions = Omit<RunOptions, "store"> & { store: AsyncRunStore };
 
 /** `resumeRun`'s options, with the run kept in an asynchronous store (`PostgresStore`). */
-export type SharedResumeOptions = Omit<ResumeOptions, "store"> & { store: AsyncRunStore };
+export type SharedResumeOptions = Omit<ResumeOptions, "store"> & {
+  store: AsyncRunStore;
+  /** The lease owner a worker claimed the run under (a new one when not given). */
+  owner?: string;
+};
 
 /**
  * `startRun` on a shared store: the same run with the same guarantees (every step one
