@@ -15,14 +15,16 @@ const SIMILAR = 3;
 /** How many past debates the similarity lookup reads. */
 const SEARCHED = 200;
 /** An agent's standing as of the start of `runId`: a write by this very run is not counted. */
-function standingBefore(memory, role, runId) {
-  const stored = memory.recall(NS.elo, role);
+async function standingBefore(memory, role, runId) {
+  const stored = await memory.recall(NS.elo, role);
   if (!stored) return START_RATING;
   const { rating, matches, successes } = stored.lastRunId === runId ? stored.before : stored;
   return { rating, matches, successes };
 }
-export function ratingsBefore(memory, runId) {
-  return Object.fromEntries(ROLES.map((role) => [role, standingBefore(memory, role, runId)]));
+export async function ratingsBefore(memory, runId) {
+  const ratings = [];
+  for (const role of ROLES) ratings.push([role, await standingBefore(memory, role, runId)]);
+  return Object.fromEntries(ratings);
 }
 const words = (text) => {
   const counts = new Map();
@@ -42,8 +44,8 @@ export function similarity(a, b) {
   return both === 0 ? 0 : dot / both;
 }
 /** The five latest debates, and the past debates most like `task` (tagging by words). */
-export function pastDebates(memory, task) {
-  const past = memory.recent(NS.debates, SEARCHED).map((entry) => entry.value);
+export async function pastDebates(memory, task) {
+  const past = (await memory.recent(NS.debates, SEARCHED)).map((entry) => entry.value);
   const similar = past
     .map((debate) => ({
       ...debate,
@@ -59,12 +61,12 @@ export function pastDebates(memory, task) {
  * one more success when the plan ran. Written against the standing before this run, so storing
  * the same run again (a resume after a crash) changes nothing more.
  */
-export function storeDebate(memory, runId, record, succeeded) {
+export async function storeDebate(memory, runId, record, succeeded) {
   const points = duels(record.arguments);
   const participants = ROLES.filter((role) => record.arguments.some((arg) => arg.role === role));
   const after = {};
   for (const role of participants) {
-    const before = standingBefore(memory, role, runId);
+    const before = await standingBefore(memory, role, runId);
     const now = {
       rating: before.rating + (points[role] ?? 0),
       matches: before.matches + 1,
@@ -72,7 +74,7 @@ export function storeDebate(memory, runId, record, succeeded) {
     };
     after[role] = now;
     const stored = { ...now, lastRunId: runId, before };
-    memory.remember(NS.elo, role, stored);
+    await memory.remember(NS.elo, role, stored);
   }
   const debate = {
     traceId: record.traceId,
@@ -80,6 +82,6 @@ export function storeDebate(memory, runId, record, succeeded) {
     decision: record.ruling?.decision ?? "REJECT",
     consensus: record.ruling?.consensus ?? 0,
   };
-  memory.remember(NS.debates, record.traceId, debate);
+  await memory.remember(NS.debates, record.traceId, debate);
   return after;
 }

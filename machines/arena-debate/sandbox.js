@@ -48,7 +48,7 @@ export const runTasks = async ({ ctx, callTool, memory }) => {
     ? { ...executionOf(ctx) }
     : {
         completed: [],
-        pending: planOf(memory.recall(NS.deliberations, ctx.workflowRunId)),
+        pending: planOf(await memory.recall(NS.deliberations, ctx.workflowRunId)),
         ran: [],
         heals: 0,
       };

@@ -35,13 +35,13 @@ export const verifyIdentity = ({ ctx }) => {
  * LoadingContext: past ratings and debates, the most alike first; the run's trace id.
  * @type {CodeStageFunction}
  */
-export const loadContext = ({ ctx, memory }) => {
+export const loadContext = async ({ ctx, memory }) => {
   const task = String(ctx.task);
-  const past = pastDebates(memory, task);
+  const past = await pastDebates(memory, task);
   const record = {
     traceId: `trace-${randomUUID()}`,
     task,
-    memory: { ...past, ratings: ratingsBefore(memory, ctx.workflowRunId) },
+    memory: { ...past, ratings: await ratingsBefore(memory, ctx.workflowRunId) },
     arguments: [],
     tallies: [],
     steps: [{ stage: "verify-identity", note: "workspace matches its locks" }],
@@ -92,24 +92,26 @@ export const aggregate = ({ ctx }) => {
  * where the sandbox (which starts from ctx alone) and the stages after it read it.
  * @type {CodeStageFunction}
  */
-export const resolveDecision = ({ ctx, memory }) => {
+export const resolveDecision = async ({ ctx, memory }) => {
   const record = recordOf(ctx);
   const last = record.tallies.at(-1);
   if (!last) return { verdict: "fail", reason: "nothing was tallied" };
   const ruling = { ...decide(last, settingsOf(ctx)), consensus: last.consensus };
   const decided = noted({ ...record, ruling }, "decide", `${ruling.decision}: ${ruling.reason}`);
-  memory.remember(NS.deliberations, ctx.workflowRunId, decided);
+  await memory.remember(NS.deliberations, ctx.workflowRunId, decided);
   return { verdict: "ok", reason: ruling.reason, output: decided };
 };
 /**
  * StoringMemory: the debate, and each participant's rating, matches and successes.
  * @type {CodeStageFunction}
  */
-export const storeMemory = ({ ctx, memory }) => {
+export const storeMemory = async ({ ctx, memory }) => {
   const handed = ctx.upstream[0];
   const execution = handed?.stageId === "sandbox" ? handed.output : undefined;
-  const record = execution ? memory.recall(NS.deliberations, ctx.workflowRunId) : recordOf(ctx);
-  const ratings = storeDebate(
+  const record = execution
+    ? await memory.recall(NS.deliberations, ctx.workflowRunId)
+    : recordOf(ctx);
+  const ratings = await storeDebate(
     memory,
     ctx.workflowRunId,
     record,
@@ -126,10 +128,10 @@ export const storeMemory = ({ ctx, memory }) => {
  * Auditing: the whole trace under its id; the run's output is the decision and that id.
  * @type {CodeStageFunction}
  */
-export const audit = ({ ctx, memory }) => {
+export const audit = async ({ ctx, memory }) => {
   const record = recordOf(ctx);
   const trace = noted(record, "audit", `trace ${record.traceId} written`);
-  memory.remember(NS.traces, record.traceId, { runId: ctx.workflowRunId, ...trace });
+  await memory.remember(NS.traces, record.traceId, { runId: ctx.workflowRunId, ...trace });
   const ruling = record.ruling;
   const decision = ruling?.decision ?? "REJECT";
   const execution = record.execution?.outcome ? `, execution ${record.execution.outcome}` : "";

@@ -178,7 +178,7 @@ export type ToolCallResult = { ok: true; output: JsonValue } | { ok: false; erro
 /**
  * A stage without an LLM: an async function with the same StageResult contract. `memory` is what
  * the pipeline keeps between runs; a stage run again after a crash may write it again, so its
- * writes should be idempotent.
+ * writes should be idempotent. Await its calls: on a shared store (PostgreSQL) they answer later.
  */
 export type CodeStageFunction = (input: {
   ctx: StageContext;

@@ -170,6 +170,7 @@ async function callHostTool(
   if (guard)
     return refuse("guard", "ToolTerminal/GuardDenied", `denied by the guard rule ${guard.source}`);
 
+  if (host.journal.durable) await host.journal.durable();
   const started = host.clock.now();
   const outcome = await invokeHostTool(host, tool, args, signal);
   const durationMs = host.clock.now() - started;

@@ -22,16 +22,23 @@ export function watchControlQueue(
     giveUp(error: unknown): void;
   },
 ): ReturnType<typeof setInterval> {
-  const take = () => {
-    if (actor.getSnapshot().status !== "active") return;
+  // One poll at a time: a store that answers later never has two reading the same requests.
+  let polling = false;
+  const take = async () => {
+    if (polling || actor.getSnapshot().status !== "active") return;
+    polling = true;
     try {
-      const send = (event: PipelineEvent) => actor.send(event);
-      if (takeControlRequests(store, runId, { ...run, send })) run.commit();
+      const send = (event: PipelineEvent) => {
+        if (actor.getSnapshot().status === "active") actor.send(event);
+      };
+      if (await takeControlRequests(store, runId, { ...run, send })) run.commit();
     } catch (error) {
       run.giveUp(error);
+    } finally {
+      polling = false;
     }
   };
-  take();
+  void take();
   const timer = setInterval(take, CONTROL_POLL_MS);
   timer.unref();
   return timer;

@@ -2,7 +2,7 @@ import { hostname, userInfo } from "node:os";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import { type ErrorView, err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../inspect/audit.js";
-import { ownerIsGone, type RunStore } from "./persistence.js";
+import { ownerIsGone } from "./persistence.js";
 
 /** Who asked for a control event: the asking process, and a name it gave (`--by`). */
 export interface Requester {
@@ -29,26 +29,32 @@ export interface ControlRequest {
   settledAt?: string;
 }
 
+/** A store's answer: at once from an embedded store, later from one across the network. */
+type Awaitable<T> = T | Promise<T>;
+
 /**
  * The control queue of a store (DESIGN.md §6, issue 13): `cancel`, `override` and `redo` for a
- * run that another live process owns are queued here, and that owner takes them.
+ * run that another live process owns are queued here, and that owner takes them. Its readers
+ * await every answer, so a store may give them synchronously (SQLite) or not (PostgreSQL).
  */
 export interface ControlQueue {
   enqueueControl(
     runId: string,
     request: { event: PipelineEvent; requester: Requester; expiresAt: number },
-  ): ControlRequest;
+  ): Awaitable<ControlRequest>;
   /** The run's pending requests, oldest first (expired ones included: the reader settles them). */
-  pendingControls(runId: string): ControlRequest[];
-  controlRequest(id: number): ControlRequest | undefined;
+  pendingControls(runId: string): Awaitable<ControlRequest[]>;
+  controlRequest(id: number): Awaitable<ControlRequest | undefined>;
   /** Settles a request that is still pending; false when somebody settled it first. */
   settleControl(
     id: number,
     outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
-  ): boolean;
+  ): Awaitable<boolean>;
   /** The run's lease holder, while a lease row exists. */
-  leaseHolder(runId: string): { owner: string; expiresAt: number } | undefined;
+  leaseHolder(runId: string): Awaitable<LeaseHolder | undefined>;
 }
+
+type LeaseHolder = { owner: string; expiresAt: number };
 
 /** This process, as a requester. */
 export function thisRequester(by?: string): Requester {
@@ -74,7 +80,7 @@ export const CONTROL_TIMEOUT_MS = 30_000;
  * (`ControlRequested`, and `RequestRefused` for a refusal) and, applied, sent to the run.
  * Whether anything was taken.
  */
-export function takeControlRequests(
+export async function takeControlRequests(
   queue: ControlQueue,
   runId: string,
   run: {
@@ -83,12 +89,12 @@ export function takeControlRequests(
     audit: AuditSink;
   },
   now: () => number = Date.now,
-): boolean {
+): Promise<boolean> {
   let taken = false;
-  for (const request of queue.pendingControls(runId)) {
+  for (const request of await queue.pendingControls(runId)) {
     const { id, event, requester } = request;
     if (request.expiresAt <= now()) {
-      queue.settleControl(id, {
+      await queue.settleControl(id, {
         status: "expired",
         error: expiredBeforeTaken(request).toModelView(),
       });
@@ -98,7 +104,7 @@ export function takeControlRequests(
     const outcome = refusal
       ? { status: "refused" as const, error: refusal.toModelView() }
       : { status: "applied" as const };
-    if (!queue.settleControl(id, outcome)) continue;
+    if (!(await queue.settleControl(id, outcome))) continue;
     taken = true;
     const asked = { requestId: id, control: event, requestedBy: requester };
     run.audit.emit({ type: "ControlRequested", runId, payload: asked });
@@ -139,24 +145,25 @@ export interface ControlOptions {
  * run now: resume it with the event (`resumeRun(…, {control})`) instead.
  */
 export async function requestControl(
-  store: RunStore,
+  store: ControlQueue & { getRun(runId: string): Awaitable<Result<unknown>> },
   runId: string,
   event: PipelineEvent,
   options: ControlOptions = {},
 ): Promise<Result<ControlRequest>> {
-  const run = store.getRun(runId);
+  const run = await store.getRun(runId);
   if (!run.ok) return run;
-  if (!isLive(store, runId)) return err(notLive(runId, "no live process owns it"));
+  if (!holderIsLive(await store.leaseHolder(runId)))
+    return err(notLive(runId, "no live process owns it"));
   const timeoutMs = options.timeoutMs ?? CONTROL_TIMEOUT_MS;
   const requester = thisRequester(options.by);
-  const { id } = store.enqueueControl(runId, {
+  const { id } = await store.enqueueControl(runId, {
     event,
     requester,
     expiresAt: Date.now() + timeoutMs,
   });
   for (;;) {
     await sleep(options.pollMs ?? 100);
-    const now = store.controlRequest(id);
+    const now = await store.controlRequest(id);
     if (now?.status === "applied") return ok(now);
     if (now?.status !== "pending") {
       const error = now?.error ?? {
@@ -166,7 +173,7 @@ export async function requestControl(
       };
       return err(new StagechartError(error.code, error.message, error.context));
     }
-    const withdraw = !isLive(store, runId)
+    const withdraw = !holderIsLive(await store.leaseHolder(runId))
       ? new StagechartError(
           "Session/ControlExpired",
           `run ${runId} stopped being live before its owner took the ${event.type} request (its owner is gone, or the run ended or suspended); the request is withdrawn`,
@@ -179,16 +186,21 @@ export async function requestControl(
             { runId, requestId: id, timeoutMs },
           )
         : undefined;
-    if (withdraw && store.settleControl(id, { status: "expired", error: withdraw.toModelView() }))
-      return err(withdraw);
+    const expired = { status: "expired" as const, error: withdraw?.toModelView() };
+    if (withdraw && (await store.settleControl(id, expired))) return err(withdraw);
   }
 }
 
-/** Whether a live process holds the run's lease now. */
-export function isLive(store: RunStore, runId: string): boolean {
-  const holder = store.leaseHolder(runId);
-  return holder !== undefined && holder.expiresAt > Date.now() && !ownerIsGone(holder.owner);
+/** Whether a live process holds the run's lease now (in a store that answers at once). */
+export function isLive(
+  store: { leaseHolder(runId: string): LeaseHolder | undefined },
+  runId: string,
+): boolean {
+  return holderIsLive(store.leaseHolder(runId));
 }
+
+const holderIsLive = (holder: LeaseHolder | undefined): boolean =>
+  holder !== undefined && holder.expiresAt > Date.now() && !ownerIsGone(holder.owner);
 
 const notLive = (runId: string, why: string) =>
   new StagechartError("Session/RunNotLive", `run ${runId} is not live: ${why}`, { runId });

@@ -64,9 +64,12 @@ export function launchDurable(
     transcripts: records,
     memory: store,
   };
+  // A store whose writes finish later (an owned run) reports a failed write or renewal here.
+  const watchWrites = () => store.durable?.().catch(giveUp);
   const renewal = setInterval(() => {
     const renewed = store.renewLease(runId, owner, leaseTtlMs);
     if (!renewed.ok) giveUp(renewed.error);
+    watchWrites();
   }, leaseTtlMs / 3);
   renewal.unref();
   // A stopped actor's snapshot says "stopped" and would not run again: keep the last live one.
@@ -76,6 +79,7 @@ export function launchDurable(
       recorder.commit(
         actor.getSnapshot().status === "stopped" ? undefined : actor.getPersistedSnapshot(),
       );
+      watchWrites();
     } catch (error) {
       giveUp(error);
     }
@@ -124,7 +128,7 @@ export function launchDurable(
 }
 
 /** `handle` with another result; built outside `launchDurable`, whose closures hold the actor. */
-function withResult(handle: RunHandle, result: Promise<RunResult>): RunHandle {
+export function withResult(handle: RunHandle, result: Promise<RunResult>): RunHandle {
   return {
     runId: handle.runId,
     get actor() {

@@ -17,6 +17,12 @@ export interface Journal {
    */
   get<T>(key: string, shape: z.ZodType<T>): T | undefined;
   record(key: string, value: unknown): void;
+  /**
+   * Resolves once every write made so far is stored, rejects with the store's failure. Only a
+   * store whose writes finish later has it (an owned run on a shared store): a model or tool
+   * call awaits it first, so no call is made before the steps that led to it are durable.
+   */
+  durable?(): Promise<void>;
 }
 
 /**

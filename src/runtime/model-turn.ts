@@ -32,6 +32,7 @@ export async function callModel(
   const key = modelCallKey(runId, stageExecutionId, modelCalls);
   let recorded = host.journal.get(key, RECORDED_CALL);
   if (!recorded) {
+    if (host.journal.durable) await host.journal.durable();
     recorded = await generate(host, input, signal).then(
       (result): RecordedCall => ({ reply: toReply(result, host.redact) }),
       (error: unknown): RecordedCall => {

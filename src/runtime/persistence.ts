@@ -104,16 +104,21 @@ export function stopOnStoreFailure(
   store: Journal & TranscriptStore,
   stopRun: (error: StagechartError) => void,
 ): Journal & TranscriptStore {
+  const fail = (error: unknown): never => {
+    const failure = toStagechartError(error, "Session/StoreUnavailable");
+    stopRun(failure);
+    throw failure;
+  };
   const guarded = <T>(work: () => T): T => {
     try {
       return work();
     } catch (error) {
-      const failure = toStagechartError(error, "Session/StoreUnavailable");
-      stopRun(failure);
-      throw failure;
+      return fail(error);
     }
   };
+  const { durable } = store;
   return {
+    ...(durable && { durable: () => durable.call(store).catch(fail) }),
     get: (key, shape) => guarded(() => store.get(key, shape)),
     record: (key, value) => guarded(() => store.record(key, value)),
     put: (stageExecutionId, key, entry) => guarded(() => store.put(stageExecutionId, key, entry)),

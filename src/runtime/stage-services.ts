@@ -39,6 +39,7 @@ export function createStageServices(host: Host): StageServices {
       const key = toolCallKey(runId, call.proposalId);
       const recorded = host.journal.get(key, TOOL_RUN);
       if (recorded) return recorded;
+      if (host.journal.durable) await host.journal.durable();
       const tool = host.tools.get(call.tool);
       if (!tool)
         throw new StagechartError(

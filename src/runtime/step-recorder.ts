@@ -19,6 +19,12 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private transcripts: NonNullable<StepCommit["transcripts"]> = [];
   private readonly kept = new Map<string, OrderedTranscript>();
   private nextSeq: number;
+  /**
+   * Where the store's writes finish after `commit` returns: resolves once the step under way
+   * (whose settling is already queued as the caller runs) is committed, and the store has
+   * stored every commit so far. What is emitted between steps waits for the next, as on SQLite.
+   */
+  readonly durable?: () => Promise<void>;
 
   constructor(
     private readonly store: RunStore,
@@ -26,6 +32,12 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
     private readonly definitionHash: string,
   ) {
     this.nextSeq = store.lastSeq(runId) + 1;
+    const stored = store.durable?.bind(store);
+    if (stored)
+      this.durable = async () => {
+        await new Promise((settle) => setImmediate(settle));
+        await stored();
+      };
   }
 
   /** The event as the store will keep it: the same seq, and the moment it happened. */

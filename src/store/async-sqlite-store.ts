@@ -85,6 +85,12 @@ export class AsyncSqliteStore implements AsyncRunStore {
   async transcriptRows(stageExecutionId: string) {
     return this.store.transcriptRows(stageExecutionId);
   }
+  async journalOf(runId: string) {
+    return this.store.journalOf(runId);
+  }
+  async transcriptsOf(runId: string) {
+    return this.store.transcriptsOf(runId);
+  }
   async recall(namespace: string, key: string) {
     return this.store.recall(namespace, key);
   }

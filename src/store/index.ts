@@ -1,7 +1,19 @@
 export { AsyncSqliteStore } from "./async-sqlite-store.js";
 export { MIGRATIONS, type Migration, SCHEMA_VERSION } from "./migrations.js";
 export type { AsyncRunStore } from "./postgres/async-run-store.js";
+export { OwnedRun } from "./postgres/owned-run.js";
 export { PostgresStore, type PostgresStoreOptions } from "./postgres/postgres-store.js";
+export {
+  resumeSharedRun,
+  type SharedResumeOptions,
+  type SharedRunOptions,
+  startSharedRun,
+} from "./postgres/shared-runs.js";
+export {
+  startWorkerPool,
+  type WorkerPool,
+  type WorkerPoolOptions,
+} from "./postgres/worker-pool.js";
 export type {
   DefinitionBundle,
   NewRun,

@@ -19,6 +19,7 @@ import { ForkCopier } from "./fork.js";
 import { StepHistory, type StepRecord } from "./history.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
+import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import {
   type DefinitionBundle,
   fromAuditRow,
@@ -326,6 +327,20 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   transcriptRows(stageExecutionId: string): TranscriptRow[] {
     return this.rowsOf(stageExecutionId);
+  }
+
+  /** The run's journal entries in the order recorded, values as their JSON text. */
+  journalOf(runId: string): JournalRow[] {
+    return this.guarded(() => this.sql.journalOf.all(runId));
+  }
+
+  /** The run's transcript entries, by stage execution then key. */
+  transcriptsOf(runId: string): RunTranscriptRow[] {
+    return this.guarded(() => this.sql.transcriptsOf.all(runId)).map((row) => ({
+      stageExecutionId: row.stageExecutionId,
+      key: row.key,
+      entry: entryOf(row.stageExecutionId, row),
+    }));
   }
 
   private rowsOf(stageExecutionId: string, before?: string): TranscriptRow[] {

@@ -45,6 +45,8 @@ export interface Statements {
   audit: Statement<[string, number], AuditRow>;
   snapshot: Statement<[string], SnapshotRow>;
   journalValue: Statement<[string], string>;
+  journalOf: Statement<[string], { key: string; value: string }>;
+  transcriptsOf: Statement<[string], TranscriptRead & { stageExecutionId: string }>;
   recordJournal: Statement<{ key: string; runId: string; value: string; at: string }>;
   putTranscript: Statement<TranscriptWrite>;
   transcript: Statement<{ stageExecutionId: string; before: string | null }, TranscriptRead>;
@@ -101,6 +103,15 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
 
     journalValue: db.prepare<[string], string>("SELECT value FROM journal WHERE key = ?").pluck(),
+    journalOf: db.prepare<[string], { key: string; value: string }>(
+      "SELECT key, value FROM journal WHERE run_id = ? ORDER BY rowid",
+    ),
+    transcriptsOf: db.prepare<[string], TranscriptRead & { stageExecutionId: string }>(
+      `SELECT t.stage_execution_id AS stageExecutionId, t.key, t.entry,
+         t.result_of AS resultOf, j.value AS resultSource
+       FROM transcripts t LEFT JOIN journal j ON j.key = t.result_of
+       WHERE t.run_id = ? ORDER BY t.stage_execution_id, t.key`,
+    ),
     recordJournal: db.prepare<{ key: string; runId: string; value: string; at: string }>(
       `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, @runId, @value, @at)
        ON CONFLICT (key) DO NOTHING`,

@@ -138,7 +138,7 @@ describe("the arena debate's consensus maths", () => {
     });
   });
 
-  it("storing a run's debate again (a resume after a crash) changes no rating further", () => {
+  it("storing a run's debate again (a resume after a crash) changes no rating further", async () => {
     const memory = new HostMemory();
     const record = {
       traceId: "trace-1",
@@ -146,15 +146,15 @@ describe("the arena debate's consensus maths", () => {
       arguments: [arg("critic", "contra", 0.8), arg("solution", "pro", 0.9)],
       ruling: { decision: "PROCEED", reason: "r", consensus: 0.7 },
     } as unknown as DebateRecord;
-    storeDebate(memory, "run-1", record, true);
-    storeDebate(memory, "run-1", record, true);
+    await storeDebate(memory, "run-1", record, true);
+    await storeDebate(memory, "run-1", record, true);
     expect(memory.recall(NS.elo, "critic")).toMatchObject({
       rating: 1210,
       matches: 1,
       successes: 1,
     });
-    expect(ratingsBefore(memory, "run-1").critic).toEqual(START_RATING);
-    storeDebate(memory, "run-2", record, false);
+    expect((await ratingsBefore(memory, "run-1")).critic).toEqual(START_RATING);
+    await storeDebate(memory, "run-2", record, false);
     expect(memory.recall(NS.elo, "solution")).toMatchObject({
       rating: 1190,
       matches: 2,

@@ -15,9 +15,9 @@ import { liveActor } from "./support/live-actor.js";
 const counting = pipelineOf({
   id: "counting",
   stages: [
-    code("count", ({ memory }) => {
-      const before = (memory.recall("counting", "runs") as number | undefined) ?? 0;
-      memory.remember("counting", "runs", before + 1);
+    code("count", async ({ memory }) => {
+      const before = ((await memory.recall("counting", "runs")) as number | undefined) ?? 0;
+      await memory.remember("counting", "runs", before + 1);
       return { verdict: "ok", output: { before } };
     }),
   ],

@@ -99,16 +99,17 @@ export interface Life {
 }
 
 /**
- * Runs a process — the logging child, or the real CLI — and kills it with SIGKILL `delayMs` after
+ * Runs a process — the logging child (`crash-child.mjs` unless another `script` is given), or
+ * the real CLI — and kills it with SIGKILL `delayMs` after
  * its `afterEvents`-th event, if given. The child prints `E …` per event and `R <result>` last;
  * the CLI with --json prints a progress line per event on stderr and its summary on stdout.
  */
 export function live(
-  how: { child: string[] } | { cli: string[] },
+  how: { child: string[]; script?: string } | { cli: string[] },
   kill?: { afterEvents: number; delayMs: number },
 ): Promise<Life> {
   const cli = "cli" in how;
-  const args = cli ? [BIN, ...how.cli] : [CHILD, ...how.child];
+  const args = cli ? [BIN, ...how.cli] : [how.script ?? CHILD, ...how.child];
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   const life: Life = { code: null, events: [] };
   const sawEvent = (line: string) => {

@@ -19,6 +19,17 @@ import type {
   StoredSnapshot,
 } from "../records.js";
 
+/** A journal entry as stored: its key and its value's JSON text. */
+export interface JournalRow {
+  key: string;
+  value: string;
+}
+
+/** A transcript entry of a run, with the stage execution it belongs to. */
+export interface RunTranscriptRow extends TranscriptRow {
+  stageExecutionId: string;
+}
+
 /**
  * The run store's contract (`RunStore` in src/runtime/persistence.ts, and what `SqliteStore`
  * adds to it) with every call asynchronous, as a store across the network must be. Method for
@@ -80,6 +91,14 @@ export interface AsyncRunStore {
   read(stageExecutionId: string, before?: string): Promise<TranscriptEntry[]>;
   /** A stage execution's entries with their keys, in key order. */
   transcriptRows(stageExecutionId: string): Promise<TranscriptRow[]>;
+
+  /**
+   * The run's journal entries in the order they were recorded, each value as its JSON text
+   * (`decodeJournalEntry` reads one back): what an owned run loads once instead of a read a call.
+   */
+  journalOf(runId: string): Promise<JournalRow[]>;
+  /** The run's transcript entries, by stage execution then key. */
+  transcriptsOf(runId: string): Promise<RunTranscriptRow[]>;
 
   /** What pipelines keep between runs. */
   recall(namespace: string, key: string): Promise<JsonValue | undefined>;

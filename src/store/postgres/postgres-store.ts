@@ -40,7 +40,7 @@ import {
   snapshotCorrupt,
 } from "../store-errors.js";
 import { entryOf, entryWrite } from "../tool-results.js";
-import type { AsyncRunStore } from "./async-run-store.js";
+import type { AsyncRunStore, JournalRow, RunTranscriptRow } from "./async-run-store.js";
 import * as controls from "./control-queue.js";
 import { copyForked, forkMarks } from "./fork.js";
 import { claimLease } from "./leases.js";
@@ -312,6 +312,29 @@ export class PostgresStore implements AsyncRunStore {
       [stageExecutionId, before ?? null],
     );
     return rows.map((row) => ({ key: row.key, entry: entryOf(stageExecutionId, row) }));
+  }
+
+  async journalOf(runId: string): Promise<JournalRow[]> {
+    const { rows } = await this.query(
+      "SELECT key, value FROM journal WHERE run_id = $1 ORDER BY position",
+      [runId],
+    );
+    return rows as JournalRow[];
+  }
+
+  async transcriptsOf(runId: string): Promise<RunTranscriptRow[]> {
+    const { rows } = await this.query(
+      `SELECT t.stage_execution_id AS "stageExecutionId", t.key, t.entry,
+         t.result_of AS "resultOf", j.value AS "resultSource"
+       FROM transcripts t LEFT JOIN journal j ON j.key = t.result_of
+       WHERE t.run_id = $1 ORDER BY t.stage_execution_id, t.key`,
+      [runId],
+    );
+    return rows.map((row) => ({
+      stageExecutionId: row.stageExecutionId,
+      key: row.key,
+      entry: entryOf(row.stageExecutionId, row),
+    }));
   }
 
   async recall(namespace: string, key: string): Promise<JsonValue | undefined> {

@@ -147,5 +147,38 @@ export function runsAndSteps(harness: StoreHarness): void {
       expect(await store.read(execution, "b-1")).toEqual(["B", "a again"].map(user));
       expect(await store.read("run-1/none/1")).toEqual([]);
     });
+
+    it("give back one run's entries at once: its journal as recorded, its transcripts by execution and key", async () => {
+      const { store } = await harness.fresh();
+      okValue(await store.createRun(newRun("run-1")));
+      okValue(await store.createRun(newRun("run-2")));
+      const user = (text: string) => ({ role: "user" as const, text });
+      await store.commitStep("run-1", {
+        events: [started("run-1")],
+        journal: [
+          { key: "tool:run-1/p2", value: { ok: true } },
+          { key: "model:run-1/s/1", value: { reply: "one" } },
+        ],
+        transcripts: [
+          { stageExecutionId: "run-1/plan/1", key: "b", entry: user("b") },
+          { stageExecutionId: "run-1/build/1", key: "a", entry: user("build") },
+          { stageExecutionId: "run-1/plan/1", key: "a", entry: user("a") },
+        ],
+      });
+      await store.record("model:run-1/s/2", [2]);
+      await store.record("model:run-2/s/1", "another run's");
+      await store.put("run-2/plan/1", "a", user("another run's"));
+      expect(await store.journalOf("run-1")).toEqual([
+        { key: "tool:run-1/p2", value: '{"ok":true}' },
+        { key: "model:run-1/s/1", value: '{"reply":"one"}' },
+        { key: "model:run-1/s/2", value: "[2]" },
+      ]);
+      expect(await store.transcriptsOf("run-1")).toEqual([
+        { stageExecutionId: "run-1/build/1", key: "a", entry: user("build") },
+        { stageExecutionId: "run-1/plan/1", key: "a", entry: user("a") },
+        { stageExecutionId: "run-1/plan/1", key: "b", entry: user("b") },
+      ]);
+      expect(await store.journalOf("run-3")).toEqual([]);
+    });
   });
 }
