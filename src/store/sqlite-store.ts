@@ -33,7 +33,7 @@ import {
   toAuditRow,
   toRunRow,
 } from "./records.js";
-import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
+import { isValidRunId, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import {

@@ -221,6 +221,9 @@ export function stepsForksControls(harness: StoreHarness): void {
       expect(await store.transcriptRows("run-1/build/1")).toEqual([
         { key: "k1", entry: toolStep.transcripts[0]?.entry },
       ]);
+      expect(await store.transcriptsOf("run-1")).toEqual([
+        { stageExecutionId: "run-1/build/1", key: "k1", entry: toolStep.transcripts[0]?.entry },
+      ]);
     });
 
     it("is read back in a fork of the run, and a missing journal entry is Session/StoreCorrupt", async () => {
