@@ -178,7 +178,7 @@ export function createPipelineMachine(
   pipeline: PipelineDefinition,
   services: PipelineServices,
 ): PipelineMachine {
-  const compiled = compiledPipelines.get(fingerprint(pipeline).hash, () =>
+  const compiled = compiledPipelines.get(compiledKey(pipeline), () =>
     compilePipelineMachine(pipeline),
   );
   // An empty machine of the pipeline's setup carries its implementations for these services.
@@ -190,6 +190,21 @@ export function createPipelineMachine(
 
 /** Pipeline machines compiled in this process, by definition hash. */
 const compiledPipelines = new MachineCache<PipelineMachine>(64);
+
+/**
+ * What the compiled states are made of: the definition's hash, and what the states take from the
+ * definition that its hash leaves out (its id, its override reach, its stages' order and files).
+ */
+const compiledKey = (pipeline: PipelineDefinition): string =>
+  JSON.stringify([
+    fingerprint(pipeline).hash,
+    pipeline.id,
+    pipeline.override ?? null,
+    Object.values(pipeline.stages).map((stage) => [
+      stage.id,
+      stage.kind === "llm" ? stage.definition.file : null,
+    ]),
+  ]);
 
 /** How many pipeline machines this process compiled (a run of a cached definition compiles none). */
 export const pipelineCompiles = (): number => compiledPipelines.compiles;

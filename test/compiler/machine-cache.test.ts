@@ -54,6 +54,17 @@ describe("compiled pipeline machines", () => {
     expect(pipelineCompiles() - before).toBe(1);
   });
 
+  it("are not shared by pipelines equal but for their id", async () => {
+    await runOnItsOwnHost(codeReview("named-first"), "run-1");
+    const { result, audit } = await runOnItsOwnHost(codeReview("named-second"), "run-2");
+    expect(result.status).toBe("done");
+    const named = audit.events.flatMap((event) =>
+      event.payload.pipelineId === undefined ? [] : [event.payload.pipelineId],
+    );
+    expect(named.length).toBeGreaterThan(0);
+    expect(new Set(named)).toEqual(new Set(["named-second"]));
+  });
+
   it("keep two runs of one cached machine apart while they run at once", async () => {
     const pipeline = codeReview("compiled-shared");
     await runOnItsOwnHost(pipeline, "run-warm");
