@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { compilePipelineMachine } from "../../src/compiler/pipeline-machine.js";
 import { compilePipeline, loadPipeline, type PipelineDefinition } from "../../src/index.js";
 import { type Comparison, compare } from "../report.js";
 import { runToEnd } from "../stagechart-runs.js";
@@ -44,7 +45,8 @@ export async function parallelScaling(scale: Scale): Promise<Comparison> {
 
 /**
  * Compiling a chain of `stages` against 10-stage chains compiled as many times as make the same
- * number of stages: 1.00× is linear. The goal is under a second for 1,000 stages.
+ * number of stages: 1.00× is linear. The goal is under a second for 1,000 stages. Measured
+ * uncached: a run reuses the machine compiled for an equal definition, so these would all be one.
  */
 export async function compileScaling(stages: number): Promise<Comparison> {
   const small: Workload = { stages: 10, turns: 3, outputBytes: 200 };
@@ -53,18 +55,21 @@ export async function compileScaling(stages: number): Promise<Comparison> {
     Array.from({ length: stages / 10 }, () => pipelineOf(small)),
   );
   const largePipeline = await pipelineOf(large);
-  const host = hostFor(small);
-  compilePipeline(await pipelineOf(small), host);
+  compilePipelineMachine(await pipelineOf(small));
   const smallMs = await timeOnce(async () => {
-    for (const pipeline of smallPipelines) compilePipeline(pipeline, host);
+    for (const pipeline of smallPipelines) compilePipelineMachine(pipeline);
   });
-  const largeMs = await timeOnce(async () => compilePipeline(largePipeline, host));
+  const largeMs = await timeOnce(async () => compilePipelineMachine(largePipeline));
+  // A run's machine for a definition already compiled in this process: hashed, not compiled.
+  const host = hostFor(small);
+  compilePipeline(largePipeline, host);
+  const cachedMs = await timeOnce(async () => compilePipeline(largePipeline, host));
   return compare(
     `compiling a ${stages}-stage pipeline`,
     "ms",
     { label: `${stages / 10} × 10 stages`, value: smallMs },
     { label: `${stages} stages`, value: largeMs },
-    { goalMs: 1000 },
+    { goalMs: 1000, cachedMs },
   );
 }
 

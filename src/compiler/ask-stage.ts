@@ -2,6 +2,7 @@ import { assign, fromPromise, setup } from "xstate";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
 import type { JsonSchema } from "../definitions/json-schema.js";
 import type { AuditEventInput } from "../inspect/audit.js";
+import { withImplementations } from "./machine-cache.js";
 
 /** What an ask stage asks a person: a value valid under `schema`. */
 export interface InputRequest {
@@ -40,7 +41,21 @@ export interface AskContext {
  * nobody there, parks (tag `suspended`) until an answer is sent in (`INPUT_ANSWER`, from a
  * resume). Only a valid answer ends it; the value is its output. Tag `ask-pending` says it waits.
  */
-export function createAskMachine(services: AskServices) {
+export function createAskMachine(services: AskServices): AskMachine {
+  compiled ??= compileAskMachine();
+  // An empty machine of the ask setup carries its implementations for these services.
+  const { implementations } = askSetup(services).createMachine({ context: {} as AskContext });
+  return withImplementations(compiled, implementations);
+}
+
+type AskMachine = ReturnType<typeof compileAskMachine>;
+
+let compiled: AskMachine | undefined;
+
+/** What the compiled states run with until a caller gives its own services: nothing. */
+const NOT_BOUND = {} as AskServices;
+
+function askSetup(services: AskServices) {
   const audit = (context: AskContext, type: AuditEventInput["type"], payload: object) =>
     services.audit({
       type,
@@ -84,7 +99,11 @@ export function createAskMachine(services: AskServices) {
         audit(context, "StageExited", { verdict: "ok", capHit: false, attemptCount: 1 });
       },
     },
-  }).createMachine({
+  });
+}
+
+function compileAskMachine() {
+  return askSetup(NOT_BOUND).createMachine({
     id: "ask",
     context: ({ input }) => ({ request: input }),
     entry: "requested",

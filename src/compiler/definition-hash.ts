@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
 
 /**
@@ -94,14 +94,17 @@ function stageShape(stage: PipelineStage): unknown {
 }
 
 function digest(value: unknown): string {
-  return createHash("sha256").update(stableJson(value)).digest("hex").slice(0, 16);
+  return hash("sha256", stableJson(value), "hex").slice(0, 16);
 }
+
+/** `localeCompare`'s order (ECMA-402 defines it as this collator's), without a collator per call. */
+const byLocale = new Intl.Collator().compare;
 
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const entries = Object.entries(value).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => a.localeCompare(b));
+    entries.sort(([a], [b]) => byLocale(a, b));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";

@@ -1,7 +1,7 @@
-import { type AnyStateMachine, createMachine } from "xstate";
+import type { AnyStateMachine } from "xstate";
 import { type DirectedGraphEdge, type DirectedGraphNode, toDirectedGraph } from "xstate/graph";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { createPipelineMachine } from "./pipeline-machine.js";
+import { compilePipelineMachine } from "./pipeline-machine.js";
 
 /** How `stagechart graph` draws a compiled pipeline. */
 export const GRAPH_FORMATS = ["mermaid", "dot", "json"] as const;
@@ -166,15 +166,5 @@ function dot(root: DirectedGraphNode, edges: Edge[]): string {
 
 /** The pipeline's machine for drawing and path generation: its stages are never run. */
 export function drawablePipeline(pipeline: PipelineDefinition): AnyStateMachine {
-  const notRun = () => Promise.reject(new Error("a drawable pipeline does not run stages"));
-  return createPipelineMachine(
-    pipeline,
-    {
-      stageMachine: createMachine({ id: "stage" }),
-      askMachine: createMachine({ id: "ask" }),
-      runCode: notRun,
-      audit: () => undefined as never,
-    },
-    "drawn",
-  );
+  return compilePipelineMachine(pipeline, "drawn");
 }

@@ -2,6 +2,7 @@ import {
   type AnyActorRef,
   type AnyStateMachine,
   assign,
+  createMachine,
   enqueueActions,
   fromPromise,
   type MetaObject,
@@ -22,6 +23,8 @@ import type {
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput, AuditEventType } from "../inspect/audit.js";
 import { holds, mentionsVerdict } from "./conditions.js";
+import { fingerprint } from "./definition-hash.js";
+import { MachineCache, withImplementations } from "./machine-cache.js";
 import { spawnedGroupState } from "./pipeline-group-run.js";
 import {
   decideGroup,
@@ -185,6 +188,56 @@ export function createPipelineMachine(
   services: PipelineServices,
   groupShape: GroupShape = "run",
 ): PipelineMachine {
+  const compiled = compiledPipelines.get(compiledKey(pipeline, groupShape), () =>
+    compilePipelineMachine(pipeline, groupShape),
+  );
+  // An empty machine of the pipeline's setup carries its implementations for these services.
+  const { implementations } = pipelineSetup(pipeline, services, groupShape).createMachine({
+    context: {} as PipelineContext,
+  });
+  return withImplementations(compiled, implementations);
+}
+
+/** Pipeline machines compiled in this process, by definition hash. */
+const compiledPipelines = new MachineCache<PipelineMachine>(64);
+
+/**
+ * What the compiled states are made of: the definition's hash, and what the states take from the
+ * definition that its hash leaves out (its id, its override reach, its stages' order and files),
+ * and the shape its groups take.
+ */
+const compiledKey = (pipeline: PipelineDefinition, groupShape: GroupShape): string =>
+  JSON.stringify([
+    groupShape,
+    fingerprint(pipeline).hash,
+    pipeline.id,
+    pipeline.override ?? null,
+    Object.values(pipeline.stages).map((stage) => [
+      stage.id,
+      stage.kind === "llm" ? stage.definition.file : null,
+    ]),
+  ]);
+
+/** How many pipeline machines this process compiled (a run of a cached definition compiles none). */
+export const pipelineCompiles = (): number => compiledPipelines.compiles;
+
+/** What a compiled machine runs with until a run provides its own services: nothing. */
+const NOT_BOUND: PipelineServices = {
+  stageMachine: createMachine({ id: "stage" }),
+  askMachine: createMachine({ id: "ask" }),
+  runCode: () => Promise.reject(new Error("a compiled pipeline does not run stages by itself")),
+  audit: () => undefined,
+};
+
+/**
+ * The pipeline's actors, guards and actions for one run's services: everything a run does
+ * beyond routing, so the compiled states are a pure function of the definition.
+ */
+function pipelineSetup(
+  pipeline: PipelineDefinition,
+  services: PipelineServices,
+  groupShape: GroupShape,
+) {
   const subMachines = Object.fromEntries(
     Object.values(pipeline.stages).flatMap((stage) =>
       stage.kind === "pipeline"
@@ -192,7 +245,7 @@ export function createPipelineMachine(
         : [],
     ),
   );
-  const machineSetup = setup({
+  return setup({
     types: {} as {
       context: PipelineContext;
       events: PipelineEvent;
@@ -310,6 +363,17 @@ export function createPipelineMachine(
       }),
     },
   });
+}
+
+/**
+ * The pipeline's states, compiled from its topology, not cached; its stages never run by
+ * themselves (see `createPipelineMachine` for a machine a run drives).
+ */
+export function compilePipelineMachine(
+  pipeline: PipelineDefinition,
+  groupShape: GroupShape = "run",
+): PipelineMachine {
+  const machineSetup = pipelineSetup(pipeline, NOT_BOUND, groupShape);
 
   const ownStates = Object.values(pipeline.stages).filter(
     (stage) => !onlyASibling(pipeline, stage.id),

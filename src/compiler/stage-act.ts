@@ -3,13 +3,12 @@ import { approvalState } from "./stage-approval.js";
 import { fail } from "./stage-context.js";
 import { errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
-import type { StageServices } from "./stage-services.js";
 
 /**
  * Act (DESIGN.md §4.1): model turns until a valid completion or the turn cap; provider errors
  * are retried after a backoff, proposed calls go through the approval order one at a time.
  */
-export function actState(machine: StageMachineSetup, services: StageServices) {
+export function actState(machine: StageMachineSetup) {
   return machine.createStateConfig({
     initial: "turn",
     states: {
@@ -94,9 +93,8 @@ export function actState(machine: StageMachineSetup, services: StageServices) {
                   params: ({ event }) => ({ error: event.error }),
                 },
                 {
-                  type: "audit",
-                  params: (args) =>
-                    failedTurnAudit(args, Math.max(0, args.context.waitUntil - services.now())),
+                  type: "auditWait",
+                  params: (args) => ({ ...failedTurnAudit(args, 0), waitField: "retryInMs" }),
                 },
               ],
             },
@@ -117,7 +115,7 @@ export function actState(machine: StageMachineSetup, services: StageServices) {
           onDone: "calling",
         },
       },
-      dispatch: approvalState(machine, services),
+      dispatch: approvalState(machine),
     },
   });
 }

@@ -3,7 +3,6 @@ import { toolRunActions, userDenial } from "./stage-actions.js";
 import { callPayload, current, grantRequest } from "./stage-context.js";
 import { errorResult, errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
-import type { StageServices } from "./stage-services.js";
 
 /**
  * The tool approval order (DESIGN.md §4.2), one proposed call at a time: unknown tools are
@@ -11,7 +10,7 @@ import type { StageServices } from "./stage-services.js";
  * interactors (or parks the run), a grant is minted and consumed once, guard rules have the last
  * word, and the result (or the refusal) goes back on the transcript.
  */
-export function approvalState(machine: StageMachineSetup, services: StageServices) {
+export function approvalState(machine: StageMachineSetup) {
   return machine.createStateConfig({
     initial: "next",
     states: {
@@ -226,14 +225,7 @@ export function approvalState(machine: StageMachineSetup, services: StageService
           {
             guard: "guardDenies",
             target: "denied",
-            actions: {
-              type: "deny",
-              params: ({ context }) => ({
-                source: "guard",
-                code: "ToolTerminal/GuardDenied",
-                message: `denied by the guard rule ${services.deniedByGuard(current(context))}`,
-              }),
-            },
+            actions: "denyByGuard",
           },
           { target: "running" },
         ],

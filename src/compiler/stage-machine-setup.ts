@@ -118,6 +118,19 @@ export function stageMachineSetup(services: StageServices) {
           attempt: context.attempt,
           payload: params.payload,
         }),
+      /** Audits how long the stage now waits (until `waitUntil`) as the payload's `waitField`. */
+      auditWait: ({ context }, params: AuditParams & { waitField: string }) =>
+        services.audit({
+          type: params.type,
+          runId: context.runId,
+          stageId: context.stage.id,
+          stageExecutionId: context.stageExecutionId,
+          attempt: context.attempt,
+          payload: {
+            ...params.payload,
+            [params.waitField]: Math.max(0, context.waitUntil - services.now()),
+          },
+        }),
       writeSystemPrompt: ({ context }, params: { text: string }) =>
         services.writeTranscript(
           context.stageExecutionId,
@@ -203,6 +216,13 @@ export function stageMachineSetup(services: StageServices) {
         return consumed.ok ? { grants: consumed.value } : {};
       }),
       deny: assign((_, denial: Denial) => ({ denial })),
+      denyByGuard: assign(({ context }) => ({
+        denial: {
+          source: "guard" as const,
+          code: "ToolTerminal/GuardDenied" as const,
+          message: `denied by the guard rule ${services.deniedByGuard(current(context))}`,
+        },
+      })),
       setVerdict: assign((_, params: { verdict: Verdict; reason?: string }) => ({
         verdict: params.verdict,
         reason: params.reason,

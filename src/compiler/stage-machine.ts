@@ -1,6 +1,14 @@
+import { withImplementations } from "./machine-cache.js";
 import { actState } from "./stage-act.js";
 import { assertAudit, exitAudit, gateAudit, initFailed } from "./stage-actions.js";
-import { assertInput, exitInput, fail, gateInput, stageResult } from "./stage-context.js";
+import {
+  assertInput,
+  exitInput,
+  fail,
+  gateInput,
+  type StageMachineContext,
+  stageResult,
+} from "./stage-context.js";
 import { errorView, viewOf } from "./stage-entries.js";
 import { stageMachineSetup } from "./stage-machine-setup.js";
 import type { StageServices } from "./stage-services.js";
@@ -8,10 +16,27 @@ import type { StageServices } from "./stage-services.js";
 /**
  * The stage lifecycle (DESIGN.md §4.1): Setup → Init → CheckGate → Act → Assert → Exit, one
  * actor per stage execution. All work is done by `services`; the machine only routes, so it
- * can be persisted in any state and restored into a working actor.
+ * can be persisted in any state and restored into a working actor. Its states are compiled once
+ * per process; each call gives them `services`.
  */
-export function createStageMachine(services: StageServices) {
-  const machine = stageMachineSetup(services);
+export function createStageMachine(services: StageServices): StageMachine {
+  compiled ??= compileStageMachine();
+  // An empty machine of the stage setup carries its implementations for these services.
+  const { implementations } = stageMachineSetup(services).createMachine({
+    context: {} as StageMachineContext,
+  });
+  return withImplementations(compiled, implementations);
+}
+
+export type StageMachine = ReturnType<typeof compileStageMachine>;
+
+let compiled: StageMachine | undefined;
+
+/** What the compiled states run with until a caller gives its own services: nothing. */
+const NOT_BOUND = {} as StageServices;
+
+function compileStageMachine() {
+  const machine = stageMachineSetup(NOT_BOUND);
   return machine.createMachine({
     id: "stage",
     context: ({ input }) => ({
@@ -138,7 +163,7 @@ export function createStageMachine(services: StageServices) {
         tags: ["suspended"],
         on: { RECHECK: "checkGate" },
       },
-      act: actState(machine, services),
+      act: actState(machine),
       assert: {
         invoke: {
           src: "assertStage",
@@ -168,15 +193,16 @@ export function createStageMachine(services: StageServices) {
                 { type: "audit", params: assertAudit },
                 { type: "scheduleRetry", params: ({ event }) => ({ reason: event.output.reason }) },
                 {
-                  type: "audit",
+                  type: "auditWait",
                   params: ({ context }) => ({
                     type: "StageRetry",
                     payload: {
                       nextAttempt: context.attempt + 1,
                       maxAttempts: context.stage.retryPolicy.maxAttempts,
-                      delayMs: Math.max(0, context.waitUntil - services.now()),
+                      delayMs: 0,
                       reason: context.reason,
                     },
+                    waitField: "delayMs",
                   }),
                 },
               ],
