@@ -5,10 +5,16 @@ import { loadPipelineFile } from "../../src/index.js";
 import { pathTests } from "../../src/testing/index.js";
 import { MACHINES_DIR } from "../support/pipeline-files.js";
 
+/**
+ * arena-debate's LLM stages read what its code stages compute (ratings, tallies, the ruling),
+ * which no fixture of a path supplies, so most of its paths cannot be driven (README, "The arena
+ * debate"): its paths are checked in test/pipelines/arena-debate-paths.test.ts and its runs, on
+ * its scripts, in test/pipelines/arena-debate*.test.ts.
+ */
 const files = await glob("*.yaml", {
   cwd: MACHINES_DIR,
   absolute: true,
-  ignore: ["*.script.yaml"],
+  ignore: ["*.script.yaml", "arena-debate.yaml"],
 });
 
 for (const file of files.sort()) {
