@@ -106,11 +106,18 @@ describe("run --detach", () => {
     expect(withServer.code).toBe(0);
   });
 
-  it("refuses a pipeline written in TypeScript, whose files cannot travel yet", async () => {
+  it("queues a pipeline that names code modules with those modules in its definition", async () => {
     const project = demoProject();
     const detached = await runIn(project, "run", "task-lifecycle", "--task", "x", "--detach");
-    expect(detached.code).toBe(1);
-    expect(detached.stderr).toContain("Validation/DefinitionNotBundlable");
-    expect(detached.stderr).not.toMatch(/\n\s+at /);
+    expect(detached.code).toBe(0);
+    const runId = detached.stdout.trim();
+    const files = withStore(project, (store) => {
+      const run = store.getRun(runId);
+      if (!run.ok) throw run.error;
+      const bundle = store.loadDefinition(run.value.definitionHash);
+      if (!bundle.ok) throw bundle.error;
+      return Object.keys(bundle.value.files);
+    });
+    expect(files).toContainEqual(expect.stringMatching(/task-lifecycle\/phases\.js$/));
   });
 });
