@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import type { AuditEvent } from "../../src/inspect/audit.js";
@@ -9,6 +11,7 @@ import { demoProject, runCli, summaryOf } from "../support/cli.js";
 import { slowPipeline } from "../support/live-runs.js";
 import { postgresBinaries, startPostgres, type TestPostgres } from "../support/postgres.js";
 import { harness } from "../support/stage-harness.js";
+import { tempDir } from "../support/stages.js";
 
 const binaries = postgresBinaries();
 // Skipped only on a machine without PostgreSQL; CI installs it (.ci/run), where this fails instead.
@@ -60,6 +63,39 @@ async function liveSharedRun(url: string, runId: string) {
   const handle: RunHandle = started.value;
   await waitFor(liveActor(handle), (s) => s.context.current === "draft");
   return { handle, close: () => store.close() };
+}
+
+/** A reopenable one-stage pipeline whose scripted model submits "first", then "again". */
+function reopenableProject(): string {
+  const dir = tempDir();
+  mkdirSync(join(dir, "stages"));
+  writeFileSync(
+    join(dir, "stages/plan.md"),
+    `---
+id: plan
+name: plan
+allowedTools: [Read]
+completionTool: submit_work
+completionSchema:
+  type: object
+  required: [summary]
+  properties: { summary: { type: string } }
+retryPolicy: { maxAttempts: 1, backoff: fixed, delayMs: 0 }
+turnCap: 3
+resolutionPolicy: fail
+---
+Plan {{ctx.task}}.
+`,
+  );
+  writeFileSync(
+    join(dir, "reopen.yaml"),
+    "id: reopen\nreopenable: true\ncontext: { type: object, properties: { task: { type: string } } }\nentry: plan\nstages:\n  plan: { file: stages/plan.md }\n",
+  );
+  writeFileSync(
+    join(dir, "reopen.script.yaml"),
+    "stages:\n  plan:\n    - { tool: submit_work, args: { summary: first } }\n    - { tool: submit_work, args: { summary: again } }\n",
+  );
+  return join(dir, "reopen.yaml");
 }
 
 describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", () => {
@@ -153,6 +189,22 @@ describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", (
     expectWholeTrail(events);
     expect(events.find((e) => e.type === "ControlRequested")?.payload).toMatchObject({
       control: { type: "OVERRIDE", to: "publish", reason: "draft is fine" },
+    });
+  });
+
+  it("reopens a run that ended done with redo, on the shared store", async () => {
+    const url = await server.createDatabase();
+    const pipeline = reopenableProject();
+    const run = await runCli("run", pipeline, "--task", "t", "--store", url, "--json");
+    expect(summaryOf(run.stdout)).toMatchObject({ status: "done", output: { summary: "first" } });
+    const { runId } = summaryOf(run.stdout);
+    const redo = await runCli("redo", runId, "--reason", "once more", "--store", url, "--json");
+    expect(redo.code).toBe(0);
+    expect(summaryOf(redo.stdout)).toMatchObject({ status: "done", output: { summary: "again" } });
+    const events = await auditOf(url, runId);
+    expectWholeTrail(events);
+    expect(events.find((e) => e.type === "RunReopened")?.payload).toMatchObject({
+      reason: "once more",
     });
   });
 
