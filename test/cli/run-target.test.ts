@@ -151,6 +151,19 @@ describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", (
     expect(events.find((e) => e.type === "GrantIssued")?.payload).toMatchObject({ proposalId });
   });
 
+  it("cancels a suspended run nobody owns by resuming it with the cancel", async () => {
+    const url = await server.createDatabase();
+    const run = await runCli(
+      ...["run", "code-review", "--task", "Add auth", "--headless", "--on-grant", "suspend"],
+      ...["--json", "--root", demoProject(), "--store", url],
+    );
+    const { runId } = summaryOf(run.stdout);
+    const cancelled = await runCli("cancel", runId, "--store", url, "--json");
+    expect(cancelled.code).toBe(3);
+    expect(summaryOf(cancelled.stdout)).toMatchObject({ runId, status: "cancelled" });
+    expect((await auditOf(url, runId)).at(-1)?.type).toBe("RunCancelled");
+  });
+
   it("cancels a run another owner runs live: the owner takes the request and the run ends cancelled", async () => {
     const url = await server.createDatabase();
     const live = await liveSharedRun(url, "run-live-1");
