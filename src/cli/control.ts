@@ -1,7 +1,6 @@
 import { InvalidArgumentError } from "commander";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import { requestControl } from "../runtime/control.js";
-import type { RunStore } from "../runtime/persistence.js";
 import { refuse } from "./drive.js";
 import { type CliIo, EXIT } from "./io.js";
 
@@ -19,7 +18,7 @@ export interface ControlFlags {
  * stored run itself.
  */
 export async function controlLiveRun(
-  store: RunStore,
+  store: Parameters<typeof requestControl>[0],
   runId: string,
   event: PipelineEvent,
   flags: ControlFlags,

@@ -52,7 +52,7 @@ export const postgresRefused = (flag: string | undefined): StagechartError | und
   isPostgresUrl(storeSpecOf(flag))
     ? new StagechartError(
         "Validation/StoreUnsupported",
-        "this command cannot use a PostgreSQL store yet (runs, show, audit, history, cancel and run --detach can)",
+        "this command cannot use a PostgreSQL store yet: fork launches its copy on the SQLite store, and inspect's visualizer reads the SQLite file (every other command can)",
       )
     : undefined;
 

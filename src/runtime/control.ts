@@ -191,15 +191,8 @@ export async function requestControl(
   }
 }
 
-/** Whether a live process holds the run's lease now (in a store that answers at once). */
-export function isLive(
-  store: { leaseHolder(runId: string): LeaseHolder | undefined },
-  runId: string,
-): boolean {
-  return holderIsLive(store.leaseHolder(runId));
-}
-
-const holderIsLive = (holder: LeaseHolder | undefined): boolean =>
+/** Whether a lease holder (`leaseHolder`'s answer) is a live process whose lease has not expired. */
+export const holderIsLive = (holder: LeaseHolder | undefined): boolean =>
   holder !== undefined && holder.expiresAt > Date.now() && !ownerIsGone(holder.owner);
 
 const notLive = (runId: string, why: string) =>

@@ -4,6 +4,7 @@ export type { AsyncRunStore } from "./postgres/async-run-store.js";
 export { OwnedRun } from "./postgres/owned-run.js";
 export { PostgresStore, type PostgresStoreOptions } from "./postgres/postgres-store.js";
 export {
+  reopenSharedRun,
   resumeSharedRun,
   type SharedResumeOptions,
   type SharedRunOptions,

@@ -4,12 +4,10 @@ import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
 import { err, type Result, StagechartError } from "../../errors.js";
 import type { ResumeInput } from "../../runtime/ask-stages.js";
-import { isLive } from "../../runtime/control.js";
+import { holderIsLive } from "../../runtime/control.js";
 import type { Host } from "../../runtime/host.js";
 import { parseAnswer } from "../../runtime/interactors.js";
-import type { RunStore } from "../../runtime/persistence.js";
-import { reopenRun } from "../../runtime/reopen.js";
-import { type GrantAnswer, type RunHandle, resumeRun } from "../../runtime/run.js";
+import type { GrantAnswer, RunHandle } from "../../runtime/run.js";
 import { cancelQueuedOr } from "../cancel-queued.js";
 import { type ControlFlags, controlLiveRun, positiveSeconds } from "../control.js";
 import { drive, refuse } from "../drive.js";
@@ -19,7 +17,8 @@ import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { collect } from "../options.js";
 import { withRunHost } from "../run-host.js";
-import { noStoreFor, openExistingStore } from "../store.js";
+import { inspectionRefused, openExistingRunTarget, type RunTarget } from "../run-target.js";
+import { noStoreFor, STORE_HELP } from "../store.js";
 
 interface StoredRunFlags extends ControlFlags {
   store?: string;
@@ -36,12 +35,12 @@ interface StoredRunFlags extends ControlFlags {
 
 /** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
 export function registerResume(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  const storeOption = "--store <path>";
+  const storeOption = "--store <path|url>";
   program
     .command("resume")
     .description("continue a stopped or interrupted run from its last step")
     .argument("<runId>")
-    .option(storeOption, "the run store (default: .stagechart/runs.db)")
+    .option(storeOption, STORE_HELP)
     .option("--force", "resume even if the pipeline changed since the run was saved")
     .addOption(approveOption())
     .addOption(denyOption())
@@ -58,7 +57,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .command("cancel")
     .description("cancel a stored run")
     .argument("<runId>")
-    .option(storeOption, "the run store")
+    .option(storeOption, STORE_HELP)
     .addOption(byOption())
     .addOption(timeoutOption())
     .option("--json", "print a JSON summary last on stdout")
@@ -73,7 +72,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .argument("<runId>")
     .requiredOption("--to <stage>", "the stage to move to")
     .requiredOption("--reason <text>", "why (audited)")
-    .option(storeOption, "the run store")
+    .option(storeOption, STORE_HELP)
     .addOption(byOption())
     .addOption(timeoutOption())
     .option("--json", "print a JSON summary last on stdout")
@@ -97,7 +96,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
       "the stage to run again (for a done run: the one it ended from by default)",
     )
     .option("--reason <text>", "why (audited; needed to reopen a run that ended done)")
-    .option(storeOption, "the run store")
+    .option(storeOption, STORE_HELP)
     .addOption(byOption())
     .addOption(timeoutOption())
     .option("--json", "print a JSON summary last on stdout")
@@ -125,9 +124,9 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
  */
 const redoOf =
   (stage: string | undefined, reason = ""): Relaunch =>
-  (pipeline, run, options) => {
+  async (pipeline, run, options, target) => {
     if (run.status === "done")
-      return reopenRun(pipeline, run.runId, {
+      return target.reopen(pipeline, run.runId, {
         ...options,
         reason,
         by: "command line",
@@ -140,21 +139,22 @@ const redoOf =
           `name the stage of run ${run.runId} to redo; only a run that ended done runs its last stage again by default`,
         ),
       );
-    return resumeRun(pipeline, run.runId, { ...options, control: { type: "REDO", stage } });
+    return target.resume(pipeline, run.runId, { ...options, control: { type: "REDO", stage } });
   };
 
-/** How a command continues a stored run, given the pipeline, the run's row, a host and a store. */
+/** How a command continues a stored run, given the pipeline, the run's row, a host and its store. */
 type Relaunch = (
   pipeline: PipelineDefinition,
   run: { runId: string; status: string },
-  options: { host: Host; store: RunStore; inspect?: Observer<InspectionEvent> },
-) => Result<RunHandle>;
+  options: { host: Host; inspect?: Observer<InspectionEvent> },
+  target: RunTarget,
+) => Promise<Result<RunHandle>>;
 
 /** `resume`, `cancel` and `override`: the run resumed, with answers and a control event if any. */
 const resumeWith =
   (flags: StoredRunFlags, control?: PipelineEvent): Relaunch =>
-  (pipeline, run, options) =>
-    resumeRun(pipeline, run.runId, {
+  (pipeline, run, options, target) =>
+    target.resume(pipeline, run.runId, {
       ...options,
       force: Boolean(flags.force),
       answers: answersOf(flags),
@@ -178,15 +178,16 @@ async function continueRun(
   event?: PipelineEvent,
 ): Promise<number> {
   // No store file: the run cannot be in it, and none is created just to say so.
-  const store = openExistingStore(flags.store);
-  if (!store) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
-  if (!store.ok) return refuse(io, flags.json, store.error, runId);
+  const target = await openExistingRunTarget(flags.store);
+  if (!target) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
+  if (!target.ok) return refuse(io, flags.json, target.error, runId);
+  const { store } = target.value;
   try {
-    const run = store.value.getRun(runId);
+    const run = await store.getRun(runId);
     if (!run.ok) return refuse(io, flags.json, run.error, runId);
     // Another live process runs it: that process is asked, through the store.
-    if (event && isLive(store.value, runId)) {
-      const answered = await controlLiveRun(store.value, runId, event, flags, io);
+    if (event && holderIsLive(await store.leaseHolder(runId))) {
+      const answered = await controlLiveRun(store, runId, event, flags, io);
       if (answered !== undefined) return answered;
     }
     // Whoever resumes decides whether there is somebody at the terminal to ask.
@@ -198,6 +199,8 @@ async function continueRun(
     const refused = (error: StagechartError) =>
       refuse(io, flags.json, error, runId, run.value.status);
     const stored = { runId, status: run.value.status };
+    const unsupported = inspectionRefused(flags);
+    if (unsupported) return refused(unsupported);
     const inspecting = inspectionBeside(
       inspectionFor(flags.inspect, flags.store, io, flags.stately),
     );
@@ -210,11 +213,15 @@ async function continueRun(
         stored,
         async (pipeline, host, progress) => {
           const inspection = await inspecting.ready();
-          const resumed = relaunch(pipeline, stored, {
-            host: inspection ? inspection.withPage(host, settings.headless) : host,
-            ...(inspection && { inspect: inspection.inspect }),
-            store: store.value,
-          });
+          const resumed = await relaunch(
+            pipeline,
+            stored,
+            {
+              host: inspection ? inspection.withPage(host, settings.headless) : host,
+              ...(inspection && { inspect: inspection.inspect }),
+            },
+            target.value,
+          );
           if (!resumed.ok) return refused(resumed.error);
           return await drive(resumed.value, io, Boolean(flags.json), progress);
         },
@@ -223,7 +230,7 @@ async function continueRun(
       await inspecting.finish();
     }
   } finally {
-    store.value.close();
+    await target.value.close();
   }
 }
 

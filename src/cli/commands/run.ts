@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { UnansweredGrants } from "../../runtime/host.js";
-import { startRun } from "../../runtime/run.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
 import { detachRun } from "../detach.js";
 import { drive, refuse } from "../drive.js";
@@ -12,7 +11,8 @@ import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { withRunHost } from "../run-host.js";
-import { openStoreForCli, postgresRefused, STORE_HELP } from "../store.js";
+import { inspectionRefused, openRunTarget } from "../run-target.js";
+import { STORE_HELP } from "../store.js";
 
 interface RunFlags extends McpFlags, SandboxFlags {
   task?: string;
@@ -84,8 +84,8 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
   if (!existsSync(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
   const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
   if (flags.detach) return detachRun(file, settings, flags, io);
-  // Before an inspection starts for it: running here needs the SQLite store so far.
-  const unsupported = postgresRefused(flags.store);
+  // Before an inspection starts for it: the visualizer reads the SQLite store only so far.
+  const unsupported = inspectionRefused(flags);
   if (unsupported) return refuse(io, flags.json, unsupported, flags.runId);
   const inspecting = inspectionBeside(inspectionFor(flags.inspect, flags.store, io, flags.stately));
   try {
@@ -95,14 +95,13 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
       flags.json,
       { runId: flags.runId },
       async (pipeline, host, progress) => {
-        const store = openStoreForCli(flags.store);
-        if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
+        const target = await openRunTarget(flags.store);
+        if (!target.ok) return refuse(io, flags.json, target.error, flags.runId);
         try {
           const inspection = await inspecting.ready();
-          const started = startRun(pipeline, {
+          const started = await target.value.start(pipeline, {
             host: inspection ? inspection.withPage(host, settings.headless) : host,
             ...(inspection && { inspect: inspection.inspect }),
-            store: store.value,
             resumeWith: { ...settings },
             ...(flags.runId !== undefined && { runId: flags.runId }),
             ...(flags.task !== undefined && { task: flags.task }),
@@ -112,7 +111,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
           inspecting.ranAs(started.value.runId);
           return await drive(started.value, io, Boolean(flags.json), progress);
         } finally {
-          store.value.close();
+          await target.value.close();
         }
       },
     );

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
 import { err, ok, type Result } from "../../errors.js";
 import { withResult } from "../../runtime/durable.js";
+import { type ReopenOptions, reopenRun } from "../../runtime/reopen.js";
 import {
   type ResumeOptions,
   type RunHandle,
@@ -48,6 +49,17 @@ export async function resumeSharedRun(
   const owned = await OwnedRun.open(options.store, runId, options);
   if (!owned.ok) return owned;
   return settled(owned.value, resumeRun(pipeline, runId, { ...options, store: owned.value }));
+}
+
+/** `reopenRun` (a redo of a run that ended done) on a shared store, as `startSharedRun` starts one. */
+export async function reopenSharedRun(
+  pipeline: PipelineDefinition,
+  runId: string,
+  options: Omit<ReopenOptions, "store"> & { store: AsyncRunStore },
+): Promise<Result<RunHandle>> {
+  const owned = await OwnedRun.open(options.store, runId, options);
+  if (!owned.ok) return owned;
+  return settled(owned.value, reopenRun(pipeline, runId, { ...options, store: owned.value }));
 }
 
 /**
