@@ -1,4 +1,3 @@
-import matter from "gray-matter";
 import {
   DIAGNOSTIC_CODES,
   type Diagnostic,
@@ -18,16 +17,36 @@ export interface Frontmatter {
   bodyLine: number;
 }
 
-// gray-matter finds the delimiters; YAML is parsed by `yaml` so every node keeps its position.
-const splitOnly = { parse: () => ({}), stringify: () => "" };
-const SPLIT_OPTIONS = { engines: { yaml: splitOnly, json: splitOnly } };
+/** The languages a frontmatter may be marked with after its opening `---`: all read as YAML. */
+const YAML_LANGUAGES = new Set(["", "yaml", "yml", "json"]);
+
+/**
+ * The frontmatter's raw text and the body after it: the block runs from the opening `---` to
+ * the next line starting `---` (or the end of the file). A `----` first line opens no block.
+ * `matter` starts right after the opening delimiter (and its language), so its line 1 is the
+ * file's line 1.
+ */
+function splitAtDelimiters(source: string): { language: string; matter: string; body: string } {
+  if (source.startsWith("----")) return { language: "", matter: "", body: source };
+  let rest = source.slice(3);
+  const language = rest.slice(0, rest.indexOf("\n")).trim();
+  if (language) rest = rest.slice(rest.indexOf("\n"));
+  const close = rest.indexOf("\n---");
+  if (close === -1) return { language, matter: rest, body: "" };
+  const after = rest.slice(close + 4);
+  return {
+    language,
+    matter: rest.slice(0, close),
+    body: after.startsWith("\n") ? after.slice(1) : after,
+  };
+}
 
 export function splitFrontmatter(
   text: string,
   file: string,
 ): { ok: true; value: Frontmatter } | { ok: false; diagnostics: Diagnostic[] } {
   const source = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
-  if (!matter.test(source)) {
+  if (!source.startsWith("---")) {
     return fail(
       diagnostic(
         file,
@@ -37,17 +56,18 @@ export function splitFrontmatter(
       ),
     );
   }
-  let split: matter.GrayMatterFile<string>;
-  try {
-    split = matter(source, SPLIT_OPTIONS);
-  } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+  const split = splitAtDelimiters(source);
+  if (!YAML_LANGUAGES.has(split.language.toLowerCase())) {
     return fail(
-      diagnostic(file, START, DIAGNOSTIC_CODES.yamlInvalid, `unreadable frontmatter: ${why}`),
+      diagnostic(
+        file,
+        START,
+        DIAGNOSTIC_CODES.yamlInvalid,
+        `unreadable frontmatter: it is marked as "${split.language}", and a stage's frontmatter is YAML`,
+      ),
     );
   }
-  // `matter` is the raw text right after the opening `---`, so its line 1 is the file's line 1.
-  const parsed = parseYamlSource(split.matter ?? "");
+  const parsed = parseYamlSource(split.matter);
   if (!parsed.ok) {
     return {
       ok: false,
@@ -56,13 +76,13 @@ export function splitFrontmatter(
       ),
     };
   }
-  const bodyStart = source.length - split.content.length;
+  const bodyStart = source.length - split.body.length;
   return {
     ok: true,
     value: {
       data: parsed.value.data,
       locate: parsed.value.locate,
-      body: split.content,
+      body: split.body,
       bodyLine: countLines(source.slice(0, bodyStart)) + 1,
     },
   };

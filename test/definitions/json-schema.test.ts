@@ -1,9 +1,15 @@
 import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { parseStageDefinition } from "../../src/definitions/index.js";
-import { compileSchema, type JsonSchema } from "../../src/definitions/json-schema.js";
+import {
+  compileSchema,
+  type JsonSchema,
+  type SchemaValidator,
+} from "../../src/definitions/json-schema.js";
 import { REPO_ROOT } from "../support/cli.js";
 import { load, PIPELINE, placesOf } from "../support/pipeline-files.js";
 import { seedPlan } from "../support/stages.js";
@@ -137,24 +143,49 @@ describe("formats", () => {
 });
 
 describe("loading Ajv (the built module, in a fresh process: needs `npm run build`)", () => {
-  /** The CommonJS files of ajv and ajv-formats a process holds after compiling `schemas`. */
-  function ajvFilesAfter(schemas: JsonSchema[]): string[] {
+  /** The CommonJS files a process holds after compiling `schemas`. */
+  function requiredFilesAfter(schemas: JsonSchema[]): string[] {
     const module = pathToFileURL(join(REPO_ROOT, "dist/definitions/json-schema.js")).href;
     const script = `const { compileSchema } = await import(${JSON.stringify(module)});
 for (const schema of ${JSON.stringify(schemas)}) if (!compileSchema(schema).ok) process.exit(3);
 const { createRequire } = await import("node:module");
 console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));`;
     const out = execFileSync(process.execPath, ["--input-type=module", "-e", script]);
-    const files: string[] = JSON.parse(out.toString());
-    return files.flatMap(
+    return JSON.parse(out.toString());
+  }
+
+  /** The CommonJS files of ajv and ajv-formats a process holds after compiling `schemas`. */
+  const ajvFilesAfter = (schemas: JsonSchema[]): string[] =>
+    requiredFilesAfter(schemas).flatMap(
       (file) => /node_modules\/(ajv(?:-formats)?\/dist\/[^/]+\.js)$/.exec(file)?.[1] ?? [],
     );
-  }
 
   it("compiling 2020-12 schemas without formats loads neither the other dialects nor the formats", () => {
     const files = ajvFilesAfter([{ type: "object" }, { type: "array", items: { type: "string" } }]);
     expect(files).toContain("ajv/dist/2020.js");
     expect(files.filter((file) => /ajv\/dist\/(ajv|2019)\.js|ajv-formats/.test(file))).toEqual([]);
+  });
+
+  it("checking a 2020-12 schema uses the meta-schema validator compiled at build time", () => {
+    const loaded = requiredFilesAfter([{ type: "object" }]);
+    expect(loaded).toContain(join(REPO_ROOT, "dist/meta-schema-2020.cjs"));
+  });
+
+  it("the build-time meta-schema validator reports exactly what Ajv's own 2020-12 check does", () => {
+    const precompiled = createRequire(import.meta.url)(
+      join(REPO_ROOT, "dist/meta-schema-2020.cjs"),
+    ) as SchemaValidator;
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    const broken: JsonSchema[] = [
+      { type: "objekt" },
+      { type: "object", properties: { a: { minLength: -1 }, b: { enum: "x" } }, required: "a" },
+      { $defs: { x: { type: ["string", 3] } }, items: [{ type: "string" }], $id: 7 },
+      { type: "object", properties: 3, additionalProperties: "no" },
+    ];
+    for (const schema of [...broken, { type: "object" }]) {
+      expect(precompiled(schema)).toBe(ajv.validateSchema(schema));
+      expect(precompiled.errors ?? null).toEqual(ajv.errors ?? null);
+    }
   });
 
   it("a draft-07 schema with a format loads that dialect and the formats, when it is compiled", () => {
