@@ -17,6 +17,7 @@ import {
   executionKey,
   type Fixtures,
   withFixtures,
+  withStubs,
 } from "./drive.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
@@ -84,7 +85,7 @@ export async function runPath(
     model.refused || drive.unrunnable
       ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
       : await realRun(
-          withFixtures(pipeline, fixtures),
+          withStubs(withFixtures(pipeline, fixtures), drive),
           ctx,
           path.steps,
           drive,
@@ -234,7 +235,7 @@ async function realRun(
     root,
     // Only a path's grant-suspended step asks for a grant; the run then waits for an answer.
     unansweredGrants: "suspend",
-    hooks: gateHooks(pipeline, drive),
+    hooks: { ...gateHooks(pipeline, drive), ...exitStubs(pipeline, drive) },
     interactors: [answersOf(drive)],
     // Backoff waits are deadlines on the host's clock: one that leaps a day a reading skips them.
     clock: leapingClock(),
@@ -304,6 +305,23 @@ function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
           ]
         : [],
     ),
+  );
+}
+
+/**
+ * The hooks of each LLM stage whose exit hook the drive stubs: Exit hands on the path's output,
+ * visit by visit, and the Assert, which checks what the real Exit would read, is left out.
+ */
+function exitStubs(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
+  const stubbed = new Set([...drive.stubs.keys()].map((key) => key.split("@")[0]));
+  return Object.fromEntries(
+    Object.entries(pipeline.hooks).flatMap(([stage, hooks]) => {
+      if (!hooks?.exit || !stubbed.has(stage) || pipeline.stages[stage]?.kind !== "llm") return [];
+      const { assert: _checksWhatExitReads, ...kept } = hooks;
+      const exit = ({ ctx }: { ctx: { stageExecutionId?: unknown } }) =>
+        drive.stubs.get(executionKey(String(ctx.stageExecutionId)))?.output;
+      return [[stage, { ...kept, exit }]];
+    }),
   );
 }
 
