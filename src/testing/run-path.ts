@@ -121,9 +121,10 @@ function differs(expected: PathRecord, actual: PathRecord): string | undefined {
   return undefined;
 }
 
-type OutcomeFinder = (step: PathStep) => StageOutcome | undefined;
+export type OutcomeFinder = (step: PathStep) => StageOutcome | undefined;
 
-function outcomeFinder(pipeline: PipelineDefinition): OutcomeFinder {
+/** A stage outcome by the name a path step gives it, each stage's outcomes worked out once. */
+export function outcomeFinder(pipeline: PipelineDefinition): OutcomeFinder {
   const cache = new Map<string, StageOutcome[]>();
   return ({ stage, outcome }) => {
     if (!(stage in pipeline.stages)) return undefined;
@@ -133,7 +134,7 @@ function outcomeFinder(pipeline: PipelineDefinition): OutcomeFinder {
 }
 
 /** The path replayed on the model: its transitions, graph edges, end — or the step it cannot take now. */
-function modelTrace(
+export function modelTrace(
   pipeline: PipelineDefinition,
   ctx: Record<string, unknown>,
   steps: readonly PathStep[],
