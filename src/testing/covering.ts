@@ -1,15 +1,34 @@
+import { type AnyStateMachine, createActor } from "xstate";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { controlEventOf, stageDone } from "./events.js";
+import { modelMachine } from "./model.js";
+import { resultFor } from "./outcomes.js";
 import type { PathList, PathStep, PipelinePath } from "./paths.js";
-import { modelTrace, type OutcomeFinder, outcomeFinder } from "./run-path.js";
+import { edgeRecorder, type OutcomeFinder, outcomeFinder } from "./run-path.js";
 
-/** The graph transitions (coverage keys) a path takes on the model. */
+/** The graph transitions (coverage keys) a path takes on the model (one compiled machine for many paths). */
 export function modelledTransitions(
   pipeline: PipelineDefinition,
   ctx: Record<string, unknown>,
   steps: readonly PathStep[],
   outcomeOf: OutcomeFinder = outcomeFinder(pipeline),
+  machine: AnyStateMachine = modelMachine(pipeline),
 ): string[] {
-  return modelTrace(pipeline, ctx, steps, outcomeOf).covered;
+  const covered = new Set<string>();
+  const actor = createActor(machine, {
+    input: { runId: "model", ctx },
+    inspect: edgeRecorder(covered),
+  }).start();
+  for (const step of steps) {
+    const outcome = outcomeOf(step);
+    const event =
+      controlEventOf(step.outcome) ??
+      (outcome && !outcome.suspends ? stageDone(step.stage, resultFor(outcome)) : undefined);
+    if (!event) break;
+    actor.send(event as never);
+  }
+  actor.stop();
+  return [...covered];
 }
 
 /**
@@ -19,9 +38,10 @@ export function modelledTransitions(
  */
 export function coveringPaths(pipeline: PipelineDefinition, list: PathList): PathList {
   const outcomeOf = outcomeFinder(pipeline);
+  const machine = modelMachine(pipeline);
   let left = list.paths.map((path) => ({
     path,
-    takes: new Set(modelledTransitions(pipeline, list.ctx, path.steps, outcomeOf)),
+    takes: new Set(modelledTransitions(pipeline, list.ctx, path.steps, outcomeOf, machine)),
   }));
   const taken = new Set<string>();
   const chosen: PipelinePath[] = [];

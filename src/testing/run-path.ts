@@ -189,7 +189,7 @@ export function modelTrace(
 }
 
 /** Records the root machine's transitions as graph edge keys (see `coverage.ts`). */
-function edgeRecorder(covered: Set<string>) {
+export function edgeRecorder(covered: Set<string>) {
   return (event: InspectionEvent) => {
     if (event.type !== "@xstate.microstep" || event.actorRef.sessionId !== event.rootId) return;
     for (const transition of event._transitions) {
