@@ -236,7 +236,7 @@ async function realRun(
     root,
     // Only a path's grant-suspended step asks for a grant; the run then waits for an answer.
     unansweredGrants: "suspend",
-    hooks: { ...gateHooks(pipeline, drive), ...exitStubs(pipeline, drive) },
+    hooks: exitStubs(pipeline, drive, gateHooks(pipeline, drive)),
     interactors: [answersOf(drive)],
     // Backoff waits are deadlines on the host's clock: one that leaps a day a reading skips them.
     clock: leapingClock(),
@@ -313,17 +313,22 @@ function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
  * The hooks of each LLM stage whose exit hook the drive stubs: Exit hands on the path's output,
  * visit by visit, and the Assert, which checks what the real Exit would read, is left out.
  */
-function exitStubs(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
+function exitStubs(
+  pipeline: PipelineDefinition,
+  drive: Drive,
+  /** The hooks so far (the gates already replaced). */
+  base: Host["hooks"],
+): Host["hooks"] {
   const stubbed = new Set([...drive.stubs.keys()].map((key) => key.split("@")[0]));
-  return Object.fromEntries(
-    Object.entries(pipeline.hooks).flatMap(([stage, hooks]) => {
-      if (!hooks?.exit || !stubbed.has(stage) || pipeline.stages[stage]?.kind !== "llm") return [];
-      const { assert: _checksWhatExitReads, ...kept } = hooks;
-      const exit = ({ ctx }: { ctx: { stageExecutionId?: unknown } }) =>
-        drive.stubs.get(executionKey(String(ctx.stageExecutionId)))?.output;
-      return [[stage, { ...kept, exit }]];
-    }),
-  );
+  const replaced = Object.entries(pipeline.hooks).flatMap(([stage, own]) => {
+    const hooks = base[stage] ?? own;
+    if (!hooks?.exit || !stubbed.has(stage) || pipeline.stages[stage]?.kind !== "llm") return [];
+    const { assert: _checksWhatExitReads, ...kept } = hooks;
+    const exit = ({ ctx }: { ctx: { stageExecutionId?: unknown } }) =>
+      drive.stubs.get(executionKey(String(ctx.stageExecutionId)))?.output;
+    return [[stage, { ...kept, exit }]];
+  });
+  return { ...base, ...Object.fromEntries(replaced) };
 }
 
 /** Every stage's hooks, a sub-pipeline's included, by stage id (as a run collects them: the outer pipeline's win). */

@@ -256,6 +256,14 @@ describe("runPath through stages whose code computes the output their rules read
     expect(report.coverage.transitions.uncovered).toEqual([]);
   });
 
+  it("answers the gate (here one that always blocks) of a stage whose exit hook it stubs as each path says", async () => {
+    const review = hooked.hooks.review;
+    const gated = { ...hooked, hooks: { review: { ...review, gate: () => "block" as const } } };
+    const report = await testPipeline(gated, { timeoutMs: 10_000 });
+    expect(report.paths.map((p) => p.expected.end)).toEqual(expect.arrayContaining(["suspended"]));
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+  });
+
   it("ends a code stage with each split's output and the fail path's verdict, without a fixture", async () => {
     const routed = pipelineOf({
       id: "routed",
@@ -288,7 +296,7 @@ describe("runPath through a person's answers", () => {
     const gated = pipelineOf({
       id: "gated",
       stages: [{ ...plan, definition: { ...plan.definition, resolutionPolicy: "skip" } }],
-      hooks: { plan: { gate: () => "proceed" as const } },
+      hooks: { plan: { gate: () => "block" as const } },
     });
     const gatePaths = pipelinePaths(gated, { strategy: "simple" }).paths.filter((path) =>
       path.steps.some((step) => step.outcome.startsWith("gate-")),
