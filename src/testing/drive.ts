@@ -9,7 +9,7 @@ import { createScriptedModel } from "../models/scripted.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { modelMachine } from "./model.js";
-import { payloadConditions, resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
+import { computesOutput, resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
 import { type PathStep, pipelinePaths } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
 
@@ -28,6 +28,11 @@ export interface Drive {
   gates: Map<string, "proceed" | "defer" | "block">;
   /** What a person answers an ask stage, by `<stage>@<visit>`; none: nobody answers. */
   inputs: Map<string, JsonValue>;
+  /**
+   * What the code computing a stage's output returns instead of running, by `<stage>@<visit>`:
+   * an LLM stage's exit hook (its `output`), or a code or command stage (see `computesOutput`).
+   */
+  stubs: Map<string, CodeStageOutcome>;
   /** Why the path cannot be driven by a script, when it cannot. */
   notDriven?: string;
   /** A fixture ends otherwise than the path: the run would leave the path, so it is not started. */
@@ -82,6 +87,7 @@ export function driveFor(
     controls: new Map(),
     gates: new Map(),
     inputs: new Map(),
+    stubs: new Map(),
   };
   const answerGate = (key: string, stage: string, answer: "proceed" | "defer" | "block") => {
     if (pipeline.hooks[stage]?.gate) drive.gates.set(key, answer);
@@ -104,18 +110,17 @@ export function driveFor(
     }
     const fixture = fixtures[step.stage];
     const stage = pipeline.stages[step.stage];
-    const hookReads = outcome.drive.kind === "complete" ? exitHookReads(pipeline, step.stage) : [];
+    const stub = stubOf(pipeline, outcome, fixture);
+    if (stub) drive.stubs.set(key, stub);
     if (stage?.kind === "pipeline") {
       const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key);
       if (why) drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why}`;
     } else if (kind === "ask") {
       if (outcome.drive.kind === "answer" && outcome.drive.value !== undefined)
         drive.inputs.set(key, outcome.drive.value);
-    } else if (hookReads.length > 0)
-      drive.notDriven ??= `step ${index + 1}: ${step.stage}'s exit hook computes the output its rules read (${hookReads.join(", ")}); no script forces what it returns`;
-    else if (kind !== "llm" && !fixture)
+    } else if (kind !== "llm" && !fixture && !stub)
       drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
-    else if (kind !== "llm" && fixture?.verdict !== outcome.verdict) {
+    else if (kind !== "llm" && fixture && fixture.verdict !== outcome.verdict) {
       drive.notDriven ??= `step ${index + 1}: ${step.stage}'s fixture ends ${fixture?.verdict}, the path ${outcome.verdict}`;
       drive.unrunnable = true;
     }
@@ -127,14 +132,27 @@ export function driveFor(
 }
 
 /**
- * The `output` fields a stage's rules read when a TypeScript exit hook writes its output: the
- * model splits them assuming the default hand-on, but the hook's code decides, so a path relying
- * on one is driven only as far as the real hook happens to agree.
+ * What stands in for the code computing a step's output: an exit hook the path's split stubs, or
+ * a code or command stage whose rules read its output and that has no fixture (a fixture wins).
  */
-function exitHookReads(pipeline: PipelineDefinition, stageId: string): string[] {
-  if (!pipeline.hooks[stageId]?.exit) return [];
-  const paths = payloadConditions(pipeline, stageId).map((condition) => condition.path);
-  return [...new Set(paths.filter((path) => path.startsWith("output.")))];
+function stubOf(
+  pipeline: PipelineDefinition,
+  outcome: StageOutcome,
+  fixture: CodeStageOutcome | undefined,
+): CodeStageOutcome | undefined {
+  const { drive } = outcome;
+  if (drive.kind === "complete")
+    return (
+      drive.stubsExit && {
+        verdict: "ok",
+        ...(drive.output !== undefined && { output: drive.output }),
+      }
+    );
+  if (drive.kind !== "code" || fixture || !computesOutput(pipeline, outcome.stage))
+    return undefined;
+  return outcome.verdict === "ok"
+    ? { verdict: "ok", ...(drive.output !== undefined && { output: drive.output }) }
+    : { verdict: outcome.verdict, reason: `the path ends ${outcome.stage} ${outcome.verdict}` };
 }
 
 /**
@@ -297,6 +315,31 @@ export class ExitCounter {
       if (!this.unobserved.has(stage)) needed.set(stage, (needed.get(stage) ?? 0) + 1);
     return [...needed].every(([stage, n]) => (this.exits.get(stage) ?? 0) >= n);
   }
+}
+
+/**
+ * The pipeline with each code or command stage the drive stubs ending, visit by visit, with the
+ * path's outcome instead of running (a visit the path does not reach fails).
+ */
+export function withStubs(pipeline: PipelineDefinition, drive: Drive): PipelineDefinition {
+  const stubbed = new Set([...drive.stubs.keys()].map((key) => key.split("@")[0]));
+  const stages = Object.fromEntries(
+    Object.entries(pipeline.stages).map(([id, stage]) => [
+      id,
+      stubbed.has(id) && (stage.kind === "code" || stage.kind === "command")
+        ? {
+            kind: "code" as const,
+            id,
+            run: ({ ctx }: { ctx: { stageExecutionId: string } }) =>
+              drive.stubs.get(executionKey(ctx.stageExecutionId)) ?? {
+                verdict: "fail" as const,
+                reason: `the path does not reach ${ctx.stageExecutionId}`,
+              },
+          }
+        : stage,
+    ]),
+  );
+  return { ...pipeline, stages };
 }
 
 /** The pipeline with each code or command stage that has a fixture ending with it instead of running. */

@@ -1,5 +1,6 @@
 /** `stagechart/testing`: model-based testing of pipelines (paths, real-engine replays, coverage). */
 export { type Coverage, graphTransitions, transitionCoverage, type Uncovered } from "./coverage.js";
+export { coveringPaths, modelledTransitions } from "./covering.js";
 export type { Fixtures } from "./drive.js";
 export {
   type ControlEventName,

@@ -45,11 +45,18 @@ export interface StageOutcome {
   verdict: Exclude<Verdict, "retry">;
   capHit: boolean;
   drive:
-    | { kind: "complete"; payload: Record<string, unknown>; output: JsonValue | undefined }
+    | {
+        kind: "complete";
+        payload: Record<string, unknown>;
+        output: JsonValue | undefined;
+        /** The stage's exit hook computes the output its rules read: the drive stubs it with `output`. */
+        stubsExit?: true;
+      }
     | { kind: "cap-hit"; attempts: number; turnCap: number }
     | { kind: "gate"; answer: "defer" | "block" }
     | { kind: "grant-suspended"; probe: { tool: string; args: Record<string, unknown> } }
-    | { kind: "code" }
+    /** `output`: what the code hands on in this split of its rules, when they read its output. */
+    | { kind: "code"; output?: JsonValue }
     | { kind: "inputs-refused" }
     /** An ask stage answered with `value` (none: nobody answers, and the run suspends). */
     | { kind: "answer"; value?: JsonValue };
@@ -74,6 +81,7 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
   const stage = pipeline.stages[stageId] as PipelineStage;
   if (stage.kind === "ask") return askOutcomes(pipeline, stage);
   if (stage.kind !== "llm") {
+    if (computesOutput(pipeline, stageId)) return codeOutputOutcomes(pipeline, stageId);
     return {
       outcomes: (["ok", "fail"] as const).map((verdict) => ({
         stage: stageId,
@@ -93,18 +101,16 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
     const name = ["ok", requirements.map(describeRequirement).join(", ")]
       .filter(Boolean)
       .join(": ");
-    const handOn = (parsed: Record<string, unknown>) =>
-      defaultExit({ parsed, outputFields: stage.outputFields } as ExitInput);
-    const payload = payloadFor(definition.completionSchema, requirements, 1, handOn);
-    if (payload.ok)
+    const completion = completionFor(pipeline, stageId, requirements);
+    if (completion.ok)
       outcomes.push({
         stage: stageId,
         name,
         verdict: "ok",
         capHit: false,
-        drive: { kind: "complete", payload: payload.value, output: handOn(payload.value) },
+        drive: completion.drive,
       });
-    else unsatisfiable.push({ stage: stageId, name, reason: payload.reason });
+    else unsatisfiable.push({ stage: stageId, name, reason: completion.reason });
   }
   const { maxAttempts } = definition.retryPolicy;
   outcomes.push({
@@ -134,6 +140,80 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
       drive: { kind: "grant-suspended", probe },
       suspends: true,
     });
+  return { outcomes, unsatisfiable };
+}
+
+/** Any object: what code hands on, as far as the model knows. */
+const ANY_OBJECT = { type: "object" } as const;
+
+/**
+ * Whether what a stage hands on is computed by code the model does not run (a code or command
+ * stage's, or an LLM stage's exit hook) and its rules read it: then each `output` split is
+ * any object that makes it hold, and the drive stubs that code with it.
+ */
+export function computesOutput(pipeline: PipelineDefinition, stageId: string): boolean {
+  const kind = pipeline.stages[stageId]?.kind;
+  const computed =
+    kind === "code" || kind === "command" || (kind === "llm" && !!pipeline.hooks[stageId]?.exit);
+  return computed && payloadConditions(pipeline, stageId).some(isOutputCondition);
+}
+
+const isOutputCondition = (condition: PayloadCondition) => condition.path.startsWith("output.");
+
+/** The completion payload for one split of an LLM stage's rules, and the output it hands on. */
+function completionFor(
+  pipeline: PipelineDefinition,
+  stageId: string,
+  requirements: readonly Requirement[],
+):
+  | { ok: true; drive: Extract<StageOutcome["drive"], { kind: "complete" }> }
+  | { ok: false; reason: string } {
+  const stage = pipeline.stages[stageId] as Extract<PipelineStage, { kind: "llm" }>;
+  const { completionSchema } = stage.definition;
+  if (computesOutput(pipeline, stageId)) {
+    const onOutput = requirements.filter((r) => isOutputCondition(r.condition));
+    const payload = payloadFor(
+      completionSchema,
+      requirements.filter((r) => !isOutputCondition(r.condition)),
+    );
+    const output = payloadFor(ANY_OBJECT, onOutput);
+    if (!payload.ok) return payload;
+    if (!output.ok) return output;
+    const drive = { kind: "complete" as const, payload: payload.value, stubsExit: true as const };
+    return { ok: true, drive: { ...drive, output: output.value as JsonValue } };
+  }
+  const handOn = (parsed: Record<string, unknown>) =>
+    defaultExit({ parsed, outputFields: stage.outputFields } as ExitInput);
+  const payload = payloadFor(completionSchema, requirements, 1, handOn);
+  if (!payload.ok) return payload;
+  return {
+    ok: true,
+    drive: { kind: "complete", payload: payload.value, output: handOn(payload.value) },
+  };
+}
+
+/** A code or command stage whose rules read its output: an `ok` per split of them, and `fail`. */
+function codeOutputOutcomes(pipeline: PipelineDefinition, stageId: string): StageOutcomes {
+  const conditions = payloadConditions(pipeline, stageId)
+    .filter(isOutputCondition)
+    .slice(0, MAX_SPLIT_CONDITIONS);
+  const outcomes: StageOutcome[] = [];
+  const unsatisfiable: UnreachableOutcome[] = [];
+  for (const requirements of truthTable(conditions)) {
+    const name = `ok: ${requirements.map(describeRequirement).join(", ")}`;
+    const output = payloadFor(ANY_OBJECT, requirements);
+    if (output.ok)
+      outcomes.push({
+        stage: stageId,
+        name,
+        verdict: "ok",
+        capHit: false,
+        drive: { kind: "code", output: output.value as JsonValue },
+      });
+    else unsatisfiable.push({ stage: stageId, name, reason: output.reason });
+  }
+  const fail = { stage: stageId, name: "fail", verdict: "fail" as const, capHit: false };
+  outcomes.push({ ...fail, drive: { kind: "code" } });
   return { outcomes, unsatisfiable };
 }
 
@@ -293,7 +373,7 @@ export function resultFor(
     ...(payload !== undefined && { parsed: payload as never }),
     ...(drive.kind === "complete" && drive.output !== undefined && { output: drive.output }),
     // A code stage's output is whatever its code returns: an object, as far as the model knows.
-    ...(drive.kind === "code" && { output: {} }),
+    ...(drive.kind === "code" && { output: drive.output ?? {} }),
     ...(drive.kind === "answer" && drive.value !== undefined && { output: drive.value }),
   };
 }

@@ -17,6 +17,7 @@ import {
   executionKey,
   type Fixtures,
   withFixtures,
+  withStubs,
 } from "./drive.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
@@ -84,7 +85,7 @@ export async function runPath(
     model.refused || drive.unrunnable
       ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
       : await realRun(
-          withFixtures(pipeline, fixtures),
+          withStubs(withFixtures(pipeline, fixtures), drive),
           ctx,
           path.steps,
           drive,
@@ -120,9 +121,10 @@ function differs(expected: PathRecord, actual: PathRecord): string | undefined {
   return undefined;
 }
 
-type OutcomeFinder = (step: PathStep) => StageOutcome | undefined;
+export type OutcomeFinder = (step: PathStep) => StageOutcome | undefined;
 
-function outcomeFinder(pipeline: PipelineDefinition): OutcomeFinder {
+/** A stage outcome by the name a path step gives it, each stage's outcomes worked out once. */
+export function outcomeFinder(pipeline: PipelineDefinition): OutcomeFinder {
   const cache = new Map<string, StageOutcome[]>();
   return ({ stage, outcome }) => {
     if (!(stage in pipeline.stages)) return undefined;
@@ -132,7 +134,7 @@ function outcomeFinder(pipeline: PipelineDefinition): OutcomeFinder {
 }
 
 /** The path replayed on the model: its transitions, graph edges, end — or the step it cannot take now. */
-function modelTrace(
+export function modelTrace(
   pipeline: PipelineDefinition,
   ctx: Record<string, unknown>,
   steps: readonly PathStep[],
@@ -187,7 +189,7 @@ function modelTrace(
 }
 
 /** Records the root machine's transitions as graph edge keys (see `coverage.ts`). */
-function edgeRecorder(covered: Set<string>) {
+export function edgeRecorder(covered: Set<string>) {
   return (event: InspectionEvent) => {
     if (event.type !== "@xstate.microstep" || event.actorRef.sessionId !== event.rootId) return;
     for (const transition of event._transitions) {
@@ -234,7 +236,7 @@ async function realRun(
     root,
     // Only a path's grant-suspended step asks for a grant; the run then waits for an answer.
     unansweredGrants: "suspend",
-    hooks: gateHooks(pipeline, drive),
+    hooks: exitStubs(pipeline, drive, gateHooks(pipeline, drive)),
     interactors: [answersOf(drive)],
     // Backoff waits are deadlines on the host's clock: one that leaps a day a reading skips them.
     clock: leapingClock(),
@@ -305,6 +307,28 @@ function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
         : [],
     ),
   );
+}
+
+/**
+ * The hooks of each LLM stage whose exit hook the drive stubs: Exit hands on the path's output,
+ * visit by visit, and the Assert, which checks what the real Exit would read, is left out.
+ */
+function exitStubs(
+  pipeline: PipelineDefinition,
+  drive: Drive,
+  /** The hooks so far (the gates already replaced). */
+  base: Host["hooks"],
+): Host["hooks"] {
+  const stubbed = new Set([...drive.stubs.keys()].map((key) => key.split("@")[0]));
+  const replaced = Object.entries(pipeline.hooks).flatMap(([stage, own]) => {
+    const hooks = base[stage] ?? own;
+    if (!hooks?.exit || !stubbed.has(stage) || pipeline.stages[stage]?.kind !== "llm") return [];
+    const { assert: _checksWhatExitReads, ...kept } = hooks;
+    const exit = ({ ctx }: { ctx: { stageExecutionId?: unknown } }) =>
+      drive.stubs.get(executionKey(String(ctx.stageExecutionId)))?.output;
+    return [[stage, { ...kept, exit }]];
+  });
+  return { ...base, ...Object.fromEntries(replaced) };
 }
 
 /** Every stage's hooks, a sub-pipeline's included, by stage id (as a run collects them: the outer pipeline's win). */

@@ -1,5 +1,6 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { transitionCoverage } from "./coverage.js";
+import { coveringPaths } from "./covering.js";
 import type { Fixtures } from "./drive.js";
 import { type PathList, type PathOptions, pipelinePaths } from "./paths.js";
 import { type PathRun, runPath } from "./run-path.js";
@@ -10,6 +11,8 @@ export type RegisterTest = (name: string, body: () => Promise<void>, timeoutMs?:
 export interface PathTestOptions extends PathOptions {
   /** A saved `paths --json` list to replay instead of generating the paths. */
   paths?: PathList;
+  /** Drive only a few of the paths that together take every transition they take (`coveringPaths`). */
+  covering?: boolean;
   /** Register one more test, last, requiring every transition of the graph to be covered. */
   coverage?: boolean;
   /** Per test (default 60 s). */
@@ -28,7 +31,8 @@ export function pathTests(
   test: RegisterTest,
   options: PathTestOptions = {},
 ): void {
-  const list = options.paths ?? pipelinePaths(pipeline, options);
+  const listed = options.paths ?? pipelinePaths(pipeline, options);
+  const list = options.covering ? coveringPaths(pipeline, listed) : listed;
   const timeoutMs = options.timeoutMs ?? 60_000;
   const runs: PathRun[] = [];
   for (const path of list.paths) {

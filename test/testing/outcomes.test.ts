@@ -168,6 +168,54 @@ describe("the outcomes of a code stage", () => {
   });
 });
 
+describe("the outcomes of a stage whose code computes its output", () => {
+  const routed = (stage: ReturnType<typeof code>) =>
+    pipelineOf({
+      stages: [stage],
+      next: {
+        [stage.id]: {
+          kind: "rules",
+          rules: [
+            { when: { path: "output.next", op: "equals", value: "done" }, to: "done" },
+            { to: "fail" },
+          ],
+        },
+      },
+      ...(stage.kind === "llm" && {
+        hooks: { [stage.id]: { exit: () => ({ next: "somewhere" }) } },
+      }),
+    });
+
+  it("splits a code stage's ok on the output its rules read, any object that makes them hold", () => {
+    const { outcomes } = stageOutcomes(routed(code("check", () => ({ verdict: "ok" }))), "check");
+    expect(outcomes.map((o) => [o.name, o.verdict, o.drive])).toEqual([
+      [
+        'ok: output.next equals "done"',
+        "ok",
+        { kind: "code", output: expect.objectContaining({ next: "done" }) },
+      ],
+      [
+        'ok: not output.next equals "done"',
+        "ok",
+        { kind: "code", output: expect.not.objectContaining({ next: "done" }) },
+      ],
+      ["fail", "fail", { kind: "code" }],
+    ]);
+  });
+
+  it("splits an LLM stage's ok on what its exit hook hands on, not on its completionSchema, which says nothing of next", () => {
+    const { outcomes, unsatisfiable } = stageOutcomes(routed(llm("review")), "review");
+    expect(unsatisfiable).toEqual([]);
+    const completions = outcomes.flatMap((o) =>
+      o.drive.kind === "complete" ? [[o.name, o.drive.output, o.drive.stubsExit]] : [],
+    );
+    expect(completions).toEqual([
+      ['ok: output.next equals "done"', expect.objectContaining({ next: "done" }), true],
+      ['ok: not output.next equals "done"', expect.not.objectContaining({ next: "done" }), true],
+    ]);
+  });
+});
+
 function stageOutcomesFixture() {
   const stage = llm("review");
   if (stage.kind !== "llm") throw new Error("review is an LLM stage");

@@ -229,36 +229,56 @@ describe("runPath through a sub-pipeline stage", () => {
   });
 });
 
-describe("runPath through a stage with an exit hook", () => {
-  /** review routes on `output.approved`; its exit hook hands on `{approved: false}` whatever it was told. */
+describe("runPath through stages whose code computes the output their rules read", () => {
+  const onNext = {
+    kind: "rules" as const,
+    rules: [{ when: { path: "output.next", op: "equals" as const, value: "done" }, to: "done" }],
+  };
+  /** review's assert holds it forever and its exit hook hands on `{next: "nowhere"}`: the real hooks never let it route. */
   const hooked = pipelineOf({
     id: "hooked",
     stages: [llm("review")],
-    next: {
+    next: { review: onNext },
+    hooks: {
       review: {
-        kind: "rules",
-        rules: [
-          { when: { path: "output.approved", op: "equals", value: true }, to: "done" },
-          { to: "fail" },
-        ],
+        assert: () => ({ verdict: "retry", reason: "the artifacts are missing" }),
+        exit: () => ({ next: "nowhere" }),
       },
     },
-    hooks: { review: { exit: () => ({ approved: false }) } },
   });
 
-  it("reports the output split its exit hook does not hand on as not driven, and drives the one it does", async () => {
+  it("stubs an exit hook (and the assert checking what it reads) with each split's output, covering every transition", async () => {
     const report = await testPipeline(hooked, { timeoutMs: 10_000 });
-    const byOutcome = Object.fromEntries(
-      report.paths
-        .filter((p) => p.expected.end !== "suspended")
-        .map((p) => [p.expected.end, { ok: p.ok, reason: p.reason }]),
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.paths.map((p) => p.actual.end)).toEqual(
+      expect.arrayContaining(["done", "failed"]),
     );
-    expect(byOutcome.done).toEqual({
-      ok: false,
-      reason:
-        "not driven: step 1: review's exit hook computes the output its rules read (output.approved); no script forces what it returns",
+    expect(report.coverage.transitions.uncovered).toEqual([]);
+  });
+
+  it("answers the gate (here one that always blocks) of a stage whose exit hook it stubs as each path says", async () => {
+    const review = hooked.hooks.review;
+    const gated = { ...hooked, hooks: { review: { ...review, gate: () => "block" as const } } };
+    const report = await testPipeline(gated, { timeoutMs: 10_000 });
+    expect(report.paths.map((p) => p.expected.end)).toEqual(expect.arrayContaining(["suspended"]));
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+  });
+
+  it("ends a code stage with each split's output and the fail path's verdict, without a fixture", async () => {
+    const routed = pipelineOf({
+      id: "routed",
+      stages: [code("check", () => ({ verdict: "ok", output: { next: "nowhere" } }))],
+      next: { check: onNext },
     });
-    expect(report.paths.filter((p) => p.ok).map((p) => p.expected.end)).toContain("failed");
+    const report = await testPipeline(routed, { timeoutMs: 10_000 });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.paths.map((p) => p.expected.end).sort()).toEqual(["done", "failed"]);
+    expect(report.coverage.transitions.uncovered).toEqual([]);
+    const failing = await runPath(routed, {
+      steps: [{ stage: "check", outcome: "fail" }],
+      end: "failed",
+    });
+    expect(failing).toMatchObject({ ok: true, actual: { end: "failed" } });
   });
 });
 
@@ -276,7 +296,7 @@ describe("runPath through a person's answers", () => {
     const gated = pipelineOf({
       id: "gated",
       stages: [{ ...plan, definition: { ...plan.definition, resolutionPolicy: "skip" } }],
-      hooks: { plan: { gate: () => "proceed" as const } },
+      hooks: { plan: { gate: () => "block" as const } },
     });
     const gatePaths = pipelinePaths(gated, { strategy: "simple" }).paths.filter((path) =>
       path.steps.some((step) => step.outcome.startsWith("gate-")),
