@@ -13,8 +13,11 @@ export interface WorkerPoolOptions {
    * (the store's claim query); undefined when none waits.
    */
   claim(owner: string): Promise<string | undefined>;
-  /** What a claimed run runs with: its pipeline (the definition it was started with) and host. */
-  prepare(runId: string): Promise<Result<{ pipeline: PipelineDefinition; host: Host }>>;
+  /**
+   * What a claimed run runs with: its pipeline (the definition it was started with), its host,
+   * and what to close once the run is over (its MCP servers).
+   */
+  prepare(runId: string): Promise<Result<PreparedRun>>;
   /** Runs driven at once (default 1). */
   concurrency?: number;
   /** How long an idle slot waits before it claims again (default 500 ms). */
@@ -31,6 +34,12 @@ export interface WorkerPoolOptions {
   onStart?(runId: string): void;
   /** Told how each run it drove ended, or why it could not drive it. */
   onRun?(runId: string, outcome: RunResult | StagechartError): void;
+}
+
+export interface PreparedRun {
+  pipeline: PipelineDefinition;
+  host: Host;
+  close?(): Promise<void>;
 }
 
 export interface WorkerPool {
@@ -76,16 +85,25 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
       await options.store.releaseLease(runId, owner);
       return prepared.error;
     }
-    const { pipeline, host } = prepared.value;
+    const { pipeline, host, close } = prepared.value;
     const { store, leaseTtlMs } = options;
-    const launched = await resumeSharedRun(pipeline, runId, { host, store, owner, leaseTtlMs });
-    if (!launched.ok) return launched.error;
+    try {
+      const launched = await resumeSharedRun(pipeline, runId, { host, store, owner, leaseTtlMs });
+      if (!launched.ok) return launched.error;
+      return await driveLaunched(runId, launched.value);
+    } finally {
+      await close?.();
+    }
+  };
+
+  const driveLaunched = async (runId: string, handle: RunHandle) => {
+    const { store } = options;
     options.onStart?.(runId);
-    const run = liveRun(launched.value);
+    const run = liveRun(handle);
     live.add(run);
     if (stopping) run.stopAfterNextStep(graceMs);
     try {
-      const outcome = await launched.value.result;
+      const outcome = await handle.result;
       // Stopped by this pool, not parked on a gate nor by a failure: another worker takes it on.
       if (stopping && outcome.status === "suspended" && !outcome.waiting && !outcome.error)
         await store.requeueRun(runId);
