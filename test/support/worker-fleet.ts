@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../../src/cli/main.js";
@@ -7,7 +7,10 @@ import type { AuditEvent } from "../../src/inspect/audit.js";
 import type { AsyncRunStore } from "../../src/store/postgres/async-run-store.js";
 import { withDelays } from "./delayed-scripts.js";
 
-const REPO_ROOT = join(import.meta.dirname, "../..");
+/** The repository: two folders up, or the working directory when compiled elsewhere (bench). */
+const REPO_ROOT = existsSync(join(import.meta.dirname, "../../bin/stagechart.js"))
+  ? join(import.meta.dirname, "../..")
+  : process.cwd();
 const MACHINES = join(REPO_ROOT, "machines");
 
 /**
