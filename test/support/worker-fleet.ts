@@ -30,16 +30,23 @@ export async function queueRuns(
     script,
     withDelays(readFileSync(join(MACHINES, `${pipeline}.script.yaml`), "utf8"), delayMs),
   );
-  const quiet = { stdout: () => {}, stderr: () => {} };
+  let stderr = "";
+  const quiet = {
+    stdout: () => {},
+    stderr: (text: string) => {
+      stderr += text;
+    },
+  };
   const first = "fleet-0000";
+  const file = join(MACHINES, `${pipeline}.yaml`);
   const detached = await main(
     [
-      ...["run", pipeline, "--task", "Rename auth", "--detach", "--run-id", first],
+      ...["run", file, "--task", "Rename auth", "--detach", "--run-id", first],
       ...["--store", url, "--root", dir, "--model", `scripted:${script}`],
     ],
     quiet,
   );
-  if (detached !== 0) throw new Error(`run --detach exited ${detached}`);
+  if (detached !== 0) throw new Error(`run --detach exited ${detached}: ${stderr}`);
   const template = await store.getRun(first);
   if (!template.ok) throw template.error;
   const { pipelineId, definitionHash, options } = template.value;
