@@ -20,8 +20,9 @@ export interface WorkerFleetCase {
 /**
  * `runs` queued runs of code-review-parallel on a fresh PostgreSQL, drained by one worker
  * process, then (on another fresh database) by three: wall time, runs per second, and the checks
- * that no run was executed by two workers at once. The second fleet loses a worker to SIGKILL a
- * third of the way through: its runs are taken over once their leases expire. Skipped without a
+ * that no run was executed by two workers at once. A third fleet of three, on 60 runs, loses a
+ * worker to SIGKILL a third of the way through: its runs are taken over once their leases
+ * expire. Skipped without a
  * PostgreSQL server (Debian's `postgresql`).
  */
 export async function workerFleet(options: WorkerFleetCase): Promise<Comparison | undefined> {
@@ -30,7 +31,13 @@ export async function workerFleet(options: WorkerFleetCase): Promise<Comparison 
   const server = await startPostgres(binaries.bin);
   try {
     const one = await drain(await server.createDatabase(), 1, options, false);
-    const three = await drain(await server.createDatabase(), 3, options, true);
+    const three = await drain(await server.createDatabase(), 3, options, false);
+    const killed = await drain(
+      await server.createDatabase(),
+      3,
+      { ...options, runs: KILL_RUNS },
+      true,
+    );
     return compare(
       `${options.runs} queued runs of code-review-parallel, 1 worker process → 3`,
       "runs/s",
@@ -42,10 +49,12 @@ export async function workerFleet(options: WorkerFleetCase): Promise<Comparison 
         concurrencyPerWorker: options.concurrency,
         replyDelayMs: options.delayMs,
         leaseTtlMs: LEASE_TTL_MS,
-        killedWorkerRuns: three.orphaned,
-        killedRunsTakenOverWithinS: three.takeoverS,
-        runsWithExecutionProblems: one.problems + three.problems,
-        runsNotDone: one.notDone + three.notDone,
+        killRuns: KILL_RUNS,
+        killFleetWallS: killed.wallS,
+        killedWorkerRuns: killed.orphaned,
+        killedRunsFinishedByOthersWithinS: killed.takeoverS,
+        runsWithExecutionProblems: one.problems + three.problems + killed.problems,
+        runsNotDone: one.notDone + three.notDone + killed.notDone,
       },
     );
   } finally {
@@ -54,6 +63,8 @@ export async function workerFleet(options: WorkerFleetCase): Promise<Comparison 
 }
 
 const LEASE_TTL_MS = 3000;
+/** The fleet that loses a worker to SIGKILL a third of the way through its runs. */
+const KILL_RUNS = 60;
 
 async function drain(url: string, workers: number, options: WorkerFleetCase, killOne: boolean) {
   const opened = await PostgresStore.open(url);

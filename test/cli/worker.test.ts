@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -73,6 +73,27 @@ describe("stagechart worker", () => {
       const shown = await storeCommand(project, "show", runId, "--json");
       expect(JSON.parse(shown.stdout)).toMatchObject({ status: "done" });
     }
+  });
+
+  it("fails a run it cannot run here, with the reason, so that no worker takes it again", async () => {
+    const project = demoProject();
+    const script = join(mkdtempSync(join(tmpdir(), "stagechart-script-")), "gone.script.yaml");
+    writeFileSync(script, "stages: {}\n");
+    const detached = await runIn(
+      project,
+      ...["run", "code-review", "--task", "Add auth", "--detach", "--model", `scripted:${script}`],
+    );
+    const runId = detached.stdout.trim();
+    rmSync(script);
+    ownCache();
+
+    const worker = await runCli("worker", "--store", storeOf(project), "--until-idle");
+    expect(worker.code).toBe(0);
+    expect(worker.stdout).toMatch(new RegExp(`^refused ${runId} [A-Za-z]+/[A-Za-z]+: .+\n$`));
+    const shown = await storeCommand(project, "show", runId, "--json");
+    expect(JSON.parse(shown.stdout)).toMatchObject({ status: "failed" });
+    const again = await runCli("worker", "--store", storeOf(project), "--until-idle");
+    expect(again.stdout).toBe("");
   });
 
   it("refuses a store it cannot reach with a code, naming it without its password", async () => {

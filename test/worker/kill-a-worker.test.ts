@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { noPostgres, sharedStores } from "../store/postgres/support/shared-store.js";
 import {
   executionProblems,
@@ -10,6 +10,17 @@ import {
 } from "../support/worker-fleet.js";
 
 const stores = sharedStores();
+const started: WorkerProcess[] = [];
+// A test that fails or times out must not leave its workers behind.
+afterEach(() => {
+  for (const worker of started.splice(0)) worker.child.kill("SIGKILL");
+});
+/** `startWorker`, killed after the test whatever happens. */
+const worker = (url: string, flags: string[]) => {
+  const spawned = startWorker(url, flags);
+  started.push(spawned);
+  return spawned;
+};
 
 /** A lease short enough that a killed worker's runs are taken over within the test. */
 const FLAGS = ["--concurrency", "2", "--lease-ttl", "1500", "--poll", "50"];
@@ -51,11 +62,7 @@ describe.skipIf(noPostgres)("workers sharing a PostgreSQL store", () => {
       count: 12,
       delayMs: 60,
     });
-    const [doomed, ...others] = [
-      startWorker(url, FLAGS),
-      startWorker(url, FLAGS),
-      startWorker(url, FLAGS),
-    ];
+    const [doomed, ...others] = [worker(url, FLAGS), worker(url, FLAGS), worker(url, FLAGS)];
     if (!doomed) throw new Error("no worker");
     // Mid-run: it has runs under way that it has not finished.
     await until(() => {
@@ -86,7 +93,7 @@ describe.skipIf(noPostgres)("workers sharing a PostgreSQL store", () => {
       count: 4,
       delayMs: 150,
     });
-    const first = startWorker(url, FLAGS);
+    const first = worker(url, FLAGS);
     await until(() => runsOf(first).started.length === 2);
     expect(await stopped(first)).toEqual([{ code: 0, signal: null }]);
     const { started, done } = runsOf(first);
@@ -98,7 +105,7 @@ describe.skipIf(noPostgres)("workers sharing a PostgreSQL store", () => {
       expect(await store.leaseHolder(runId)).toBeUndefined();
     }
 
-    const second = startWorker(url, [...FLAGS, "--until-idle"]);
+    const second = worker(url, [...FLAGS, "--until-idle"]);
     expect(await second.exited).toEqual({ code: 0, signal: null });
     await expectEachRunOnce(store, runIds);
     for (const runId of givenBack) expect(runsOf(second).done).toContain(runId);
