@@ -85,12 +85,16 @@ export function eventLine(event: WorkerEvent): string {
       return `started ${event.runId}`;
     case "finished": {
       const { outcome } = event;
-      const error = outcome.error ? ` ${outcome.error.code}: ${outcome.error.message}` : "";
+      const error = outcome.error
+        ? ` ${outcome.error.code}: ${oneLine(outcome.error.message)}`
+        : "";
       return `${outcome.status} ${event.runId}${error}`;
     }
     case "refused":
-      return `refused ${event.runId} ${event.error.code}: ${event.error.message}`;
+      return `refused ${event.runId} ${event.error.code}: ${oneLine(event.error.message)}`;
     case "warning":
-      return `warning: ${event.message.trimEnd()}`;
+      return `warning: ${oneLine(event.message)}`;
   }
 }
+
+const oneLine = (text: string): string => text.trim().replace(/\s*\n\s*/g, " ");
