@@ -13,6 +13,7 @@ import { startUp } from "./cases/start-up.js";
 import { storedRunOpening } from "./cases/stored-run-open.js";
 import { suspendedMemory } from "./cases/suspended-memory.js";
 import { turnCost } from "./cases/turn-cost.js";
+import { workerFleet } from "./cases/workers.js";
 import { writeAmplification } from "./cases/write-amplification.js";
 import {
   type Comparison,
@@ -48,6 +49,9 @@ const WIDE_GROUP = { siblings: 1000, turns: 3, maxConcurrency: 16 };
 const LONG_CHAIN_STAGES = 1000;
 const STORED_RUNS = 10_000;
 
+/** Issue 15's figures: 300 queued runs with replies 150 ms late, 4 at a time per worker process. */
+const WORKER_FLEET = { runs: 300, delayMs: 150, concurrency: 4 };
+
 const RESULTS_DIR = join(process.cwd(), "bench", "results");
 
 async function main(): Promise<void> {
@@ -82,6 +86,7 @@ async function main(): Promise<void> {
     await step("compiling", () => compileScaling(LONG_CHAIN_STAGES));
     await step("start-up", async () => startUp());
     await step("runs listing", () => runsListing(dir, STORED_RUNS));
+    await step("workers", () => workerFleet(WORKER_FLEET));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -43,6 +43,7 @@ const graph = async () => (await import("./commands/graph.js")).registerGraph;
 const inspect = async () => (await import("./commands/inspect.js")).registerInspect;
 const paths = async () => (await import("./commands/paths.js")).registerPaths;
 const test = async () => (await import("./commands/test.js")).registerTest;
+const worker = async () => (await import("./commands/worker.js")).registerWorker;
 
 /** Each command's module by the command's name, in the order `--help` lists them. */
 const COMMANDS: Record<string, () => Promise<Register>> = {
@@ -61,6 +62,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   inspect,
   paths,
   test,
+  worker,
 };
 
 /**

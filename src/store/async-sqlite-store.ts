@@ -67,6 +67,9 @@ export class AsyncSqliteStore implements AsyncRunStore {
   async cancelQueuedRun(runId: string, reason?: string) {
     return this.store.cancelQueuedRun(runId, reason);
   }
+  async requeueRun(runId: string) {
+    return this.store.requeueRun(runId);
+  }
   async claimRun(owner: string, ttlMs: number) {
     return this.store.claimRun(owner, ttlMs);
   }

@@ -26,6 +26,7 @@ export class RunQueue {
   private readonly start: Database.Statement<{ runId: string; at: string }>;
   private readonly lease: Database.Statement<{ runId: string; owner: string; expiresAt: number }>;
   private readonly cancel: Database.Statement<{ runId: string; at: string }>;
+  private readonly requeue: Database.Statement<{ runId: string; at: string }>;
 
   constructor(db: Database.Database) {
     this.save = db.prepare(
@@ -55,6 +56,15 @@ export class RunQueue {
       `UPDATE runs SET status = 'cancelled', updated_at = @at
        WHERE run_id = @runId AND status = 'queued'`,
     );
+    this.requeue = db.prepare(
+      `UPDATE runs SET status = 'queued', updated_at = @at
+       WHERE run_id = @runId AND status = 'suspended'`,
+    );
+  }
+
+  /** Whether the run was suspended: it is queued again, for a worker to take. */
+  requeueSuspended(runId: string, at: string): boolean {
+    return this.requeue.run({ runId, at }).changes > 0;
   }
 
   /** Whether the run was still queued: it is cancelled now, and no worker will take it. */

@@ -174,6 +174,11 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     return claimed?.ok ? claimed.value : undefined;
   }
 
+  /** Queues a suspended run again (a stopping worker's), for a worker to take; false otherwise. */
+  requeueRun(runId: string): boolean {
+    return this.guarded(() => this.queue.requeueSuspended(runId, this.timestamp()));
+  }
+
   /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did (or it never was). */
   cancelQueuedRun(runId: string, reason?: string): Result<RunRecord> {
     return this.immediately((): Result<RunRecord> => {

@@ -81,6 +81,11 @@ export interface AsyncRunStore {
    * `ttlMs`. Concurrent claimers never get the same run; undefined when there is none.
    */
   claimRun(owner: string, ttlMs: number): Promise<RunRecord | undefined>;
+  /**
+   * Queues a `suspended` run again, for a worker to take (a stopping worker gives back the runs
+   * it stopped); false, changing nothing, for a run in any other status or none.
+   */
+  requeueRun(runId: string): Promise<boolean>;
 
   /** Journal: recorded model and tool results by idempotency key; the first value is kept. */
   get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined>;

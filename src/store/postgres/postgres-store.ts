@@ -150,6 +150,16 @@ export class PostgresStore implements AsyncRunStore {
     return bundle ? ok(bundle) : err(definitionNotFound(hash));
   }
 
+  /** Queues a suspended run again (a stopping worker's), for a worker to take; false otherwise. */
+  async requeueRun(runId: string): Promise<boolean> {
+    const requeued = await this.pooled(
+      `UPDATE runs SET status = 'queued', updated_at = $2
+       WHERE run_id = $1 AND status = 'suspended'`,
+      [runId, this.timestamp()],
+    );
+    return (requeued.rowCount ?? 0) > 0;
+  }
+
   /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did. */
   async cancelQueuedRun(runId: string, reason?: string): Promise<Result<RunRecord>> {
     const at = this.timestamp();

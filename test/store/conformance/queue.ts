@@ -116,6 +116,22 @@ export function runQueue(harness: StoreHarness): void {
       expect(failure(await store.cancelQueuedRun("run-9")).code).toBe("Session/RunNotFound");
     });
 
+    it("queues a suspended run again for a worker to take, and no run in another status", async () => {
+      const { store } = await harness.fresh();
+      await store.saveDefinition("hash-1", bundle);
+      okValue(await store.createRun({ ...newRun("run-1"), status: "suspended" }));
+      okValue(await store.createRun({ ...newRun("run-2"), status: "done" }));
+      okValue(await store.createRun(newRun("run-3")));
+      expect(await store.requeueRun("run-1")).toBe(true);
+      expect(okValue(await store.getRun("run-1")).status).toBe("queued");
+      expect(await store.requeueRun("run-2")).toBe(false);
+      expect(await store.requeueRun("run-3")).toBe(false);
+      expect(await store.requeueRun("run-9")).toBe(false);
+      expect(okValue(await store.getRun("run-2")).status).toBe("done");
+      expect(okValue(await store.getRun("run-3")).status).toBe("running");
+      expect((await store.claimRun("worker-a", 10_000))?.runId).toBe("run-1");
+    });
+
     it("gives each of 50 queued runs to exactly one of 5 claimers, each on its own store", async () => {
       const { store, reopen } = await harness.fresh();
       await store.saveDefinition("hash-1", bundle);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { bundleDefinition } from "../../../src/bundles/index.js";
 import { fingerprint } from "../../../src/compiler/definition-hash.js";
 import type { PipelineDefinition } from "../../../src/definitions/pipeline-types.js";
 import { ok, type StagechartError } from "../../../src/errors.js";
@@ -6,8 +7,9 @@ import type { RunResult } from "../../../src/runtime/launch.js";
 import { LEASE_TTL_MS } from "../../../src/runtime/persistence.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { startWorkerPool } from "../../../src/store/postgres/worker-pool.js";
+import { countingCalls, withDelays } from "../../support/delayed-scripts.js";
 import { slowPipeline } from "../../support/live-runs.js";
-import { harness } from "../../support/stage-harness.js";
+import { harness, modelHarness } from "../../support/stage-harness.js";
 import {
   bundledCodeReview,
   codeReviewScript,
@@ -80,7 +82,7 @@ describe.skipIf(noPostgres)("a worker pool on the shared store", () => {
     }
   });
 
-  it("stops: the run under way keeps its stored steps, is left suspended and its lease given up", async () => {
+  it("stops: the run under way keeps its stored steps, its lease given up, and is queued again", async () => {
     const { store } = await stores.fresh();
     const pipeline = slowPipeline();
     await waiting(store, pipeline, "slow-1");
@@ -99,8 +101,51 @@ describe.skipIf(noPostgres)("a worker pool on the shared store", () => {
     await worker.stop();
     expect(outcomes).toMatchObject([{ status: "suspended" }]);
     const run = await store.getRun("slow-1");
-    expect(run.ok && run.value.status).toBe("suspended");
+    expect(run.ok && run.value.status).toBe("queued");
     expect(await store.leaseHolder("slow-1")).toBeUndefined();
     expect((await store.auditOf("slow-1")).at(-1)?.type).toBe("RunSuspended");
+  });
+
+  it("lets a run's model call in flight be answered and stored before it stops the run", async () => {
+    const { store } = await stores.fresh();
+    const pipeline = await bundledCodeReview();
+    await waiting(store, pipeline, "review-1");
+    const bundled = await bundleDefinition(pipeline);
+    if (!bundled.ok) throw bundled.error;
+    await store.saveDefinition(bundled.value.hash, bundled.value.bundle);
+    const slowScript = withDelays(codeReviewScript(), 150);
+    const counted = countingCalls(harness(slowScript).host.model);
+    const first = startWorkerPool({
+      store,
+      claim: claimFrom(store),
+      prepare: async () => ok({ pipeline, host: modelHarness(counted.handle).host }),
+      idleMs: 50,
+      stopGraceMs: 30_000,
+    });
+    while (counted.calls.started < 2 || counted.calls.answered === counted.calls.started)
+      await new Promise((later) => setTimeout(later, 5));
+
+    await first.stop();
+    expect(counted.calls.answered).toBe(counted.calls.started);
+    const modelEntries = async () =>
+      (await store.journalOf("review-1")).filter((entry) => entry.key.startsWith("model:"));
+    expect(await modelEntries()).toHaveLength(counted.calls.started);
+    const stopped = await store.getRun("review-1");
+    expect(stopped.ok && stopped.value.status).toBe("queued");
+
+    // Another worker takes it on from there: no recorded call is made again.
+    const again = countingCalls(harness(slowScript).host.model);
+    const second = startWorkerPool({
+      store,
+      claim: async (owner) => (await store.claimRun(owner, LEASE_TTL_MS))?.runId,
+      prepare: async () => ok({ pipeline, host: modelHarness(again.handle).host }),
+      untilIdle: true,
+    });
+    await second.done;
+    const finished = await store.getRun("review-1");
+    expect(finished.ok && finished.value.status).toBe("done");
+    expect(await modelEntries()).toHaveLength(counted.calls.started + again.calls.started);
+    const events = await store.auditOf("review-1");
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
   });
 });

@@ -1,0 +1,113 @@
+import { loadBundle } from "../bundles/index.js";
+import { type HostSettings, hostFor } from "../cli/host-options.js";
+import { attachMcpForCli } from "../cli/mcp-options.js";
+import { BUILTIN_TOOL_NAMES } from "../definitions/pipeline.js";
+import { ok, type Result, type StagechartError } from "../errors.js";
+import type { RunResult } from "../runtime/launch.js";
+import { LEASE_TTL_MS } from "../runtime/persistence.js";
+import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
+import {
+  type PreparedRun,
+  startWorkerPool,
+  type WorkerPool,
+} from "../store/postgres/worker-pool.js";
+
+export interface WorkerOptions {
+  /** The shared store (`PostgresStore`), or any `AsyncRunStore`. */
+  store: AsyncRunStore;
+  /** Runs driven at once (default 1). */
+  concurrency?: number;
+  /** The lease each run is held under, renewed while it runs (default 15 s). */
+  leaseTtlMs?: number;
+  /** How long an idle slot waits before it looks for a run again (default 500 ms). */
+  pollMs?: number;
+  /** How long `stop()` lets each run go on to store its step in flight (default 30 s). */
+  stopGraceMs?: number;
+  /** End once no run is waiting, rather than wait for more. */
+  untilIdle?: boolean;
+  /** Where stored definitions are written out to be loaded (default `definitionsCache()`). */
+  cacheDir?: string;
+  /** Told as each run starts and ends, or is refused. */
+  onEvent?(event: WorkerEvent): void;
+}
+
+export type WorkerEvent =
+  | { kind: "started"; runId: string }
+  | { kind: "finished"; runId: string; outcome: RunResult }
+  | { kind: "refused"; runId: string; error: StagechartError }
+  | { kind: "warning"; message: string };
+
+/** Default grace for a stopping worker's runs to store the step they are in. */
+export const STOP_GRACE_MS = 30_000;
+
+/**
+ * A worker: claims the store's queued runs (and runs whose owner's lease expired), loads each
+ * one's stored definition (`loadDefinition` + `loadBundle`: no checkout needed), runs it under
+ * its lease with the settings it was queued with, and claims the next. `stop()` stops claiming,
+ * lets each run store its step in flight, and queues the runs it stopped again.
+ */
+export function runWorker(options: WorkerOptions): WorkerPool {
+  const { store } = options;
+  const leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS;
+  return startWorkerPool({
+    store,
+    claim: async (owner) => (await store.claimRun(owner, leaseTtlMs))?.runId,
+    prepare: (runId) => prepareRun(runId, options),
+    concurrency: options.concurrency ?? 1,
+    idleMs: options.pollMs ?? 500,
+    leaseTtlMs,
+    stopGraceMs: options.stopGraceMs ?? STOP_GRACE_MS,
+    ...(options.untilIdle && { untilIdle: true }),
+    onStart: (runId) => options.onEvent?.({ kind: "started", runId }),
+    onRun: (runId, outcome) =>
+      options.onEvent?.(
+        "status" in outcome
+          ? { kind: "finished", runId, outcome }
+          : { kind: "refused", runId, error: outcome },
+      ),
+  });
+}
+
+/**
+ * A claimed run's pipeline, exactly as it was queued, and its host from the settings stored
+ * with it (never interactive: nobody is at a worker's terminal). A run that cannot be prepared
+ * because of what it was queued with is failed with the reason, so that no worker takes it again.
+ */
+async function prepareRun(runId: string, options: WorkerOptions): Promise<Result<PreparedRun>> {
+  const { store } = options;
+  const run = await store.getRun(runId);
+  if (!run.ok) return run;
+  const settings = { ...(run.value.options as unknown as HostSettings), headless: true };
+  const prepared = await preparedFrom(run.value.definitionHash, settings, options);
+  if (!prepared.ok)
+    await store.updateRun(runId, { status: "failed", error: prepared.error.toModelView() });
+  return prepared;
+}
+
+async function preparedFrom(
+  hash: string,
+  settings: HostSettings,
+  options: WorkerOptions,
+): Promise<Result<PreparedRun>> {
+  const bundle = await options.store.loadDefinition(hash);
+  if (!bundle.ok) return bundle;
+  const warn = (message: string) => options.onEvent?.({ kind: "warning", message });
+  const mcp = await attachMcpForCli(settings.mcp, { stdout: warn, stderr: warn });
+  if (!mcp.ok) return mcp;
+  const tools = mcp.value.tools;
+  const close = () => mcp.value.close();
+  const pipeline = await loadBundle(hash, bundle.value, {
+    ...(options.cacheDir !== undefined && { cacheDir: options.cacheDir }),
+    toolNames: [...BUILTIN_TOOL_NAMES, ...tools.map((tool) => tool.name)],
+  });
+  if (!pipeline.ok) {
+    await close();
+    return pipeline;
+  }
+  const host = await hostFor(settings, tools);
+  if (!host.ok) {
+    await close();
+    return host;
+  }
+  return ok({ pipeline: pipeline.value, host: host.value, close });
+}

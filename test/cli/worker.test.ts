@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { demoProject, runCli, runIn, storeCommand, storeOf } from "../support/cli.js";
+import { postgresBinaries, startPostgres, type TestPostgres } from "../support/postgres.js";
+
+const binaries = postgresBinaries();
+// Skipped only on a machine without PostgreSQL; CI installs it (.ci/run), where this fails instead.
+const skip = "missing" in binaries && process.env.CI !== "true";
+
+let server: TestPostgres;
+beforeAll(async () => {
+  if (skip) return;
+  if ("missing" in binaries) throw new Error(binaries.missing);
+  server = await startPostgres(binaries.bin);
+});
+afterAll(async () => {
+  await server?.stop();
+});
+afterEach(() => {
+  delete process.env.XDG_CACHE_HOME;
+});
+
+/** A worker's own cache for the definitions it writes out, as on a machine of its own. */
+const ownCache = () => {
+  process.env.XDG_CACHE_HOME = mkdtempSync(join(tmpdir(), "stagechart-worker-cache-"));
+};
+
+describe("stagechart worker", () => {
+  it.skipIf(skip)(
+    "finishes a run queued with run --detach on a PostgreSQL store, never printing the password",
+    async () => {
+      const url = await server.createDatabase();
+      const project = demoProject();
+      const detached = await runCli(
+        ...["run", "code-review", "--task", "Add auth", "--detach"],
+        ...["--root", project, "--store", url],
+      );
+      const runId = detached.stdout.trim();
+      ownCache();
+
+      const worker = await runCli("worker", "--store", url, "--until-idle");
+      expect(worker.code).toBe(0);
+      expect(worker.stdout).toBe(`started ${runId}\ndone ${runId}\n`);
+      expect(worker.stderr).toContain(`worker on postgres://stagechart@`);
+      expect(`${worker.stdout}${worker.stderr}`).not.toContain(server.password);
+      const shown = await runCli("show", runId, "--store", url, "--json");
+      expect(JSON.parse(shown.stdout)).toMatchObject({ runId, status: "done" });
+    },
+  );
+
+  it("finishes queued runs on a SQLite store too, n at a time", async () => {
+    const project = demoProject();
+    const runIds: string[] = [];
+    for (const task of ["Add auth", "Add logging", "Add metrics"]) {
+      const detached = await runIn(project, "run", "code-review", "--task", task, "--detach");
+      runIds.push(detached.stdout.trim());
+    }
+    ownCache();
+    const worker = await runCli(
+      ...["worker", "--store", storeOf(project), "--until-idle", "--concurrency", "2"],
+    );
+    expect(worker.code).toBe(0);
+    const lines = worker.stdout.trim().split("\n").sort();
+    expect(lines).toEqual(
+      [
+        ...runIds.map((runId) => `done ${runId}`),
+        ...runIds.map((runId) => `started ${runId}`),
+      ].sort(),
+    );
+    for (const runId of runIds) {
+      const shown = await storeCommand(project, "show", runId, "--json");
+      expect(JSON.parse(shown.stdout)).toMatchObject({ status: "done" });
+    }
+  });
+
+  it("fails a run it cannot run here, with the reason, so that no worker takes it again", async () => {
+    const project = demoProject();
+    const script = join(mkdtempSync(join(tmpdir(), "stagechart-script-")), "gone.script.yaml");
+    writeFileSync(script, "stages: {}\n");
+    const detached = await runIn(
+      project,
+      ...["run", "code-review", "--task", "Add auth", "--detach", "--model", `scripted:${script}`],
+    );
+    const runId = detached.stdout.trim();
+    rmSync(script);
+    ownCache();
+
+    const worker = await runCli("worker", "--store", storeOf(project), "--until-idle");
+    expect(worker.code).toBe(0);
+    expect(worker.stdout).toMatch(new RegExp(`^refused ${runId} [A-Za-z]+/[A-Za-z]+: .+\n$`));
+    const shown = await storeCommand(project, "show", runId, "--json");
+    expect(JSON.parse(shown.stdout)).toMatchObject({ status: "failed" });
+    const again = await runCli("worker", "--store", storeOf(project), "--until-idle");
+    expect(again.stdout).toBe("");
+  });
+
+  it("refuses a store it cannot reach with a code, naming it without its password", async () => {
+    const worker = await runCli(
+      ...["worker", "--store", "postgres://me:hunter2@127.0.0.1:1/nowhere", "--until-idle"],
+    );
+    expect(worker.code).toBe(1);
+    expect(worker.stderr).toMatch(/^Session\/StoreUnavailable: /);
+    expect(worker.stderr).not.toContain("hunter2");
+  });
+});

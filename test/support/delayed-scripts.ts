@@ -1,0 +1,40 @@
+import { parse, stringify } from "yaml";
+import type { ModelHandle } from "../../src/models/types.js";
+
+/** A scripted model's script with every entry answering after `delayMs` (a slow model). */
+export function withDelays(script: string, delayMs: number): string {
+  const parsed = parse(script) as { stages: Record<string, Record<string, unknown>[]> };
+  for (const entries of Object.values(parsed.stages))
+    for (const entry of entries) entry.delayMs = delayMs;
+  return stringify(parsed);
+}
+
+/** A model's calls as they start and as they are answered, counted through the real model. */
+export function countingCalls(handle: ModelHandle): {
+  handle: ModelHandle;
+  calls: { started: number; answered: number };
+} {
+  const calls = { started: 0, answered: 0 };
+  const counted = async <T>(call: () => PromiseLike<T>): Promise<T> => {
+    calls.started++;
+    const answer = await call();
+    calls.answered++;
+    return answer;
+  };
+  const { model } = handle;
+  return {
+    calls,
+    handle: {
+      ...handle,
+      model: {
+        ...model,
+        specificationVersion: model.specificationVersion,
+        provider: model.provider,
+        modelId: model.modelId,
+        supportedUrls: model.supportedUrls,
+        doGenerate: (options) => counted(() => model.doGenerate(options)),
+        doStream: (options) => counted(() => model.doStream(options)),
+      },
+    },
+  };
+}
