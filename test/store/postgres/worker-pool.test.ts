@@ -31,11 +31,18 @@ async function waiting(store: PostgresStore, pipeline: PipelineDefinition, runId
   if (!created.ok) throw created.error;
 }
 
-/** A claim for the test: the first running run without a lease, leased to `owner` (atomically). */
+/**
+ * A claim for the test: the first running run without a lease, leased to `owner`. The listing
+ * may be stale by the time the lease is taken (the run may have ended and let its lease go
+ * since), so the run's status is read again under the lease.
+ */
 const claimFrom = (store: PostgresStore) => async (owner: string) => {
   for (const { runId } of await store.listRuns({ status: "running" })) {
     if (await store.leaseHolder(runId)) continue;
-    if ((await store.acquireLease(runId, owner, LEASE_TTL_MS)).ok) return runId;
+    if (!(await store.acquireLease(runId, owner, LEASE_TTL_MS)).ok) continue;
+    const run = await store.getRun(runId);
+    if (run.ok && run.value.status === "running") return runId;
+    await store.releaseLease(runId, owner);
   }
   return undefined;
 };
