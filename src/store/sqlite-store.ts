@@ -215,7 +215,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   /**
    * Appends the step's events with the run's next sequence numbers, records its journal and
-   * transcript entries, replaces the run's snapshot and moves its updatedAt, in one
+   * transcript entries and adds the step (with its snapshot) to the history, in one
    * transaction: after a crash either all is there or nothing.
    */
   commitStep(runId: string, step: StepCommit): AuditEvent[] {
@@ -224,7 +224,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   private appendStep(runId: string, step: StepCommit): AuditEvent[] {
     const at = this.timestamp();
-    if (this.sql.touchRun.run({ runId, at }).changes === 0) throw runNotFound(runId);
+    if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
     let seq = this.lastSeq(runId);
     const recorded = step.events.map((input) => {
       if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
