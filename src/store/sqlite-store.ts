@@ -118,6 +118,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       // power cut may drop the last commits, which resume treats like an earlier crash.
       db.pragma("synchronous = NORMAL");
       db.pragma("busy_timeout = 5000");
+      db.pragma("wal_autocheckpoint = 4000");
       const migrated = migrate(db, now);
       if (migrated.ok) return ok(new SqliteStore(db, path, now));
       db.close();
@@ -438,7 +439,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
    */
   private checkpoint(): void {
     try {
-      this.db.pragma("wal_checkpoint(TRUNCATE)");
+      this.db.pragma("wal_checkpoint(PASSIVE)");
     } catch {
       // Left to SQLite's next automatic checkpoint.
     }
