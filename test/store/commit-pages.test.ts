@@ -22,7 +22,7 @@ const turnStep = (turn: number): StepCommit => ({
     {
       stageExecutionId: "run-1/plan/1",
       key: `t${String(turn).padStart(4, "0")}`,
-      entry: { role: "assistant", content: `reply ${turn}` },
+      entry: { role: "assistant", text: `reply ${turn}`, calls: [] },
     },
   ],
   snapshot: { value: "plan", turn },
