@@ -197,32 +197,6 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 8,
     sql: "ALTER TABLE transcripts ADD COLUMN result_of TEXT;",
   },
-  {
-    // The audit log kept in its key's order (WITHOUT ROWID): a step's events go into one b-tree
-    // instead of a table and its key's index, one page less in every commit's WAL (issue 14).
-    version: 9,
-    sql: `
-      CREATE TABLE audit_by_key (
-        run_id TEXT NOT NULL REFERENCES runs (run_id),
-        seq INTEGER NOT NULL CHECK (seq >= 1),
-        at TEXT NOT NULL,
-        type TEXT NOT NULL,
-        stage_id TEXT,
-        stage_execution_id TEXT,
-        attempt INTEGER,
-        payload TEXT NOT NULL,
-        PRIMARY KEY (run_id, seq)
-      ) WITHOUT ROWID;
-      INSERT INTO audit_by_key SELECT run_id, seq, at, type, stage_id, stage_execution_id,
-        attempt, payload FROM audit;
-      DROP TABLE audit;
-      ALTER TABLE audit_by_key RENAME TO audit;
-      CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
-        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-      CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
-        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-    `,
-  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;

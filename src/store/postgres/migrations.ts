@@ -184,12 +184,6 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 8,
     sql: "ALTER TABLE transcripts ADD COLUMN result_of TEXT;",
   },
-  {
-    // SQLite's migration 9 only changes how its audit table is laid out on disk (WITHOUT ROWID):
-    // tables and columns stay the same, so there is nothing to change here but the version.
-    version: 9,
-    sql: "SELECT 1;",
-  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;
