@@ -49,4 +49,3 @@ describe("a committed step", () => {
     expect(okValue(store.getRun("run-1")).updatedAt).toBe("2030-01-01T00:00:06.000Z");
   });
 });
-
