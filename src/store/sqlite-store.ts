@@ -118,6 +118,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       // power cut may drop the last commits, which resume treats like an earlier crash.
       db.pragma("synchronous = NORMAL");
       db.pragma("busy_timeout = 5000");
+      // Fewer automatic checkpoints: a page many commits rewrite reaches the file fewer times.
       db.pragma("wal_autocheckpoint = 4000");
       const migrated = migrate(db, now);
       if (migrated.ok) return ok(new SqliteStore(db, path, now));
@@ -435,7 +436,8 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   /**
    * Copies the WAL into the main file. Best effort: a checkpoint that cannot finish (a reader
-   * in the way, a full disk) loses nothing, the WAL still holds every commit.
+   * in the way, a full disk) loses nothing, the WAL still holds every commit. PASSIVE: the WAL
+   * file is kept and written over from its start, not cut to nothing and grown again (issue 14).
    */
   private checkpoint(): void {
     try {
