@@ -118,6 +118,8 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       // power cut may drop the last commits, which resume treats like an earlier crash.
       db.pragma("synchronous = NORMAL");
       db.pragma("busy_timeout = 5000");
+      // Fewer automatic checkpoints: a page many commits rewrite reaches the file fewer times.
+      db.pragma("wal_autocheckpoint = 4000");
       const migrated = migrate(db, now);
       if (migrated.ok) return ok(new SqliteStore(db, path, now));
       db.close();
@@ -220,7 +222,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   /**
    * Appends the step's events with the run's next sequence numbers, records its journal and
-   * transcript entries, replaces the run's snapshot and moves its updatedAt, in one
+   * transcript entries and adds the step (with its snapshot) to the history, in one
    * transaction: after a crash either all is there or nothing.
    */
   commitStep(runId: string, step: StepCommit): AuditEvent[] {
@@ -229,7 +231,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   private appendStep(runId: string, step: StepCommit): AuditEvent[] {
     const at = this.timestamp();
-    if (this.sql.touchRun.run({ runId, at }).changes === 0) throw runNotFound(runId);
+    if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
     let seq = this.lastSeq(runId);
     const recorded = step.events.map((input) => {
       if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
@@ -439,11 +441,12 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   /**
    * Copies the WAL into the main file. Best effort: a checkpoint that cannot finish (a reader
-   * in the way, a full disk) loses nothing, the WAL still holds every commit.
+   * in the way, a full disk) loses nothing, the WAL still holds every commit. PASSIVE: the WAL
+   * file is kept and written over from its start, not cut to nothing and grown again (issue 14).
    */
   private checkpoint(): void {
     try {
-      this.db.pragma("wal_checkpoint(TRUNCATE)");
+      this.db.pragma("wal_checkpoint(PASSIVE)");
     } catch {
       // Left to SQLite's next automatic checkpoint.
     }

@@ -2,8 +2,13 @@ import type Database from "better-sqlite3";
 import type { AuditRow, RunRow, RunSummary } from "./records.js";
 import type { TranscriptRead, TranscriptWrite } from "./tool-results.js";
 
+// A step does not rewrite its run's row (one page less in every commit, issue 14): a run was last
+// updated by its own last change or its last step, whichever came later.
+const UPDATED_AT = `MAX(updated_at, COALESCE(
+  (SELECT at FROM steps WHERE steps.run_id = runs.run_id ORDER BY step DESC LIMIT 1), ''))`;
+
 const RUN_COLUMNS = `run_id AS runId, pipeline_id AS pipelineId, status,
-  created_at AS createdAt, updated_at AS updatedAt, definition_hash AS definitionHash,
+  created_at AS createdAt, ${UPDATED_AT} AS updatedAt, definition_hash AS definitionHash,
   stagechart_version AS stagechartVersion, options, error, output`;
 
 const AUDIT_COLUMNS = `run_id AS runId, seq, at, type, stage_id AS stageId,
@@ -36,7 +41,6 @@ type Statement<Params extends unknown[] | object, Row = unknown> = Database.Stat
 export interface Statements {
   insertRun: Statement<RunRow>;
   updateRun: Statement<RunRow>;
-  touchRun: Statement<{ runId: string; at: string }>;
   run: Statement<[string], RunRow>;
   runs: Statement<{ status: string | null; limit: number }, RunSummary>;
   runExists: Statement<[string], 1>;
@@ -71,14 +75,11 @@ export function prepareStatements(db: Database.Database): Statements {
          definition_hash = @definitionHash, options = @options, error = @error, output = @output
        WHERE run_id = @runId`,
     ),
-    touchRun: db.prepare<{ runId: string; at: string }>(
-      "UPDATE runs SET updated_at = @at WHERE run_id = @runId",
-    ),
     run: db.prepare<[string], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`),
     // Newest first along runs_by_creation, so a page costs its rows, not the whole table.
     runs: db.prepare<{ status: string | null; limit: number }, RunSummary>(
       `SELECT run_id AS runId, pipeline_id AS pipelineId, status,
-         created_at AS createdAt, updated_at AS updatedAt
+         created_at AS createdAt, ${UPDATED_AT} AS updatedAt
        FROM runs WHERE @status IS NULL OR status = @status
        ORDER BY created_at DESC, rowid DESC LIMIT @limit`,
     ),
