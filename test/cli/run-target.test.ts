@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import type { RunHandle } from "../../src/runtime/run.js";
@@ -9,23 +9,12 @@ import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { liveActor } from "../runtime/support/live-actor.js";
 import { demoProject, runCli, summaryOf } from "../support/cli.js";
 import { slowPipeline } from "../support/live-runs.js";
-import { postgresBinaries, startPostgres, type TestPostgres } from "../support/postgres.js";
+import { noPostgres, testPostgres } from "../support/postgres.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
 
-const binaries = postgresBinaries();
-// Skipped only on a machine without PostgreSQL; CI installs it (.ci/run), where this fails instead.
-const skip = "missing" in binaries && process.env.CI !== "true";
-
-let server: TestPostgres;
-beforeAll(async () => {
-  if (skip) return;
-  if ("missing" in binaries) throw new Error(binaries.missing);
-  server = await startPostgres(binaries.bin);
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const skip = noPostgres;
+const postgres = testPostgres();
 
 const shown = (run: { stdout: string; stderr: string }) => `${run.stdout}\n${run.stderr}`;
 
@@ -100,7 +89,7 @@ Plan {{ctx.task}}.
 
 describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", () => {
   it("runs code-review to done in this process; runs, show and audit then read it", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const project = demoProject();
     const run = await runCli(
       ...["run", "code-review", "--task", "Add auth", "--json"],
@@ -109,7 +98,7 @@ describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", (
     expect(run.code).toBe(0);
     const { runId, status } = summaryOf(run.stdout);
     expect(status).toBe("done");
-    expect(shown(run)).not.toContain(server.password);
+    expect(shown(run)).not.toContain(postgres().password);
 
     const listed = await runCli("runs", "--store", url);
     expect(listed.stdout).toMatch(new RegExp(`${runId}\\s+done\\s+code-review`));
@@ -121,7 +110,7 @@ describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", (
   });
 
   it("parks a run on a grant request, and resume --approve on the shared store finishes it", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const project = demoProject();
     const run = await runCli(
       ...["run", "code-review", "--task", "Add auth", "--headless", "--on-grant", "suspend"],
@@ -152,7 +141,7 @@ describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", (
   });
 
   it("cancels a suspended run nobody owns by resuming it with the cancel", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const run = await runCli(
       ...["run", "code-review", "--task", "Add auth", "--headless", "--on-grant", "suspend"],
       ...["--json", "--root", demoProject(), "--store", url],
@@ -165,7 +154,7 @@ describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", (
   });
 
   it("cancels a run another owner runs live: the owner takes the request and the run ends cancelled", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const live = await liveSharedRun(url, "run-live-1");
     try {
       const cancelled = await runCli("cancel", "run-live-1", "--store", url, "--json");
@@ -185,7 +174,7 @@ describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", (
   });
 
   it("overrides a live run to a reachable stage through its owner, audited with the reason", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const live = await liveSharedRun(url, "run-live-2");
     try {
       const moved = await runCli(
@@ -206,7 +195,7 @@ describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", (
   });
 
   it("reopens a run that ended done with redo, on the shared store", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const pipeline = reopenableProject();
     const run = await runCli("run", pipeline, "--task", "t", "--store", url, "--json");
     expect(summaryOf(run.stdout)).toMatchObject({ status: "done", output: { summary: "first" } });
@@ -222,7 +211,7 @@ describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", (
   });
 
   it("refuses --inspect on a PostgreSQL store before running anything", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const refused = await runCli("run", "code-review", "--task", "x", "--inspect", "--store", url);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("Validation/StoreUnsupported");

@@ -1,26 +1,15 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { runCli } from "../support/cli.js";
 import { crashProject, type Life, live } from "../support/crash-runs.js";
-import { postgresBinaries, startPostgres, type TestPostgres } from "../support/postgres.js";
+import { noPostgres, testPostgres } from "../support/postgres.js";
 
 // The processes here run the built package (bin/stagechart.js): `npm run build` first.
-const binaries = postgresBinaries();
-// Skipped only on a machine without PostgreSQL; CI installs it (.ci/run), where this fails instead.
-const skip = "missing" in binaries && process.env.CI !== "true";
-
-let server: TestPostgres;
-beforeAll(async () => {
-  if (skip) return;
-  if ("missing" in binaries) throw new Error(binaries.missing);
-  server = await startPostgres(binaries.bin);
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const skip = noPostgres;
+const postgres = testPostgres();
 
 /** `stagechart run` of the crash project (crash-runs.ts) on the shared store, in a process of its own. */
 const runArgs = (dir: string, runId: string, url: string) => [
@@ -49,7 +38,7 @@ async function until(url: string, ready: (store: PostgresStore) => Promise<boole
 describe.skipIf(skip)("runs on a PostgreSQL store across processes", () => {
   it("resumes a run whose process was SIGKILLed mid-run to done: gapless log, each stage exited once", async () => {
     const dir = crashProject();
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     // Plan asks for Bash outside its envelope: the run parks on that grant first.
     const parked = await live({ cli: runArgs(dir, "crash-pg", url) });
     expect(parked.code).toBe(3);
@@ -90,7 +79,7 @@ describe.skipIf(skip)("runs on a PostgreSQL store across processes", () => {
       join(dir, "crash.script.yaml"),
       "stages:\n  plan:\n    - { text: thinking, delayMs: 60000 }\n",
     );
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const running = live({ cli: runArgs(dir, "live-pg", url) });
     await until(url, async (store) => {
       const entered = (await store.auditOf("live-pg")).some((e) => e.type === "StageSetup");

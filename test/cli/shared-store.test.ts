@@ -1,21 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/index.js";
 import { demoProject, runCli } from "../support/cli.js";
-import { postgresBinaries, startPostgres, type TestPostgres } from "../support/postgres.js";
+import { noPostgres, testPostgres } from "../support/postgres.js";
 
-const binaries = postgresBinaries();
-// Skipped only on a machine without PostgreSQL; CI installs it (.ci/run), where this fails instead.
-const skip = "missing" in binaries && process.env.CI !== "true";
-
-let server: TestPostgres;
-beforeAll(async () => {
-  if (skip) return;
-  if ("missing" in binaries) throw new Error(binaries.missing);
-  server = await startPostgres(binaries.bin);
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const skip = noPostgres;
+const postgres = testPostgres();
 afterEach(() => {
   delete process.env.STAGECHART_STORE;
 });
@@ -25,7 +14,7 @@ const shown = (run: { stdout: string; stderr: string }) => `${run.stdout}\n${run
 
 describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
   it("queues a run with run --detach, and runs, show and audit read it from the database", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const project = demoProject();
     const detached = await runCli(
       ...["run", "code-review", "--task", "Add auth", "--detach"],
@@ -40,7 +29,7 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
     expect(JSON.parse(shownRun.stdout)).toMatchObject({ runId, status: "queued" });
     expect((await runCli("audit", runId, "--store", url)).code).toBe(0);
     for (const run of [detached, listed, shownRun])
-      expect(shown(run)).not.toContain(server.password);
+      expect(shown(run)).not.toContain(postgres().password);
 
     // A worker on another machine finds the definition the run was queued with.
     const opened = await PostgresStore.open(url);
@@ -48,7 +37,7 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
     try {
       const run = await opened.value.getRun(runId);
       if (!run.ok) throw run.error;
-      expect(JSON.stringify(run.value)).not.toContain(server.password);
+      expect(JSON.stringify(run.value)).not.toContain(postgres().password);
       const bundle = await opened.value.loadDefinition(run.value.definitionHash);
       expect(bundle.ok && bundle.value.entry).toBe("machines/code-review.yaml");
     } finally {
@@ -57,7 +46,7 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
   });
 
   it("cancels a queued run in place; a run a worker took is asked of that worker", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const detach = () => runCli("run", "code-review", "--task", "x", "--detach", "--store", url);
     const queued = (await detach()).stdout.trim();
     const taken = (await detach()).stdout.trim();
@@ -84,7 +73,7 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
   });
 
   it("lists a run's committed steps with history", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const opened = await PostgresStore.open(url);
     if (!opened.ok) throw opened.error;
     try {
@@ -108,7 +97,7 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
   });
 
   it("takes the store from STAGECHART_STORE when --store is not given", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     process.env.STAGECHART_STORE = url;
     const detached = await runCli("run", "code-review", "--task", "Add auth", "--detach");
     expect(detached.code).toBe(0);
@@ -119,18 +108,18 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
   });
 
   it("names a store that refuses the password without the password, exit 1, no stack", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const wrong = "not-the-password-4711";
-    const refused = await runCli("runs", "--store", url.replace(server.password, wrong));
+    const refused = await runCli("runs", "--store", url.replace(postgres().password, wrong));
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^Session\/StoreUnavailable: .*stagechart@127\.0\.0\.1/);
     expect(shown(refused)).not.toContain(wrong);
-    expect(shown(refused)).not.toContain(server.password);
+    expect(shown(refused)).not.toContain(postgres().password);
     expect(refused.stderr).not.toMatch(/\n\s+at /);
   });
 
   it("says a database that cannot be reached is unavailable, exit 1", async () => {
-    const unreachable = `postgres://stagechart:${server.password}@127.0.0.1:1/nowhere`;
+    const unreachable = `postgres://stagechart:${postgres().password}@127.0.0.1:1/nowhere`;
     const detached = await runCli(
       "run",
       "code-review",
@@ -142,17 +131,17 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
     );
     expect(detached.code).toBe(1);
     expect(detached.stderr).toContain("Session/StoreUnavailable");
-    expect(shown(detached)).not.toContain(server.password);
+    expect(shown(detached)).not.toContain(postgres().password);
     expect(detached.stderr).not.toMatch(/\n\s+at /);
   });
 
   it("refuses, with a code, the commands that cannot use a PostgreSQL store yet", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     for (const argv of [["fork", "run-1", "--at", "1"], ["inspect"]]) {
       const refused = await runCli(...argv, "--store", url);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain("Validation/StoreUnsupported");
-      expect(shown(refused)).not.toContain(server.password);
+      expect(shown(refused)).not.toContain(postgres().password);
     }
   });
 });

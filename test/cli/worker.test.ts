@@ -1,23 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { demoProject, runCli, runIn, storeCommand, storeOf } from "../support/cli.js";
-import { postgresBinaries, startPostgres, type TestPostgres } from "../support/postgres.js";
+import { noPostgres, testPostgres } from "../support/postgres.js";
 
-const binaries = postgresBinaries();
-// Skipped only on a machine without PostgreSQL; CI installs it (.ci/run), where this fails instead.
-const skip = "missing" in binaries && process.env.CI !== "true";
-
-let server: TestPostgres;
-beforeAll(async () => {
-  if (skip) return;
-  if ("missing" in binaries) throw new Error(binaries.missing);
-  server = await startPostgres(binaries.bin);
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const skip = noPostgres;
+const postgres = testPostgres();
 afterEach(() => {
   delete process.env.XDG_CACHE_HOME;
 });
@@ -31,7 +20,7 @@ describe("stagechart worker", () => {
   it.skipIf(skip)(
     "finishes a run queued with run --detach on a PostgreSQL store, never printing the password",
     async () => {
-      const url = await server.createDatabase();
+      const url = await postgres().createDatabase();
       const project = demoProject();
       const detached = await runCli(
         ...["run", "code-review", "--task", "Add auth", "--detach"],
@@ -44,7 +33,7 @@ describe("stagechart worker", () => {
       expect(worker.code).toBe(0);
       expect(worker.stdout).toBe(`started ${runId}\ndone ${runId}\n`);
       expect(worker.stderr).toContain(`worker on postgres://stagechart@`);
-      expect(`${worker.stdout}${worker.stderr}`).not.toContain(server.password);
+      expect(`${worker.stdout}${worker.stderr}`).not.toContain(postgres().password);
       const shown = await runCli("show", runId, "--store", url, "--json");
       expect(JSON.parse(shown.stdout)).toMatchObject({ runId, status: "done" });
     },

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 
 const execFile = promisify(execFileCallback);
 
@@ -147,5 +148,29 @@ export async function startPostgres(bin: string): Promise<TestPostgres> {
         rmSync(dir, { recursive: true, force: true });
       }
     },
+  };
+}
+
+/** Skipped only on a machine without PostgreSQL; CI installs it (.ci/run), where this fails instead. */
+export const noPostgres = "missing" in postgresBinaries() && process.env.CI !== "true";
+
+/**
+ * A PostgreSQL server for the file's tests, started before them and stopped after them: the
+ * function gives it while they run.
+ */
+export function testPostgres(): () => TestPostgres {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    if (noPostgres) return;
+    const binaries = postgresBinaries();
+    if ("missing" in binaries) throw new Error(binaries.missing);
+    server = await startPostgres(binaries.bin);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (!server) throw new Error("no PostgreSQL server: its tests should have been skipped");
+    return server;
   };
 }

@@ -1,27 +1,16 @@
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe } from "vitest";
+import { afterEach, describe } from "vitest";
 import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
-import { postgresBinaries, startPostgres, type TestPostgres } from "../../support/postgres.js";
+import { noPostgres, testPostgres } from "../../support/postgres.js";
 import { okValue, type StoreHarness } from "./harness.js";
 import { leasesAndMore } from "./leases-and-more.js";
 import { runQueue } from "./queue.js";
 import { runsAndSteps } from "./runs-and-steps.js";
 import { stepsForksControls } from "./steps-forks-controls.js";
 
-const binaries = postgresBinaries();
-// Skipped only on a machine without PostgreSQL; CI installs it (.ci/run), where this fails instead.
-const skip = "missing" in binaries && process.env.CI !== "true";
-
-let server: TestPostgres;
-beforeAll(async () => {
-  if (skip) return;
-  if ("missing" in binaries) throw new Error(binaries.missing);
-  server = await startPostgres(binaries.bin);
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const skip = noPostgres;
+const server = testPostgres();
 
 const open: AsyncRunStore[] = [];
 afterEach(async () => {
@@ -41,7 +30,7 @@ async function rawSql(url: string, text: string): Promise<Record<string, unknown
 
 const postgres: StoreHarness = {
   async fresh(options) {
-    const url = await server.createDatabase();
+    const url = await server().createDatabase();
     const opened = async (clock = options) => {
       const result = await PostgresStore.open(url, { ...clock, poolSize: 4 });
       if (result.ok) open.push(result.value);
@@ -52,7 +41,7 @@ const postgres: StoreHarness = {
 };
 
 describe.skipIf(skip)(
-  `the PostgreSQL store${"missing" in binaries ? ` (skipped: ${binaries.missing})` : ""}`,
+  `the PostgreSQL store${skip ? " (skipped: no PostgreSQL server installed)" : ""}`,
   () => {
     runsAndSteps(postgres);
     leasesAndMore(postgres);

@@ -3,26 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { StagechartError } from "../../../src/errors.js";
 import { MIGRATIONS, SqliteStore } from "../../../src/store/index.js";
 import { POSTGRES_MIGRATIONS } from "../../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
-import { postgresBinaries, startPostgres, type TestPostgres } from "../../support/postgres.js";
+import { noPostgres, testPostgres } from "../../support/postgres.js";
 
-const binaries = postgresBinaries();
-const skip = "missing" in binaries && process.env.CI !== "true";
-
-let server: TestPostgres;
-beforeAll(async () => {
-  if (skip) return;
-  if ("missing" in binaries) throw new Error(binaries.missing);
-  server = await startPostgres(binaries.bin);
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const skip = noPostgres;
+const postgres = testPostgres();
 
 const newRun = (runId: string) => ({
   runId,
@@ -33,7 +23,7 @@ const newRun = (runId: string) => ({
 
 /** A new database as stagechart left it at schema `version`, holding the rows `seed` inserts. */
 async function databaseAtVersion(version: number, seed: string[]): Promise<string> {
-  const url = await server.createDatabase();
+  const url = await postgres().createDatabase();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -72,7 +62,7 @@ describe("the PostgreSQL schema", () => {
 
 describe.skipIf(skip)("the PostgreSQL store", () => {
   it("has the SQLite store's tables and columns (and a position column where SQLite has a rowid)", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const opened = await PostgresStore.open(url);
     if (!opened.ok) throw opened.error;
     await opened.value.close();
@@ -196,7 +186,7 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
   });
 
   it("opened by several workers at once on a new database, applies each migration once", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open(url)));
     for (const opened of stores) if (opened.ok) await opened.value.close();
     expect(stores.every((opened) => opened.ok)).toBe(true);
@@ -208,35 +198,35 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
   });
 
   it("refuses a wrong password: Session/StoreUnavailable naming the host and database only", async () => {
-    const url = await server.createDatabase();
-    const wrong = url.replace(server.password, "not-the-password-42");
+    const url = await postgres().createDatabase();
+    const wrong = url.replace(postgres().password, "not-the-password-42");
     const error = await openFailure(wrong, "not-the-password-42");
     expect(error.code).toBe("Session/StoreUnavailable");
-    const shown = `postgres://stagechart@${server.host}:${server.port}/${new URL(url).pathname.slice(1)}`;
+    const shown = `postgres://stagechart@${postgres().host}:${postgres().port}/${new URL(url).pathname.slice(1)}`;
     expect(error.message).toContain(`cannot use the store at ${shown}:`);
     expect(error.message).toContain("password authentication failed");
     expect(error.context).toEqual({ store: shown, code: "28P01" });
   });
 
   it("names a server nobody answers at, and a database that does not exist, the same way", async () => {
-    const url = new URL(await server.createDatabase());
+    const url = new URL(await postgres().createDatabase());
     url.pathname = "/no_such_database";
-    const missing = await openFailure(url.href, server.password);
+    const missing = await openFailure(url.href, postgres().password);
     expect(missing).toMatchObject({ code: "Session/StoreUnavailable", context: { code: "3D000" } });
 
     url.port = "1";
-    const unreachable = await openFailure(url.href, server.password);
+    const unreachable = await openFailure(url.href, postgres().password);
     expect(unreachable).toMatchObject({
       code: "Session/StoreUnavailable",
       context: {
-        store: `postgres://stagechart@${server.host}:1/no_such_database`,
+        store: `postgres://stagechart@${postgres().host}:1/no_such_database`,
         code: "ECONNREFUSED",
       },
     });
   });
 
   it("tells a connection dropped under a call as Session/StoreUnavailable; the next call works", async () => {
-    const url = await server.createDatabase();
+    const url = await postgres().createDatabase();
     const opened = await PostgresStore.open(url, { poolSize: 1 });
     if (!opened.ok) throw opened.error;
     const store = opened.value;
@@ -257,7 +247,9 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
       const lost = await reading;
       expect(lost).toBeInstanceOf(StagechartError);
       expect(lost).toMatchObject({ code: "Session/StoreUnavailable", context: { code: "57P01" } });
-      expect(JSON.stringify(lost) + String((lost as Error).message)).not.toContain(server.password);
+      expect(JSON.stringify(lost) + String((lost as Error).message)).not.toContain(
+        postgres().password,
+      );
       expect((await store.getRun("run-1")).ok).toBe(true);
     } finally {
       await admin.end();
