@@ -22,7 +22,8 @@ export const environmentKeysRedactor = (env: ModelEnv): Redactor =>
 /**
  * The environment a command runs with: `env` without the provider keys stagechart knows —
  * neither their variables nor any other variable whose value holds a key `redact` removes (a
- * base URL with a key in its userinfo, say). Everything else is passed on unchanged.
+ * base URL with a key in its userinfo, say) — nor the shared store's credentials. Everything
+ * else is passed on unchanged.
  */
 export function withoutProviderKeys(env: ModelEnv, redact: Redactor): Record<string, string> {
   return Object.fromEntries(
@@ -30,7 +31,14 @@ export function withoutProviderKeys(env: ModelEnv, redact: Redactor): Record<str
       (entry): entry is [string, string] =>
         entry[1] !== undefined &&
         !PROVIDER_KEY_VARIABLES.includes(entry[0]) &&
+        !STORE_CREDENTIAL_VARIABLES.test(entry[0]) &&
         redact(entry[1]) === entry[1],
     ),
   );
 }
+
+/**
+ * The variables that reach the shared store (`STAGECHART_STORE`, libpq's `PG*`, the usual
+ * `DATABASE_URL`): a command a model runs must not read the store's password.
+ */
+const STORE_CREDENTIAL_VARIABLES = /^(STAGECHART_STORE|DATABASE_URL|PG[A-Z]+)$/;

@@ -23,6 +23,11 @@ export interface StepCommit {
   events: (AuditEventInput & { at?: string })[];
   journal?: { key: string; value: unknown }[];
   transcripts?: { stageExecutionId: string; key: string; entry: TranscriptEntry }[];
+  /**
+   * The lease holder the step is written under: a store shared between processes refuses the
+   * step (`Session/LeaseLost`, nothing stored) when the run's lease is another's.
+   */
+  owner?: string;
 }
 
 /** `queued`: stored to be run by a worker (`run --detach`), not started yet. */

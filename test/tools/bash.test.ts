@@ -198,6 +198,17 @@ describe("Bash's environment", () => {
     expect(stdout).not.toContain("sk-canary-bash");
   });
 
+  it.each(CONFINEMENTS)("holds no shared-store credential, %s", async (_, sandbox) => {
+    vi.stubEnv("STAGECHART_STORE", "postgres://worker:pw-canary-1@db:5432/stagechart");
+    vi.stubEnv("DATABASE_URL", "postgres://app:pw-canary-2@db/app");
+    vi.stubEnv("PGPASSWORD", "pw-canary-3");
+    const project = makeProject();
+    const context = { ...project.context(), ...(sandbox && { sandbox }) };
+    const outcome = await invokeTool(bashTool, { command: "env" }, context);
+    const { stdout } = outputOf(outcome) as { stdout: string };
+    expect(stdout).not.toContain("pw-canary");
+  });
+
   it("is the context's when it has one", async () => {
     const project = makeProject();
     const context = { ...project.context(), env: { PATH: process.env.PATH ?? "", ONLY: "this" } };

@@ -159,8 +159,9 @@ export class OwnedRun implements RunStore {
     const first = this.lastSeq(runId) + 1;
     const events = step.events.map((event) => ({ ...event, at: event.at ?? at }));
     const recorded = events.map((event, index): AuditEvent => ({ seq: first + index, ...event }));
+    const owner = this.owner;
     this.write(async () => {
-      const stored = await this.store.commitStep(runId, { ...step, events });
+      const stored = await this.store.commitStep(runId, { ...step, events, owner });
       // Another writer took sequence numbers meanwhile: this process no longer owns the run.
       if (stored.length > 0 && stored[0]?.seq !== first)
         throw leaseLost(runId, this.owner ?? "nobody");

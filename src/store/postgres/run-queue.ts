@@ -28,14 +28,17 @@ export async function loadDefinition(
 
 /**
  * The oldest run whose definition is stored that is queued, or running under a lease that
- * expired (its owner was killed), not counting runs this claim already passed over. Its row is
- * locked, and rows other claimers hold are skipped, so claimers never wait on each other.
+ * expired (its owner was killed), or running with no lease and untouched for a lease's time
+ * (its owner stopped on a failing store and gave the lease up; a run being started is touched
+ * moments before its lease is stored), not counting runs this claim already passed over. Its
+ * row is locked, and rows other claimers hold are skipped, so claimers never wait on each other.
  */
 const NEXT_CLAIMABLE = `SELECT r.run_id AS "runId" FROM runs r
     LEFT JOIN leases l ON l.run_id = r.run_id
   WHERE EXISTS (SELECT 1 FROM definitions d WHERE d.hash = r.definition_hash)
     AND ((r.status = 'queued' AND (l.expires_at IS NULL OR l.expires_at <= $1))
-      OR (r.status = 'running' AND l.expires_at <= $1))
+      OR (r.status = 'running' AND l.expires_at <= $1)
+      OR (r.status = 'running' AND l.run_id IS NULL AND r.updated_at < $3))
     AND r.run_id <> ALL($2::text[])
   ORDER BY r.created_at, r.position LIMIT 1
   FOR UPDATE OF r SKIP LOCKED`;
@@ -54,7 +57,11 @@ export async function claimRun(
   const now = clock ? clock() : Number((await query(DATABASE_NOW)).rows[0].now);
   const passed: string[] = [];
   for (;;) {
-    const { rows } = await query(NEXT_CLAIMABLE, [now, passed]);
+    const { rows } = await query(NEXT_CLAIMABLE, [
+      now,
+      passed,
+      new Date(now - ttlMs).toISOString(),
+    ]);
     const runId: string | undefined = rows[0]?.runId;
     if (runId === undefined) return undefined;
     const leased = await claimLease(

@@ -4,7 +4,7 @@ import type { StepCommit } from "../../runtime/persistence.js";
 import { VERSION } from "../../version.js";
 import { toAuditRow } from "../records.js";
 import { runIdOfJournalKey } from "../run-ids.js";
-import { auditRunMismatch, runNotFound } from "../store-errors.js";
+import { auditRunMismatch, leaseLost, runNotFound } from "../store-errors.js";
 import { type TranscriptWrite, transcriptWrites } from "../tool-results.js";
 
 /** One statement on the store's pool, or on the connection of a transaction. */
@@ -26,6 +26,7 @@ export async function appendStep(
 ): Promise<AuditEvent[]> {
   const touched = await query("UPDATE runs SET updated_at = $2 WHERE run_id = $1", [runId, at]);
   if (touched.rowCount === 0) throw runNotFound(runId);
+  if (step.owner !== undefined) await holdsLease(query, runId, step.owner);
   let seq = await lastSeqWith(query, runId);
   const recorded = step.events.map((input): AuditEvent => {
     if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
@@ -39,6 +40,16 @@ export async function appendStep(
   const version = snapshot === null ? null : VERSION;
   await query(INSERT_STEP, [runId, seq, at, snapshot, step.definitionHash ?? null, version]);
   return recorded;
+}
+
+/**
+ * Fences a step written under a lease: a process that lost the run's lease (its lease expired
+ * and another took the run over while it stalled) cannot store another step of it. The lease
+ * row is read under a share lock, so a takeover waits for this step or this step sees it.
+ */
+async function holdsLease(query: Query, runId: string, owner: string): Promise<void> {
+  const { rows } = await query("SELECT owner FROM leases WHERE run_id = $1 FOR SHARE", [runId]);
+  if (rows[0]?.owner !== owner) throw leaseLost(runId, owner);
 }
 
 /** Journal entries in one statement; a key already recorded keeps its first value. */

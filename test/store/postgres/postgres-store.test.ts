@@ -300,3 +300,58 @@ async function waitingBackends(admin: pg.Client): Promise<number[]> {
 async function until(condition: () => Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
 }
+
+describe.skipIf(skip)("the PostgreSQL store between owners", () => {
+  async function fresh(): Promise<{ store: PostgresStore; url: string }> {
+    const url = await postgres().createDatabase();
+    const opened = await PostgresStore.open(url, { poolSize: 2 });
+    if (!opened.ok) throw opened.error;
+    return { store: opened.value, url };
+  }
+
+  it("refuses a step written under a lease another owner has taken over, storing none of it", async () => {
+    const { store } = await fresh();
+    try {
+      await store.createRun(newRun("run-1"));
+      expect((await store.acquireLease("run-1", "worker-a", 60_000)).ok).toBe(true);
+      const started = { type: "RunStarted" as const, runId: "run-1", payload: {} };
+      await store.commitStep("run-1", { events: [started], owner: "worker-a" });
+      await store.releaseLease("run-1", "worker-a");
+      expect((await store.acquireLease("run-1", "worker-b", 60_000)).ok).toBe(true);
+
+      await expect(
+        store.commitStep("run-1", {
+          events: [started],
+          snapshot: { value: "x" },
+          owner: "worker-a",
+        }),
+      ).rejects.toMatchObject({ code: "Session/LeaseLost" });
+      expect(await store.auditOf("run-1")).toHaveLength(1);
+      expect(await store.stepsOf("run-1")).toHaveLength(1);
+      await store.commitStep("run-1", { events: [started], owner: "worker-b" });
+      expect(await store.lastSeq("run-1")).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("lets a worker claim a running run left without a lease once it is untouched for a lease's time", async () => {
+    const { store, url } = await fresh();
+    try {
+      await store.saveDefinition("hash-1", { entry: "p.yaml", files: { "p.yaml": "id: p" } });
+      await store.createRun(newRun("left"));
+      await store.createRun(newRun("starting"));
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(
+        "UPDATE runs SET updated_at = '2020-01-01T00:00:00.000Z' WHERE run_id = 'left'",
+      );
+      await client.end();
+
+      expect((await store.claimRun("worker-a", 15_000))?.runId).toBe("left");
+      expect(await store.claimRun("worker-b", 15_000)).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+});
