@@ -83,11 +83,17 @@ export class OwnedRun implements RunStore {
       const empty = { snapshot: err(noSnapshot(runId)), audit: [], journal: [], transcripts: [] };
       return ok(new OwnedRun(store, runId, empty, undefined));
     }
-    const ended = ["done", "failed", "cancelled"].includes(run.value.status);
-    const owner = ended ? undefined : (claimedBy ?? leaseOwner());
+    let row = run.value;
+    let owner = isOver(row) ? undefined : (claimedBy ?? leaseOwner());
     if (owner) {
       const leased = await store.acquireLease(runId, owner, leaseTtlMs, ownerIsGone);
       if (!leased.ok) return leased;
+      // The row read before the lease may be stale: its last owner may have ended the run since.
+      const again = await store.getRun(runId);
+      if (!again.ok || isOver(again.value)) await store.releaseLease(runId, owner);
+      if (!again.ok) return again;
+      row = again.value;
+      if (isOver(row)) owner = undefined;
     }
     const [snapshot, audit, journal, transcripts] = await Promise.all([
       store.getSnapshot(runId),
@@ -96,7 +102,7 @@ export class OwnedRun implements RunStore {
       store.transcriptsOf(runId),
     ]);
     return ok(
-      new OwnedRun(store, runId, { run: run.value, snapshot, audit, journal, transcripts }, owner),
+      new OwnedRun(store, runId, { run: row, snapshot, audit, journal, transcripts }, owner),
     );
   }
 
@@ -328,3 +334,5 @@ export class OwnedRun implements RunStore {
 function settled(result: Result<unknown>): void {
   if (!result.ok) throw result.error;
 }
+
+const isOver = (run: RunRecord): boolean => ["done", "failed", "cancelled"].includes(run.status);

@@ -63,6 +63,43 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     onSqlite.value.close();
   });
 
+  it("does not resume a run its last owner ended between the resume's first read and its lease", async () => {
+    const { store } = await stores.fresh();
+    const pipeline = await bundledCodeReview();
+    const first = await startSharedRun(pipeline, {
+      host: harness(codeReviewScript()).host,
+      store,
+      runId: "review-9",
+      task,
+    });
+    if (!first.ok) throw first.error;
+    expect((await first.value.result).status).toBe("done");
+    const logged = (await store.auditOf("review-9")).length;
+
+    // The resume reads the row as it was while the run still ran; the lease comes after its end.
+    let reads = 0;
+    const stale = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name !== "getRun") return Reflect.get(target, name, receiver).bind(target);
+        return async (runId: string) => {
+          const row = await target.getRun(runId);
+          reads += 1;
+          return reads === 1 && row.ok
+            ? { ...row, value: { ...row.value, status: "running" } }
+            : row;
+        };
+      },
+    });
+    const resumed = await resumeSharedRun(pipeline, "review-9", {
+      host: harness(codeReviewScript()).host,
+      store: stale,
+    });
+    expect(resumed.ok).toBe(false);
+    if (!resumed.ok) expect(resumed.error.code).toBe("Session/RunFinished");
+    expect(await store.auditOf("review-9")).toHaveLength(logged);
+    expect(await store.leaseHolder("review-9")).toBeUndefined();
+  });
+
   it("makes no model call before every step that led to it is stored", async () => {
     const { store } = await stores.fresh();
     const parsed = parseScript(codeReviewScript(), "code-review.script.yaml");
