@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
-import { type ErrorView, err, ok, type Result, type StagechartError } from "../../errors.js";
+import { type ErrorView, err, ok, type Result, StagechartError } from "../../errors.js";
 import type { AuditEvent } from "../../inspect/audit.js";
 import type { ControlStatus, Requester } from "../../runtime/control.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
@@ -50,6 +50,8 @@ export class OwnedRun implements RunStore {
   /** Who holds the run's lease for this process, while it does. */
   private owner: string | undefined;
   private renewing: Promise<void> | undefined;
+  /** When the lease was last stored or renewed (as this process's clock saw the answer). */
+  private renewedAt = Date.now();
 
   private constructor(
     private readonly store: AsyncRunStore,
@@ -214,16 +216,25 @@ export class OwnedRun implements RunStore {
   }
 
   /**
-   * Starts a renewal unless one is under way (they never overlap); a failed one stops the
-   * run's writes. `Session/LeaseLost` (or the store's failure) once that has happened.
+   * Starts a renewal unless one is under way (they never overlap). A lease taken by another
+   * stops the run's writes at once; a store that fails to answer does so only once a lease's time
+   * has passed since the last renewal. `Session/LeaseLost` (or the store's failure) after that.
    */
   renewLease(runId: string, owner: string, ttlMs: number): Result<void> {
     this.mine(runId);
     if (this.queue.failed) return err(this.queue.failed);
     this.renewing ??= this.store
       .renewLease(runId, owner, ttlMs)
-      .then(settled)
-      .catch((error: unknown) => this.queue.fail(error))
+      .then((renewed) => {
+        settled(renewed);
+        this.renewedAt = Date.now();
+      })
+      .catch((error: unknown) => {
+        // A lease another process took is lost for good; a store that did not answer is asked
+        // again at the next renewal, until the lease may have expired meanwhile.
+        const taken = error instanceof StagechartError && error.code === "Session/LeaseLost";
+        if (taken || Date.now() - this.renewedAt >= ttlMs) this.queue.fail(error);
+      })
       .finally(() => {
         this.renewing = undefined;
       });

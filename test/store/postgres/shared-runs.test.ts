@@ -203,6 +203,37 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     expect((await store.leaseHolder("slow-2"))?.owner).toBe("another-worker");
   });
 
+  it("rides out a renewal the store fails to answer, while its lease cannot have expired", async () => {
+    const { store } = await stores.fresh();
+    let renewals = 0;
+    const flaky = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name !== "renewLease") return Reflect.get(target, name, receiver).bind(target);
+        return (...args: Parameters<typeof store.renewLease>) => {
+          renewals += 1;
+          if (renewals === 1) return Promise.reject(new Error("connection reset by peer"));
+          return target.renewLease(...args);
+        };
+      },
+    });
+    const started = await startSharedRun(slowPipeline(), {
+      host: harness("stages: {}").host,
+      store: flaky,
+      runId: "slow-4",
+      leaseTtlMs: 600,
+    });
+    if (!started.ok) throw started.error;
+    const actor = liveActor(started.value);
+    await waitFor(actor, (s) => s.context.current === "draft");
+    while (renewals < 4) await new Promise((resolve) => setTimeout(resolve, 50));
+
+    expect(actor.getSnapshot().status).toBe("active");
+    const holder = await store.leaseHolder("slow-4");
+    expect(holder?.expiresAt).toBeGreaterThan(Date.now());
+    actor.send({ type: "CANCEL" });
+    expect((await started.value.result).status).toBe("cancelled");
+  });
+
   it("gives its code stages the store's pipeline memory, kept from one run to the next", async () => {
     const { store } = await stores.fresh();
     const counting = pipelineOf({
