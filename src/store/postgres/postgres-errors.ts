@@ -41,7 +41,16 @@ const codeOf = (cause: unknown): string | undefined => {
 /** SQLSTATE classes that mean the server cannot be used right now, not that a query is wrong. */
 const UNAVAILABLE_STATES = ["08", "28", "3D", "53", "57", "58"];
 /** Errors of the connection itself, before the server answers. */
-const NETWORK_CODES = ["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT"];
+const NETWORK_CODES = [
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+];
 
 /** A store that cannot be reached or opened, naming it without its password. */
 export const postgresUnavailable = (url: string, cause: unknown): StagechartError =>
@@ -67,9 +76,10 @@ export function postgresFailure(url: string, cause: unknown): unknown {
       { store: redactUrl(url), code },
     );
   }
-  const lostConnection = /Connection terminated|connection timeout|not queryable/i.test(
-    messageOf(cause),
-  );
+  const lostConnection =
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|SSL|TLS/i.test(
+      messageOf(cause),
+    );
   if (
     UNAVAILABLE_STATES.some((state) => code.startsWith(state)) ||
     NETWORK_CODES.includes(code) ||

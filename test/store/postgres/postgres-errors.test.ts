@@ -1,24 +1,27 @@
 import { describe, expect, it } from "vitest";
-import { postgresUnavailable, redactUrl } from "../../../src/store/postgres/postgres-errors.js";
+import { StagechartError } from "../../../src/errors.js";
+import { postgresFailure } from "../../../src/store/postgres/postgres-errors.js";
 
-describe("a store URL as shown", () => {
-  it("keeps the user, host, port and database, never the password nor the query string", () => {
-    expect(redactUrl("postgres://app:s3cret@db.internal:5433/runs")).toBe(
-      "postgres://app@db.internal:5433/runs",
-    );
-    expect(redactUrl("postgresql://db/runs?password=s3cret&sslmode=require")).toBe(
-      "postgresql://db/runs",
-    );
-    expect(redactUrl("not a url s3cret")).toBe("a PostgreSQL URL that does not parse");
+const url = "postgres://worker:pw-secret@db.example:5432/stagechart";
+const failing = (message: string, code?: string) => Object.assign(new Error(message), { code });
+
+describe("a failing PostgreSQL call", () => {
+  it.each([
+    ["an unreachable host", failing("connect EHOSTUNREACH 10.0.0.9:5432", "EHOSTUNREACH")],
+    ["an unreachable network", failing("connect ENETUNREACH 10.0.0.9:5432", "ENETUNREACH")],
+    ["a broken pipe", failing("write EPIPE", "EPIPE")],
+    ["a pool that could not connect in time", failing("timeout exceeded when trying to connect")],
+    ["a TLS handshake that failed", failing("The server does not support SSL connections")],
+  ])("is Session/StoreUnavailable for %s, naming the store without its password", (_, cause) => {
+    const failure = postgresFailure(url, cause);
+    expect(failure).toBeInstanceOf(StagechartError);
+    expect(failure).toMatchObject({ code: "Session/StoreUnavailable" });
+    expect(JSON.stringify(failure)).not.toContain("pw-secret");
+    expect((failure as StagechartError).message).toContain("db.example");
   });
 
-  it("is how an error names the store; the password is scrubbed from the cause's message", () => {
-    const url = "postgres://app:p%40ss@db:5432/runs";
-    const error = postgresUnavailable(url, new Error("auth failed for p@ss and p%40ss"));
-    expect(error.code).toBe("Session/StoreUnavailable");
-    expect(error.message).toBe(
-      "cannot use the store at postgres://app@db:5432/runs: auth failed for *** and ***",
-    );
-    expect(error.context).toEqual({ store: "postgres://app@db:5432/runs" });
+  it("is left as it is when it is the store's own mistake", () => {
+    const cause = failing('syntax error at or near "SELEC"', "42601");
+    expect(postgresFailure(url, cause)).toBe(cause);
   });
 });
