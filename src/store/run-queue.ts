@@ -92,12 +92,16 @@ export class RunQueue {
   }
 }
 
-/** What a queued run's log says when it is cancelled before any worker took it. */
+/**
+ * What a queued run's log says when it is cancelled before a worker took it: `neverBegan` when
+ * its log was empty (a run a stopping worker queued again had begun).
+ */
 export const cancelledBeforeStart = (
   runId: string,
   reason: string | undefined,
+  began: boolean,
 ): AuditEventInput => ({
   type: "RunCancelled",
   runId,
-  payload: { status: "cancelled", neverBegan: true, ...(reason && { reason }) },
+  payload: { status: "cancelled", ...(!began && { neverBegan: true }), ...(reason && { reason }) },
 });

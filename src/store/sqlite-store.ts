@@ -188,7 +188,8 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
         const run = this.getRun(runId);
         return run.ok ? err(runNotQueued(runId, run.value.status)) : run;
       }
-      this.appendStep(runId, { events: [cancelledBeforeStart(runId, reason)] });
+      const began = this.lastSeq(runId) > 0;
+      this.appendStep(runId, { events: [cancelledBeforeStart(runId, reason, began)] });
       return this.getRun(runId);
     });
   }

@@ -170,7 +170,9 @@ export class PostgresStore implements AsyncRunStore {
         [runId, at],
       );
       if (updated.rowCount === 0) return false;
-      await appendStep(query, runId, { events: [cancelledBeforeStart(runId, reason)] }, at);
+      const began = (await lastSeqWith(query, runId)) > 0;
+      const cancel = cancelledBeforeStart(runId, reason, began);
+      await appendStep(query, runId, { events: [cancel] }, at);
       return true;
     });
     const run = await this.getRun(runId);

@@ -132,6 +132,19 @@ export function runQueue(harness: StoreHarness): void {
       expect((await store.claimRun("worker-a", 10_000))?.runId).toBe("run-1");
     });
 
+    it("cancels a run queued again after it began without saying it never began", async () => {
+      const { store } = await harness.fresh();
+      okValue(await store.createRun({ ...newRun("run-1"), status: "suspended" }));
+      await store.commitStep("run-1", {
+        events: [{ type: "RunStarted", runId: "run-1", payload: {} }],
+      });
+      expect(await store.requeueRun("run-1")).toBe(true);
+      okValue(await store.cancelQueuedRun("run-1"));
+      const cancelled = (await store.auditOf("run-1")).at(-1);
+      expect(cancelled).toMatchObject({ type: "RunCancelled", payload: { status: "cancelled" } });
+      expect(cancelled?.payload).not.toHaveProperty("neverBegan");
+    });
+
     it("gives each of 50 queued runs to exactly one of 5 claimers, each on its own store", async () => {
       const { store, reopen } = await harness.fresh();
       await store.saveDefinition("hash-1", bundle);
