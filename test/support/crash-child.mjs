@@ -10,6 +10,9 @@
 // first one and holds the run (and its lease) there until stdin closes, so the run is alive for as
 // long as the test needs, whatever the machine's load.
 //
+// `<store>` is a SQLite file, or a `postgres://` URL: the run is then a shared one
+// (`startSharedRun`/`resumeSharedRun`), as a worker drives it.
+//
 //   node crash-child.mjs start|start-killed-at-row|resume|resume-held <store> <runId> <pipeline.yaml> <script.yaml> <root> <model-log> [approve-id…]
 //
 // stdout: `E <seq> <type> <stageId>` per audit event, then `R <result json>`.
@@ -18,13 +21,16 @@ import {
   createHost,
   loadPipelineFile,
   MemoryAuditLog,
+  PostgresStore,
   resolveModelSpec,
   resumeRun,
+  resumeSharedRun,
   SqliteStore,
   startRun,
+  startSharedRun,
 } from "../../dist/index.js";
 
-const [mode, storeFile, runId, pipelineFile, scriptFile, root, modelLog, ...approvals] =
+const [mode, storeSpec, runId, pipelineFile, scriptFile, root, modelLog, ...approvals] =
   process.argv.slice(2);
 
 const model = await resolveModelSpec(`scripted:${scriptFile}`);
@@ -56,8 +62,12 @@ const host = createHost({
 });
 const pipeline = await loadPipelineFile(pipelineFile);
 if (!pipeline.ok) throw new Error(JSON.stringify(pipeline.diagnostics));
-const store = SqliteStore.open(storeFile);
+const shared = /^postgres(ql)?:\/\//.test(storeSpec);
+const store = shared
+  ? await PostgresStore.open(storeSpec, { poolSize: 2 })
+  : SqliteStore.open(storeSpec);
 if (!store.ok) throw store.error;
+const [start, resume] = shared ? [startSharedRun, resumeSharedRun] : [startRun, resumeRun];
 if (mode === "start-killed-at-row") {
   const createRun = store.value.createRun.bind(store.value);
   store.value.createRun = (run) => {
@@ -68,7 +78,7 @@ if (mode === "start-killed-at-row") {
   };
 }
 const handle = mode.startsWith("start")
-  ? startRun(pipeline.value, {
+  ? await start(pipeline.value, {
       host,
       store: store.value,
       runId,
@@ -83,7 +93,7 @@ const handle = mode.startsWith("start")
         onGrant: "suspend",
       },
     })
-  : resumeRun(pipeline.value, runId, {
+  : await resume(pipeline.value, runId, {
       host,
       store: store.value,
       answers: approvals.map((proposalId) => ({ proposalId, decision: "approve" })),
@@ -96,5 +106,5 @@ for await (const event of handle.value.events())
   process.stdout.write(`E ${event.seq} ${event.type} ${event.stageId ?? "-"}\n`);
 const result = await handle.value.result;
 process.stdout.write(`R ${JSON.stringify(result)}\n`);
-store.value.close();
+await store.value.close();
 process.exit(result.status === "done" ? 0 : 3);

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { crashProject, type Life, live } from "../../support/crash-runs.js";
 import { noPostgres, sharedStores } from "./support/shared-store.js";
 
-const CHILD = resolve(import.meta.dirname, "support/shared-crash-child.mjs");
+const CHILD = resolve(import.meta.dirname, "../../support/crash-child.mjs");
 const stores = sharedStores();
 
 /** Kill points: after the n-th event of a life, wait this long. The child runs the built package. */
