@@ -11,7 +11,22 @@ export interface DefinitionFingerprint {
   parts: Record<string, string>;
 }
 
+/**
+ * The pipeline's fingerprint, computed once per loaded definition: a run, its compiled-machine
+ * cache and its sub-pipelines all ask for it, and a definition is not changed once loaded.
+ */
 export function fingerprint(pipeline: PipelineDefinition): DefinitionFingerprint {
+  let known = fingerprints.get(pipeline);
+  if (!known) {
+    known = fingerprintOf(pipeline);
+    fingerprints.set(pipeline, known);
+  }
+  return known;
+}
+
+const fingerprints = new WeakMap<PipelineDefinition, DefinitionFingerprint>();
+
+function fingerprintOf(pipeline: PipelineDefinition): DefinitionFingerprint {
   const parts: Record<string, string> = {
     "pipeline (context, entry, transitions, grants)": digest({
       context: pipeline.context,
