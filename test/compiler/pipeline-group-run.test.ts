@@ -2,16 +2,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
 import { resumeRun, startRun } from "../../src/runtime/run.js";
-import { SqliteStore } from "../../src/store/index.js";
+import { openStore } from "../support/live-runs.js";
 import { CODE_REVIEW_SCRIPT, llm, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
-
-function openStore(file: string): SqliteStore {
-  const opened = SqliteStore.open(file);
-  if (!opened.ok) throw opened.error;
-  return opened.value;
-}
 
 /** `plan` parks on a grant inside the group while `slow` settles. */
 const group = pipelineOf({
