@@ -46,6 +46,8 @@ await build({
   external: EXTERNAL,
   plugins: [bundledRequire],
   // Bundled CommonJS modules that require Node's built-ins need a `require` in an ES module.
-  banner: { js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);' },
+  banner: {
+    js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);',
+  },
   logLevel: "warning",
 });
