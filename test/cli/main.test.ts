@@ -66,9 +66,10 @@ describe("starting the CLI", () => {
     for (const args of [["--version"], ["validate", "machines/", "stages/"]]) {
       const own = ownFilesLoadedBy(args);
       expect(
-        own.filter((file) => !/^(bin\/stagechart\.js|dist\/cli(-[\w]+)?\.mjs)$/.test(file)),
+        own.filter((file) => !/^(bin\/stagechart\.js|dist\/cli(-\w+)?\.mjs)$/.test(file)),
       ).toEqual([]);
-      expect(own.length).toBeLessThan(20);
+      // Some 190 ES modules of its own and of node_modules before the bundle; 18 with it.
+      expect(own.length).toBeLessThan(40);
     }
   });
 
