@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// main() reports its own errors; this catches only what happens before it can (a missing build).
+// Runs the CLI bundle `npm run build` writes (scripts/build-cli-bundle.mjs). main() reports its
+// own errors; this catches only what happens before it can (a missing build).
 try {
-  const { main } = await import("../dist/cli/main.js");
+  const { main } = await import("../dist/cli.mjs");
   process.exitCode = await main(process.argv.slice(2));
 } catch (error) {
   process.stderr.write(`stagechart: internal error: ${error?.message ?? error}\n`);

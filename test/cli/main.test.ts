@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { tempDir } from "../support/stages.js";
@@ -9,33 +10,67 @@ const BIN = resolve(import.meta.dirname, "../../bin/stagechart.js");
 const RECORD = resolve(import.meta.dirname, "../support/record-imports.mjs");
 const REPO = resolve(import.meta.dirname, "../..");
 
-/** The packages the built CLI imports for one command line (needs `npm run build`). */
-function packagesLoadedBy(args: string[]): Set<string> {
+/** The files (URLs) the built CLI imports for one command line (needs `npm run build`). */
+function filesLoadedBy(args: string[]): string[] {
   const log = join(tempDir(), "imports.log");
   execFileSync(process.execPath, ["--import", RECORD, BIN, ...args], {
     cwd: REPO,
     env: { ...process.env, STAGECHART_IMPORT_LOG: log },
     stdio: "pipe",
   });
-  const urls = readFileSync(log, "utf8").split("\n");
-  return new Set(urls.flatMap((url) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? []));
+  return [...new Set(readFileSync(log, "utf8").split("\n").filter(Boolean))];
 }
 
+/**
+ * The packages a command line loads: imported from node_modules, or bundled into one of the CLI
+ * bundle's files it loads (esbuild heads each bundled module with a `// node_modules/…` line).
+ */
+function packagesLoadedBy(args: string[]): Set<string> {
+  const packages = new Set<string>();
+  const name = /node_modules\/((?:@[^/]+\/)?[^/"]+)/g;
+  for (const url of filesLoadedBy(args)) {
+    const text =
+      url.startsWith("file:") && url.endsWith(".mjs") ? readFileSync(new URL(url), "utf8") : "";
+    const bundled = text.split("\n").filter((line) => line.startsWith("// node_modules/"));
+    for (const where of [url, ...bundled])
+      for (const m of where.matchAll(name)) packages.add(m[1] as string);
+  }
+  return packages;
+}
+
+/** The files of stagechart's own (not the pipelines' code modules) a command line loads. */
+const ownFilesLoadedBy = (args: string[]): string[] =>
+  filesLoadedBy(args)
+    .filter((url) => url.startsWith(pathToFileURL(REPO).href) && !url.includes("/machines/"))
+    .map((url) => relative(REPO, fileURLToPath(url)));
+
 const HEAVY = ["@ai-sdk/anthropic", "@ai-sdk/openai", "@modelcontextprotocol/sdk", "zod", "ajv"];
+const RUNTIME = ["ai", "xstate", "better-sqlite3", "pg", "@statelyai/inspect", "elkjs"];
 
 describe("starting the CLI", () => {
   it("--version loads no command: no provider, no MCP client, no zod, no Ajv", () => {
     const loaded = packagesLoadedBy(["--version"]);
     expect(HEAVY.filter((name) => loaded.has(name))).toEqual([]);
-    expect(loaded.has("better-sqlite3")).toBe(false);
-    expect(loaded.has("xstate")).toBe(false);
+    expect(RUNTIME.filter((name) => loaded.has(name))).toEqual([]);
   });
 
-  it("validate without --mcp loads neither the model providers nor the MCP client", () => {
+  it("validate without --mcp loads neither the model providers, the MCP client nor the runtime", () => {
     const loaded = packagesLoadedBy(["validate", "machines/", "stages/"]);
     expect(loaded.has("ajv")).toBe(true);
     expect(loaded.has("@modelcontextprotocol/sdk")).toBe(false);
     expect([...loaded].filter((name) => name.startsWith("@ai-sdk/"))).toEqual([]);
+    expect(RUNTIME.filter((name) => loaded.has(name))).toEqual([]);
+  });
+
+  it("runs from the build's CLI bundle: a few files, none resolved from node_modules one by one", () => {
+    for (const args of [["--version"], ["validate", "machines/", "stages/"]]) {
+      const own = ownFilesLoadedBy(args);
+      expect(
+        own.filter((file) => !/^(bin\/stagechart\.js|dist\/cli(-\w+)?\.mjs)$/.test(file)),
+      ).toEqual([]);
+      // Some 190 ES modules of its own and of node_modules before the bundle; 18 with it.
+      expect(own.length).toBeLessThan(40);
+    }
   });
 
   it("still lists every command in --help, and refuses an unknown one", async () => {

@@ -1,0 +1,53 @@
+// Bundles the CLI (dist/cli/main.js, as tsc built it) into dist/cli.mjs and its lazily loaded
+// chunks dist/cli-<hash>.mjs, which bin/stagechart.js runs: Node then resolves, reads and
+// compiles a few files instead of some 400 modules one by one (about a third of `validate`'s
+// start-up). The library entries (`.` and `./testing`) stay tsc's unbundled files.
+// The chunks sit directly in dist/, one level below the package root like every dist/ file,
+// since src/paths.ts and src/version.ts find the package root from their own location.
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const dist = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
+
+/** Packages loaded from node_modules at run time: native code, a peer dependency, optional ones. */
+const EXTERNAL = ["better-sqlite3", "pg", "xstate", "elkjs", "bufferutil", "utf-8-validate"];
+
+/**
+ * src/definitions/json-schema.ts requires Ajv's other dialects and formats lazily through
+ * `createRequire`, which esbuild leaves to run time: that would load a second, unbundled Ajv
+ * beside the bundled one. Here its `require` becomes the bundle's own, so every Ajv file is
+ * bundled once and still initialized only when first required.
+ */
+const bundledRequire = {
+  name: "bundled-require",
+  setup(context) {
+    context.onLoad({ filter: /dist[\\/]definitions[\\/]json-schema\.js$/ }, ({ path }) => {
+      const source = readFileSync(path, "utf8");
+      const local = "const require = createRequire(import.meta.url);";
+      if (!source.includes(local)) throw new Error(`${path} no longer declares: ${local}`);
+      return { contents: source.replace(local, ""), loader: "js" };
+    });
+  },
+};
+
+for (const file of readdirSync(dist)) if (/^cli(-\w+)?\.mjs$/.test(file)) rmSync(join(dist, file));
+await build({
+  entryPoints: { cli: join(dist, "cli", "main.js") },
+  outdir: dist,
+  chunkNames: "cli-[hash]",
+  outExtension: { ".js": ".mjs" },
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  external: EXTERNAL,
+  plugins: [bundledRequire],
+  // Bundled CommonJS modules that require Node's built-ins need a `require` in an ES module.
+  banner: {
+    js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);',
+  },
+  logLevel: "warning",
+});
