@@ -255,6 +255,35 @@ describe("stagechart fork", () => {
   });
 });
 
+describe("stagechart fork --detach of a pipeline changed since", () => {
+  it("is Session/DefinitionDrift, queueing nothing: a worker runs the stored definition only", async () => {
+    const dir = tempDir();
+    const pipeline = join(dir, "deciding.yaml");
+    writeFileSync(pipeline, DECIDING);
+    writeFileSync(join(dir, "deciding.script.yaml"), "stages: {}\n");
+    const common = ["--store", join(dir, "runs.db"), "--headless", "--json"];
+    const run = await runCli("run", pipeline, "--root", dir, "--run-id", "d1", ...common);
+    expect(summaryOf(run.stdout)).toMatchObject({ status: "suspended" });
+    writeFileSync(pipeline, DECIDING.replace("Accept the change?", "Accept it?"));
+    const detached = await runCli(
+      "fork",
+      "d1",
+      "--at",
+      "1",
+      "--run-id",
+      "d2",
+      "--detach",
+      ...common,
+    );
+    expect(detached.code).toBe(1);
+    expect(summaryOf(detached.stdout)).toMatchObject({
+      error: { code: "Session/DefinitionDrift" },
+    });
+    const shown = await runCli("show", "d2", "--store", join(dir, "runs.db"), "--json");
+    expect(summaryOf(shown.stdout)).toMatchObject({ error: { code: "Session/RunNotFound" } });
+  });
+});
+
 describe("stagechart fork --model, then resume", () => {
   afterEach(() => {
     vi.unstubAllEnvs();
