@@ -222,6 +222,18 @@ describe("stagechart fork", () => {
     expect(answered.code).toBe(2);
   });
 
+  it.skipIf(noPostgres)(
+    "names a PostgreSQL store it cannot reach without its password, exit 1",
+    async () => {
+      const { password } = postgres();
+      const unreachable = `postgres://stagechart:${password}@127.0.0.1:1/nowhere`;
+      const refused = await runCli("fork", "r1", "--at", "1", "--store", unreachable);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^Session\/StoreUnavailable: .*stagechart@127\.0\.0\.1:1/);
+      expect(`${refused.stdout}${refused.stderr}`).not.toContain(password);
+    },
+  );
+
   it("runs on --model when given, keeping the source run's other settings", async () => {
     const project = await finishedProject();
     const script = join(project, "other.script.yaml");
