@@ -92,16 +92,24 @@ async function fork(runId: string, flags: ForkFlags, io: CliIo): Promise<number>
     const source = await store.getRun(runId);
     if (!source.ok) return refuse(io, flags.json, source.error, runId);
     const settings = forkSettings(source.value.options as unknown as HostSettings, flags);
-    const fork: ForkSettings = {
+    const request: ForkSettings = {
       at: flags.at,
       set: flags.set,
       resumeWith: { ...settings },
       ...(flags.runId !== undefined && { runId: flags.runId }),
     };
     if (flags.detach)
-      return await detachFork(runId, source.value.definitionHash, fork, settings, store, flags, io);
+      return await detachFork(
+        runId,
+        source.value.definitionHash,
+        request,
+        settings,
+        store,
+        flags,
+        io,
+      );
     return await withRunHost(settings, io, flags.json, { runId }, (pipeline, host, progress) =>
-      forkHere(pipeline, runId, fork, target.value, flags, io, { host, progress }),
+      forkHere(pipeline, runId, request, target.value, flags, io, { host, progress }),
     );
   } catch (error) {
     if (!(error instanceof StagechartError)) throw error;
