@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { bundleDefinition } from "../bundles/index.js";
 import { fingerprint } from "../compiler/definition-hash.js";
-import { StagechartError } from "../errors.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { ok, type Result, StagechartError } from "../errors.js";
 import { checkContext } from "../runtime/run-checks.js";
 import { openAnyStore } from "./any-store.js";
 import { refuse } from "./drive.js";
@@ -30,12 +31,9 @@ export async function detachRun(
   io: CliIo,
 ): Promise<number> {
   const refused = (error: StagechartError) => refuse(io, flags.json, error, flags.runId);
-  // Its MCP servers are asked for their tools, which allowedTools may name, and stopped again.
-  const mcp = await attachMcpForCli(settings.mcp, io);
-  if (!mcp.ok) return refused(mcp.error);
-  const toolNames = mcp.value.tools.map((tool) => tool.name);
-  await mcp.value.close();
-  const pipeline = await loadPipelineForCli(name, io, toolNames);
+  const loaded = await loadForDetach(name, settings, io);
+  if (!loaded.ok) return refused(loaded.error);
+  const pipeline = loaded.value;
   if (!pipeline) return EXIT.failed;
   const ctx = { ...flags.set, ...(flags.task !== undefined && { task: flags.task }) };
   if (flags.task !== undefined && flags.set.task !== undefined)
@@ -76,4 +74,21 @@ export async function detachRun(
   } finally {
     await store.value.close();
   }
+}
+
+/**
+ * A pipeline loaded to be stored for a worker (`run --detach`, `fork --detach`): its MCP servers
+ * are asked for their tools, which allowedTools may name, and stopped again. `undefined` once the
+ * loader has printed why it does not load.
+ */
+export async function loadForDetach(
+  file: string,
+  settings: HostSettings,
+  io: CliIo,
+): Promise<Result<PipelineDefinition | undefined>> {
+  const mcp = await attachMcpForCli(settings.mcp, io);
+  if (!mcp.ok) return mcp;
+  const toolNames = mcp.value.tools.map((tool) => tool.name);
+  await mcp.value.close();
+  return ok(await loadPipelineForCli(file, io, toolNames));
 }

@@ -25,17 +25,6 @@ export function openStoreForCli(path: string | undefined): Result<SqliteStore> {
   return refused ? err(refused) : SqliteStore.open(storePathFor(path));
 }
 
-/**
- * The run store of a command that only needs runs already stored (`runs`, `show`, `resume`, …),
- * or `undefined` when there is no store file: none is created for it.
- */
-export function openExistingStore(path: string | undefined): Result<SqliteStore> | undefined {
-  const refused = postgresRefused(path);
-  if (refused) return err(refused);
-  const file = storePathFor(path);
-  return isAbsent(file) ? undefined : SqliteStore.open(file);
-}
-
 /** No file at `file`; one that cannot even be looked at (EACCES) is not taken for absent. */
 export function isAbsent(file: string): boolean {
   try {
@@ -52,7 +41,7 @@ export const postgresRefused = (flag: string | undefined): StagechartError | und
   isPostgresUrl(storeSpecOf(flag))
     ? new StagechartError(
         "Validation/StoreUnsupported",
-        "this command cannot use a PostgreSQL store yet: fork launches its copy on the SQLite store, and inspect's visualizer reads the SQLite file (every other command can)",
+        "this command cannot use a PostgreSQL store yet: inspect's visualizer reads the SQLite file (every other command can)",
       )
     : undefined;
 

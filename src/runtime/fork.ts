@@ -1,16 +1,27 @@
 import { randomUUID } from "node:crypto";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { err, type Result, StagechartError } from "../errors.js";
+import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { RunHandle } from "./launch.js";
-import type { RunStore, StepCommit } from "./persistence.js";
+import type { RunStore, StepCommit, StoredStatus } from "./persistence.js";
 import { type ResumeOptions, resumeRun } from "./run.js";
 import { checkContext } from "./run-checks.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 
-/** What forking needs of a store (the SQLite store has it). */
-export interface ForkStore extends RunStore {
-  stepsOf(runId: string): { step: number }[];
-  snapshotAtStep(runId: string, step: number): unknown;
+/** A store's answer: at once (the SQLite store) or as a promise (`AsyncRunStore`: PostgreSQL). */
+type Answer<T> = T | Promise<T>;
+
+/**
+ * What forking needs of a store. Every answer is awaited, so the SQLite store, `AsyncSqliteStore`
+ * and `PostgresStore` all fit: one way to fork on either store.
+ */
+export interface ForkStore {
+  getRun(
+    runId: string,
+  ): Answer<
+    Result<{ pipelineId: string; definitionHash: string; options: Record<string, unknown> }>
+  >;
+  stepsOf(runId: string): Answer<{ step: number }[]>;
+  snapshotAtStep(runId: string, step: number): Answer<unknown>;
   forkRun(
     source: string,
     step: number,
@@ -19,13 +30,14 @@ export interface ForkStore extends RunStore {
       pipelineId: string;
       definitionHash: string;
       options: Record<string, unknown>;
+      status?: StoredStatus;
     },
     first: StepCommit,
-  ): Result<unknown>;
+  ): Answer<Result<unknown>>;
 }
 
-export interface ForkOptions extends ResumeOptions {
-  store: ForkStore;
+/** Which step of which stored run a new run starts from, and what changes in it. */
+export interface ForkSettings {
   /** The step of the source run to start from (`stagechart history` lists them). */
   at: number;
   /** The new run's id; generated when not given. */
@@ -34,33 +46,53 @@ export interface ForkOptions extends ResumeOptions {
   set?: Record<string, unknown>;
   /** Stored with the new run instead of the source's settings, as a whole (what resuming it needs: model, root…). */
   resumeWith?: Record<string, unknown>;
+  /** Stored `queued`, for a worker to take, instead of `running` for this process to resume. */
+  queued?: boolean;
+}
+
+export interface ForkOptions extends ResumeOptions, Omit<ForkSettings, "queued"> {
+  store: RunStore & ForkStore;
+}
+
+/** What `createFork` stored: the new run's id and the definition it runs. */
+export interface CreatedFork {
+  runId: string;
+  pipelineId: string;
+  definitionHash: string;
 }
 
 /**
- * Starts a new run from step `at` of a stored run (issue 13): the snapshot that step committed,
- * under a new run id, with the journal entries and transcripts recorded by then copied to it, so
- * recorded calls are not made again and conversations go on. The source run is not touched. The
- * new run's audit log opens with `RunForked {from: {runId, step}, set?}`, then goes on as a
- * resume does (the same options: answers, inputs, control, force).
+ * Starts a new run from step `at` of a stored run (issue 13): `createFork`, then the fork
+ * resumed in this process (`resumeRun`'s options: answers, inputs, control, force). On a shared
+ * store, `createFork` and `resumeSharedRun` do the same.
  */
-export function forkRun(
+export async function forkRun(
   pipeline: PipelineDefinition,
   sourceRunId: string,
   options: ForkOptions,
-): Result<RunHandle> {
+): Promise<Result<RunHandle>> {
+  const created = await createFork(pipeline, sourceRunId, options);
+  return created.ok ? resumeRun(pipeline, created.value.runId, options) : created;
+}
+
+/**
+ * Stores a new run made from step `at` of a stored run, on either store: the snapshot that
+ * step committed, under a new run id, with the journal entries and transcripts recorded by then
+ * copied to it, so recorded calls are not made again and conversations go on. The source run is
+ * not touched. The new run's audit log opens with `RunForked {from: {runId, step}, set?}`; it is
+ * `running` until resumed (or `queued`, for a worker). Nothing is launched here.
+ */
+export async function createFork(
+  pipeline: PipelineDefinition,
+  sourceRunId: string,
+  options: ForkSettings & { store: ForkStore },
+): Promise<Result<CreatedFork>> {
   const { store, at, set } = options;
-  const source = store.getRun(sourceRunId);
+  const source = await store.getRun(sourceRunId);
   if (!source.ok) return source;
-  const steps = store.stepsOf(sourceRunId).map(({ step }) => step);
-  if (!steps.includes(at))
-    return err(
-      new StagechartError(
-        "Validation/ForkStepUnknown",
-        `run ${sourceRunId} has no step ${at}${steps.length ? ` (its steps are ${steps[0]}–${steps.at(-1)})` : " (it has no committed steps)"}`,
-        { runId: sourceRunId, step: at },
-      ),
-    );
-  const stored = store.snapshotAtStep(sourceRunId, at);
+  const steps = (await store.stepsOf(sourceRunId)).map(({ step }) => step);
+  if (!steps.includes(at)) return err(stepUnknown(sourceRunId, at, steps));
+  const stored = await store.snapshotAtStep(sourceRunId, at);
   const damaged = checkSnapshotShape(sourceRunId, stored);
   if (damaged) return err(damaged);
 
@@ -69,14 +101,16 @@ export function forkRun(
   const ctx = (snapshot as { context: { ctx: Record<string, unknown> } }).context.ctx;
   const invalid = checkContext(pipeline, ctx);
   if (invalid) return err(invalid);
-  const forked = store.forkRun(
+  const { pipelineId, definitionHash } = source.value;
+  const forked = await store.forkRun(
     sourceRunId,
     at,
     {
       runId,
-      pipelineId: source.value.pipelineId,
-      definitionHash: source.value.definitionHash,
+      pipelineId,
+      definitionHash,
       options: forkedOptions(source.value.options, options.resumeWith, ctx),
+      ...(options.queued && { status: "queued" as const }),
     },
     {
       snapshot,
@@ -85,7 +119,7 @@ export function forkRun(
           type: "RunForked",
           runId,
           payload: {
-            pipelineId: source.value.pipelineId,
+            pipelineId,
             from: { runId: sourceRunId, step: at },
             ...(set && Object.keys(set).length > 0 && { set }),
           },
@@ -93,9 +127,15 @@ export function forkRun(
       ],
     },
   );
-  if (!forked.ok) return forked;
-  return resumeRun(pipeline, runId, options);
+  return forked.ok ? ok({ runId, pipelineId, definitionHash }) : forked;
 }
+
+const stepUnknown = (runId: string, step: number, steps: number[]): StagechartError =>
+  new StagechartError(
+    "Validation/ForkStepUnknown",
+    `run ${runId} has no step ${step}${steps.length ? ` (its steps are ${steps[0]}–${steps.at(-1)})` : " (it has no committed steps)"}`,
+    { runId, step },
+  );
 
 /**
  * What the fork stores: the definition the source was started on, the fork's ctx, and the

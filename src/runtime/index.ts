@@ -7,7 +7,14 @@ export {
   type Requester,
   requestControl,
 } from "./control.js";
-export { type ForkOptions, type ForkStore, forkRun } from "./fork.js";
+export {
+  type CreatedFork,
+  createFork,
+  type ForkOptions,
+  type ForkSettings,
+  type ForkStore,
+  forkRun,
+} from "./fork.js";
 export { type HistoryStep, type HistoryStore, runHistory } from "./history.js";
 export {
   createHost,

@@ -1,43 +1,18 @@
-import { type Command, InvalidArgumentError } from "commander";
+import type { Command } from "commander";
 import { StagechartError } from "../../errors.js";
-import { forkRun } from "../../runtime/fork.js";
 import { type HistoryStep, type HistoryStore, runHistory } from "../../runtime/history.js";
 import type { AsyncRunStore } from "../../store/index.js";
 import { openExistingAnyStore } from "../any-store.js";
-import { drive, refuse } from "../drive.js";
-import { type HostSettings, withModel } from "../host-options.js";
+import { refuse } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
-import { withRunHost } from "../run-host.js";
-import { noStoreFor, openExistingStore, STORE_HELP } from "../store.js";
-import {
-  answersOf,
-  approveOption,
-  denyOption,
-  inputForOption,
-  inputOption,
-  inputsOf,
-} from "./resume.js";
-import { setCtxField } from "./run.js";
+import { noStoreFor, STORE_HELP } from "../store.js";
 
 interface HistoryFlags {
   store?: string;
   json?: boolean;
 }
 
-interface ForkFlags extends HistoryFlags {
-  approve?: string[];
-  deny?: string[];
-  input?: string;
-  inputFor?: string;
-  at: number;
-  runId?: string;
-  set: Record<string, unknown>;
-  model?: string;
-  headless?: boolean;
-  force?: boolean;
-}
-
-/** `history <runId>` (a run's committed steps) and `fork <runId> --at <step>` (a new run from one). */
+/** `history <runId>`: a run's committed steps. */
 export function registerHistory(
   program: Command,
   io: CliIo,
@@ -50,35 +25,6 @@ export function registerHistory(
     .option("--store <path|url>", STORE_HELP)
     .option("--json", "print the steps as a JSON array")
     .action(async (runId: string, flags: HistoryFlags) => setExit(await history(runId, flags, io)));
-  program
-    .command("fork")
-    .description("start a new run from a step of a stored run (which stays as it is)")
-    .argument("<runId>")
-    .requiredOption("--at <step>", "the step to start from (see `history`)", stepNumber)
-    .option("--run-id <id>", "the new run's id (default: generated)")
-    .option(
-      "--set <key=value>",
-      "change a ctx field in the new run (JSON values are parsed); repeatable",
-      setCtxField,
-      {},
-    )
-    .option("--model <spec>", "the model the new run uses (default: the source run's)")
-    .option("--store <path>", "the run store (default: .stagechart/runs.db)")
-    .option("--force", "fork even if the pipeline changed since the run was saved")
-    .addOption(approveOption())
-    .addOption(denyOption())
-    .addOption(inputOption())
-    .addOption(inputForOption())
-    .option("--headless", "no interactive prompts, even on a terminal")
-    .option("--json", "print a JSON summary last on stdout")
-    .action(async (runId: string, flags: ForkFlags) => setExit(await fork(runId, flags, io)));
-}
-
-function stepNumber(text: string): number {
-  const step = Number(text);
-  if (!Number.isInteger(step) || step < 1)
-    throw new InvalidArgumentError(`a step is a whole number from 1, got "${text}"`);
-  return step;
 }
 
 async function history(runId: string, flags: HistoryFlags, io: CliIo): Promise<number> {
@@ -122,44 +68,4 @@ function stepLine({ step, seq, at, state, status, transitions }: HistoryStep): s
   return [String(step).padStart(3), events.padEnd(12), at, state ?? "-", status, ...transitions]
     .join("  ")
     .trimEnd();
-}
-
-async function fork(runId: string, flags: ForkFlags, io: CliIo): Promise<number> {
-  const store = openExistingStore(flags.store);
-  if (!store) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
-  if (!store.ok) return refuse(io, flags.json, store.error, runId);
-  try {
-    const source = store.value.getRun(runId);
-    if (!source.ok) return refuse(io, flags.json, source.error, runId);
-    const settings = forkSettings(source.value.options as unknown as HostSettings, flags);
-    return await withRunHost(
-      settings,
-      io,
-      flags.json,
-      { runId },
-      async (pipeline, host, progress) => {
-        const forked = forkRun(pipeline, runId, {
-          host,
-          store: store.value,
-          at: flags.at,
-          set: flags.set,
-          force: Boolean(flags.force),
-          answers: answersOf(flags),
-          inputs: inputsOf(flags),
-          resumeWith: { ...settings },
-          ...(flags.runId !== undefined && { runId: flags.runId }),
-        });
-        if (!forked.ok) return refuse(io, flags.json, forked.error, flags.runId);
-        return await drive(forked.value, io, Boolean(flags.json), progress);
-      },
-    );
-  } finally {
-    store.value.close();
-  }
-}
-
-/** The source run's settings, with whoever forks deciding about prompts, and the model if given. */
-function forkSettings(stored: HostSettings, flags: ForkFlags): HostSettings {
-  const settings = { ...stored, headless: Boolean(flags.headless) };
-  return flags.model === undefined ? settings : withModel(settings, flags.model);
 }

@@ -1,0 +1,30 @@
+import pg from "pg";
+import { describe } from "vitest";
+import { resumeSharedRun, startSharedRun } from "../../src/store/postgres/shared-runs.js";
+import { noPostgres, sharedStores } from "../store/postgres/support/shared-store.js";
+import { forkingSpec } from "./support/forking.js";
+
+const stores = sharedStores();
+
+/** Runs one statement on the database at `url`, behind the store's back. */
+async function rawSql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+describe.skipIf(noPostgres)("forking a run at a step, on the PostgreSQL store", () => {
+  forkingSpec(async () => {
+    const { url, store } = await stores.fresh();
+    return {
+      store,
+      start: (pipeline, options) => startSharedRun(pipeline, { ...options, store }),
+      resume: (pipeline, runId, options) => resumeSharedRun(pipeline, runId, { ...options, store }),
+      sql: (text) => rawSql(url, text),
+    };
+  });
+});
