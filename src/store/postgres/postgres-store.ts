@@ -109,6 +109,11 @@ export class PostgresStore implements AsyncRunStore {
     }
   }
 
+  /** The connections its pool may hold at once (`poolSize`). */
+  get poolSize(): number {
+    return this.pool.options.max;
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
