@@ -1,5 +1,5 @@
 import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
-import { ok, type Result, type StagechartError, toStagechartError } from "../../errors.js";
+import { err, ok, type Result, type StagechartError, toStagechartError } from "../../errors.js";
 import type { Host } from "../../runtime/host.js";
 import type { RunHandle, RunResult } from "../../runtime/launch.js";
 import { LEASE_TTL_MS, leaseOwner } from "../../runtime/persistence.js";
@@ -59,6 +59,13 @@ export interface WorkerPool {
   readonly done: Promise<void>;
 }
 
+/** A claimed run launched: its handle, how it ends, and what to close once it is over. */
+interface Launched {
+  handle: RunHandle;
+  ending: Ending;
+  close?: () => Promise<void>;
+}
+
 /** A run being driven, and a way to stop it once it has taken its next step. */
 interface LiveRun {
   handle: RunHandle;
@@ -90,38 +97,43 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
     });
 
   const drive = async (runId: string, owner: string): Promise<RunResult | StagechartError> => {
-    // Claimed with a lease: kept until the launch renews it, however long preparing takes.
+    const launched = await launchClaimed(runId, owner);
+    if (!launched.ok) return launched.error;
+    const { handle, ending, close } = launched.value;
+    try {
+      return await driveLaunched(runId, handle, ending);
+    } finally {
+      await close?.();
+    }
+  };
+
+  /** Prepares and launches a claimed run, its lease kept renewed until the launch renews it. */
+  const launchClaimed = async (runId: string, owner: string): Promise<Result<Launched>> => {
     const claimed = keepLeased(options.store, runId, owner, leaseTtlMs);
-    let launched: Result<RunHandle>;
-    let ending: Ending;
-    let close: (() => Promise<void>) | undefined;
     try {
       const prepared = await options.prepare(runId);
       if (!prepared.ok || claimed.lost) {
         await options.store.releaseLease(runId, owner);
-        await (prepared.ok ? prepared.value.close?.() : undefined);
-        return prepared.ok ? (claimed.lost as StagechartError) : prepared.error;
+        if (!prepared.ok) return prepared;
+        await prepared.value.close?.();
+        return err(claimed.lost as StagechartError);
       }
-      const { pipeline, host } = prepared.value;
-      close = prepared.value.close;
-      ending = endingOf(options.store);
-      launched = await resumeSharedRun(pipeline, runId, {
+      const { pipeline, host, close } = prepared.value;
+      const ending = endingOf(options.store);
+      const launched = await resumeSharedRun(pipeline, runId, {
         host,
         store: ending.store,
         owner,
         leaseTtlMs,
+      }).catch(async (error: unknown) => {
+        await close?.();
+        throw error;
       });
-    } catch (error) {
+      if (launched.ok) return ok({ handle: launched.value, ending, close });
       await close?.();
-      throw error;
+      return launched;
     } finally {
       claimed.stop();
-    }
-    try {
-      if (!launched.ok) return launched.error;
-      return await driveLaunched(runId, launched.value, ending);
-    } finally {
-      await close?.();
     }
   };
 
