@@ -17,10 +17,11 @@ const pools: WorkerPool[] = [];
 beforeEach(() => {
   process.env.XDG_CACHE_HOME = mkdtempSync(join(tmpdir(), "stagechart-worker-cache-"));
 });
+// A loaded machine may take a while to stop a pool: its slots' claims, its LISTEN connection.
 afterEach(async () => {
   for (const pool of pools.splice(0)) await pool.stop();
   delete process.env.XDG_CACHE_HOME;
-});
+}, 30_000);
 
 /** `runWorker`, stopped after the test whatever happens; what it told, in order. */
 function worker(options: Parameters<typeof runWorker>[0]) {
