@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import type { AsyncRunStore } from "../../src/store/postgres/async-run-store.js";
@@ -140,5 +141,37 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
       { kind: "started", runId },
       { kind: "finished", runId, outcome: { status: "done" } },
     ]);
+  }, 20_000);
+
+  it("listens again once its LISTEN connection drops, and is woken as before", async () => {
+    const { url, store } = await stores.fresh();
+    const claims: (string | undefined)[] = [];
+    const counted = intercepted(store, "claimRun", async (...args) => {
+      const claimed = await store.claimRun(...args);
+      claims.push(claimed?.runId);
+      return claimed;
+    });
+    worker({ store: counted, pollMs: 60_000 });
+    await until(() => claims.length === 1);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const listeners = async () =>
+        (
+          await admin.query(
+            `SELECT pid FROM pg_stat_activity
+             WHERE datname = current_database() AND query = 'LISTEN stagechart_queue'`,
+          )
+        ).rows.map((row) => row.pid as number);
+      const [first] = await listeners();
+      await admin.query("SELECT pg_terminate_backend($1)", [first]);
+      await until(async () => (await listeners()).some((pid) => pid !== first), 100);
+    } finally {
+      await admin.end();
+    }
+
+    const [runId] = await queueRuns(store, url, { pipeline: "code-review", count: 1, delayMs: 0 });
+    await until(() => claims.includes(runId));
+    expect(claims.slice(0, 2)).toEqual([undefined, runId]);
   }, 20_000);
 });
