@@ -1,7 +1,7 @@
 import type { Result } from "../errors.js";
 import { AsyncSqliteStore } from "../store/async-sqlite-store.js";
 import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
-import { PostgresStore } from "../store/postgres/postgres-store.js";
+import { PostgresStore, type PostgresStoreOptions } from "../store/postgres/postgres-store.js";
 import { isAbsent, isPostgresUrl, storePathFor, storeSpecOf } from "./store.js";
 
 /**
@@ -10,9 +10,14 @@ import { isAbsent, isPostgresUrl, storePathFor, storeSpecOf } from "./store.js";
  * store, anything else the SQLite file, both behind the same asynchronous contract. A database
  * that cannot be reached is `Session/StoreUnavailable`, naming it without its password.
  */
-export async function openAnyStore(flag: string | undefined): Promise<Result<AsyncRunStore>> {
+export async function openAnyStore(
+  flag: string | undefined,
+  postgres?: PostgresStoreOptions,
+): Promise<Result<AsyncRunStore>> {
   const spec = storeSpecOf(flag);
-  return isPostgresUrl(spec) ? PostgresStore.open(spec) : AsyncSqliteStore.open(storePathFor(flag));
+  return isPostgresUrl(spec)
+    ? PostgresStore.open(spec, postgres)
+    : AsyncSqliteStore.open(storePathFor(flag));
 }
 
 /** `openAnyStore` for a command that only reads: no SQLite file is created, `undefined` then. */

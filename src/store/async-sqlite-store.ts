@@ -6,7 +6,7 @@ import { type ErrorView, ok, type Result } from "../errors.js";
 import type { ControlStatus, Requester } from "../runtime/control.js";
 import type { StepCommit } from "../runtime/persistence.js";
 import type { AsyncRunStore } from "./postgres/async-run-store.js";
-import type { DefinitionBundle, NewRun, RunPatch, RunQuery } from "./records.js";
+import type { ClaimFilter, DefinitionBundle, NewRun, RunPatch, RunQuery } from "./records.js";
 import { SqliteStore, type StoreOptions } from "./sqlite-store.js";
 
 /**
@@ -67,11 +67,11 @@ export class AsyncSqliteStore implements AsyncRunStore {
   async cancelQueuedRun(runId: string, reason?: string) {
     return this.store.cancelQueuedRun(runId, reason);
   }
-  async requeueRun(runId: string) {
-    return this.store.requeueRun(runId);
+  async requeueRun(runId: string, owner: string) {
+    return this.store.requeueRun(runId, owner);
   }
-  async claimRun(owner: string, ttlMs: number) {
-    return this.store.claimRun(owner, ttlMs);
+  async claimRun(owner: string, ttlMs: number, only?: ClaimFilter) {
+    return this.store.claimRun(owner, ttlMs, only);
   }
   async get<T>(key: string, shape: z.ZodType<T>) {
     return this.store.get(key, shape);

@@ -42,6 +42,11 @@ export interface NewRun {
   status?: StoredStatus;
 }
 
+/** Which queued runs a worker takes: only those of these pipelines (by id) when given. */
+export interface ClaimFilter {
+  pipelineIds?: readonly string[];
+}
+
 /**
  * A pipeline's definition as files (issue 15): `entry`, the pipeline file or folder to load, and
  * every file it uses, by path relative to the bundle's root, with its text. Stored by the

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { z } from "zod";
 import type { AuditEventInput } from "../inspect/audit.js";
 import { decodeRow } from "../runtime/persistence.js";
-import type { DefinitionBundle } from "./records.js";
+import type { ClaimFilter, DefinitionBundle } from "./records.js";
 
 /** A stored bundle read back: anything else is `Session/StoreCorrupt`. */
 export const DEFINITION_BUNDLE: z.ZodType<DefinitionBundle> = z.object({
@@ -22,11 +22,12 @@ export const decodeBundle = (hash: string, text: string): DefinitionBundle =>
 export class RunQueue {
   private readonly save: Database.Statement<{ hash: string; bundle: string; at: string }>;
   private readonly load: Database.Statement<[string], string>;
-  private readonly next: Database.Statement<{ now: number }, string>;
+  private readonly next: Database.Statement<{ now: number; pipelineIds: string | null }, string>;
   private readonly start: Database.Statement<{ runId: string; at: string }>;
   private readonly lease: Database.Statement<{ runId: string; owner: string; expiresAt: number }>;
   private readonly cancel: Database.Statement<{ runId: string; at: string }>;
-  private readonly requeue: Database.Statement<{ runId: string; at: string }>;
+  private readonly requeueOwned: Database.Statement<{ runId: string; owner: string; at: string }>;
+  private readonly releaseOwned: Database.Statement<{ runId: string; owner: string }>;
 
   constructor(db: Database.Database) {
     this.save = db.prepare(
@@ -37,11 +38,13 @@ export class RunQueue {
       .prepare<[string], string>("SELECT bundle FROM definitions WHERE hash = ?")
       .pluck();
     this.next = db
-      .prepare<{ now: number }, string>(
+      .prepare<{ now: number; pipelineIds: string | null }, string>(
         `SELECT r.run_id FROM runs r LEFT JOIN leases l ON l.run_id = r.run_id
          WHERE EXISTS (SELECT 1 FROM definitions d WHERE d.hash = r.definition_hash)
            AND ((r.status = 'queued' AND (l.expires_at IS NULL OR l.expires_at <= @now))
              OR (r.status = 'running' AND l.expires_at <= @now))
+           AND (@pipelineIds IS NULL
+             OR r.pipeline_id IN (SELECT value FROM json_each(@pipelineIds)))
          ORDER BY r.created_at, r.rowid LIMIT 1`,
       )
       .pluck();
@@ -56,15 +59,19 @@ export class RunQueue {
       `UPDATE runs SET status = 'cancelled', updated_at = @at
        WHERE run_id = @runId AND status = 'queued'`,
     );
-    this.requeue = db.prepare(
+    this.requeueOwned = db.prepare(
       `UPDATE runs SET status = 'queued', updated_at = @at
-       WHERE run_id = @runId AND status = 'suspended'`,
+       WHERE run_id = @runId AND status IN ('running', 'suspended')
+         AND EXISTS (SELECT 1 FROM leases WHERE run_id = @runId AND owner = @owner)`,
     );
+    this.releaseOwned = db.prepare("DELETE FROM leases WHERE run_id = @runId AND owner = @owner");
   }
 
-  /** Whether the run was suspended: it is queued again, for a worker to take. */
-  requeueSuspended(runId: string, at: string): boolean {
-    return this.requeue.run({ runId, at }).changes > 0;
+  /** Whether `owner` held the stopped run's lease: it is given up, and the run queued again. */
+  requeue(runId: string, owner: string, at: string): boolean {
+    if (this.requeueOwned.run({ runId, owner, at }).changes === 0) return false;
+    this.releaseOwned.run({ runId, owner });
+    return true;
   }
 
   /** Whether the run was still queued: it is cancelled now, and no worker will take it. */
@@ -83,8 +90,17 @@ export class RunQueue {
   }
 
   /** Takes the next claimable run for `owner`: running, leased until `now + ttlMs`. */
-  claim(owner: string, ttlMs: number, now: number, at: string): string | undefined {
-    const runId = this.next.get({ now });
+  claim(
+    owner: string,
+    ttlMs: number,
+    now: number,
+    at: string,
+    { pipelineIds }: ClaimFilter = {},
+  ): string | undefined {
+    const runId = this.next.get({
+      now,
+      pipelineIds: pipelineIds ? JSON.stringify(pipelineIds) : null,
+    });
     if (runId === undefined) return undefined;
     this.lease.run({ runId, owner, expiresAt: now + ttlMs });
     this.start.run({ runId, at });

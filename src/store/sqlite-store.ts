@@ -21,6 +21,7 @@ import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import {
+  type ClaimFilter,
   type DefinitionBundle,
   fromAuditRow,
   fromRunRow,
@@ -168,17 +169,17 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   /** Takes the oldest queued run (or an expired lease's), running and leased by `owner`. */
-  claimRun(owner: string, ttlMs: number): RunRecord | undefined {
+  claimRun(owner: string, ttlMs: number, only: ClaimFilter = {}): RunRecord | undefined {
     const runId = this.immediately(() =>
-      this.queue.claim(owner, ttlMs, this.now(), this.timestamp()),
+      this.queue.claim(owner, ttlMs, this.now(), this.timestamp(), only),
     );
     const claimed = runId === undefined ? undefined : this.getRun(runId);
     return claimed?.ok ? claimed.value : undefined;
   }
 
-  /** Queues a suspended run again (a stopping worker's), for a worker to take; false otherwise. */
-  requeueRun(runId: string): boolean {
-    return this.guarded(() => this.queue.requeueSuspended(runId, this.timestamp()));
+  /** Gives a stopped run back: `owner`'s lease given up and the run queued, in one transaction. */
+  requeueRun(runId: string, owner: string): boolean {
+    return this.immediately(() => this.queue.requeue(runId, owner, this.timestamp()));
   }
 
   /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did (or it never was). */

@@ -25,6 +25,8 @@ export interface WorkerOptions {
   stopGraceMs?: number;
   /** End once no run is waiting, rather than wait for more. */
   untilIdle?: boolean;
+  /** Take only runs of these pipelines (by id, as a run records it; `pipelineIdsIn(dir)`). */
+  pipelineIds?: readonly string[];
   /** Where stored definitions are written out to be loaded (default `definitionsCache()`). */
   cacheDir?: string;
   /** Told as each run starts and ends, or is refused. */
@@ -41,6 +43,14 @@ export type WorkerEvent =
 export const STOP_GRACE_MS = 30_000;
 
 /**
+ * The connections a worker's store keeps for `concurrency` runs at once: three a run — its step
+ * writes, its lease renewal and its control poll each use one at a time and never overlap
+ * themselves (an idle slot's claim takes the place of its run's) — and one more for what runs
+ * beside them (a code stage's pipeline memory). Its `LISTEN` holds a connection of its own.
+ */
+export const workerPoolSize = (concurrency: number): number => 3 * concurrency + 1;
+
+/**
  * A worker: claims the store's queued runs (and runs whose owner's lease expired), loads each
  * one's stored definition (`loadDefinition` + `loadBundle`: no checkout needed), runs it under
  * its lease with the settings it was queued with, and claims the next. `stop()` stops claiming,
@@ -49,9 +59,10 @@ export const STOP_GRACE_MS = 30_000;
 export function runWorker(options: WorkerOptions): WorkerPool {
   const { store } = options;
   const leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS;
+  const only = options.pipelineIds && { pipelineIds: options.pipelineIds };
   return startWorkerPool({
     store,
-    claim: async (owner) => (await store.claimRun(owner, leaseTtlMs))?.runId,
+    claim: async (owner) => (await store.claimRun(owner, leaseTtlMs, only))?.runId,
     prepare: (runId) => prepareRun(runId, options),
     concurrency: options.concurrency ?? 1,
     idleMs: options.pollMs ?? 500,
@@ -59,6 +70,7 @@ export function runWorker(options: WorkerOptions): WorkerPool {
     stopGraceMs: options.stopGraceMs ?? STOP_GRACE_MS,
     ...(options.untilIdle && { untilIdle: true }),
     onStart: (runId) => options.onEvent?.({ kind: "started", runId }),
+    onWarning: (message) => options.onEvent?.({ kind: "warning", message }),
     onRun: (runId, outcome) =>
       options.onEvent?.(
         "status" in outcome

@@ -1,8 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { openWorkerStore } from "../../src/cli/commands/worker.js";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { demoProject, runCli, runIn, storeCommand, storeOf } from "../support/cli.js";
+import { MACHINES_DIR } from "../support/pipeline-files.js";
 import { noPostgres, testPostgres } from "../support/postgres.js";
 
 const skip = noPostgres;
@@ -93,4 +96,79 @@ describe("stagechart worker", () => {
     expect(worker.stderr).toMatch(/^Session\/StoreUnavailable: /);
     expect(worker.stderr).not.toContain("hunter2");
   });
+
+  it("takes only runs of the pipelines in --pipelines <dir>, each run still its stored definition", async () => {
+    const project = demoProject();
+    const review = await runIn(project, "run", "code-review", "--task", "Add auth", "--detach");
+    const lifecycle = await runIn(
+      project,
+      ...["run", "task-lifecycle", "--task", "Add auth", "--detach"],
+    );
+    const [reviewId, lifecycleId] = [review.stdout.trim(), lifecycle.stdout.trim()];
+    // This machine's copy of code-review has changed since: the run keeps the one it was queued with.
+    const dir = mkdtempSync(join(tmpdir(), "stagechart-pipelines-"));
+    const changed = readFileSync(join(MACHINES_DIR, "code-review.yaml"), "utf8").replace(
+      "entry: plan",
+      "entry: no-such-stage",
+    );
+    writeFileSync(join(dir, "code-review.yaml"), changed);
+    writeFileSync(join(dir, "code-review.script.yaml"), "stages: {}\n");
+    ownCache();
+
+    const worker = await runCli(
+      ...["worker", "--store", storeOf(project), "--until-idle", "--pipelines", dir],
+    );
+    expect(worker.code).toBe(0);
+    expect(worker.stdout).toBe(`started ${reviewId}\ndone ${reviewId}\n`);
+    expect(worker.stderr).toContain("of code-review only");
+    const shown = async (runId: string) =>
+      JSON.parse((await storeCommand(project, "show", runId, "--json")).stdout).status;
+    expect(await shown(lifecycleId)).toBe("queued");
+
+    // A worker without --pipelines takes any run.
+    const any = await runCli("worker", "--store", storeOf(project), "--until-idle");
+    expect(any.stdout.split("\n")[0]).toBe(`started ${lifecycleId}`);
+  });
+
+  it("refuses --pipelines naming no directory, or one without a pipeline, with a code", async () => {
+    const project = demoProject();
+    const missing = await runCli(
+      ...[
+        "worker",
+        "--store",
+        storeOf(project),
+        "--until-idle",
+        "--pipelines",
+        join(project, "nope"),
+      ],
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^Validation\/PipelinesDirNotFound: there is no directory /);
+    const empty = join(project, "empty");
+    mkdirSync(empty);
+    writeFileSync(join(empty, "notes.yaml"), "just: notes\n");
+    const none = await runCli(
+      ...["worker", "--store", storeOf(project), "--until-idle", "--pipelines", empty],
+    );
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/^Validation\/NoPipelines: /);
+  });
+
+  it.skipIf(skip)(
+    "opens a PostgreSQL store with connections enough for --concurrency runs",
+    async () => {
+      const url = await postgres().createDatabase();
+      const sizes: number[] = [];
+      for (const concurrency of [1, 4, 20]) {
+        const store = await openWorkerStore(url, concurrency);
+        if (!store.ok) throw store.error;
+        if (!(store.value instanceof PostgresStore)) throw new Error("not the PostgreSQL store");
+        sizes.push(store.value.poolSize);
+        await store.value.close();
+        // Each run may write a step, renew its lease and poll its controls at the same moment.
+        expect(store.value.poolSize).toBeGreaterThan(3 * concurrency);
+      }
+      expect(sizes).toEqual([...sizes].sort((a, b) => a - b));
+    },
+  );
 });

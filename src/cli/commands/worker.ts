@@ -1,7 +1,13 @@
 import type { Command } from "commander";
 import { LEASE_TTL_MS } from "../../runtime/persistence.js";
 import { redactUrl } from "../../store/postgres/postgres-errors.js";
-import { runWorker, STOP_GRACE_MS, type WorkerEvent } from "../../worker/run-worker.js";
+import { pipelineIdsIn } from "../../worker/pipelines-dir.js";
+import {
+  runWorker,
+  STOP_GRACE_MS,
+  type WorkerEvent,
+  workerPoolSize,
+} from "../../worker/run-worker.js";
 import { openAnyStore } from "../any-store.js";
 import { refuse } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
@@ -15,6 +21,7 @@ interface WorkerFlags {
   poll: number;
   grace: number;
   untilIdle?: boolean;
+  pipelines?: string;
 }
 
 /**
@@ -42,14 +49,22 @@ export function registerWorker(program: Command, io: CliIo, setExit: (code: numb
       STOP_GRACE_MS,
     )
     .option("--until-idle", "exit once no run is waiting, rather than wait for more")
+    .option(
+      "--pipelines <dir>",
+      "take only runs of the pipelines defined in <dir> (each still runs its stored definition)",
+    )
     .action(async (flags: WorkerFlags) => setExit(await work(flags, io)));
 }
 
 async function work(flags: WorkerFlags, io: CliIo): Promise<number> {
-  const store = await openAnyStore(flags.store);
+  const pipelineIds =
+    flags.pipelines === undefined ? undefined : await pipelineIdsIn(flags.pipelines);
+  if (pipelineIds && !pipelineIds.ok) return refuse(io, false, pipelineIds.error);
+  const store = await openWorkerStore(flags.store, flags.concurrency);
   if (!store.ok) return refuse(io, false, store.error);
   const pool = runWorker({
     store: store.value,
+    ...(pipelineIds && { pipelineIds: pipelineIds.value }),
     concurrency: flags.concurrency,
     leaseTtlMs: flags.leaseTtl,
     pollMs: flags.poll,
@@ -59,7 +74,8 @@ async function work(flags: WorkerFlags, io: CliIo): Promise<number> {
   });
   const spec = storeSpecOf(flags.store);
   const where = spec && isPostgresUrl(spec) ? redactUrl(spec) : storePathFor(flags.store);
-  io.stderr(`worker on ${where}: ${flags.concurrency} run(s) at a time\n`);
+  const only = pipelineIds ? `, of ${pipelineIds.value.join(", ")} only` : "";
+  io.stderr(`worker on ${where}: ${flags.concurrency} run(s) at a time${only}\n`);
   const stop = (signal: string) => {
     io.stderr(`${signal}: stopping (each run stores its step in flight and is queued again)\n`);
     void pool.stop();
@@ -77,6 +93,10 @@ async function work(flags: WorkerFlags, io: CliIo): Promise<number> {
     await store.value.close();
   }
 }
+
+/** A worker's store: on PostgreSQL, a pool of connections sized for `concurrency` runs at once. */
+export const openWorkerStore = (flag: string | undefined, concurrency: number) =>
+  openAnyStore(flag, { poolSize: workerPoolSize(concurrency) });
 
 /** One line per run started or ended; errors by code and message, never a URL's password. */
 export function eventLine(event: WorkerEvent): string {

@@ -10,6 +10,7 @@ import type { StepCommit } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import type { StepRecord } from "../history.js";
 import type {
+  ClaimFilter,
   DefinitionBundle,
   NewRun,
   RunPatch,
@@ -80,12 +81,19 @@ export interface AsyncRunStore {
    * an expired lease (its owner was killed): sets it running and gives `owner` its lease for
    * `ttlMs`. Concurrent claimers never get the same run; undefined when there is none.
    */
-  claimRun(owner: string, ttlMs: number): Promise<RunRecord | undefined>;
+  claimRun(owner: string, ttlMs: number, only?: ClaimFilter): Promise<RunRecord | undefined>;
   /**
-   * Queues a `suspended` run again, for a worker to take (a stopping worker gives back the runs
-   * it stopped); false, changing nothing, for a run in any other status or none.
+   * Gives a run back that `owner` stopped (a stopping worker's), in one transaction: the lease
+   * `owner` holds is given up and the run, `running` or `suspended`, is queued for a worker to
+   * take. False, changing nothing, once `owner` no longer holds the lease or for a run in any
+   * other status (a run cancelled meanwhile stays cancelled).
    */
-  requeueRun(runId: string): Promise<boolean>;
+  requeueRun(runId: string, owner: string): Promise<boolean>;
+  /**
+   * Tells `onQueued` each time a run is queued (or queued again), where the store can (PostgreSQL:
+   * `LISTEN/NOTIFY`), so an idle worker wakes at once instead of at its next poll.
+   */
+  watchQueue?(onQueued: () => void): Promise<Result<{ close(): Promise<void> }>>;
 
   /** Journal: recorded model and tool results by idempotency key; the first value is kept. */
   get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined>;

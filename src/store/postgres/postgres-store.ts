@@ -14,6 +14,7 @@ import { VERSION } from "../../version.js";
 import type { StepRecord } from "../history.js";
 import {
   type AuditRow,
+  type ClaimFilter,
   type DefinitionBundle,
   fromAuditRow,
   fromRunRow,
@@ -47,6 +48,7 @@ import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
 import { postgresFailure, postgresUnavailable } from "./postgres-errors.js";
 import * as q from "./queries.js";
+import { type QueueWatch, watchQueue } from "./queue-watch.js";
 import * as queue from "./run-queue.js";
 import {
   appendStep,
@@ -107,6 +109,11 @@ export class PostgresStore implements AsyncRunStore {
     }
   }
 
+  /** The connections its pool may hold at once (`poolSize`). */
+  get poolSize(): number {
+    return this.pool.options.max;
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }
@@ -138,7 +145,11 @@ export class PostgresStore implements AsyncRunStore {
 
   /** Stores a run for a worker to take (`claimRun`), with status `queued`. */
   async enqueueRun(run: Omit<NewRun, "status">): Promise<Result<RunRecord>> {
-    return this.createRun({ ...run, status: "queued" });
+    return this.transaction(async (query) => {
+      const queued = await this.insertRun(query, { ...run, status: "queued" });
+      if (queued.ok) await queue.announceQueued(query);
+      return queued;
+    });
   }
 
   async saveDefinition(hash: string, bundle: DefinitionBundle): Promise<void> {
@@ -150,14 +161,15 @@ export class PostgresStore implements AsyncRunStore {
     return bundle ? ok(bundle) : err(definitionNotFound(hash));
   }
 
-  /** Queues a suspended run again (a stopping worker's), for a worker to take; false otherwise. */
-  async requeueRun(runId: string): Promise<boolean> {
-    const requeued = await this.pooled(
-      `UPDATE runs SET status = 'queued', updated_at = $2
-       WHERE run_id = $1 AND status = 'suspended'`,
-      [runId, this.timestamp()],
-    );
-    return (requeued.rowCount ?? 0) > 0;
+  /** Gives a stopped run back: `owner`'s lease given up and the run queued, in one transaction. */
+  async requeueRun(runId: string, owner: string): Promise<boolean> {
+    const at = this.timestamp();
+    return this.transaction((query) => queue.requeueRun(query, { runId, owner, at }));
+  }
+
+  /** Tells `onQueued` whenever a run is queued, on a connection of its own (`LISTEN`). */
+  async watchQueue(onQueued: () => void): Promise<Result<QueueWatch>> {
+    return watchQueue(this.url, onQueued);
   }
 
   /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did. */
@@ -184,10 +196,14 @@ export class PostgresStore implements AsyncRunStore {
    * Takes the oldest queued run (or one whose lease expired), running and leased by `owner`, in
    * one transaction (`FOR UPDATE SKIP LOCKED`): concurrent claimers never get the same run.
    */
-  async claimRun(owner: string, ttlMs: number): Promise<RunRecord | undefined> {
+  async claimRun(
+    owner: string,
+    ttlMs: number,
+    only: ClaimFilter = {},
+  ): Promise<RunRecord | undefined> {
     const at = this.timestamp();
     const runId = await this.transaction((query) =>
-      queue.claimRun(query, { owner, ttlMs, at }, this.clock),
+      queue.claimRun(query, { owner, ttlMs, at, ...only }, this.clock),
     );
     const claimed = runId === undefined ? undefined : await this.getRun(runId);
     return claimed?.ok ? claimed.value : undefined;

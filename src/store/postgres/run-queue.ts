@@ -1,4 +1,4 @@
-import type { DefinitionBundle } from "../records.js";
+import type { ClaimFilter, DefinitionBundle } from "../records.js";
 import { decodeBundle } from "../run-queue.js";
 import { claimLease } from "./leases.js";
 import { DATABASE_NOW } from "./queries.js";
@@ -40,6 +40,7 @@ const NEXT_CLAIMABLE = `SELECT r.run_id AS "runId" FROM runs r
       OR (r.status = 'running' AND l.expires_at <= $1)
       OR (r.status = 'running' AND l.run_id IS NULL AND r.updated_at < $3))
     AND r.run_id <> ALL($2::text[])
+    AND ($4::text[] IS NULL OR r.pipeline_id = ANY($4::text[]))
   ORDER BY r.created_at, r.position LIMIT 1
   FOR UPDATE OF r SKIP LOCKED`;
 
@@ -51,7 +52,7 @@ const NEXT_CLAIMABLE = `SELECT r.run_id AS "runId" FROM runs r
  */
 export async function claimRun(
   query: Query,
-  { owner, ttlMs, at }: { owner: string; ttlMs: number; at: string },
+  { owner, ttlMs, at, pipelineIds }: { owner: string; ttlMs: number; at: string } & ClaimFilter,
   clock: (() => number) | undefined,
 ): Promise<string | undefined> {
   const now = clock ? clock() : Number((await query(DATABASE_NOW)).rows[0].now);
@@ -61,6 +62,7 @@ export async function claimRun(
       now,
       passed,
       new Date(now - ttlMs).toISOString(),
+      pipelineIds ?? null,
     ]);
     const runId: string | undefined = rows[0]?.runId;
     if (runId === undefined) return undefined;
@@ -79,4 +81,37 @@ export async function claimRun(
     ]);
     return runId;
   }
+}
+
+/** The channel a run queued (or queued again) is announced on, for idle workers to wake. */
+export const QUEUE_CHANNEL = "stagechart_queue";
+
+/** Announces a queued run inside the caller's transaction: listeners hear it once it commits. */
+export async function announceQueued(query: Query): Promise<void> {
+  await query("SELECT pg_notify($1, '')", [QUEUE_CHANNEL]);
+}
+
+/**
+ * Gives a stopped run back, inside the caller's transaction: the lease `owner` holds is given up
+ * and the run queued, or nothing changes (false) when `owner` no longer holds it (it was taken
+ * over) or the run is no longer running or suspended. The run's row is locked first, as a claim
+ * locks it, so a claimer taking the run over at this moment is waited for and then seen.
+ */
+export async function requeueRun(
+  query: Query,
+  { runId, owner, at }: { runId: string; owner: string; at: string },
+): Promise<boolean> {
+  const run = await query(
+    "SELECT 1 FROM runs WHERE run_id = $1 AND status IN ('running', 'suspended') FOR UPDATE",
+    [runId],
+  );
+  if (run.rowCount === 0) return false;
+  const released = await query("DELETE FROM leases WHERE run_id = $1 AND owner = $2", [
+    runId,
+    owner,
+  ]);
+  if (released.rowCount === 0) return false;
+  await query("UPDATE runs SET status = 'queued', updated_at = $2 WHERE run_id = $1", [runId, at]);
+  await announceQueued(query);
+  return true;
 }

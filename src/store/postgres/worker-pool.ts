@@ -1,8 +1,9 @@
 import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
-import { type Result, type StagechartError, toStagechartError } from "../../errors.js";
+import { err, ok, type Result, type StagechartError, toStagechartError } from "../../errors.js";
 import type { Host } from "../../runtime/host.js";
 import type { RunHandle, RunResult } from "../../runtime/launch.js";
-import { leaseOwner } from "../../runtime/persistence.js";
+import { LEASE_TTL_MS, leaseOwner } from "../../runtime/persistence.js";
+import type { RunPatch } from "../records.js";
 import type { AsyncRunStore } from "./async-run-store.js";
 import { resumeSharedRun } from "./shared-runs.js";
 
@@ -20,7 +21,10 @@ export interface WorkerPoolOptions {
   prepare(runId: string): Promise<Result<PreparedRun>>;
   /** Runs driven at once (default 1). */
   concurrency?: number;
-  /** How long an idle slot waits before it claims again (default 500 ms). */
+  /**
+   * How long an idle slot waits before it claims again (default 500 ms), unless the store
+   * announces a queued run first (`watchQueue`).
+   */
   idleMs?: number;
   leaseTtlMs?: number;
   /** A slot that finds no run to claim ends, instead of waiting for one (a draining worker). */
@@ -34,6 +38,8 @@ export interface WorkerPoolOptions {
   onStart?(runId: string): void;
   /** Told how each run it drove ended, or why it could not drive it. */
   onRun?(runId: string, outcome: RunResult | StagechartError): void;
+  /** Told what the pool does without (a store that cannot announce queued runs: it polls). */
+  onWarning?(message: string): void;
 }
 
 export interface PreparedRun {
@@ -53,6 +59,13 @@ export interface WorkerPool {
   readonly done: Promise<void>;
 }
 
+/** A claimed run launched: its handle, how it ends, and what to close once it is over. */
+interface Launched {
+  handle: RunHandle;
+  ending: Ending;
+  close?: () => Promise<void>;
+}
+
 /** A run being driven, and a way to stop it once it has taken its next step. */
 interface LiveRun {
   handle: RunHandle;
@@ -67,7 +80,11 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const live = new Set<LiveRun>();
   const sleeping = new Set<() => void>();
   const graceMs = options.stopGraceMs ?? 0;
+  const leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS;
   let stopping = false;
+  const wakeAll = () => {
+    for (const wake of sleeping) wake();
+  };
   const idle = () =>
     new Promise<void>((resume) => {
       const wake = () => {
@@ -80,33 +97,58 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
     });
 
   const drive = async (runId: string, owner: string): Promise<RunResult | StagechartError> => {
-    const prepared = await options.prepare(runId);
-    if (!prepared.ok) {
-      await options.store.releaseLease(runId, owner);
-      return prepared.error;
-    }
-    const { pipeline, host, close } = prepared.value;
-    const { store, leaseTtlMs } = options;
+    const launched = await launchClaimed(runId, owner);
+    if (!launched.ok) return launched.error;
+    const { handle, ending, close } = launched.value;
     try {
-      const launched = await resumeSharedRun(pipeline, runId, { host, store, owner, leaseTtlMs });
-      if (!launched.ok) return launched.error;
-      return await driveLaunched(runId, launched.value);
+      return await driveLaunched(runId, handle, ending);
     } finally {
       await close?.();
     }
   };
 
-  const driveLaunched = async (runId: string, handle: RunHandle) => {
-    const { store } = options;
+  /** Prepares and launches a claimed run, its lease kept renewed until the launch renews it. */
+  const launchClaimed = async (runId: string, owner: string): Promise<Result<Launched>> => {
+    const claimed = keepLeased(options.store, runId, owner, leaseTtlMs);
+    try {
+      const prepared = await options.prepare(runId);
+      if (!prepared.ok || claimed.lost) {
+        await options.store.releaseLease(runId, owner);
+        if (!prepared.ok) return prepared;
+        await prepared.value.close?.();
+        return err(claimed.lost as StagechartError);
+      }
+      const { pipeline, host, close } = prepared.value;
+      const ending = endingOf(options.store);
+      const launched = await resumeSharedRun(pipeline, runId, {
+        host,
+        store: ending.store,
+        owner,
+        leaseTtlMs,
+      }).catch(async (error: unknown) => {
+        await close?.();
+        throw error;
+      });
+      if (launched.ok) return ok({ handle: launched.value, ending, close });
+      await close?.();
+      return launched;
+    } finally {
+      claimed.stop();
+    }
+  };
+
+  const driveLaunched = async (runId: string, handle: RunHandle, ending: Ending) => {
     options.onStart?.(runId);
-    const run = liveRun(handle);
+    const run = liveRun(handle, () => ending.holdBack());
     live.add(run);
     if (stopping) run.stopAfterNextStep(graceMs);
     try {
       const outcome = await handle.result;
-      // Stopped by this pool, not parked on a gate nor by a failure: another worker takes it on.
-      if (stopping && outcome.status === "suspended" && !outcome.waiting && !outcome.error)
-        await store.requeueRun(runId);
+      // Stopped by this pool, not parked on a gate nor by a failure: another worker takes it on,
+      // its lease given up in the same transaction as it is queued again.
+      await ending.finish(
+        stopping && outcome.status === "suspended" && !outcome.waiting && !outcome.error,
+      );
       return outcome;
     } finally {
       live.delete(run);
@@ -130,14 +172,114 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
     }
   };
 
-  const done = Promise.all(Array.from({ length: options.concurrency ?? 1 }, slot)).then(() => {});
+  const done = (async () => {
+    const watch = options.untilIdle ? undefined : await watchQueue(options, wakeAll);
+    try {
+      await Promise.all(Array.from({ length: options.concurrency ?? 1 }, slot));
+    } finally {
+      await watch?.close();
+    }
+  })();
   return {
     done,
     async stop() {
       stopping = true;
-      for (const wake of sleeping) wake();
+      wakeAll();
       for (const run of live) run.stopAfterNextStep(graceMs);
       await done;
+    },
+  };
+}
+
+/**
+ * Wakes idle slots as soon as a run is queued, where the store announces it (PostgreSQL's
+ * `LISTEN`); the poll stays, for an announcement lost and for a dead worker's expired lease.
+ */
+async function watchQueue(options: WorkerPoolOptions, wake: () => void) {
+  const watch = await options.store.watchQueue?.(wake);
+  if (watch && !watch.ok)
+    options.onWarning?.(`not told of queued runs (${watch.error.message}): polling only`);
+  return watch?.ok ? watch.value : undefined;
+}
+
+/**
+ * Renews a claimed run's lease every third of its time until `stop()`: from the claim until the
+ * run's launch, which renews it from then on. A renewal refused (another worker took the run) is
+ * `lost`; one the store fails to answer is tried again at the next.
+ */
+function keepLeased(store: AsyncRunStore, runId: string, owner: string, ttlMs: number) {
+  let lost: StagechartError | undefined;
+  let renewing = false;
+  const renew = async () => {
+    renewing = true;
+    const renewed = await store.renewLease(runId, owner, ttlMs).catch(() => ok(undefined));
+    if (!renewed.ok) lost = renewed.error;
+    renewing = false;
+  };
+  const timer = setInterval(() => {
+    if (!renewing && !lost) void renew();
+  }, ttlMs / 3);
+  return {
+    get lost() {
+      return lost;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+/** The store a run is driven on, and its last two writes, kept back once the pool stops it. */
+interface Ending {
+  store: AsyncRunStore;
+  holdBack(): void;
+  /**
+   * Gives the run back (`requeue`: the pool stopped it) or writes what was kept back (it ended
+   * otherwise: parked on a gate, done, failed).
+   */
+  finish(requeue: boolean): Promise<void>;
+}
+
+/**
+ * A run ends by storing its status, then giving up its lease. For a run the pool stopped, a
+ * worker killed between the two would leave it `suspended`, which no worker takes; so once the
+ * pool asks it to stop, those two writes are kept back, and the pool gives the run back with
+ * `requeueRun` instead (lease and status in one transaction). Killed before that, the run is
+ * `running` under a lease that expires, and another worker takes it over.
+ */
+function endingOf(store: AsyncRunStore): Ending {
+  let holding = false;
+  let status: RunPatch | undefined;
+  let lease: [runId: string, owner: string] | undefined;
+  const kept: Partial<AsyncRunStore> = {
+    async updateRun(runId, patch) {
+      if (!holding || patch.status !== "suspended" || patch.error)
+        return store.updateRun(runId, patch);
+      status = patch;
+      return store.getRun(runId);
+    },
+    async releaseLease(runId, owner) {
+      if (!holding) return store.releaseLease(runId, owner);
+      lease = [runId, owner];
+    },
+  };
+  return {
+    store: new Proxy(store, {
+      get: (target, name) => {
+        const own = kept[name as keyof AsyncRunStore] ?? Reflect.get(target, name, target);
+        return typeof own === "function" && !(name in kept) ? own.bind(target) : own;
+      },
+    }),
+    holdBack: () => {
+      holding = true;
+    },
+    async finish(requeue) {
+      holding = false;
+      // The lease is the launch's (a run takes it over from its claimer as it launches).
+      if (!lease) return;
+      if (requeue) await store.requeueRun(...lease);
+      else {
+        if (status) await store.updateRun(lease[0], status);
+        await store.releaseLease(...lease);
+      }
     },
   };
 }
@@ -146,7 +288,7 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
  * Watches the run's events so that a stop can wait for the next one: an event is a step taken
  * (a model reply, a tool result, a stage entered or left), which the run stores before it stops.
  */
-function liveRun(handle: RunHandle): LiveRun {
+function liveRun(handle: RunHandle, beforeStop: () => void): LiveRun {
   let seen = 0;
   let onEvent = () => {};
   void (async () => {
@@ -161,6 +303,7 @@ function liveRun(handle: RunHandle): LiveRun {
     stopAfterNextStep(graceMs) {
       if (stopRequested) return;
       stopRequested = true;
+      beforeStop();
       if (graceMs <= 0) return handle.stop();
       const before = seen;
       const stop = () => {

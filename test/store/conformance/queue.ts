@@ -116,33 +116,63 @@ export function runQueue(harness: StoreHarness): void {
       expect(failure(await store.cancelQueuedRun("run-9")).code).toBe("Session/RunNotFound");
     });
 
-    it("queues a suspended run again for a worker to take, and no run in another status", async () => {
+    it("gives a stopped run back in one step: its owner's lease given up and the run queued", async () => {
+      const { store } = await harness.fresh();
+      await store.saveDefinition("hash-1", bundle);
+      await enqueue(store, "run-1");
+      expect((await store.claimRun("worker-a", 10_000))?.runId).toBe("run-1");
+      expect(await store.requeueRun("run-1", "worker-b")).toBe(false);
+      expect(await store.leaseHolder("run-1")).toMatchObject({ owner: "worker-a" });
+
+      expect(await store.requeueRun("run-1", "worker-a")).toBe(true);
+      expect(okValue(await store.getRun("run-1")).status).toBe("queued");
+      expect(await store.leaseHolder("run-1")).toBeUndefined();
+      expect((await store.claimRun("worker-b", 10_000))?.runId).toBe("run-1");
+    });
+
+    it("queues again only a running or suspended run whose lease its owner still holds", async () => {
       const { store } = await harness.fresh();
       await store.saveDefinition("hash-1", bundle);
       okValue(await store.createRun({ ...newRun("run-1"), status: "suspended" }));
       okValue(await store.createRun({ ...newRun("run-2"), status: "done" }));
-      okValue(await store.createRun(newRun("run-3")));
-      expect(await store.requeueRun("run-1")).toBe(true);
-      expect(okValue(await store.getRun("run-1")).status).toBe("queued");
-      expect(await store.requeueRun("run-2")).toBe(false);
-      expect(await store.requeueRun("run-3")).toBe(false);
-      expect(await store.requeueRun("run-9")).toBe(false);
+      okValue(await store.createRun({ ...newRun("run-3"), status: "cancelled" }));
+      for (const runId of ["run-1", "run-2", "run-3"])
+        okValue(await store.acquireLease(runId, "worker-a", 10_000));
+      expect(await store.requeueRun("run-2", "worker-a")).toBe(false);
+      expect(await store.requeueRun("run-3", "worker-a")).toBe(false);
+      expect(await store.requeueRun("run-9", "worker-a")).toBe(false);
       expect(okValue(await store.getRun("run-2")).status).toBe("done");
-      expect(okValue(await store.getRun("run-3")).status).toBe("running");
-      expect((await store.claimRun("worker-a", 10_000))?.runId).toBe("run-1");
+      expect(okValue(await store.getRun("run-3")).status).toBe("cancelled");
+      expect(await store.leaseHolder("run-2")).toMatchObject({ owner: "worker-a" });
+      expect(await store.requeueRun("run-1", "worker-a")).toBe(true);
+      expect((await store.claimRun("worker-b", 10_000))?.runId).toBe("run-1");
     });
 
     it("cancels a run queued again after it began without saying it never began", async () => {
       const { store } = await harness.fresh();
       okValue(await store.createRun({ ...newRun("run-1"), status: "suspended" }));
+      okValue(await store.acquireLease("run-1", "worker-a", 10_000));
       await store.commitStep("run-1", {
         events: [{ type: "RunStarted", runId: "run-1", payload: {} }],
       });
-      expect(await store.requeueRun("run-1")).toBe(true);
+      expect(await store.requeueRun("run-1", "worker-a")).toBe(true);
       okValue(await store.cancelQueuedRun("run-1"));
       const cancelled = (await store.auditOf("run-1")).at(-1);
       expect(cancelled).toMatchObject({ type: "RunCancelled", payload: { status: "cancelled" } });
       expect(cancelled?.payload).not.toHaveProperty("neverBegan");
+    });
+
+    it("hands a claimer asking for some pipelines only their runs, and the others to anyone", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
+      await store.saveDefinition("hash-1", bundle);
+      okValue(await store.enqueueRun({ ...newRun("run-1"), pipelineId: "code-review" }));
+      clock.advance(1);
+      okValue(await store.enqueueRun({ ...newRun("run-2"), pipelineId: "plan-build" }));
+      const only = { pipelineIds: ["plan-build", "other"] };
+      expect((await store.claimRun("worker-a", 10_000, only))?.runId).toBe("run-2");
+      expect(await store.claimRun("worker-a", 10_000, only)).toBeUndefined();
+      expect((await store.claimRun("worker-b", 10_000))?.runId).toBe("run-1");
     });
 
     it("gives each of 50 queued runs to exactly one of 5 claimers, each on its own store", async () => {

@@ -1,0 +1,177 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { main } from "../../src/cli/main.js";
+import type { AsyncRunStore } from "../../src/store/postgres/async-run-store.js";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
+import type { WorkerPool } from "../../src/store/postgres/worker-pool.js";
+import { runWorker, type WorkerEvent } from "../../src/worker/run-worker.js";
+import { noPostgres, sharedStores } from "../store/postgres/support/shared-store.js";
+import { demoProject } from "../support/cli.js";
+import { DEMO_SERVER } from "../support/mcp.js";
+import { executionProblems, queueRuns, until } from "../support/worker-fleet.js";
+
+const stores = sharedStores();
+const pools: WorkerPool[] = [];
+beforeEach(() => {
+  process.env.XDG_CACHE_HOME = mkdtempSync(join(tmpdir(), "stagechart-worker-cache-"));
+});
+// A loaded machine may take a while to stop a pool: its slots' claims, its LISTEN connection.
+afterEach(async () => {
+  for (const pool of pools.splice(0)) await pool.stop();
+  delete process.env.XDG_CACHE_HOME;
+}, 30_000);
+
+/** `runWorker`, stopped after the test whatever happens; what it told, in order. */
+function worker(options: Parameters<typeof runWorker>[0]) {
+  const events: WorkerEvent[] = [];
+  const pool = runWorker({ ...options, onEvent: (event) => events.push(event) });
+  pools.push(pool);
+  return { pool, events };
+}
+
+/** The store with its calls of `name` passed through `around` (a worker that dies there, …). */
+function intercepted<K extends keyof AsyncRunStore>(
+  store: AsyncRunStore,
+  name: K,
+  around: AsyncRunStore[K],
+): AsyncRunStore {
+  return new Proxy(store, {
+    get: (target, key) => {
+      if (key === name) return around;
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Another machine's store, whose clock is an hour ahead: every lease held now has expired. */
+const anHourLater = async (url: string) => {
+  const opened = await PostgresStore.open(url, { poolSize: 2, now: () => Date.now() + 3_600_000 });
+  if (!opened.ok) throw opened.error;
+  return opened.value;
+};
+
+const statusOf = async (store: AsyncRunStore, runId: string) => {
+  const run = await store.getRun(runId);
+  return run.ok ? run.value.status : run.error.code;
+};
+
+describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store", () => {
+  it("gives a stopped run back in one step: killed just before it, the run is still taken over", async () => {
+    const { url, store } = await stores.fresh();
+    const [runId] = await queueRuns(store, url, {
+      pipeline: "code-review",
+      count: 1,
+      delayMs: 200,
+    });
+    if (!runId) throw new Error("no run queued");
+    // The worker dies as it would give the stopped run back: that call never reaches the store.
+    const dying = intercepted(store, "requeueRun", async () => {
+      throw new Error("killed");
+    });
+    const { pool, events } = worker({ store: dying, stopGraceMs: 0 });
+    await until(() => events.some((event) => event.kind === "started"));
+    await pool.stop();
+
+    expect(await statusOf(store, runId)).not.toBe("suspended");
+    const later = await anHourLater(url);
+    try {
+      expect((await later.claimRun("another-worker", 60_000))?.runId).toBe(runId);
+    } finally {
+      await later.close();
+    }
+  });
+
+  it("keeps a claimed run's lease renewed while it is prepared, however long that takes", async () => {
+    const { url, store } = await stores.fresh();
+    const project = demoProject();
+    // An MCP server that takes three lease times to start: the worker starts it before the run.
+    const slowServer = join(project, "slow-mcp-server.mjs");
+    writeFileSync(
+      slowServer,
+      `await new Promise((later) => setTimeout(later, 4500));\nawait import(${JSON.stringify(DEMO_SERVER)});\n`,
+    );
+    const quiet = { stdout: () => {}, stderr: () => {} };
+    const detached = await main(
+      [
+        ...["run", "code-review", "--task", "Add auth", "--detach", "--run-id", "slow-prepare"],
+        ...["--root", project, "--store", url, "--mcp", `demo=${process.execPath} ${slowServer}`],
+      ],
+      quiet,
+    );
+    expect(detached).toBe(0);
+
+    const { events } = worker({ store, leaseTtlMs: 1500, pollMs: 50 });
+    // Another worker asks for runs all along: the run is never free to take.
+    const rival = await stores.reopen(url);
+    const taken: string[] = [];
+    await until(async () => {
+      const claimed = await rival.claimRun("rival-worker", 1500);
+      if (claimed) taken.push(claimed.runId);
+      return claimed !== undefined || events.some((event) => event.kind === "finished");
+    }, 100);
+
+    expect({ taken, events }).toMatchObject({ taken: [] });
+    expect(events.filter((event) => event.kind !== "warning")).toMatchObject([
+      { kind: "started", runId: "slow-prepare" },
+      { kind: "finished", runId: "slow-prepare", outcome: { status: "done" } },
+    ]);
+    expect(executionProblems(await store.auditOf("slow-prepare"))).toEqual([]);
+  }, 60_000);
+
+  it("wakes at once when a run is queued, however long its poll (LISTEN/NOTIFY)", async () => {
+    const { url, store } = await stores.fresh();
+    const claims: (string | undefined)[] = [];
+    const counted = intercepted(store, "claimRun", async (...args) => {
+      const claimed = await store.claimRun(...args);
+      claims.push(claimed?.runId);
+      return claimed;
+    });
+    const { events } = worker({ store: counted, pollMs: 60_000 });
+    // Its first look finds nothing: it waits a minute before the next, unless told.
+    await until(() => claims.length === 1);
+
+    const [runId] = await queueRuns(store, url, { pipeline: "code-review", count: 1, delayMs: 0 });
+    await until(() => events.some((event) => event.kind === "finished"));
+    expect(claims.slice(0, 2)).toEqual([undefined, runId]);
+    expect(events).toMatchObject([
+      { kind: "started", runId },
+      { kind: "finished", runId, outcome: { status: "done" } },
+    ]);
+  }, 20_000);
+
+  it("listens again once its LISTEN connection drops, and is woken as before", async () => {
+    const { url, store } = await stores.fresh();
+    const claims: (string | undefined)[] = [];
+    const counted = intercepted(store, "claimRun", async (...args) => {
+      const claimed = await store.claimRun(...args);
+      claims.push(claimed?.runId);
+      return claimed;
+    });
+    worker({ store: counted, pollMs: 60_000 });
+    await until(() => claims.length === 1);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const listeners = async () =>
+        (
+          await admin.query(
+            `SELECT pid FROM pg_stat_activity
+             WHERE datname = current_database() AND query = 'LISTEN stagechart_queue'`,
+          )
+        ).rows.map((row) => row.pid as number);
+      const [first] = await listeners();
+      await admin.query("SELECT pg_terminate_backend($1)", [first]);
+      await until(async () => (await listeners()).some((pid) => pid !== first), 100);
+    } finally {
+      await admin.end();
+    }
+
+    const [runId] = await queueRuns(store, url, { pipeline: "code-review", count: 1, delayMs: 0 });
+    await until(() => claims.includes(runId));
+    expect(claims.slice(0, 2)).toEqual([undefined, runId]);
+  }, 20_000);
+});
