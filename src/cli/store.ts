@@ -47,12 +47,12 @@ export function isAbsent(file: string): boolean {
   }
 }
 
-/** Why a command that works on the SQLite store only so far refuses the store it was given. */
+/** Why fork, which works on the SQLite store only so far, refuses the store it was given. */
 export const postgresRefused = (flag: string | undefined): StagechartError | undefined =>
   isPostgresUrl(storeSpecOf(flag))
     ? new StagechartError(
         "Validation/StoreUnsupported",
-        "this command cannot use a PostgreSQL store yet: fork launches its copy on the SQLite store, and inspect's visualizer reads the SQLite file (every other command can)",
+        "fork cannot use a PostgreSQL store yet: it launches its copy on the SQLite store (every other command can)",
       )
     : undefined;
 
