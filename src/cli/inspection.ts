@@ -9,8 +9,8 @@ import { openSkyRelay, type RelayOpener } from "../inspect/stately-relay.js";
 import { createRunInspector, inspectorFor } from "../inspect/stream.js";
 import type { Host } from "../runtime/host.js";
 import type { Interactor } from "../runtime/interactors.js";
-import type { CliIo } from "./io.js";
 import { servedStoreOf, storeArgumentOf } from "./inspected-store.js";
+import type { CliIo } from "./io.js";
 
 /** A run's link to an inspect server: its inspection stream, and the page as an interactor. */
 export interface Inspection {
@@ -194,7 +194,14 @@ export function resumeInputFromPage(storeFlag: string | undefined, port: number)
     await main(
       [
         ...["resume", runId, "--input", JSON.stringify(value), "--input-for", stageExecutionId],
-        ...["--store", storeArgumentOf(storeFlag), "--headless", "--json", "--inspect", String(port)],
+        ...[
+          "--store",
+          storeArgumentOf(storeFlag),
+          "--headless",
+          "--json",
+          "--inspect",
+          String(port),
+        ],
       ],
       quiet,
     );

@@ -61,7 +61,8 @@ export async function startInspectServer(options: InspectServerOptions): Promise
       `serving on ${host} (not loopback) needs an access token`,
       { host },
     );
-  const source = "store" in options ? givenStore(options.store) : sqliteFileSource(options.storePath);
+  const source =
+    "store" in options ? givenStore(options.store) : sqliteFileSource(options.storePath);
   const pages = new Set<WebSocket>();
   const broadcast = (message: unknown): void => {
     if (pages.size === 0) return;

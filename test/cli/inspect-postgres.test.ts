@@ -66,6 +66,43 @@ describe.skipIf(noPostgres)("stagechart inspect on a PostgreSQL store", () => {
     }
   });
 
+  it("a page's Approve resumes a suspended run on the shared store, in that store", async () => {
+    const url = await postgres().createDatabase();
+    const run = await runCli(
+      ...["run", "code-review", "--task", "rename auth", "--json", "--root", demoProject()],
+      ...["--store", url, "--headless", "--on-grant", "suspend"],
+    );
+    const { runId, status } = summaryOf(run.stdout);
+    expect(status).toBe("suspended");
+    const inspect = startInspect("--port", "0", "--store", url);
+    const origin = new URL(await inspect.url).origin;
+    const runOf = async () =>
+      (await (await fetch(`${origin}/api/runs/${runId}`)).json()) as {
+        status: string;
+        waiting?: { proposalId: string }[];
+        timeline: { type: string }[];
+      };
+    const proposalId = (await runOf()).waiting?.[0]?.proposalId;
+    const answered = await fetch(
+      `${origin}/api/runs/${runId}/grants/${encodeURIComponent(proposalId ?? "")}`,
+      {
+        method: "POST",
+        body: JSON.stringify({ decision: "approve" }),
+      },
+    );
+    expect(await answered.json()).toEqual({ answered: "resumed" });
+    let resumed = await runOf();
+    while (resumed.status === "suspended" || resumed.status === "running") {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      resumed = await runOf();
+    }
+    expect(resumed.status).toBe("done");
+    expect(resumed.timeline.map((event) => event.type)).toContain("ToolApproved");
+    process.emit("SIGINT");
+    expect(await inspect.exit).toBe(0);
+    expect(inspect.output()).not.toContain(postgres().password);
+  }, 30_000);
+
   it("refuses a database it cannot reach with a coded error naming it without its password", async () => {
     const url = await postgres().createDatabase();
     const wrong = url.replace(/@127\.0\.0\.1:\d+/, `@127.0.0.1:${await freePort()}`);

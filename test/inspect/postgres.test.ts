@@ -1,3 +1,5 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { waitFor } from "xstate";
@@ -7,8 +9,10 @@ import { startSharedRun } from "../../src/store/postgres/shared-runs.js";
 import { liveActor } from "../runtime/support/live-actor.js";
 import { demoProject, runCli, runIn, storeOf, summaryOf } from "../support/cli.js";
 import { slowPipeline } from "../support/live-runs.js";
+import { PIPELINE, project } from "../support/pipeline-files.js";
 import { noPostgres, testPostgres } from "../support/postgres.js";
 import { harness } from "../support/stage-harness.js";
+import { tempDir } from "../support/stages.js";
 
 const postgres = testPostgres();
 const TASK = ["--task", "rename auth to authentication"];
@@ -86,6 +90,32 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
     expect(JSON.parse((await fromPostgres("/api/health")).text)).toEqual({ store: true });
   });
 
+  it("draws a run queued on another machine from the definition stored with it, its files not here", async () => {
+    const url = await postgres().createDatabase();
+    const elsewhere = project({ "machines/p.yaml": PIPELINE });
+    const queued = await runCli(
+      ...["run", join(elsewhere, "machines/p.yaml"), "--task", "t", "--detach", "--store", url],
+    );
+    expect(queued.code).toBe(0);
+    rmSync(elsewhere, { recursive: true });
+    const cache = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = tempDir();
+    try {
+      const api = await serve({ store: await openPostgres(url) });
+      const graph = await api(`/api/runs/${queued.stdout.trim()}/graph`);
+      expect(graph.status).toBe(200);
+      const { pipeline } = JSON.parse(graph.text) as {
+        pipeline: { root: { children: { id: string }[] } };
+      };
+      expect(pipeline.root.children.map((state) => state.id)).toEqual(
+        expect.arrayContaining(["small.plan", "small.execute", "small.review"]),
+      );
+    } finally {
+      if (cache === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = cache;
+    }
+  });
+
   it("streams a run another process advances to the page watching it, and cancels it from the page", async () => {
     const url = await postgres().createDatabase();
     const owner = await startSharedRun(slowPipeline(), {
@@ -117,7 +147,9 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
     });
     expect(await cancelled.json()).toMatchObject({ control: "CANCEL", outcome: "applied" });
     expect((await owner.value.result).status).toBe("cancelled");
-    await arrived((n) => n.type === "audit" && n.events?.some((e) => e.type === "RunCancelled") === true);
+    await arrived(
+      (n) => n.type === "audit" && n.events?.some((e) => e.type === "RunCancelled") === true,
+    );
     page.close();
   });
 });

@@ -8,9 +8,9 @@ import {
   startInspectServer,
 } from "../../inspect/server.js";
 import { refuse } from "../drive.js";
+import { servedStoreOf } from "../inspected-store.js";
 import { portOf, resumeFromPage } from "../inspection.js";
 import { type CliIo, EXIT } from "../io.js";
-import { servedStoreOf } from "../inspected-store.js";
 import { STORE_HELP } from "../store.js";
 
 interface InspectFlags {
