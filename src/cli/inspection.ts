@@ -194,14 +194,8 @@ export function resumeInputFromPage(storeFlag: string | undefined, port: number)
     await main(
       [
         ...["resume", runId, "--input", JSON.stringify(value), "--input-for", stageExecutionId],
-        ...[
-          "--store",
-          storeArgumentOf(storeFlag),
-          "--headless",
-          "--json",
-          "--inspect",
-          String(port),
-        ],
+        ...["--store", storeArgumentOf(storeFlag), "--headless", "--json"],
+        ...["--inspect", String(port)],
       ],
       quiet,
     );
