@@ -13,6 +13,7 @@ import { PIPELINE, project } from "../support/pipeline-files.js";
 import { noPostgres, testPostgres } from "../support/postgres.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
+import { queueRuns, startWorker } from "../support/worker-fleet.js";
 
 const postgres = testPostgres();
 const TASK = ["--task", "rename auth to authentication"];
@@ -116,7 +117,7 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
     }
   });
 
-  it("streams a run another process advances to the page watching it, and cancels it from the page", async () => {
+  it("streams a live run another store handle owns to the page watching it, and cancels it from the page", async () => {
     const url = await postgres().createDatabase();
     const owner = await startSharedRun(slowPipeline(), {
       host: harness("stages: {}").host,
@@ -150,6 +151,37 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
     await arrived(
       (n) => n.type === "audit" && n.events?.some((e) => e.type === "RunCancelled") === true,
     );
+    page.close();
+  });
+
+  it("follows a queued run that a worker process runs, from its first event to its end (needs npm run build)", async () => {
+    const url = await postgres().createDatabase();
+    const store = await openPostgres(url);
+    const [runId] = await queueRuns(store, url, { pipeline: "code-review", count: 1, delayMs: 20 });
+    const server = await startInspectServer({ store, port: 0 });
+    servers.push(server);
+    const page = new WebSocket(`ws://127.0.0.1:${server.port}/ws/page`);
+    const events: string[] = [];
+    const statuses: string[] = [];
+    page.on("message", (data) => {
+      const news = JSON.parse(data.toString());
+      if (news.type === "audit") events.push(...news.events.map((e: { type: string }) => e.type));
+      if (news.type === "runs") statuses.push(news.runs[0]?.status);
+    });
+    await new Promise((resolve) => page.once("open", resolve));
+    page.send(JSON.stringify({ type: "watch", runId, after: 0 }));
+
+    const worker = startWorker(url, []);
+    try {
+      const ended = () => events.includes("RunCompleted") && statuses.includes("done");
+      while (!ended()) await new Promise((later) => setTimeout(later, 20));
+    } finally {
+      worker.child.kill("SIGTERM");
+      await worker.exited;
+    }
+    expect(events[0]).toBe("RunStarted");
+    expect(events).toContain("StageExited");
+    expect(events).toEqual((await store.auditOf(runId as string)).map((event) => event.type));
     page.close();
   });
 });
