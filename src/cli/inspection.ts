@@ -9,8 +9,8 @@ import { openSkyRelay, type RelayOpener } from "../inspect/stately-relay.js";
 import { createRunInspector, inspectorFor } from "../inspect/stream.js";
 import type { Host } from "../runtime/host.js";
 import type { Interactor } from "../runtime/interactors.js";
+import { servedStoreOf, storeArgumentOf } from "./inspected-store.js";
 import type { CliIo } from "./io.js";
-import { storePathFor } from "./store.js";
 
 /** A run's link to an inspect server: its inspection stream, and the page as an interactor. */
 export interface Inspection {
@@ -98,12 +98,7 @@ export async function attachInspection(
   const base = `127.0.0.1:${port}`;
   let owned: InspectServer | undefined;
   if (!(await listening(base))) {
-    owned = await startInspectServer({
-      storePath: storePathFor(storeFlag),
-      port,
-      resume: resumeFromPage(storeFlag, port),
-      resumeInput: resumeInputFromPage(storeFlag, port),
-    }).catch(takenMeanwhile);
+    owned = await serveStore(port, storeFlag);
     if (owned) io.stderr(`inspect: ${owned.url}\n`);
   }
   let streaming = true;
@@ -129,6 +124,36 @@ export async function attachInspection(
   };
 }
 
+/**
+ * An inspect server for the run's store on `port`, closing that store with it; undefined when
+ * the port was taken meanwhile.
+ */
+async function serveStore(
+  port: number,
+  storeFlag: string | undefined,
+): Promise<InspectServer | undefined> {
+  const served = await servedStoreOf(storeFlag);
+  if (!served.ok) throw served.error;
+  try {
+    const server = await startInspectServer({
+      ...served.value.store,
+      port,
+      resume: resumeFromPage(storeFlag, port),
+      resumeInput: resumeInputFromPage(storeFlag, port),
+    });
+    return {
+      ...server,
+      close: async () => {
+        await server.close();
+        await served.value.close();
+      },
+    };
+  } catch (error) {
+    await served.value.close();
+    return takenMeanwhile(error);
+  }
+}
+
 /** A page's Approve or Deny on a suspended run: `stagechart resume` with the answer, in-process. */
 export function resumeFromPage(storeFlag: string | undefined, port: number) {
   return async (runId: string, proposalId: string, decision: "approve" | "deny") => {
@@ -141,7 +166,7 @@ export function resumeFromPage(storeFlag: string | undefined, port: number) {
         `--${decision}`,
         proposalId,
         "--store",
-        storePathFor(storeFlag),
+        storeArgumentOf(storeFlag),
         "--headless",
         "--json",
         "--inspect",
@@ -169,7 +194,8 @@ export function resumeInputFromPage(storeFlag: string | undefined, port: number)
     await main(
       [
         ...["resume", runId, "--input", JSON.stringify(value), "--input-for", stageExecutionId],
-        ...["--store", storePathFor(storeFlag), "--headless", "--json", "--inspect", String(port)],
+        ...["--store", storeArgumentOf(storeFlag), "--headless", "--json"],
+        ...["--inspect", String(port)],
       ],
       quiet,
     );

@@ -1,5 +1,5 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { type Result, StagechartError } from "../errors.js";
+import type { Result } from "../errors.js";
 import { type ReopenOptions, reopenRun } from "../runtime/reopen.js";
 import {
   type ResumeOptions,
@@ -73,20 +73,3 @@ const sharedTarget = (store: PostgresStore): RunTarget => ({
   reopen: (pipeline, runId, options) => reopenSharedRun(pipeline, runId, { ...options, store }),
   close: () => store.close(),
 });
-
-/**
- * `--inspect`/`--stately` with a PostgreSQL store: the visualizer's server reads the SQLite file
- * synchronously, so a run on the shared store is not streamed to it (yet).
- */
-export function inspectionRefused(flags: {
-  store?: string;
-  inspect?: string | true;
-  stately?: boolean;
-}): StagechartError | undefined {
-  if (!isPostgresUrl(storeSpecOf(flags.store))) return undefined;
-  if (flags.inspect === undefined && !flags.stately) return undefined;
-  return new StagechartError(
-    "Validation/StoreUnsupported",
-    "--inspect and --stately need the SQLite store: the visualizer cannot read a PostgreSQL store yet",
-  );
-}

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { err, type Result, StagechartError } from "../errors.js";
+import { type Result, StagechartError } from "../errors.js";
 import { DEFAULT_STORE_PATH, SqliteStore } from "../store/index.js";
 
 /** What `--store` says in a command's help. */
@@ -20,10 +20,8 @@ export const storePathFor = (path: string | undefined): string =>
   resolve(storeSpecOf(path) ?? DEFAULT_STORE_PATH);
 
 /** The run store of a command that stores runs, created when there is none yet. */
-export function openStoreForCli(path: string | undefined): Result<SqliteStore> {
-  const refused = postgresRefused(path);
-  return refused ? err(refused) : SqliteStore.open(storePathFor(path));
-}
+export const openStoreForCli = (path: string | undefined): Result<SqliteStore> =>
+  SqliteStore.open(storePathFor(path));
 
 /** No file at `file`; one that cannot even be looked at (EACCES) is not taken for absent. */
 export function isAbsent(file: string): boolean {
@@ -35,15 +33,6 @@ export function isAbsent(file: string): boolean {
     return code === "ENOENT" || code === "ENOTDIR";
   }
 }
-
-/** Why a command that works on the SQLite store only so far refuses the store it was given. */
-export const postgresRefused = (flag: string | undefined): StagechartError | undefined =>
-  isPostgresUrl(storeSpecOf(flag))
-    ? new StagechartError(
-        "Validation/StoreUnsupported",
-        "this command cannot use a PostgreSQL store yet: inspect's visualizer reads the SQLite file (every other command can)",
-      )
-    : undefined;
 
 /** `Session/RunNotFound` for a run looked up where there is no store at all. */
 export const noStoreFor = (runId: string, path: string | undefined): StagechartError =>

@@ -1,28 +1,19 @@
-import { existsSync, statSync } from "node:fs";
 import { z } from "zod";
 import type { JsonValue } from "../definitions/contract.js";
-import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import type { SqliteStore } from "../store/index.js";
+import type { AsyncRunStore } from "../store/index.js";
 import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
 import { answerAsk } from "./ask-answers.js";
-import {
-  type Chart,
-  type ChartLayouts,
-  chartOfDefinition,
-  lifecycleChart,
-  pipelineChart,
-} from "./chart.js";
-import { layoutChart } from "./chart-layout.js";
 import { controlFromPage } from "./control-route.js";
 import type { LiveRegistry } from "./live.js";
-import { describeRun } from "./run-view.js";
-import { stepsOf, stepView } from "./steps.js";
+import { liveGraphOf, runGraphOf } from "./run-graph.js";
+import { describeStoredRun } from "./run-view.js";
+import { stepView } from "./steps.js";
 
 /** What the visualizer's API needs besides the request. */
 export interface ApiContext {
-  /** The run store, or undefined while there is no store file yet. */
-  store(): SqliteStore | undefined;
+  /** The run store (either kind), or undefined while there is no store file yet. */
+  store(): Promise<AsyncRunStore | undefined>;
   live: LiveRegistry;
   /** Resumes a suspended run with an answer to the grant request it waits for. */
   resume?(runId: string, proposalId: string, decision: "approve" | "deny"): Promise<void>;
@@ -64,7 +55,7 @@ async function route(
   parts: string[],
   body: unknown,
 ): Promise<Result<unknown>> {
-  const store = context.store();
+  const store = await context.store();
   const [area, id, what, key] = parts;
   if (method === "GET" && area === "health" && !id) return ok({ store: Boolean(store) });
   if (method === "GET" && area === "live" && !id) return ok(context.live.list());
@@ -77,13 +68,13 @@ async function route(
     return err(
       notFound("Validation/RouteNotFound", `no route ${method} /api/${parts.join("/")}`, {}),
     );
-  if (method === "GET" && !id) return ok(store ? store.listRuns() : []);
+  if (method === "GET" && !id) return ok(store ? await store.listRuns() : []);
   if (!id) return err(notFound("Validation/RouteNotFound", `no route ${method} /api/runs`, {}));
   if (!store)
     return err(
       notFound("Session/RunNotFound", `no run ${id}: there is no store yet`, { runId: id }),
     );
-  const run = store.getRun(id);
+  const run = await store.getRun(id);
   if (!run.ok) return run;
   if (method === "POST" && what === "grants" && key) return answerGrant(context, id, key, body);
   if (method === "POST" && what === "control" && !key) return controlFromPage(store, id, body);
@@ -94,14 +85,14 @@ async function route(
     );
   switch (what) {
     case undefined:
-      return describeRun(store, id);
+      return describeStoredRun(store, id);
     case "audit":
-      return ok(store.auditOf(id));
+      return ok(await store.auditOf(id));
     case "graph":
-      return graphOf(run.value.options.pipelineFile);
+      return runGraphOf(store, run.value);
     case "steps": {
-      if (key === undefined) return ok(stepsOf(store, id));
-      const view = stepView(store, id, Number(key));
+      if (key === undefined) return ok(await store.stepsOf(id));
+      const view = await stepView(store, id, Number(key));
       if (view) return ok(view);
       return err(
         notFound("Session/StepNotFound", `run ${id} has no step ${key}`, { runId: id, step: key }),
@@ -113,10 +104,10 @@ async function route(
       return ok(context.live.asks.pendingOf(id));
     case "transcripts":
       if (!key || runIdOfExecution(key) !== id) break;
-      return ok(store.read(key));
+      return ok(await store.read(key));
     case "journal":
       if (!key || runIdOfJournalKey(key) !== id) break;
-      return ok(store.get(key, z.unknown()) ?? null);
+      return ok((await store.get(key, z.unknown())) ?? null);
   }
   return err(
     notFound(
@@ -125,59 +116,6 @@ async function route(
       {},
     ),
   );
-}
-
-type Graph = { pipeline: Chart; lifecycle: Chart; layouts: ChartLayouts };
-
-/** Charts already drawn, by pipeline file and its modification time: loading one takes ~100 ms. */
-const drawn = new Map<string, Result<Graph>>();
-
-/** Live machines' charts, laid out, by their definition (an app's machines rarely change). */
-const liveDrawn = new Map<string, { pipeline: Chart; layouts: ChartLayouts }>();
-
-async function liveGraphOf(
-  definition: string,
-): Promise<{ pipeline: Chart; layouts: ChartLayouts }> {
-  const known = liveDrawn.get(definition);
-  if (known) return known;
-  const pipeline = chartOfDefinition(definition);
-  const graph = { pipeline, layouts: await layoutChart(pipeline) };
-  liveDrawn.set(definition, graph);
-  return graph;
-}
-
-/** The run's compiled statechart and the stage lifecycle, drawn from the run's pipeline file. */
-async function graphOf(file: unknown): Promise<Result<Graph>> {
-  if (typeof file !== "string" || !existsSync(file)) return drawGraph(file);
-  const key = `${file}\u0000${statSync(file).mtimeMs}`;
-  const known = drawn.get(key);
-  if (known) return known;
-  const graph = await drawGraph(file);
-  if (graph.ok) drawn.set(key, graph);
-  return graph;
-}
-
-async function drawGraph(file: unknown): Promise<Result<Graph>> {
-  if (typeof file !== "string" || !existsSync(file))
-    return err(
-      new StagechartError(
-        "Validation/PipelineNotFound",
-        `the run's pipeline file ${String(file)} is not there any more: its chart cannot be drawn`,
-        { pipelineFile: file },
-      ),
-    );
-  // The run's MCP tools are not running here: allowedTools naming them are only drawn.
-  const loaded = await loadPipelineFile(file, { toolNames: [...BUILTIN_TOOL_NAMES] });
-  if (!loaded.ok)
-    return err(
-      new StagechartError(
-        "Validation/PipelineInvalid",
-        `the run's pipeline ${file} does not load any more: ${loaded.diagnostics.map((d) => d.message).join("; ")}`,
-        { pipelineFile: file },
-      ),
-    );
-  const pipeline = pipelineChart(loaded.value);
-  return ok({ pipeline, lifecycle: lifecycleChart(), layouts: await layoutChart(pipeline) });
 }
 
 async function answerGrant(
@@ -195,8 +133,8 @@ async function answerGrant(
     );
   const answer = decision as "approve" | "deny";
   if (context.live.answer(runId, proposalId, answer)) return ok({ answered: "live" });
-  const store = context.store();
-  const run = store ? describeRun(store, runId) : undefined;
+  const store = await context.store();
+  const run = store ? await describeStoredRun(store, runId) : undefined;
   const waits =
     run?.ok && run.value.waiting?.some((w) => w.kind === "grant" && w.proposalId === proposalId);
   if (!waits || !context.resume)

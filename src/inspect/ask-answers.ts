@@ -2,23 +2,23 @@ import type { JsonValue } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { answerProblems } from "../runtime/ask-stages.js";
 import type { ApiContext } from "./api.js";
-import { describeRun } from "./run-view.js";
+import { describeStoredRun } from "./run-view.js";
 
 /**
  * A page's answer to an ask stage: checked against the stage's schema (`Validation/InputInvalid`
  * with each problem), then sent to the live run that asks, or given to the suspended run that
  * waits for it by a resume; an answer nobody waits for is `Session/NoPendingInput`.
  */
-export function answerAsk(
+export async function answerAsk(
   context: ApiContext,
   runId: string,
   stageExecutionId: string,
   body: unknown,
-): Result<unknown> {
+): Promise<Result<unknown>> {
   const value = (body as { value?: JsonValue } | undefined)?.value;
   const live = context.live.asks.find(runId, stageExecutionId);
-  const store = context.store();
-  const run = store && !live ? describeRun(store, runId) : undefined;
+  const store = live ? undefined : await context.store();
+  const run = store ? await describeStoredRun(store, runId) : undefined;
   const parked =
     run?.ok && run.value.status === "suspended"
       ? run.value.waiting?.find(

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { requestControl } from "../runtime/control.js";
-import type { RunStore } from "../runtime/persistence.js";
+import type { AsyncRunStore } from "../store/index.js";
 
 const controlBody = z.discriminatedUnion("type", [
   z.object({ type: z.literal("CANCEL"), reason: z.string().optional() }),
@@ -16,7 +16,7 @@ const controlBody = z.discriminatedUnion("type", [
  * reply is the settled request, or the owner's refusal. Audited as asked by the visualizer.
  */
 export async function controlFromPage(
-  store: RunStore,
+  store: AsyncRunStore,
   runId: string,
   body: unknown,
 ): Promise<Result<unknown>> {

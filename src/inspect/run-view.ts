@@ -1,6 +1,6 @@
 import type { Result } from "../errors.js";
 import type { RunWait } from "../runtime/suspension.js";
-import type { AsyncRunStore, RunRecord, SqliteStore, StoredSnapshot } from "../store/index.js";
+import type { AsyncRunStore, RunRecord, StoredSnapshot } from "../store/index.js";
 import type { AuditEvent } from "./audit.js";
 import { type RunTokenCount, tokenUsage } from "./token-usage.js";
 
@@ -22,13 +22,7 @@ export interface StageSummary {
   reason?: string;
 }
 
-export function describeRun(store: SqliteStore, runId: string): Result<RunView> {
-  const run = store.getRun(runId);
-  if (!run.ok) return run;
-  return { ok: true, value: viewOf(run.value, store.auditOf(runId), store.getSnapshot(runId)) };
-}
-
-/** `describeRun` on either store, through the asynchronous contract (`show` on PostgreSQL). */
+/** A run as `show` and the visualizer describe it, on either store. */
 export async function describeStoredRun(
   store: AsyncRunStore,
   runId: string,

@@ -6,14 +6,17 @@ import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { type WebSocket, WebSocketServer } from "ws";
 import { StagechartError } from "../errors.js";
 import { VISUALIZER_ASSETS } from "../paths.js";
-import { SqliteStore } from "../store/index.js";
+import type { AsyncRunStore } from "../store/index.js";
 import { type ApiContext, answerApi } from "./api.js";
 import { type LiveNews, LiveRegistry } from "./live.js";
+import { givenStore, sqliteFileSource } from "./store-source.js";
 import { StoreWatch } from "./store-watch.js";
 
-export interface InspectServerOptions {
-  /** The run store's file; it may not exist yet (the server waits for it). */
-  storePath: string;
+/** The run store: a SQLite file, which may not exist yet (the server waits for it), or a store
+ * already open (a PostgreSQL store), which the server reads and leaves its giver to close. */
+export type InspectedStore = { storePath: string } | { store: AsyncRunStore };
+
+export type InspectServerOptions = InspectedStore & {
   host?: string;
   port?: number;
   /** Required when `host` is not loopback: every request must carry it. */
@@ -26,7 +29,7 @@ export interface InspectServerOptions {
   pollMs?: number;
   /** The built page's folder (default: the package's `dist/visualizer`). */
   assets?: string;
-}
+};
 
 export interface InspectServer {
   /** The page's address, with the token when there is one. */
@@ -58,13 +61,8 @@ export async function startInspectServer(options: InspectServerOptions): Promise
       `serving on ${host} (not loopback) needs an access token`,
       { host },
     );
-  let store: SqliteStore | undefined;
-  const openStore = (): SqliteStore | undefined => {
-    if (store || !existsSync(options.storePath)) return store;
-    const opened = SqliteStore.open(options.storePath);
-    if (opened.ok) store = opened.value;
-    return store;
-  };
+  const source =
+    "store" in options ? givenStore(options.store) : sqliteFileSource(options.storePath);
   const pages = new Set<WebSocket>();
   const broadcast = (message: unknown): void => {
     if (pages.size === 0) return;
@@ -72,9 +70,9 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     for (const page of pages) page.send(text);
   };
   const live = new LiveRegistry((news: LiveNews) => broadcast(news));
-  const watch = new StoreWatch(openStore, broadcast);
+  const watch = new StoreWatch(source.current, broadcast);
   const context: ApiContext = {
-    store: openStore,
+    store: source.current,
     live,
     ...(options.resume && { resume: options.resume }),
     ...(options.resumeInput && { resumeInput: options.resumeInput }),
@@ -106,7 +104,7 @@ export async function startInspectServer(options: InspectServerOptions): Promise
       resolve(typeof address === "object" && address ? address.port : 0);
     });
   });
-  const timer = setInterval(() => watch.poll(), options.pollMs ?? 200);
+  const timer = setInterval(() => void watch.poll(), options.pollMs ?? 200);
   timer.unref();
   const shownHost = host.includes(":") ? `[${host}]` : host;
   return {
@@ -114,9 +112,9 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     port,
     live,
     flush: async (runId) => {
-      watch.poll();
+      await watch.pollAfresh();
       await drained(pages);
-      await shownEverywhere(() => watch.allShown(runId));
+      await shownEverywhere(() => watch.allShown(runId).catch(() => true));
     },
     close: async () => {
       clearInterval(timer);
@@ -125,7 +123,8 @@ export async function startInspectServer(options: InspectServerOptions): Promise
       // A connection half-way through a request (or an upgrade) would hold close() for minutes.
       server.closeAllConnections();
       await closed;
-      store?.close();
+      await watch.idle();
+      await source.close();
     },
   };
 }
@@ -206,27 +205,23 @@ function acceptPage(ws: WebSocket, pages: Set<WebSocket>, watch: StoreWatch, liv
     if (message?.type === "shown" && typeof message.runId === "string")
       watch.shown(ws, message.runId, Number(message.seq) || 0);
     if (message?.type === "watch" && typeof message.runId === "string") {
+      const { runId } = message;
       const after = Number.isSafeInteger(message.after) ? (message.after as number) : undefined;
-      watch.watch(ws, message.runId, after);
-      const root = live.rootOfRun(message.runId);
-      if (root) ws.send(JSON.stringify({ type: "live", root }));
-      ws.send(
-        JSON.stringify({
-          type: "grants",
-          runId: message.runId,
-          grants: live.pendingOf(message.runId),
-        }),
-      );
-      ws.send(
-        JSON.stringify({
-          type: "asks",
-          runId: message.runId,
-          asks: live.asks.pendingOf(message.runId),
-        }),
-      );
+      void watch
+        .watch(ws, runId, after)
+        .catch(() => {})
+        .then(() => greetWatcher(ws, runId, live));
     }
   });
   ws.send(JSON.stringify({ type: "hello", live: live.list() }));
+}
+
+/** What a page that begins watching a run is told at once: its live root, grants and asks. */
+function greetWatcher(ws: WebSocket, runId: string, live: LiveRegistry): void {
+  const root = live.rootOfRun(runId);
+  if (root) ws.send(JSON.stringify({ type: "live", root }));
+  ws.send(JSON.stringify({ type: "grants", runId, grants: live.pendingOf(runId) }));
+  ws.send(JSON.stringify({ type: "asks", runId, asks: live.asks.pendingOf(runId) }));
 }
 
 /** A live run's grant requests and ask stages' questions, answered from a page. */
@@ -355,8 +350,9 @@ function tokenAllowed(request: IncomingMessage, token: string | undefined): bool
  * last news changed (a page closed meanwhile no longer counts). 3 s at most: a page that never
  * answers (an old tab, a script) does not hold the run's process.
  */
-async function shownEverywhere(shown: () => boolean): Promise<void> {
-  for (let i = 0; i < 150 && !shown(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+async function shownEverywhere(shown: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 150 && !(await shown()); i++)
+    await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 /** Waits until everything sent to the pages has left the process. */

@@ -1,19 +1,22 @@
 import type { WebSocket } from "ws";
-import type { SqliteStore } from "../store/index.js";
+import type { AsyncRunStore } from "../store/index.js";
 
 /**
  * Reads the store for what changed since the last look — the runs list, and the new audit events
  * of the runs a page watches — and tells the pages. Runs are written by other processes (every
- * `stagechart run`), so the store, not a process's memory, is where news comes from.
+ * `stagechart run`, workers on other machines), so the store, not a process's memory, is where
+ * news comes from.
  */
 export class StoreWatch {
   private runsSeen = "";
   private readonly watchers = new Map<string, Map<WebSocket, number>>();
   /** The last audit seq each page says it shows of a run, by run. */
   private readonly shownBy = new Map<string, Map<WebSocket, number>>();
+  /** The look under way: one at a time, so a slow store is never read twice over. */
+  private looking: Promise<void> | undefined;
 
   constructor(
-    private readonly store: () => SqliteStore | undefined,
+    private readonly store: () => Promise<AsyncRunStore | undefined>,
     private readonly broadcast: (message: unknown) => void,
   ) {}
 
@@ -21,9 +24,11 @@ export class StoreWatch {
    * A page watches a run: it gets the run's events after `after`, the last one it holds (what
    * was stored between its fetch and this message included); without it, after the last stored.
    */
-  watch(page: WebSocket, runId: string, after?: number): void {
+  async watch(page: WebSocket, runId: string, after?: number): Promise<void> {
+    const from = after ?? (await (await this.store())?.lastSeq(runId)) ?? 0;
+    if (page.readyState !== page.OPEN) return;
     const pages = this.watchers.get(runId) ?? new Map<WebSocket, number>();
-    pages.set(page, after ?? this.store()?.lastSeq(runId) ?? 0);
+    pages.set(page, from);
     this.watchers.set(runId, pages);
   }
 
@@ -40,18 +45,42 @@ export class StoreWatch {
   }
 
   /** Whether every page watching the run shows it up to its last stored event. */
-  allShown(runId: string): boolean {
-    const last = this.store()?.lastSeq(runId) ?? 0;
+  async allShown(runId: string): Promise<boolean> {
+    const last = (await (await this.store())?.lastSeq(runId)) ?? 0;
     const shown = this.shownBy.get(runId);
     return [...(this.watchers.get(runId)?.keys() ?? [])].every(
       (page) => (shown?.get(page) ?? 0) >= last,
     );
   }
 
-  poll(): void {
-    const store = this.store();
+  /**
+   * Looks at the store once; a call while a look is under way joins that one. A look the store
+   * fails (a dropped connection) is given up: the next tick looks again.
+   */
+  poll(): Promise<void> {
+    this.looking ??= this.look()
+      .catch(() => {})
+      .finally(() => {
+        this.looking = undefined;
+      });
+    return this.looking;
+  }
+
+  /** A look that starts after this call, so it sees everything stored before it. */
+  async pollAfresh(): Promise<void> {
+    await this.looking;
+    await this.poll();
+  }
+
+  /** Waits for the look under way, if any: the store may close once it is done. */
+  async idle(): Promise<void> {
+    await this.looking;
+  }
+
+  private async look(): Promise<void> {
+    const store = await this.store();
     if (!store) return;
-    const runs = store.listRuns();
+    const runs = await store.listRuns();
     const seen = runs.map((r) => `${r.runId} ${r.status} ${r.updatedAt}`).join("\n");
     if (seen !== this.runsSeen) {
       this.runsSeen = seen;
@@ -59,8 +88,8 @@ export class StoreWatch {
     }
     for (const [runId, pages] of this.watchers) {
       for (const [page, after] of pages) {
-        const events = store.auditOf(runId, after);
-        if (events.length === 0) continue;
+        const events = await store.auditOf(runId, after);
+        if (events.length === 0 || !pages.has(page)) continue;
         pages.set(page, events.at(-1)?.seq ?? after);
         page.send(JSON.stringify({ type: "audit", runId, events }));
       }

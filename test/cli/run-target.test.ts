@@ -209,12 +209,4 @@ describe.skipIf(skip)("runs started and continued here on a PostgreSQL store", (
       reason: "once more",
     });
   });
-
-  it("refuses --inspect on a PostgreSQL store before running anything", async () => {
-    const url = await postgres().createDatabase();
-    const refused = await runCli("run", "code-review", "--task", "x", "--inspect", "--store", url);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("Validation/StoreUnsupported");
-    expect((await runCli("runs", "--store", url, "--json")).stdout.trim()).toBe("[]");
-  });
 });

@@ -135,13 +135,4 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
     expect(detached.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it("refuses, with a code, the commands that cannot use a PostgreSQL store yet", async () => {
-    const url = await postgres().createDatabase();
-    for (const argv of [["inspect"]]) {
-      const refused = await runCli(...argv, "--store", url);
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain("Validation/StoreUnsupported");
-      expect(shown(refused)).not.toContain(postgres().password);
-    }
-  });
 });

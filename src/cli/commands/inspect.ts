@@ -8,9 +8,10 @@ import {
   startInspectServer,
 } from "../../inspect/server.js";
 import { refuse } from "../drive.js";
+import { servedStoreOf } from "../inspected-store.js";
 import { portOf, resumeFromPage } from "../inspection.js";
 import { type CliIo, EXIT } from "../io.js";
-import { postgresRefused, storePathFor } from "../store.js";
+import { STORE_HELP } from "../store.js";
 
 interface InspectFlags {
   port: string;
@@ -36,7 +37,7 @@ export function registerInspect(
       "the address to serve on (not loopback: needs an access token)",
       "127.0.0.1",
     )
-    .option("--store <path>", "the run store (default: .stagechart/runs.db)")
+    .option("--store <store>", STORE_HELP)
     .option("--token <token>", "the access token a non-loopback host requires (default: generated)")
     .option("--open", "open the page in the default browser")
     .action(async (runId: string | undefined, flags: InspectFlags) =>
@@ -45,21 +46,22 @@ export function registerInspect(
 }
 
 async function inspect(runId: string | undefined, flags: InspectFlags, io: CliIo): Promise<number> {
-  const unsupported = postgresRefused(flags.store);
-  if (unsupported) return refuse(io, false, unsupported);
   const port = portOf(flags.port);
   if (!port.ok) return refuse(io, false, port.error);
   const token = isLoopback(flags.host) ? flags.token : (flags.token ?? newToken());
+  const served = await servedStoreOf(flags.store);
+  if (!served.ok) return refuse(io, false, served.error);
   let server: Awaited<ReturnType<typeof startInspectServer>>;
   try {
     server = await startInspectServer({
-      storePath: storePathFor(flags.store),
+      ...served.value.store,
       host: flags.host,
       port: port.value,
       ...(token && { token }),
       resume: resumeFromPage(flags.store, port.value),
     });
   } catch (error) {
+    await served.value.close();
     return refuse(io, false, toStagechartError(error, "ExtensionHost/InspectFailed"));
   }
   const page = runId
@@ -69,6 +71,7 @@ async function inspect(runId: string | undefined, flags: InspectFlags, io: CliIo
   if (flags.open) openBrowser(page);
   await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()));
   await server.close();
+  await served.value.close();
   return EXIT.done;
 }
 

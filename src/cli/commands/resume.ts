@@ -17,7 +17,7 @@ import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { collect } from "../options.js";
 import { withRunHost } from "../run-host.js";
-import { inspectionRefused, openExistingRunTarget, type RunTarget } from "../run-target.js";
+import { openExistingRunTarget, type RunTarget } from "../run-target.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
 
 interface StoredRunFlags extends ControlFlags {
@@ -199,8 +199,6 @@ async function continueRun(
     const refused = (error: StagechartError) =>
       refuse(io, flags.json, error, runId, run.value.status);
     const stored = { runId, status: run.value.status };
-    const unsupported = inspectionRefused(flags);
-    if (unsupported) return refused(unsupported);
     const inspecting = inspectionBeside(
       inspectionFor(flags.inspect, flags.store, io, flags.stately),
     );

@@ -11,7 +11,7 @@ import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { withRunHost } from "../run-host.js";
-import { inspectionRefused, openRunTarget } from "../run-target.js";
+import { openRunTarget } from "../run-target.js";
 import { STORE_HELP } from "../store.js";
 
 interface RunFlags extends McpFlags, SandboxFlags {
@@ -84,9 +84,6 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
   if (!existsSync(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
   const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
   if (flags.detach) return detachRun(file, settings, flags, io);
-  // Before an inspection starts for it: the visualizer reads the SQLite store only so far.
-  const unsupported = inspectionRefused(flags);
-  if (unsupported) return refuse(io, flags.json, unsupported, flags.runId);
   const inspecting = inspectionBeside(inspectionFor(flags.inspect, flags.store, io, flags.stately));
   try {
     return await withRunHost(

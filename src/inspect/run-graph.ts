@@ -1,0 +1,86 @@
+import { existsSync, statSync } from "node:fs";
+import { materialiseBundle } from "../bundles/materialise.js";
+import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
+import { err, ok, type Result, StagechartError } from "../errors.js";
+import type { AsyncRunStore, RunRecord } from "../store/index.js";
+import {
+  type Chart,
+  type ChartLayouts,
+  chartOfDefinition,
+  lifecycleChart,
+  pipelineChart,
+} from "./chart.js";
+import { layoutChart } from "./chart-layout.js";
+
+export type Graph = { pipeline: Chart; lifecycle: Chart; layouts: ChartLayouts };
+
+/** Charts already drawn, by pipeline file and its modification time: loading one takes ~100 ms. */
+const drawn = new Map<string, Result<Graph>>();
+
+/** Live machines' charts, laid out, by their definition (an app's machines rarely change). */
+const liveDrawn = new Map<string, { pipeline: Chart; layouts: ChartLayouts }>();
+
+export async function liveGraphOf(
+  definition: string,
+): Promise<{ pipeline: Chart; layouts: ChartLayouts }> {
+  const known = liveDrawn.get(definition);
+  if (known) return known;
+  const pipeline = chartOfDefinition(definition);
+  const graph = { pipeline, layouts: await layoutChart(pipeline) };
+  liveDrawn.set(definition, graph);
+  return graph;
+}
+
+/**
+ * The run's compiled statechart and the stage lifecycle, drawn from the run's pipeline file; on
+ * a machine without that file (a shared store's run queued elsewhere), from the definition
+ * stored with the run.
+ */
+export async function runGraphOf(store: AsyncRunStore, run: RunRecord): Promise<Result<Graph>> {
+  const file = run.options.pipelineFile;
+  if (typeof file === "string" && existsSync(file))
+    return remembered(`${file}\u0000${statSync(file).mtimeMs}`, () => drawGraph(file));
+  const stored = await storedEntry(store, run.definitionHash);
+  return stored
+    ? remembered(`definition\u0000${run.definitionHash}`, () => drawGraph(stored))
+    : drawGraph(file);
+}
+
+async function remembered(key: string, draw: () => Promise<Result<Graph>>): Promise<Result<Graph>> {
+  const known = drawn.get(key);
+  if (known) return known;
+  const graph = await draw();
+  if (graph.ok) drawn.set(key, graph);
+  return graph;
+}
+
+/** The stored definition's entry file, written out as a worker writes it; none stored: undefined. */
+async function storedEntry(store: AsyncRunStore, hash: string): Promise<string | undefined> {
+  const bundle = await store.loadDefinition(hash);
+  if (!bundle.ok) return undefined;
+  const entry = materialiseBundle(hash, bundle.value);
+  return entry.ok ? entry.value : undefined;
+}
+
+async function drawGraph(file: unknown): Promise<Result<Graph>> {
+  if (typeof file !== "string" || !existsSync(file))
+    return err(
+      new StagechartError(
+        "Validation/PipelineNotFound",
+        `the run's pipeline file ${String(file)} is not there any more: its chart cannot be drawn`,
+        { pipelineFile: file },
+      ),
+    );
+  // The run's MCP tools are not running here: allowedTools naming them are only drawn.
+  const loaded = await loadPipelineFile(file, { toolNames: [...BUILTIN_TOOL_NAMES] });
+  if (!loaded.ok)
+    return err(
+      new StagechartError(
+        "Validation/PipelineInvalid",
+        `the run's pipeline ${file} does not load any more: ${loaded.diagnostics.map((d) => d.message).join("; ")}`,
+        { pipelineFile: file },
+      ),
+    );
+  const pipeline = pipelineChart(loaded.value);
+  return ok({ pipeline, lifecycle: lifecycleChart(), layouts: await layoutChart(pipeline) });
+}
