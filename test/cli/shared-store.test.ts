@@ -134,5 +134,4 @@ describe.skipIf(skip)("the CLI on a PostgreSQL store", () => {
     expect(shown(detached)).not.toContain(postgres().password);
     expect(detached.stderr).not.toMatch(/\n\s+at /);
   });
-
 });
