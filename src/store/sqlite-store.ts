@@ -254,6 +254,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
             stagechartVersion: VERSION,
           };
     this.history.record(runId, seq, at, snapshot);
+    this.controls.settleInStep(step.controls ?? [], at);
     return recorded;
   }
 

@@ -219,7 +219,12 @@ export class PostgresStore implements AsyncRunStore {
    * updatedAt, in one transaction: after a failure either all is there or nothing.
    */
   async commitStep(runId: string, step: StepCommit): Promise<AuditEvent[]> {
-    return this.transaction((query) => appendStep(query, runId, step, this.timestamp()));
+    return this.transaction(async (query) => {
+      const at = this.timestamp();
+      const recorded = await appendStep(query, runId, step, at);
+      await controls.settleInStep(query, step.controls ?? [], at);
+      return recorded;
+    });
   }
 
   /**
