@@ -215,16 +215,11 @@ export class PostgresStore implements AsyncRunStore {
 
   /**
    * Appends the step's events with the run's next sequence numbers, records its journal and
-   * transcript entries and the step (whose snapshot becomes the run's latest) and moves its
-   * updatedAt, in one transaction: after a failure either all is there or nothing.
+   * transcript entries and the step (whose snapshot becomes the run's latest), settles the control
+   * requests it applies and moves its updatedAt, in one transaction: after a failure either all is there or nothing.
    */
   async commitStep(runId: string, step: StepCommit): Promise<AuditEvent[]> {
-    return this.transaction(async (query) => {
-      const at = this.timestamp();
-      const recorded = await appendStep(query, runId, step, at);
-      await controls.settleInStep(query, step.controls ?? [], at);
-      return recorded;
-    });
+    return this.transaction((query) => appendStep(query, runId, step, this.timestamp()));
   }
 
   /**

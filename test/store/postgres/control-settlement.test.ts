@@ -76,7 +76,7 @@ describe.skipIf(noPostgres)(
       expect(await countOf(store, "p1", "ControlRequested")).toBe(0);
 
       await mend();
-        expect((await (await resume(store, "p1")).result).status).toBe("cancelled");
+      expect((await (await resume(store, "p1")).result).status).toBe("cancelled");
       expect((await store.controlRequest(id))?.status).toBe("applied");
       expect(await countOf(store, "p1", "ControlRequested")).toBe(1);
       expect(await countOf(store, "p1", "RunCancelled")).toBe(1);
