@@ -96,6 +96,35 @@ describe("a control request is settled by the step that applies it (SQLite store
     expect(countOf(store, "s2", "ControlRequested")).toBe(1);
   });
 
+  it("a request withdrawn just before the step applying it is stored stops the run there, never applied", async () => {
+    const file = join(tempDir(), "runs.db");
+    const store = await orphaned(file, "s3");
+    const { id } = store.enqueueControl("s3", {
+      event: { type: "CANCEL", reason: "stop" },
+      requester,
+      expiresAt: Date.now() + 60_000,
+    });
+    // The requester gives up (its timeout) in the instant between the take and the store.
+    const withdrawing: SqliteStore = Object.create(store);
+    withdrawing.commitStep = (runId, step) => {
+      if (step.controls?.length) store.settleControl(id, { status: "expired" });
+      return store.commitStep(runId, step);
+    };
+    const stopped = await resume(withdrawing, "s3").result;
+    expect(stopped).toMatchObject({
+      status: "suspended",
+      error: { code: "Session/ControlExpired" },
+    });
+    expect(store.controlRequest(id)?.status).toBe("expired");
+    expect(countOf(store, "s3", "ControlRequested")).toBe(0);
+
+    const resumed = resume(store, "s3");
+    await waitFor(liveActor(resumed), (s) => s.context.current === "draft");
+    resumed.send({ type: "CANCEL" });
+    await resumed.result;
+    expect(countOf(store, "s3", "ControlRequested")).toBe(0);
+  });
+
   it("an owner SIGKILLed as it stores the step applying a CANCEL leaves it pending; the resumed run applies it once", async () => {
     const crash = await killedWhileApplyingControl(
       (dir) => join(dir, "runs.db"),
