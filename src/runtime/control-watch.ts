@@ -8,8 +8,8 @@ import type { RunStore } from "./persistence.js";
 /**
  * The live owner's side of the control queue: takes the run's pending requests now (those queued
  * while it was down are handled as it resumes) and every CONTROL_POLL_MS while the run lives,
- * committing what they audited, and their settlements, at once. A store that fails here stops the run like any other
- * store failure. The timer to clear when the run ends.
+ * committing what they audited and their settlements at once. A store that fails here stops
+ * the run like any other store failure. The timer to clear when the run ends.
  */
 export function watchControlQueue(
   store: RunStore,

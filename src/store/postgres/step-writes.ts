@@ -16,8 +16,8 @@ type JournalWrite = NonNullable<StepCommit["journal"]>[number];
 /**
  * Writes one step inside the caller's transaction: its events with the run's next sequence
  * numbers, its journal and transcript entries, its step row (with the marks a fork copies up
- * to), which holds its snapshot, and the control requests it settles. Touching the run's row first locks it, so concurrent commits
- * to one run take turns and its sequence stays gapless.
+ * to), which holds its snapshot, and the control requests it settles. Touching the run's row
+ * first locks it, so concurrent commits to one run take turns and its sequence stays gapless.
  */
 export async function appendStep(
   query: Query,
