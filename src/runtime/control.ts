@@ -29,6 +29,14 @@ export interface ControlRequest {
   settledAt?: string;
 }
 
+/** How the step that takes a request settles it; stored with that step (`StepCommit.controls`). */
+export interface ControlSettlement {
+  id: number;
+  status: "applied" | "refused";
+  /** Why it was refused. */
+  error?: ErrorView;
+}
+
 /** A store's answer: at once from an embedded store, later from one across the network. */
 type Awaitable<T> = T | Promise<T>;
 
@@ -74,11 +82,12 @@ export const CONTROL_POLL_MS = 200;
 export const CONTROL_TIMEOUT_MS = 30_000;
 
 /**
- * Takes the run's pending control requests, oldest first, as its live owner: each is settled
- * first (`applied`, or `refused` with why `check` refuses it; one past its expiry `expired`), so a
- * request its requester withdrew meanwhile is left alone; then audited with who asked
- * (`ControlRequested`, and `RequestRefused` for a refusal) and, applied, sent to the run.
- * Whether anything was taken.
+ * Takes the run's pending control requests, oldest first, as its live owner: each is audited
+ * with who asked (`ControlRequested`, and `RequestRefused` with why `check` refuses it) and,
+ * applied, sent to the run. Its settlement (`applied`, or `refused` with the refusal) goes with
+ * the step that records it, in one transaction, so a crash before that step is stored leaves it
+ * pending for the next owner; `taken` keeps this owner from taking it again meanwhile. One past
+ * its expiry is settled `expired` at once. Whether anything was taken.
  */
 export async function takeControlRequests(
   queue: ControlQueue,
@@ -86,13 +95,17 @@ export async function takeControlRequests(
   run: {
     check(event: PipelineEvent): StagechartError | undefined;
     send(event: PipelineEvent): void;
-    audit: AuditSink;
+    /** The run's next step: what it audits, and the requests it settles. */
+    recorder: AuditSink & { settle(settlement: ControlSettlement): void };
+    /** Requests this owner took, whose steps may not be stored yet. */
+    taken: Set<number>;
   },
   now: () => number = Date.now,
 ): Promise<boolean> {
   let taken = false;
   for (const request of await queue.pendingControls(runId)) {
     const { id, event, requester } = request;
+    if (run.taken.has(id)) continue;
     if (request.expiresAt <= now()) {
       await queue.settleControl(id, {
         status: "expired",
@@ -100,21 +113,18 @@ export async function takeControlRequests(
       });
       continue;
     }
-    const refusal = run.check(event);
-    const outcome = refusal
-      ? { status: "refused" as const, error: refusal.toModelView() }
-      : { status: "applied" as const };
-    if (!(await queue.settleControl(id, outcome))) continue;
+    run.taken.add(id);
     taken = true;
     const asked = { requestId: id, control: event, requestedBy: requester };
-    run.audit.emit({ type: "ControlRequested", runId, payload: asked });
-    if (outcome.error) {
-      run.audit.emit({
-        type: "RequestRefused",
-        runId,
-        payload: { ...asked, error: outcome.error },
-      });
-    } else run.send(event);
+    run.recorder.emit({ type: "ControlRequested", runId, payload: asked });
+    const refusal = run.check(event)?.toModelView();
+    if (refusal) {
+      run.recorder.emit({ type: "RequestRefused", runId, payload: { ...asked, error: refusal } });
+      run.recorder.settle({ id, status: "refused", error: refusal });
+    } else {
+      run.recorder.settle({ id, status: "applied" });
+      run.send(event);
+    }
   }
   return taken;
 }

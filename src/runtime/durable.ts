@@ -95,7 +95,7 @@ export function launchDurable(
   stop = () => actor.stop();
   const controls = watchControlQueue(store, runId, actor, {
     check: (event) => refuseControl(pipeline, actor.getSnapshot().context, event),
-    audit: recorder,
+    recorder,
     commit: () => commit(actor),
     giveUp,
   });

@@ -7,7 +7,7 @@ import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventInput } from "../inspect/audit.js";
-import type { ControlQueue } from "./control.js";
+import type { ControlQueue, ControlSettlement } from "./control.js";
 import type { Journal } from "./journal.js";
 import type { TranscriptRow, TranscriptStore } from "./transcripts.js";
 
@@ -23,6 +23,12 @@ export interface StepCommit {
   events: (AuditEventInput & { at?: string })[];
   journal?: { key: string; value: unknown }[];
   transcripts?: { stageExecutionId: string; key: string; entry: TranscriptEntry }[];
+  /**
+   * The control requests the step applies or refuses, settled in its transaction: until it is
+   * stored they stay pending, for whoever owns the run next. One that is no longer pending (its
+   * requester withdrew it meanwhile) fails the step: `Session/ControlExpired`, nothing stored.
+   */
+  controls?: ControlSettlement[];
   /**
    * The lease holder the step is written under: a store shared between processes refuses the
    * step (`Session/LeaseLost`, nothing stored) when the run's lease is another's.

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
+import type { ControlSettlement } from "./control.js";
 import { decodeJournalEntry, type Journal } from "./journal.js";
 import type { RunStore, StepCommit } from "./persistence.js";
 import { OrderedTranscript, type TranscriptStore } from "./transcripts.js";
@@ -17,6 +18,7 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private pending: (AuditEventInput & { at: string })[] = [];
   private readonly journal = new Map<string, unknown>();
   private transcripts: NonNullable<StepCommit["transcripts"]> = [];
+  private controls: ControlSettlement[] = [];
   private readonly kept = new Map<string, OrderedTranscript>();
   private nextSeq: number;
   /**
@@ -47,6 +49,11 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
     return { ...event, seq: this.nextSeq++ };
   }
 
+  /** A control request this run took: settled by the step that records it. */
+  settle(settlement: ControlSettlement): void {
+    this.controls.push(settlement);
+  }
+
   get<T>(key: string, shape: z.ZodType<T>): T | undefined {
     if (!this.journal.has(key)) return this.store.get(key, shape);
     return decodeJournalEntry(key, JSON.stringify(this.journal.get(key)), shape);
@@ -69,16 +76,19 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   commit(snapshot?: unknown): void {
     const events = this.pending.splice(0);
     const journal = [...this.journal].map(([key, value]) => ({ key, value }));
-    const transcripts = this.transcripts;
+    const { transcripts, controls } = this;
     this.journal.clear();
     this.transcripts = [];
-    if (snapshot === undefined && events.length + journal.length + transcripts.length === 0) return;
+    this.controls = [];
+    const written = events.length + journal.length + transcripts.length + controls.length;
+    if (snapshot === undefined && written === 0) return;
     this.store.commitStep(this.runId, {
       ...(snapshot !== undefined && { snapshot }),
       definitionHash: this.definitionHash,
       events,
       ...(journal.length > 0 && { journal }),
       ...(transcripts.length > 0 && { transcripts }),
+      ...(controls.length > 0 && { controls }),
     });
   }
 

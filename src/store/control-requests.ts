@@ -1,7 +1,13 @@
 import type Database from "better-sqlite3";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
-import type { ErrorView } from "../errors.js";
-import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
+import { type ErrorView, StagechartError } from "../errors.js";
+import type {
+  ControlQueue,
+  ControlRequest,
+  ControlSettlement,
+  ControlStatus,
+  Requester,
+} from "../runtime/control.js";
 
 export interface ControlRow {
   id: number;
@@ -80,7 +86,21 @@ export class ControlRequests implements Pick<ControlQueue, "pendingControls" | "
     const error = outcome.error ? JSON.stringify(outcome.error) : null;
     return this.settle.run({ id, status: outcome.status, error, at }).changes > 0;
   }
+
+  /** Settles the requests a step applies or refuses, inside its transaction. */
+  settleInStep(settlements: ControlSettlement[], at: string): void {
+    for (const { id, ...outcome } of settlements)
+      if (!this.settleAt(id, outcome, at)) throw controlWithdrawn(id);
+  }
 }
+
+/** A request a step settles that is no longer pending: its requester withdrew it meanwhile. */
+export const controlWithdrawn = (id: number): StagechartError =>
+  new StagechartError(
+    "Session/ControlExpired",
+    `control request ${id} was withdrawn by its requester before the step applying it was stored; that step is not stored`,
+    { requestId: id, reason: "withdrawn" },
+  );
 
 /** A row as a request; the PostgreSQL store reads its rows with it too. */
 export function fromControlRow(row: ControlRow): ControlRequest {

@@ -224,8 +224,8 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   /**
    * Appends the step's events with the run's next sequence numbers, records its journal and
-   * transcript entries and adds the step (with its snapshot) to the history, in one
-   * transaction: after a crash either all is there or nothing.
+   * transcript entries, adds the step (with its snapshot) to the history and settles the
+   * control requests it applies, in one transaction: after a crash either all is there or nothing.
    */
   commitStep(runId: string, step: StepCommit): AuditEvent[] {
     return this.immediately(() => this.appendStep(runId, step));
@@ -255,6 +255,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
             stagechartVersion: VERSION,
           };
     this.history.record(runId, seq, at, snapshot);
+    this.controls.settleInStep(step.controls ?? [], at);
     return recorded;
   }
 

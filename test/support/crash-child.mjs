@@ -6,6 +6,9 @@
 // `start-killed-at-row` starts the run and SIGKILLs itself the instant its row is inserted, before
 // anything else of the run is stored: the earliest moment a crash can leave a run behind.
 //
+// `resume-killed-at-control` resumes the run and SIGKILLs itself the instant it stores the step that
+// applies a control request (one with `ControlRequested`), before anything of that step is stored.
+//
 // `resume-held` resumes the run but never answers a model request: it prints `H <key>` for the
 // first one and holds the run (and its lease) there until stdin closes, so the run is alive for as
 // long as the test needs, whatever the machine's load.
@@ -13,7 +16,7 @@
 // `<store>` is a SQLite file, or a `postgres://` URL: the run is then a shared one
 // (`startSharedRun`/`resumeSharedRun`), as a worker drives it.
 //
-//   node crash-child.mjs start|start-killed-at-row|resume|resume-held <store> <runId> <pipeline.yaml> <script.yaml> <root> <model-log> [approve-id…]
+//   node crash-child.mjs start|start-killed-at-row|resume|resume-killed-at-control|resume-held <store> <runId> <pipeline.yaml> <script.yaml> <root> <model-log> [approve-id…]
 //
 // stdout: `E <seq> <type> <stageId>` per audit event, then `R <result json>`.
 import { appendFileSync } from "node:fs";
@@ -75,6 +78,16 @@ if (mode === "start-killed-at-row") {
     process.kill(process.pid, "SIGKILL");
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); // nothing more runs
     return created;
+  };
+}
+if (mode === "resume-killed-at-control") {
+  const commitStep = store.value.commitStep.bind(store.value);
+  store.value.commitStep = (id, step) => {
+    if (step.events.some((event) => event.type === "ControlRequested")) {
+      process.kill(process.pid, "SIGKILL");
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); // nothing more runs
+    }
+    return commitStep(id, step);
   };
 }
 const handle = mode.startsWith("start")

@@ -1,7 +1,12 @@
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { ErrorView } from "../../errors.js";
-import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
-import { type ControlRow, fromControlRow } from "../control-requests.js";
+import type {
+  ControlRequest,
+  ControlSettlement,
+  ControlStatus,
+  Requester,
+} from "../../runtime/control.js";
+import { type ControlRow, controlWithdrawn, fromControlRow } from "../control-requests.js";
 import { runNotFound } from "../store-errors.js";
 import type { Query } from "./step-writes.js";
 
@@ -65,6 +70,12 @@ export async function settleControl(
     [id, outcome.status, error, at],
   );
   return settled.rowCount === 1;
+}
+
+/** Settles the requests a step applies or refuses, inside its transaction (`query`). */
+export async function settleInStep(query: Query, settlements: ControlSettlement[], at: string) {
+  for (const { id, ...outcome } of settlements)
+    if (!(await settleControl(query, id, outcome, at))) throw controlWithdrawn(id);
 }
 
 export async function leaseHolder(

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { z } from "zod";
+import type { z } from "zod";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
@@ -7,8 +7,7 @@ import type { MemoryEntry } from "../../definitions/memory.js";
 import { type ErrorView, err, ok, type Result, StagechartError } from "../../errors.js";
 import type { AuditEvent } from "../../inspect/audit.js";
 import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
-import { decodeJournalEntry } from "../../runtime/journal.js";
-import { decodeRow, type StepCommit } from "../../runtime/persistence.js";
+import type { StepCommit } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
 import type { StepRecord } from "../history.js";
@@ -16,7 +15,6 @@ import {
   type AuditRow,
   type ClaimFilter,
   type DefinitionBundle,
-  fromAuditRow,
   fromRunRow,
   type NewRun,
   type RunPatch,
@@ -33,14 +31,12 @@ import {
   definitionNotFound,
   forkUnavailable,
   leaseLost,
-  noSnapshot,
   runExists,
   runIdInvalid,
   runNotFound,
   runNotQueued,
-  snapshotCorrupt,
 } from "../store-errors.js";
-import { entryOf, entryWrite } from "../tool-results.js";
+import { entryWrite } from "../tool-results.js";
 import type { AsyncRunStore, JournalRow, RunTranscriptRow } from "./async-run-store.js";
 import * as controls from "./control-queue.js";
 import { copyForked, forkMarks } from "./fork.js";
@@ -49,6 +45,7 @@ import { migrate } from "./migrations.js";
 import { postgresFailure, postgresUnavailable } from "./postgres-errors.js";
 import * as q from "./queries.js";
 import { type QueueWatch, watchQueue } from "./queue-watch.js";
+import * as reads from "./reads.js";
 import * as queue from "./run-queue.js";
 import {
   appendStep,
@@ -64,8 +61,6 @@ export interface PostgresStoreOptions {
   /** Connections kept open; 10 by default. */
   poolSize?: number;
 }
-
-const JSON_VALUE: z.ZodType<JsonValue> = z.json();
 
 /**
  * The shared store (issue 15): the SQLite store's tables and meaning in a PostgreSQL database
@@ -226,10 +221,7 @@ export class PostgresStore implements AsyncRunStore {
   }
 
   async getRun(runId: string): Promise<Result<RunRecord>> {
-    const { rows } = await this.query(`SELECT ${q.RUN_COLUMNS} FROM runs WHERE run_id = $1`, [
-      runId,
-    ]);
-    return rows[0] ? ok(fromRunRow(rows[0] as RunRow)) : err(runNotFound(runId));
+    return reads.getRun(this.pooled, runId);
   }
 
   /** Newest first, as summaries (`getRun` has the rest). */
@@ -240,8 +232,8 @@ export class PostgresStore implements AsyncRunStore {
 
   /**
    * Appends the step's events with the run's next sequence numbers, records its journal and
-   * transcript entries and the step (whose snapshot becomes the run's latest) and moves its
-   * updatedAt, in one transaction: after a failure either all is there or nothing.
+   * transcript entries and the step (whose snapshot becomes the run's latest), settles the control
+   * requests it applies and moves its updatedAt, in one transaction: after a failure either all is there or nothing.
    */
   async commitStep(runId: string, step: StepCommit): Promise<AuditEvent[]> {
     return this.transaction((query) => appendStep(query, runId, step, this.timestamp()));
@@ -270,31 +262,15 @@ export class PostgresStore implements AsyncRunStore {
   }
 
   async getSnapshot(runId: string): Promise<Result<StoredSnapshot>> {
-    const { rows } = await this.query(q.SNAPSHOT, [runId]);
-    if (!rows[0]) return err(noSnapshot(runId));
-    const { snapshot, ...stamp } = rows[0] as StoredSnapshot & { snapshot: string };
-    try {
-      return ok({ snapshot: JSON.parse(snapshot), ...stamp });
-    } catch (cause) {
-      return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
-    }
+    return reads.getSnapshot(this.pooled, runId);
   }
 
   async stepsOf(runId: string): Promise<StepRecord[]> {
-    const { rows } = await this.query(
-      `SELECT step, last_seq AS "lastSeq", at FROM steps WHERE run_id = $1 ORDER BY step`,
-      [runId],
-    );
-    return rows as StepRecord[];
+    return reads.stepsOf(this.pooled, runId);
   }
 
   async snapshotAtStep(runId: string, step: number): Promise<unknown> {
-    const { rows } = await this.query(
-      `SELECT snapshot FROM steps WHERE run_id = $1 AND step <= $2 AND snapshot IS NOT NULL
-       ORDER BY step DESC LIMIT 1`,
-      [runId, step],
-    );
-    return rows[0] ? JSON.parse(rows[0].snapshot) : undefined;
+    return reads.snapshotAtStep(this.pooled, runId, step);
   }
 
   async lastSeq(runId: string): Promise<number> {
@@ -303,16 +279,11 @@ export class PostgresStore implements AsyncRunStore {
 
   /** In order; a row that does not read back is there in its place, marked `damaged`. */
   async auditOf(runId: string, afterSeq = 0): Promise<AuditEvent[]> {
-    const { rows } = await this.query(
-      `SELECT ${q.AUDIT_COLUMNS} FROM audit WHERE run_id = $1 AND seq > $2 ORDER BY seq`,
-      [runId, afterSeq],
-    );
-    return rows.map((row) => fromAuditRow(row as AuditRow));
+    return reads.auditOf(this.pooled, runId, afterSeq);
   }
 
   async get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined> {
-    const { rows } = await this.query("SELECT value FROM journal WHERE key = $1", [key]);
-    return rows[0] ? decodeJournalEntry(key, rows[0].value, shape) : undefined;
+    return reads.journalEntry(this.pooled, key, shape);
   }
 
   /** A journal entry is a fact: recording a key again keeps the first value. */
@@ -325,52 +296,24 @@ export class PostgresStore implements AsyncRunStore {
   }
 
   async read(stageExecutionId: string, before?: string): Promise<TranscriptEntry[]> {
-    return (await this.rowsOf(stageExecutionId, before)).map((row) => row.entry);
+    const rows = await reads.transcriptRows(this.pooled, stageExecutionId, before);
+    return rows.map((row) => row.entry);
   }
 
   async transcriptRows(stageExecutionId: string): Promise<TranscriptRow[]> {
-    return this.rowsOf(stageExecutionId);
-  }
-
-  private async rowsOf(stageExecutionId: string, before?: string): Promise<TranscriptRow[]> {
-    const { rows } = await this.query(
-      `SELECT t.key, t.entry, t.result_of AS "resultOf", j.value AS "resultSource"
-       FROM transcripts t LEFT JOIN journal j ON j.key = t.result_of
-       WHERE t.stage_execution_id = $1 AND ($2::text IS NULL OR t.key < $2) ORDER BY t.key`,
-      [stageExecutionId, before ?? null],
-    );
-    return rows.map((row) => ({ key: row.key, entry: entryOf(stageExecutionId, row) }));
+    return reads.transcriptRows(this.pooled, stageExecutionId);
   }
 
   async journalOf(runId: string): Promise<JournalRow[]> {
-    const { rows } = await this.query(
-      "SELECT key, value FROM journal WHERE run_id = $1 ORDER BY position",
-      [runId],
-    );
-    return rows as JournalRow[];
+    return reads.journalOf(this.pooled, runId);
   }
 
   async transcriptsOf(runId: string): Promise<RunTranscriptRow[]> {
-    const { rows } = await this.query(
-      `SELECT t.stage_execution_id AS "stageExecutionId", t.key, t.entry,
-         t.result_of AS "resultOf", j.value AS "resultSource"
-       FROM transcripts t LEFT JOIN journal j ON j.key = t.result_of
-       WHERE t.run_id = $1 ORDER BY t.stage_execution_id, t.key`,
-      [runId],
-    );
-    return rows.map((row) => ({
-      stageExecutionId: row.stageExecutionId,
-      key: row.key,
-      entry: entryOf(row.stageExecutionId, row),
-    }));
+    return reads.transcriptsOf(this.pooled, runId);
   }
 
   async recall(namespace: string, key: string): Promise<JsonValue | undefined> {
-    const { rows } = await this.query(
-      "SELECT value FROM memory WHERE namespace = $1 AND key = $2",
-      [namespace, key],
-    );
-    return rows[0] ? decodeMemory(namespace, key, rows[0].value) : undefined;
+    return reads.recall(this.pooled, namespace, key);
   }
 
   async remember(namespace: string, key: string, value: JsonValue): Promise<void> {
@@ -378,16 +321,7 @@ export class PostgresStore implements AsyncRunStore {
   }
 
   async recent(namespace: string, limit: number): Promise<MemoryEntry[]> {
-    const { rows } = await this.query(
-      `SELECT key, value, updated_at AS "updatedAt" FROM memory WHERE namespace = $1
-       ORDER BY updated_at DESC, position DESC LIMIT $2`,
-      [namespace, limit],
-    );
-    return rows.map((row) => ({
-      key: row.key,
-      value: decodeMemory(namespace, row.key, row.value),
-      updatedAt: row.updatedAt,
-    }));
+    return reads.recent(this.pooled, namespace, limit);
   }
 
   /** One live owner per run: a lease taken when free, expired, its owner's or its holder gone. */
@@ -479,6 +413,3 @@ export class PostgresStore implements AsyncRunStore {
     return new Date((this.clock ?? Date.now)()).toISOString();
   }
 }
-
-const decodeMemory = (namespace: string, key: string, text: string): JsonValue =>
-  decodeRow(text, JSON_VALUE, `memory entry ${namespace}/${key}`, { namespace, key });

@@ -6,6 +6,7 @@ import { toAuditRow } from "../records.js";
 import { runIdOfJournalKey } from "../run-ids.js";
 import { auditRunMismatch, leaseLost, runNotFound } from "../store-errors.js";
 import { type TranscriptWrite, transcriptWrites } from "../tool-results.js";
+import { settleInStep } from "./control-queue.js";
 
 /** One statement on the store's pool, or on the connection of a transaction. */
 export type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
@@ -14,9 +15,9 @@ type JournalWrite = NonNullable<StepCommit["journal"]>[number];
 
 /**
  * Writes one step inside the caller's transaction: its events with the run's next sequence
- * numbers, its journal and transcript entries, and its step row (with the marks a fork copies
- * up to), which holds its snapshot. Touching the run's row first locks it, so concurrent commits
- * to one run take turns and its sequence stays gapless.
+ * numbers, its journal and transcript entries, its step row (with the marks a fork copies up
+ * to), which holds its snapshot, and the control requests it settles. Touching the run's row
+ * first locks it, so concurrent commits to one run take turns and its sequence stays gapless.
  */
 export async function appendStep(
   query: Query,
@@ -39,6 +40,7 @@ export async function appendStep(
   const snapshot = step.snapshot === undefined ? null : JSON.stringify(step.snapshot);
   const version = snapshot === null ? null : VERSION;
   await query(INSERT_STEP, [runId, seq, at, snapshot, step.definitionHash ?? null, version]);
+  await settleInStep(query, step.controls ?? [], at);
   return recorded;
 }
 

@@ -186,6 +186,46 @@ export function stepsForksControls(harness: StoreHarness): void {
     });
   });
 
+  describe("a step that settles control requests", () => {
+    it("settles them in its transaction; one withdrawn meanwhile fails it, storing none of it", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
+      okValue(await store.createRun(newRun("run-1")));
+      const request = { event: cancel, requester, expiresAt: clock.now() + 30_000 };
+      const applied = await store.enqueueControl("run-1", request);
+      const refused = await store.enqueueControl("run-1", request);
+      const why: ErrorView = {
+        class: "Session",
+        code: "Session/IllegalTransition",
+        message: "no",
+        context: {},
+      };
+      await store.commitStep("run-1", {
+        events: [started("run-1")],
+        controls: [
+          { id: applied.id, status: "applied" },
+          { id: refused.id, status: "refused", error: why },
+        ],
+      });
+      expect(await store.controlRequest(applied.id)).toMatchObject({ status: "applied" });
+      expect(await store.controlRequest(refused.id)).toMatchObject({
+        status: "refused",
+        error: why,
+      });
+
+      const withdrawn = await store.enqueueControl("run-1", request);
+      expect(await store.settleControl(withdrawn.id, { status: "expired" })).toBe(true);
+      await expect(
+        store.commitStep("run-1", {
+          events: [started("run-1")],
+          controls: [{ id: withdrawn.id, status: "applied" }],
+        }),
+      ).rejects.toMatchObject({ code: "Session/ControlExpired" });
+      expect(await store.lastSeq("run-1")).toBe(1);
+      expect(await store.controlRequest(withdrawn.id)).toMatchObject({ status: "expired" });
+    });
+  });
+
   describe("a tool's result", () => {
     const output = { path: "notes.md", text: "x".repeat(2_000) };
     const toolKey = "tool:run-1/run-1/build/1/a1/t1/c0";

@@ -1,0 +1,154 @@
+import { z } from "zod";
+import type { JsonValue } from "../../definitions/contract.js";
+import type { MemoryEntry } from "../../definitions/memory.js";
+import { err, ok, type Result } from "../../errors.js";
+import type { AuditEvent } from "../../inspect/audit.js";
+import { decodeJournalEntry } from "../../runtime/journal.js";
+import { decodeRow } from "../../runtime/persistence.js";
+import type { TranscriptRow } from "../../runtime/transcripts.js";
+import type { StepRecord } from "../history.js";
+import {
+  type AuditRow,
+  fromAuditRow,
+  fromRunRow,
+  type RunRecord,
+  type RunRow,
+  type StoredSnapshot,
+} from "../records.js";
+import { noSnapshot, runNotFound, snapshotCorrupt } from "../store-errors.js";
+import { entryOf } from "../tool-results.js";
+import type { JournalRow, RunTranscriptRow } from "./async-run-store.js";
+import * as q from "./queries.js";
+import type { Query } from "./step-writes.js";
+
+/**
+ * What the PostgreSQL store reads back of a run: its snapshots and steps, its audit log, its
+ * journal and transcripts, and pipeline memory. Rows read as the SQLite store reads them.
+ */
+
+export async function getRun(query: Query, runId: string): Promise<Result<RunRecord>> {
+  const { rows } = await query(`SELECT ${q.RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId]);
+  return rows[0] ? ok(fromRunRow(rows[0] as RunRow)) : err(runNotFound(runId));
+}
+
+export async function getSnapshot(query: Query, runId: string): Promise<Result<StoredSnapshot>> {
+  const { rows } = await query(q.SNAPSHOT, [runId]);
+  if (!rows[0]) return err(noSnapshot(runId));
+  const { snapshot, ...stamp } = rows[0] as StoredSnapshot & { snapshot: string };
+  try {
+    return ok({ snapshot: JSON.parse(snapshot), ...stamp });
+  } catch (cause) {
+    return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
+  }
+}
+
+export async function stepsOf(query: Query, runId: string): Promise<StepRecord[]> {
+  const { rows } = await query(
+    `SELECT step, last_seq AS "lastSeq", at FROM steps WHERE run_id = $1 ORDER BY step`,
+    [runId],
+  );
+  return rows as StepRecord[];
+}
+
+export async function snapshotAtStep(query: Query, runId: string, step: number): Promise<unknown> {
+  const { rows } = await query(
+    `SELECT snapshot FROM steps WHERE run_id = $1 AND step <= $2 AND snapshot IS NOT NULL
+     ORDER BY step DESC LIMIT 1`,
+    [runId, step],
+  );
+  return rows[0] ? JSON.parse(rows[0].snapshot) : undefined;
+}
+
+/** In order; a row that does not read back is there in its place, marked `damaged`. */
+export async function auditOf(
+  query: Query,
+  runId: string,
+  afterSeq: number,
+): Promise<AuditEvent[]> {
+  const { rows } = await query(
+    `SELECT ${q.AUDIT_COLUMNS} FROM audit WHERE run_id = $1 AND seq > $2 ORDER BY seq`,
+    [runId, afterSeq],
+  );
+  return rows.map((row) => fromAuditRow(row as AuditRow));
+}
+
+export async function journalEntry<T>(
+  query: Query,
+  key: string,
+  shape: z.ZodType<T>,
+): Promise<T | undefined> {
+  const { rows } = await query("SELECT value FROM journal WHERE key = $1", [key]);
+  return rows[0] ? decodeJournalEntry(key, rows[0].value, shape) : undefined;
+}
+
+/** A stage execution's transcript entries before `before` (all without it), in key order. */
+export async function transcriptRows(
+  query: Query,
+  stageExecutionId: string,
+  before?: string,
+): Promise<TranscriptRow[]> {
+  const { rows } = await query(
+    `SELECT t.key, t.entry, t.result_of AS "resultOf", j.value AS "resultSource"
+     FROM transcripts t LEFT JOIN journal j ON j.key = t.result_of
+     WHERE t.stage_execution_id = $1 AND ($2::text IS NULL OR t.key < $2) ORDER BY t.key`,
+    [stageExecutionId, before ?? null],
+  );
+  return rows.map((row) => ({ key: row.key, entry: entryOf(stageExecutionId, row) }));
+}
+
+export async function journalOf(query: Query, runId: string): Promise<JournalRow[]> {
+  const { rows } = await query(
+    "SELECT key, value FROM journal WHERE run_id = $1 ORDER BY position",
+    [runId],
+  );
+  return rows as JournalRow[];
+}
+
+export async function transcriptsOf(query: Query, runId: string): Promise<RunTranscriptRow[]> {
+  const { rows } = await query(
+    `SELECT t.stage_execution_id AS "stageExecutionId", t.key, t.entry,
+       t.result_of AS "resultOf", j.value AS "resultSource"
+     FROM transcripts t LEFT JOIN journal j ON j.key = t.result_of
+     WHERE t.run_id = $1 ORDER BY t.stage_execution_id, t.key`,
+    [runId],
+  );
+  return rows.map((row) => ({
+    stageExecutionId: row.stageExecutionId,
+    key: row.key,
+    entry: entryOf(row.stageExecutionId, row),
+  }));
+}
+
+export async function recall(
+  query: Query,
+  namespace: string,
+  key: string,
+): Promise<JsonValue | undefined> {
+  const { rows } = await query("SELECT value FROM memory WHERE namespace = $1 AND key = $2", [
+    namespace,
+    key,
+  ]);
+  return rows[0] ? decodeMemory(namespace, key, rows[0].value) : undefined;
+}
+
+export async function recent(
+  query: Query,
+  namespace: string,
+  limit: number,
+): Promise<MemoryEntry[]> {
+  const { rows } = await query(
+    `SELECT key, value, updated_at AS "updatedAt" FROM memory WHERE namespace = $1
+     ORDER BY updated_at DESC, position DESC LIMIT $2`,
+    [namespace, limit],
+  );
+  return rows.map((row) => ({
+    key: row.key,
+    value: decodeMemory(namespace, row.key, row.value),
+    updatedAt: row.updatedAt,
+  }));
+}
+
+const JSON_VALUE: z.ZodType<JsonValue> = z.json();
+
+const decodeMemory = (namespace: string, key: string, text: string): JsonValue =>
+  decodeRow(text, JSON_VALUE, `memory entry ${namespace}/${key}`, { namespace, key });

@@ -1,0 +1,114 @@
+import { spawnSync } from "node:child_process";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { waitFor } from "xstate";
+import type { PipelineEvent } from "../../../src/compiler/pipeline-machine.js";
+import { leaseOwner } from "../../../src/runtime/persistence.js";
+import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import { resumeSharedRun, startSharedRun } from "../../../src/store/postgres/shared-runs.js";
+import { liveActor } from "../../runtime/support/live-actor.js";
+import { killedWhileApplyingControl } from "../../support/control-crash.js";
+import { slowPipeline } from "../../support/live-runs.js";
+import { harness } from "../../support/stage-harness.js";
+import { noPostgres, sharedStores } from "./support/shared-store.js";
+
+const stores = sharedStores();
+const requester = { pid: 1, host: "gone.example", user: "ops" };
+
+/** A stored run of `slow`, in draft, whose lease a killed process of this machine holds. */
+async function orphaned(store: PostgresStore, runId: string): Promise<void> {
+  const started = await startSharedRun(slowPipeline(), {
+    host: harness("stages: {}").host,
+    store,
+    runId,
+  });
+  if (!started.ok) throw started.error;
+  await waitFor(liveActor(started.value), (s) => s.context.current === "draft");
+  started.value.stop();
+  await started.value.result;
+  await store.updateRun(runId, { status: "running" });
+  const dead = leaseOwner(spawnSync(process.execPath, ["-e", "0"]).pid);
+  const leased = await store.acquireLease(runId, dead, 60_000, () => true);
+  if (!leased.ok) throw leased.error;
+}
+
+/** Makes every step that audits a control request fail to store, as a full disk would. */
+async function failControlSteps(url: string): Promise<() => Promise<void>> {
+  await sql(
+    url,
+    `CREATE FUNCTION refuse_control() RETURNS trigger AS $$ BEGIN
+       IF NEW.type = 'ControlRequested' THEN RAISE EXCEPTION 'disk full'; END IF;
+       RETURN NEW;
+     END $$ LANGUAGE plpgsql;
+     CREATE TRIGGER refuse_control BEFORE INSERT ON audit
+       FOR EACH ROW EXECUTE FUNCTION refuse_control();`,
+  );
+  return () => sql(url, "DROP TRIGGER refuse_control ON audit");
+}
+
+async function resume(store: PostgresStore, runId: string) {
+  const resumed = await resumeSharedRun(slowPipeline(), runId, {
+    host: harness("stages: {}").host,
+    store,
+  });
+  if (!resumed.ok) throw resumed.error;
+  return resumed.value;
+}
+
+const countOf = async (store: PostgresStore, runId: string, type: string) =>
+  (await store.auditOf(runId)).filter((event) => event.type === type).length;
+
+describe.skipIf(noPostgres)(
+  "a control request on the shared store is settled by the step that applies it",
+  () => {
+    it("a step that fails to store leaves the request pending; the next owner applies it once", async () => {
+      const { url, store } = await stores.fresh();
+      await orphaned(store, "p1");
+      const cancel: PipelineEvent = { type: "CANCEL", reason: "stop" };
+      const { id } = await store.enqueueControl("p1", {
+        event: cancel,
+        requester,
+        expiresAt: Date.now() + 60_000,
+      });
+      const mend = await failControlSteps(url);
+      expect((await (await resume(store, "p1")).result).status).toBe("suspended");
+      expect((await store.controlRequest(id))?.status).toBe("pending");
+      expect(await countOf(store, "p1", "ControlRequested")).toBe(0);
+
+      await mend();
+      expect((await (await resume(store, "p1")).result).status).toBe("cancelled");
+      expect((await store.controlRequest(id))?.status).toBe("applied");
+      expect(await countOf(store, "p1", "ControlRequested")).toBe(1);
+      expect(await countOf(store, "p1", "RunCancelled")).toBe(1);
+    });
+
+    it("an owner SIGKILLed as it stores the step applying a CANCEL leaves it pending; the resumed run applies it once", async () => {
+      const { url } = await stores.fresh();
+      const crash = await killedWhileApplyingControl(
+        () => url,
+        () => stores.reopen(url),
+        { type: "CANCEL", reason: "stop" },
+      );
+      expect(crash.killed.code).toBeNull();
+      expect(crash.afterKill?.status).toBe("pending");
+      expect(crash.resumed?.result?.status).toBe("cancelled");
+      expect(crash.settled?.status).toBe("applied");
+      const audit = crash.audit ?? [];
+      const types = audit.map((event) => event.type);
+      expect(types.filter((type) => type === "ControlRequested")).toHaveLength(1);
+      expect(types.filter((type) => type === "RunCancelled")).toHaveLength(1);
+      expect(audit.map((event) => event.seq)).toEqual(audit.map((_, i) => i + 1));
+    }, 60_000);
+  },
+);
+
+/** Runs SQL on the database behind the store's back. */
+async function sql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
