@@ -12,7 +12,6 @@ import type { TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
 import type { StepRecord } from "../history.js";
 import {
-  type AuditRow,
   type ClaimFilter,
   type DefinitionBundle,
   fromRunRow,
