@@ -86,7 +86,6 @@ export async function turnCost(workload: Workload, dir: string): Promise<Compari
           wallRatioMedian: median(wallRatios),
           wallRatioQuartiles: quartiles(wallRatios),
         },
-        1.2,
       );
       return { ...row, ratio: median(ratios) };
     });
