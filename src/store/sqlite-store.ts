@@ -74,9 +74,6 @@ function makeDirectories(dir: string): void {
 /** What one macrostep leaves behind: its audit events and, usually, the snapshot it led to. */
 export type { StepCommit };
 
-/** The least time between two checkpoints made for runs that end. */
-const RUN_END_CHECKPOINT_INTERVAL_MS = 1000;
-
 /**
  * The embedded store (DESIGN.md §6): runs, their latest snapshots, the audit log, the journal,
  * transcripts and leases in one SQLite file. Expected conditions come back as error values;
@@ -92,9 +89,6 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   private readonly controls: ControlRequests;
   private readonly queue: RunQueue;
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
-  /** When a run's end was last checkpointed, and the checkpoint deferred behind it, if any. */
-  private lastCheckpointAt = Number.NEGATIVE_INFINITY;
-  private deferredCheckpoint: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -137,11 +131,6 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   close(): void {
-    if (this.deferredCheckpoint) {
-      clearTimeout(this.deferredCheckpoint);
-      this.deferredCheckpoint = undefined;
-      this.checkpoint();
-    }
     this.db.close();
   }
 
@@ -217,7 +206,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       this.sql.updateRun.run(toRunRow(updated));
       return this.getRun(runId);
     });
-    if (updated.ok && updated.value.status !== "running") this.checkpointRunEnd();
+    if (updated.ok && updated.value.status !== "running") this.checkpoint();
     return updated;
   }
 
@@ -452,31 +441,11 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   /**
-   * A run's end is checkpointed at once, unless one was less than a second ago: then a second
-   * after that one, shared by every run ending meanwhile. Each checkpoint syncs the WAL and the
-   * file, a fixed cost that weighed most on short runs ending back to back (issue 14).
-   */
-  private checkpointRunEnd(): void {
-    if (this.deferredCheckpoint) return;
-    const wait = this.lastCheckpointAt + RUN_END_CHECKPOINT_INTERVAL_MS - this.now();
-    if (wait <= 0) {
-      this.checkpoint();
-      return;
-    }
-    this.deferredCheckpoint = setTimeout(() => {
-      this.deferredCheckpoint = undefined;
-      this.checkpoint();
-    }, wait);
-    this.deferredCheckpoint.unref();
-  }
-
-  /**
    * Copies the WAL into the main file. Best effort: a checkpoint that cannot finish (a reader
    * in the way, a full disk) loses nothing, the WAL still holds every commit. PASSIVE: the WAL
    * file is kept and written over from its start, not cut to nothing and grown again (issue 14).
    */
   private checkpoint(): void {
-    this.lastCheckpointAt = this.now();
     try {
       this.db.pragma("wal_checkpoint(PASSIVE)");
     } catch {
