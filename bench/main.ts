@@ -12,9 +12,12 @@ import { compileScaling, parallelScaling } from "./cases/scaling.js";
 import { startUp } from "./cases/start-up.js";
 import { storedRunOpening } from "./cases/stored-run-open.js";
 import { suspendedMemory } from "./cases/suspended-memory.js";
+import { transactionsPerStep } from "./cases/transactions.js";
 import { turnCost } from "./cases/turn-cost.js";
 import { workerFleet } from "./cases/workers.js";
 import { writeAmplification } from "./cases/write-amplification.js";
+import { judgeGoals, renderGoalTable } from "./goals.js";
+import { refreshReadme } from "./readme.js";
 import {
   type Comparison,
   describeMachine,
@@ -55,6 +58,15 @@ const WORKER_FLEET = { runs: 300, delayMs: 150, concurrency: 4 };
 const RESULTS_DIR = join(process.cwd(), "bench", "results");
 
 async function main(): Promise<void> {
+  // `npm run bench -- --readme <results.json>`: the README's tables from a committed baseline.
+  const readmeFrom = process.argv.indexOf("--readme");
+  if (readmeFrom >= 0) {
+    const results = process.argv[readmeFrom + 1];
+    if (!results)
+      throw new Error("--readme needs a results file, e.g. bench/results/baseline-<date>.json");
+    console.log(refreshReadme(results, join(process.cwd(), "README.md")));
+    return;
+  }
   const machine = describeMachine();
   console.log(
     `stagechart benchmarks — ${machine.cpu} (${machine.cores} cores, ${machine.memoryGiB} GiB), Node ${machine.node}, ${machine.platform}\n`,
@@ -75,6 +87,7 @@ async function main(): Promise<void> {
     for (const turns of LANGGRAPH_TURNS)
       await step(`LangGraph.js, ${turns} turns`, () => langGraphSideBySide(turns, dir));
     await step("durability", () => durabilityCost(SHORT_RUN, dir));
+    await step("transactions per step", () => transactionsPerStep(SHORT_RUN, dir));
     await step("time per turn", () => turnCost(LONG_STAGE, dir));
     await step("write amplification", () => writeAmplification(LONG_RUN, dir));
     await step("memory", () => memoryUse(LONG_RUN, MEMORY_RUNS));
@@ -90,13 +103,16 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  const goals = judgeGoals(comparisons);
   console.log(renderTable(comparisons));
   console.log(`\n${renderDetails(comparisons)}`);
+  const measured = only.length > 0 ? goals.filter((g) => g.verdict !== "not measured") : goals;
+  console.log(`\n${renderGoalTable(measured)}`);
   if (only.length > 0) return;
-  writeResults(join(RESULTS_DIR, "latest.json"), machine, comparisons);
+  writeResults(join(RESULTS_DIR, "latest.json"), machine, comparisons, goals);
   if (process.argv.includes("--baseline")) {
     const day = new Date().toISOString().slice(0, 10);
-    writeResults(join(RESULTS_DIR, `baseline-${day}.json`), machine, comparisons);
+    writeResults(join(RESULTS_DIR, `baseline-${day}.json`), machine, comparisons, goals);
   }
 }
 

@@ -2,15 +2,13 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import Database from "better-sqlite3";
 import { createScriptedModel, SqliteStore } from "../../src/index.js";
+import { type InterleavedTiming, timeInterleaved } from "../interleaved.js";
 import { langGraphAgent, runLangGraph } from "../langgraph.js";
-import { timeSideBySide } from "../measure.js";
 import { type Comparison, compare } from "../report.js";
 import { runToEnd } from "../stagechart-runs.js";
 import { hostFor, lookupTool, pipelineOf, scriptOf, type Workload } from "../workload.js";
-
-/** Issue 14's goal: stagechart at least 3× faster than LangGraph.js on the same work. */
-const THREE_TIMES_FASTER = 1 / 3;
 
 const fileBytes = (file: string): number => {
   let total = 0;
@@ -24,6 +22,19 @@ const fileBytes = (file: string): number => {
   return total;
 };
 
+/**
+ * LangGraph's SQLite checkpointer on the durability settings stagechart's store uses: WAL with
+ * `synchronous = NORMAL` (a commit is not synced; the WAL is at a checkpoint). Left alone,
+ * SqliteSaver keeps SQLite's default, which on a new file is FULL (a sync per commit) and on a
+ * file already in WAL mode NORMAL, so its cost would depend on whether the file existed.
+ */
+function sqliteSaver(file: string): SqliteSaver {
+  const db = new Database(file);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  return new SqliteSaver(db);
+}
+
 /** The workload of the issue's comparison: 3 stages × `turns` turns, 1 kB tool outputs. */
 export const langGraphWorkload = (turns: number): Workload => ({
   stages: 3,
@@ -35,7 +46,7 @@ export const langGraphWorkload = (turns: number): Workload => ({
 async function storedBytes(workload: Workload, dir: string) {
   const lookup = lookupTool(workload.outputBytes);
   const graphFile = join(dir, `langgraph-bytes-${workload.turns}.db`);
-  const saver = SqliteSaver.fromConnString(graphFile);
+  const saver = sqliteSaver(graphFile);
   const graph = langGraphAgent(workload, createScriptedModel(scriptOf(workload)), lookup, saver);
   await runLangGraph(workload, graph);
   saver.db.close();
@@ -47,53 +58,75 @@ async function storedBytes(workload: Workload, dir: string) {
   return { langGraph: fileBytes(graphFile), stagechart: fileBytes(storeFile) };
 }
 
+/** A row of interleaved timings: the ratio is the median of the rounds' own ratios. */
+function interleavedRow(
+  name: string,
+  labels: { baseline: string; stagechart: string },
+  timing: InterleavedTiming,
+): Comparison {
+  const row = compare(
+    name,
+    "ms",
+    { label: labels.baseline, value: timing.baselineMs.median },
+    { label: labels.stagechart, value: timing.candidateMs.median },
+    {
+      rounds: timing.rounds,
+      langGraphMsQuartiles: `${timing.baselineMs.p25.toFixed(1)}–${timing.baselineMs.p75.toFixed(1)}`,
+      stagechartMsQuartiles: `${timing.candidateMs.p25.toFixed(1)}–${timing.candidateMs.p75.toFixed(1)}`,
+      ratioQuartiles: `${timing.ratio.p25.toFixed(2)}–${timing.ratio.p75.toFixed(2)}`,
+      cpuRatioMedian: timing.cpuRatio.median,
+      cpuRatioQuartiles: `${timing.cpuRatio.p25.toFixed(2)}–${timing.cpuRatio.p75.toFixed(2)}`,
+    },
+  );
+  return { ...row, ratio: timing.ratio.median };
+}
+
 /**
  * LangGraph.js (its SQLite checkpointer, a checkpoint after every super-step) against a durable
  * stagechart run (a commit per step) on the same work, then both in memory (LangGraph's
- * `MemorySaver`), then the bytes each leaves on disk. Ratios are stagechart ÷ LangGraph.
+ * `MemorySaver`), then the bytes each leaves on disk. The two engines alternate run by run
+ * (`bench/interleaved.ts`), so both see the same load; ratios are stagechart ÷ LangGraph.
  */
 export async function langGraphSideBySide(turns: number, dir: string): Promise<Comparison[]> {
   const workload = langGraphWorkload(turns);
   const pipeline = await pipelineOf(workload);
   const lookup = lookupTool(workload.outputBytes);
   const model = createScriptedModel(scriptOf(workload));
-  const saver = SqliteSaver.fromConnString(join(dir, `langgraph-${turns}.db`));
+  const saver = sqliteSaver(join(dir, `langgraph-${turns}.db`));
   const opened = SqliteStore.open(join(dir, `stagechart-${turns}.db`));
   if (!opened.ok) throw opened.error;
   const store = opened.value;
   const label = `3 stages × ${turns} turns, 1 kB tool outputs`;
-  // Long runs take seconds on LangGraph: fewer samples, the same for both engines.
-  const budget = turns > 20 ? { time: 1000, iterations: 3 } : { time: 2000, iterations: 10 };
+  // A LangGraph run of 100 turns a stage takes seconds: fewer rounds, the same for both engines.
+  const plan = turns > 20 ? { warmupRounds: 1, rounds: 5 } : { warmupRounds: 5, rounds: 31 };
   try {
     const durableGraph = langGraphAgent(workload, model, lookup, saver);
-    const [graphDurable, engineDurable] = await timeSideBySide(
-      { name: "LangGraph SQLite", fn: () => runLangGraph(workload, durableGraph) },
-      { name: "stagechart durable", fn: () => runToEnd(pipeline, hostFor(workload), store) },
-      budget,
+    const durable = await timeInterleaved(
+      {
+        baseline: { run: () => runLangGraph(workload, durableGraph) },
+        candidate: { run: () => runToEnd(pipeline, hostFor(workload), store) },
+      },
+      plan,
     );
     const memoryGraph = langGraphAgent(workload, model, lookup, new MemorySaver());
-    const [graphMemory, engineMemory] = await timeSideBySide(
-      { name: "LangGraph in memory", fn: () => runLangGraph(workload, memoryGraph) },
-      { name: "stagechart in memory", fn: () => runToEnd(pipeline, hostFor(workload)) },
-      budget,
+    const inMemory = await timeInterleaved(
+      {
+        baseline: { run: () => runLangGraph(workload, memoryGraph) },
+        candidate: { run: () => runToEnd(pipeline, hostFor(workload)) },
+      },
+      plan,
     );
     const bytes = await storedBytes(workload, dir);
     return [
-      compare(
+      interleavedRow(
         `LangGraph.js durable (${label}), per run`,
-        "ms",
-        { label: "LangGraph + SqliteSaver", value: graphDurable.medianMs },
-        { label: "durable", value: engineDurable.medianMs },
-        { langGraphRmePercent: graphDurable.rme, stagechartRmePercent: engineDurable.rme },
-        THREE_TIMES_FASTER,
+        { baseline: "LangGraph + SqliteSaver", stagechart: "durable" },
+        durable,
       ),
-      compare(
+      interleavedRow(
         `LangGraph.js in memory (${label}), per run`,
-        "ms",
-        { label: "LangGraph + MemorySaver", value: graphMemory.medianMs },
-        { label: "in memory", value: engineMemory.medianMs },
-        { langGraphRmePercent: graphMemory.rme, stagechartRmePercent: engineMemory.rme },
-        THREE_TIMES_FASTER,
+        { baseline: "LangGraph + MemorySaver", stagechart: "in memory" },
+        inMemory,
       ),
       compare(
         `LangGraph.js stored bytes (${label}), one run`,

@@ -110,46 +110,94 @@ export const decodeTranscriptEntry = (
     key,
   });
 
+/** A prompt made earlier and the entries it was made from. */
+interface MadePrompt {
+  entries: readonly TranscriptEntry[];
+  prompt: LanguageModelV3Message[];
+  /** Entries before the trailing run of tool results, which a later entry may still extend. */
+  settledEntries: number;
+  /** The prompt's messages for those entries. */
+  settledMessages: number;
+}
+
+/**
+ * The last prompt made for each transcript, by its first entry. A turn's prompt repeats every
+ * earlier entry: making all their messages afresh each turn made a turn's cost grow with the
+ * transcript (issue 14), so a prompt whose entries extend the last one's reuses its messages.
+ */
+const madePrompts = new WeakMap<TranscriptEntry, MadePrompt>();
+
 /** A transcript as an AI SDK prompt; consecutive tool results become one tool message. */
 export function toPrompt(entries: readonly TranscriptEntry[]): LanguageModelV3Prompt {
-  const prompt: LanguageModelV3Message[] = [];
-  for (const entry of entries) {
-    switch (entry.role) {
-      case "system":
-        prompt.push({ role: "system", content: entry.text });
-        break;
-      case "user":
-        prompt.push({ role: "user", content: [{ type: "text", text: entry.text }] });
-        break;
-      case "assistant":
-        prompt.push({
-          role: "assistant",
-          content: [
-            ...(entry.text ? [{ type: "text" as const, text: entry.text }] : []),
-            ...entry.calls.map((call) => ({
-              type: "tool-call" as const,
-              toolCallId: call.toolCallId,
-              toolName: call.tool,
-              input: call.args,
-            })),
-          ],
-        });
-        break;
-      case "tool": {
-        const part = {
-          type: "tool-result" as const,
-          toolCallId: entry.toolCallId,
-          toolName: entry.tool,
-          output: toolOutput(entry.result, entry.isError),
-        };
-        const last = prompt.at(-1);
-        if (last?.role === "tool") last.content.push(part);
-        else prompt.push({ role: "tool", content: [part] });
-        break;
-      }
+  const first = entries[0];
+  if (first === undefined) return [];
+  const made = madePrompts.get(first);
+  const reused = made && extendsEntries(entries, made.entries) ? made : undefined;
+  const prompt = reused ? reused.prompt.slice(0, reused.settledMessages) : [];
+  let settledEntries = reused?.settledEntries ?? 0;
+  let settledMessages = prompt.length;
+  for (let at = settledEntries; at < entries.length; at++) {
+    const entry = entries[at] as TranscriptEntry;
+    if (entry.role !== "tool" || prompt.at(-1)?.role !== "tool") {
+      settledEntries = at;
+      settledMessages = prompt.length;
+    }
+    appendMessage(prompt, entry);
+  }
+  if (prompt.at(-1)?.role !== "tool") {
+    settledEntries = entries.length;
+    settledMessages = prompt.length;
+  }
+  madePrompts.set(first, { entries, prompt, settledEntries, settledMessages });
+  return prompt.slice();
+}
+
+/** Whether `entries` begins with every one of `earlier`, the same objects in the same order. */
+function extendsEntries(
+  entries: readonly TranscriptEntry[],
+  earlier: readonly TranscriptEntry[],
+): boolean {
+  if (earlier.length > entries.length) return false;
+  for (let i = 0; i < earlier.length; i++) if (entries[i] !== earlier[i]) return false;
+  return true;
+}
+
+function appendMessage(prompt: LanguageModelV3Message[], entry: TranscriptEntry): void {
+  switch (entry.role) {
+    case "system":
+      prompt.push({ role: "system", content: entry.text });
+      break;
+    case "user":
+      prompt.push({ role: "user", content: [{ type: "text", text: entry.text }] });
+      break;
+    case "assistant":
+      prompt.push({
+        role: "assistant",
+        content: [
+          ...(entry.text ? [{ type: "text" as const, text: entry.text }] : []),
+          ...entry.calls.map((call) => ({
+            type: "tool-call" as const,
+            toolCallId: call.toolCallId,
+            toolName: call.tool,
+            input: call.args,
+          })),
+        ],
+      });
+      break;
+    case "tool": {
+      const part = {
+        type: "tool-result" as const,
+        toolCallId: entry.toolCallId,
+        toolName: entry.tool,
+        output: toolOutput(entry.result, entry.isError),
+      };
+      const last = prompt.at(-1);
+      // A trailing tool message is this call's own (never a reused one): it may grow in place.
+      if (last?.role === "tool") last.content.push(part);
+      else prompt.push({ role: "tool", content: [part] });
+      break;
     }
   }
-  return prompt;
 }
 
 function toolOutput(result: JsonValue, isError: boolean): LanguageModelV3ToolResultOutput {

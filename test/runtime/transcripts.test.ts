@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { TranscriptEntry } from "../../src/compiler/stage-types.js";
 import { transcriptCutoff, transcriptKey } from "../../src/compiler/transcript-keys.js";
 import { MemoryTranscripts, OrderedTranscript, toPrompt } from "../../src/runtime/transcripts.js";
 
@@ -97,5 +98,76 @@ describe("transcripts", () => {
       },
       { role: "user", content: [{ type: "text", text: "Call submit_plan." }] },
     ]);
+  });
+
+  it("make each entry's message once: a later turn's prompt reuses the earlier turns' messages, all but a trailing run of tool results", () => {
+    const earlier: TranscriptEntry[] = [
+      { role: "system", text: "You plan." },
+      { role: "assistant", text: "", calls: [{ toolCallId: "1", tool: "Grep", args: {} }] },
+      { role: "tool", toolCallId: "1", tool: "Grep", result: "a.ts:1: a", isError: false },
+    ];
+    const first = toPrompt(earlier);
+    const later = toPrompt([
+      ...earlier,
+      { role: "assistant", text: "", calls: [{ toolCallId: "2", tool: "Grep", args: {} }] },
+      { role: "tool", toolCallId: "2", tool: "Grep", result: "b.ts:2: b", isError: false },
+    ]);
+    expect(later).toHaveLength(5);
+    expect(later[0]).toBe(first[0]);
+    expect(later[1]).toBe(first[1]);
+    expect(later[2]).toEqual(first[2]);
+  });
+
+  it("grow a run of tool results into a new message, leaving the earlier prompt's as it was", () => {
+    const call: TranscriptEntry = {
+      role: "assistant",
+      text: "",
+      calls: [
+        { toolCallId: "1", tool: "Grep", args: {} },
+        { toolCallId: "2", tool: "Grep", args: {} },
+      ],
+    };
+    const result = (id: string): TranscriptEntry => ({
+      role: "tool",
+      toolCallId: id,
+      tool: "Grep",
+      result: id,
+      isError: false,
+    });
+    const one = result("1");
+    const before = toPrompt([call, one]);
+    const after = toPrompt([call, one, result("2")]);
+    expect(before[1]?.content).toHaveLength(1);
+    expect(after[1]?.content).toHaveLength(2);
+    expect(after[0]).toBe(before[0]);
+  });
+
+  it("reused or not, a prompt is the one its entries make afresh, whatever prefixes came before", () => {
+    const entry = fc.oneof(
+      fc.constant<TranscriptEntry>({ role: "user", text: "go on" }),
+      fc.constant<TranscriptEntry>({
+        role: "assistant",
+        text: "",
+        calls: [{ toolCallId: "1", tool: "Grep", args: {} }],
+      }),
+      fc.nat(3).map(
+        (n): TranscriptEntry => ({
+          role: "tool",
+          toolCallId: `${n}`,
+          tool: "Grep",
+          result: `${n}`,
+          isError: false,
+        }),
+      ),
+    );
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 12 }), fc.array(fc.nat(12)), (rest, cuts) => {
+        const entries: TranscriptEntry[] = [{ role: "system", text: "You plan." }, ...rest];
+        for (const cut of cuts) {
+          const prefix = entries.slice(0, cut + 1);
+          expect(toPrompt(prefix)).toEqual(toPrompt(structuredClone(prefix)));
+        }
+      }),
+    );
   });
 });

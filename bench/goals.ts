@@ -1,0 +1,202 @@
+import { type Comparison, formatValue } from "./report.js";
+
+/** What a goal holds to its limit: two figures and the ratio between them. */
+interface Figure {
+  baseline: string;
+  stagechart: string;
+  ratio: number | undefined;
+}
+
+/** One of issue 14's goals and the benchmark row that measures it. */
+interface Goal {
+  goal: string;
+  /** The row measuring it: the first comparison whose name starts with this. */
+  row: string;
+  /** The most the ratio may be. */
+  limit: number;
+  /** What is held to the limit; the row's own baseline, stagechart figure and ratio if not given. */
+  figure?: (row: Comparison) => Figure;
+}
+
+/** A goal as measured in one run of the benchmarks: its row of the goal table. */
+export interface GoalResult extends Figure {
+  goal: string;
+  limit: number;
+  verdict: "met" | "MISSED" | "not measured";
+}
+
+const sideOf = (row: Comparison, side: "baseline" | "stagechart"): string =>
+  `${formatValue(row[side].value, row.unit)} (${row[side].label})`;
+
+const ownFigure = (row: Comparison): Figure => ({
+  baseline: sideOf(row, "baseline"),
+  stagechart: sideOf(row, "stagechart"),
+  ratio: row.ratio,
+});
+
+const langGraph = (kind: "durable" | "in memory", turns: number): Goal => ({
+  goal: `LangGraph.js ${kind}, 3 stages × ${turns} turns: stagechart ≥ 3× faster`,
+  row: `LangGraph.js ${kind} (3 stages × ${turns} turns`,
+  limit: 1 / 3,
+});
+
+/** Issue 14's goals, in its order; each limit is on stagechart ÷ baseline. */
+export const GOALS: readonly Goal[] = [
+  {
+    goal: "parallel group of 1,000 siblings (16 at once): a sibling ≤ 2× a chain's stage",
+    row: "parallel group",
+    limit: 2,
+  },
+  {
+    goal: "compiling a 1,000-stage pipeline under 1 s",
+    row: "compiling",
+    limit: 1,
+    figure: (row) => ({
+      baseline: "1 s (goal)",
+      stagechart: sideOf(row, "stagechart"),
+      ratio: row.stagechart.value / 1000,
+    }),
+  },
+  {
+    goal: "compiled machines cached per definition: a run's machine costs less than compiling it",
+    row: "compiling",
+    limit: 1,
+    figure: (row) => {
+      const cached = Number(row.details?.cachedMs);
+      return {
+        baseline: `${formatValue(row.stagechart.value, "ms")} (compiled)`,
+        stagechart: `${formatValue(cached, "ms")} (cached)`,
+        ratio: cached / row.stagechart.value,
+      };
+    },
+  },
+  {
+    goal: "time per turn flat: turn 800 ≤ 1.2× turn 1, in memory",
+    row: "time per turn, turn 800 against turn 1 (in memory)",
+    limit: 1.2,
+  },
+  {
+    goal: "time per turn flat: turn 800 ≤ 1.2× turn 1, durable",
+    row: "time per turn, turn 800 against turn 1 (durable)",
+    limit: 1.2,
+  },
+  { goal: "engine overhead ≤ 2× bare XState (in memory)", row: "engine overhead", limit: 2 },
+  { goal: "durable ≤ 1.5× in memory", row: "durability", limit: 1.5 },
+  {
+    goal: "one transaction per step, journal and transcripts included",
+    row: "store transactions per committed step",
+    limit: 1,
+  },
+  {
+    goal: "disk bytes ≤ 5× the conversation",
+    row: "write amplification: bytes the process wrote to disk",
+    limit: 5,
+  },
+  {
+    goal: "`stagechart --version` ≤ 2× `node -e 0`",
+    row: "start-up: stagechart --version",
+    limit: 2,
+  },
+  {
+    goal: "`validate` of the bundled files ≤ 3× `node -e 0`",
+    row: "start-up: stagechart validate",
+    limit: 3,
+  },
+  { goal: "`runs` over 10,000 runs as fast as over 10", row: "runs --json over", limit: 1 },
+  {
+    goal: "heap per finished run ≤ 2× bare XState",
+    row: "memory: heap held per finished run",
+    limit: 2,
+  },
+  {
+    goal: "a suspended run ≤ 50 KiB once its handle is dropped",
+    row: "memory: a suspended run once its handle is dropped",
+    limit: 1,
+  },
+  {
+    goal: "a suspended run's kept handle does not keep the stopped actor tree (≤ 50 KiB)",
+    row: "memory: a suspended run whose handle is kept",
+    limit: 1,
+  },
+  langGraph("durable", 10),
+  langGraph("in memory", 10),
+  langGraph("durable", 100),
+  langGraph("in memory", 100),
+];
+
+/** Every goal against the rows of one benchmark run. */
+export function judgeGoals(comparisons: readonly Comparison[]): GoalResult[] {
+  return GOALS.map(({ goal, row: prefix, limit, figure = ownFigure }) => {
+    const row = comparisons.find((c) => c.name.startsWith(prefix));
+    if (!row)
+      return {
+        goal,
+        limit,
+        baseline: "—",
+        stagechart: "—",
+        ratio: undefined,
+        verdict: "not measured",
+      };
+    const measured = figure(row);
+    const met =
+      measured.ratio !== undefined && Number.isFinite(measured.ratio) && measured.ratio <= limit;
+    return { goal, limit, ...measured, verdict: met ? "met" : "MISSED" };
+  });
+}
+
+/** The rows no goal reads: the other figures of a benchmark run. */
+export const otherFigures = (comparisons: readonly Comparison[]): Comparison[] =>
+  comparisons.filter((c) => !GOALS.some((goal) => c.name.startsWith(goal.row)));
+
+const ratioCell = (ratio: number | undefined): string =>
+  ratio === undefined || !Number.isFinite(ratio) ? "—" : `${ratio.toFixed(2)}×`;
+
+const limitCell = (limit: number): string => `≤ ${limit.toFixed(2)}×`;
+
+/** The goal table for the terminal: goal, baseline, stagechart, ratio, limit and verdict. */
+export function renderGoalTable(goals: readonly GoalResult[]): string {
+  const rows = goals.map((g) => [
+    g.goal,
+    g.baseline,
+    g.stagechart,
+    ratioCell(g.ratio),
+    limitCell(g.limit),
+    g.verdict,
+  ]);
+  const header = ["goal (issue 14)", "baseline", "stagechart", "ratio", "limit", ""];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+const markdownRow = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
+
+/** The goal table as Markdown, for the README. */
+export const goalMarkdown = (goals: readonly GoalResult[]): string =>
+  [
+    markdownRow(["goal (issue 14)", "baseline", "stagechart", "ratio", "goal"]),
+    markdownRow(["---", "---", "---", "---", "---"]),
+    ...goals.map((g) =>
+      markdownRow([
+        g.goal,
+        g.baseline,
+        g.stagechart,
+        ratioCell(g.ratio),
+        `${limitCell(g.limit)} ${g.verdict}`,
+      ]),
+    ),
+  ].join("\n");
+
+/** The other figures as Markdown, for the README. */
+export const otherMarkdown = (comparisons: readonly Comparison[]): string =>
+  [
+    markdownRow(["benchmark", "baseline", "stagechart", "ratio"]),
+    markdownRow(["---", "---", "---", "---"]),
+    ...comparisons.map((c) =>
+      markdownRow([c.name, sideOf(c, "baseline"), sideOf(c, "stagechart"), ratioCell(c.ratio)]),
+    ),
+  ].join("\n");

@@ -1,0 +1,39 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { relative } from "node:path";
+import { goalMarkdown, judgeGoals, otherFigures, otherMarkdown } from "./goals.js";
+import type { Results } from "./report.js";
+
+/** The README's generated block lies between these two comments. */
+const START = "<!-- bench:tables -->";
+const END = "<!-- /bench:tables -->";
+
+/** The goal table and the table of other figures of one results file, as Markdown. */
+export function benchTables(results: Results, source: string): string {
+  const { machine } = results;
+  // Judged again from the rows, so an older results file gets today's goal table.
+  const goals = judgeGoals(results.comparisons);
+  return [
+    `Measured ${results.measuredAt.slice(0, 10)} on ${machine.cpu} (${machine.cores} cores, ${machine.memoryGiB} GiB), Node ${machine.node}, ${machine.platform} (\`${source}\`).`,
+    "",
+    goalMarkdown(goals),
+    "",
+    "Other figures of the same run:",
+    "",
+    otherMarkdown(otherFigures(results.comparisons)),
+  ].join("\n");
+}
+
+/** Rewrites the README's block between the two markers from `resultsFile`; returns the block. */
+export function refreshReadme(resultsFile: string, readmeFile: string): string {
+  const results = JSON.parse(readFileSync(resultsFile, "utf8")) as Results;
+  const tables = benchTables(results, relative(process.cwd(), resultsFile));
+  const readme = readFileSync(readmeFile, "utf8");
+  const start = readme.indexOf(START);
+  const end = readme.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`${readmeFile} has no ${START} … ${END} block`);
+  writeFileSync(
+    readmeFile,
+    `${readme.slice(0, start + START.length)}\n${tables}\n${readme.slice(end)}`,
+  );
+  return tables;
+}
