@@ -8,6 +8,34 @@ export interface HistoryStore extends Pick<RunStore, "getRun" | "auditOf"> {
   snapshotAtStep(runId: string, step: number): unknown;
 }
 
+/** `HistoryStore` answered asynchronously, as `AsyncRunStore` is (either store). */
+export type AsyncHistoryStore = {
+  [K in keyof HistoryStore]: (
+    ...args: Parameters<HistoryStore[K]>
+  ) => Promise<ReturnType<HistoryStore[K]>>;
+};
+
+/** `runHistory` of a run in a store answered asynchronously: what it reads, read ahead. */
+export async function readHistory(
+  store: AsyncHistoryStore,
+  runId: string,
+): Promise<Result<HistoryStep[]>> {
+  const [run, audit, steps] = [
+    await store.getRun(runId),
+    await store.auditOf(runId),
+    await store.stepsOf(runId),
+  ];
+  const snapshots = new Map<number, unknown>();
+  for (const { step } of steps) snapshots.set(step, await store.snapshotAtStep(runId, step));
+  const readAhead: HistoryStore = {
+    getRun: () => run,
+    auditOf: () => audit,
+    stepsOf: () => steps,
+    snapshotAtStep: (_runId, step) => snapshots.get(step),
+  };
+  return runHistory(readAhead, runId);
+}
+
 /** One committed step of a run, as `stagechart history` lists it. */
 export interface HistoryStep {
   step: number;

@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import { StagechartError } from "../../errors.js";
-import { type HistoryStep, type HistoryStore, runHistory } from "../../runtime/history.js";
-import type { AsyncRunStore } from "../../store/index.js";
+import { type HistoryStep, readHistory } from "../../runtime/history.js";
 import { openExistingAnyStore } from "../any-store.js";
 import { refuse } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
@@ -32,7 +31,7 @@ async function history(runId: string, flags: HistoryFlags, io: CliIo): Promise<n
   if (!store) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
   if (!store.ok) return refuse(io, flags.json, store.error, runId);
   try {
-    const steps = runHistory(await historyOf(store.value, runId), runId);
+    const steps = await readHistory(store.value, runId);
     if (!steps.ok) return refuse(io, flags.json, steps.error, runId);
     if (flags.json) io.stdout(`${JSON.stringify(steps.value, null, 2)}\n`);
     else for (const step of steps.value) io.stdout(`${stepLine(step)}\n`);
@@ -43,23 +42,6 @@ async function history(runId: string, flags: HistoryFlags, io: CliIo): Promise<n
   } finally {
     await store.value.close();
   }
-}
-
-/** What `runHistory` reads of one run, read ahead from either store. */
-async function historyOf(store: AsyncRunStore, runId: string): Promise<HistoryStore> {
-  const [run, audit, steps] = [
-    await store.getRun(runId),
-    await store.auditOf(runId),
-    await store.stepsOf(runId),
-  ];
-  const snapshots = new Map<number, unknown>();
-  for (const { step } of steps) snapshots.set(step, await store.snapshotAtStep(runId, step));
-  return {
-    getRun: () => run,
-    auditOf: () => audit,
-    stepsOf: () => steps,
-    snapshotAtStep: (_runId, step) => snapshots.get(step),
-  };
 }
 
 /** `  3  seq 12–15  2030-01-01T00:00:00.000Z  execute  running  plan → execute (sequential)` */

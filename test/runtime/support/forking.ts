@@ -5,7 +5,7 @@ import { parseScript } from "../../../src/models/script-file.js";
 import { createScriptedModel } from "../../../src/models/scripted.js";
 import type { ModelHandle } from "../../../src/models/types.js";
 import { createFork } from "../../../src/runtime/fork.js";
-import { type HistoryStep, type HistoryStore, runHistory } from "../../../src/runtime/history.js";
+import { type HistoryStep, readHistory } from "../../../src/runtime/history.js";
 import type { Host } from "../../../src/runtime/host.js";
 import type { RunHandle, RunResult } from "../../../src/runtime/run.js";
 import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
@@ -79,20 +79,7 @@ async function finished(launched: Promise<Result<RunHandle>>): Promise<RunResult
 
 /** The run's history, read through the asynchronous contract as `stagechart history` does. */
 export async function historyOf(store: AsyncRunStore, runId: string): Promise<HistoryStep[]> {
-  const [run, audit, steps] = [
-    await store.getRun(runId),
-    await store.auditOf(runId),
-    await store.stepsOf(runId),
-  ];
-  const snapshots = new Map<number, unknown>();
-  for (const { step } of steps) snapshots.set(step, await store.snapshotAtStep(runId, step));
-  const reader: HistoryStore = {
-    getRun: () => run,
-    auditOf: () => audit,
-    stepsOf: () => steps,
-    snapshotAtStep: (_runId, step) => snapshots.get(step),
-  };
-  const history = runHistory(reader, runId);
+  const history = await readHistory(store, runId);
   if (!history.ok) throw history.error;
   return history.value;
 }
