@@ -89,6 +89,8 @@ export function stageMachineSetup(services: StageServices) {
         params.error.class === "ProviderTransient" &&
         context.providerFailures < services.providerRetries.max,
       batchDone: ({ context }) => context.callIndex >= context.batch.length,
+      /** The current call is the batch's last (checked before it advances). */
+      lastCall: ({ context }) => context.callIndex + 1 >= context.batch.length,
       unknownTool: ({ context }) => !services.isKnownTool(current(context).tool),
       inEnvelope: ({ context }) => context.envelope.includes(current(context).tool),
       policyIs: ({ context }, params: { decision: PolicyDecision }) =>
@@ -102,7 +104,6 @@ export function stageMachineSetup(services: StageServices) {
       approved: (_, params: { decision: GrantDecision }) => params.decision === "approve",
       grantUsable: ({ context }) => consumeGrant(context.grants, current(context)).ok,
       guardDenies: ({ context }) => services.deniedByGuard(current(context)) !== undefined,
-      toolSucceeded: (_, params: { run: ToolRun }) => params.run.ok,
       verdictIs: (_, params: { verdict: Verdict; expected: Verdict[] }) =>
         params.expected.includes(params.verdict),
       retryAllowed: ({ context }, params: { verdict: Verdict }) =>
@@ -173,10 +174,12 @@ export function stageMachineSetup(services: StageServices) {
         stageContext: output.stageContext,
         envelope: output.envelope,
       })),
-      recordTurn: assign(({ context }) => ({
+      /** A model turn answered; a batch of calls is proposed, its first call current. */
+      recordTurn: assign(({ context }, params: { outcome: TurnOutcome }) => ({
         turn: context.turn + 1,
         modelCalls: context.modelCalls + 1,
         providerFailures: 0,
+        ...(params.outcome.kind === "calls" && { batch: params.outcome.calls, callIndex: 0 }),
       })),
       recordProviderFailure: assign(({ context }, params: { error: unknown }) => ({
         modelCalls: context.modelCalls + 1,
@@ -194,10 +197,6 @@ export function stageMachineSetup(services: StageServices) {
           : {},
       ),
       markCapHit: assign({ capHit: true }),
-      proposeBatch: assign((_, params: { outcome: TurnOutcome }) => ({
-        batch: params.outcome.kind === "calls" ? params.outcome.calls : [],
-        callIndex: 0,
-      })),
       advance: assign(({ context }) => ({
         callIndex: context.callIndex + 1,
         policy: undefined,
