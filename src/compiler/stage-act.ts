@@ -1,9 +1,4 @@
-import {
-  answeredTurnAudit,
-  capHitActions,
-  failedTurnAudit,
-  turnActions,
-} from "./stage-actions.js";
+import { answeredTurnAudit, capHitActions, failedTurnAudit, turnActions } from "./stage-actions.js";
 import { approvalState } from "./stage-approval.js";
 import { fail } from "./stage-context.js";
 import { errorView } from "./stage-entries.js";

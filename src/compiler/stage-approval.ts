@@ -1,11 +1,6 @@
 import { and, not } from "xstate";
 import { capHitActions, toolRunActions, userDenial } from "./stage-actions.js";
-import {
-  callPayload,
-  current,
-  grantRequest,
-  type StageMachineContext,
-} from "./stage-context.js";
+import { callPayload, current, grantRequest, type StageMachineContext } from "./stage-context.js";
 import { errorResult, errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
 
