@@ -1,50 +1,28 @@
 import {
   type AnyActorRef,
   type AnyStateMachine,
-  assign,
   createMachine,
-  enqueueActions,
-  fromPromise,
   type MetaObject,
   type ParameterizedObject,
   type ProvidedActor,
   type StateMachine,
   type StateSchema,
   type StateValue,
-  setup,
+  type setup,
 } from "xstate";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
-import type {
-  JoinPolicy,
-  PipelineDefinition,
-  PipelineStage,
-  Rule,
-} from "../definitions/pipeline-types.js";
+import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
-import type { AuditEventInput, AuditEventType } from "../inspect/audit.js";
-import { holds, mentionsVerdict } from "./conditions.js";
+import type { AuditEventInput } from "../inspect/audit.js";
 import { fingerprint } from "./definition-hash.js";
 import { MachineCache, withImplementations } from "./machine-cache.js";
 import { spawnedGroupState } from "./pipeline-group-run.js";
-import {
-  decideGroup,
-  type GroupParams,
-  parallelState,
-  runningStages,
-  settledSibling,
-  startedGroup,
-  tallyOf,
-} from "./pipeline-parallel.js";
+import { pipelineSetup } from "./pipeline-machine-setup.js";
+import { parallelState } from "./pipeline-parallel.js";
 import { stageState } from "./pipeline-sequence.js";
-import {
-  codeExitEvent,
-  controlTransitions,
-  currentStage,
-  executionId,
-  groupState,
-} from "./pipeline-states.js";
+import { controlTransitions, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
-import { mayOverride, mayRedo, onlyASibling } from "./topology.js";
+import { onlyASibling } from "./topology.js";
 
 /** What the pipeline machine asks of the world besides its stages' lifecycle machine. */
 export interface PipelineServices {
@@ -192,7 +170,11 @@ export function createPipelineMachine(
     compilePipelineMachine(pipeline, groupShape),
   );
   // An empty machine of the pipeline's setup carries its implementations for these services.
-  const { implementations } = pipelineSetup(pipeline, services, groupShape).createMachine({
+  const { implementations } = pipelineSetup(
+    pipeline,
+    services,
+    subMachines(pipeline, services, groupShape),
+  ).createMachine({
     context: {} as PipelineContext,
   });
   return withImplementations(compiled, implementations);
@@ -229,140 +211,19 @@ const NOT_BOUND: PipelineServices = {
   audit: () => undefined,
 };
 
-/**
- * The pipeline's actors, guards and actions for one run's services: everything a run does
- * beyond routing, so the compiled states are a pure function of the definition.
- */
-function pipelineSetup(
+/** The machine of each sub-pipeline stage, bound to the same services. */
+function subMachines(
   pipeline: PipelineDefinition,
   services: PipelineServices,
   groupShape: GroupShape,
-) {
-  const subMachines = Object.fromEntries(
+): Record<`pipeline:${string}`, AnyStateMachine> {
+  return Object.fromEntries(
     Object.values(pipeline.stages).flatMap((stage) =>
       stage.kind === "pipeline"
         ? [[`pipeline:${stage.id}`, createPipelineMachine(stage.pipeline, services, groupShape)]]
         : [],
     ),
   );
-  return setup({
-    types: {} as {
-      context: PipelineContext;
-      events: PipelineEvent;
-      input: PipelineInput;
-      output: PipelineOutput;
-      emitted: ControlRefused;
-    },
-    actors: {
-      stage: services.stageMachine,
-      ask: services.askMachine,
-      code: fromPromise<StageResult, CodeStageInput>(({ input, signal }) => {
-        const stage = pipeline.stages[input.stageId];
-        if (stage?.kind !== "code" && stage?.kind !== "command")
-          throw new Error(`${input.stageId} is not a code stage`);
-        return services.runCode(stage, input, signal);
-      }),
-      ...subMachines,
-    },
-    guards: {
-      ruleHolds: ({ context }, params: { rule: Rule; result: StageResult }) => {
-        if (params.result.verdict === "fail" && !mentionsVerdict(params.rule.when)) return false;
-        if (!params.rule.when) return true;
-        const { verdict, output, parsed } = params.result;
-        return holds(
-          params.rule.when,
-          { verdict, output, parsed, ctx: context.ctx, visits: context.visits },
-          pipeline.guards,
-        );
-      },
-      succeeded: (_, params: { result: StageResult }) =>
-        params.result.verdict === "ok" || params.result.verdict === "skip",
-      siblingStarted: ({ context }, params: { group: string; sibling: string }) =>
-        context.groups[params.group]?.[params.sibling] === "running",
-      groupDecides: (
-        { context },
-        params: { group: string; policy: JoinPolicy; decision: "join" | "fail" },
-      ) => decideGroup(params.policy, tallyOf(context, params.group)) === params.decision,
-      overrideTo: ({ context, event }, params: { target: string }) =>
-        event.type === "OVERRIDE" &&
-        event.to === params.target &&
-        mayOverride(pipeline, currentStage(context) ?? "", params.target),
-      redoOf: ({ context, event }, params: { target: string }) =>
-        event.type === "REDO" &&
-        event.stage === params.target &&
-        (context.visits[params.target] ?? 0) > 0 &&
-        mayRedo(pipeline, currentStage(context) ?? "", params.target),
-    },
-    actions: {
-      audit: (
-        { context },
-        params: { type: AuditEventType; payload: Record<string, unknown>; stageId?: string },
-      ) =>
-        services.audit({
-          type: params.type,
-          runId: context.runId,
-          ...(params.stageId !== undefined && { stageId: params.stageId }),
-          payload: { pipelineId: context.pipelineId, ...params.payload },
-        }),
-      codeExited: ({ context }, params: { result: StageResult }) =>
-        services.audit(codeExitEvent(context.runId, params.result)),
-      enter: assign(({ context }, params: { stageId: string; sibling?: boolean }) => ({
-        visits: { ...context.visits, [params.stageId]: (context.visits[params.stageId] ?? 0) + 1 },
-        ...(!params.sibling && { current: params.stageId }),
-        upstreamOf: {
-          ...context.upstreamOf,
-          [params.stageId]: params.sibling ? [] : context.upstream,
-        },
-      })),
-      record: assign(({ context }, params: { result: StageResult }) =>
-        recorded(context, params.result),
-      ),
-      leaveStage: assign({ current: undefined }),
-      handOn: assign((_, params: { upstream: StageResult[] }) => ({ upstream: params.upstream })),
-      restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
-        upstream: context.upstreamOf[params.stageId] ?? [],
-      })),
-      startGroup: assign(({ context }, params: GroupParams) => ({
-        current: groupState(params.group),
-        ...startedGroup(context, params),
-      })),
-      settle: assign(({ context }, params: GroupParams & { result: StageResult }) =>
-        settledSibling(context, params, params.result),
-      ),
-      cancelRunning: ({ context }, params: { reason: string }) => {
-        for (const stageId of runningStages(context)) {
-          services.audit({
-            type: "StageCancelled",
-            runId: context.runId,
-            stageId,
-            stageExecutionId: executionId(context, stageId),
-            payload: { reason: params.reason },
-          });
-        }
-      },
-      finish: assign((_, params: { status: RunStatus; error?: ErrorView }) => ({
-        status: params.status,
-        ...(params.error && { error: params.error }),
-      })),
-      runBegins: ({ context }) => {
-        if (!context.asStage) services.run?.begins(context);
-      },
-      runEnds: ({ context }) => {
-        if (!context.asStage) services.run?.ends(context);
-      },
-      refuseControl: enqueueActions(({ context, event, enqueue }) => {
-        const error =
-          services.refusal?.(context, event) ??
-          viewOf("Session/IllegalTransition", `the run cannot take ${event.type} now`);
-        services.audit({
-          type: "RequestRefused",
-          runId: context.runId,
-          payload: { pipelineId: context.pipelineId, control: event, error },
-        });
-        enqueue.emit({ type: "stagechart.controlRefused", control: event, error });
-      }),
-    },
-  });
 }
 
 /**
@@ -373,7 +234,11 @@ export function compilePipelineMachine(
   pipeline: PipelineDefinition,
   groupShape: GroupShape = "run",
 ): PipelineMachine {
-  const machineSetup = pipelineSetup(pipeline, NOT_BOUND, groupShape);
+  const machineSetup = pipelineSetup(
+    pipeline,
+    NOT_BOUND,
+    subMachines(pipeline, NOT_BOUND, groupShape),
+  );
 
   const ownStates = Object.values(pipeline.stages).filter(
     (stage) => !onlyASibling(pipeline, stage.id),
@@ -454,20 +319,6 @@ export function compilePipelineMachine(
 }
 
 type GeneratedStates = Parameters<ReturnType<typeof setup>["createMachine"]>[0]["states"];
-
-function recorded(
-  context: PipelineContext,
-  result: StageResult,
-): Pick<PipelineContext, "results" | "modelCalls"> {
-  const calls = (context.modelCalls[result.stageId] ?? 0) + (result.modelCalls ?? 0);
-  // Taken out first so the key moves to the end: the last key is the stage that ended last,
-  // whose output is the run's (`pipelineOutput`), even when it ran before too.
-  const { [result.stageId]: _previous, ...others } = context.results;
-  return {
-    results: { ...others, [result.stageId]: result },
-    modelCalls: { ...context.modelCalls, [result.stageId]: calls },
-  };
-}
 
 function pipelineOutput(pipeline: PipelineDefinition, context: PipelineContext): PipelineOutput {
   const status = context.status ?? "failed";

@@ -1,4 +1,4 @@
-import { answeredTurnAudit, failedTurnAudit, turnActions } from "./stage-actions.js";
+import { answeredTurnAudit, capHitActions, failedTurnAudit, turnActions } from "./stage-actions.js";
 import { approvalState } from "./stage-approval.js";
 import { fail } from "./stage-context.js";
 import { errorView } from "./stage-entries.js";
@@ -14,20 +14,7 @@ export function actState(machine: StageMachineSetup) {
     states: {
       turn: {
         always: [
-          {
-            guard: "capReached",
-            target: "#stage.assert",
-            actions: [
-              "markCapHit",
-              {
-                type: "audit",
-                params: ({ context }) => ({
-                  type: "CapHit",
-                  payload: { turnCap: context.stage.turnCap },
-                }),
-              },
-            ],
-          },
+          { guard: "capReached", target: "#stage.assert", actions: capHitActions },
           { target: "calling" },
         ],
       },
@@ -65,11 +52,9 @@ export function actState(machine: StageMachineSetup) {
                 type: "outcomeIs",
                 params: ({ event }) => ({ outcome: event.output, kind: "calls" }),
               },
-              target: "dispatch",
-              actions: [
-                ...turnActions(),
-                { type: "proposeBatch", params: ({ event }) => ({ outcome: event.output }) },
-              ],
+              // A batch has a call at least: straight to the approval of its first one.
+              target: "dispatch.proposed",
+              actions: turnActions(),
             },
             {
               target: "turn",

@@ -17,9 +17,24 @@ export const userDenial: Denial = {
   message: "the user denied this call",
 };
 
+/** The turn cap is reached: the attempt goes to Assert as it is. */
+export const capHitActions = [
+  { type: "markCapHit" as const },
+  {
+    type: "audit" as const,
+    params: ({ context }: { context: StageMachineContext }): AuditParams => ({
+      type: "CapHit",
+      payload: { turnCap: context.stage.turnCap },
+    }),
+  },
+];
+
 export function turnActions() {
   return [
-    { type: "recordTurn" as const },
+    {
+      type: "recordTurn" as const,
+      params: ({ event }: Done<TurnOutcome>) => ({ outcome: event.output }),
+    },
     {
       type: "writeTurn" as const,
       params: ({ event }: Done<TurnOutcome>) => ({ outcome: event.output }),
@@ -42,7 +57,8 @@ export function turnActions() {
   ];
 }
 
-export function toolRunActions(type: "ToolSucceeded" | "ToolFailed") {
+/** A tool ran (and succeeded or failed): its result goes on the transcript, then the next call. */
+export function toolRunActions() {
   return [
     {
       type: "writeCallResult" as const,
@@ -57,7 +73,7 @@ export function toolRunActions(type: "ToolSucceeded" | "ToolFailed") {
         context,
         event,
       }: { context: StageMachineContext } & Done<ToolRun>): AuditParams => ({
-        type,
+        type: event.output.ok ? "ToolSucceeded" : "ToolFailed",
         payload: {
           ...callPayload(context),
           durationMs: event.output.durationMs,

@@ -1,8 +1,16 @@
-import { not } from "xstate";
-import { toolRunActions, userDenial } from "./stage-actions.js";
-import { callPayload, current, grantRequest } from "./stage-context.js";
+import { and, not } from "xstate";
+import { capHitActions, toolRunActions, userDenial } from "./stage-actions.js";
+import { callPayload, current, grantRequest, type StageMachineContext } from "./stage-context.js";
 import { errorResult, errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
+
+const envelopeApproval = {
+  type: "audit" as const,
+  params: ({ context }: { context: StageMachineContext }) => ({
+    type: "ToolApproved" as const,
+    payload: { ...callPayload(context), source: "envelope" },
+  }),
+};
 
 /**
  * The tool approval order (DESIGN.md §4.2), one proposed call at a time: unknown tools are
@@ -38,17 +46,13 @@ export function approvalState(machine: StageMachineSetup) {
               }),
             },
           },
+          // Approved by the envelope, then the guard rules' word (as in `guarded`, one step).
           {
-            guard: "inEnvelope",
-            target: "guarded",
-            actions: {
-              type: "audit",
-              params: ({ context }) => ({
-                type: "ToolApproved",
-                payload: { ...callPayload(context), source: "envelope" },
-              }),
-            },
+            guard: and(["inEnvelope", "guardDenies"]),
+            target: "denied",
+            actions: [envelopeApproval, "denyByGuard"],
           },
+          { guard: "inEnvelope", target: "running", actions: envelopeApproval },
           {
             target: "policy",
             actions: {
@@ -238,16 +242,15 @@ export function approvalState(machine: StageMachineSetup) {
             stageExecutionId: context.stageExecutionId,
             call: current(context),
           }),
+          // As `next` would route after the call advances, in the same step.
           onDone: [
             {
-              guard: {
-                type: "toolSucceeded",
-                params: ({ event }) => ({ run: event.output }),
-              },
-              target: "next",
-              actions: toolRunActions("ToolSucceeded"),
+              guard: and(["lastCall", "capReached"]),
+              target: "#stage.assert",
+              actions: [...toolRunActions(), ...capHitActions],
             },
-            { target: "next", actions: toolRunActions("ToolFailed") },
+            { guard: "lastCall", target: "#stage.act.calling", actions: toolRunActions() },
+            { target: "proposed", actions: toolRunActions() },
           ],
           onError: {
             target: "next",

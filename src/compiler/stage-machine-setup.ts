@@ -89,6 +89,8 @@ export function stageMachineSetup(services: StageServices) {
         params.error.class === "ProviderTransient" &&
         context.providerFailures < services.providerRetries.max,
       batchDone: ({ context }) => context.callIndex >= context.batch.length,
+      /** The current call is the batch's last (checked before it advances). */
+      lastCall: ({ context }) => context.callIndex + 1 >= context.batch.length,
       unknownTool: ({ context }) => !services.isKnownTool(current(context).tool),
       inEnvelope: ({ context }) => context.envelope.includes(current(context).tool),
       policyIs: ({ context }, params: { decision: PolicyDecision }) =>
@@ -102,7 +104,6 @@ export function stageMachineSetup(services: StageServices) {
       approved: (_, params: { decision: GrantDecision }) => params.decision === "approve",
       grantUsable: ({ context }) => consumeGrant(context.grants, current(context)).ok,
       guardDenies: ({ context }) => services.deniedByGuard(current(context)) !== undefined,
-      toolSucceeded: (_, params: { run: ToolRun }) => params.run.ok,
       verdictIs: (_, params: { verdict: Verdict; expected: Verdict[] }) =>
         params.expected.includes(params.verdict),
       retryAllowed: ({ context }, params: { verdict: Verdict }) =>
@@ -173,10 +174,12 @@ export function stageMachineSetup(services: StageServices) {
         stageContext: output.stageContext,
         envelope: output.envelope,
       })),
-      recordTurn: assign(({ context }) => ({
+      /** A model turn answered; a batch of calls is proposed, its first call current. */
+      recordTurn: assign(({ context }, params: { outcome: TurnOutcome }) => ({
         turn: context.turn + 1,
         modelCalls: context.modelCalls + 1,
         providerFailures: 0,
+        ...(params.outcome.kind === "calls" && { batch: params.outcome.calls, callIndex: 0 }),
       })),
       recordProviderFailure: assign(({ context }, params: { error: unknown }) => ({
         modelCalls: context.modelCalls + 1,
@@ -194,16 +197,7 @@ export function stageMachineSetup(services: StageServices) {
           : {},
       ),
       markCapHit: assign({ capHit: true }),
-      proposeBatch: assign((_, params: { outcome: TurnOutcome }) => ({
-        batch: params.outcome.kind === "calls" ? params.outcome.calls : [],
-        callIndex: 0,
-      })),
-      advance: assign(({ context }) => ({
-        callIndex: context.callIndex + 1,
-        policy: undefined,
-        denial: undefined,
-        grantedBy: undefined,
-      })),
+      advance: assign(({ context }) => ({ callIndex: context.callIndex + 1, ...cleared(context) })),
       decidePolicy: assign(({ context }) => ({
         policy: services.grantPolicy(grantRequest(context)),
       })),
@@ -259,6 +253,18 @@ export function stageMachineSetup(services: StageServices) {
 }
 
 export type StageMachineSetup = ReturnType<typeof stageMachineSetup>;
+
+/**
+ * The current call's decisions, cleared, touching only the keys that are set: XState copies
+ * every key of the context at each assign (`Object.assign`), and past about 20 keys V8 makes that
+ * copy a dictionary, several times slower to copy and to read. A call the envelope approves sets
+ * none of them.
+ */
+const cleared = (context: StageMachineContext): Partial<StageMachineContext> => ({
+  ...(context.policy !== undefined && { policy: undefined }),
+  ...(context.denial !== undefined && { denial: undefined }),
+  ...(context.grantedBy !== undefined && { grantedBy: undefined }),
+});
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0) return Promise.resolve();
