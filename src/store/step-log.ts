@@ -1,0 +1,91 @@
+import type { TranscriptEntry } from "../compiler/stage-types.js";
+import type { AuditEvent } from "../inspect/audit.js";
+import type { StepCommit } from "../runtime/persistence.js";
+import type { TranscriptRow } from "../runtime/transcripts.js";
+import { VERSION } from "../version.js";
+import type { StepHistory } from "./history.js";
+import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
+import { fromAuditRow, toAuditRow } from "./records.js";
+import { runIdOfJournalKey } from "./run-ids.js";
+import type { Statements } from "./statements.js";
+import { auditRunMismatch, runNotFound } from "./store-errors.js";
+import { entryOf, entryWrite, resultReferences } from "./tool-results.js";
+
+/**
+ * What a run's steps write to the SQLite store — audit events, journal and transcript entries,
+ * the step row with its snapshot — and how each is read back. Every call runs inside the
+ * caller's transaction (or is a single statement).
+ */
+export class StepLog {
+  constructor(
+    private readonly sql: Statements,
+    private readonly history: StepHistory,
+  ) {}
+
+  /** Appends the step's events with the run's next sequence numbers, its entries and its row. */
+  append(runId: string, step: StepCommit, at: string): AuditEvent[] {
+    if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
+    let seq = this.lastSeq(runId);
+    const recorded = step.events.map((input) => {
+      if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
+      seq += 1;
+      const event: AuditEvent = { seq, at, ...input };
+      this.sql.appendAudit.run(toAuditRow(event));
+      return event;
+    });
+    for (const { key, value } of step.journal ?? []) this.record(key, value, at);
+    const resultOf = resultReferences(step);
+    for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
+      this.put(stageExecutionId, key, entry, resultOf(entry));
+    const snapshot =
+      step.snapshot === undefined
+        ? undefined
+        : {
+            snapshot: JSON.stringify(step.snapshot),
+            definitionHash: step.definitionHash ?? null,
+            stagechartVersion: VERSION,
+          };
+    this.history.record(runId, seq, at, snapshot);
+    return recorded;
+  }
+
+  lastSeq(runId: string): number {
+    return this.sql.lastSeq.get(runId) ?? 0;
+  }
+
+  auditOf(runId: string, afterSeq: number): AuditEvent[] {
+    return this.sql.audit.all(runId, afterSeq).map(fromAuditRow);
+  }
+
+  journalValue(key: string): string | undefined {
+    return this.sql.journalValue.get(key);
+  }
+
+  /** A journal entry is a fact: recording a key again keeps the first value. */
+  record(key: string, value: unknown, at: string): void {
+    const row = { key, runId: runIdOfJournalKey(key), value: JSON.stringify(value), at };
+    this.sql.recordJournal.run(row);
+  }
+
+  put(stageExecutionId: string, key: string, entry: TranscriptEntry, resultOf?: string): void {
+    this.sql.putTranscript.run(entryWrite(stageExecutionId, key, entry, resultOf));
+  }
+
+  transcriptRows(stageExecutionId: string, before?: string): TranscriptRow[] {
+    return this.sql.transcript
+      .all({ stageExecutionId, before: before ?? null })
+      .map((row) => ({ key: row.key, entry: entryOf(stageExecutionId, row) }));
+  }
+
+  journalOf(runId: string): JournalRow[] {
+    return this.sql.journalOf.all(runId);
+  }
+
+  transcriptsOf(runId: string): RunTranscriptRow[] {
+    return this.sql.transcriptsOf.all(runId).map((row) => ({
+      stageExecutionId: row.stageExecutionId,
+      key: row.key,
+      entry: entryOf(row.stageExecutionId, row),
+    }));
+  }
+}
