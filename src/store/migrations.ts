@@ -197,6 +197,13 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 8,
     sql: "ALTER TABLE transcripts ADD COLUMN result_of TEXT;",
   },
+  {
+    // A snapshot may be stored as a delta against an earlier step's, its keyframe: `snapshot`
+    // then holds the zlib delta and `snapshot_base` the keyframe's step (issue 14: disk
+    // bytes; see snapshot-delta.ts). Rows written before hold their JSON, as keyframes do.
+    version: 9,
+    sql: "ALTER TABLE steps ADD COLUMN snapshot_base INTEGER;",
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;

@@ -31,6 +31,7 @@ import {
 } from "./records.js";
 import { isValidRunId } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
+import { snapshotJson } from "./snapshot-delta.js";
 import { openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
@@ -182,7 +183,10 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       this.sql.updateRun.run(toRunRow(updated));
       return this.getRun(runId);
     });
-    if (updated.ok && updated.value.status !== "running") this.checkpoint();
+    if (updated.ok && updated.value.status !== "running") {
+      this.log.release(runId);
+      this.checkpoint();
+    }
     return updated;
   }
 
@@ -213,9 +217,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   getSnapshot(runId: string): Result<StoredSnapshot> {
     const row = this.guarded(() => this.sql.snapshot.get(runId));
     if (!row) return err(noSnapshot(runId));
-    const { snapshot, ...stamp } = row;
+    const { snapshot, base, keyframe, ...stamp } = row;
     try {
-      return ok({ snapshot: JSON.parse(snapshot), ...stamp });
+      return ok({ snapshot: JSON.parse(snapshotJson({ snapshot, base }, keyframe)), ...stamp });
     } catch (cause) {
       return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
     }
@@ -395,7 +399,12 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
    * another process's commit made stale.
    */
   private immediately<T>(work: () => T): T {
-    return this.guarded(() => this.transaction.immediate(work) as T);
+    try {
+      return this.guarded(() => this.transaction.immediate(work) as T);
+    } catch (error) {
+      this.log.rolledBack();
+      throw error;
+    }
   }
 
   private timestamp(): string {

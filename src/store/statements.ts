@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import type { KeyedSnapshot } from "./history.js";
 import type { AuditRow, RunRow, RunSummary } from "./records.js";
 import type { TranscriptRead, TranscriptWrite } from "./tool-results.js";
 
@@ -14,8 +15,7 @@ const RUN_COLUMNS = `run_id AS runId, pipeline_id AS pipelineId, status,
 const AUDIT_COLUMNS = `run_id AS runId, seq, at, type, stage_id AS stageId,
   stage_execution_id AS stageExecutionId, attempt, payload`;
 
-interface SnapshotRow {
-  snapshot: string;
+interface SnapshotRow extends KeyedSnapshot {
   definitionHash: string;
   stagechartVersion: string;
   updatedAt: string;
@@ -96,11 +96,13 @@ export function prepareStatements(db: Database.Database): Statements {
       `SELECT ${AUDIT_COLUMNS} FROM audit WHERE run_id = ? AND seq > ? ORDER BY seq`,
     ),
 
-    // The run's latest snapshot: its last step that has one (migration 6).
+    // The run's latest snapshot: its last step that has one (migration 6), with its keyframe.
     snapshot: db.prepare<[string], SnapshotRow>(
-      `SELECT snapshot, definition_hash AS definitionHash,
-         stagechart_version AS stagechartVersion, at AS updatedAt
-       FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1`,
+      `SELECT s.snapshot, s.snapshot_base AS base, k.snapshot AS keyframe,
+         s.definition_hash AS definitionHash, s.stagechart_version AS stagechartVersion,
+         s.at AS updatedAt
+       FROM steps s LEFT JOIN steps k ON k.run_id = s.run_id AND k.step = s.snapshot_base
+       WHERE s.run_id = ? AND s.snapshot IS NOT NULL ORDER BY s.step DESC LIMIT 1`,
     ),
 
     journalValue: db.prepare<[string], string>("SELECT value FROM journal WHERE key = ?").pluck(),

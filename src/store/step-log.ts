@@ -7,6 +7,7 @@ import type { StepHistory } from "./history.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import { fromAuditRow, toAuditRow } from "./records.js";
 import { runIdOfJournalKey } from "./run-ids.js";
+import { SnapshotKeyframes } from "./snapshot-delta.js";
 import type { Statements } from "./statements.js";
 import { auditRunMismatch, runNotFound } from "./store-errors.js";
 import { entryOf, entryWrite, resultReferences } from "./tool-results.js";
@@ -17,6 +18,8 @@ import { entryOf, entryWrite, resultReferences } from "./tool-results.js";
  * caller's transaction (or is a single statement).
  */
 export class StepLog {
+  private readonly keyframes = new SnapshotKeyframes();
+
   constructor(
     private readonly sql: Statements,
     private readonly history: StepHistory,
@@ -37,16 +40,27 @@ export class StepLog {
     const resultOf = resultReferences(step);
     for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
       this.put(stageExecutionId, key, entry, resultOf(entry));
+    const number = this.history.nextStep(runId);
     const snapshot =
       step.snapshot === undefined
         ? undefined
         : {
-            snapshot: JSON.stringify(step.snapshot),
+            ...this.keyframes.encode(runId, number, JSON.stringify(step.snapshot)),
             definitionHash: step.definitionHash ?? null,
             stagechartVersion: VERSION,
           };
-    this.history.record(runId, seq, at, snapshot);
+    this.history.record(runId, number, seq, at, snapshot);
     return recorded;
+  }
+
+  /** The run no longer commits steps here (it ended or parked): its keyframe is let go. */
+  release(runId: string): void {
+    this.keyframes.forget(runId);
+  }
+
+  /** A transaction failed: a keyframe it wrote may not be stored, so none is trusted. */
+  rolledBack(): void {
+    this.keyframes.forget();
   }
 
   lastSeq(runId: string): number {

@@ -7,11 +7,24 @@ import { SqliteStore } from "../../src/store/index.js";
 import { demoProject, runCli, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { tempDir } from "../support/stages.js";
 
-/** Replaces a run's latest snapshot: its last step with one (migration 6). */
-const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ? WHERE rowid =
+/** Replaces a run's latest snapshot (its last step with one, migration 6) by this JSON text. */
+const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ?, snapshot_base = NULL WHERE rowid =
   (SELECT rowid FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1)`;
 
 const TASK = ["--task", "refactor auth module"];
+
+/** The run's latest snapshot as the store reads it back (it may be stored as a delta). */
+function latestSnapshot(path: string, runId: string): unknown {
+  const opened = SqliteStore.open(path);
+  if (!opened.ok) throw opened.error;
+  try {
+    const stored = opened.value.getSnapshot(runId);
+    if (!stored.ok) throw stored.error;
+    return stored.value.snapshot;
+  } finally {
+    opened.value.close();
+  }
+}
 
 async function auditOf(project: string, runId: string): Promise<AuditEvent[]> {
   const audit = await storeCommand(project, "audit", runId, "--json");
@@ -373,12 +386,7 @@ describe("a damaged store", () => {
     const project = demoProject();
     const { runId, proposalId } = await suspendedRun(project);
     const db = new Database(storeOf(project));
-    const original = db
-      .prepare(
-        "SELECT snapshot FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC",
-      )
-      .pluck()
-      .get(runId) as string;
+    const original = JSON.stringify(latestSnapshot(storeOf(project), runId));
     const before = await auditOf(project, runId);
     /** The stored snapshot with the value at `path` replaced. */
     const edited = (path: string[], value: unknown) => {

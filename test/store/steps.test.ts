@@ -12,8 +12,8 @@ import {
   tempStore,
 } from "./support/temp-store.js";
 
-/** Replaces a run's latest snapshot: its last step with one (migration 6). */
-const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ? WHERE rowid =
+/** Replaces a run's latest snapshot (its last step with one, migration 6) by this JSON text. */
+const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ?, snapshot_base = NULL WHERE rowid =
   (SELECT rowid FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1)`;
 
 const turn = (runId: string, turn: number): AuditEventInput => ({

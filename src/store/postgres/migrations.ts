@@ -184,6 +184,12 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 8,
     sql: "ALTER TABLE transcripts ADD COLUMN result_of TEXT;",
   },
+  {
+    // The SQLite store's snapshot deltas (its migration 9). This store keeps every snapshot
+    // whole: its pages are not the bytes a commit writes, so the column stays empty here.
+    version: 9,
+    sql: "ALTER TABLE steps ADD COLUMN snapshot_base INTEGER;",
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;
