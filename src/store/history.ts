@@ -27,20 +27,20 @@ export class StepHistory {
     step: number;
     lastSeq: number;
     at: string;
+    events: string | null;
     snapshot: string | Buffer | null;
     base: number | null;
     definitionHash: string | null;
     stagechartVersion: string | null;
   }>;
   private readonly list: Database.Statement<[string], StepRecord>;
-  private readonly next: Database.Statement<[string], number>;
   private readonly snapshotAt: Database.Statement<[string, number], KeyedSnapshot>;
 
   constructor(db: Database.Database) {
     this.insert = db.prepare(
-      `INSERT INTO steps (run_id, step, last_seq, at, snapshot, snapshot_base, journal_mark,
-         transcript_mark, definition_hash, stagechart_version)
-       VALUES (@runId, @step, @lastSeq, @at, @snapshot, @base,
+      `INSERT INTO steps (run_id, step, last_seq, at, events, snapshot, snapshot_base,
+         journal_mark, transcript_mark, definition_hash, stagechart_version)
+       VALUES (@runId, @step, @lastSeq, @at, @events, @snapshot, @base,
                (SELECT COALESCE(MAX(rowid), 0) FROM journal),
                (SELECT COALESCE(MAX(rowid), 0) FROM transcripts),
                CASE WHEN @snapshot IS NOT NULL THEN COALESCE(@definitionHash,
@@ -50,9 +50,6 @@ export class StepHistory {
     this.list = db.prepare<[string], StepRecord>(
       "SELECT step, last_seq AS lastSeq, at FROM steps WHERE run_id = ? ORDER BY step",
     );
-    this.next = db
-      .prepare<[string], number>("SELECT COALESCE(MAX(step), 0) + 1 FROM steps WHERE run_id = ?")
-      .pluck();
     this.snapshotAt = db.prepare<[string, number], KeyedSnapshot>(
       `SELECT s.snapshot, s.snapshot_base AS base, k.snapshot AS keyframe
        FROM steps s LEFT JOIN steps k ON k.run_id = s.run_id AND k.step = s.snapshot_base
@@ -61,17 +58,13 @@ export class StepHistory {
     );
   }
 
-  /** The number the run's next step gets. */
-  nextStep(runId: string): number {
-    return this.next.get(runId) as number;
-  }
-
   /** Called inside the store's step transaction, so a step and its history row go together. */
   record(
     runId: string,
     step: number,
     lastSeq: number,
     at: string,
+    events: string | null,
     snapshot: SnapshotWrite | undefined,
   ): void {
     this.insert.run({
@@ -79,6 +72,7 @@ export class StepHistory {
       step,
       lastSeq,
       at,
+      events,
       snapshot: snapshot?.snapshot ?? null,
       base: snapshot?.base ?? null,
       definitionHash: snapshot?.definitionHash ?? null,

@@ -5,7 +5,7 @@ import type { TranscriptRow } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import type { StepHistory } from "./history.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
-import { fromAuditRow, toAuditRow } from "./records.js";
+import { fromStepEvents, toStepEvents } from "./records.js";
 import { runIdOfJournalKey } from "./run-ids.js";
 import { SnapshotKeyframes } from "./snapshot-delta.js";
 import type { Statements } from "./statements.js";
@@ -28,19 +28,18 @@ export class StepLog {
   /** Appends the step's events with the run's next sequence numbers, its entries and its row. */
   append(runId: string, step: StepCommit, at: string): AuditEvent[] {
     if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
-    let seq = this.lastSeq(runId);
-    const recorded = step.events.map((input) => {
+    const last = this.sql.lastStep.get(runId);
+    let seq = last?.lastSeq ?? 0;
+    const recorded = step.events.map((input): AuditEvent => {
       if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
       seq += 1;
-      const event: AuditEvent = { seq, at, ...input };
-      this.sql.appendAudit.run(toAuditRow(event));
-      return event;
+      return { seq, at, ...input };
     });
     for (const { key, value } of step.journal ?? []) this.record(key, value, at);
     const resultOf = resultReferences(step);
     for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
       this.put(stageExecutionId, key, entry, resultOf(entry));
-    const number = this.history.nextStep(runId);
+    const number = (last?.step ?? 0) + 1;
     const snapshot =
       step.snapshot === undefined
         ? undefined
@@ -49,7 +48,7 @@ export class StepLog {
             definitionHash: step.definitionHash ?? null,
             stagechartVersion: VERSION,
           };
-    this.history.record(runId, number, seq, at, snapshot);
+    this.history.record(runId, number, seq, at, toStepEvents(recorded), snapshot);
     return recorded;
   }
 
@@ -64,11 +63,12 @@ export class StepLog {
   }
 
   lastSeq(runId: string): number {
-    return this.sql.lastSeq.get(runId) ?? 0;
+    return this.sql.lastStep.get(runId)?.lastSeq ?? 0;
   }
 
   auditOf(runId: string, afterSeq: number): AuditEvent[] {
-    return this.sql.audit.all(runId, afterSeq).map(fromAuditRow);
+    const steps = this.sql.audit.all(runId, afterSeq);
+    return steps.flatMap((row) => fromStepEvents(runId, row)).filter((e) => e.seq > afterSeq);
   }
 
   journalValue(key: string): string | undefined {

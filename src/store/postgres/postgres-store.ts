@@ -13,21 +13,22 @@ import type { TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
 import type { StepRecord } from "../history.js";
 import {
-  type AuditRow,
   type DefinitionBundle,
-  fromAuditRow,
   fromRunRow,
+  fromStepEvents,
   type NewRun,
   type RunPatch,
   type RunQuery,
   type RunRecord,
   type RunRow,
   type RunSummary,
+  type StepEventsRow,
   type StoredSnapshot,
   toRunRow,
 } from "../records.js";
 import { isValidRunId } from "../run-ids.js";
 import { cancelledBeforeStart } from "../run-queue.js";
+import { AUDIT_BY_STEP } from "../statements.js";
 import {
   definitionNotFound,
   forkUnavailable,
@@ -287,11 +288,9 @@ export class PostgresStore implements AsyncRunStore {
 
   /** In order; a row that does not read back is there in its place, marked `damaged`. */
   async auditOf(runId: string, afterSeq = 0): Promise<AuditEvent[]> {
-    const { rows } = await this.query(
-      `SELECT ${q.AUDIT_COLUMNS} FROM audit WHERE run_id = $1 AND seq > $2 ORDER BY seq`,
-      [runId, afterSeq],
-    );
-    return rows.map((row) => fromAuditRow(row as AuditRow));
+    const { rows } = await this.query(AUDIT_BY_STEP, [runId, afterSeq]);
+    const events = rows.flatMap((row) => fromStepEvents(runId, row as StepEventsRow));
+    return events.filter((event) => event.seq > afterSeq);
   }
 
   async get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined> {
