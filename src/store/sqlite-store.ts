@@ -48,6 +48,7 @@ import {
   storeFailure,
   storeUnavailable,
 } from "./store-errors.js";
+import { resultReferences } from "./tool-results.js";
 
 /** Where a project's runs live, relative to its working directory (DESIGN.md §6). */
 export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
@@ -211,7 +212,13 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   private appendStep(runId: string, step: StepCommit): AuditEvent[] {
-    return this.log.append(runId, step, this.timestamp());
+    // Through `record` and `put`, as every write of an entry.
+    return this.log.append(runId, step, this.timestamp(), () => {
+      for (const { key, value } of step.journal ?? []) this.record(key, value);
+      const resultOf = resultReferences(step);
+      for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
+        this.put(stageExecutionId, key, entry, resultOf(entry));
+    });
   }
 
   getSnapshot(runId: string): Result<StoredSnapshot> {

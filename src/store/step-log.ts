@@ -10,7 +10,7 @@ import { runIdOfJournalKey } from "./run-ids.js";
 import { SnapshotKeyframes } from "./snapshot-delta.js";
 import type { Statements } from "./statements.js";
 import { auditRunMismatch, runNotFound } from "./store-errors.js";
-import { entryOf, entryWrite, resultReferences } from "./tool-results.js";
+import { entryOf, entryWrite } from "./tool-results.js";
 
 /**
  * What a run's steps write to the SQLite store — audit events, journal and transcript entries,
@@ -25,8 +25,11 @@ export class StepLog {
     private readonly history: StepHistory,
   ) {}
 
-  /** Appends the step's events with the run's next sequence numbers, its entries and its row. */
-  append(runId: string, step: StepCommit, at: string): AuditEvent[] {
+  /**
+   * Appends the step: `writeEntries` writes its journal and transcript entries (before its row,
+   * whose marks count them), then its row with its events numbered after the run's last.
+   */
+  append(runId: string, step: StepCommit, at: string, writeEntries: () => void): AuditEvent[] {
     if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
     const last = this.sql.lastStep.get(runId);
     let seq = last?.lastSeq ?? 0;
@@ -35,10 +38,7 @@ export class StepLog {
       seq += 1;
       return { seq, at, ...input };
     });
-    for (const { key, value } of step.journal ?? []) this.record(key, value, at);
-    const resultOf = resultReferences(step);
-    for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
-      this.put(stageExecutionId, key, entry, resultOf(entry));
+    writeEntries();
     const number = (last?.step ?? 0) + 1;
     const snapshot =
       step.snapshot === undefined
