@@ -12,6 +12,19 @@ function makeDirectories(dir: string): void {
   for (const each of missing) mkdirSync(each);
 }
 
+/**
+ * Copies the WAL into the main file. Best effort: a checkpoint that cannot finish (a reader
+ * in the way, a full disk) loses nothing, the WAL still holds every commit. PASSIVE: the WAL
+ * file is kept and written over from its start, not cut to nothing and grown again (issue 14).
+ */
+export function checkpoint(db: Database.Database): void {
+  try {
+    db.pragma("wal_checkpoint(PASSIVE)");
+  } catch {
+    // Left to SQLite's next automatic checkpoint.
+  }
+}
+
 /** The store's SQLite file, opened (created with its directories when missing) in WAL mode. */
 export function openDatabase(path: string): Database.Database {
   makeDirectories(dirname(path));

@@ -31,20 +31,17 @@ import {
 } from "./records.js";
 import { isValidRunId } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
-import { snapshotJson } from "./snapshot-delta.js";
-import { openDatabase } from "./sqlite-file.js";
+import { checkpoint, openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { StepLog } from "./step-log.js";
 import {
   definitionNotFound,
   forkUnavailable,
-  noSnapshot,
   runExists,
   runIdInvalid,
   runNotFound,
   runNotQueued,
-  snapshotCorrupt,
   storeFailure,
   storeUnavailable,
 } from "./store-errors.js";
@@ -186,7 +183,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     });
     if (updated.ok && updated.value.status !== "running") {
       this.log.release(runId);
-      this.checkpoint();
+      checkpoint(this.db);
     }
     return updated;
   }
@@ -222,14 +219,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   getSnapshot(runId: string): Result<StoredSnapshot> {
-    const row = this.guarded(() => this.sql.snapshot.get(runId));
-    if (!row) return err(noSnapshot(runId));
-    const { snapshot, base, keyframe, ...stamp } = row;
-    try {
-      return ok({ snapshot: JSON.parse(snapshotJson({ snapshot, base }, keyframe)), ...stamp });
-    } catch (cause) {
-      return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
-    }
+    return this.guarded(() => this.log.latestSnapshot(runId));
   }
 
   /** The run's committed steps, oldest first. */
@@ -376,19 +366,6 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   leaseHolder(runId: string): { owner: string; expiresAt: number } | undefined {
     return this.guarded(() => this.sql.lease.get(runId));
-  }
-
-  /**
-   * Copies the WAL into the main file. Best effort: a checkpoint that cannot finish (a reader
-   * in the way, a full disk) loses nothing, the WAL still holds every commit. PASSIVE: the WAL
-   * file is kept and written over from its start, not cut to nothing and grown again (issue 14).
-   */
-  private checkpoint(): void {
-    try {
-      this.db.pragma("wal_checkpoint(PASSIVE)");
-    } catch {
-      // Left to SQLite's next automatic checkpoint.
-    }
   }
 
   /** Runs `work`, with a failing SQLite call told as what it means for the user. */

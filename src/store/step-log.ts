@@ -1,15 +1,16 @@
 import type { TranscriptEntry } from "../compiler/stage-types.js";
+import { err, ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { StepCommit } from "../runtime/persistence.js";
 import type { TranscriptRow } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import type { StepHistory } from "./history.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
-import { fromStepEvents, toStepEvents } from "./records.js";
+import { fromStepEvents, type StoredSnapshot, toStepEvents } from "./records.js";
 import { runIdOfJournalKey } from "./run-ids.js";
-import { SnapshotKeyframes } from "./snapshot-delta.js";
+import { SnapshotKeyframes, snapshotJson } from "./snapshot-delta.js";
 import type { Statements } from "./statements.js";
-import { auditRunMismatch, runNotFound } from "./store-errors.js";
+import { auditRunMismatch, noSnapshot, runNotFound, snapshotCorrupt } from "./store-errors.js";
 import { entryOf, entryWrite } from "./tool-results.js";
 
 /**
@@ -60,6 +61,18 @@ export class StepLog {
   /** A transaction failed: a keyframe it wrote may not be stored, so none is trusted. */
   rolledBack(): void {
     this.keyframes.forget();
+  }
+
+  /** The run's latest snapshot: `Session/SnapshotCorrupt` when it does not read back. */
+  latestSnapshot(runId: string): Result<StoredSnapshot> {
+    const row = this.sql.snapshot.get(runId);
+    if (!row) return err(noSnapshot(runId));
+    const { snapshot, base, keyframe, ...stamp } = row;
+    try {
+      return ok({ snapshot: JSON.parse(snapshotJson({ snapshot, base }, keyframe)), ...stamp });
+    } catch (cause) {
+      return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
+    }
   }
 
   lastSeq(runId: string): number {
