@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { type StoredSnapshotText, snapshotJson } from "./snapshot-delta.js";
 
 /** One committed step of a run, as the step history keeps it. */
 export interface StepRecord {
@@ -8,9 +9,8 @@ export interface StepRecord {
   at: string;
 }
 
-/** A snapshot as a step stores it: its JSON and what it was made by. */
-export interface SnapshotWrite {
-  snapshot: string;
+/** A snapshot as a step stores it (its JSON or a delta, see snapshot-delta.ts) and what made it. */
+export interface SnapshotWrite extends StoredSnapshotText {
   /** Absent: the run's own. */
   definitionHash: string | null;
   stagechartVersion: string;
@@ -24,21 +24,24 @@ export interface SnapshotWrite {
 export class StepHistory {
   private readonly insert: Database.Statement<{
     runId: string;
+    step: number;
     lastSeq: number;
     at: string;
-    snapshot: string | null;
+    events: string | null;
+    snapshot: string | Buffer | null;
+    base: number | null;
     definitionHash: string | null;
     stagechartVersion: string | null;
   }>;
   private readonly list: Database.Statement<[string], StepRecord>;
-  private readonly snapshotAt: Database.Statement<[string, number], string>;
+  private readonly snapshotAt: Database.Statement<[string, number], KeyedSnapshot>;
 
   constructor(db: Database.Database) {
     this.insert = db.prepare(
-      `INSERT INTO steps (run_id, step, last_seq, at, snapshot, journal_mark, transcript_mark,
-         definition_hash, stagechart_version)
-       VALUES (@runId, (SELECT COALESCE(MAX(step), 0) + 1 FROM steps WHERE run_id = @runId),
-               @lastSeq, @at, @snapshot, (SELECT COALESCE(MAX(rowid), 0) FROM journal),
+      `INSERT INTO steps (run_id, step, last_seq, at, events, snapshot, snapshot_base,
+         journal_mark, transcript_mark, definition_hash, stagechart_version)
+       VALUES (@runId, @step, @lastSeq, @at, @events, @snapshot, @base,
+               (SELECT COALESCE(MAX(rowid), 0) FROM journal),
                (SELECT COALESCE(MAX(rowid), 0) FROM transcripts),
                CASE WHEN @snapshot IS NOT NULL THEN COALESCE(@definitionHash,
                  (SELECT definition_hash FROM runs WHERE run_id = @runId)) END,
@@ -47,21 +50,31 @@ export class StepHistory {
     this.list = db.prepare<[string], StepRecord>(
       "SELECT step, last_seq AS lastSeq, at FROM steps WHERE run_id = ? ORDER BY step",
     );
-    this.snapshotAt = db
-      .prepare<[string, number], string>(
-        `SELECT snapshot FROM steps WHERE run_id = ? AND step <= ? AND snapshot IS NOT NULL
-         ORDER BY step DESC LIMIT 1`,
-      )
-      .pluck();
+    this.snapshotAt = db.prepare<[string, number], KeyedSnapshot>(
+      `SELECT s.snapshot, s.snapshot_base AS base, k.snapshot AS keyframe
+       FROM steps s LEFT JOIN steps k ON k.run_id = s.run_id AND k.step = s.snapshot_base
+       WHERE s.run_id = ? AND s.step <= ? AND s.snapshot IS NOT NULL
+       ORDER BY s.step DESC LIMIT 1`,
+    );
   }
 
   /** Called inside the store's step transaction, so a step and its history row go together. */
-  record(runId: string, lastSeq: number, at: string, snapshot: SnapshotWrite | undefined): void {
+  record(
+    runId: string,
+    step: number,
+    lastSeq: number,
+    at: string,
+    events: string | null,
+    snapshot: SnapshotWrite | undefined,
+  ): void {
     this.insert.run({
       runId,
+      step,
       lastSeq,
       at,
+      events,
       snapshot: snapshot?.snapshot ?? null,
+      base: snapshot?.base ?? null,
       definitionHash: snapshot?.definitionHash ?? null,
       stagechartVersion: snapshot?.stagechartVersion ?? null,
     });
@@ -73,7 +86,12 @@ export class StepHistory {
 
   /** The snapshot the run had after step k: that step's, or the last one committed before it. */
   snapshotAtStep(runId: string, step: number): unknown {
-    const text = this.snapshotAt.get(runId, step);
-    return text === undefined ? undefined : JSON.parse(text);
+    const row = this.snapshotAt.get(runId, step);
+    return row === undefined ? undefined : JSON.parse(snapshotJson(row, row.keyframe));
   }
+}
+
+/** A stored snapshot with the text of the keyframe it is a delta against, if it is one. */
+export interface KeyedSnapshot extends StoredSnapshotText {
+  keyframe: string | Buffer | null;
 }

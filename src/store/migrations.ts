@@ -9,6 +9,11 @@ export interface Migration {
   sql: string;
 }
 
+/** An audit row as an element of its step's `events` (migration 9); a damaged payload as text. */
+const STORED_EVENT = `json_object('at', at, 'type', type, 'stageId', stage_id,
+  'stageExecutionId', stage_execution_id, 'attempt', attempt,
+  'payload', json(CASE WHEN json_valid(payload) THEN payload ELSE json_quote(payload) END))`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -196,6 +201,38 @@ export const MIGRATIONS: readonly Migration[] = [
     // journal entry instead (issue 14: disk bytes). Rows written before keep their results.
     version: 8,
     sql: "ALTER TABLE transcripts ADD COLUMN result_of TEXT;",
+  },
+  {
+    // Issue 14 (disk bytes: fewer pages written per commit). A step's audit events are stored
+    // in its row (`events`, see records.ts) instead of a row each in `audit`, whose rows move
+    // there; the steps keep the log append-only. A snapshot may be stored as a delta against an
+    // earlier step's, its keyframe: `snapshot` then holds the zlib delta and `snapshot_base` the
+    // keyframe's step (see snapshot-delta.ts). Rows written before hold their JSON, as keyframes do.
+    version: 9,
+    sql: `
+      ALTER TABLE steps ADD COLUMN snapshot_base INTEGER;
+      ALTER TABLE steps ADD COLUMN events TEXT;
+      UPDATE steps SET events = (
+        SELECT json_group_array(${STORED_EVENT}) FROM (
+          SELECT * FROM audit a
+          WHERE a.run_id = steps.run_id AND a.seq <= steps.last_seq
+            AND a.seq > (SELECT COALESCE(MAX(p.last_seq), 0) FROM steps p
+                         WHERE p.run_id = steps.run_id AND p.step < steps.step)
+          ORDER BY a.seq))
+      WHERE last_seq > (SELECT COALESCE(MAX(p.last_seq), 0) FROM steps p
+                        WHERE p.run_id = steps.run_id AND p.step < steps.step);
+      INSERT INTO steps (run_id, step, last_seq, at, events)
+        SELECT run_id, (SELECT COALESCE(MAX(step), 0) + 1 FROM steps t WHERE t.run_id = a.run_id),
+          MAX(seq), MAX(at), json_group_array(${STORED_EVENT})
+        FROM (SELECT * FROM audit ORDER BY run_id, seq) a
+        WHERE seq > (SELECT COALESCE(MAX(last_seq), 0) FROM steps t WHERE t.run_id = a.run_id)
+        GROUP BY run_id;
+      DROP TABLE audit;
+      CREATE TRIGGER steps_events_no_update BEFORE UPDATE OF events, last_seq ON steps
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+      CREATE TRIGGER steps_no_delete BEFORE DELETE ON steps
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    `,
   },
 ];
 

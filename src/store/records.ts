@@ -82,17 +82,6 @@ export interface RunRow {
   output: string | null;
 }
 
-export interface AuditRow {
-  runId: string;
-  seq: number;
-  at: string;
-  type: AuditEventType;
-  stageId: string | null;
-  stageExecutionId: string | null;
-  attempt: number | null;
-  payload: string;
-}
-
 const jsonOrNull = (value: unknown): string | null =>
   value === undefined ? null : JSON.stringify(value);
 
@@ -131,55 +120,75 @@ function parseColumn(text: string, what: string, context: Record<string, unknown
   }
 }
 
-export function toAuditRow(event: AuditEvent): AuditRow {
-  return {
-    runId: event.runId,
-    seq: event.seq,
-    at: event.at,
-    type: event.type,
-    stageId: event.stageId ?? null,
-    stageExecutionId: event.stageExecutionId ?? null,
-    attempt: event.attempt ?? null,
-    payload: JSON.stringify(event.payload),
-  };
+/** A step row's audit events and the run's sequence numbers around them. */
+export interface StepEventsRow {
+  /** The seq of the step's last event (the previous step's when it added none). */
+  lastSeq: number;
+  /** The previous step's `lastSeq`; 0 for the first step. */
+  previous: number;
+  /** See `toStepEvents`; null for a step without events. */
+  events: string | null;
 }
 
 /**
- * Back to the shape the emitter produced: `{seq, at, type, runId, …optional ids, payload}`. A
- * row whose type or payload does not read back is kept in its place, marked `damaged`.
+ * A step's audit events as its row stores them (issue 14: one row per step, not one per event):
+ * a JSON array in seq order, each event without its run id and seq, which the row implies.
  */
-export function fromAuditRow(row: AuditRow): AuditEvent {
-  const event = {
-    seq: row.seq,
-    at: row.at,
-    type: row.type,
-    runId: row.runId,
-    ...(row.stageId !== null && { stageId: row.stageId }),
-    ...(row.stageExecutionId !== null && { stageExecutionId: row.stageExecutionId }),
-    ...(row.attempt !== null && { attempt: row.attempt }),
-  };
-  const payload = parsedPayload(row.payload);
-  const problem = !isAuditEventType(row.type)
-    ? `its type ${JSON.stringify(row.type)} is not an audit event type`
-    : payload === undefined
-      ? "its payload is not a JSON object"
-      : undefined;
-  if (problem === undefined) return { ...event, payload: payload as Record<string, unknown> };
-  return {
-    ...event,
-    payload: {},
-    damaged: `run ${row.runId}'s audit event ${row.seq}: ${problem}`,
-  };
+export function toStepEvents(events: readonly AuditEvent[]): string | null {
+  if (events.length === 0) return null;
+  return JSON.stringify(events.map(({ seq: _seq, runId: _runId, ...stored }) => stored));
 }
 
-/** A payload column read back: a JSON object, or undefined. */
-function parsedPayload(text: string): Record<string, unknown> | undefined {
+/**
+ * Back to the shape the emitter produced: `{seq, at, type, runId, …optional ids, payload}`,
+ * numbered after `previous`. An event whose type or payload does not read back is kept in its
+ * place, marked `damaged`; so is each of a step's events when its column does not read back.
+ */
+export function fromStepEvents(runId: string, row: StepEventsRow): AuditEvent[] {
+  const count = row.lastSeq - row.previous;
+  const stored = parsedEvents(row.events, count);
+  return Array.from({ length: count }, (_, i) => {
+    const seq = row.previous + 1 + i;
+    const event = stored?.[i];
+    if (!isRecord(event)) return damagedEvent(runId, seq, "its step's events do not read back");
+    return fromStoredEvent(runId, seq, event);
+  });
+}
+
+function parsedEvents(text: string | null, count: number): unknown[] | undefined {
+  if (text === null) return count === 0 ? [] : undefined;
   try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
+    const events: unknown = JSON.parse(text);
+    return Array.isArray(events) && events.length === count ? events : undefined;
   } catch {
     return undefined;
   }
 }
+
+function fromStoredEvent(runId: string, seq: number, stored: Record<string, unknown>): AuditEvent {
+  const { at, type, stageId, stageExecutionId, attempt, payload } = stored;
+  const event = {
+    seq,
+    at: String(at),
+    type: type as AuditEventType,
+    runId,
+    ...(typeof stageId === "string" && { stageId }),
+    ...(typeof stageExecutionId === "string" && { stageExecutionId }),
+    ...(typeof attempt === "number" && { attempt }),
+  };
+  const problem = !isAuditEventType(String(type))
+    ? `its type ${JSON.stringify(type)} is not an audit event type`
+    : !isRecord(payload) || Array.isArray(payload)
+      ? "its payload is not a JSON object"
+      : undefined;
+  if (problem === undefined) return { ...event, payload: payload as Record<string, unknown> };
+  return { ...event, payload: {}, damaged: `run ${runId}'s audit event ${seq}: ${problem}` };
+}
+
+function damagedEvent(runId: string, seq: number, problem: string): AuditEvent {
+  const damaged = `run ${runId}'s audit event ${seq}: ${problem}`;
+  return { seq, at: "", type: "Unreadable" as AuditEventType, runId, payload: {}, damaged };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null;

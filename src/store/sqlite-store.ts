@@ -1,6 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import type { z } from "zod";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
@@ -23,7 +21,6 @@ import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js
 import {
   type ClaimFilter,
   type DefinitionBundle,
-  fromAuditRow,
   fromRunRow,
   type NewRun,
   type RunPatch,
@@ -31,28 +28,25 @@ import {
   type RunRecord,
   type RunSummary,
   type StoredSnapshot,
-  toAuditRow,
   toRunRow,
 } from "./records.js";
-import { isValidRunId, runIdOfJournalKey } from "./run-ids.js";
+import { isValidRunId } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
+import { checkpoint, openDatabase } from "./sqlite-file.js";
+import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
+import { StepLog } from "./step-log.js";
 import {
-  auditRunMismatch,
   definitionNotFound,
   forkUnavailable,
-  leaseLost,
-  noSnapshot,
   runExists,
   runIdInvalid,
-  runLocked,
   runNotFound,
   runNotQueued,
-  snapshotCorrupt,
   storeFailure,
   storeUnavailable,
 } from "./store-errors.js";
-import { entryOf, entryWrite, resultReferences } from "./tool-results.js";
+import { resultReferences } from "./tool-results.js";
 
 /** Where a project's runs live, relative to its working directory (DESIGN.md §6). */
 export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
@@ -60,16 +54,6 @@ export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
 export interface StoreOptions {
   /** The clock behind every timestamp and lease expiry. */
   now?: () => number;
-}
-
-/**
- * Creates `dir` and its missing parents one at a time. Node's own recursive mkdir never returns
- * under a parent that refuses new entries with ENOENT, such as /proc/self.
- */
-function makeDirectories(dir: string): void {
-  const missing: string[] = [];
-  for (let at = dir; !existsSync(at) && dirname(at) !== at; at = dirname(at)) missing.unshift(at);
-  for (const each of missing) mkdirSync(each);
 }
 
 /** What one macrostep leaves behind: its audit events and, usually, the snapshot it led to. */
@@ -85,6 +69,7 @@ export type { StepCommit };
 export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, ControlQueue {
   private readonly sql: Statements;
   private readonly history: StepHistory;
+  private readonly log: StepLog;
   private readonly memory: MemoryTable;
   private readonly forks: ForkCopier;
   private readonly controls: ControlRequests;
@@ -98,6 +83,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   ) {
     this.sql = prepareStatements(db);
     this.history = new StepHistory(db);
+    this.log = new StepLog(this.sql, this.history);
     this.memory = new MemoryTable(db);
     this.forks = new ForkCopier(db);
     this.controls = new ControlRequests(db);
@@ -109,18 +95,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     const now = options.now ?? Date.now;
     let db: Database.Database | undefined;
     try {
-      makeDirectories(dirname(path));
-      db = new Database(path);
-      // Every commit rewrites each page it touches whole: small pages keep that close to the
-      // bytes a step adds (issue 14). Only a new, empty file takes it; an older one keeps its own.
-      db.pragma("page_size = 1024");
-      db.pragma("journal_mode = WAL");
-      // In WAL mode NORMAL cannot corrupt the file and loses nothing when the process dies; a
-      // power cut may drop the last commits, which resume treats like an earlier crash.
-      db.pragma("synchronous = NORMAL");
-      db.pragma("busy_timeout = 5000");
-      // Fewer automatic checkpoints: a page many commits rewrite reaches the file fewer times.
-      db.pragma("wal_autocheckpoint = 4000");
+      db = openDatabase(path);
       const migrated = migrate(db, now);
       if (migrated.ok) return ok(new SqliteStore(db, path, now));
       db.close();
@@ -207,7 +182,10 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       this.sql.updateRun.run(toRunRow(updated));
       return this.getRun(runId);
     });
-    if (updated.ok && updated.value.status !== "running") this.checkpoint();
+    if (updated.ok && updated.value.status !== "running") {
+      this.log.release(runId);
+      checkpoint(this.db);
+    }
     return updated;
   }
 
@@ -233,41 +211,19 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   private appendStep(runId: string, step: StepCommit): AuditEvent[] {
     const at = this.timestamp();
-    if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
-    let seq = this.lastSeq(runId);
-    const recorded = step.events.map((input) => {
-      if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
-      seq += 1;
-      const event: AuditEvent = { seq, at, ...input };
-      this.sql.appendAudit.run(toAuditRow(event));
-      return event;
+    // Through `record` and `put`, as every write of an entry.
+    const recorded = this.log.append(runId, step, at, () => {
+      for (const { key, value } of step.journal ?? []) this.record(key, value);
+      const resultOf = resultReferences(step);
+      for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
+        this.put(stageExecutionId, key, entry, resultOf(entry));
     });
-    for (const { key, value } of step.journal ?? []) this.record(key, value);
-    const resultOf = resultReferences(step);
-    for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
-      this.put(stageExecutionId, key, entry, resultOf(entry));
-    const snapshot =
-      step.snapshot === undefined
-        ? undefined
-        : {
-            snapshot: JSON.stringify(step.snapshot),
-            definitionHash: step.definitionHash ?? null,
-            stagechartVersion: VERSION,
-          };
-    this.history.record(runId, seq, at, snapshot);
     this.controls.settleInStep(step.controls ?? [], at);
     return recorded;
   }
 
   getSnapshot(runId: string): Result<StoredSnapshot> {
-    const row = this.guarded(() => this.sql.snapshot.get(runId));
-    if (!row) return err(noSnapshot(runId));
-    const { snapshot, ...stamp } = row;
-    try {
-      return ok({ snapshot: JSON.parse(snapshot), ...stamp });
-    } catch (cause) {
-      return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
-    }
+    return this.guarded(() => this.log.latestSnapshot(runId));
   }
 
   /** The run's committed steps, oldest first. */
@@ -298,7 +254,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   lastSeq(runId: string): number {
-    return this.guarded(() => this.sql.lastSeq.get(runId)) ?? 0;
+    return this.guarded(() => this.log.lastSeq(runId));
   }
 
   /**
@@ -306,57 +262,42 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
    * back is there in its place, marked `damaged`, so one bad row does not hide the log.
    */
   auditOf(runId: string, afterSeq = 0): AuditEvent[] {
-    return this.guarded(() => this.sql.audit.all(runId, afterSeq)).map(fromAuditRow);
+    return this.guarded(() => this.log.auditOf(runId, afterSeq));
   }
 
   get<T>(key: string, shape: z.ZodType<T>): T | undefined {
-    const value = this.guarded(() => this.sql.journalValue.get(key));
+    const value = this.guarded(() => this.log.journalValue(key));
     return value === undefined ? undefined : decodeJournalEntry(key, value, shape);
   }
 
   /** A journal entry is a fact: recording a key again keeps the first value. */
   record(key: string, value: unknown): void {
-    const row = {
-      key,
-      runId: runIdOfJournalKey(key),
-      value: JSON.stringify(value),
-      at: this.timestamp(),
-    };
-    this.guarded(() => this.sql.recordJournal.run(row));
+    this.guarded(() => this.log.record(key, value, this.timestamp()));
   }
 
   /** `resultOf`: the journal key of the tool run holding the entry's result (see tool-results.ts). */
   put(stageExecutionId: string, key: string, entry: TranscriptEntry, resultOf?: string): void {
-    const row = entryWrite(stageExecutionId, key, entry, resultOf);
-    this.guarded(() => this.sql.putTranscript.run(row));
+    this.guarded(() => this.log.put(stageExecutionId, key, entry, resultOf));
   }
 
   read(stageExecutionId: string, before?: string): TranscriptEntry[] {
-    return this.rowsOf(stageExecutionId, before).map((row) => row.entry);
+    return this.guarded(() => this.log.transcriptRows(stageExecutionId, before)).map(
+      (row) => row.entry,
+    );
   }
 
   transcriptRows(stageExecutionId: string): TranscriptRow[] {
-    return this.rowsOf(stageExecutionId);
+    return this.guarded(() => this.log.transcriptRows(stageExecutionId));
   }
 
   /** The run's journal entries in the order recorded, values as their JSON text. */
   journalOf(runId: string): JournalRow[] {
-    return this.guarded(() => this.sql.journalOf.all(runId));
+    return this.guarded(() => this.log.journalOf(runId));
   }
 
   /** The run's transcript entries, by stage execution then key. */
   transcriptsOf(runId: string): RunTranscriptRow[] {
-    return this.guarded(() => this.sql.transcriptsOf.all(runId)).map((row) => ({
-      stageExecutionId: row.stageExecutionId,
-      key: row.key,
-      entry: entryOf(row.stageExecutionId, row),
-    }));
-  }
-
-  private rowsOf(stageExecutionId: string, before?: string): TranscriptRow[] {
-    return this.guarded(() =>
-      this.sql.transcript.all({ stageExecutionId, before: before ?? null }),
-    ).map((row) => ({ key: row.key, entry: entryOf(stageExecutionId, row) }));
+    return this.guarded(() => this.log.transcriptsOf(runId));
   }
 
   /** What pipelines keep between runs (`PipelineMemory`), in the `memory` table. */
@@ -382,18 +323,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     ttlMs: number,
     holderGone: (holder: string) => boolean = () => false,
   ): Result<void> {
-    return this.immediately((): Result<void> => {
-      if (this.sql.runExists.get(runId) === undefined) return err(runNotFound(runId));
-      const now = this.now();
-      const claim = { runId, owner, expiresAt: now + ttlMs, now, force: 0 as const };
-      if (this.sql.claimLease.run(claim).changes > 0) return ok(undefined);
-      // The claim failed, so a live lease of another owner is there: this transaction holds
-      // the write lock, nobody can have released it since.
-      const holder = this.sql.lease.get(runId) as { owner: string; expiresAt: number };
-      if (!holderGone(holder.owner)) return err(runLocked(runId, holder.owner, holder.expiresAt));
-      this.sql.claimLease.run({ ...claim, force: 1 });
-      return ok(undefined);
-    });
+    const now = this.now();
+    const lease = { runId, owner, expiresAt: now + ttlMs, now };
+    return this.immediately(() => claimLease(this.sql, lease, holderGone));
   }
 
   /**
@@ -402,9 +334,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
    */
   renewLease(runId: string, owner: string, ttlMs: number): Result<void> {
     const lease = { runId, owner, expiresAt: this.now() + ttlMs };
-    const renewed = this.guarded(() => this.sql.renewLease.run(lease));
-    if (renewed.changes > 0) return ok(undefined);
-    return err(leaseLost(runId, owner));
+    return this.guarded(() => renewLease(this.sql, lease));
   }
 
   /** Gives the lease up; a lease held by another owner is left alone. */
@@ -442,19 +372,6 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     return this.guarded(() => this.sql.lease.get(runId));
   }
 
-  /**
-   * Copies the WAL into the main file. Best effort: a checkpoint that cannot finish (a reader
-   * in the way, a full disk) loses nothing, the WAL still holds every commit. PASSIVE: the WAL
-   * file is kept and written over from its start, not cut to nothing and grown again (issue 14).
-   */
-  private checkpoint(): void {
-    try {
-      this.db.pragma("wal_checkpoint(PASSIVE)");
-    } catch {
-      // Left to SQLite's next automatic checkpoint.
-    }
-  }
-
   /** Runs `work`, with a failing SQLite call told as what it means for the user. */
   private guarded<T>(work: () => T): T {
     try {
@@ -470,7 +387,12 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
    * another process's commit made stale.
    */
   private immediately<T>(work: () => T): T {
-    return this.guarded(() => this.transaction.immediate(work) as T);
+    try {
+      return this.guarded(() => this.transaction.immediate(work) as T);
+    } catch (error) {
+      this.log.rolledBack();
+      throw error;
+    }
   }
 
   private timestamp(): string {

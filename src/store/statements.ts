@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
-import type { AuditRow, RunRow, RunSummary } from "./records.js";
+import type { KeyedSnapshot } from "./history.js";
+import type { RunRow, RunSummary, StepEventsRow } from "./records.js";
 import type { TranscriptRead, TranscriptWrite } from "./tool-results.js";
 
 // A step does not rewrite its run's row (one page less in every commit, issue 14): a run was last
@@ -11,11 +12,7 @@ const RUN_COLUMNS = `run_id AS runId, pipeline_id AS pipelineId, status,
   created_at AS createdAt, ${UPDATED_AT} AS updatedAt, definition_hash AS definitionHash,
   stagechart_version AS stagechartVersion, options, error, output`;
 
-const AUDIT_COLUMNS = `run_id AS runId, seq, at, type, stage_id AS stageId,
-  stage_execution_id AS stageExecutionId, attempt, payload`;
-
-interface SnapshotRow {
-  snapshot: string;
+interface SnapshotRow extends KeyedSnapshot {
   definitionHash: string;
   stagechartVersion: string;
   updatedAt: string;
@@ -35,6 +32,12 @@ interface LeaseRow {
   expiresAt: number;
 }
 
+/** The steps holding a run's events after a seq; `$1`: the run, `$2`: the seq (both stores). */
+export const AUDIT_BY_STEP = `SELECT last_seq AS "lastSeq", previous, events FROM (
+    SELECT step, last_seq, events, LAG(last_seq, 1, 0) OVER (ORDER BY step) AS previous
+    FROM steps WHERE run_id = $1) run_steps
+  WHERE last_seq > $2 ORDER BY step`;
+
 type Statement<Params extends unknown[] | object, Row = unknown> = Database.Statement<Params, Row>;
 
 /** Every statement the store runs, with its parameters and row shape. */
@@ -44,9 +47,8 @@ export interface Statements {
   run: Statement<[string], RunRow>;
   runs: Statement<{ status: string | null; limit: number }, RunSummary>;
   runExists: Statement<[string], 1>;
-  lastSeq: Statement<[string], number>;
-  appendAudit: Statement<AuditRow>;
-  audit: Statement<[string, number], AuditRow>;
+  lastStep: Statement<[string], { step: number; lastSeq: number }>;
+  audit: Statement<[string, number], StepEventsRow>;
   snapshot: Statement<[string], SnapshotRow>;
   journalValue: Statement<[string], string>;
   journalOf: Statement<[string], { key: string; value: string }>;
@@ -85,22 +87,20 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
     runExists: db.prepare<[string], 1>("SELECT 1 FROM runs WHERE run_id = ?").pluck(),
 
-    lastSeq: db
-      .prepare<[string], number>("SELECT COALESCE(MAX(seq), 0) FROM audit WHERE run_id = ?")
-      .pluck(),
-    appendAudit: db.prepare<AuditRow>(
-      `INSERT INTO audit (run_id, seq, at, type, stage_id, stage_execution_id, attempt, payload)
-       VALUES (@runId, @seq, @at, @type, @stageId, @stageExecutionId, @attempt, @payload)`,
+    // A run's sequence numbers only grow from step to step: its last step has the highest.
+    lastStep: db.prepare<[string], { step: number; lastSeq: number }>(
+      "SELECT step, last_seq AS lastSeq FROM steps WHERE run_id = ? ORDER BY step DESC LIMIT 1",
     ),
-    audit: db.prepare<[string, number], AuditRow>(
-      `SELECT ${AUDIT_COLUMNS} FROM audit WHERE run_id = ? AND seq > ? ORDER BY seq`,
-    ),
+    // Each step's events (migration 9), with the seq the step's first one follows.
+    audit: db.prepare<[string, number], StepEventsRow>(AUDIT_BY_STEP.replace(/\$\d/g, "?")),
 
-    // The run's latest snapshot: its last step that has one (migration 6).
+    // The run's latest snapshot: its last step that has one (migration 6), with its keyframe.
     snapshot: db.prepare<[string], SnapshotRow>(
-      `SELECT snapshot, definition_hash AS definitionHash,
-         stagechart_version AS stagechartVersion, at AS updatedAt
-       FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1`,
+      `SELECT s.snapshot, s.snapshot_base AS base, k.snapshot AS keyframe,
+         s.definition_hash AS definitionHash, s.stagechart_version AS stagechartVersion,
+         s.at AS updatedAt
+       FROM steps s LEFT JOIN steps k ON k.run_id = s.run_id AND k.step = s.snapshot_base
+       WHERE s.run_id = ? AND s.snapshot IS NOT NULL ORDER BY s.step DESC LIMIT 1`,
     ),
 
     journalValue: db.prepare<[string], string>("SELECT value FROM journal WHERE key = ?").pluck(),

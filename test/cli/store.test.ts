@@ -7,11 +7,24 @@ import { SqliteStore } from "../../src/store/index.js";
 import { demoProject, runCli, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { tempDir } from "../support/stages.js";
 
-/** Replaces a run's latest snapshot: its last step with one (migration 6). */
-const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ? WHERE rowid =
+/** Replaces a run's latest snapshot (its last step with one, migration 6) by this JSON text. */
+const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ?, snapshot_base = NULL WHERE rowid =
   (SELECT rowid FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1)`;
 
 const TASK = ["--task", "refactor auth module"];
+
+/** The run's latest snapshot as the store reads it back (it may be stored as a delta). */
+function latestSnapshot(path: string, runId: string): unknown {
+  const opened = SqliteStore.open(path);
+  if (!opened.ok) throw opened.error;
+  try {
+    const stored = opened.value.getSnapshot(runId);
+    if (!stored.ok) throw stored.error;
+    return stored.value.snapshot;
+  } finally {
+    opened.value.close();
+  }
+}
 
 async function auditOf(project: string, runId: string): Promise<AuditEvent[]> {
   const audit = await storeCommand(project, "audit", runId, "--json");
@@ -373,12 +386,7 @@ describe("a damaged store", () => {
     const project = demoProject();
     const { runId, proposalId } = await suspendedRun(project);
     const db = new Database(storeOf(project));
-    const original = db
-      .prepare(
-        "SELECT snapshot FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC",
-      )
-      .pluck()
-      .get(runId) as string;
+    const original = JSON.stringify(latestSnapshot(storeOf(project), runId));
     const before = await auditOf(project, runId);
     /** The stored snapshot with the value at `path` replaced. */
     const edited = (path: string[], value: unknown) => {
@@ -440,9 +448,17 @@ describe("a damaged store", () => {
     // Damage as a broken disk would: past the store's own guard of the append-only log.
     const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'");
     for (const name of triggers.pluck().all()) db.exec(`DROP TRIGGER "${name}"`);
-    db.prepare("UPDATE audit SET payload = '{cut' WHERE run_id = ? AND seq = 2").run(runId);
-    db.prepare("UPDATE audit SET type = 'Nonsense' WHERE run_id = ? AND seq = 3").run(runId);
-    const total = db.prepare("SELECT COUNT(*) FROM audit WHERE run_id = ?").pluck().get(runId);
+    const damage = (seq: number, field: string, value: string) =>
+      db
+        .prepare(
+          `UPDATE steps SET events = json_set(events, '$[' || CAST(? - 1 - (last_seq -
+             json_array_length(events)) AS INTEGER) || '].${field}', ?)
+           WHERE run_id = ? AND last_seq >= ? AND last_seq - json_array_length(events) < ?`,
+        )
+        .run(seq, value, runId, seq, seq);
+    damage(2, "payload", "{cut");
+    damage(3, "type", "Nonsense");
+    const total = db.prepare("SELECT MAX(last_seq) FROM steps WHERE run_id = ?").pluck().get(runId);
     db.close();
     const warning = `Session/StoreCorrupt: the store is damaged: run ${runId}'s audit log has damaged events (seq 2, 3), shown marked DAMAGED\n`;
 
@@ -510,9 +526,10 @@ describe("a damaged store", () => {
     const db = new Database(path);
     db.pragma("wal_checkpoint(TRUNCATE)");
     const root = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").pluck().get();
+    const pageSize = db.pragma("page_size", { simple: true }) as number;
     db.close();
     const bytes = readFileSync(path);
-    bytes.fill(0xa5, ((root as number) - 1) * 4096, (root as number) * 4096);
+    bytes.fill(0xa5, ((root as number) - 1) * pageSize, (root as number) * pageSize);
     writeFileSync(path, bytes);
     for (const command of [["runs"], ["show", runId], ["resume", runId]]) {
       const shown = await storeCommand(project, ...command);

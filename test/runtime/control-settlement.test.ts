@@ -29,8 +29,8 @@ async function orphaned(file: string, runId: string): Promise<SqliteStore> {
 /** Makes every step that audits a control request fail to store, as a full disk would. */
 function failControlSteps(file: string): () => void {
   const db = new Database(file);
-  db.exec(`CREATE TRIGGER refuse_control BEFORE INSERT ON audit
-    WHEN NEW.type = 'ControlRequested' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+  db.exec(`CREATE TRIGGER refuse_control BEFORE INSERT ON steps
+    WHEN NEW.events LIKE '%ControlRequested%' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
   return () => {
     db.exec("DROP TRIGGER refuse_control");
     db.close();

@@ -41,7 +41,6 @@ describe("opening a store", () => {
   it("creates every table on a new file and records each migration's version", () => {
     const { path } = tempStore();
     expect(tables(path)).toEqual([
-      "audit",
       "control_requests",
       "definitions",
       "journal",

@@ -43,14 +43,14 @@ describe("queued runs (migration 7)", () => {
     });
     expect(queued).toMatchObject({ ok: true, value: { status: "queued" } });
     store.close();
-    // The other tables still refer to the rebuilt one: no audit event for a run that is not there.
+    // The other tables still refer to the rebuilt one: no step for a run that is not there.
     const db = new Database(path);
     db.pragma("foreign_keys = ON");
-    const audit = db.prepare(
-      "INSERT INTO audit VALUES (?, 2, 'then', 'RunStarted', NULL, NULL, NULL, '{}')",
+    const step = db.prepare(
+      "INSERT INTO steps (run_id, step, last_seq, at) VALUES (?, 9, 2, 'then')",
     );
-    expect(() => audit.run("run-z")).toThrow(/FOREIGN KEY/);
-    expect(() => audit.run("run-a")).not.toThrow();
+    expect(() => step.run("run-z")).toThrow(/FOREIGN KEY/);
+    expect(() => step.run("run-a")).not.toThrow();
     db.close();
   });
 

@@ -1,19 +1,23 @@
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { AuditEventInput } from "../../src/inspect/audit.js";
+import { MIGRATIONS } from "../../src/store/index.js";
 import { VERSION } from "../../src/version.js";
+import { AUDIT_ROWS_AT_SCHEMA_8, expectMigratedAudit } from "./support/audit-rows.js";
 import {
   failure,
   manualClock,
   newRun,
   okValue,
   openStore,
+  tempDir,
   tempStore,
 } from "./support/temp-store.js";
 
-/** Replaces a run's latest snapshot: its last step with one (migration 6). */
-const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ? WHERE rowid =
+/** Replaces a run's latest snapshot (its last step with one, migration 6) by this JSON text. */
+const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ?, snapshot_base = NULL WHERE rowid =
   (SELECT rowid FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1)`;
 
 const turn = (runId: string, turn: number): AuditEventInput => ({
@@ -112,7 +116,7 @@ describe("commitStep", () => {
   });
 
   it.each([
-    ["payload", "'[1]'", "its payload is not a JSON object"],
+    ["payload", "json('[1]')", "its payload is not a JSON object"],
     ["type", "'Nonsense'", 'its type "Nonsense" is not an audit event type'],
   ])(
     "reads a row with a damaged %s back in its place, marked, and the rest as written",
@@ -121,8 +125,8 @@ describe("commitStep", () => {
       store.createRun(newRun("run-1"));
       store.commitStep("run-1", { events: [1, 2, 3].map((n) => turn("run-1", n)) });
       const db = new Database(path);
-      db.exec("DROP TRIGGER audit_no_update");
-      db.prepare(`UPDATE audit SET ${column} = ${value} WHERE seq = 2`).run();
+      db.exec("DROP TRIGGER steps_events_no_update");
+      db.prepare(`UPDATE steps SET events = json_set(events, '$[1].${column}', ${value})`).run();
       db.close();
       const events = store.auditOf("run-1");
       expect(events.map((event) => event.payload)).toEqual([{ turn: 1 }, {}, { turn: 3 }]);
@@ -232,14 +236,14 @@ describe("reading a snapshot back", () => {
   });
 });
 
-describe("the audit table", () => {
+describe("the audit log, in the steps' rows", () => {
   it("refuses to change or delete a recorded event", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
     store.commitStep("run-1", { events: [started("run-1")] });
     const db = new Database(path);
-    expect(() => db.exec("UPDATE audit SET type = 'RunFailed'")).toThrow(/append-only/);
-    expect(() => db.exec("DELETE FROM audit")).toThrow(/append-only/);
+    expect(() => db.exec("UPDATE steps SET events = '[]'")).toThrow(/append-only/);
+    expect(() => db.exec("DELETE FROM steps")).toThrow(/append-only/);
     db.close();
     expect(store.auditOf("run-1").map((event) => event.type)).toEqual(["RunStarted"]);
   });
@@ -253,3 +257,25 @@ function circular(): Record<string, unknown> {
   value.self = value;
   return value;
 }
+
+describe("a store from when each audit event was a row of its own (schema 8)", () => {
+  it("moves every event into its step's row, keeping seqs, damage and events after the last step", () => {
+    const path = join(tempDir(), "runs.db");
+    const db = new Database(path);
+    db.exec(
+      "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)",
+    );
+    for (const { version, sql } of MIGRATIONS.filter(({ version }) => version <= 8)) {
+      db.exec(sql);
+      db.prepare("INSERT INTO schema_version VALUES (?, 'then', '0.1.0')").run(version);
+    }
+    for (const statement of AUDIT_ROWS_AT_SCHEMA_8) db.exec(statement);
+    db.close();
+
+    const store = openStore(path);
+    expectMigratedAudit(store.auditOf("run-1"), store.auditOf("run-2"), store.stepsOf("run-1"));
+    expect(store.auditOf("run-1", 2).map((event) => event.seq)).toEqual([3, 4]);
+    const [next] = store.commitStep("run-1", { events: [started("run-1")] });
+    expect(next?.seq).toBe(5);
+  });
+});

@@ -46,7 +46,7 @@ describe("a store the disk fails under", () => {
     store.createRun(newRun("run-1"));
     store.commitStep("run-1", { events: [{ type: "RunStarted", runId: "run-1", payload: {} }] });
     store.close();
-    garbleTable(path, "audit");
+    garbleTable(path, "steps");
 
     const reopened = openStore(path);
     const error = thrown(() => reopened.auditOf("run-1"));

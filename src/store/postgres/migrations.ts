@@ -184,6 +184,38 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 8,
     sql: "ALTER TABLE transcripts ADD COLUMN result_of TEXT;",
   },
+  {
+    // As the SQLite store's: a step's audit events in its row, moved there from \`audit\`; the
+    // steps keep the log append-only. \`snapshot_base\` is for the SQLite store's snapshot
+    // deltas: this store keeps every snapshot whole, so it stays empty here.
+    version: 9,
+    sql: `
+      ALTER TABLE steps ADD COLUMN snapshot_base INTEGER;
+      ALTER TABLE steps ADD COLUMN events TEXT;
+      CREATE FUNCTION pg_temp.stored_payload(payload TEXT) RETURNS json LANGUAGE plpgsql AS $$
+        BEGIN RETURN payload::json; EXCEPTION WHEN others THEN RETURN to_json(payload); END $$;
+      CREATE TEMPORARY TABLE stored_events ON COMMIT DROP AS
+        SELECT a.run_id, a.seq, a.at, json_build_object('at', a.at, 'type', a.type,
+            'stageId', a.stage_id, 'stageExecutionId', a.stage_execution_id,
+            'attempt', a.attempt, 'payload', pg_temp.stored_payload(a.payload)) AS event,
+          (SELECT MIN(s.step) FROM steps s WHERE s.run_id = a.run_id AND s.last_seq >= a.seq)
+            AS step
+        FROM audit a;
+      UPDATE steps SET events = e.events
+        FROM (SELECT run_id, step, json_agg(event ORDER BY seq)::text AS events
+              FROM stored_events WHERE step IS NOT NULL GROUP BY run_id, step) e
+        WHERE e.run_id = steps.run_id AND e.step = steps.step;
+      INSERT INTO steps (run_id, step, last_seq, at, events)
+        SELECT run_id, (SELECT COALESCE(MAX(step), 0) + 1 FROM steps t WHERE t.run_id = e.run_id),
+          MAX(seq), MAX(at), json_agg(event ORDER BY seq)::text
+        FROM stored_events e WHERE step IS NULL GROUP BY run_id;
+      DROP TABLE audit;
+      CREATE TRIGGER steps_no_change BEFORE UPDATE OF events, last_seq OR DELETE ON steps
+        FOR EACH ROW EXECUTE FUNCTION audit_append_only();
+      CREATE TRIGGER steps_no_truncate BEFORE TRUNCATE ON steps
+        FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;

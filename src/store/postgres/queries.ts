@@ -4,9 +4,6 @@ export const RUN_COLUMNS = `run_id AS "runId", pipeline_id AS "pipelineId", stat
   created_at AS "createdAt", updated_at AS "updatedAt", definition_hash AS "definitionHash",
   stagechart_version AS "stagechartVersion", options, error, output`;
 
-export const AUDIT_COLUMNS = `run_id AS "runId", seq, at, type, stage_id AS "stageId",
-  stage_execution_id AS "stageExecutionId", attempt, payload`;
-
 /** Newest first along the creation index, as summaries; all of them without a limit. */
 export const LIST_RUNS = `SELECT run_id AS "runId", pipeline_id AS "pipelineId", status,
     created_at AS "createdAt", updated_at AS "updatedAt"

@@ -8,13 +8,14 @@ import { decodeRow } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import type { StepRecord } from "../history.js";
 import {
-  type AuditRow,
-  fromAuditRow,
   fromRunRow,
+  fromStepEvents,
   type RunRecord,
   type RunRow,
+  type StepEventsRow,
   type StoredSnapshot,
 } from "../records.js";
+import { AUDIT_BY_STEP } from "../statements.js";
 import { noSnapshot, runNotFound, snapshotCorrupt } from "../store-errors.js";
 import { entryOf } from "../tool-results.js";
 import type { JournalRow, RunTranscriptRow } from "./async-run-store.js";
@@ -65,11 +66,9 @@ export async function auditOf(
   runId: string,
   afterSeq: number,
 ): Promise<AuditEvent[]> {
-  const { rows } = await query(
-    `SELECT ${q.AUDIT_COLUMNS} FROM audit WHERE run_id = $1 AND seq > $2 ORDER BY seq`,
-    [runId, afterSeq],
-  );
-  return rows.map((row) => fromAuditRow(row as AuditRow));
+  const { rows } = await query(AUDIT_BY_STEP, [runId, afterSeq]);
+  const events = rows.flatMap((row) => fromStepEvents(runId, row as StepEventsRow));
+  return events.filter((event) => event.seq > afterSeq);
 }
 
 export async function journalEntry<T>(

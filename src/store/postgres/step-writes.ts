@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { AuditEvent } from "../../inspect/audit.js";
 import type { StepCommit } from "../../runtime/persistence.js";
 import { VERSION } from "../../version.js";
-import { toAuditRow } from "../records.js";
+import { toStepEvents } from "../records.js";
 import { runIdOfJournalKey } from "../run-ids.js";
 import { auditRunMismatch, leaseLost, runNotFound } from "../store-errors.js";
 import { type TranscriptWrite, transcriptWrites } from "../tool-results.js";
@@ -14,10 +14,10 @@ export type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult
 type JournalWrite = NonNullable<StepCommit["journal"]>[number];
 
 /**
- * Writes one step inside the caller's transaction: its events with the run's next sequence
- * numbers, its journal and transcript entries, its step row (with the marks a fork copies up
- * to), which holds its snapshot, and the control requests it settles. Touching the run's row
- * first locks it, so concurrent commits to one run take turns and its sequence stays gapless.
+ * Writes one step inside the caller's transaction: its journal and transcript entries, and its
+ * step row (with the marks a fork copies up to), which holds its snapshot and its events with
+ * the run's next sequence numbers, and the control requests it settles. Touching the run's row first locks it, so concurrent commits
+ * to one run take turns and its sequence stays gapless.
  */
 export async function appendStep(
   query: Query,
@@ -34,12 +34,20 @@ export async function appendStep(
     seq += 1;
     return { seq, at, ...input };
   });
-  if (recorded.length > 0) await query(APPEND_AUDIT, auditColumns(recorded));
   await writeJournal(query, step.journal ?? [], at);
   await writeTranscripts(query, transcriptWrites(step));
   const snapshot = step.snapshot === undefined ? null : JSON.stringify(step.snapshot);
   const version = snapshot === null ? null : VERSION;
-  await query(INSERT_STEP, [runId, seq, at, snapshot, step.definitionHash ?? null, version]);
+  const events = toStepEvents(recorded);
+  await query(INSERT_STEP, [
+    runId,
+    seq,
+    at,
+    snapshot,
+    step.definitionHash ?? null,
+    version,
+    events,
+  ]);
   await settleInStep(query, step.controls ?? [], at);
   return recorded;
 }
@@ -84,32 +92,12 @@ export async function writeTranscripts(query: Query, entries: TranscriptWrite[])
 }
 
 export async function lastSeqWith(query: Query, runId: string): Promise<number> {
-  const { rows } = await query("SELECT COALESCE(MAX(seq), 0) AS seq FROM audit WHERE run_id = $1", [
-    runId,
-  ]);
-  return Number(rows[0].seq);
+  const { rows } = await query(
+    "SELECT last_seq AS seq FROM steps WHERE run_id = $1 ORDER BY step DESC LIMIT 1",
+    [runId],
+  );
+  return Number(rows[0]?.seq ?? 0);
 }
-
-/** A step's events as the column arrays APPEND_AUDIT unnests. */
-function auditColumns(events: AuditEvent[]): unknown[][] {
-  const rows = events.map(toAuditRow);
-  return [
-    rows.map((row) => row.runId),
-    rows.map((row) => row.seq),
-    rows.map((row) => row.at),
-    rows.map((row) => row.type),
-    rows.map((row) => row.stageId),
-    rows.map((row) => row.stageExecutionId),
-    rows.map((row) => row.attempt),
-    rows.map((row) => row.payload),
-  ];
-}
-
-/** A step's events in one statement: one array per column, one row per event. */
-const APPEND_AUDIT = `INSERT INTO audit
-    (run_id, seq, at, type, stage_id, stage_execution_id, attempt, payload)
-  SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[],
-    $7::int[], $8::text[])`;
 
 // Rows go in in the order given, so their positions follow it.
 const INSERT_JOURNAL = `INSERT INTO journal (key, run_id, value, recorded_at)
@@ -133,10 +121,10 @@ const UPSERT_TRANSCRIPTS = `INSERT INTO transcripts (stage_execution_id, key, ru
  * here only, stamped with its definition hash (the run's, without one of its own) and version.
  */
 const INSERT_STEP = `INSERT INTO steps (run_id, step, last_seq, at, snapshot, journal_mark,
-    transcript_mark, definition_hash, stagechart_version)
+    transcript_mark, definition_hash, stagechart_version, events)
   VALUES ($1, (SELECT COALESCE(MAX(step), 0) + 1 FROM steps WHERE run_id = $1), $2, $3, $4,
     (SELECT COALESCE(MAX(position), 0) FROM journal WHERE run_id = $1),
     (SELECT COALESCE(MAX(position), 0) FROM transcripts WHERE run_id = $1),
     CASE WHEN $4::text IS NOT NULL
       THEN COALESCE($5, (SELECT definition_hash FROM runs WHERE run_id = $1)) END,
-    $6)`;
+    $6, $7)`;

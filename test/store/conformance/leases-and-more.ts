@@ -193,16 +193,17 @@ export function leasesAndMore(harness: StoreHarness): void {
       await store.commitStep("run-1", { snapshot: { at: "plan" }, events: [started("run-1")] });
       await damageLatestSnapshot(sql, "run-1");
       await sql(
-        `INSERT INTO audit (run_id, seq, at, type, stage_id, stage_execution_id, attempt, payload)
-         VALUES ('run-1', 2, 'then', 'NoSuchEvent', NULL, NULL, NULL, 'not json')`,
+        `INSERT INTO steps (run_id, step, last_seq, at, events)
+         VALUES ('run-1', 2, 3, 'then', '[{"at": "then", "type": "NoSuchEvent"}, "not json"]')`,
       );
       expect(failure(await store.getSnapshot("run-1"))).toMatchObject({
         code: "Session/SnapshotCorrupt",
         context: { runId: "run-1" },
       });
       const audit = await store.auditOf("run-1");
-      expect(audit.map((event) => event.seq)).toEqual([1, 2]);
-      expect(audit[1]?.damaged).toMatch(/run run-1's audit event 2/);
+      expect(audit.map((event) => event.seq)).toEqual([1, 2, 3]);
+      expect(audit[1]?.damaged).toMatch(/run run-1's audit event 2: its type "NoSuchEvent"/);
+      expect(audit[2]?.damaged).toMatch(/run run-1's audit event 3/);
     });
   });
 }

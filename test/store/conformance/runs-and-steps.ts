@@ -118,8 +118,8 @@ export function runsAndSteps(harness: StoreHarness): void {
       const { store, sql } = await harness.fresh();
       okValue(await store.createRun(newRun("run-1")));
       await store.commitStep("run-1", { events: [started("run-1")] });
-      await expect(sql("UPDATE audit SET type = 'RunEnded'")).rejects.toThrow(/append-only/);
-      await expect(sql("DELETE FROM audit")).rejects.toThrow(/append-only/);
+      await expect(sql("UPDATE steps SET events = '[]'")).rejects.toThrow(/append-only/);
+      await expect(sql("DELETE FROM steps")).rejects.toThrow(/append-only/);
       expect((await store.auditOf("run-1")).map((event) => event.type)).toEqual(["RunStarted"]);
     });
   });

@@ -37,13 +37,13 @@ async function failControlSteps(url: string): Promise<() => Promise<void>> {
   await sql(
     url,
     `CREATE FUNCTION refuse_control() RETURNS trigger AS $$ BEGIN
-       IF NEW.type = 'ControlRequested' THEN RAISE EXCEPTION 'disk full'; END IF;
+       IF NEW.events::text LIKE '%ControlRequested%' THEN RAISE EXCEPTION 'disk full'; END IF;
        RETURN NEW;
      END $$ LANGUAGE plpgsql;
-     CREATE TRIGGER refuse_control BEFORE INSERT ON audit
+     CREATE TRIGGER refuse_control BEFORE INSERT ON steps
        FOR EACH ROW EXECUTE FUNCTION refuse_control();`,
   );
-  return () => sql(url, "DROP TRIGGER refuse_control ON audit");
+  return () => sql(url, "DROP TRIGGER refuse_control ON steps");
 }
 
 async function resume(store: PostgresStore, runId: string) {

@@ -10,6 +10,7 @@ import { MIGRATIONS, SqliteStore } from "../../../src/store/index.js";
 import { POSTGRES_MIGRATIONS } from "../../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { noPostgres, testPostgres } from "../../support/postgres.js";
+import { AUDIT_ROWS_AT_SCHEMA_8, expectMigratedAudit } from "../support/audit-rows.js";
 
 const skip = noPostgres;
 const postgres = testPostgres();
@@ -100,6 +101,24 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
       expect(forked.ok).toBe(true);
       expect(await store.read("run-3/plan/1")).toEqual([{ role: "user", text: "old" }]);
       expect(await store.get("model:run-3/run-3/plan/1/0", z.unknown())).toEqual({ reply: "old" });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("upgrades a version-8 database: every audit event moves into its step's row", async () => {
+    const url = await databaseAtVersion(8, AUDIT_ROWS_AT_SCHEMA_8);
+    const opened = await PostgresStore.open(url);
+    if (!opened.ok) throw opened.error;
+    const store = opened.value;
+    try {
+      const [run1, run2] = [await store.auditOf("run-1"), await store.auditOf("run-2")];
+      expectMigratedAudit(run1, run2, await store.stepsOf("run-1"));
+      expect((await store.auditOf("run-1", 2)).map((event) => event.seq)).toEqual([3, 4]);
+      const [next] = await store.commitStep("run-1", {
+        events: [{ type: "RunResumed", runId: "run-1", payload: {} }],
+      });
+      expect(next?.seq).toBe(5);
     } finally {
       await store.close();
     }

@@ -135,13 +135,13 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
   it("stops with Session/StoreUnavailable when a step cannot be written, losing nothing stored, and resumes to done", async () => {
     const { url, store } = await stores.fresh();
     const pipeline = await bundledCodeReview();
-    // The disk fills up under the run: from its 11th event on, no audit row can be written.
+    // The disk fills up under the run: from its 11th event on, no step can be written.
     await sql(
       url,
       `CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN IF NEW.seq > 10 THEN RAISE EXCEPTION 'no space left' USING ERRCODE = '53100'; END IF;
+       BEGIN IF NEW.last_seq > 10 THEN RAISE EXCEPTION 'no space left' USING ERRCODE = '53100'; END IF;
        RETURN NEW; END $$;
-       CREATE TRIGGER disk_full BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION disk_full();`,
+       CREATE TRIGGER disk_full BEFORE INSERT ON steps FOR EACH ROW EXECUTE FUNCTION disk_full();`,
     );
     const started = await startSharedRun(pipeline, {
       host: harness(codeReviewScript()).host,
@@ -166,7 +166,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     expect(run.ok && run.value.status).toBe("running");
     expect(await store.leaseHolder("review-3")).toBeUndefined();
 
-    await sql(url, "DROP TRIGGER disk_full ON audit");
+    await sql(url, "DROP TRIGGER disk_full ON steps");
     const resumed = await resumeSharedRun(pipeline, "review-3", {
       host: harness(codeReviewScript()).host,
       store,

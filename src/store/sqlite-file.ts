@@ -1,0 +1,48 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+
+/**
+ * Creates `dir` and its missing parents one at a time. Node's own recursive mkdir never returns
+ * under a parent that refuses new entries with ENOENT, such as /proc/self.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let at = dir; !existsSync(at) && dirname(at) !== at; at = dirname(at)) missing.unshift(at);
+  for (const each of missing) mkdirSync(each);
+}
+
+/**
+ * Copies the WAL into the main file. Best effort: a checkpoint that cannot finish (a reader
+ * in the way, a full disk) loses nothing, the WAL still holds every commit. PASSIVE: the WAL
+ * file is kept and written over from its start, not cut to nothing and grown again (issue 14).
+ */
+export function checkpoint(db: Database.Database): void {
+  try {
+    db.pragma("wal_checkpoint(PASSIVE)");
+  } catch {
+    // Left to SQLite's next automatic checkpoint.
+  }
+}
+
+/** The store's SQLite file, opened (created with its directories when missing) in WAL mode. */
+export function openDatabase(path: string): Database.Database {
+  makeDirectories(dirname(path));
+  const db = new Database(path);
+  try {
+    // Every commit rewrites each page it touches whole: small pages keep that close to the
+    // bytes a step adds (issue 14). Only a new, empty file takes it; an older one keeps its own.
+    db.pragma("page_size = 1024");
+    db.pragma("journal_mode = WAL");
+    // In WAL mode NORMAL cannot corrupt the file and loses nothing when the process dies; a
+    // power cut may drop the last commits, which resume treats like an earlier crash.
+    db.pragma("synchronous = NORMAL");
+    db.pragma("busy_timeout = 5000");
+    // Fewer automatic checkpoints: a page many commits rewrite reaches the file fewer times.
+    db.pragma("wal_autocheckpoint = 4000");
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

@@ -1,0 +1,137 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { MIGRATIONS } from "../../src/store/index.js";
+import { failure, newRun, okValue, openStore, tempDir, tempStore } from "./support/temp-store.js";
+
+/** A stage's instructions: text that differs from one stage to another all along. */
+const bodyOf = (stage: string): string =>
+  Array.from(
+    { length: 80 },
+    (_, i) => `${stage}:${(i * 7919 + stage.length * 104729) % 10007}`,
+  ).join(" ");
+
+/** A snapshot like a stage's from turn to turn: a large definition, a few fields that move. */
+const snapshotAt = (turn: number, stage = "plan") => ({
+  value: { act: turn % 2 === 0 ? "calling" : "dispatch" },
+  context: {
+    stage: { id: stage, body: bodyOf(stage), tools: ["Lookup"] },
+    turn,
+    batch: [{ proposalId: `run-1/${stage}/1/a1/t${turn}/c0`, args: { key: `${stage}-${turn}` } }],
+  },
+});
+
+const storedBytes = (path: string): { json: number; stored: number } => {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db
+      .prepare<[], { json: number; stored: number }>(
+        `SELECT SUM(CASE WHEN snapshot_base IS NULL THEN length(snapshot) ELSE 0 END) AS json,
+           SUM(length(CAST(snapshot AS BLOB))) AS stored FROM steps`,
+      )
+      .get() as { json: number; stored: number };
+  } finally {
+    db.close();
+  }
+};
+
+describe("a run's snapshots", () => {
+  it("are stored as small deltas against a keyframe and read back as committed", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    const committed = Array.from({ length: 20 }, (_, i) => snapshotAt(i + 1));
+    for (const snapshot of committed) store.commitStep("run-1", { events: [], snapshot });
+
+    const whole = committed.reduce((sum, each) => sum + JSON.stringify(each).length, 0);
+    const { json, stored } = storedBytes(path);
+    expect(json).toBe(JSON.stringify(committed[0]).length);
+    expect(stored).toBeLessThan(whole / 5);
+    expect(okValue(store.getSnapshot("run-1")).snapshot).toEqual(committed.at(-1));
+    committed.forEach((snapshot, i) => {
+      expect(store.snapshotAtStep("run-1", i + 1)).toEqual(snapshot);
+    });
+  });
+
+  it("take a new keyframe when they drift from it, and after the store is opened again", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(1, "plan") });
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(1, "a-very-different-stage") });
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(2, "a-very-different-stage") });
+    store.close();
+    const reopened = openStore(path);
+    reopened.commitStep("run-1", { events: [], snapshot: snapshotAt(3, "a-very-different-stage") });
+
+    const db = new Database(path, { readonly: true });
+    const bases = db.prepare("SELECT snapshot_base FROM steps ORDER BY step").pluck().all();
+    db.close();
+    expect(bases).toEqual([null, null, 2, null]);
+    expect(reopened.snapshotAtStep("run-1", 3)).toEqual(snapshotAt(2, "a-very-different-stage"));
+  });
+
+  it("do not trust a keyframe whose step was rolled back", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(1, "plan") });
+    const db = new Database(path);
+    db.exec(`CREATE TRIGGER full_disk BEFORE INSERT ON steps WHEN NEW.step = 2
+             BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+    const drifted = snapshotAt(1, "a-very-different-stage");
+    expect(() => store.commitStep("run-1", { events: [], snapshot: drifted })).toThrow();
+    db.exec("DROP TRIGGER full_disk");
+    db.close();
+
+    const next = snapshotAt(2, "a-very-different-stage");
+    store.commitStep("run-1", { events: [], snapshot: next });
+    expect(okValue(store.getSnapshot("run-1")).snapshot).toEqual(next);
+  });
+
+  it("whose keyframe is damaged read back as Session/SnapshotCorrupt", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(1) });
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(2) });
+    const db = new Database(path);
+    db.prepare("UPDATE steps SET snapshot = ? WHERE step = 1").run(JSON.stringify(snapshotAt(7)));
+    db.close();
+
+    expect(failure(store.getSnapshot("run-1"))).toMatchObject({
+      code: "Session/SnapshotCorrupt",
+      context: { runId: "run-1" },
+    });
+  });
+});
+
+describe("a store from before snapshot deltas (schema 8)", () => {
+  it("keeps its snapshots as they were and stores the next ones as deltas", () => {
+    const path = join(tempDir(), "runs.db");
+    const db = new Database(path);
+    db.exec(
+      "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)",
+    );
+    for (const { version, sql } of MIGRATIONS.filter(({ version }) => version <= 8)) {
+      db.exec(sql);
+      db.prepare("INSERT INTO schema_version VALUES (?, 'then', '0.1.0')").run(version);
+    }
+    db.exec(`INSERT INTO runs VALUES ('run-1', 'plan-build', 'running', 'then', 'then', 'hash-1',
+      '0.1.0', '{}', NULL, NULL)`);
+    const step = db.prepare(`INSERT INTO steps (run_id, step, last_seq, at, snapshot,
+      definition_hash, stagechart_version) VALUES ('run-1', ?, 0, 'then', ?, 'hash-1', '0.1.0')`);
+    step.run(1, JSON.stringify(snapshotAt(1)));
+    step.run(2, JSON.stringify(snapshotAt(2)));
+    db.close();
+
+    const store = openStore(path);
+    expect(okValue(store.getSnapshot("run-1")).snapshot).toEqual(snapshotAt(2));
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(3) });
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(4) });
+
+    expect([1, 2, 3, 4].map((n) => store.snapshotAtStep("run-1", n))).toEqual(
+      [1, 2, 3, 4].map((n) => snapshotAt(n)),
+    );
+    const reread = new Database(path, { readonly: true });
+    const bases = reread.prepare("SELECT snapshot_base FROM steps ORDER BY step").pluck().all();
+    reread.close();
+    expect(bases).toEqual([null, null, null, 3]);
+  });
+});
