@@ -72,7 +72,11 @@ export class ControlRequests implements Pick<ControlQueue, "pendingControls" | "
   /** Queues a request that expires `timeoutMs` after `now` (the store's clock). */
   enqueue(
     runId: string,
-    { event, requester, timeoutMs }: { event: PipelineEvent; requester: Requester; timeoutMs: number },
+    {
+      event,
+      requester,
+      timeoutMs,
+    }: { event: PipelineEvent; requester: Requester; timeoutMs: number },
     now: number,
   ): ControlRequest {
     const requestedAt = new Date(now).toISOString();

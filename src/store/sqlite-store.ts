@@ -442,7 +442,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     return this.guarded(() => this.controls.settleAt(id, outcome, this.timestamp()));
   }
 
-  leaseHolder(runId: string): { owner: string; expiresAt: number; expiresInMs: number } | undefined {
+  leaseHolder(
+    runId: string,
+  ): { owner: string; expiresAt: number; expiresInMs: number } | undefined {
     const holder = this.guarded(() => this.sql.lease.get(runId));
     return holder && { ...holder, expiresInMs: holder.expiresAt - this.now() };
   }

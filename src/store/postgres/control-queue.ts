@@ -26,7 +26,11 @@ const nowAt = (param: string) =>
 export async function enqueueControl(
   query: Query,
   runId: string,
-  { event, requester, timeoutMs }: { event: PipelineEvent; requester: Requester; timeoutMs: number },
+  {
+    event,
+    requester,
+    timeoutMs,
+  }: { event: PipelineEvent; requester: Requester; timeoutMs: number },
   clock: number | undefined,
 ): Promise<ControlRequest> {
   const now = clock ?? Number((await query(DATABASE_NOW)).rows[0].now);

@@ -106,6 +106,45 @@ describe.skipIf(noPostgres)(
       expect(await countOf(store, "p3", "RunCancelled")).toBe(1);
     });
 
+    it("a requester whose timeout passes while the owner applies its request waits for the outcome", async () => {
+      const { url, store } = await stores.fresh();
+      // The owner stores the step applying a request only once its requester's timeout passed.
+      let timedOut: () => void = () => {};
+      const pastTimeout = new Promise<void>((settle) => {
+        timedOut = settle;
+      });
+      const slowToStore: PostgresStore = Object.create(store);
+      slowToStore.commitStep = async (runId, step) => {
+        if (step.controls?.length) await pastTimeout;
+        return store.commitStep(runId, step);
+      };
+      const started = await startSharedRun(slowPipeline(), {
+        host: harness("stages: {}").host,
+        store: slowToStore,
+        runId: "p5",
+      });
+      if (!started.ok) throw started.error;
+      await waitFor(liveActor(started.value), (s) => s.context.current === "draft");
+      const requesting = await stores.reopen(url);
+      const timeoutMs = 1_000;
+      const asked = performance.now();
+      const seenAfterTimeout: string[] = [];
+      const watching: PostgresStore = Object.create(requesting);
+      watching.controlRequest = async (id) => {
+        const request = await requesting.controlRequest(id);
+        if (performance.now() - asked > timeoutMs && request) {
+          seenAfterTimeout.push(request.status);
+          if (request.status === "taken") timedOut();
+        }
+        return request;
+      };
+      const cancel: PipelineEvent = { type: "CANCEL", reason: "not needed" };
+      const outcome = await requestControl(watching, "p5", cancel, { timeoutMs, pollMs: 20 });
+      expect(outcome.ok && outcome.value.status).toBe("applied");
+      expect(seenAfterTimeout[0]).toBe("taken");
+      expect((await started.value.result).status).toBe("cancelled");
+    });
+
     it("a requester whose clock runs an hour ahead still finds the live owner and is applied", async () => {
       const { url, store } = await stores.fresh();
       const started = await startSharedRun(slowPipeline(), {
