@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import type { PipelineEvent } from "../../src/compiler/pipeline-machine.js";
+import { requestControl } from "../../src/runtime/control.js";
 import { leaseOwner } from "../../src/runtime/persistence.js";
 import { resumeRun } from "../../src/runtime/run.js";
 import type { SqliteStore } from "../../src/store/index.js";
@@ -116,6 +117,23 @@ describe("a control request is settled by the step that applies it (SQLite store
     expect(store.controlRequest(id)?.status).toBe("applied");
     expect(countOf(store, "s3", "ControlRequested")).toBe(1);
     expect(countOf(store, "s3", "RunCancelled")).toBe(1);
+  });
+
+  it("a requester whose owner stops after taking its request is told Session/ControlTaken; the next owner applies it", async () => {
+    const file = join(tempDir(), "runs.db");
+    const owner = await liveRun(file, "s4");
+    const mend = failControlSteps(file);
+    const asker = openStore(file);
+    const asked = await requestControl(asker, "s4", { type: "CANCEL", reason: "stop" });
+    expect(asked.ok ? undefined : asked.error.code).toBe("Session/ControlTaken");
+    expect((await owner.result).status).toBe("suspended");
+    const id = Number(asked.ok ? undefined : asked.error.context.requestId);
+    expect(asker.controlRequest(id)?.status).toBe("taken");
+
+    mend();
+    expect((await resume(asker, "s4").result).status).toBe("cancelled");
+    expect(asker.controlRequest(id)?.status).toBe("applied");
+    expect(countOf(asker, "s4", "ControlRequested")).toBe(1);
   });
 
   it("an owner SIGKILLed as it stores the step applying a CANCEL it took leaves it taken; the resumed run applies it once", async () => {
