@@ -167,6 +167,7 @@ const STATUS_OF: Record<string, number> = {
   "Session/RunNotLive": 409,
   "Session/IllegalTransition": 409,
   "Session/ControlExpired": 409,
+  "Session/ControlTaken": 409,
   "Session/ControlTimeout": 504,
   "Session/NoPendingInput": 409,
 };

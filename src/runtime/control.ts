@@ -12,7 +12,12 @@ export interface Requester {
   by?: string;
 }
 
-export type ControlStatus = "pending" | "applied" | "refused" | "expired";
+/**
+ * `pending` until the run's owner takes it (`taken`: it is being applied, its requester may no
+ * longer withdraw it), then `applied` or `refused` with the step that records it; `expired` when
+ * withdrawn, or found past its expiry, while still pending.
+ */
+export type ControlStatus = "pending" | "taken" | "applied" | "refused" | "expired";
 
 /** A control event queued for the live owner of a run. */
 export interface ControlRequest {
@@ -21,7 +26,7 @@ export interface ControlRequest {
   event: PipelineEvent;
   requester: Requester;
   requestedAt: string;
-  /** Epoch ms after which nobody may apply it. */
+  /** Epoch ms, on the store's clock, after which nobody may take it. */
   expiresAt: number;
   status: ControlStatus;
   /** Why it was refused, or why it expired. */
@@ -48,21 +53,30 @@ type Awaitable<T> = T | Promise<T>;
 export interface ControlQueue {
   enqueueControl(
     runId: string,
-    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+    request: { event: PipelineEvent; requester: Requester; timeoutMs: number },
   ): Awaitable<ControlRequest>;
-  /** The run's pending requests, oldest first (expired ones included: the reader settles them). */
+  /**
+   * The run's requests not settled yet, oldest first: pending ones (expired ones included) and
+   * taken ones, which only a previous owner, now gone, can have taken.
+   */
   pendingControls(runId: string): Awaitable<ControlRequest[]>;
+  /**
+   * Marks a request `taken` for the run's owner, on the store's clock: true when it was pending
+   * and not past its expiry, or already taken; false when it is settled or past its expiry.
+   */
+  takeControl(id: number): Awaitable<boolean>;
   controlRequest(id: number): Awaitable<ControlRequest | undefined>;
-  /** Settles a request that is still pending; false when somebody settled it first. */
+  /** Settles (withdraws) a request that is still pending; false when taken or settled first. */
   settleControl(
     id: number,
-    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+    outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
   ): Awaitable<boolean>;
   /** The run's lease holder, while a lease row exists. */
   leaseHolder(runId: string): Awaitable<LeaseHolder | undefined>;
 }
 
-type LeaseHolder = { owner: string; expiresAt: number };
+/** A lease row; `expiresInMs` is measured on the store's clock (what leases expire by). */
+type LeaseHolder = { owner: string; expiresAt: number; expiresInMs: number };
 
 /** This process, as a requester. */
 export function thisRequester(by?: string): Requester {
@@ -82,12 +96,13 @@ export const CONTROL_POLL_MS = 200;
 export const CONTROL_TIMEOUT_MS = 30_000;
 
 /**
- * Takes the run's pending control requests, oldest first, as its live owner: each is audited
- * with who asked (`ControlRequested`, and `RequestRefused` with why `check` refuses it) and,
- * applied, sent to the run. Its settlement (`applied`, or `refused` with the refusal) goes with
- * the step that records it, in one transaction, so a crash before that step is stored leaves it
- * pending for the next owner; `taken` keeps this owner from taking it again meanwhile. One past
- * its expiry is settled `expired` at once. Whether anything was taken.
+ * Takes the run's pending control requests, oldest first, as its live owner: each is marked
+ * `taken` in the store first (from then on its requester cannot withdraw it), then audited with
+ * who asked (`ControlRequested`, and `RequestRefused` with why `check` refuses it) and, applied,
+ * sent to the run. Its settlement (`applied`, or `refused` with the refusal) goes with the step
+ * that records it, in one transaction; a crash before that step is stored leaves it `taken`, and
+ * the next owner (only a lease holder takes requests) applies it then. One past its expiry on the
+ * store's clock is settled `expired` instead. Whether anything was taken.
  */
 export async function takeControlRequests(
   queue: ControlQueue,
@@ -100,13 +115,12 @@ export async function takeControlRequests(
     /** Requests this owner took, whose steps may not be stored yet. */
     taken: Set<number>;
   },
-  now: () => number = Date.now,
 ): Promise<boolean> {
   let taken = false;
   for (const request of await queue.pendingControls(runId)) {
     const { id, event, requester } = request;
     if (run.taken.has(id)) continue;
-    if (request.expiresAt <= now()) {
+    if (!(await queue.takeControl(id))) {
       await queue.settleControl(id, {
         status: "expired",
         error: expiredBeforeTaken(request).toModelView(),
@@ -147,12 +161,16 @@ export interface ControlOptions {
 
 /**
  * Sends OVERRIDE, REDO or CANCEL to a run that another live process owns, through the store's
- * control queue, and waits for that owner to take it. Ok with the request once it is applied;
+ * control queue, and waits for that owner to apply it. Ok with the request once it is applied;
  * the owner's refusal as the error (`Session/IllegalTransition`, …); `Session/ControlTimeout`
  * when the owner did not take it in time, `Session/ControlExpired` when the run stopped being
  * live first (its owner killed, or the run ended or suspended): either way the request is
- * withdrawn, so it never takes effect later. `Session/RunNotLive` when no process owns the
- * run now: resume it with the event (`resumeRun(…, {control})`) instead.
+ * withdrawn, so it never takes effect later. Once the owner has taken it, it is no longer
+ * withdrawn: this waits for its outcome, and if the owner stops before storing it, answers
+ * `Session/ControlTaken` (whoever resumes the run applies it). `Session/RunNotLive` when no
+ * process owns the run now: resume it with the event (`resumeRun(…, {control})`) instead.
+ * Times are the store's (its expiry, the lease's) or this process's elapsed time, never this
+ * machine's clock against another's.
  */
 export async function requestControl(
   store: ControlQueue & { getRun(runId: string): Awaitable<Result<unknown>> },
@@ -166,16 +184,13 @@ export async function requestControl(
     return err(notLive(runId, "no live process owns it"));
   const timeoutMs = options.timeoutMs ?? CONTROL_TIMEOUT_MS;
   const requester = thisRequester(options.by);
-  const { id } = await store.enqueueControl(runId, {
-    event,
-    requester,
-    expiresAt: Date.now() + timeoutMs,
-  });
+  const asked = performance.now();
+  const { id } = await store.enqueueControl(runId, { event, requester, timeoutMs });
   for (;;) {
     await sleep(options.pollMs ?? 100);
     const now = await store.controlRequest(id);
     if (now?.status === "applied") return ok(now);
-    if (now?.status !== "pending") {
+    if (now?.status !== "pending" && now?.status !== "taken") {
       const error = now?.error ?? {
         code: "Session/ControlExpired",
         message: "expired",
@@ -183,13 +198,18 @@ export async function requestControl(
       };
       return err(new StagechartError(error.code, error.message, error.context));
     }
-    const withdraw = !holderIsLive(await store.leaseHolder(runId))
+    const live = holderIsLive(await store.leaseHolder(runId));
+    if (now.status === "taken") {
+      if (!live) return err(takenByGoneOwner(runId, id, event));
+      continue;
+    }
+    const withdraw = !live
       ? new StagechartError(
           "Session/ControlExpired",
           `run ${runId} stopped being live before its owner took the ${event.type} request (its owner is gone, or the run ended or suspended); the request is withdrawn`,
           { runId, requestId: id, reason: "not-live" },
         )
-      : Date.now() >= now.expiresAt
+      : performance.now() - asked >= timeoutMs
         ? new StagechartError(
             "Session/ControlTimeout",
             `run ${runId}'s owner did not take the ${event.type} request within ${timeoutMs} ms; the request is withdrawn`,
@@ -203,7 +223,14 @@ export async function requestControl(
 
 /** Whether a lease holder (`leaseHolder`'s answer) is a live process whose lease has not expired. */
 export const holderIsLive = (holder: LeaseHolder | undefined): boolean =>
-  holder !== undefined && holder.expiresAt > Date.now() && !ownerIsGone(holder.owner);
+  holder !== undefined && holder.expiresInMs > 0 && !ownerIsGone(holder.owner);
+
+const takenByGoneOwner = (runId: string, requestId: number, event: PipelineEvent) =>
+  new StagechartError(
+    "Session/ControlTaken",
+    `run ${runId}'s owner took the ${event.type} request but stopped before storing its outcome; it is applied when the run is resumed`,
+    { runId, requestId },
+  );
 
 const notLive = (runId: string, why: string) =>
   new StagechartError("Session/RunNotLive", `run ${runId} is not live: ${why}`, { runId });

@@ -119,7 +119,7 @@ export class AsyncSqliteStore implements AsyncRunStore {
   }
   async enqueueControl(
     runId: string,
-    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+    request: { event: PipelineEvent; requester: Requester; timeoutMs: number },
   ) {
     return this.store.enqueueControl(runId, request);
   }
@@ -129,9 +129,12 @@ export class AsyncSqliteStore implements AsyncRunStore {
   async controlRequest(id: number) {
     return this.store.controlRequest(id);
   }
+  async takeControl(id: number) {
+    return this.store.takeControl(id);
+  }
   async settleControl(
     id: number,
-    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+    outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
   ) {
     return this.store.settleControl(id, outcome);
   }

@@ -31,6 +31,13 @@ export class ControlRequests implements Pick<ControlQueue, "pendingControls" | "
   >;
   private readonly pending: Database.Statement<[string], ControlRow>;
   private readonly one: Database.Statement<[number], ControlRow>;
+  private readonly take: Database.Statement<{ id: number; now: number }>;
+  private readonly settleTaken: Database.Statement<{
+    id: number;
+    status: ControlStatus;
+    error: string | null;
+    at: string;
+  }>;
   private readonly settle: Database.Statement<{
     id: number;
     status: ControlStatus;
@@ -44,7 +51,16 @@ export class ControlRequests implements Pick<ControlQueue, "pendingControls" | "
        VALUES (@runId, @event, @requester, @requestedAt, @expiresAt, 'pending')`,
     );
     this.pending = db.prepare(
-      `SELECT ${COLUMNS} FROM control_requests WHERE run_id = ? AND status = 'pending' ORDER BY id`,
+      `SELECT ${COLUMNS} FROM control_requests
+       WHERE run_id = ? AND status IN ('pending', 'taken') ORDER BY id`,
+    );
+    this.take = db.prepare(
+      `UPDATE control_requests SET status = 'taken'
+       WHERE id = @id AND (status = 'taken' OR (status = 'pending' AND expires_at > @now))`,
+    );
+    this.settleTaken = db.prepare(
+      `UPDATE control_requests SET status = @status, error = @error, settled_at = @at
+       WHERE id = @id AND status = 'taken'`,
     );
     this.one = db.prepare(`SELECT ${COLUMNS} FROM control_requests WHERE id = ?`);
     this.settle = db.prepare(
@@ -53,20 +69,32 @@ export class ControlRequests implements Pick<ControlQueue, "pendingControls" | "
     );
   }
 
+  /** Queues a request that expires `timeoutMs` after `now` (the store's clock). */
   enqueue(
     runId: string,
-    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
-    at: string,
+    {
+      event,
+      requester,
+      timeoutMs,
+    }: { event: PipelineEvent; requester: Requester; timeoutMs: number },
+    now: number,
   ): ControlRequest {
+    const requestedAt = new Date(now).toISOString();
+    const expiresAt = now + timeoutMs;
     const row = {
       runId,
-      event: JSON.stringify(request.event),
-      requester: JSON.stringify(request.requester),
-      requestedAt: at,
-      expiresAt: request.expiresAt,
+      event: JSON.stringify(event),
+      requester: JSON.stringify(requester),
+      requestedAt,
+      expiresAt,
     };
     const id = Number(this.insert.run(row).lastInsertRowid);
-    return { id, ...request, runId, requestedAt: at, status: "pending" };
+    return { id, runId, event, requester, requestedAt, expiresAt, status: "pending" };
+  }
+
+  /** Marks a request taken by the run's owner: see `ControlQueue.takeControl`. */
+  takeControl(id: number, now: number): boolean {
+    return this.take.run({ id, now }).changes > 0;
   }
 
   pendingControls(runId: string): ControlRequest[] {
@@ -80,26 +108,31 @@ export class ControlRequests implements Pick<ControlQueue, "pendingControls" | "
 
   settleAt(
     id: number,
-    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+    outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
     at: string,
   ): boolean {
     const error = outcome.error ? JSON.stringify(outcome.error) : null;
     return this.settle.run({ id, status: outcome.status, error, at }).changes > 0;
   }
 
-  /** Settles the requests a step applies or refuses, inside its transaction. */
+  /** Settles the taken requests a step applies or refuses, inside its transaction. */
   settleInStep(settlements: ControlSettlement[], at: string): void {
-    for (const { id, ...outcome } of settlements)
-      if (!this.settleAt(id, outcome, at)) throw controlWithdrawn(id);
+    for (const { id, status, error } of settlements) {
+      const settled = { id, status, error: error ? JSON.stringify(error) : null, at };
+      if (this.settleTaken.run(settled).changes === 0) throw controlNotTaken(id);
+    }
   }
 }
 
-/** A request a step settles that is no longer pending: its requester withdrew it meanwhile. */
-export const controlWithdrawn = (id: number): StagechartError =>
+/**
+ * A request a step settles that is not `taken`: only the owner moves a taken request on, so
+ * another owner settled it (this one lost its lease).
+ */
+export const controlNotTaken = (id: number): StagechartError =>
   new StagechartError(
-    "Session/ControlExpired",
-    `control request ${id} was withdrawn by its requester before the step applying it was stored; that step is not stored`,
-    { requestId: id, reason: "withdrawn" },
+    "Session/LeaseLost",
+    `control request ${id} is no longer taken by this owner: another owner of the run settled it; the step applying it is not stored`,
+    { requestId: id },
   );
 
 /** A row as a request; the PostgreSQL store reads its rows with it too. */

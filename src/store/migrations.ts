@@ -234,6 +234,31 @@ export const MIGRATIONS: readonly Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
     `,
   },
+  {
+    // A control request the run's owner is applying is `taken`: its requester can no longer
+    // withdraw it, so the step applying it always stores. The table is rebuilt for its CHECK,
+    // keeping ids (the queue's order); nothing refers to it.
+    version: 10,
+    sql: `
+      CREATE TABLE control_requests_taken (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        event TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        requested_at TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        status TEXT NOT NULL
+          CHECK (status IN ('pending', 'taken', 'applied', 'refused', 'expired')),
+        error TEXT,
+        settled_at TEXT
+      );
+      INSERT INTO control_requests_taken SELECT id, run_id, event, requester, requested_at,
+        expires_at, status, error, settled_at FROM control_requests;
+      DROP TABLE control_requests;
+      ALTER TABLE control_requests_taken RENAME TO control_requests;
+      CREATE INDEX control_requests_pending ON control_requests (run_id, status);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
@@ -259,7 +284,12 @@ export function migrate(db: Database, now: () => number): Result<void> {
     const record = db.prepare(
       "INSERT INTO schema_version (version, applied_at, stagechart_version) VALUES (?, ?, ?)",
     );
-    for (const migration of MIGRATIONS.filter(({ version }) => version > found)) {
+    const applied = new Set(
+      db.prepare<[], number>("SELECT version FROM schema_version").pluck().all(),
+    );
+    // Every one not recorded yet, not only those above the latest: a file made between merges
+    // of numbered migrations (8 and 10, then 9) still gets the one in the middle.
+    for (const migration of MIGRATIONS.filter(({ version }) => !applied.has(version))) {
       db.exec(migration.sql);
       record.run(migration.version, new Date(now()).toISOString(), VERSION);
     }

@@ -345,12 +345,16 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   /** Queues a control event for the run's live owner (`Session/RunNotFound` for no such run). */
   enqueueControl(
     runId: string,
-    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+    request: { event: PipelineEvent; requester: Requester; timeoutMs: number },
   ): ControlRequest {
     return this.immediately(() => {
       if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
-      return this.controls.enqueue(runId, request, this.timestamp());
+      return this.controls.enqueue(runId, request, this.now());
     });
+  }
+
+  takeControl(id: number): boolean {
+    return this.guarded(() => this.controls.takeControl(id, this.now()));
   }
 
   pendingControls(runId: string): ControlRequest[] {
@@ -363,13 +367,16 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   settleControl(
     id: number,
-    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+    outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
   ): boolean {
     return this.guarded(() => this.controls.settleAt(id, outcome, this.timestamp()));
   }
 
-  leaseHolder(runId: string): { owner: string; expiresAt: number } | undefined {
-    return this.guarded(() => this.sql.lease.get(runId));
+  leaseHolder(
+    runId: string,
+  ): { owner: string; expiresAt: number; expiresInMs: number } | undefined {
+    const holder = this.guarded(() => this.sql.lease.get(runId));
+    return holder && { ...holder, expiresInMs: holder.expiresAt - this.now() };
   }
 
   /** Runs `work`, with a failing SQLite call told as what it means for the user. */

@@ -157,7 +157,7 @@ describe("a killed owner during a pending control request", () => {
     const { id } = store.enqueueControl("r4", {
       event: { type: "CANCEL", reason: "asked before the crash" },
       requester,
-      expiresAt: Date.now() + 60_000,
+      timeoutMs: 60_000,
     });
     owner.kill("SIGKILL");
     await once(owner, "exit");

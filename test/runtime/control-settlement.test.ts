@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import type { PipelineEvent } from "../../src/compiler/pipeline-machine.js";
+import { requestControl } from "../../src/runtime/control.js";
 import { leaseOwner } from "../../src/runtime/persistence.js";
 import { resumeRun } from "../../src/runtime/run.js";
 import type { SqliteStore } from "../../src/store/index.js";
@@ -47,18 +48,18 @@ const countOf = (store: SqliteStore, runId: string, type: string) =>
   store.auditOf(runId).filter((event) => event.type === type).length;
 
 describe("a control request is settled by the step that applies it (SQLite store)", () => {
-  it("a step that fails to store leaves the request pending; the next owner applies it once", async () => {
+  it("a step that fails to store leaves the request taken; the next owner applies it once", async () => {
     const file = join(tempDir(), "runs.db");
     const store = await orphaned(file, "s1");
     const cancel: PipelineEvent = { type: "CANCEL", reason: "stop" };
     const { id } = store.enqueueControl("s1", {
       event: cancel,
       requester,
-      expiresAt: Date.now() + 60_000,
+      timeoutMs: 60_000,
     });
     const mend = failControlSteps(file);
     expect((await resume(store, "s1").result).status).toBe("suspended");
-    expect(store.controlRequest(id)?.status).toBe("pending");
+    expect(store.controlRequest(id)?.status).toBe("taken");
     expect(countOf(store, "s1", "ControlRequested")).toBe(0);
 
     mend();
@@ -68,23 +69,23 @@ describe("a control request is settled by the step that applies it (SQLite store
     expect(countOf(store, "s1", "RunCancelled")).toBe(1);
   });
 
-  it("a refusal is settled with the step that audits it: pending until that step is stored", async () => {
+  it("a refusal is settled with the step that audits it: taken until that step is stored", async () => {
     const file = join(tempDir(), "runs.db");
     const store = await orphaned(file, "s2");
     const move: PipelineEvent = { type: "OVERRIDE", to: "nowhere", reason: "why not" };
     const { id } = store.enqueueControl("s2", {
       event: move,
       requester,
-      expiresAt: Date.now() + 60_000,
+      timeoutMs: 60_000,
     });
     const mend = failControlSteps(file);
     expect((await resume(store, "s2").result).status).toBe("suspended");
-    expect(store.controlRequest(id)?.status).toBe("pending");
+    expect(store.controlRequest(id)?.status).toBe("taken");
 
     mend();
     const resumed = resume(store, "s2");
     await waitFor(liveActor(resumed), (s) => s.context.current === "draft");
-    while (store.controlRequest(id)?.status === "pending")
+    while (store.controlRequest(id)?.status === "taken")
       await new Promise((settle) => setTimeout(settle, 20));
     expect(store.controlRequest(id)).toMatchObject({
       status: "refused",
@@ -96,43 +97,53 @@ describe("a control request is settled by the step that applies it (SQLite store
     expect(countOf(store, "s2", "ControlRequested")).toBe(1);
   });
 
-  it("a request withdrawn just before the step applying it is stored stops the run there, never applied", async () => {
+  it("a withdrawal between the take and the step applying it is refused: the run goes on and applies it", async () => {
     const file = join(tempDir(), "runs.db");
     const store = await orphaned(file, "s3");
     const { id } = store.enqueueControl("s3", {
       event: { type: "CANCEL", reason: "stop" },
       requester,
-      expiresAt: Date.now() + 60_000,
+      timeoutMs: 60_000,
     });
     // The requester gives up (its timeout) in the instant between the take and the store.
+    const withdrawals: boolean[] = [];
     const withdrawing: SqliteStore = Object.create(store);
     withdrawing.commitStep = (runId, step) => {
-      if (step.controls?.length) store.settleControl(id, { status: "expired" });
+      if (step.controls?.length) withdrawals.push(store.settleControl(id, { status: "expired" }));
       return store.commitStep(runId, step);
     };
-    const stopped = await resume(withdrawing, "s3").result;
-    expect(stopped).toMatchObject({
-      status: "suspended",
-      error: { code: "Session/ControlExpired" },
-    });
-    expect(store.controlRequest(id)?.status).toBe("expired");
-    expect(countOf(store, "s3", "ControlRequested")).toBe(0);
-
-    const resumed = resume(store, "s3");
-    await waitFor(liveActor(resumed), (s) => s.context.current === "draft");
-    resumed.send({ type: "CANCEL" });
-    await resumed.result;
-    expect(countOf(store, "s3", "ControlRequested")).toBe(0);
+    expect((await resume(withdrawing, "s3").result).status).toBe("cancelled");
+    expect(withdrawals).toEqual([false]);
+    expect(store.controlRequest(id)?.status).toBe("applied");
+    expect(countOf(store, "s3", "ControlRequested")).toBe(1);
+    expect(countOf(store, "s3", "RunCancelled")).toBe(1);
   });
 
-  it("an owner SIGKILLed as it stores the step applying a CANCEL leaves it pending; the resumed run applies it once", async () => {
+  it("a requester whose owner stops after taking its request is told Session/ControlTaken; the next owner applies it", async () => {
+    const file = join(tempDir(), "runs.db");
+    const owner = await liveRun(file, "s4");
+    const mend = failControlSteps(file);
+    const asker = openStore(file);
+    const asked = await requestControl(asker, "s4", { type: "CANCEL", reason: "stop" });
+    expect(asked.ok ? undefined : asked.error.code).toBe("Session/ControlTaken");
+    expect((await owner.result).status).toBe("suspended");
+    const id = Number(asked.ok ? undefined : asked.error.context.requestId);
+    expect(asker.controlRequest(id)?.status).toBe("taken");
+
+    mend();
+    expect((await resume(asker, "s4").result).status).toBe("cancelled");
+    expect(asker.controlRequest(id)?.status).toBe("applied");
+    expect(countOf(asker, "s4", "ControlRequested")).toBe(1);
+  });
+
+  it("an owner SIGKILLed as it stores the step applying a CANCEL it took leaves it taken; the resumed run applies it once", async () => {
     const crash = await killedWhileApplyingControl(
       (dir) => join(dir, "runs.db"),
       async (dir) => openStore(join(dir, "runs.db")),
       { type: "CANCEL", reason: "stop" },
     );
     expect(crash.killed.code).toBeNull();
-    expect(crash.afterKill?.status).toBe("pending");
+    expect(crash.afterKill?.status).toBe("taken");
     expect(crash.resumed?.result?.status).toBe("cancelled");
     expect(crash.settled?.status).toBe("applied");
     const audit = crash.audit ?? [];

@@ -107,7 +107,7 @@ describe("a killed owner during a pending control request", () => {
     const { id } = store.enqueueControl("r6", {
       event: { type: "CANCEL", reason: "stop" },
       requester,
-      expiresAt: Date.now() + 60_000,
+      timeoutMs: 60_000,
     });
     const resumed = resumeRun(slowPipeline(), "r6", { host: harness("stages: {}").host, store });
     if (!resumed.ok) throw resumed.error;

@@ -13,7 +13,7 @@ type Awaitable<T> = T | Promise<T>;
 export interface ControlledStore {
   enqueueControl(
     runId: string,
-    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+    request: { event: PipelineEvent; requester: Requester; timeoutMs: number },
   ): Awaitable<ControlRequest>;
   controlRequest(id: number): Awaitable<ControlRequest | undefined>;
   auditOf(runId: string): Awaitable<AuditEvent[]>;
@@ -32,8 +32,8 @@ export interface ControlCrash {
 /**
  * A run whose plan stage waits a minute on its model is started in a child process and killed;
  * a control request is queued for it by someone no longer waiting (a requester long gone), and
- * a second child resumes the run and is SIGKILLed the instant it stores the step that applies
- * that request; a third resumes it again. `store` is `storeSpec`'s store, opened by the test.
+ * a second child resumes the run, takes that request and is SIGKILLed the instant it stores the
+ * step that applies it; a third resumes it again. `store` is `storeSpec`'s store, opened by the test.
  * The children run the built package: `npm run build` first.
  */
 export async function killedWhileApplyingControl(
@@ -72,12 +72,12 @@ stages:
   const { id } = await opened.enqueueControl("ctl-1", {
     event,
     requester,
-    expiresAt: Date.now() + 10 * 60_000,
+    timeoutMs: 10 * 60_000,
   });
   const killed = await live(child("resume-killed-at-control"));
   const afterKill = await opened.controlRequest(id);
   // A request already settled would never be applied: the resumed run would wait its minute.
-  if (afterKill?.status !== "pending") return { afterKill, killed };
+  if (afterKill?.status !== "taken") return { afterKill, killed };
   const resumed = await live(child("resume"));
   return {
     afterKill,

@@ -136,18 +136,22 @@ export interface AsyncRunStore {
   /** Control queue: events for a run's live owner (`Session/RunNotFound` for no such run). */
   enqueueControl(
     runId: string,
-    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+    request: { event: PipelineEvent; requester: Requester; timeoutMs: number },
   ): Promise<ControlRequest>;
-  /** The run's pending requests, oldest first (expired ones included: the reader settles them). */
+  /** The run's pending and taken requests, oldest first (see `ControlQueue`). */
   pendingControls(runId: string): Promise<ControlRequest[]>;
   controlRequest(id: number): Promise<ControlRequest | undefined>;
-  /** Settles a request that is still pending; false when somebody settled it first. */
+  /** Marks a request taken by the run's owner, on the store's clock (see `ControlQueue`). */
+  takeControl(id: number): Promise<boolean>;
+  /** Settles (withdraws) a request still pending; false when taken or settled first. */
   settleControl(
     id: number,
-    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+    outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
   ): Promise<boolean>;
   /** The run's lease holder, while a lease row exists. */
-  leaseHolder(runId: string): Promise<{ owner: string; expiresAt: number } | undefined>;
+  leaseHolder(
+    runId: string,
+  ): Promise<{ owner: string; expiresAt: number; expiresInMs: number } | undefined>;
 
   close(): Promise<void>;
 }

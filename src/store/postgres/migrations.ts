@@ -216,6 +216,16 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
     `,
   },
+  {
+    // A control request the run's owner is applying is `taken`: its requester can no longer
+    // withdraw it, so the step applying it always stores.
+    version: 10,
+    sql: `
+      ALTER TABLE control_requests DROP CONSTRAINT control_requests_status_check;
+      ALTER TABLE control_requests ADD CONSTRAINT control_requests_status_check
+        CHECK (status IN ('pending', 'taken', 'applied', 'refused', 'expired'));
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;
@@ -243,7 +253,10 @@ export async function migrate(client: PoolClient, now: () => number): Promise<Re
   if (found > POSTGRES_SCHEMA_VERSION) {
     return err(storeTooNew(found, POSTGRES_SCHEMA_VERSION, rows[0]?.stagechartVersion));
   }
-  for (const migration of POSTGRES_MIGRATIONS.filter(({ version }) => version > found)) {
+  const applied = await client.query<{ version: number }>("SELECT version FROM schema_version");
+  const recorded = new Set(applied.rows.map(({ version }) => version));
+  // Every one not recorded yet, as the SQLite store does (src/store/migrations.ts).
+  for (const migration of POSTGRES_MIGRATIONS.filter(({ version }) => !recorded.has(version))) {
     await client.query(migration.sql);
     await client.query(
       "INSERT INTO schema_version (version, applied_at, stagechart_version) VALUES ($1, $2, $3)",

@@ -290,7 +290,7 @@ export class OwnedRun implements RunStore {
 
   enqueueControl(
     runId: string,
-    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+    request: { event: PipelineEvent; requester: Requester; timeoutMs: number },
   ) {
     return this.store.enqueueControl(runId, request);
   }
@@ -303,9 +303,13 @@ export class OwnedRun implements RunStore {
     return this.store.controlRequest(id);
   }
 
+  takeControl(id: number) {
+    return this.store.takeControl(id);
+  }
+
   settleControl(
     id: number,
-    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+    outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
   ) {
     return this.store.settleControl(id, outcome);
   }

@@ -352,9 +352,13 @@ export class PostgresStore implements AsyncRunStore {
   /** Queues a control event for the run's live owner (`Session/RunNotFound` for no such run). */
   async enqueueControl(
     runId: string,
-    request: { event: PipelineEvent; requester: Requester; expiresAt: number },
+    request: { event: PipelineEvent; requester: Requester; timeoutMs: number },
   ): Promise<ControlRequest> {
-    return controls.enqueueControl(this.pooled, runId, request, this.timestamp());
+    return controls.enqueueControl(this.pooled, runId, request, this.clock?.());
+  }
+
+  async takeControl(id: number): Promise<boolean> {
+    return controls.takeControl(this.pooled, id, this.clock?.());
   }
 
   async pendingControls(runId: string): Promise<ControlRequest[]> {
@@ -367,13 +371,13 @@ export class PostgresStore implements AsyncRunStore {
 
   async settleControl(
     id: number,
-    outcome: { status: Exclude<ControlStatus, "pending">; error?: ErrorView },
+    outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
   ): Promise<boolean> {
     return controls.settleControl(this.pooled, id, outcome, this.timestamp());
   }
 
-  async leaseHolder(runId: string): Promise<{ owner: string; expiresAt: number } | undefined> {
-    return controls.leaseHolder(this.pooled, runId);
+  async leaseHolder(runId: string) {
+    return controls.leaseHolder(this.pooled, runId, this.clock?.());
   }
 
   /** One statement on any pooled connection, as the modules that take a `Query` run it. */

@@ -103,11 +103,12 @@ export function stepsForksControls(harness: StoreHarness): void {
       const { store } = await harness.fresh(clock);
       okValue(await store.createRun(newRun("run-1")));
       const expiresAt = clock.now() + 30_000;
-      const first = await store.enqueueControl("run-1", { event: cancel, requester, expiresAt });
+      const timeoutMs = 30_000;
+      const first = await store.enqueueControl("run-1", { event: cancel, requester, timeoutMs });
       const second = await store.enqueueControl("run-1", {
         event: { type: "REDO", stage: "plan" } as PipelineEvent,
         requester,
-        expiresAt,
+        timeoutMs,
       });
       expect(first).toEqual({
         id: first.id,
@@ -136,7 +137,7 @@ export function stepsForksControls(harness: StoreHarness): void {
     it("keeps why a request was refused or expired", async () => {
       const { store } = await harness.fresh(manualClock());
       okValue(await store.createRun(newRun("run-1")));
-      const request = { event: cancel, requester, expiresAt: 1 };
+      const request = { event: cancel, requester, timeoutMs: 1 };
       const refused = await store.enqueueControl("run-1", request);
       const expired = await store.enqueueControl("run-1", request);
       const why: ErrorView = {
@@ -163,7 +164,7 @@ export function stepsForksControls(harness: StoreHarness): void {
       okValue(await store.createRun(newRun("run-1")));
       okValue(await store.acquireLease("run-1", "owner", 10_000));
       expect(await requesting.leaseHolder("run-1")).toMatchObject({ owner: "owner" });
-      const request = { event: cancel, requester, expiresAt: clock.now() + 1_000 };
+      const request = { event: cancel, requester, timeoutMs: 1_000 };
       const queued = await requesting.enqueueControl("run-1", request);
       expect(await store.pendingControls("run-1")).toEqual([queued]);
       expect(await store.settleControl(queued.id, { status: "applied" })).toBe(true);
@@ -175,23 +176,24 @@ export function stepsForksControls(harness: StoreHarness): void {
       const { store } = await harness.fresh(clock);
       okValue(await store.createRun(newRun("run-1")));
       await expect(
-        store.enqueueControl("run-9", { event: cancel, requester, expiresAt: 1 }),
+        store.enqueueControl("run-9", { event: cancel, requester, timeoutMs: 1 }),
       ).rejects.toMatchObject({ code: "Session/RunNotFound" });
       expect(await store.leaseHolder("run-1")).toBeUndefined();
       okValue(await store.acquireLease("run-1", "worker-1", 10_000));
       expect(await store.leaseHolder("run-1")).toEqual({
         owner: "worker-1",
         expiresAt: clock.now() + 10_000,
+        expiresInMs: 10_000,
       });
     });
   });
 
   describe("a step that settles control requests", () => {
-    it("settles them in its transaction; one withdrawn meanwhile fails it, storing none of it", async () => {
+    it("settles the requests its owner took, in its transaction; a step settling one not taken stores nothing", async () => {
       const clock = manualClock();
       const { store } = await harness.fresh(clock);
       okValue(await store.createRun(newRun("run-1")));
-      const request = { event: cancel, requester, expiresAt: clock.now() + 30_000 };
+      const request = { event: cancel, requester, timeoutMs: 30_000 };
       const applied = await store.enqueueControl("run-1", request);
       const refused = await store.enqueueControl("run-1", request);
       const why: ErrorView = {
@@ -200,6 +202,9 @@ export function stepsForksControls(harness: StoreHarness): void {
         message: "no",
         context: {},
       };
+      expect(await store.takeControl(applied.id)).toBe(true);
+      expect(await store.takeControl(refused.id)).toBe(true);
+      expect(await store.settleControl(applied.id, { status: "expired" })).toBe(false);
       await store.commitStep("run-1", {
         events: [started("run-1")],
         controls: [
@@ -213,16 +218,41 @@ export function stepsForksControls(harness: StoreHarness): void {
         error: why,
       });
 
-      const withdrawn = await store.enqueueControl("run-1", request);
-      expect(await store.settleControl(withdrawn.id, { status: "expired" })).toBe(true);
+      const pending = await store.enqueueControl("run-1", request);
       await expect(
         store.commitStep("run-1", {
           events: [started("run-1")],
-          controls: [{ id: withdrawn.id, status: "applied" }],
+          controls: [{ id: pending.id, status: "applied" }],
         }),
-      ).rejects.toMatchObject({ code: "Session/ControlExpired" });
+      ).rejects.toMatchObject({ code: "Session/LeaseLost" });
       expect(await store.lastSeq("run-1")).toBe(1);
-      expect(await store.controlRequest(withdrawn.id)).toMatchObject({ status: "expired" });
+      expect(await store.controlRequest(pending.id)).toMatchObject({ status: "pending" });
+    });
+  });
+
+  describe("taking a control request", () => {
+    it("marks it taken until its expiry on the store's clock; taken, it stays listed and cannot be withdrawn", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
+      okValue(await store.createRun(newRun("run-1")));
+      const request = { event: cancel, requester, timeoutMs: 1_000 };
+      const late = await store.enqueueControl("run-1", request);
+      const taken = await store.enqueueControl("run-1", request);
+      const withdrawn = await store.enqueueControl("run-1", request);
+      expect(late.expiresAt).toBe(clock.now() + 1_000);
+      clock.advance(999);
+      expect(await store.takeControl(taken.id)).toBe(true);
+      expect(await store.settleControl(withdrawn.id, { status: "expired" })).toBe(true);
+      expect(await store.takeControl(withdrawn.id)).toBe(false);
+      clock.advance(1);
+      expect(await store.takeControl(late.id)).toBe(false);
+      // The next owner of a run whose owner died after taking it takes it again.
+      expect(await store.takeControl(taken.id)).toBe(true);
+      expect(await store.settleControl(taken.id, { status: "expired" })).toBe(false);
+      expect((await store.pendingControls("run-1")).map(({ id, status }) => [id, status])).toEqual([
+        [late.id, "pending"],
+        [taken.id, "taken"],
+      ]);
     });
   });
 

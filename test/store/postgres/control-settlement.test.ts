@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
 import pg from "pg";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { waitFor } from "xstate";
 import type { PipelineEvent } from "../../../src/compiler/pipeline-machine.js";
+import { requestControl } from "../../../src/runtime/control.js";
 import { leaseOwner } from "../../../src/runtime/persistence.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { resumeSharedRun, startSharedRun } from "../../../src/store/postgres/shared-runs.js";
@@ -61,18 +62,18 @@ const countOf = async (store: PostgresStore, runId: string, type: string) =>
 describe.skipIf(noPostgres)(
   "a control request on the shared store is settled by the step that applies it",
   () => {
-    it("a step that fails to store leaves the request pending; the next owner applies it once", async () => {
+    it("a step that fails to store leaves the request taken; the next owner applies it once", async () => {
       const { url, store } = await stores.fresh();
       await orphaned(store, "p1");
       const cancel: PipelineEvent = { type: "CANCEL", reason: "stop" };
       const { id } = await store.enqueueControl("p1", {
         event: cancel,
         requester,
-        expiresAt: Date.now() + 60_000,
+        timeoutMs: 60_000,
       });
       const mend = await failControlSteps(url);
       expect((await (await resume(store, "p1")).result).status).toBe("suspended");
-      expect((await store.controlRequest(id))?.status).toBe("pending");
+      expect((await store.controlRequest(id))?.status).toBe("taken");
       expect(await countOf(store, "p1", "ControlRequested")).toBe(0);
 
       await mend();
@@ -82,7 +83,90 @@ describe.skipIf(noPostgres)(
       expect(await countOf(store, "p1", "RunCancelled")).toBe(1);
     });
 
-    it("an owner SIGKILLed as it stores the step applying a CANCEL leaves it pending; the resumed run applies it once", async () => {
+    it("a withdrawal between the take and the step applying it is refused: the run goes on and applies it", async () => {
+      const { store } = await stores.fresh();
+      await orphaned(store, "p3");
+      const { id } = await store.enqueueControl("p3", {
+        event: { type: "CANCEL", reason: "stop" },
+        requester,
+        timeoutMs: 60_000,
+      });
+      // The requester gives up (its timeout) in the instant between the take and the store.
+      const withdrawals: boolean[] = [];
+      const withdrawing: PostgresStore = Object.create(store);
+      withdrawing.commitStep = async (runId, step) => {
+        if (step.controls?.length)
+          withdrawals.push(await store.settleControl(id, { status: "expired" }));
+        return store.commitStep(runId, step);
+      };
+      expect((await (await resume(withdrawing, "p3")).result).status).toBe("cancelled");
+      expect(withdrawals).toEqual([false]);
+      expect((await store.controlRequest(id))?.status).toBe("applied");
+      expect(await countOf(store, "p3", "ControlRequested")).toBe(1);
+      expect(await countOf(store, "p3", "RunCancelled")).toBe(1);
+    });
+
+    it("a requester whose timeout passes while the owner applies its request waits for the outcome", async () => {
+      const { url, store } = await stores.fresh();
+      // The owner stores the step applying a request only once its requester's timeout passed.
+      let timedOut: () => void = () => {};
+      const pastTimeout = new Promise<void>((settle) => {
+        timedOut = settle;
+      });
+      const slowToStore: PostgresStore = Object.create(store);
+      slowToStore.commitStep = async (runId, step) => {
+        if (step.controls?.length) await pastTimeout;
+        return store.commitStep(runId, step);
+      };
+      const started = await startSharedRun(slowPipeline(), {
+        host: harness("stages: {}").host,
+        store: slowToStore,
+        runId: "p5",
+      });
+      if (!started.ok) throw started.error;
+      await waitFor(liveActor(started.value), (s) => s.context.current === "draft");
+      const requesting = await stores.reopen(url);
+      const timeoutMs = 1_000;
+      const asked = performance.now();
+      const seenAfterTimeout: string[] = [];
+      const watching: PostgresStore = Object.create(requesting);
+      watching.controlRequest = async (id) => {
+        const request = await requesting.controlRequest(id);
+        if (performance.now() - asked > timeoutMs && request) {
+          seenAfterTimeout.push(request.status);
+          if (request.status === "taken") timedOut();
+        }
+        return request;
+      };
+      const cancel: PipelineEvent = { type: "CANCEL", reason: "not needed" };
+      const outcome = await requestControl(watching, "p5", cancel, { timeoutMs, pollMs: 20 });
+      expect(outcome.ok && outcome.value.status).toBe("applied");
+      expect(seenAfterTimeout[0]).toBe("taken");
+      expect((await started.value.result).status).toBe("cancelled");
+    });
+
+    it("a requester whose clock runs an hour ahead still finds the live owner and is applied", async () => {
+      const { url, store } = await stores.fresh();
+      const started = await startSharedRun(slowPipeline(), {
+        host: harness("stages: {}").host,
+        store,
+        runId: "p4",
+      });
+      if (!started.ok) throw started.error;
+      await waitFor(liveActor(started.value), (s) => s.context.current === "draft");
+      const elsewhere = await stores.reopen(url);
+      vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 3_600_000 });
+      try {
+        const cancel: PipelineEvent = { type: "CANCEL", reason: "not needed" };
+        const asked = await requestControl(elsewhere, "p4", cancel, { timeoutMs: 20_000 });
+        expect(asked.ok && asked.value.status).toBe("applied");
+      } finally {
+        vi.useRealTimers();
+      }
+      expect((await started.value.result).status).toBe("cancelled");
+    });
+
+    it("an owner SIGKILLed as it stores the step applying a CANCEL it took leaves it taken; the resumed run applies it once", async () => {
       const { url } = await stores.fresh();
       const crash = await killedWhileApplyingControl(
         () => url,
@@ -90,7 +174,7 @@ describe.skipIf(noPostgres)(
         { type: "CANCEL", reason: "stop" },
       );
       expect(crash.killed.code).toBeNull();
-      expect(crash.afterKill?.status).toBe("pending");
+      expect(crash.afterKill?.status).toBe("taken");
       expect(crash.resumed?.result?.status).toBe("cancelled");
       expect(crash.settled?.status).toBe("applied");
       const audit = crash.audit ?? [];
