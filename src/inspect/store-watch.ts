@@ -15,9 +15,9 @@ const changeOf = (run: RunSummary) => `${run.status} ${run.updatedAt}`;
 
 /**
  * Reads the store for what changed since the last look — the runs updated since, and the new
- * audit events of the run each page watches — and tells the pages only that. Runs are written by other processes (every
- * `stagechart run`, workers on other machines), so the store, not a process's memory, is where
- * news comes from.
+ * audit events of the run each page watches — and tells the pages only that. Runs are written by
+ * other processes (every `stagechart run`, workers on other machines), so the store, not a
+ * process's memory, is where news comes from.
  */
 export class StoreWatch {
   /** What the pages were last told of each run: its status and last update. */
