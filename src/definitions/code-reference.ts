@@ -165,21 +165,57 @@ function realOr(path: string, missing = () => path): string {
   }
 }
 
+const unloadable = (message: string): ModuleLoad => ({
+  ok: false,
+  code: DIAGNOSTIC_CODES.codeModuleUnloadable,
+  message,
+});
+
+const isFile = (path: string) => statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+
 export async function importModule(path: string): Promise<ModuleLoad> {
-  const problem = (message: string): ModuleLoad => ({
-    ok: false,
-    code: DIAGNOSTIC_CODES.codeModuleUnloadable,
-    message,
-  });
-  if (!statSync(path, { throwIfNoEntry: false })?.isFile())
-    return problem("cannot be loaded: there is no such file");
+  if (!isFile(path)) return unloadable("cannot be loaded: there is no such file");
   let exports: Record<string, unknown>;
   try {
     exports = { ...(await import(pathToFileURL(path).href)) };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return problem(`cannot be loaded: ${message.split("\n")[0]}`);
+    return unloadable(`cannot be loaded: ${message.split("\n")[0]}`);
   }
+  return { ok: true, exports, hash: moduleHash(path) };
+}
+
+/**
+ * A module read, never imported (what drawing a chart needs: no code of the pipeline runs). Every
+ * export asked for is there, a stand-in that throws if run, named by its reference; the hash is
+ * the module's text's, as when imported.
+ */
+export async function moduleUnimported(path: string): Promise<ModuleLoad> {
+  if (!isFile(path)) return unloadable("cannot be loaded: there is no such file");
+  const standIns = new Map<string, () => never>();
+  const standIn = (name: string) => {
+    const fn =
+      standIns.get(name) ??
+      Object.defineProperty(
+        () => {
+          throw new Error(`${basename(path)}#${name} was not imported: it is only drawn`);
+        },
+        "name",
+        { value: `${basename(path)}#${name}` },
+      );
+    standIns.set(name, fn);
+    return fn;
+  };
+  const exports = new Proxy<Record<string, unknown>>(
+    {},
+    {
+      get: (_, name) => (typeof name === "string" ? standIn(name) : undefined),
+      getOwnPropertyDescriptor: (_, name) =>
+        typeof name === "string"
+          ? { value: standIn(name), enumerable: true, configurable: true, writable: false }
+          : undefined,
+    },
+  );
   return { ok: true, exports, hash: moduleHash(path) };
 }
 

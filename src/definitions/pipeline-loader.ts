@@ -1,5 +1,10 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { importModule, type ModuleLoad, resolveCodeReferences } from "./code-reference.js";
+import {
+  importModule,
+  type ModuleImporter,
+  type ModuleLoad,
+  resolveCodeReferences,
+} from "./code-reference.js";
 import {
   DIAGNOSTIC_CODES,
   type Diagnostic,
@@ -46,14 +51,18 @@ export const BUILTIN_TOOL_NAMES: readonly string[] = [
   "Bash",
 ];
 
-/** A loader that checks stages' tools against `toolNames` (the host's; the built-ins by default). */
+/**
+ * A loader that checks stages' tools against `toolNames` (the host's; the built-ins by default)
+ * and brings in code modules with `loadModule` (imports them by default).
+ */
 export function createPipelineLoader(
   toolNames: readonly string[] = BUILTIN_TOOL_NAMES,
+  loadModule: ModuleImporter = importModule,
 ): PipelineLoader {
   const stageFiles = new Map<string, Promise<StageSource>>();
   const pipelineFiles = new Map<string, Promise<LoadResult<PipelineDefinition>>>();
   const modules = new Map<string, Promise<ModuleLoad>>();
-  const importOnce = (path: string) => remember(modules, path, () => importModule(path));
+  const importOnce = (path: string) => remember(modules, path, () => loadModule(path));
 
   const stageFile = (file: string) =>
     remember(stageFiles, resolve(file), () => loadStageSource(file));

@@ -1,3 +1,4 @@
+import { moduleUnimported } from "./code-reference.js";
 import type { LoadResult } from "./diagnostics.js";
 import { createPipelineLoader } from "./pipeline-loader.js";
 import type { PipelineDefinition } from "./pipeline-types.js";
@@ -7,6 +8,11 @@ export { BUILTIN_TOOL_NAMES } from "./pipeline-loader.js";
 export interface PipelineLoadOptions {
   /** The tools of the host the pipeline will run on; `allowedTools` may name only these. */
   toolNames?: readonly string[];
+  /**
+   * false: the structure only, for drawing — no code module is imported (nothing of the
+   * pipeline's code runs); each code reference stands in as a function that is never run.
+   */
+  importCode?: boolean;
 }
 
 /**
@@ -17,5 +23,6 @@ export function loadPipelineFile(
   file: string,
   options: PipelineLoadOptions = {},
 ): Promise<LoadResult<PipelineDefinition>> {
-  return createPipelineLoader(options.toolNames).pipelineFile(file);
+  const loadModule = options.importCode === false ? moduleUnimported : undefined;
+  return createPipelineLoader(options.toolNames, loadModule).pipelineFile(file);
 }

@@ -9,6 +9,7 @@ import type { LiveRegistry } from "./live.js";
 import { liveGraphOf, runGraphOf } from "./run-graph.js";
 import { describeStoredRun } from "./run-view.js";
 import { stepView } from "./steps.js";
+import { RUN_LIST_LIMIT } from "./store-watch.js";
 
 /** What the visualizer's API needs besides the request. */
 export interface ApiContext {
@@ -68,7 +69,8 @@ async function route(
     return err(
       notFound("Validation/RouteNotFound", `no route ${method} /api/${parts.join("/")}`, {}),
     );
-  if (method === "GET" && !id) return ok(store ? await store.listRuns() : []);
+  if (method === "GET" && !id)
+    return ok(store ? await store.listRuns({ limit: RUN_LIST_LIMIT }) : []);
   if (!id) return err(notFound("Validation/RouteNotFound", `no route ${method} /api/runs`, {}));
   if (!store)
     return err(

@@ -32,18 +32,21 @@ export async function liveGraphOf(
 }
 
 /**
- * The run's compiled statechart and the stage lifecycle, drawn from the run's pipeline file; on
- * a machine without that file (a shared store's run queued elsewhere), from the definition
- * stored with the run.
+ * The run's compiled statechart and the stage lifecycle, drawn from the definition stored with
+ * the run (by its hash: what the run was queued with, whatever its file became since); a run with
+ * none stored, from its pipeline file. Either is loaded for its structure only: no code module of
+ * the pipeline is imported, so opening a chart runs nothing of what the store or file holds.
  */
 export async function runGraphOf(store: AsyncRunStore, run: RunRecord): Promise<Result<Graph>> {
+  const byHash = `definition\u0000${run.definitionHash}`;
+  const known = drawn.get(byHash);
+  if (known) return known;
+  const stored = await storedEntry(store, run.definitionHash);
+  if (stored) return remembered(byHash, () => drawGraph(stored));
   const file = run.options.pipelineFile;
   if (typeof file === "string" && existsSync(file))
     return remembered(`${file}\u0000${statSync(file).mtimeMs}`, () => drawGraph(file));
-  const stored = await storedEntry(store, run.definitionHash);
-  return stored
-    ? remembered(`definition\u0000${run.definitionHash}`, () => drawGraph(stored))
-    : drawGraph(file);
+  return drawGraph(file);
 }
 
 async function remembered(key: string, draw: () => Promise<Result<Graph>>): Promise<Result<Graph>> {
@@ -72,7 +75,10 @@ async function drawGraph(file: unknown): Promise<Result<Graph>> {
       ),
     );
   // The run's MCP tools are not running here: allowedTools naming them are only drawn.
-  const loaded = await loadPipelineFile(file, { toolNames: [...BUILTIN_TOOL_NAMES] });
+  const loaded = await loadPipelineFile(file, {
+    toolNames: [...BUILTIN_TOOL_NAMES],
+    importCode: false,
+  });
   if (!loaded.ok)
     return err(
       new StagechartError(

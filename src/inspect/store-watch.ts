@@ -1,14 +1,32 @@
 import type { WebSocket } from "ws";
-import type { AsyncRunStore } from "../store/index.js";
+import type { AsyncRunStore, RunSummary } from "../store/index.js";
+
+/** The runs a page lists: the newest this many, and any older one that changes while it is open. */
+export const RUN_LIST_LIMIT = 200;
 
 /**
- * Reads the store for what changed since the last look — the runs list, and the new audit events
- * of the runs a page watches — and tells the pages. Runs are written by other processes (every
- * `stagechart run`, workers on other machines), so the store, not a process's memory, is where
- * news comes from.
+ * Every this many looks the newest runs are read whole, not only those updated after the last
+ * timestamp seen: a change stored with an earlier timestamp than one already seen (a slower
+ * commit, another machine's clock) is told within this many looks all the same.
+ */
+export const FULL_LOOK_EVERY = 25;
+
+const changeOf = (run: RunSummary) => `${run.status} ${run.updatedAt}`;
+
+/**
+ * Reads the store for what changed since the last look — the runs updated since, and the new
+ * audit events of the run each page watches — and tells the pages only that. Runs are written by
+ * other processes (every `stagechart run`, workers on other machines), so the store, not a
+ * process's memory, is where news comes from.
  */
 export class StoreWatch {
-  private runsSeen = "";
+  /** What the pages were last told of each run: its status and last update. */
+  private readonly told = new Map<string, string>();
+  /** The latest update seen; undefined until the first look. */
+  private lastUpdate: string | undefined;
+  private looks = 0;
+  /** The run each page watches (the last it asked for: one at a time). */
+  private readonly watching = new Map<WebSocket, string>();
   private readonly watchers = new Map<string, Map<WebSocket, number>>();
   /** The last audit seq each page says it shows of a run, by run. */
   private readonly shownBy = new Map<string, Map<WebSocket, number>>();
@@ -23,18 +41,33 @@ export class StoreWatch {
   /**
    * A page watches a run: it gets the run's events after `after`, the last one it holds (what
    * was stored between its fetch and this message included); without it, after the last stored.
+   * A page watches one run: watching another ends its earlier watch.
    */
   async watch(page: WebSocket, runId: string, after?: number): Promise<void> {
+    this.watching.set(page, runId);
     const from = after ?? (await (await this.store())?.lastSeq(runId)) ?? 0;
-    if (page.readyState !== page.OPEN) return;
+    if (page.readyState !== page.OPEN || this.watching.get(page) !== runId) return;
+    this.forget(page);
+    this.watching.set(page, runId);
     const pages = this.watchers.get(runId) ?? new Map<WebSocket, number>();
     pages.set(page, from);
     this.watchers.set(runId, pages);
   }
 
   unwatchAll(page: WebSocket): void {
-    for (const pages of this.watchers.values()) pages.delete(page);
-    for (const pages of this.shownBy.values()) pages.delete(page);
+    this.forget(page);
+  }
+
+  /** How many (run, page) watches there are: what each look reads audit events for. */
+  get watchCount(): number {
+    return [...this.watchers.values()].reduce((count, pages) => count + pages.size, 0);
+  }
+
+  private forget(page: WebSocket): void {
+    this.watching.delete(page);
+    for (const byRun of [this.watchers, this.shownBy])
+      for (const [runId, pages] of byRun)
+        if (pages.delete(page) && pages.size === 0) byRun.delete(runId);
   }
 
   /** A page has drawn the run up to audit event `seq` (it fetched what that event changed). */
@@ -80,12 +113,7 @@ export class StoreWatch {
   private async look(): Promise<void> {
     const store = await this.store();
     if (!store) return;
-    const runs = await store.listRuns();
-    const seen = runs.map((r) => `${r.runId} ${r.status} ${r.updatedAt}`).join("\n");
-    if (seen !== this.runsSeen) {
-      this.runsSeen = seen;
-      this.broadcast({ type: "runs", runs });
-    }
+    await this.lookAtRuns(store);
     for (const [runId, pages] of this.watchers) {
       for (const [page, after] of pages) {
         const events = await store.auditOf(runId, after);
@@ -94,5 +122,21 @@ export class StoreWatch {
         page.send(JSON.stringify({ type: "audit", runId, events }));
       }
     }
+  }
+
+  /** Tells the pages the runs that changed since the last look (`runs`: those runs only). */
+  private async lookAtRuns(store: AsyncRunStore): Promise<void> {
+    const whole = this.lastUpdate === undefined || this.looks % FULL_LOOK_EVERY === 0;
+    const runs = await store.listRuns(
+      whole ? { limit: RUN_LIST_LIMIT } : { limit: RUN_LIST_LIMIT, updatedSince: this.lastUpdate },
+    );
+    this.looks += 1;
+    const changed = runs.filter((run) => this.told.get(run.runId) !== changeOf(run));
+    for (const run of changed) {
+      this.told.set(run.runId, changeOf(run));
+      if (run.updatedAt > (this.lastUpdate ?? "")) this.lastUpdate = run.updatedAt;
+    }
+    this.lastUpdate ??= "";
+    if (changed.length > 0) this.broadcast({ type: "runs", runs: changed });
   }
 }

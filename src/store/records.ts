@@ -26,10 +26,14 @@ export type RunSummary = Pick<
   "runId" | "pipelineId" | "status" | "createdAt" | "updatedAt"
 >;
 
-/** Which runs to list: at most `limit` (default all), only those with `status`. */
+/**
+ * Which runs to list: at most `limit` (default all), only those with `status`, only those last
+ * updated (a step included) after the timestamp `updatedSince`.
+ */
 export interface RunQuery {
   limit?: number;
   status?: StoredStatus;
+  updatedSince?: string;
 }
 
 export interface NewRun {

@@ -196,8 +196,10 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   /** Newest first, as summaries (`getRun` has the rest). */
   listRuns(query: RunQuery = {}): RunSummary[] {
-    const { status, limit = -1 } = query;
-    return this.guarded(() => this.sql.runs.all({ status: status ?? null, limit }));
+    const { status, updatedSince, limit = -1 } = query;
+    return this.guarded(() =>
+      this.sql.runs.all({ status: status ?? null, since: updatedSince ?? null, limit }),
+    );
   }
 
   /**

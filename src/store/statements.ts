@@ -45,7 +45,7 @@ export interface Statements {
   insertRun: Statement<RunRow>;
   updateRun: Statement<RunRow>;
   run: Statement<[string], RunRow>;
-  runs: Statement<{ status: string | null; limit: number }, RunSummary>;
+  runs: Statement<{ status: string | null; since: string | null; limit: number }, RunSummary>;
   runExists: Statement<[string], 1>;
   lastStep: Statement<[string], { step: number; lastSeq: number }>;
   audit: Statement<[string, number], StepEventsRow>;
@@ -79,10 +79,11 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
     run: db.prepare<[string], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`),
     // Newest first along runs_by_creation, so a page costs its rows, not the whole table.
-    runs: db.prepare<{ status: string | null; limit: number }, RunSummary>(
+    runs: db.prepare<{ status: string | null; since: string | null; limit: number }, RunSummary>(
       `SELECT run_id AS runId, pipeline_id AS pipelineId, status,
          created_at AS createdAt, ${UPDATED_AT} AS updatedAt
-       FROM runs WHERE @status IS NULL OR status = @status
+       FROM runs WHERE (@status IS NULL OR status = @status)
+         AND (@since IS NULL OR ${UPDATED_AT} > @since)
        ORDER BY created_at DESC, rowid DESC LIMIT @limit`,
     ),
     runExists: db.prepare<[string], 1>("SELECT 1 FROM runs WHERE run_id = ?").pluck(),

@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { describeDrift, fingerprint } from "../../src/compiler/definition-hash.js";
@@ -150,5 +150,26 @@ next: { a: b, b: c, c: d, d: e, e: f }
     const report = await validatePaths([join(dir, "machines")]);
     expect(report.files).toEqual([join(dir, "machines/p.yaml")]);
     expect(report.diagnostics.map((d) => d.code)).toEqual(["Validation/CodeExportMissing"]);
+  });
+
+  it("loads the structure only with importCode: false: no module is imported, each reference a stand-in that refuses to run", async () => {
+    const dir = project(PIPELINE, {
+      "machines/code/label.js": `import { writeFileSync } from "node:fs";
+writeFileSync(new URL("./imported", import.meta.url), "yes");
+export const label = () => "ready";
+`,
+    });
+    const drawn = loaded(
+      await loadPipelineFile(join(dir, "machines/p.yaml"), { importCode: false }),
+    );
+    expect(existsSync(join(dir, "machines/code/imported"))).toBe(false);
+    expect(Object.keys(drawn.stages)).toEqual(["prepare", "finish"]);
+    const prepare = drawn.stages.prepare;
+    expect(prepare?.kind === "code" && prepare.run.name).toBe("steps.js#prepare");
+    expect(() => drawn.guards.ready?.({} as never)).toThrow(/not imported/);
+
+    const imported = loaded(await loadIn(dir));
+    expect(existsSync(join(dir, "machines/code/imported"))).toBe(true);
+    expect(drawn.codeModules).toEqual(imported.codeModules);
   });
 });

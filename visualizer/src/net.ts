@@ -28,7 +28,7 @@ export type News = { type: string; [key: string]: unknown };
 export class PageSocket {
   private socket: WebSocket | undefined;
   private readonly listeners = new Set<(news: News) => void>();
-  /** The runs watched, each with what tells the last audit seq the page holds of it. */
+  /** The run watched (one at a time), with what tells the last audit seq the page holds of it. */
   private readonly watching = new Map<string, () => number>();
 
   constructor(private readonly onConnection: (connected: boolean) => void) {
@@ -41,6 +41,7 @@ export class PageSocket {
 
   /** News of a run's events after the last the page holds (asked again on reconnecting). */
   watch(runId: string, lastSeq: () => number): void {
+    this.watching.clear();
     this.watching.set(runId, lastSeq);
     this.send({ type: "watch", runId, after: lastSeq() });
   }

@@ -3,13 +3,22 @@ import type { RunSummary } from "../../src/store/index.js";
 import { h } from "./dom.js";
 import { getJson, type News, type PageSocket } from "./net.js";
 
-/** Every stored run, newest first, updating as runs start, move and end; and live machines. */
+/**
+ * The newest stored runs (the server lists 200), newest first, updating as runs start, move and
+ * end (the server sends only the runs that changed); and live machines.
+ */
 export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<void> {
   const body = h("tbody");
   const machines = h("ul", { class: "machines" });
-  const render = (runs: RunSummary[]) =>
+  const known = new Map<string, RunSummary>();
+  const render = (runs: RunSummary[]) => {
+    for (const run of runs) {
+      const held = known.get(run.runId);
+      if (!held || held.updatedAt <= run.updatedAt) known.set(run.runId, run);
+    }
+    const newestFirst = [...known.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     body.replaceChildren(
-      ...runs.map((r) =>
+      ...newestFirst.map((r) =>
         h(
           "tr",
           { "data-run": r.runId },
@@ -21,6 +30,7 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
         ),
       ),
     );
+  };
   const foreign = new Map<string, LiveRoot>();
   const renderMachines = () =>
     machines.replaceChildren(
@@ -57,6 +67,10 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
     machines,
   );
   document.getElementById("where")?.replaceChildren("runs");
+  // News of runs that changed while the list is fetched is kept: it is listened to first.
+  socket.listen((news: News) => {
+    if (news.type === "runs") render(news.runs as RunSummary[]);
+  });
   render(await getJson<RunSummary[]>("/api/runs"));
   const noteLive = (r: LiveRoot) => {
     if (r.runId) return;
@@ -65,7 +79,6 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
   };
   for (const r of await getJson<LiveRoot[]>("/api/live")) noteLive(r);
   socket.listen((news: News) => {
-    if (news.type === "runs") render(news.runs as RunSummary[]);
     if (news.type === "live") noteLive(news.root as LiveRoot);
   });
 }

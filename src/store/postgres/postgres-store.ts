@@ -225,7 +225,12 @@ export class PostgresStore implements AsyncRunStore {
 
   /** Newest first, as summaries (`getRun` has the rest). */
   async listRuns(query: RunQuery = {}): Promise<RunSummary[]> {
-    const { rows } = await this.query(q.LIST_RUNS, [query.status ?? null, query.limit ?? null]);
+    const { status, limit, updatedSince } = query;
+    const { rows } = await this.query(q.LIST_RUNS, [
+      status ?? null,
+      limit ?? null,
+      updatedSince ?? null,
+    ]);
     return rows as RunSummary[];
   }
 

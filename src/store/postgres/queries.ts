@@ -8,6 +8,7 @@ export const RUN_COLUMNS = `run_id AS "runId", pipeline_id AS "pipelineId", stat
 export const LIST_RUNS = `SELECT run_id AS "runId", pipeline_id AS "pipelineId", status,
     created_at AS "createdAt", updated_at AS "updatedAt"
   FROM runs WHERE ($1::text IS NULL OR status = $1::text)
+    AND ($3::text IS NULL OR updated_at COLLATE "C" > $3::text)
   ORDER BY created_at DESC, position DESC LIMIT $2::bigint`;
 
 export const INSERT_RUN = `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at,

@@ -90,6 +90,24 @@ export function stepsForksControls(harness: StoreHarness): void {
       ]);
     });
 
+    it("lists only the runs updated after a timestamp, a step or a status change alike", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
+      for (const id of ["run-1", "run-2", "run-3"]) okValue(await store.createRun(newRun(id)));
+      const seen = (await store.listRuns())[0]?.updatedAt ?? "";
+      expect(await store.listRuns({ updatedSince: seen })).toEqual([]);
+
+      clock.advance(5);
+      await store.commitStep("run-1", { snapshot: { at: "plan" }, events: [started("run-1")] });
+      okValue(await store.updateRun("run-3", { status: "done" }));
+      const changed = await store.listRuns({ updatedSince: seen });
+      expect(changed.map((run) => [run.runId, run.updatedAt])).toEqual([
+        ["run-3", "2030-01-01T00:00:00.005Z"],
+        ["run-1", "2030-01-01T00:00:00.005Z"],
+      ]);
+      expect(await store.listRuns({ updatedSince: "2030-01-01T00:00:00.005Z" })).toEqual([]);
+    });
+
     it("orders runs created in the same millisecond by creation", async () => {
       const { store } = await harness.fresh(manualClock());
       for (const id of ["run-b", "run-a", "run-c"]) okValue(await store.createRun(newRun(id)));

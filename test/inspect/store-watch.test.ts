@@ -1,0 +1,162 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { WebSocket } from "ws";
+import { answerApi } from "../../src/inspect/api.js";
+import { LiveRegistry } from "../../src/inspect/live.js";
+import { FULL_LOOK_EVERY, RUN_LIST_LIMIT, StoreWatch } from "../../src/inspect/store-watch.js";
+import { AsyncSqliteStore } from "../../src/store/async-sqlite-store.js";
+import type { AsyncRunStore, RunQuery, RunSummary } from "../../src/store/index.js";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
+import { noPostgres, testPostgres } from "../support/postgres.js";
+
+type Clock = () => number;
+type Opener = (now: Clock) => Promise<AsyncRunStore>;
+
+const openSqlite: Opener = async (now) => {
+  const dir = mkdtempSync(join(tmpdir(), "store-watch-"));
+  const opened = AsyncSqliteStore.open(join(dir, "runs.db"), { now });
+  if (!opened.ok) throw opened.error;
+  return opened.value;
+};
+
+const postgres = testPostgres();
+const openPostgres: Opener = async (now) => {
+  const opened = await PostgresStore.open(await postgres().createDatabase(), { now });
+  if (!opened.ok) throw opened.error;
+  stores.push(opened.value);
+  return opened.value;
+};
+const stores: PostgresStore[] = [];
+afterAll(async () => {
+  for (const store of stores.splice(0)) await store.close();
+});
+
+/** A store of `runs` runs, counting the run rows each listRuns call reads. */
+async function countingStore(runs: number, open: Opener = openSqlite) {
+  let time = Date.parse("2030-01-01T00:00:00.000Z");
+  const store = await open(() => time);
+  const rowsRead: number[] = [];
+  const listRuns = store.listRuns.bind(store);
+  store.listRuns = async (query?: RunQuery) => {
+    const rows = await listRuns(query);
+    rowsRead.push(rows.length);
+    return rows;
+  };
+  for (let i = 1; i <= runs; i++) {
+    const id = `run-${String(i).padStart(4, "0")}`;
+    const run = await store.createRun({
+      runId: id,
+      pipelineId: "p",
+      definitionHash: "h",
+      options: {},
+    });
+    if (!run.ok) throw run.error;
+  }
+  return {
+    store,
+    rowsRead,
+    later: () => {
+      time += 1000;
+    },
+  };
+}
+
+/** A page as the watch sees it: open, keeping what it is sent. */
+function fakePage() {
+  const sent: unknown[] = [];
+  const page = { OPEN: 1, readyState: 1, send: (text: string) => sent.push(JSON.parse(text)) };
+  return { page: page as unknown as WebSocket, sent };
+}
+
+function watchOver(store: AsyncRunStore) {
+  const broadcasts: { type: string; runs: RunSummary[] }[] = [];
+  const watch = new StoreWatch(
+    async () => store,
+    (message) => broadcasts.push(message as (typeof broadcasts)[number]),
+  );
+  return { watch, broadcasts };
+}
+
+describe("the inspect server's store watch", () => {
+  it("keeps one watch per page: a page that watches another run drops its earlier watch", async () => {
+    const { store } = await countingStore(3);
+    const { watch } = watchOver(store);
+    const { page } = fakePage();
+    for (const runId of ["run-0001", "run-0002", "run-0003"]) await watch.watch(page, runId, 0);
+    expect(watch.watchCount).toBe(1);
+
+    await store.commitStep("run-0001", {
+      snapshot: { at: "plan" },
+      events: [{ type: "RunStarted", runId: "run-0001", payload: {} }],
+    });
+    await store.commitStep("run-0003", {
+      snapshot: { at: "plan" },
+      events: [{ type: "RunStarted", runId: "run-0003", payload: {} }],
+    });
+    const { page: other, sent } = fakePage();
+    await Promise.all([watch.watch(other, "run-0001", 0), watch.watch(other, "run-0003", 0)]);
+    await watch.poll();
+    expect(watch.watchCount).toBe(2);
+    expect(sent).toMatchObject([{ type: "audit", runId: "run-0003" }]);
+
+    watch.unwatchAll(page);
+    watch.unwatchAll(other);
+    expect(watch.watchCount).toBe(0);
+  });
+
+  it("answers GET /api/runs with the newest runs only", async () => {
+    const { store } = await countingStore(RUN_LIST_LIMIT + 5);
+    const reply = await answerApi(
+      { store: async () => store, live: new LiveRegistry(() => {}) },
+      "GET",
+      "/api/runs",
+      undefined,
+    );
+    const runs = reply.body as RunSummary[];
+    expect(runs).toHaveLength(RUN_LIST_LIMIT);
+    expect(runs[0]?.runId).toBe(`run-0${RUN_LIST_LIMIT + 5}`);
+  });
+});
+
+describe.each([
+  { kind: "SQLite", open: openSqlite, skip: false },
+  { kind: "PostgreSQL", open: openPostgres, skip: noPostgres },
+])("the store watch's reads on $kind", ({ open, skip }) => {
+  if (skip) return;
+  it("reads no run rows and sends nothing on a look after which nothing changed, with 1,000 runs stored", async () => {
+    const { store, rowsRead, later } = await countingStore(1000, open);
+    const { watch, broadcasts } = watchOver(store);
+
+    await watch.poll();
+    expect(rowsRead).toEqual([RUN_LIST_LIMIT]);
+    expect(broadcasts[0]?.runs).toHaveLength(RUN_LIST_LIMIT);
+    expect(broadcasts[0]?.runs[0]?.runId).toBe("run-1000");
+
+    later();
+    await watch.poll();
+    expect(rowsRead.at(-1)).toBe(0);
+    expect(broadcasts).toHaveLength(1);
+  });
+
+  it("sends only the run that took a step, and never re-sends what the pages were told", async () => {
+    const { store, rowsRead, later } = await countingStore(1000, open);
+    const { watch, broadcasts } = watchOver(store);
+    await watch.poll();
+
+    later();
+    await store.commitStep("run-0007", {
+      snapshot: { at: "plan" },
+      events: [{ type: "RunStarted", runId: "run-0007", payload: {} }],
+    });
+    await watch.poll();
+    expect(rowsRead.at(-1)).toBe(1);
+    expect(broadcasts.at(-1)?.runs.map((run) => run.runId)).toEqual(["run-0007"]);
+
+    // The periodic whole look reads the newest runs again but sends nothing new.
+    for (let look = 2; look <= FULL_LOOK_EVERY; look++) await watch.poll();
+    expect(Math.max(...rowsRead.slice(1))).toBe(RUN_LIST_LIMIT);
+    expect(broadcasts).toHaveLength(2);
+  });
+});
