@@ -41,7 +41,7 @@ import * as controls from "./control-queue.js";
 import { copyForked, forkMarks } from "./fork.js";
 import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
-import { postgresFailure, postgresUnavailable } from "./postgres-errors.js";
+import { postgresFailure, postgresUnavailable, retryingConflicts } from "./postgres-errors.js";
 import * as q from "./queries.js";
 import { type QueueWatch, watchQueue } from "./queue-watch.js";
 import * as reads from "./reads.js";
@@ -387,8 +387,15 @@ export class PostgresStore implements AsyncRunStore {
     }
   }
 
-  /** Runs `work` in a transaction on one connection; a throw rolls it back. */
+  /**
+   * Runs `work` in a transaction on one connection; a throw rolls it back. One the server aborts
+   * as a conflict (a deadlock) is run again: `work` only talks to the database.
+   */
   private async transaction<T>(work: (query: Query, client: pg.PoolClient) => Promise<T>) {
+    return retryingConflicts(() => this.transactionOnce(work));
+  }
+
+  private async transactionOnce<T>(work: (query: Query, client: pg.PoolClient) => Promise<T>) {
     let client: pg.PoolClient | undefined;
     let broken: Error | undefined;
     try {
