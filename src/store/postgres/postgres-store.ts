@@ -25,7 +25,6 @@ import {
   toRunRow,
 } from "../records.js";
 import { isValidRunId } from "../run-ids.js";
-import { cancelledBeforeStart } from "../run-queue.js";
 import {
   definitionNotFound,
   forkUnavailable,
@@ -33,7 +32,6 @@ import {
   runExists,
   runIdInvalid,
   runNotFound,
-  runNotQueued,
 } from "../store-errors.js";
 import { entryWrite } from "../tool-results.js";
 import type { AsyncRunStore, JournalRow, RunTranscriptRow } from "./async-run-store.js";
@@ -166,24 +164,16 @@ export class PostgresStore implements AsyncRunStore {
     return watchQueue(this.url, onQueued);
   }
 
-  /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did. */
+  /**
+   * Cancels a run no worker took yet; `Session/RunNotQueued` once one did, `Session/RunLocked`
+   * while a live process (`resume`) drives it.
+   */
   async cancelQueuedRun(runId: string, reason?: string): Promise<Result<RunRecord>> {
     const at = this.timestamp();
-    const cancelled = await this.transaction(async (query) => {
-      const updated = await query(
-        `UPDATE runs SET status = 'cancelled', updated_at = $2
-         WHERE run_id = $1 AND status = 'queued'`,
-        [runId, at],
-      );
-      if (updated.rowCount === 0) return false;
-      const began = (await lastSeqWith(query, runId)) > 0;
-      const cancel = cancelledBeforeStart(runId, reason, began);
-      await appendStep(query, runId, { events: [cancel] }, at);
-      return true;
-    });
-    const run = await this.getRun(runId);
-    if (cancelled || !run.ok) return run;
-    return err(runNotQueued(runId, run.value.status));
+    const cancelled = await this.transaction((query) =>
+      queue.cancelQueuedRun(query, { runId, reason, at }, this.clock),
+    );
+    return cancelled.ok ? this.getRun(runId) : cancelled;
   }
 
   /**
