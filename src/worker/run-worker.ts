@@ -45,7 +45,8 @@ export const STOP_GRACE_MS = 30_000;
 /**
  * The connections a worker's store keeps for `concurrency` runs at once: three a run — its step
  * writes, its lease renewal and its control poll each use one at a time and never overlap
- * themselves (an idle slot's claim takes the place of its run's) — and one more for what runs
+ * themselves (an idle slot's claim takes the place of its run's; a claimed run being prepared
+ * and opened reads one thing at a time beside its claim's renewal) — and one more for what runs
  * beside them (a code stage's pipeline memory). Its `LISTEN` holds a connection of its own.
  */
 export const workerPoolSize = (concurrency: number): number => 3 * concurrency + 1;

@@ -119,7 +119,7 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
   };
 
   /**
-   * Prepares and launches a claimed run, its lease kept renewed until the launch renews it. A run
+   * Prepares and launches a claimed run, its lease kept renewed until the launch takes it over. A run
    * not prepared is given back to the queue if it is still this owner's and running (`prepare`
    * did not fail it), its lease released otherwise.
    */
@@ -140,6 +140,9 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
         return err({ error: claimed.lost as StagechartError, givenBack });
       }
       const { pipeline, host, close } = prepared.value;
+      // The launch takes the lease over as it opens the run, then renews it: this renewal would
+      // only take a connection from the run's three (workerPoolSize).
+      claimed.stop();
       const ending = endingOf(options.store);
       const launched = await resumeSharedRun(pipeline, runId, {
         host,
