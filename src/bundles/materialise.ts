@@ -8,7 +8,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fingerprint } from "../compiler/definition-hash.js";
 import { formatDiagnostic, isError, type LoadResult } from "../definitions/diagnostics.js";
 import { isWorkflowDirectory } from "../definitions/pi-workflows/detect.js";
@@ -26,9 +26,12 @@ export function definitionsCache(): string {
 
 /**
  * Writes a bundle's files under `<cacheDir>/<hash>/`, read-only, and gives the path of its entry.
- * Every path must stay inside that folder (`Validation/DefinitionPathUnsafe` otherwise). A hash
- * already written is used as it is: the folder appears whole, by one rename, so workers writing
- * the same bundle at once cannot see it half done.
+ * Every path must stay inside that folder (`Validation/DefinitionPathUnsafe` otherwise) and be
+ * one file only, neither another's folder nor another's name written differently
+ * (`Validation/DefinitionPathClash`): faults of the bundle, on any machine. A cache this machine
+ * cannot write (unwritable, full, not a folder) is `Session/DefinitionCacheUnavailable`: a
+ * fault of this machine. A hash already written is used as it is: the folder appears whole, by
+ * one rename, so workers writing the same bundle at once cannot see it half done.
  */
 export function materialiseBundle(
   hash: string,
@@ -41,7 +44,12 @@ export function materialiseBundle(
     const why = unsafeReason(dir, path);
     if (why) return err(unsafePath(path, why));
   }
-  if (!existsSync(dir)) writeWhole(dir, bundle.files);
+  const clash = clashingPath(dir, Object.keys(bundle.files));
+  if (clash) return err(pathClash(clash));
+  if (!existsSync(dir)) {
+    const written = writeWhole(dir, bundle.files);
+    if (!written.ok) return written;
+  }
   return ok(join(dir, bundle.entry));
 }
 
@@ -55,9 +63,30 @@ function unsafeReason(dir: string, path: string): string | undefined {
   return undefined;
 }
 
-function writeWhole(dir: string, files: Record<string, string>): void {
-  mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
-  const staging = mkdtempSync(`${dir}.partial-`);
+/** A path of `paths` that names the same file as another, or a folder another is inside. */
+function clashingPath(dir: string, paths: readonly string[]): string | undefined {
+  const files = new Set<string>();
+  for (const path of paths) {
+    const inside = relative(dir, resolve(dir, path));
+    if (files.has(inside)) return path;
+    files.add(inside);
+  }
+  for (const path of paths) {
+    const parts = relative(dir, resolve(dir, path)).split(sep);
+    if (parts.slice(1).some((_, end) => files.has(parts.slice(0, end + 1).join(sep)))) return path;
+  }
+  return undefined;
+}
+
+function writeWhole(dir: string, files: Record<string, string>): Result<void> {
+  const cacheDir = dirname(dir);
+  let staging: string;
+  try {
+    mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+    staging = mkdtempSync(`${dir}.partial-`);
+  } catch (cause) {
+    return err(cacheUnavailable(cacheDir, cause));
+  }
   try {
     for (const [path, text] of Object.entries(files)) {
       const file = join(staging, path);
@@ -66,10 +95,12 @@ function writeWhole(dir: string, files: Record<string, string>): void {
       chmodSync(file, 0o444);
     }
     renameSync(staging, dir);
-  } catch (error) {
+    return ok(undefined);
+  } catch (cause) {
     rmSync(staging, { recursive: true, force: true });
     // Another process wrote the same hash first: its folder holds the same files.
-    if (!existsSync(dir)) throw error;
+    if (existsSync(dir)) return ok(undefined);
+    return err(cacheUnavailable(cacheDir, cause));
   }
 }
 
@@ -115,3 +146,19 @@ const unsafePath = (path: string, why: string): StagechartError =>
     `the stored definition's path ${JSON.stringify(path)} is refused: ${why}`,
     { path },
   );
+
+const pathClash = (path: string): StagechartError =>
+  new StagechartError(
+    "Validation/DefinitionPathClash",
+    `the stored definition's path ${JSON.stringify(path)} is refused: it names a file the bundle also has, or is inside one of its files`,
+    { path },
+  );
+
+const cacheUnavailable = (cacheDir: string, cause: unknown): StagechartError => {
+  const { code, message } = cause as NodeJS.ErrnoException;
+  return new StagechartError(
+    "Session/DefinitionCacheUnavailable",
+    `this machine cannot write stored definitions under ${cacheDir}: ${message ?? String(cause)}`,
+    { cacheDir, ...(code && { errno: code }) },
+  );
+};

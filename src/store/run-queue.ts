@@ -25,7 +25,7 @@ export class RunQueue {
   private readonly next: Database.Statement<{ now: number; pipelineIds: string | null }, string>;
   private readonly start: Database.Statement<{ runId: string; at: string }>;
   private readonly lease: Database.Statement<{ runId: string; owner: string; expiresAt: number }>;
-  private readonly cancel: Database.Statement<{ runId: string; at: string }>;
+  private readonly cancel: Database.Statement<{ runId: string; now: number; at: string }>;
   private readonly requeueOwned: Database.Statement<{ runId: string; owner: string; at: string }>;
   private readonly releaseOwned: Database.Statement<{ runId: string; owner: string }>;
 
@@ -57,7 +57,8 @@ export class RunQueue {
     );
     this.cancel = db.prepare(
       `UPDATE runs SET status = 'cancelled', updated_at = @at
-       WHERE run_id = @runId AND status = 'queued'`,
+       WHERE run_id = @runId AND status = 'queued'
+         AND NOT EXISTS (SELECT 1 FROM leases WHERE run_id = @runId AND expires_at > @now)`,
     );
     this.requeueOwned = db.prepare(
       `UPDATE runs SET status = 'queued', updated_at = @at
@@ -74,9 +75,12 @@ export class RunQueue {
     return true;
   }
 
-  /** Whether the run was still queued: it is cancelled now, and no worker will take it. */
-  cancelQueued(runId: string, at: string): boolean {
-    return this.cancel.run({ runId, at }).changes > 0;
+  /**
+   * Whether the run was still queued with no live lease (`resume` of a queued run leases it and
+   * leaves it queued while it drives it): it is cancelled now, and no worker will take it.
+   */
+  cancelQueued(runId: string, now: number, at: string): boolean {
+    return this.cancel.run({ runId, now, at }).changes > 0;
   }
 
   /** Content-addressed: a hash already stored keeps its first bundle. */

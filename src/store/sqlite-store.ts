@@ -160,9 +160,15 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did (or it never was). */
   cancelQueuedRun(runId: string, reason?: string): Result<RunRecord> {
     return this.immediately((): Result<RunRecord> => {
-      if (!this.queue.cancelQueued(runId, this.timestamp())) {
+      if (!this.queue.cancelQueued(runId, this.now(), this.timestamp())) {
         const run = this.getRun(runId);
-        return run.ok ? err(runNotQueued(runId, run.value.status)) : run;
+        if (!run.ok) return run;
+        const holder = this.leaseHolder(runId);
+        return err(
+          run.value.status === "queued" && holder
+            ? runLocked(runId, holder.owner, holder.expiresAt)
+            : runNotQueued(runId, run.value.status),
+        );
       }
       const began = this.lastSeq(runId) > 0;
       this.appendStep(runId, { events: [cancelledBeforeStart(runId, reason, began)] });

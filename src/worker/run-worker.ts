@@ -2,7 +2,7 @@ import { loadBundle } from "../bundles/index.js";
 import { type HostSettings, hostFor } from "../cli/host-options.js";
 import { attachMcpForCli } from "../cli/mcp-options.js";
 import { BUILTIN_TOOL_NAMES } from "../definitions/pipeline.js";
-import { ok, type Result, type StagechartError } from "../errors.js";
+import { err, ok, type Result, type StagechartError, toStagechartError } from "../errors.js";
 import type { RunResult } from "../runtime/launch.js";
 import { LEASE_TTL_MS } from "../runtime/persistence.js";
 import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
@@ -45,7 +45,8 @@ export const STOP_GRACE_MS = 30_000;
 /**
  * The connections a worker's store keeps for `concurrency` runs at once: three a run — its step
  * writes, its lease renewal and its control poll each use one at a time and never overlap
- * themselves (an idle slot's claim takes the place of its run's) — and one more for what runs
+ * themselves (an idle slot's claim takes the place of its run's; a claimed run being prepared
+ * and opened reads one thing at a time beside its claim's renewal) — and one more for what runs
  * beside them (a code stage's pipeline memory). Its `LISTEN` holds a connection of its own.
  */
 export const workerPoolSize = (concurrency: number): number => 3 * concurrency + 1;
@@ -63,7 +64,7 @@ export function runWorker(options: WorkerOptions): WorkerPool {
   return startWorkerPool({
     store,
     claim: async (owner) => (await store.claimRun(owner, leaseTtlMs, only))?.runId,
-    prepare: (runId) => prepareRun(runId, options),
+    prepare: (runId, owner) => prepareRun(runId, owner, options),
     concurrency: options.concurrency ?? 1,
     idleMs: options.pollMs ?? 500,
     leaseTtlMs,
@@ -81,19 +82,50 @@ export function runWorker(options: WorkerOptions): WorkerPool {
 }
 
 /**
+ * Failures of this worker's machine or of the store, not of the run: the run is given back for
+ * another worker (or this one, later) rather than failed.
+ */
+const WORKER_FAULTS = new Set([
+  "Session/DefinitionCacheUnavailable",
+  "Session/StoreUnavailable",
+  "Session/StoreConflict",
+  "Session/PrepareFailed",
+]);
+
+/**
  * A claimed run's pipeline, exactly as it was queued, and its host from the settings stored
  * with it (never interactive: nobody is at a worker's terminal). A run that cannot be prepared
- * because of what it was queued with is failed with the reason, so that no worker takes it again.
+ * because of what it was queued with is failed with the reason, audited, so that no worker
+ * takes it again; one this worker cannot prepare (`WORKER_FAULTS`) is left to the pool to give
+ * back. Nothing thrown escapes: an unforeseen failure is `Session/PrepareFailed`.
  */
-async function prepareRun(runId: string, options: WorkerOptions): Promise<Result<PreparedRun>> {
+async function prepareRun(
+  runId: string,
+  owner: string,
+  options: WorkerOptions,
+): Promise<Result<PreparedRun>> {
   const { store } = options;
-  const run = await store.getRun(runId);
-  if (!run.ok) return run;
-  const settings = { ...(run.value.options as unknown as HostSettings), headless: true };
-  const prepared = await preparedFrom(run.value.definitionHash, settings, options);
-  if (!prepared.ok)
-    await store.updateRun(runId, { status: "failed", error: prepared.error.toModelView() });
+  const prepared = await (async () => {
+    const run = await store.getRun(runId);
+    if (!run.ok) return run;
+    const settings = { ...(run.value.options as unknown as HostSettings), headless: true };
+    return preparedFrom(run.value.definitionHash, settings, options);
+  })().catch((error: unknown) => err(toStagechartError(error, "Session/PrepareFailed")));
+  if (!prepared.ok && !WORKER_FAULTS.has(prepared.error.code))
+    await failUnprepared(store, runId, owner, prepared.error);
   return prepared;
+}
+
+/** Ends a run that cannot be prepared: `RunFailed` with the error (under the claim's lease), then its status. */
+async function failUnprepared(
+  store: AsyncRunStore,
+  runId: string,
+  owner: string,
+  error: StagechartError,
+): Promise<void> {
+  const payload = { status: "failed", error: error.toModelView() };
+  await store.commitStep(runId, { events: [{ type: "RunFailed", runId, payload }], owner });
+  await store.updateRun(runId, { status: "failed", error: error.toModelView() });
 }
 
 async function preparedFrom(

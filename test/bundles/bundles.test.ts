@@ -119,6 +119,37 @@ describe("writing a bundle out", () => {
     expect(existsSync(join(cache, "escape.md"))).toBe(false);
   });
 
+  it.each([
+    [
+      "a file that is a folder",
+      { "p.yaml": "", stages: "x", "stages/plan.md": "y" },
+      "stages/plan.md",
+    ],
+    ["the other way round", { "stages/plan.md": "y", "p.yaml": "", stages: "x" }, "stages/plan.md"],
+    [
+      "one file twice",
+      { "p.yaml": "", "stages/plan.md": "y", "stages/./plan.md": "z" },
+      "stages/./plan.md",
+    ],
+  ])("refuses a bundle whose paths clash (%s) and writes nothing", (_, files, path) => {
+    const cache = tempDir();
+    expect(errorOf(materialiseBundle("abc123", { entry: "p.yaml", files }, cache))).toMatchObject({
+      code: "Validation/DefinitionPathClash",
+      context: { path },
+    });
+    expect(existsSync(join(cache, "abc123"))).toBe(false);
+  });
+
+  it("says so when this machine cannot write its cache, naming it", () => {
+    const cache = join(tempDir(), "a-file");
+    writeFileSync(cache, "not a folder");
+    const bundle = { entry: "p.yaml", files: { "p.yaml": "id: p\n" } };
+    expect(errorOf(materialiseBundle("abc123", bundle, cache))).toMatchObject({
+      code: "Session/DefinitionCacheUnavailable",
+      context: { cacheDir: cache },
+    });
+  });
+
   it("refuses a hash that is not one", () => {
     const bundle = { entry: "p.yaml", files: { "p.yaml": "id: p\n" } };
     expect(errorOf(materialiseBundle("../up", bundle, tempDir())).code).toBe(

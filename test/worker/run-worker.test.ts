@@ -122,6 +122,68 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
     expect(executionProblems(await store.auditOf("slow-prepare"))).toEqual([]);
   }, 60_000);
 
+  it("fails a run whose stored bundle cannot be written out, audited with its code: no worker takes it again", async () => {
+    const { store } = await stores.fresh();
+    // A file that is also a folder of the bundle: no machine can write it out.
+    await store.saveDefinition("clashing-bundle", {
+      entry: "machines/p.yaml",
+      files: { "machines/p.yaml": "id: p\n", "machines/p.yaml/stage.md": "Plan.\n" },
+    });
+    const queued = await store.enqueueRun({
+      runId: "clash-1",
+      pipelineId: "p",
+      definitionHash: "clashing-bundle",
+      options: {},
+    });
+    if (!queued.ok) throw queued.error;
+
+    const { pool, events } = worker({ store, untilIdle: true });
+    await pool.done;
+    expect(events).toMatchObject([
+      { kind: "refused", runId: "clash-1", error: { code: "Validation/DefinitionPathClash" } },
+    ]);
+    expect(await store.getRun("clash-1")).toMatchObject({
+      value: { status: "failed", error: { code: "Validation/DefinitionPathClash" } },
+    });
+    expect(await store.auditOf("clash-1")).toMatchObject([
+      {
+        type: "RunFailed",
+        payload: { status: "failed", error: { code: "Validation/DefinitionPathClash" } },
+      },
+    ]);
+    expect(await store.leaseHolder("clash-1")).toBeUndefined();
+    expect(await store.claimRun("another-worker", 60_000)).toBeUndefined();
+  });
+
+  it("gives a run back when this worker cannot write its definitions cache, and says why", async () => {
+    const { url, store } = await stores.fresh();
+    const [runId] = await queueRuns(store, url, { pipeline: "code-review", count: 1, delayMs: 0 });
+    if (!runId) throw new Error("no run queued");
+    // The cache is a file here: nothing can be written under it.
+    const cacheDir = join(mkdtempSync(join(tmpdir(), "stagechart-bad-cache-")), "file");
+    writeFileSync(cacheDir, "not a folder");
+
+    const broken = worker({ store, cacheDir, untilIdle: true });
+    await broken.pool.done;
+    expect(broken.events).toMatchObject([
+      {
+        kind: "refused",
+        runId,
+        error: { code: "Session/DefinitionCacheUnavailable", context: { cacheDir } },
+      },
+    ]);
+    expect(await statusOf(store, runId)).toBe("queued");
+    expect(await store.leaseHolder(runId)).toBeUndefined();
+    expect(await store.auditOf(runId)).toEqual([]);
+
+    const healthy = worker({ store, untilIdle: true });
+    await healthy.pool.done;
+    expect(healthy.events).toMatchObject([
+      { kind: "started", runId },
+      { kind: "finished", runId, outcome: { status: "done" } },
+    ]);
+  }, 30_000);
+
   it("wakes at once when a run is queued, however long its poll (LISTEN/NOTIFY)", async () => {
     const { url, store } = await stores.fresh();
     const claims: (string | undefined)[] = [];

@@ -12,9 +12,11 @@ interface Claim {
 }
 
 /**
- * Takes a run's lease inside the caller's transaction. The lease row is locked (`FOR UPDATE`)
- * before it is judged, so two workers asking at once take turns; a run without a lease row gets
- * one inserted, and a worker that loses that insert race judges the winner's row instead.
+ * Takes a run's lease inside the caller's transaction. The run's row is locked first, as a
+ * worker's claim locks it before it takes the lease: taken in the other order, a lease inserted
+ * here would wait on the claim's row lock (the lease's foreign key) while the claim waits on
+ * that lease, and PostgreSQL would abort one of them. Under that lock the lease row is judged,
+ * so processes asking at once take turns; a run without a lease row gets one inserted.
  * Lease time is `clock` when given (tests), else the database's: one clock for every machine.
  */
 export async function claimLease(
@@ -22,7 +24,7 @@ export async function claimLease(
   { runId, owner, ttlMs, holderGone }: Claim,
   clock: (() => number) | undefined,
 ): Promise<Result<void>> {
-  const run = await query("SELECT 1 FROM runs WHERE run_id = $1", [runId]);
+  const run = await query("SELECT 1 FROM runs WHERE run_id = $1 FOR UPDATE", [runId]);
   if (run.rowCount === 0) return err(runNotFound(runId));
   const now = clock ? clock() : Number((await query(DATABASE_NOW)).rows[0].now);
   const expiresAt = now + ttlMs;

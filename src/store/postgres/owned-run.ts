@@ -97,12 +97,12 @@ export class OwnedRun implements RunStore {
       row = again.value;
       if (isOver(row)) owner = undefined;
     }
-    const [snapshot, audit, journal, transcripts] = await Promise.all([
-      store.getSnapshot(runId),
-      store.auditOf(runId),
-      store.journalOf(runId),
-      store.transcriptsOf(runId),
-    ]);
+    // One read at a time: a run has three of its worker's pooled connections (workerPoolSize),
+    // and its claim's lease renewal may be holding one meanwhile.
+    const snapshot = await store.getSnapshot(runId);
+    const audit = await store.auditOf(runId);
+    const journal = await store.journalOf(runId);
+    const transcripts = await store.transcriptsOf(runId);
     return ok(
       new OwnedRun(store, runId, { run: row, snapshot, audit, journal, transcripts }, owner),
     );

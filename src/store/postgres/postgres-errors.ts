@@ -52,6 +52,29 @@ const NETWORK_CODES = [
   "EPIPE",
 ];
 
+/** SQLSTATEs of a transaction the server aborted as it conflicted with another: a deadlock, a serialization failure. */
+const CONFLICT_STATES = ["40P01", "40001"];
+
+/** A transaction aborted for conflicting with another: rolled back whole, so it may be run again. */
+export const isConflict = (failure: unknown): boolean =>
+  failure instanceof StagechartError
+    ? failure.code === "Session/StoreConflict"
+    : CONFLICT_STATES.includes(codeOf(failure) ?? "");
+
+/** Runs a transaction again while the server aborts it as a conflict, `attempts` times in all. */
+export async function retryingConflicts<T>(
+  transaction: () => Promise<T>,
+  attempts = 3,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (failure) {
+      if (attempt >= attempts || !isConflict(failure)) throw failure;
+    }
+  }
+}
+
 /** A store that cannot be reached or opened, naming it without its password. */
 export const postgresUnavailable = (url: string, cause: unknown): StagechartError =>
   new StagechartError(
@@ -63,7 +86,9 @@ export const postgresUnavailable = (url: string, cause: unknown): StagechartErro
 /**
  * What a failing PostgreSQL call means for the user, as the SQLite store tells it: data the
  * server finds damaged is `Session/StoreCorrupt`, a server that is gone, full, refusing or
- * shutting down `Session/StoreUnavailable`, both naming the store without its password. The
+ * shutting down `Session/StoreUnavailable`, a transaction it aborted as a deadlock or a
+ * serialization failure `Session/StoreConflict` (nothing of it stored: it may be tried again),
+ * each naming the store without its password. The
  * store's own errors and its mistakes (a constraint, an SQL error) are left as they are: bugs.
  */
 export function postgresFailure(url: string, cause: unknown): unknown {
@@ -73,6 +98,13 @@ export function postgresFailure(url: string, cause: unknown): unknown {
     return new StagechartError(
       "Session/StoreCorrupt",
       `the store at ${redactUrl(url)} is damaged: ${scrub(messageOf(cause), secretsOf(url))}`,
+      { store: redactUrl(url), code },
+    );
+  }
+  if (isConflict(cause)) {
+    return new StagechartError(
+      "Session/StoreConflict",
+      `the store at ${redactUrl(url)} aborted a call that conflicted with another (nothing of it was stored; try again): ${scrub(messageOf(cause), secretsOf(url))}`,
       { store: redactUrl(url), code },
     );
   }

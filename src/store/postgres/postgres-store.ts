@@ -25,7 +25,6 @@ import {
   toRunRow,
 } from "../records.js";
 import { isValidRunId } from "../run-ids.js";
-import { cancelledBeforeStart } from "../run-queue.js";
 import {
   definitionNotFound,
   forkUnavailable,
@@ -33,7 +32,6 @@ import {
   runExists,
   runIdInvalid,
   runNotFound,
-  runNotQueued,
 } from "../store-errors.js";
 import { entryWrite } from "../tool-results.js";
 import type { AsyncRunStore, JournalRow, RunTranscriptRow } from "./async-run-store.js";
@@ -41,7 +39,7 @@ import * as controls from "./control-queue.js";
 import { copyForked, forkMarks } from "./fork.js";
 import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
-import { postgresFailure, postgresUnavailable } from "./postgres-errors.js";
+import { postgresFailure, postgresUnavailable, retryingConflicts } from "./postgres-errors.js";
 import * as q from "./queries.js";
 import { type QueueWatch, watchQueue } from "./queue-watch.js";
 import * as reads from "./reads.js";
@@ -166,24 +164,16 @@ export class PostgresStore implements AsyncRunStore {
     return watchQueue(this.url, onQueued);
   }
 
-  /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did. */
+  /**
+   * Cancels a run no worker took yet; `Session/RunNotQueued` once one did, `Session/RunLocked`
+   * while a live process (`resume`) drives it.
+   */
   async cancelQueuedRun(runId: string, reason?: string): Promise<Result<RunRecord>> {
     const at = this.timestamp();
-    const cancelled = await this.transaction(async (query) => {
-      const updated = await query(
-        `UPDATE runs SET status = 'cancelled', updated_at = $2
-         WHERE run_id = $1 AND status = 'queued'`,
-        [runId, at],
-      );
-      if (updated.rowCount === 0) return false;
-      const began = (await lastSeqWith(query, runId)) > 0;
-      const cancel = cancelledBeforeStart(runId, reason, began);
-      await appendStep(query, runId, { events: [cancel] }, at);
-      return true;
-    });
-    const run = await this.getRun(runId);
-    if (cancelled || !run.ok) return run;
-    return err(runNotQueued(runId, run.value.status));
+    const cancelled = await this.transaction((query) =>
+      queue.cancelQueuedRun(query, { runId, reason, at }, this.clock),
+    );
+    return cancelled.ok ? this.getRun(runId) : cancelled;
   }
 
   /**
@@ -396,8 +386,15 @@ export class PostgresStore implements AsyncRunStore {
     }
   }
 
-  /** Runs `work` in a transaction on one connection; a throw rolls it back. */
+  /**
+   * Runs `work` in a transaction on one connection; a throw rolls it back. One the server aborts
+   * as a conflict (a deadlock) is run again: `work` only talks to the database.
+   */
   private async transaction<T>(work: (query: Query, client: pg.PoolClient) => Promise<T>) {
+    return retryingConflicts(() => this.transactionOnce(work));
+  }
+
+  private async transactionOnce<T>(work: (query: Query, client: pg.PoolClient) => Promise<T>) {
     let client: pg.PoolClient | undefined;
     let broken: Error | undefined;
     try {

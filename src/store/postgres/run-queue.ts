@@ -1,8 +1,10 @@
+import { err, ok, type Result } from "../../errors.js";
 import type { ClaimFilter, DefinitionBundle } from "../records.js";
-import { decodeBundle } from "../run-queue.js";
+import { cancelledBeforeStart, decodeBundle } from "../run-queue.js";
+import { runLocked, runNotFound, runNotQueued } from "../store-errors.js";
 import { claimLease } from "./leases.js";
 import { DATABASE_NOW } from "./queries.js";
-import type { Query } from "./step-writes.js";
+import { appendStep, lastSeqWith, type Query } from "./step-writes.js";
 
 /** Content-addressed: a hash already stored keeps its first bundle. */
 export async function saveDefinition(
@@ -114,4 +116,35 @@ export async function requeueRun(
   await query("UPDATE runs SET status = 'queued', updated_at = $2 WHERE run_id = $1", [runId, at]);
   await announceQueued(query);
   return true;
+}
+
+/**
+ * Cancels a run nobody drives yet, inside the caller's transaction: it must be `queued` with no
+ * live lease (`resume` of a queued run leases it and leaves it queued while it drives it: that
+ * run is cancelled through its owner, `Session/RunLocked` here). The run's row is locked first,
+ * as a lease is taken under it, so a lease being taken at this moment is waited for and seen.
+ */
+export async function cancelQueuedRun(
+  query: Query,
+  { runId, reason, at }: { runId: string; reason: string | undefined; at: string },
+  clock: (() => number) | undefined,
+): Promise<Result<void>> {
+  const run = await query("SELECT status FROM runs WHERE run_id = $1 FOR UPDATE", [runId]);
+  if (run.rowCount === 0) return err(runNotFound(runId));
+  const { status } = run.rows[0] as { status: string };
+  if (status !== "queued") return err(runNotQueued(runId, status));
+  const now = clock ? clock() : Number((await query(DATABASE_NOW)).rows[0].now);
+  const { rows } = await query(
+    `SELECT owner, expires_at AS "expiresAt" FROM leases WHERE run_id = $1 AND expires_at > $2`,
+    [runId, now],
+  );
+  const held = rows[0] as { owner: string; expiresAt: string } | undefined;
+  if (held) return err(runLocked(runId, held.owner, Number(held.expiresAt)));
+  await query("UPDATE runs SET status = 'cancelled', updated_at = $2 WHERE run_id = $1", [
+    runId,
+    at,
+  ]);
+  const began = (await lastSeqWith(query, runId)) > 0;
+  await appendStep(query, runId, { events: [cancelledBeforeStart(runId, reason, began)] }, at);
+  return ok(undefined);
 }

@@ -16,9 +16,12 @@ export interface WorkerPoolOptions {
   claim(owner: string): Promise<string | undefined>;
   /**
    * What a claimed run runs with: its pipeline (the definition it was started with), its host,
-   * and what to close once the run is over (its MCP servers).
+   * and what to close once the run is over (its MCP servers). One it cannot prepare is given
+   * back to the queue, unless `prepare` ended it (failed it under `owner`'s lease): the slot
+   * then waits its `idleMs` (not woken by the queue) before it claims again, so as not to take
+   * the run straight back, and a slot of an `untilIdle` pool ends.
    */
-  prepare(runId: string): Promise<Result<PreparedRun>>;
+  prepare(runId: string, owner: string): Promise<Result<PreparedRun>>;
   /** Runs driven at once (default 1). */
   concurrency?: number;
   /**
@@ -59,6 +62,12 @@ export interface WorkerPool {
   readonly done: Promise<void>;
 }
 
+/** A claimed run that could not be launched, and whether it went back to the queue. */
+interface Refused {
+  error: StagechartError;
+  givenBack: boolean;
+}
+
 /** A claimed run launched: its handle, how it ends, and what to close once it is over. */
 interface Launched {
   handle: RunHandle;
@@ -78,25 +87,27 @@ interface LiveRun {
  */
 export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const live = new Set<LiveRun>();
+  /** Idle slots, woken by a queued run or by `stop()`; slots backing off, by `stop()` only. */
   const sleeping = new Set<() => void>();
+  const backingOff = new Set<() => void>();
   const graceMs = options.stopGraceMs ?? 0;
   const leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS;
   let stopping = false;
-  const wakeAll = () => {
-    for (const wake of sleeping) wake();
+  const wakeAll = (slots: Set<() => void>) => {
+    for (const wake of slots) wake();
   };
-  const idle = () =>
+  const idle = (slots: Set<() => void>) =>
     new Promise<void>((resume) => {
       const wake = () => {
         clearTimeout(timer);
-        sleeping.delete(wake);
+        slots.delete(wake);
         resume();
       };
       const timer = setTimeout(wake, options.idleMs ?? 500);
-      sleeping.add(wake);
+      slots.add(wake);
     });
 
-  const drive = async (runId: string, owner: string): Promise<RunResult | StagechartError> => {
+  const drive = async (runId: string, owner: string): Promise<RunResult | Refused> => {
     const launched = await launchClaimed(runId, owner);
     if (!launched.ok) return launched.error;
     const { handle, ending, close } = launched.value;
@@ -107,18 +118,31 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
     }
   };
 
-  /** Prepares and launches a claimed run, its lease kept renewed until the launch renews it. */
-  const launchClaimed = async (runId: string, owner: string): Promise<Result<Launched>> => {
+  /**
+   * Prepares and launches a claimed run, its lease kept renewed until the launch takes it over. A run
+   * not prepared is given back to the queue if it is still this owner's and running (`prepare`
+   * did not fail it), its lease released otherwise.
+   */
+  const launchClaimed = async (
+    runId: string,
+    owner: string,
+  ): Promise<Result<Launched, Refused>> => {
     const claimed = keepLeased(options.store, runId, owner, leaseTtlMs);
     try {
-      const prepared = await options.prepare(runId);
+      const prepared = await options
+        .prepare(runId, owner)
+        .catch((error: unknown) => err(toStagechartError(error, "Session/PrepareFailed")));
       if (!prepared.ok || claimed.lost) {
-        await options.store.releaseLease(runId, owner);
-        if (!prepared.ok) return prepared;
+        const givenBack = await options.store.requeueRun(runId, owner);
+        if (!givenBack) await options.store.releaseLease(runId, owner);
+        if (!prepared.ok) return err({ error: prepared.error, givenBack });
         await prepared.value.close?.();
-        return err(claimed.lost as StagechartError);
+        return err({ error: claimed.lost as StagechartError, givenBack });
       }
       const { pipeline, host, close } = prepared.value;
+      // The launch takes the lease over as it opens the run, then renews it: this renewal would
+      // only take a connection from the run's three (workerPoolSize).
+      claimed.stop();
       const ending = endingOf(options.store);
       const launched = await resumeSharedRun(pipeline, runId, {
         host,
@@ -131,7 +155,7 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
       });
       if (launched.ok) return ok({ handle: launched.value, ending, close });
       await close?.();
-      return launched;
+      return err({ error: launched.error, givenBack: false });
     } finally {
       claimed.stop();
     }
@@ -162,18 +186,27 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const runId = await options.claim(owner).catch(() => undefined);
       if (runId === undefined) {
         if (options.untilIdle) return;
-        await idle();
+        await idle(sleeping);
         continue;
       }
-      const outcome = await drive(runId, owner).catch((error: unknown) =>
-        toStagechartError(error, "Session/StoreUnavailable"),
+      const outcome = await drive(runId, owner).catch(
+        (error: unknown): Refused => ({
+          error: toStagechartError(error, "Session/StoreUnavailable"),
+          givenBack: false,
+        }),
       );
-      options.onRun?.(runId, outcome);
+      options.onRun?.(runId, "status" in outcome ? outcome : outcome.error);
+      if ("givenBack" in outcome && outcome.givenBack) {
+        if (options.untilIdle) return;
+        await idle(backingOff);
+      }
     }
   };
 
   const done = (async () => {
-    const watch = options.untilIdle ? undefined : await watchQueue(options, wakeAll);
+    const watch = options.untilIdle
+      ? undefined
+      : await watchQueue(options, () => wakeAll(sleeping));
     try {
       await Promise.all(Array.from({ length: options.concurrency ?? 1 }, slot));
     } finally {
@@ -184,7 +217,8 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
     done,
     async stop() {
       stopping = true;
-      wakeAll();
+      wakeAll(sleeping);
+      wakeAll(backingOff);
       for (const run of live) run.stopAfterNextStep(graceMs);
       await done;
     },

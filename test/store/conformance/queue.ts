@@ -116,6 +116,24 @@ export function runQueue(harness: StoreHarness): void {
       expect(failure(await store.cancelQueuedRun("run-9")).code).toBe("Session/RunNotFound");
     });
 
+    it("leaves a queued run a live process leased (a resume driving it) to that owner to cancel", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
+      await store.saveDefinition("hash-1", bundle);
+      await enqueue(store, "run-1");
+      // `resume` of a queued run leases it and drives it, its status still queued.
+      okValue(await store.acquireLease("run-1", "cli-resume", 10_000));
+      expect(failure(await store.cancelQueuedRun("run-1"))).toMatchObject({
+        code: "Session/RunLocked",
+        context: { owner: "cli-resume" },
+      });
+      expect(okValue(await store.getRun("run-1")).status).toBe("queued");
+      expect(await store.auditOf("run-1")).toEqual([]);
+      // Once that lease has expired (its process died), nobody drives it: cancelled in place.
+      clock.advance(10_000);
+      expect(okValue(await store.cancelQueuedRun("run-1")).status).toBe("cancelled");
+    });
+
     it("gives a stopped run back in one step: its owner's lease given up and the run queued", async () => {
       const { store } = await harness.fresh();
       await store.saveDefinition("hash-1", bundle);

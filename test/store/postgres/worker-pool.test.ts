@@ -89,6 +89,37 @@ describe.skipIf(noPostgres)("a worker pool on the shared store", () => {
     }
   });
 
+  it("gives back a run whose prepare throws, with a coded error, and does not take it straight back", async () => {
+    const { store } = await stores.fresh();
+    const bundled = await bundleDefinition(await bundledCodeReview());
+    if (!bundled.ok) throw bundled.error;
+    await store.saveDefinition(bundled.value.hash, bundled.value.bundle);
+    const queued = await store.enqueueRun({
+      runId: "review-1",
+      pipelineId: "code-review",
+      definitionHash: bundled.value.hash,
+      options: {},
+    });
+    if (!queued.ok) throw queued.error;
+    const outcomes: [string, RunResult | StagechartError][] = [];
+    const pool = startWorkerPool({
+      store,
+      claim: async (owner) => (await store.claimRun(owner, LEASE_TTL_MS))?.runId,
+      prepare: async () => {
+        throw new Error("this machine's disk is gone");
+      },
+      untilIdle: true,
+      onRun: (runId, outcome) => outcomes.push([runId, outcome]),
+    });
+    await pool.done;
+    expect(outcomes).toMatchObject([
+      ["review-1", { code: "Session/PrepareFailed", message: "this machine's disk is gone" }],
+    ]);
+    const run = await store.getRun("review-1");
+    expect(run.ok && run.value.status).toBe("queued");
+    expect(await store.leaseHolder("review-1")).toBeUndefined();
+  });
+
   it("stops: the run under way keeps its stored steps, its lease given up, and is queued again", async () => {
     const { store } = await stores.fresh();
     const pipeline = slowPipeline();
