@@ -40,6 +40,7 @@ import {
   definitionNotFound,
   forkUnavailable,
   runExists,
+  runLocked,
   runIdInvalid,
   runNotFound,
   runNotQueued,
