@@ -30,6 +30,7 @@ import {
   toStagechartError,
 } from "../errors.js";
 import type { AuditEvent, AuditSink } from "../inspect/audit.js";
+import { watchMachines } from "./actor-watch.js";
 import { askMachineFor, type ResumeInput, routeInputs } from "./ask-stages.js";
 import { runCodeStage } from "./code-stages.js";
 import { EventFeed } from "./event-feed.js";
@@ -167,15 +168,13 @@ export function launch(
   const actor = createActor(compileRunMachine(pipeline, host), {
     input: { runId, ctx, ...(carried && { carried }) },
     ...(snapshot !== undefined && { snapshot: groupsAsRun(snapshot) as Snapshot<unknown> }),
-    inspect: (event: InspectionEvent) => {
-      inspect?.next?.(event);
-      if (event.type !== "@xstate.snapshot") return;
-      // Only a run with a parked stage can be quiescent: the walk of its actor tree waits till then.
-      const snap = event.snapshot as { status?: string; hasTag?(tag: string): boolean };
-      if (snap.status === "active" && snap.hasTag?.("suspended")) parkedStages.add(event.actorRef);
-      else parkedStages.delete(event.actorRef);
-      queueSettle();
-    },
+    ...(inspect && { inspect }),
+  });
+  watchMachines(actor, (machine, snapshot) => {
+    // Only a run with a parked stage can be quiescent: the walk of its actor tree waits till then.
+    if (snapshot?.status === "active" && snapshot.hasTag?.("suspended")) parkedStages.add(machine);
+    else parkedStages.delete(machine);
+    queueSettle();
   });
   const restored = snapshot ? restoredStages(actor, runId, pipeline.id) : ok(noStages);
   if (!restored.ok) return restored;

@@ -33,8 +33,6 @@ export async function invokeTool(
   }
   if (context.signal.aborted) return cancelled(tool.name);
 
-  const timeout = deadline(context.limits.timeoutMs, context.signal);
-  const signal = timeout.signal;
   let onAbort = () => {};
   // A tool that ignores its signal must not hold the stage: the abort answers at once.
   const stopped = new Promise<ToolOutcome>((resolve) => {
@@ -44,9 +42,15 @@ export async function invokeTool(
           ? cancelled(tool.name)
           : timedOut(tool.name, context.limits.timeoutMs),
       );
-    signal.addEventListener("abort", onAbort, { once: true });
   });
-  const finished = runGuarded(tool, args, { ...context, signal });
+  const timeout = deadline(context.limits.timeoutMs, context.signal, () => onAbort());
+  const finished = runGuarded(tool, args, {
+    ...context,
+    // Read only by tools that use it: most finish without ever building it.
+    get signal() {
+      return timeout.signal;
+    },
+  });
   try {
     const outcome = await Promise.race([finished, stopped]);
     return outcome.ok
@@ -54,7 +58,6 @@ export async function invokeTool(
       : outcome;
   } finally {
     timeout.clear();
-    signal.removeEventListener("abort", onAbort);
   }
 }
 

@@ -58,3 +58,36 @@ describe("a run's handle", () => {
     }
   });
 });
+
+describe("a run's inspection", () => {
+  const pipeline = () => pipelineOf({ id: "waiting", stages: [waits("long", 60_000)], next: {} });
+
+  it("installs no inspect hook when nobody inspects: XState builds no inspection events", async () => {
+    const started = startRun(pipeline(), { host: harness("stages: {}").host, runId: "run-quiet" });
+    if (!started.ok) throw started.error;
+    expect(started.value.actor?.options.inspect).toBeUndefined();
+    started.value.stop();
+    expect((await started.value.result).status).toBe("suspended");
+  });
+
+  it("hands an inspector every kind of inspection event of the run's actors", async () => {
+    const kinds = new Set<string>();
+    const started = startRun(pipeline(), {
+      host: harness("stages: {}").host,
+      runId: "run-inspected",
+      inspect: { next: (event) => kinds.add(event.type) },
+    });
+    if (!started.ok) throw started.error;
+    started.value.stop();
+    await started.value.result;
+    expect([...kinds].sort()).toEqual(
+      [
+        "@xstate.action",
+        "@xstate.actor",
+        "@xstate.event",
+        "@xstate.microstep",
+        "@xstate.snapshot",
+      ].sort(),
+    );
+  });
+});

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { deadline } from "../../src/tools/deadline.js";
 
 describe("a deadline", () => {
@@ -32,5 +32,26 @@ describe("a deadline", () => {
 
   it("starts aborted when the signal it follows already is", () => {
     expect(deadline(60_000, AbortSignal.abort()).signal.aborted).toBe(true);
+  });
+
+  it("builds its AbortSignal only for work that reads it (one costs microseconds)", () => {
+    const caller = new AbortController().signal;
+    const reads = vi.spyOn(AbortController.prototype, "signal", "get");
+    try {
+      deadline(60_000, caller).clear();
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it("tells its onAbort of a timeout or of the followed signal's abort, with the signal's reason", async () => {
+    const caller = new AbortController();
+    const heard: unknown[] = [];
+    deadline(60_000, caller.signal, (reason) => heard.push(reason));
+    caller.abort("stage cancelled");
+    deadline(5, undefined, (reason) => heard.push((reason as DOMException).name));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(heard).toEqual(["stage cancelled", "TimeoutError"]);
   });
 });

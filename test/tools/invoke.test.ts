@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { StagechartError } from "../../src/errors.js";
 import { type AnyTool, invokeTool, type ToolContext } from "../../src/tools/index.js";
 import { codeOf, makeProject, outputOf } from "./project.js";
@@ -158,5 +158,16 @@ describe("invokeTool", () => {
     await invokeTool(tool, { text: "" }, makeProject().context({ signal: controller.signal }));
     controller.abort();
     expect(seen?.aborted).toBe(false);
+  });
+
+  it("builds no timeout signal for a tool that never reads its signal", async () => {
+    const context = makeProject().context();
+    const reads = vi.spyOn(AbortController.prototype, "signal", "get");
+    try {
+      expect(await invokeTool(echo, { text: "hi" }, context)).toMatchObject({ ok: true });
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
   });
 });
