@@ -1,4 +1,12 @@
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -75,9 +83,13 @@ const STORES: { name: string; skip: boolean; fresh(): Promise<CliStore> }[] = [
 ];
 
 describe.each(STORES)("stagechart fork on $name", ({ skip, fresh }) => {
-  /** A finished code-review run `r1`, and the CLI on its store, every output checked for secrets. */
-  async function finishedRun() {
+  /**
+   * A finished code-review run `r1` (of the bundled pipeline, or of a copy in the project when
+   * `copied`), and the CLI on its store, every output checked for secrets.
+   */
+  async function finishedRun({ copied = false } = {}) {
     const store = await fresh();
+    const pipeline = copied ? pipelineCopyIn(store.project) : "code-review";
     const outputs: CliRun[] = [];
     const cli = async (...argv: string[]) => {
       const run = await runCli(...argv, "--store", store.spec);
@@ -85,7 +97,7 @@ describe.each(STORES)("stagechart fork on $name", ({ skip, fresh }) => {
       return run;
     };
     const run = await cli(
-      ...["run", "code-review", "--task", "refactor auth module", "--root", store.project],
+      ...["run", pipeline, "--task", "refactor auth module", "--root", store.project],
       ...["--headless", "--run-id", "r1", "--json"],
     );
     expect(run.code).toBe(0);
@@ -98,7 +110,7 @@ describe.each(STORES)("stagechart fork on $name", ({ skip, fresh }) => {
       if (!secret) return;
       for (const { stdout, stderr } of outputs) expect(`${stdout}${stderr}`).not.toContain(secret);
     };
-    return { ...store, cli, auditOf, historyOf, nothingSecret };
+    return { ...store, pipeline, cli, auditOf, historyOf, nothingSecret };
   }
 
   it.skipIf(skip)(
@@ -197,7 +209,101 @@ describe.each(STORES)("stagechart fork on $name", ({ skip, fresh }) => {
       nothingSecret();
     },
   );
+
+  it.skipIf(skip)(
+    "ends a fork refused for its answers, exit 1, as failed with the refusal audited: no worker ever runs it",
+    async () => {
+      const { cli, auditOf, historyOf, nothingSecret } = await finishedRun();
+      const at = (await historyOf("r1")).find((s) => s.state === "review");
+      if (!at) throw new Error("no step in review");
+      const refused = await cli(
+        ...["fork", "r1", "--at", String(at.step), "--run-id", "f1"],
+        ...["--approve", "bogus", "--headless", "--json"],
+      );
+      expect(refused.code).toBe(1);
+      expect(summaryOf(refused.stdout)).toMatchObject({
+        runId: "f1",
+        error: { code: "Session/NoPendingGrant" },
+      });
+      expect(JSON.parse((await cli("show", "f1", "--json")).stdout)).toMatchObject({
+        status: "failed",
+        error: { code: "Session/NoPendingGrant" },
+      });
+      const audit = await auditOf("f1");
+      expect(audit.map((e) => e.type)).toEqual(["RunForked", "RequestRefused", "RunFailed"]);
+      expect(audit[2]?.payload).toMatchObject({ error: { code: "Session/NoPendingGrant" } });
+
+      // A worker that takes even a lease-less running run at once finds nothing to run.
+      process.env.XDG_CACHE_HOME = mkdtempSync(join(tmpdir(), "stagechart-worker-cache-"));
+      const worker = await cli("worker", "--until-idle", "--lease-ttl", "1");
+      expect(worker.code).toBe(0);
+      expect(worker.stdout).toBe("");
+      expect(JSON.parse((await cli("show", "f1", "--json")).stdout)).toMatchObject({
+        status: "failed",
+      });
+      nothingSecret();
+    },
+  );
+
+  it.skipIf(skip)(
+    "refuses a fork of a pipeline changed since without --force before storing anything",
+    async () => {
+      const { cli, project, nothingSecret } = await finishedRun({ copied: true });
+      const review = join(project, "stages/review.md");
+      writeFileSync(review, `${readFileSync(review, "utf8")}\nLook twice.\n`);
+      const refused = await cli(
+        "fork",
+        "r1",
+        "--at",
+        "1",
+        "--run-id",
+        "f1",
+        "--headless",
+        "--json",
+      );
+      expect(refused.code).toBe(1);
+      expect(summaryOf(refused.stdout)).toMatchObject({
+        error: { code: "Session/DefinitionDrift" },
+      });
+      const shown = await cli("show", "f1", "--json");
+      expect(summaryOf(shown.stdout)).toMatchObject({ error: { code: "Session/RunNotFound" } });
+      nothingSecret();
+    },
+  );
+
+  it.skipIf(skip)(
+    "with --detach, queues from the stored definition a fork whose pipeline file is gone, and a worker runs it",
+    async () => {
+      const { cli, project, historyOf, nothingSecret } = await finishedRun({ copied: true });
+      const at = (await historyOf("r1")).find((s) => s.state === "review");
+      if (!at) throw new Error("no step in review");
+      // A first fork stores the definition, as `run --detach` does; then the file is moved away.
+      const first = await cli("fork", "r1", "--at", String(at.step), "--run-id", "f1", "--detach");
+      expect(first.code).toBe(0);
+      for (const dir of ["machines", "stages"]) rmSync(join(project, dir), { recursive: true });
+      const detached = await cli(
+        ...["fork", "r1", "--at", String(at.step), "--run-id", "f2", "--detach", "--json"],
+      );
+      expect(detached.code).toBe(0);
+      expect(summaryOf(detached.stdout)).toMatchObject({ runId: "f2", status: "queued" });
+
+      process.env.XDG_CACHE_HOME = mkdtempSync(join(tmpdir(), "stagechart-worker-cache-"));
+      const worker = await cli("worker", "--until-idle");
+      expect(worker.code).toBe(0);
+      expect(worker.stdout).toBe("started f1\ndone f1\nstarted f2\ndone f2\n");
+      nothingSecret();
+    },
+  );
 });
+
+/** A copy of the bundled code-review pipeline (its stages, its script) in `project`: its path. */
+function pipelineCopyIn(project: string): string {
+  cpSync(join(REPO_ROOT, "stages"), join(project, "stages"), { recursive: true });
+  mkdirSync(join(project, "machines"));
+  for (const file of ["code-review.yaml", "code-review.script.yaml"])
+    copyFileSync(join(REPO_ROOT, "machines", file), join(project, "machines", file));
+  return join(project, "machines/code-review.yaml");
+}
 
 /** A finished code-review run `r1` on a fresh demo project, with the project's own store. */
 async function finishedProject() {
