@@ -1,6 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { err, ok, type Result, StagechartError } from "../errors.js";
+import {
+  type ErrorView,
+  err,
+  ok,
+  type Result,
+  StagechartError,
+  toStagechartError,
+} from "../errors.js";
 import type { RunHandle } from "./launch.js";
 import type { RunStore, StepCommit, StoredStatus } from "./persistence.js";
 import { type ResumeOptions, resumeRun } from "./run.js";
@@ -34,6 +42,8 @@ export interface ForkStore {
     },
     first: StepCommit,
   ): Answer<Result<unknown>>;
+  updateRun(runId: string, patch: { status: "failed"; error: ErrorView }): Answer<Result<unknown>>;
+  commitStep(runId: string, step: StepCommit): Answer<unknown>;
 }
 
 /** Which step of which stored run a new run starts from, and what changes in it. */
@@ -48,9 +58,11 @@ export interface ForkSettings {
   resumeWith?: Record<string, unknown>;
   /** Stored `queued`, for a worker to take, instead of `running` for this process to resume. */
   queued?: boolean;
+  /** Fork even though the pipeline changed since the source was saved (else `Session/DefinitionDrift`). */
+  force?: boolean;
 }
 
-export interface ForkOptions extends ResumeOptions, Omit<ForkSettings, "queued"> {
+export interface ForkOptions extends ResumeOptions, Omit<ForkSettings, "queued" | "force"> {
   store: RunStore & ForkStore;
 }
 
@@ -63,8 +75,9 @@ export interface CreatedFork {
 
 /**
  * Starts a new run from step `at` of a stored run (issue 13): `createFork`, then the fork
- * resumed in this process (`resumeRun`'s options: answers, inputs, control, force). On a shared
- * store, `createFork` and `resumeSharedRun` do the same.
+ * resumed in this process (`resumeRun`'s options: answers, inputs, control, force); a resume
+ * refused ends the fork (`endRefusedFork`). On a shared store, `createFork`, `resumeSharedRun`
+ * and `endRefusedFork` do the same.
  */
 export async function forkRun(
   pipeline: PipelineDefinition,
@@ -72,7 +85,35 @@ export async function forkRun(
   options: ForkOptions,
 ): Promise<Result<RunHandle>> {
   const created = await createFork(pipeline, sourceRunId, options);
-  return created.ok ? resumeRun(pipeline, created.value.runId, options) : created;
+  if (!created.ok) return created;
+  const resumed = resumeRun(pipeline, created.value.runId, options);
+  return resumed.ok
+    ? resumed
+    : err(await endRefusedFork(options.store, created.value.runId, resumed.error));
+}
+
+/**
+ * Ends a fork whose first resume was refused (an answer it has no request for, say: known only
+ * once its snapshot is restored): `failed` with the refusal, its audit closing with `RunFailed`,
+ * so that no resume and no worker ever runs it. It is kept, not deleted, as every refusal a run's
+ * audit records is. The error to report: the refusal, or the store's when it could not end it.
+ */
+export async function endRefusedFork(
+  store: ForkStore,
+  runId: string,
+  refusal: StagechartError,
+): Promise<StagechartError> {
+  const error = refusal.toModelView();
+  try {
+    const ended = await store.updateRun(runId, { status: "failed", error });
+    if (!ended.ok) return ended.error;
+    await store.commitStep(runId, {
+      events: [{ type: "RunFailed", runId, payload: { status: "failed", refused: true, error } }],
+    });
+    return refusal;
+  } catch (failure) {
+    return toStagechartError(failure, "Session/StoreUnavailable");
+  }
 }
 
 /**
@@ -90,6 +131,8 @@ export async function createFork(
   const { store, at, set } = options;
   const source = await store.getRun(sourceRunId);
   if (!source.ok) return source;
+  const drift = options.force ? undefined : driftFrom(pipeline, sourceRunId, source.value);
+  if (drift) return err(drift);
   const steps = (await store.stepsOf(sourceRunId)).map(({ step }) => step);
   if (!steps.includes(at)) return err(stepUnknown(sourceRunId, at, steps));
   const stored = await store.snapshotAtStep(sourceRunId, at);
@@ -128,6 +171,23 @@ export async function createFork(
     },
   );
   return forked.ok ? ok({ runId, pipelineId, definitionHash }) : forked;
+}
+
+/** Checked before the fork is stored: its resume, unforced, would refuse a changed pipeline. */
+function driftFrom(
+  pipeline: PipelineDefinition,
+  runId: string,
+  source: { definitionHash: string; options: Record<string, unknown> },
+): StagechartError | undefined {
+  const { hash, parts } = fingerprint(pipeline);
+  if (hash === source.definitionHash) return undefined;
+  const before = (source.options.definition ?? {}) as Record<string, string>;
+  const changes = describeDrift(before, parts);
+  return new StagechartError(
+    "Session/DefinitionDrift",
+    `the pipeline changed since run ${runId} was saved: ${changes.join(", ") || "its compiled form differs"} (--force to fork anyway)`,
+    { runId, changes },
+  );
 }
 
 const stepUnknown = (runId: string, step: number, steps: number[]): StagechartError =>

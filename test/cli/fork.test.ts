@@ -277,13 +277,18 @@ describe.each(STORES)("stagechart fork on $name", ({ skip, fresh }) => {
       const { cli, project, historyOf, nothingSecret } = await finishedRun({ copied: true });
       const at = (await historyOf("r1")).find((s) => s.state === "review");
       if (!at) throw new Error("no step in review");
-      // A first fork stores the definition, as `run --detach` does; then the file is moved away.
-      const first = await cli("fork", "r1", "--at", String(at.step), "--run-id", "f1", "--detach");
-      expect(first.code).toBe(0);
+      // Forks run on a model of their own, kept: the script beside the pipeline goes with it.
+      const script = join(project, "fork.script.yaml");
+      copyFileSync(join(project, "machines/code-review.script.yaml"), script);
+      const detach = (runId: string) =>
+        cli(
+          ...["fork", "r1", "--at", String(at.step), "--run-id", runId, "--detach", "--json"],
+          ...["--model", `scripted:${script}`],
+        );
+      // A first fork stores the definition, as `run --detach` does; then the files are moved away.
+      expect((await detach("f1")).code).toBe(0);
       for (const dir of ["machines", "stages"]) rmSync(join(project, dir), { recursive: true });
-      const detached = await cli(
-        ...["fork", "r1", "--at", String(at.step), "--run-id", "f2", "--detach", "--json"],
-      );
+      const detached = await detach("f2");
       expect(detached.code).toBe(0);
       expect(summaryOf(detached.stdout)).toMatchObject({ runId: "f2", status: "queued" });
 
