@@ -109,4 +109,20 @@ describe("forking a run at a step, on the SQLite store", () => {
     expect(plan(original).length).toBeGreaterThan(0);
     expect(plan(calls)).toEqual([]);
   });
+
+  it("forkRun ends the fork as failed when its resume is refused: it can never run", async () => {
+    const { store } = await finishedRun();
+    const at = historyOf(store, "r1").find((s) => s.state === "review");
+    if (!at) throw new Error("no step in review");
+    const forked = await forkRun(codeReview(), "r1", {
+      host: modelHarness(countingModel([])).host,
+      store,
+      at: at.step,
+      runId: "f1",
+      answers: [{ proposalId: "bogus", decision: "approve" }],
+    });
+    expect(forked.ok ? undefined : forked.error.code).toBe("Session/NoPendingGrant");
+    expect(store.getRun("f1")).toMatchObject({ ok: true, value: { status: "failed" } });
+    expect(store.auditOf("f1").at(-1)).toMatchObject({ type: "RunFailed" });
+  });
 });
