@@ -10,6 +10,7 @@ export {
 export {
   type CreatedFork,
   createFork,
+  endRefusedFork,
   type ForkOptions,
   type ForkSettings,
   type ForkStore,
