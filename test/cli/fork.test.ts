@@ -337,8 +337,8 @@ describe("stagechart fork --detach on PostgreSQL", () => {
           return typeof value === "function" ? value.bind(target) : value;
         },
       });
-      pools.push(runWorker({ store: counted, pollMs: 60_000, onEvent: (e) => events.push(e) }));
-      // Its first look finds nothing: it waits a minute before the next, unless told.
+      pools.push(runWorker({ store: counted, pollMs: 600_000, onEvent: (e) => events.push(e) }));
+      // Its first look finds nothing: it waits ten minutes before the next, unless told.
       await until(() => claims.length === 1);
 
       const detached = await runCli(
@@ -352,7 +352,7 @@ describe("stagechart fork --detach on PostgreSQL", () => {
         { kind: "finished", runId: "f2", outcome: { status: "done" } },
       ]);
     },
-    20_000,
+    60_000,
   );
 });
 
