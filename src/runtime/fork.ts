@@ -9,7 +9,7 @@ import {
   StagechartError,
   toStagechartError,
 } from "../errors.js";
-import type { RunHandle } from "./launch.js";
+import { type Launch, type RunHandle, refusalOf } from "./launch.js";
 import type { RunStore, StepCommit, StoredStatus } from "./persistence.js";
 import { type ResumeOptions, resumeRun } from "./run.js";
 import { checkContext } from "./run-checks.js";
@@ -66,6 +66,14 @@ export interface ForkOptions extends ResumeOptions, Omit<ForkSettings, "queued" 
   store: RunStore & ForkStore;
 }
 
+/**
+ * What the fork's first launch would refuse of what it will be asked (answers, inputs, a
+ * control event), checked on its snapshot before it is stored (`refusalOf` does it).
+ */
+export type ForkRefusal = (
+  fork: Pick<Launch, "runId" | "ctx" | "snapshot">,
+) => StagechartError | undefined;
+
 /** What `createFork` stored: the new run's id and the definition it runs. */
 export interface CreatedFork {
   runId: string;
@@ -84,7 +92,11 @@ export async function forkRun(
   sourceRunId: string,
   options: ForkOptions,
 ): Promise<Result<RunHandle>> {
-  const created = await createFork(pipeline, sourceRunId, options);
+  const { host, answers, inputs, control } = options;
+  const created = await createFork(pipeline, sourceRunId, {
+    ...options,
+    refusal: (fork) => refusalOf(pipeline, host, { ...fork, answers, inputs, control }),
+  });
   if (!created.ok) return created;
   const resumed = resumeRun(pipeline, created.value.runId, options);
   return resumed.ok
@@ -93,8 +105,8 @@ export async function forkRun(
 }
 
 /**
- * Ends a fork whose first resume was refused (an answer it has no request for, say: known only
- * once its snapshot is restored): `failed` with the refusal, its audit closing with `RunFailed`,
+ * Ends a fork whose first resume was refused all the same (what `ForkRefusal` could not see: a
+ * store failing, a definition that changed in between): `failed` with the refusal, its audit closing with `RunFailed`,
  * so that no resume and no worker ever runs it. It is kept, not deleted, as every refusal a run's
  * audit records is. The error to report: the refusal, or the store's when it could not end it.
  */
@@ -126,7 +138,7 @@ export async function endRefusedFork(
 export async function createFork(
   pipeline: PipelineDefinition,
   sourceRunId: string,
-  options: ForkSettings & { store: ForkStore },
+  options: ForkSettings & { store: ForkStore; refusal?: ForkRefusal },
 ): Promise<Result<CreatedFork>> {
   const { store, at, set } = options;
   const source = await store.getRun(sourceRunId);
@@ -144,6 +156,8 @@ export async function createFork(
   const ctx = (snapshot as { context: { ctx: Record<string, unknown> } }).context.ctx;
   const invalid = checkContext(pipeline, ctx);
   if (invalid) return err(invalid);
+  const refused = options.refusal?.({ runId, ctx, snapshot: snapshot as Launch["snapshot"] });
+  if (refused) return err(refused);
   const { pipelineId, definitionHash } = source.value;
   const forked = await store.forkRun(
     sourceRunId,

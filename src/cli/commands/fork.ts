@@ -4,6 +4,7 @@ import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
 import { err, type Result, StagechartError } from "../../errors.js";
 import { createFork, endRefusedFork, type ForkSettings } from "../../runtime/fork.js";
 import type { Host } from "../../runtime/host.js";
+import { refusalOf } from "../../runtime/launch.js";
 import type { AsyncRunStore } from "../../store/postgres/async-run-store.js";
 import { loadForDetach, loadStoredForDetach } from "../detach.js";
 import { drive, refuse } from "../drive.js";
@@ -122,8 +123,8 @@ async function fork(runId: string, flags: ForkFlags, io: CliIo): Promise<number>
 
 /**
  * The fork created and resumed in this process, as `resume` continues a run on its store. A
- * changed pipeline (unforced) is refused before anything is stored; a resume refused for what
- * is only known once the fork's snapshot is restored (an answer it has no request for) ends it.
+ * changed pipeline (unforced) and answers it has no request for are refused before anything is
+ * stored; a resume refused all the same (a store failing) ends it.
  */
 async function forkHere(
   pipeline: PipelineDefinition,
@@ -134,13 +135,18 @@ async function forkHere(
   io: CliIo,
   { host, progress }: { host: Host; progress: Progress },
 ): Promise<number> {
-  const created = await createFork(pipeline, sourceRunId, { ...fork, store: target.store });
+  const [answers, inputs] = [answersOf(flags), inputsOf(flags)];
+  const created = await createFork(pipeline, sourceRunId, {
+    ...fork,
+    store: target.store,
+    refusal: (forked) => refusalOf(pipeline, host, { ...forked, answers, inputs }),
+  });
   if (!created.ok) return refuse(io, flags.json, created.error, flags.runId);
   const resumed = await target.resume(pipeline, created.value.runId, {
     host,
     force: Boolean(flags.force),
-    answers: answersOf(flags),
-    inputs: inputsOf(flags),
+    answers,
+    inputs,
   });
   if (!resumed.ok) {
     const error = await endRefusedFork(target.store, created.value.runId, resumed.error);
