@@ -106,9 +106,10 @@ export async function forkRun(
 
 /**
  * Ends a fork whose first resume was refused all the same (what `ForkRefusal` could not see: a
- * store failing, a definition that changed in between): `failed` with the refusal, its audit closing with `RunFailed`,
- * so that no resume and no worker ever runs it. It is kept, not deleted, as every refusal a run's
- * audit records is. The error to report: the refusal, or the store's when it could not end it.
+ * store failing, a pipeline file changed in between): `failed` with the refusal, its audit
+ * closing with `RunFailed {refused: true}`, so that no resume and no worker ever runs it. It is
+ * kept, not deleted: the stores have no way to remove a run. The error to report: the refusal,
+ * or the store's when it could not end it.
  */
 export async function endRefusedFork(
   store: ForkStore,
