@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { bundleDefinition } from "../bundles/index.js";
+import { bundleDefinition, loadBundle } from "../bundles/index.js";
 import { fingerprint } from "../compiler/definition-hash.js";
+import { BUILTIN_TOOL_NAMES } from "../definitions/pipeline-loader.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { ok, type Result, StagechartError } from "../errors.js";
 import { checkContext } from "../runtime/run-checks.js";
+import type { DefinitionBundle } from "../store/records.js";
 import { openAnyStore } from "./any-store.js";
 import { refuse } from "./drive.js";
 import type { HostSettings } from "./host-options.js";
@@ -86,9 +88,31 @@ export async function loadForDetach(
   settings: HostSettings,
   io: CliIo,
 ): Promise<Result<PipelineDefinition | undefined>> {
+  const toolNames = await mcpToolNames(settings, io);
+  if (!toolNames.ok) return toolNames;
+  return ok(await loadPipelineForCli(file, io, toolNames.value));
+}
+
+/**
+ * `loadForDetach` of a definition already in the store (`fork --detach`): its bundle loaded as
+ * a worker loads it, so no file of the machine that stored it is needed.
+ */
+export async function loadStoredForDetach(
+  hash: string,
+  bundle: DefinitionBundle,
+  settings: HostSettings,
+  io: CliIo,
+): Promise<Result<PipelineDefinition>> {
+  const toolNames = await mcpToolNames(settings, io);
+  if (!toolNames.ok) return toolNames;
+  return loadBundle(hash, bundle, { toolNames: [...BUILTIN_TOOL_NAMES, ...toolNames.value] });
+}
+
+/** The tools the pipeline's MCP servers offer, which allowedTools may name; the servers stopped again. */
+async function mcpToolNames(settings: HostSettings, io: CliIo): Promise<Result<string[]>> {
   const mcp = await attachMcpForCli(settings.mcp, io);
   if (!mcp.ok) return mcp;
   const toolNames = mcp.value.tools.map((tool) => tool.name);
   await mcp.value.close();
-  return ok(await loadPipelineForCli(file, io, toolNames));
+  return ok(toolNames);
 }

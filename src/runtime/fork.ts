@@ -1,7 +1,15 @@
 import { randomUUID } from "node:crypto";
+import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { err, ok, type Result, StagechartError } from "../errors.js";
-import type { RunHandle } from "./launch.js";
+import {
+  type ErrorView,
+  err,
+  ok,
+  type Result,
+  StagechartError,
+  toStagechartError,
+} from "../errors.js";
+import { type Launch, type RunHandle, refusalOf } from "./launch.js";
 import type { RunStore, StepCommit, StoredStatus } from "./persistence.js";
 import { type ResumeOptions, resumeRun } from "./run.js";
 import { checkContext } from "./run-checks.js";
@@ -34,6 +42,8 @@ export interface ForkStore {
     },
     first: StepCommit,
   ): Answer<Result<unknown>>;
+  updateRun(runId: string, patch: { status: "failed"; error: ErrorView }): Answer<Result<unknown>>;
+  commitStep(runId: string, step: StepCommit): Answer<unknown>;
 }
 
 /** Which step of which stored run a new run starts from, and what changes in it. */
@@ -48,11 +58,21 @@ export interface ForkSettings {
   resumeWith?: Record<string, unknown>;
   /** Stored `queued`, for a worker to take, instead of `running` for this process to resume. */
   queued?: boolean;
+  /** Fork even though the pipeline changed since the source was saved (else `Session/DefinitionDrift`). */
+  force?: boolean;
 }
 
-export interface ForkOptions extends ResumeOptions, Omit<ForkSettings, "queued"> {
+export interface ForkOptions extends ResumeOptions, Omit<ForkSettings, "queued" | "force"> {
   store: RunStore & ForkStore;
 }
+
+/**
+ * What the fork's first launch would refuse of what it will be asked (answers, inputs, a
+ * control event), checked on its snapshot before it is stored (`refusalOf` does it).
+ */
+export type ForkRefusal = (
+  fork: Pick<Launch, "runId" | "ctx" | "snapshot">,
+) => StagechartError | undefined;
 
 /** What `createFork` stored: the new run's id and the definition it runs. */
 export interface CreatedFork {
@@ -63,16 +83,50 @@ export interface CreatedFork {
 
 /**
  * Starts a new run from step `at` of a stored run (issue 13): `createFork`, then the fork
- * resumed in this process (`resumeRun`'s options: answers, inputs, control, force). On a shared
- * store, `createFork` and `resumeSharedRun` do the same.
+ * resumed in this process (`resumeRun`'s options: answers, inputs, control, force); a resume
+ * refused ends the fork (`endRefusedFork`). On a shared store, `createFork`, `resumeSharedRun`
+ * and `endRefusedFork` do the same.
  */
 export async function forkRun(
   pipeline: PipelineDefinition,
   sourceRunId: string,
   options: ForkOptions,
 ): Promise<Result<RunHandle>> {
-  const created = await createFork(pipeline, sourceRunId, options);
-  return created.ok ? resumeRun(pipeline, created.value.runId, options) : created;
+  const { host, answers, inputs, control } = options;
+  const created = await createFork(pipeline, sourceRunId, {
+    ...options,
+    refusal: (fork) => refusalOf(pipeline, host, { ...fork, answers, inputs, control }),
+  });
+  if (!created.ok) return created;
+  const resumed = resumeRun(pipeline, created.value.runId, options);
+  return resumed.ok
+    ? resumed
+    : err(await endRefusedFork(options.store, created.value.runId, resumed.error));
+}
+
+/**
+ * Ends a fork whose first resume was refused all the same (what `ForkRefusal` could not see: a
+ * store failing, a pipeline file changed in between): `failed` with the refusal, its audit
+ * closing with `RunFailed {refused: true}`, so that no resume and no worker ever runs it. It is
+ * kept, not deleted: the stores have no way to remove a run. The error to report: the refusal,
+ * or the store's when it could not end it.
+ */
+export async function endRefusedFork(
+  store: ForkStore,
+  runId: string,
+  refusal: StagechartError,
+): Promise<StagechartError> {
+  const error = refusal.toModelView();
+  try {
+    const ended = await store.updateRun(runId, { status: "failed", error });
+    if (!ended.ok) return ended.error;
+    await store.commitStep(runId, {
+      events: [{ type: "RunFailed", runId, payload: { status: "failed", refused: true, error } }],
+    });
+    return refusal;
+  } catch (failure) {
+    return toStagechartError(failure, "Session/StoreUnavailable");
+  }
 }
 
 /**
@@ -85,11 +139,13 @@ export async function forkRun(
 export async function createFork(
   pipeline: PipelineDefinition,
   sourceRunId: string,
-  options: ForkSettings & { store: ForkStore },
+  options: ForkSettings & { store: ForkStore; refusal?: ForkRefusal },
 ): Promise<Result<CreatedFork>> {
   const { store, at, set } = options;
   const source = await store.getRun(sourceRunId);
   if (!source.ok) return source;
+  const drift = options.force ? undefined : driftFrom(pipeline, sourceRunId, source.value);
+  if (drift) return err(drift);
   const steps = (await store.stepsOf(sourceRunId)).map(({ step }) => step);
   if (!steps.includes(at)) return err(stepUnknown(sourceRunId, at, steps));
   const stored = await store.snapshotAtStep(sourceRunId, at);
@@ -101,6 +157,8 @@ export async function createFork(
   const ctx = (snapshot as { context: { ctx: Record<string, unknown> } }).context.ctx;
   const invalid = checkContext(pipeline, ctx);
   if (invalid) return err(invalid);
+  const refused = options.refusal?.({ runId, ctx, snapshot: snapshot as Launch["snapshot"] });
+  if (refused) return err(refused);
   const { pipelineId, definitionHash } = source.value;
   const forked = await store.forkRun(
     sourceRunId,
@@ -128,6 +186,23 @@ export async function createFork(
     },
   );
   return forked.ok ? ok({ runId, pipelineId, definitionHash }) : forked;
+}
+
+/** Checked before the fork is stored: its resume, unforced, would refuse a changed pipeline. */
+function driftFrom(
+  pipeline: PipelineDefinition,
+  runId: string,
+  source: { definitionHash: string; options: Record<string, unknown> },
+): StagechartError | undefined {
+  const { hash, parts } = fingerprint(pipeline);
+  if (hash === source.definitionHash) return undefined;
+  const before = (source.options.definition ?? {}) as Record<string, string>;
+  const changes = describeDrift(before, parts);
+  return new StagechartError(
+    "Session/DefinitionDrift",
+    `the pipeline changed since run ${runId} was saved: ${changes.join(", ") || "its compiled form differs"} (--force to fork anyway)`,
+    { runId, changes },
+  );
 }
 
 const stepUnknown = (runId: string, step: number, steps: number[]): StagechartError =>

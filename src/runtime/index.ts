@@ -10,7 +10,9 @@ export {
 export {
   type CreatedFork,
   createFork,
+  endRefusedFork,
   type ForkOptions,
+  type ForkRefusal,
   type ForkSettings,
   type ForkStore,
   forkRun,
@@ -32,6 +34,7 @@ export {
   terminalInteractor,
 } from "./interactors.js";
 export { type Journal, MemoryJournal } from "./journal.js";
+export { refusalOf } from "./launch.js";
 export { HostMemory } from "./memory.js";
 export { LEASE_TTL_MS, type RunStore, type StoredStatus } from "./persistence.js";
 export { type ReopenOptions, reopenRun } from "./reopen.js";

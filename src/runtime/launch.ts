@@ -1,5 +1,6 @@
 import {
   type Actor,
+  type AnyActorRef,
   type AnyStateMachine,
   createActor,
   type InspectionEvent,
@@ -7,6 +8,7 @@ import {
   type Snapshot,
   toPromise,
 } from "xstate";
+import type { InputAnswer } from "../compiler/ask-stage.js";
 import { groupsAsRun } from "../compiler/pipeline-group-run.js";
 import {
   type CarriedContext,
@@ -176,21 +178,9 @@ export function launch(
     else parkedStages.delete(machine);
     queueSettle();
   });
-  const restored = snapshot ? restoredStages(actor, runId, pipeline.id) : ok(noStages);
-  if (!restored.ok) return restored;
-  const answerable = [...restored.value.parked, ...restored.value.asking];
-  const unknown = answers.filter(
-    (a) =>
-      !answerable.some(
-        ({ wait }) => wait.kind === "grant" && wait.request.proposalId === a.proposalId,
-      ),
-  );
-  if (unknown.length > 0) return err(noPendingGrant(runId, unknown, answerable));
-  const routed = routeInputs(runId, inputs, answerable);
-  if (!routed.ok) return routed;
-  const refused =
-    control && refuseControl(pipeline, actor.getSnapshot().context as PipelineContext, control);
-  if (refused) return err(refused);
+  const checked = takenAsked(pipeline, actor, { runId, snapshot, answers, inputs, control });
+  if (!checked.ok) return checked;
+  const { restored, answerable, routed } = checked.value;
 
   host.audit.emit({ type: start.type, runId, payload: start.payload });
   const unsandboxed = sandboxNotice(host);
@@ -221,14 +211,70 @@ export function launch(
     const answer = answers.find(
       (a) => wait.kind === "grant" && a.proposalId === wait.request.proposalId,
     );
-    const input = routed.value.find((r) => r.actor === stage);
+    const input = routed.find((r) => r.actor === stage);
     if (answer) stage.send({ type: "GRANT_ANSWER", ...answer });
     else if (input) stage.send({ type: "INPUT_ANSWER", ...input.answer });
-    else if (restored.value.parked.some((p) => p.actor === stage)) stage.send({ type: "RECHECK" });
+    else if (restored.parked.some((p) => p.actor === stage)) stage.send({ type: "RECHECK" });
   }
   if (control) actor.send(control);
   queueSettle();
   return ok(handleOf(pipeline, runId, live, result, feed));
+}
+
+/**
+ * What a launch would refuse of what it asks (an answer no restored stage waits for, an input
+ * none takes, a control event the run cannot take) or of its snapshot (one that does not
+ * restore), found on an actor that is never started: nothing runs and nothing is emitted.
+ */
+export function refusalOf(
+  pipeline: PipelineDefinition,
+  host: Host,
+  asked: Pick<Launch, "runId" | "ctx" | "snapshot" | "answers" | "inputs" | "control">,
+): StagechartError | undefined {
+  const { runId, ctx, snapshot } = asked;
+  const actor = createActor(compileRunMachine(pipeline, host), {
+    input: { runId, ctx },
+    ...(snapshot !== undefined && { snapshot: groupsAsRun(snapshot) as Snapshot<unknown> }),
+  });
+  const checked = takenAsked(pipeline, actor, asked);
+  return checked.ok ? undefined : checked.error;
+}
+
+/** An input answer with the ask stage it goes to. */
+type RoutedInput = { actor: AnyActorRef; answer: InputAnswer };
+
+/** The restored actor's waiting stages and where the inputs go, once all that is asked is taken. */
+function takenAsked(
+  pipeline: PipelineDefinition,
+  actor: Actor<AnyStateMachine>,
+  {
+    runId,
+    snapshot,
+    answers = [],
+    inputs = [],
+    control,
+  }: Pick<Launch, "runId" | "snapshot" | "answers" | "inputs" | "control">,
+): Result<{
+  restored: Survey;
+  answerable: ParkedStage[];
+  routed: RoutedInput[];
+}> {
+  const restored = snapshot ? restoredStages(actor, runId, pipeline.id) : ok(noStages);
+  if (!restored.ok) return restored;
+  const answerable = [...restored.value.parked, ...restored.value.asking];
+  const unknown = answers.filter(
+    (a) =>
+      !answerable.some(
+        ({ wait }) => wait.kind === "grant" && wait.request.proposalId === a.proposalId,
+      ),
+  );
+  if (unknown.length > 0) return err(noPendingGrant(runId, unknown, answerable));
+  const routed = routeInputs(runId, inputs, answerable);
+  if (!routed.ok) return routed;
+  const refused =
+    control && refuseControl(pipeline, actor.getSnapshot().context as PipelineContext, control);
+  if (refused) return err(refused);
+  return ok({ restored: restored.value, answerable, routed: routed.value });
 }
 
 /** The run's actor while the run is live; dropped once its result settles. */

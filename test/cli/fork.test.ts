@@ -1,4 +1,12 @@
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -75,9 +83,13 @@ const STORES: { name: string; skip: boolean; fresh(): Promise<CliStore> }[] = [
 ];
 
 describe.each(STORES)("stagechart fork on $name", ({ skip, fresh }) => {
-  /** A finished code-review run `r1`, and the CLI on its store, every output checked for secrets. */
-  async function finishedRun() {
+  /**
+   * A finished code-review run `r1` (of the bundled pipeline, or of a copy in the project when
+   * `copied`), and the CLI on its store, every output checked for secrets.
+   */
+  async function finishedRun({ copied = false } = {}) {
     const store = await fresh();
+    const pipeline = copied ? pipelineCopyIn(store.project) : "code-review";
     const outputs: CliRun[] = [];
     const cli = async (...argv: string[]) => {
       const run = await runCli(...argv, "--store", store.spec);
@@ -85,7 +97,7 @@ describe.each(STORES)("stagechart fork on $name", ({ skip, fresh }) => {
       return run;
     };
     const run = await cli(
-      ...["run", "code-review", "--task", "refactor auth module", "--root", store.project],
+      ...["run", pipeline, "--task", "refactor auth module", "--root", store.project],
       ...["--headless", "--run-id", "r1", "--json"],
     );
     expect(run.code).toBe(0);
@@ -98,7 +110,7 @@ describe.each(STORES)("stagechart fork on $name", ({ skip, fresh }) => {
       if (!secret) return;
       for (const { stdout, stderr } of outputs) expect(`${stdout}${stderr}`).not.toContain(secret);
     };
-    return { ...store, cli, auditOf, historyOf, nothingSecret };
+    return { ...store, pipeline, cli, auditOf, historyOf, nothingSecret };
   }
 
   it.skipIf(skip)(
@@ -197,7 +209,102 @@ describe.each(STORES)("stagechart fork on $name", ({ skip, fresh }) => {
       nothingSecret();
     },
   );
+
+  it.skipIf(skip)(
+    "refuses answers the fork does not wait for, exit 1, storing nothing a worker could run",
+    async () => {
+      const { cli, historyOf, nothingSecret } = await finishedRun();
+      const at = (await historyOf("r1")).find((s) => s.state === "review");
+      if (!at) throw new Error("no step in review");
+      const refusals = [
+        { answer: ["--approve", "bogus"], code: "Session/NoPendingGrant" },
+        { answer: ["--deny", "bogus"], code: "Session/NoPendingGrant" },
+        { answer: ["--input", '"yes"'], code: "Session/NoPendingInput" },
+      ];
+      for (const { answer, code } of refusals) {
+        const refused = await cli(
+          ...["fork", "r1", "--at", String(at.step), "--run-id", "f1"],
+          ...[...answer, "--headless", "--json"],
+        );
+        expect(refused.code).toBe(1);
+        expect(summaryOf(refused.stdout)).toMatchObject({ error: { code } });
+      }
+      const shown = await cli("show", "f1", "--json");
+      expect(summaryOf(shown.stdout)).toMatchObject({ error: { code: "Session/RunNotFound" } });
+
+      // A worker that would take even a lease-less running run at once finds nothing to run.
+      process.env.XDG_CACHE_HOME = mkdtempSync(join(tmpdir(), "stagechart-worker-cache-"));
+      const worker = await cli("worker", "--until-idle", "--lease-ttl", "1");
+      expect(worker.code).toBe(0);
+      expect(worker.stdout).toBe("");
+      nothingSecret();
+    },
+  );
+
+  it.skipIf(skip)(
+    "refuses a fork of a pipeline changed since without --force before storing anything",
+    async () => {
+      const { cli, project, nothingSecret } = await finishedRun({ copied: true });
+      const review = join(project, "stages/review.md");
+      writeFileSync(review, `${readFileSync(review, "utf8")}\nLook twice.\n`);
+      const refused = await cli(
+        "fork",
+        "r1",
+        "--at",
+        "1",
+        "--run-id",
+        "f1",
+        "--headless",
+        "--json",
+      );
+      expect(refused.code).toBe(1);
+      expect(summaryOf(refused.stdout)).toMatchObject({
+        error: { code: "Session/DefinitionDrift" },
+      });
+      const shown = await cli("show", "f1", "--json");
+      expect(summaryOf(shown.stdout)).toMatchObject({ error: { code: "Session/RunNotFound" } });
+      nothingSecret();
+    },
+  );
+
+  it.skipIf(skip)(
+    "with --detach, queues from the stored definition a fork whose pipeline file is gone, and a worker runs it",
+    async () => {
+      const { cli, project, historyOf, nothingSecret } = await finishedRun({ copied: true });
+      const at = (await historyOf("r1")).find((s) => s.state === "review");
+      if (!at) throw new Error("no step in review");
+      // Forks run on a model of their own, kept: the script beside the pipeline goes with it.
+      const script = join(project, "fork.script.yaml");
+      copyFileSync(join(project, "machines/code-review.script.yaml"), script);
+      const detach = (runId: string) =>
+        cli(
+          ...["fork", "r1", "--at", String(at.step), "--run-id", runId, "--detach", "--json"],
+          ...["--model", `scripted:${script}`],
+        );
+      // A first fork stores the definition, as `run --detach` does; then the files are moved away.
+      expect((await detach("f1")).code).toBe(0);
+      for (const dir of ["machines", "stages"]) rmSync(join(project, dir), { recursive: true });
+      const detached = await detach("f2");
+      expect(detached.code).toBe(0);
+      expect(summaryOf(detached.stdout)).toMatchObject({ runId: "f2", status: "queued" });
+
+      process.env.XDG_CACHE_HOME = mkdtempSync(join(tmpdir(), "stagechart-worker-cache-"));
+      const worker = await cli("worker", "--until-idle");
+      expect(worker.code).toBe(0);
+      expect(worker.stdout).toBe("started f1\ndone f1\nstarted f2\ndone f2\n");
+      nothingSecret();
+    },
+  );
 });
+
+/** A copy of the bundled code-review pipeline (its stages, its script) in `project`: its path. */
+function pipelineCopyIn(project: string): string {
+  cpSync(join(REPO_ROOT, "stages"), join(project, "stages"), { recursive: true });
+  mkdirSync(join(project, "machines"));
+  for (const file of ["code-review.yaml", "code-review.script.yaml"])
+    copyFileSync(join(REPO_ROOT, "machines", file), join(project, "machines", file));
+  return join(project, "machines/code-review.yaml");
+}
 
 /** A finished code-review run `r1` on a fresh demo project, with the project's own store. */
 async function finishedProject() {
@@ -264,35 +371,6 @@ describe("stagechart fork", () => {
     } finally {
       store.value.close();
     }
-  });
-});
-
-describe("stagechart fork --detach of a pipeline changed since", () => {
-  it("is Session/DefinitionDrift, queueing nothing: a worker runs the stored definition only", async () => {
-    const dir = tempDir();
-    const pipeline = join(dir, "deciding.yaml");
-    writeFileSync(pipeline, DECIDING);
-    writeFileSync(join(dir, "deciding.script.yaml"), "stages: {}\n");
-    const common = ["--store", join(dir, "runs.db"), "--headless", "--json"];
-    const run = await runCli("run", pipeline, "--root", dir, "--run-id", "d1", ...common);
-    expect(summaryOf(run.stdout)).toMatchObject({ status: "suspended" });
-    writeFileSync(pipeline, DECIDING.replace("Accept the change?", "Accept it?"));
-    const detached = await runCli(
-      "fork",
-      "d1",
-      "--at",
-      "1",
-      "--run-id",
-      "d2",
-      "--detach",
-      ...common,
-    );
-    expect(detached.code).toBe(1);
-    expect(summaryOf(detached.stdout)).toMatchObject({
-      error: { code: "Session/DefinitionDrift" },
-    });
-    const shown = await runCli("show", "d2", "--store", join(dir, "runs.db"), "--json");
-    expect(summaryOf(shown.stdout)).toMatchObject({ error: { code: "Session/RunNotFound" } });
   });
 });
 

@@ -109,4 +109,19 @@ describe("forking a run at a step, on the SQLite store", () => {
     expect(plan(original).length).toBeGreaterThan(0);
     expect(plan(calls)).toEqual([]);
   });
+
+  it("forkRun refuses answers the fork does not wait for before storing it", async () => {
+    const { store } = await finishedRun();
+    const at = historyOf(store, "r1").find((s) => s.state === "review");
+    if (!at) throw new Error("no step in review");
+    const forked = await forkRun(codeReview(), "r1", {
+      host: modelHarness(countingModel([])).host,
+      store,
+      at: at.step,
+      runId: "f1",
+      answers: [{ proposalId: "bogus", decision: "approve" }],
+    });
+    expect(forked.ok ? undefined : forked.error.code).toBe("Session/NoPendingGrant");
+    expect(store.getRun("f1")).toMatchObject({ ok: false, error: { code: "Session/RunNotFound" } });
+  });
 });

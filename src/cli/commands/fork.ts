@@ -1,11 +1,12 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { bundleDefinition } from "../../bundles/index.js";
 import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
-import { StagechartError } from "../../errors.js";
-import { createFork, type ForkSettings } from "../../runtime/fork.js";
+import { err, type Result, StagechartError } from "../../errors.js";
+import { createFork, endRefusedFork, type ForkSettings } from "../../runtime/fork.js";
 import type { Host } from "../../runtime/host.js";
+import { refusalOf } from "../../runtime/launch.js";
 import type { AsyncRunStore } from "../../store/postgres/async-run-store.js";
-import { loadForDetach } from "../detach.js";
+import { loadForDetach, loadStoredForDetach } from "../detach.js";
 import { drive, refuse } from "../drive.js";
 import { type HostSettings, withModel } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
@@ -96,6 +97,7 @@ async function fork(runId: string, flags: ForkFlags, io: CliIo): Promise<number>
       at: flags.at,
       set: flags.set,
       resumeWith: { ...settings },
+      force: Boolean(flags.force),
       ...(flags.runId !== undefined && { runId: flags.runId }),
     };
     if (flags.detach)
@@ -119,7 +121,11 @@ async function fork(runId: string, flags: ForkFlags, io: CliIo): Promise<number>
   }
 }
 
-/** The fork created and resumed in this process, as `resume` continues a run on its store. */
+/**
+ * The fork created and resumed in this process, as `resume` continues a run on its store. A
+ * changed pipeline (unforced) and answers it has no request for are refused before anything is
+ * stored; a resume refused all the same (a store failing) ends it.
+ */
 async function forkHere(
   pipeline: PipelineDefinition,
   sourceRunId: string,
@@ -129,22 +135,33 @@ async function forkHere(
   io: CliIo,
   { host, progress }: { host: Host; progress: Progress },
 ): Promise<number> {
-  const created = await createFork(pipeline, sourceRunId, { ...fork, store: target.store });
+  const [answers, inputs] = [answersOf(flags), inputsOf(flags)];
+  const created = await createFork(pipeline, sourceRunId, {
+    ...fork,
+    store: target.store,
+    refusal: (forked) => refusalOf(pipeline, host, { ...forked, answers, inputs }),
+  });
   if (!created.ok) return refuse(io, flags.json, created.error, flags.runId);
   const resumed = await target.resume(pipeline, created.value.runId, {
     host,
     force: Boolean(flags.force),
-    answers: answersOf(flags),
-    inputs: inputsOf(flags),
+    answers,
+    inputs,
   });
-  if (!resumed.ok) return refuse(io, flags.json, resumed.error, created.value.runId);
+  if (!resumed.ok) {
+    const error = await endRefusedFork(target.store, created.value.runId, resumed.error);
+    return refuse(io, flags.json, error, created.value.runId);
+  }
   return await drive(resumed.value, io, Boolean(flags.json), progress);
 }
 
 /**
- * `fork --detach`: the fork stored `queued` with the definition its source ran (its files saved
- * under its hash, as `run --detach` saves them), for a worker to take. A pipeline changed since
- * is refused: a worker runs exactly the stored definition and cannot be told to force.
+ * `fork --detach`: the fork stored `queued` with the definition its source ran, for a worker to
+ * take. A definition the store holds already (a source queued with `run --detach`) is loaded
+ * from there, as a worker loads it: the source's pipeline file need not be on this machine.
+ * Else the file is loaded and its files saved under its hash, as `run --detach` saves them; a
+ * pipeline changed since is refused: a worker runs exactly the stored definition and cannot be
+ * told to force.
  */
 async function detachFork(
   sourceRunId: string,
@@ -156,21 +173,13 @@ async function detachFork(
   io: CliIo,
 ): Promise<number> {
   const refused = (error: StagechartError) => refuse(io, flags.json, error, flags.runId);
-  const loaded = await loadForDetach(settings.pipelineFile, settings, io);
+  const stored = await store.loadDefinition(definitionHash);
+  const loaded = stored.ok
+    ? await loadStoredForDetach(definitionHash, stored.value, settings, io)
+    : await storedFromFile(sourceRunId, definitionHash, settings, store, io);
   if (!loaded.ok) return refused(loaded.error);
   const pipeline = loaded.value;
   if (!pipeline) return EXIT.failed;
-  const bundled = await bundleDefinition(pipeline);
-  if (!bundled.ok) return refused(bundled.error);
-  if (bundled.value.hash !== definitionHash)
-    return refused(
-      new StagechartError(
-        "Session/DefinitionDrift",
-        `the pipeline changed since run ${sourceRunId} was saved: a detached fork runs on a worker, which cannot be told to force it (fork it here with --force instead)`,
-        { runId: sourceRunId },
-      ),
-    );
-  await store.saveDefinition(bundled.value.hash, bundled.value.bundle);
   const created = await createFork(pipeline, sourceRunId, { ...fork, store, queued: true });
   if (!created.ok) return refused(created.error);
   const { runId } = created.value;
@@ -181,6 +190,33 @@ async function detachFork(
   );
   if (!flags.json) io.stderr(`run ${runId} queued: a worker on this store runs it\n`);
   return EXIT.done;
+}
+
+/**
+ * The source's pipeline loaded from its file and stored under its hash, for a source whose
+ * definition the store does not hold; `undefined` once the loader has printed why it does not load.
+ */
+async function storedFromFile(
+  sourceRunId: string,
+  definitionHash: string,
+  settings: HostSettings,
+  store: AsyncRunStore,
+  io: CliIo,
+): Promise<Result<PipelineDefinition | undefined>> {
+  const loaded = await loadForDetach(settings.pipelineFile, settings, io);
+  if (!loaded.ok || !loaded.value) return loaded;
+  const bundled = await bundleDefinition(loaded.value);
+  if (!bundled.ok) return bundled;
+  if (bundled.value.hash !== definitionHash)
+    return err(
+      new StagechartError(
+        "Session/DefinitionDrift",
+        `the pipeline changed since run ${sourceRunId} was saved: a detached fork runs on a worker, which cannot be told to force it (fork it here with --force instead)`,
+        { runId: sourceRunId },
+      ),
+    );
+  await store.saveDefinition(bundled.value.hash, bundled.value.bundle);
+  return loaded;
 }
 
 /** The source run's settings, with whoever forks deciding about prompts, and the model if given. */

@@ -251,6 +251,7 @@ export class PostgresStore implements AsyncRunStore {
       if (!created.ok) return created;
       await copyForked(query, source, run.runId, marks);
       await appendStep(query, run.runId, first, this.timestamp());
+      if (run.status === "queued") await queue.announceQueued(query);
       return created;
     });
   }

@@ -4,10 +4,10 @@ import type { Result } from "../../../src/errors.js";
 import { parseScript } from "../../../src/models/script-file.js";
 import { createScriptedModel } from "../../../src/models/scripted.js";
 import type { ModelHandle } from "../../../src/models/types.js";
-import { createFork } from "../../../src/runtime/fork.js";
+import { createFork, endRefusedFork } from "../../../src/runtime/fork.js";
 import { type HistoryStep, readHistory } from "../../../src/runtime/history.js";
 import type { Host } from "../../../src/runtime/host.js";
-import type { RunHandle, RunResult } from "../../../src/runtime/run.js";
+import type { GrantAnswer, RunHandle, RunResult } from "../../../src/runtime/run.js";
 import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
 import { CODE_REVIEW_SCRIPT, llm, pipelineOf } from "../../support/pipelines.js";
 import { modelHarness } from "../../support/stage-harness.js";
@@ -25,7 +25,7 @@ export interface ForkingStore {
   resume(
     pipeline: PipelineDefinition,
     runId: string,
-    options: { host: Host },
+    options: { host: Host; answers?: readonly GrantAnswer[] },
   ): Promise<Result<RunHandle>>;
   /** Runs one statement on the store's database behind its back. */
   sql(text: string): Promise<void>;
@@ -35,6 +35,14 @@ export const codeReview = (): PipelineDefinition =>
   pipelineOf({
     id: "code-review",
     stages: [llm("plan"), llm("execute"), llm("review")],
+    next: { plan: "execute", execute: "review" },
+  });
+
+/** code-review with its review stage's prompt changed: another definition of the same pipeline. */
+const codeReviewChanged = (): PipelineDefinition =>
+  pipelineOf({
+    id: "code-review",
+    stages: [llm("plan"), llm("execute"), llm("review", (text) => `${text}\nLook twice.\n`)],
     next: { plan: "execute", execute: "review" },
   });
 
@@ -286,5 +294,47 @@ export function forkingSpec(fresh: () => Promise<ForkingStore>): void {
     await sql("UPDATE steps SET journal_mark = NULL, transcript_mark = NULL WHERE step = 1");
     expect(await fork("r1", 1, "f9")).toBe("Session/ForkUnavailable");
     expect((await store.getRun("f9")).ok).toBe(false);
+  });
+  it("refuses a pipeline changed since the source was saved before storing anything, unless forced", async () => {
+    const { store } = await finishedRun();
+    const refused = await createFork(codeReviewChanged(), "r1", { store, at: 2, runId: "f5" });
+    expect(refused.ok ? undefined : refused.error.code).toBe("Session/DefinitionDrift");
+    expect(refused.ok ? undefined : refused.error.message).toContain("stage review changed");
+    expect((await store.getRun("f5")).ok).toBe(false);
+    const forced = await createFork(codeReviewChanged(), "r1", {
+      store,
+      at: 2,
+      runId: "f5",
+      force: true,
+    });
+    expect(forced).toMatchObject({ ok: true, value: { runId: "f5" } });
+  });
+
+  it("ends a fork whose resume was refused as failed, the refusal audited, so nothing resumes it", async () => {
+    const target = await finishedRun();
+    const { store } = target;
+    const at = (await historyOf(store, "r1")).find((s) => s.state === "review");
+    if (!at) throw new Error("no step in review");
+    const created = await createFork(codeReview(), "r1", { store, at: at.step, runId: "f6" });
+    if (!created.ok) throw created.error;
+    const answers = [{ proposalId: "bogus", decision: "approve" as const }];
+    const refused = await target.resume(codeReview(), "f6", { host: hostOf(), answers });
+    if (refused.ok) throw new Error("an answer to no request was taken");
+    const ended = await endRefusedFork(store, "f6", refused.error);
+    expect(ended.code).toBe("Session/NoPendingGrant");
+
+    expect(await store.getRun("f6")).toMatchObject({
+      ok: true,
+      value: { status: "failed", error: { code: "Session/NoPendingGrant" } },
+    });
+    const audit = await store.auditOf("f6");
+    expect(audit.map((e) => e.type)).toEqual(["RunForked", "RequestRefused", "RunFailed"]);
+    expect(audit[2]?.payload).toMatchObject({
+      refused: true,
+      error: { code: "Session/NoPendingGrant" },
+    });
+    expect(await store.leaseHolder("f6")).toBeUndefined();
+    const again = await target.resume(codeReview(), "f6", { host: hostOf() });
+    expect(again.ok ? undefined : again.error.code).toBe("Session/RunFinished");
   });
 }
