@@ -1,42 +1,12 @@
-import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
 import { demoProject, runCli, summaryOf } from "../support/cli.js";
+import { freePort, startInspect } from "../support/inspect-cli.js";
 import { noPostgres, testPostgres } from "../support/postgres.js";
 
 const postgres = testPostgres();
 afterEach(() => {
   delete process.env.STAGECHART_STORE;
 });
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** `stagechart inspect …` in-process, until the test sends it Ctrl-C. */
-function startInspect(...argv: string[]) {
-  let output = "";
-  let announced: (url: string) => void = () => {};
-  const url = new Promise<string>((resolve) => {
-    announced = resolve;
-  });
-  const exit = main(["inspect", ...argv], {
-    stdout: (text) => {
-      output += text;
-      const found = /http:\/\/\S+/.exec(output)?.[0];
-      if (found) announced(found);
-    },
-    stderr: (text) => {
-      output += text;
-    },
-  });
-  return { url, exit, output: () => output };
-}
 
 describe.skipIf(noPostgres)("stagechart inspect on a PostgreSQL store", () => {
   it("serves the runs stored there (--store or $STAGECHART_STORE), never showing the URL's password", async () => {
@@ -50,7 +20,7 @@ describe.skipIf(noPostgres)("stagechart inspect on a PostgreSQL store", () => {
       if (given.length === 0) process.env.STAGECHART_STORE = url;
       const inspect = startInspect(runId, "--port", "0", ...given);
       const page = await Promise.race([inspect.url, inspect.exit.then(() => "")]);
-      expect(inspect.output()).toMatch(/^stagechart inspect: http:\/\/127\.0\.0\.1:\d+\/runs\//);
+      expect(inspect.all()).toMatch(/^stagechart inspect: http:\/\/127\.0\.0\.1:\d+\/runs\//);
       const origin = new URL(page).origin;
       const replies = await Promise.all(
         ["/api/health", "/api/runs", `/api/runs/${runId}`, "/api/runs/nope"].map(async (path) =>
@@ -61,7 +31,7 @@ describe.skipIf(noPostgres)("stagechart inspect on a PostgreSQL store", () => {
       expect(JSON.parse(replies[2] as string)).toMatchObject({ runId, status: "done" });
       process.emit("SIGINT");
       expect(await inspect.exit).toBe(0);
-      for (const text of [...replies, inspect.output()])
+      for (const text of [...replies, inspect.all()])
         expect(text).not.toContain(postgres().password);
     }
   });
@@ -100,7 +70,7 @@ describe.skipIf(noPostgres)("stagechart inspect on a PostgreSQL store", () => {
     expect(resumed.timeline.map((event) => event.type)).toContain("ToolApproved");
     process.emit("SIGINT");
     expect(await inspect.exit).toBe(0);
-    expect(inspect.output()).not.toContain(postgres().password);
+    expect(inspect.all()).not.toContain(postgres().password);
   }, 30_000);
 
   it("refuses a database it cannot reach with a coded error naming it without its password", async () => {
@@ -108,8 +78,8 @@ describe.skipIf(noPostgres)("stagechart inspect on a PostgreSQL store", () => {
     const wrong = url.replace(/@127\.0\.0\.1:\d+/, `@127.0.0.1:${await freePort()}`);
     const inspect = startInspect("--port", "0", "--store", wrong);
     expect(await inspect.exit).toBe(1);
-    expect(inspect.output()).toContain("Session/StoreUnavailable");
-    expect(inspect.output()).not.toContain(postgres().password);
+    expect(inspect.all()).toContain("Session/StoreUnavailable");
+    expect(inspect.all()).not.toContain(postgres().password);
   });
 
   it("run --inspect streams a run on the shared store to a server it starts for that store", async () => {

@@ -1,41 +1,10 @@
 import { writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
-import { main } from "../../src/cli/main.js";
 import { demoProject, runPipelineIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** `stagechart inspect …` in-process, until the test sends it Ctrl-C. */
-function startInspect(...argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  let announced: (url: string) => void = () => {};
-  const url = new Promise<string>((resolve) => {
-    announced = resolve;
-  });
-  const exit = main(["inspect", ...argv], {
-    stdout: (text) => {
-      stdout += text;
-      const found = /http:\/\/\S+/.exec(stdout)?.[0];
-      if (found) announced(found);
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-  });
-  return { url, exit, output: () => ({ stdout, stderr }) };
-}
+import { freePort, startInspect } from "../support/inspect-cli.js";
 
 /**
  * Stands where an inspect server with a page open would: healthy, it takes the run's stream and
