@@ -172,15 +172,16 @@ export function launch(
     ...(snapshot !== undefined && { snapshot: groupsAsRun(snapshot) as Snapshot<unknown> }),
     ...(inspect && { inspect }),
   });
+  const checked = takenAsked(pipeline, actor, { runId, snapshot, answers, inputs, control });
+  if (!checked.ok) return checked;
+  const { restored, answerable, routed } = checked.value;
+  // Watched once the launch is taken: a refused one must not settle (and store) anything.
   watchMachines(actor, (machine, snapshot) => {
     // Only a run with a parked stage can be quiescent: the walk of its actor tree waits till then.
     if (snapshot?.status === "active" && snapshot.hasTag?.("suspended")) parkedStages.add(machine);
     else parkedStages.delete(machine);
     queueSettle();
   });
-  const checked = takenAsked(pipeline, actor, { runId, snapshot, answers, inputs, control });
-  if (!checked.ok) return checked;
-  const { restored, answerable, routed } = checked.value;
 
   host.audit.emit({ type: start.type, runId, payload: start.payload });
   const unsandboxed = sandboxNotice(host);
