@@ -13,7 +13,7 @@ import { fingerprint } from "../compiler/definition-hash.js";
 import { formatDiagnostic, isError, type LoadResult } from "../definitions/diagnostics.js";
 import { isWorkflowDirectory } from "../definitions/pi-workflows/detect.js";
 import { loadWorkflowPipeline } from "../definitions/pi-workflows/load.js";
-import { loadPipelineFile } from "../definitions/pipeline.js";
+import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { DefinitionBundle } from "../store/records.js";
@@ -112,13 +112,14 @@ function writeWhole(dir: string, files: Record<string, string>): Result<void> {
 export async function loadBundle(
   hash: string,
   bundle: DefinitionBundle,
-  options: { cacheDir?: string; toolNames?: readonly string[] } = {},
+  options: { cacheDir?: string; mcpToolNames?: readonly string[] } = {},
 ): Promise<Result<PipelineDefinition>> {
   const entry = materialiseBundle(hash, bundle, options.cacheDir);
   if (!entry.ok) return entry;
+  const toolNames = [...BUILTIN_TOOL_NAMES, ...(options.mcpToolNames ?? [])];
   const loaded: LoadResult<PipelineDefinition> = isWorkflowDirectory(entry.value)
-    ? await loadWorkflowPipeline(entry.value, options.toolNames)
-    : await loadPipelineFile(entry.value, { toolNames: options.toolNames });
+    ? await loadWorkflowPipeline(entry.value, toolNames)
+    : await loadPipelineFile(entry.value, { toolNames });
   const problems = loaded.ok ? loaded.warnings.filter(isError) : loaded.diagnostics;
   if (!loaded.ok || problems.length > 0)
     return err(

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { bundleDefinition, loadBundle } from "../bundles/index.js";
 import { fingerprint } from "../compiler/definition-hash.js";
-import { BUILTIN_TOOL_NAMES } from "../definitions/pipeline-loader.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { ok, type Result, StagechartError } from "../errors.js";
 import { checkContext } from "../runtime/run-checks.js";
@@ -63,13 +62,7 @@ export async function detachRun(
       options: { ...settings, ctx, definition: fingerprint(pipeline).parts },
     });
     if (!queued.ok) return refused(queued.error);
-    io.stdout(
-      flags.json
-        ? `${JSON.stringify({ runId, status: "queued", definitionHash: hash })}\n`
-        : `${runId}\n`,
-    );
-    if (!flags.json) io.stderr(`run ${runId} queued: a worker on this store runs it\n`);
-    return EXIT.done;
+    return reportQueued(io, Boolean(flags.json), { runId, definitionHash: hash });
   } catch (error) {
     if (!(error instanceof StagechartError)) throw error;
     return refused(error);
@@ -93,6 +86,18 @@ export async function loadForDetach(
   return ok(await loadPipelineForCli(file, io, toolNames.value));
 }
 
+/** What `run --detach` and `fork --detach` print of the run they queued; exit 0. */
+export function reportQueued(
+  io: CliIo,
+  json: boolean,
+  queued: { runId: string; definitionHash: string; from?: { runId: string; step: number } },
+): number {
+  const { runId, ...rest } = queued;
+  io.stdout(json ? `${JSON.stringify({ runId, status: "queued", ...rest })}\n` : `${runId}\n`);
+  if (!json) io.stderr(`run ${runId} queued: a worker on this store runs it\n`);
+  return EXIT.done;
+}
+
 /**
  * `loadForDetach` of a definition already in the store (`fork --detach`): its bundle loaded as
  * a worker loads it, so no file of the machine that stored it is needed.
@@ -105,7 +110,7 @@ export async function loadStoredForDetach(
 ): Promise<Result<PipelineDefinition>> {
   const toolNames = await mcpToolNames(settings, io);
   if (!toolNames.ok) return toolNames;
-  return loadBundle(hash, bundle, { toolNames: [...BUILTIN_TOOL_NAMES, ...toolNames.value] });
+  return loadBundle(hash, bundle, { mcpToolNames: toolNames.value });
 }
 
 /** The tools the pipeline's MCP servers offer, which allowedTools may name; the servers stopped again. */

@@ -131,10 +131,10 @@ function metaSchemaErrors(ajv: AnyAjv, schema: JsonSchema): ErrorObject[] | unde
 }
 
 function once<T>(make: () => T): () => T {
-  let made: T | undefined;
+  let made: { value: T } | undefined;
   return () => {
-    made ??= make();
-    return made;
+    made ??= { value: make() };
+    return made.value;
   };
 }
 

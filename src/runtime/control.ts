@@ -1,5 +1,6 @@
 import { hostname, userInfo } from "node:os";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { Awaitable } from "../definitions/memory.js";
 import { type ErrorView, err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../inspect/audit.js";
 import { ownerIsGone } from "./persistence.js";
@@ -43,7 +44,6 @@ export interface ControlSettlement {
 }
 
 /** A store's answer: at once from an embedded store, later from one across the network. */
-type Awaitable<T> = T | Promise<T>;
 
 /**
  * The control queue of a store (DESIGN.md §6, issue 13): `cancel`, `override` and `redo` for a

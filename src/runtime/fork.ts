@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
+import type { Awaitable } from "../definitions/memory.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import {
   type ErrorView,
@@ -16,7 +17,6 @@ import { checkContext } from "./run-checks.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 
 /** A store's answer: at once (the SQLite store) or as a promise (`AsyncRunStore`: PostgreSQL). */
-type Answer<T> = T | Promise<T>;
 
 /**
  * What forking needs of a store. Every answer is awaited, so the SQLite store, `AsyncSqliteStore`
@@ -25,11 +25,11 @@ type Answer<T> = T | Promise<T>;
 export interface ForkStore {
   getRun(
     runId: string,
-  ): Answer<
+  ): Awaitable<
     Result<{ pipelineId: string; definitionHash: string; options: Record<string, unknown> }>
   >;
-  stepsOf(runId: string): Answer<{ step: number }[]>;
-  snapshotAtStep(runId: string, step: number): Answer<unknown>;
+  stepsOf(runId: string): Awaitable<{ step: number }[]>;
+  snapshotAtStep(runId: string, step: number): Awaitable<unknown>;
   forkRun(
     source: string,
     step: number,
@@ -41,9 +41,12 @@ export interface ForkStore {
       status?: StoredStatus;
     },
     first: StepCommit,
-  ): Answer<Result<unknown>>;
-  updateRun(runId: string, patch: { status: "failed"; error: ErrorView }): Answer<Result<unknown>>;
-  commitStep(runId: string, step: StepCommit): Answer<unknown>;
+  ): Awaitable<Result<unknown>>;
+  updateRun(
+    runId: string,
+    patch: { status: "failed"; error: ErrorView },
+  ): Awaitable<Result<unknown>>;
+  commitStep(runId: string, step: StepCommit): Awaitable<unknown>;
 }
 
 /** Which step of which stored run a new run starts from, and what changes in it. */

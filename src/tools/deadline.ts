@@ -17,13 +17,13 @@ export function deadline(
   parent?: AbortSignal,
   onAbort?: (reason: unknown) => void,
 ): Deadline {
-  const controller = new AbortController();
-  let aborted = false;
+  let controller: AbortController | undefined;
+  let aborted: { reason: unknown } | undefined;
   const abort = (reason: unknown) => {
     if (aborted) return;
-    aborted = true;
+    aborted = { reason };
     onAbort?.(reason);
-    controller.abort(reason);
+    controller?.abort(reason);
   };
   const follow = () => abort(parent?.reason);
   if (parent?.aborted) follow();
@@ -35,6 +35,10 @@ export function deadline(
   timer.unref();
   return {
     get signal() {
+      if (!controller) {
+        controller = new AbortController();
+        if (aborted) controller.abort(aborted.reason);
+      }
       return controller.signal;
     },
     clear: () => {

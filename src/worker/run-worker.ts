@@ -1,7 +1,6 @@
 import { loadBundle } from "../bundles/index.js";
 import { type HostSettings, hostFor } from "../cli/host-options.js";
 import { attachMcpForCli } from "../cli/mcp-options.js";
-import { BUILTIN_TOOL_NAMES } from "../definitions/pipeline.js";
 import { err, ok, type Result, type StagechartError, toStagechartError } from "../errors.js";
 import type { RunResult } from "../runtime/launch.js";
 import { LEASE_TTL_MS } from "../runtime/persistence.js";
@@ -142,7 +141,7 @@ async function preparedFrom(
   const close = () => mcp.value.close();
   const pipeline = await loadBundle(hash, bundle.value, {
     ...(options.cacheDir !== undefined && { cacheDir: options.cacheDir }),
-    toolNames: [...BUILTIN_TOOL_NAMES, ...tools.map((tool) => tool.name)],
+    mcpToolNames: tools.map((tool) => tool.name),
   });
   if (!pipeline.ok) {
     await close();

@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { expect } from "vitest";
 import type { PipelineEvent } from "../../src/compiler/pipeline-machine.js";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import type { ControlRequest, Requester } from "../../src/runtime/control.js";
@@ -86,4 +87,20 @@ stages:
     settled: await opened.controlRequest(id),
     audit: await opened.auditOf("ctl-1"),
   };
+}
+
+/**
+ * What a CANCEL taken by an owner SIGKILLed as it stored the step applying it must leave: the
+ * request still `taken`, then applied exactly once by the resumed run, its log gapless.
+ */
+export function expectCancelAppliedOnce(crash: ControlCrash): void {
+  expect(crash.killed.code).toBeNull();
+  expect(crash.afterKill?.status).toBe("taken");
+  expect(crash.resumed?.result?.status).toBe("cancelled");
+  expect(crash.settled?.status).toBe("applied");
+  const audit = crash.audit ?? [];
+  const types = audit.map((event) => event.type);
+  expect(types.filter((type) => type === "ControlRequested")).toHaveLength(1);
+  expect(types.filter((type) => type === "RunCancelled")).toHaveLength(1);
+  expect(audit.map((event) => event.seq)).toEqual(audit.map((_, i) => i + 1));
 }

@@ -59,6 +59,17 @@ const statusOf = async (store: AsyncRunStore, runId: string) => {
   return run.ok ? run.value.status : run.error.code;
 };
 
+/** `store` with each claim's answer (a run id, or undefined for none) kept in `claims`. */
+function countingClaims(store: PostgresStore) {
+  const claims: (string | undefined)[] = [];
+  const counted = intercepted(store, "claimRun", async (...args) => {
+    const claimed = await store.claimRun(...args);
+    claims.push(claimed?.runId);
+    return claimed;
+  });
+  return { claims, counted };
+}
+
 describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store", () => {
   it("gives a stopped run back in one step: killed just before it, the run is still taken over", async () => {
     const { url, store } = await stores.fresh();
@@ -187,12 +198,7 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
 
   it("wakes at once when a run is queued, however long its poll (LISTEN/NOTIFY)", async () => {
     const { url, store } = await stores.fresh();
-    const claims: (string | undefined)[] = [];
-    const counted = intercepted(store, "claimRun", async (...args) => {
-      const claimed = await store.claimRun(...args);
-      claims.push(claimed?.runId);
-      return claimed;
-    });
+    const { claims, counted } = countingClaims(store);
     const { events } = worker({ store: counted, pollMs: 60_000 });
     // Its first look finds nothing: it waits a minute before the next, unless told.
     await until(() => claims.length === 1);
@@ -208,12 +214,7 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
 
   it("listens again once its LISTEN connection drops, and is woken as before", async () => {
     const { url, store } = await stores.fresh();
-    const claims: (string | undefined)[] = [];
-    const counted = intercepted(store, "claimRun", async (...args) => {
-      const claimed = await store.claimRun(...args);
-      claims.push(claimed?.runId);
-      return claimed;
-    });
+    const { claims, counted } = countingClaims(store);
     worker({ store: counted, pollMs: 60_000 });
     await until(() => claims.length === 1);
     const admin = new pg.Client({ connectionString: url });

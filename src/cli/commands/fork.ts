@@ -6,7 +6,7 @@ import { createFork, endRefusedFork, type ForkSettings } from "../../runtime/for
 import type { Host } from "../../runtime/host.js";
 import { refusalOf } from "../../runtime/launch.js";
 import type { AsyncRunStore } from "../../store/postgres/async-run-store.js";
-import { loadForDetach, loadStoredForDetach } from "../detach.js";
+import { loadForDetach, loadStoredForDetach, reportQueued } from "../detach.js";
 import { drive, refuse } from "../drive.js";
 import { type HostSettings, withModel } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
@@ -183,13 +183,11 @@ async function detachFork(
   const created = await createFork(pipeline, sourceRunId, { ...fork, store, queued: true });
   if (!created.ok) return refused(created.error);
   const { runId } = created.value;
-  io.stdout(
-    flags.json
-      ? `${JSON.stringify({ runId, status: "queued", definitionHash, from: { runId: sourceRunId, step: fork.at } })}\n`
-      : `${runId}\n`,
-  );
-  if (!flags.json) io.stderr(`run ${runId} queued: a worker on this store runs it\n`);
-  return EXIT.done;
+  return reportQueued(io, Boolean(flags.json), {
+    runId,
+    definitionHash,
+    from: { runId: sourceRunId, step: fork.at },
+  });
 }
 
 /**

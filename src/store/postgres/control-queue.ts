@@ -8,15 +8,14 @@ import type {
 } from "../../runtime/control.js";
 import { type ControlRow, controlNotTaken, fromControlRow } from "../control-requests.js";
 import { runNotFound } from "../store-errors.js";
-import { DATABASE_NOW } from "./queries.js";
+import { databaseNow, EPOCH_MS } from "./queries.js";
 import type { Query } from "./step-writes.js";
 
 const COLUMNS = `id, run_id AS "runId", event, requester, requested_at AS "requestedAt",
   expires_at AS "expiresAt", status, error, settled_at AS "settledAt"`;
 
 /** Epoch ms on the clock in parameter `$n` when given (tests), else on the database's clock. */
-const nowAt = (param: string) =>
-  `COALESCE(${param}::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)`;
+const nowAt = (param: string) => `COALESCE(${param}::bigint, ${EPOCH_MS})`;
 
 /**
  * The control queue's rows (migrations 5 and 10), read as the SQLite store reads them. BIGINT
@@ -33,7 +32,7 @@ export async function enqueueControl(
   }: { event: PipelineEvent; requester: Requester; timeoutMs: number },
   clock: number | undefined,
 ): Promise<ControlRequest> {
-  const now = clock ?? Number((await query(DATABASE_NOW)).rows[0].now);
+  const now = clock ?? (await databaseNow(query));
   const requestedAt = new Date(now).toISOString();
   const expiresAt = now + timeoutMs;
   const { rows } = await query(

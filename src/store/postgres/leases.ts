@@ -1,6 +1,6 @@
 import { err, ok, type Result } from "../../errors.js";
 import { runLocked, runNotFound } from "../store-errors.js";
-import { DATABASE_NOW } from "./queries.js";
+import { databaseNow } from "./queries.js";
 import type { Query } from "./step-writes.js";
 
 interface Claim {
@@ -26,7 +26,7 @@ export async function claimLease(
 ): Promise<Result<void>> {
   const run = await query("SELECT 1 FROM runs WHERE run_id = $1 FOR UPDATE", [runId]);
   if (run.rowCount === 0) return err(runNotFound(runId));
-  const now = clock ? clock() : Number((await query(DATABASE_NOW)).rows[0].now);
+  const now = await databaseNow(query, clock);
   const expiresAt = now + ttlMs;
   for (;;) {
     const { rows } = await query(

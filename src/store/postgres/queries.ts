@@ -1,3 +1,5 @@
+import type { Query } from "./step-writes.js";
+
 /** The statements of the PostgreSQL store whose text is shared or long. */
 
 export const RUN_COLUMNS = `run_id AS "runId", pipeline_id AS "pipelineId", status,
@@ -39,5 +41,13 @@ export const RENEW_LEASE = `UPDATE leases
   SET expires_at = COALESCE($3::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint) + $4
   WHERE run_id = $1 AND owner = $2`;
 
+/** The database's own clock in epoch milliseconds, as an SQL expression. */
+export const EPOCH_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
 /** The database's own clock in epoch milliseconds: one clock for leases on every machine. */
-export const DATABASE_NOW = `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now`;
+export const DATABASE_NOW = `SELECT ${EPOCH_MS} AS now`;
+
+/** Now in epoch ms: `clock`'s when given (tests), else the database's. */
+export async function databaseNow(query: Query, clock?: () => number): Promise<number> {
+  return clock ? clock() : Number((await query(DATABASE_NOW)).rows[0].now);
+}

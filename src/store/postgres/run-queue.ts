@@ -3,7 +3,7 @@ import type { ClaimFilter, DefinitionBundle } from "../records.js";
 import { cancelledBeforeStart, decodeBundle } from "../run-queue.js";
 import { runLocked, runNotFound, runNotQueued } from "../store-errors.js";
 import { claimLease } from "./leases.js";
-import { DATABASE_NOW } from "./queries.js";
+import { databaseNow } from "./queries.js";
 import { appendStep, lastSeqWith, type Query } from "./step-writes.js";
 
 /** Content-addressed: a hash already stored keeps its first bundle. */
@@ -57,7 +57,7 @@ export async function claimRun(
   { owner, ttlMs, at, pipelineIds }: { owner: string; ttlMs: number; at: string } & ClaimFilter,
   clock: (() => number) | undefined,
 ): Promise<string | undefined> {
-  const now = clock ? clock() : Number((await query(DATABASE_NOW)).rows[0].now);
+  const now = await databaseNow(query, clock);
   const passed: string[] = [];
   for (;;) {
     const { rows } = await query(NEXT_CLAIMABLE, [
@@ -133,7 +133,7 @@ export async function cancelQueuedRun(
   if (run.rowCount === 0) return err(runNotFound(runId));
   const { status } = run.rows[0] as { status: string };
   if (status !== "queued") return err(runNotQueued(runId, status));
-  const now = clock ? clock() : Number((await query(DATABASE_NOW)).rows[0].now);
+  const now = await databaseNow(query, clock);
   const { rows } = await query(
     `SELECT owner, expires_at AS "expiresAt" FROM leases WHERE run_id = $1 AND expires_at > $2`,
     [runId, now],
