@@ -2,7 +2,7 @@ import type { Result } from "../errors.js";
 import { AsyncSqliteStore } from "../store/async-sqlite-store.js";
 import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
 import { PostgresStore, type PostgresStoreOptions } from "../store/postgres/postgres-store.js";
-import { isAbsent, isPostgresUrl, storePathFor, storeSpecOf } from "./store.js";
+import { isPostgresUrl, noStoreFileFor, storePathFor, storeSpecOf } from "./store.js";
 
 /**
  * The store of a command that works on either kind (`runs`, `show`, `audit`, `cancel`,
@@ -24,7 +24,5 @@ export async function openAnyStore(
 export async function openExistingAnyStore(
   flag: string | undefined,
 ): Promise<Result<AsyncRunStore> | undefined> {
-  const spec = storeSpecOf(flag);
-  if (!isPostgresUrl(spec) && isAbsent(storePathFor(flag))) return undefined;
-  return openAnyStore(flag);
+  return noStoreFileFor(flag) ? undefined : openAnyStore(flag);
 }

@@ -13,7 +13,7 @@ import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
 import { PostgresStore } from "../store/postgres/postgres-store.js";
 import { reopenSharedRun, resumeSharedRun, startSharedRun } from "../store/postgres/shared-runs.js";
 import type { SqliteStore } from "../store/sqlite-store.js";
-import { isAbsent, isPostgresUrl, openStoreForCli, storePathFor, storeSpecOf } from "./store.js";
+import { isPostgresUrl, noStoreFileFor, openStoreForCli, storeSpecOf } from "./store.js";
 
 type Launch<T> = Promise<Result<T>>;
 
@@ -53,9 +53,7 @@ export async function openRunTarget(flag: string | undefined): Promise<Result<Ru
 export async function openExistingRunTarget(
   flag: string | undefined,
 ): Promise<Result<RunTarget> | undefined> {
-  const spec = storeSpecOf(flag);
-  if (!isPostgresUrl(spec) && isAbsent(storePathFor(flag))) return undefined;
-  return openRunTarget(flag);
+  return noStoreFileFor(flag) ? undefined : openRunTarget(flag);
 }
 
 const sqliteTarget = (store: SqliteStore): RunTarget => ({

@@ -23,6 +23,10 @@ export const storePathFor = (path: string | undefined): string =>
 export const openStoreForCli = (path: string | undefined): Result<SqliteStore> =>
   SqliteStore.open(storePathFor(path));
 
+/** `--store` names a SQLite file not there: a command that only reads creates none. */
+export const noStoreFileFor = (flag: string | undefined): boolean =>
+  !isPostgresUrl(storeSpecOf(flag)) && isAbsent(storePathFor(flag));
+
 /** No file at `file`; one that cannot even be looked at (EACCES) is not taken for absent. */
 export function isAbsent(file: string): boolean {
   try {

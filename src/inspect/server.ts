@@ -114,7 +114,9 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     flush: async (runId) => {
       await watch.pollAfresh();
       await drained(pages);
-      await shownEverywhere(() => watch.allShown(runId).catch(() => true));
+      // The run's log is complete by now: its last seq is read once, not at every wait.
+      const last = await watch.lastSeq(runId).catch(() => undefined);
+      if (last !== undefined) await shownEverywhere(() => watch.allShownUpTo(runId, last));
     },
     close: async () => {
       clearInterval(timer);
@@ -350,9 +352,8 @@ function tokenAllowed(request: IncomingMessage, token: string | undefined): bool
  * last news changed (a page closed meanwhile no longer counts). 3 s at most: a page that never
  * answers (an old tab, a script) does not hold the run's process.
  */
-async function shownEverywhere(shown: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 150 && !(await shown()); i++)
-    await new Promise((resolve) => setTimeout(resolve, 20));
+async function shownEverywhere(shown: () => boolean): Promise<void> {
+  for (let i = 0; i < 150 && !shown(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 /** Waits until everything sent to the pages has left the process. */

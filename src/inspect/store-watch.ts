@@ -45,7 +45,7 @@ export class StoreWatch {
    */
   async watch(page: WebSocket, runId: string, after?: number): Promise<void> {
     this.watching.set(page, runId);
-    const from = after ?? (await (await this.store())?.lastSeq(runId)) ?? 0;
+    const from = after ?? (await this.lastSeq(runId));
     if (page.readyState !== page.OPEN || this.watching.get(page) !== runId) return;
     this.forget(page);
     this.watching.set(page, runId);
@@ -77,9 +77,13 @@ export class StoreWatch {
     this.shownBy.set(runId, pages);
   }
 
-  /** Whether every page watching the run shows it up to its last stored event. */
-  async allShown(runId: string): Promise<boolean> {
-    const last = (await (await this.store())?.lastSeq(runId)) ?? 0;
+  /** The seq of the run's last stored event; 0 before the first (or with no store yet). */
+  async lastSeq(runId: string): Promise<number> {
+    return (await (await this.store())?.lastSeq(runId)) ?? 0;
+  }
+
+  /** Whether every page watching the run shows it up to event `last`. */
+  allShownUpTo(runId: string, last: number): boolean {
     const shown = this.shownBy.get(runId);
     return [...(this.watchers.get(runId)?.keys() ?? [])].every(
       (page) => (shown?.get(page) ?? 0) >= last,

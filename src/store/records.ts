@@ -143,6 +143,10 @@ export function toStepEvents(events: readonly AuditEvent[]): string | null {
   return JSON.stringify(events.map(({ seq: _seq, runId: _runId, ...stored }) => stored));
 }
 
+/** The events of `rows` (steps, oldest first) numbered after `afterSeq`. */
+export const eventsAfter = (runId: string, rows: StepEventsRow[], afterSeq: number): AuditEvent[] =>
+  rows.flatMap((row) => fromStepEvents(runId, row)).filter((event) => event.seq > afterSeq);
+
 /**
  * Back to the shape the emitter produced: `{seq, at, type, runId, …optional ids, payload}`,
  * numbered after `previous`. An event whose type or payload does not read back is kept in its

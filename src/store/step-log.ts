@@ -6,7 +6,7 @@ import type { TranscriptRow } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import type { StepHistory } from "./history.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
-import { fromStepEvents, type StoredSnapshot, toStepEvents } from "./records.js";
+import { eventsAfter, type StoredSnapshot, toStepEvents } from "./records.js";
 import { runIdOfJournalKey } from "./run-ids.js";
 import { SnapshotKeyframes, snapshotJson } from "./snapshot-delta.js";
 import type { Statements } from "./statements.js";
@@ -81,7 +81,7 @@ export class StepLog {
 
   auditOf(runId: string, afterSeq: number): AuditEvent[] {
     const steps = this.sql.audit.all(runId, afterSeq);
-    return steps.flatMap((row) => fromStepEvents(runId, row)).filter((e) => e.seq > afterSeq);
+    return eventsAfter(runId, steps, afterSeq);
   }
 
   journalValue(key: string): string | undefined {

@@ -8,8 +8,8 @@ import { decodeRow } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import type { StepRecord } from "../history.js";
 import {
+  eventsAfter,
   fromRunRow,
-  fromStepEvents,
   type RunRecord,
   type RunRow,
   type StepEventsRow,
@@ -67,8 +67,7 @@ export async function auditOf(
   afterSeq: number,
 ): Promise<AuditEvent[]> {
   const { rows } = await query(AUDIT_BY_STEP, [runId, afterSeq]);
-  const events = rows.flatMap((row) => fromStepEvents(runId, row as StepEventsRow));
-  return events.filter((event) => event.seq > afterSeq);
+  return eventsAfter(runId, rows as StepEventsRow[], afterSeq);
 }
 
 export async function journalEntry<T>(
