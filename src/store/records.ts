@@ -1,4 +1,5 @@
 import type { JsonValue } from "../definitions/contract.js";
+import { isRecord } from "../definitions/pipeline-schema.js";
 import type { ErrorView } from "../errors.js";
 import { type AuditEvent, type AuditEventType, isAuditEventType } from "../inspect/audit.js";
 import { type StoredStatus, storeCorrupt } from "../runtime/persistence.js";
@@ -186,7 +187,7 @@ function fromStoredEvent(runId: string, seq: number, stored: Record<string, unkn
   };
   const problem = !isAuditEventType(String(type))
     ? `its type ${JSON.stringify(type)} is not an audit event type`
-    : !isRecord(payload) || Array.isArray(payload)
+    : !isRecord(payload)
       ? "its payload is not a JSON object"
       : undefined;
   if (problem === undefined) return { ...event, payload: payload as Record<string, unknown> };
@@ -197,6 +198,3 @@ function damagedEvent(runId: string, seq: number, problem: string): AuditEvent {
   const damaged = `run ${runId}'s audit event ${seq}: ${problem}`;
   return { seq, at: "", type: "Unreadable" as AuditEventType, runId, payload: {}, damaged };
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null;
