@@ -1,8 +1,9 @@
 import type { JsonValue } from "../definitions/contract.js";
 import { isRecord } from "../definitions/pipeline-schema.js";
-import type { ErrorView } from "../errors.js";
+import { type ErrorView, err, ok, type Result } from "../errors.js";
 import { type AuditEvent, type AuditEventType, isAuditEventType } from "../inspect/audit.js";
 import { type StoredStatus, storeCorrupt } from "../runtime/persistence.js";
+import { snapshotCorrupt } from "./store-errors.js";
 
 /** A run's state as stored; `suspended` is a run parked on a gate or stopped to be resumed. */
 
@@ -72,6 +73,22 @@ export interface StoredSnapshot {
   definitionHash: string;
   stagechartVersion: string;
   updatedAt: string;
+}
+
+/**
+ * A stored snapshot read back: `json()` gives its text (a store may have to rebuild it first),
+ * parsed with `stamp`; `Session/SnapshotCorrupt` when either does not work out.
+ */
+export function decodeSnapshot(
+  runId: string,
+  stamp: Omit<StoredSnapshot, "snapshot">,
+  json: () => string,
+): Result<StoredSnapshot> {
+  try {
+    return ok({ snapshot: JSON.parse(json()), ...stamp });
+  } catch (cause) {
+    return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
+  }
 }
 
 export interface RunRow {
