@@ -3,15 +3,15 @@ import type { ToolRule } from "../../src/runtime/rules.js";
 import { runStage } from "../../src/runtime/run-stage.js";
 import { harness, loadStage, stageInput } from "../support/stage-harness.js";
 
-const WRITES = `
+/** Execute writing a secret the guards refuse and reading a file they let through, in one turn. */
+const SECRET_THEN_READ = `
 stages:
   execute:
-    - tool: Write
-      args: { path: .env, content: "SECRET=1" }
-    - tool: Write
-      args: { path: notes.md, content: "ok" }
+    - calls:
+        - { tool: Write, args: { path: .env, content: "SECRET=1" } }
+        - { tool: Read, args: { path: src/auth.ts } }
     - tool: submit_diff
-      args: { summary: "notes", files: [{ path: notes.md, change: added }] }
+      args: { summary: "read it", files: [{ path: src/auth.ts, change: modified }] }
 `;
 
 /** The rules, telling `lookups` each time a call is matched against them. */
@@ -26,7 +26,7 @@ function counted(rules: readonly ToolRule[], lookups: { count: number }): readon
 
 describe("the stage services bound to a host", () => {
   it("match each approved call against the guard rules once, a call they deny included", async () => {
-    const h = harness(WRITES, { guards: ["Write(.env)"] });
+    const h = harness(SECRET_THEN_READ, { guards: ["Write(.env)"] });
     const lookups = { count: 0 };
     const host = { ...h.host, guards: counted(h.host.guards, lookups) };
     const result = await runStage(host, stageInput(loadStage("execute")));
