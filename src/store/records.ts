@@ -3,7 +3,9 @@ import { isRecord } from "../definitions/pipeline-schema.js";
 import { type ErrorView, err, ok, type Result } from "../errors.js";
 import { type AuditEvent, type AuditEventType, isAuditEventType } from "../inspect/audit.js";
 import { type StoredStatus, storeCorrupt } from "../runtime/persistence.js";
-import { snapshotCorrupt } from "./store-errors.js";
+import { VERSION } from "../version.js";
+import { isValidRunId } from "./run-ids.js";
+import { runIdInvalid, snapshotCorrupt } from "./store-errors.js";
 
 /** A run's state as stored; `suspended` is a run parked on a gate or stopped to be resumed. */
 
@@ -46,6 +48,21 @@ export interface NewRun {
   options: Record<string, unknown>;
   /** Defaults to `running`. */
   status?: StoredStatus;
+}
+
+/** The record of a run stored `at`, as `run` asks; `Session/RunIdInvalid` for an id that cannot be one. */
+export function newRunRecord(run: NewRun, at: string): Result<RunRecord> {
+  if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
+  return ok({
+    runId: run.runId,
+    pipelineId: run.pipelineId,
+    status: run.status ?? "running",
+    createdAt: at,
+    updatedAt: at,
+    definitionHash: run.definitionHash,
+    stagechartVersion: VERSION,
+    options: run.options,
+  });
 }
 
 /** Which queued runs a worker takes: only those of these pipelines (by id) when given. */

@@ -1,15 +1,14 @@
 import { err, ok, type Result } from "../../errors.js";
-import { VERSION } from "../../version.js";
 import {
   fromRunRow,
   type NewRun,
+  newRunRecord,
   type RunPatch,
   type RunRecord,
   type RunRow,
   toRunRow,
 } from "../records.js";
-import { isValidRunId } from "../run-ids.js";
-import { runExists, runIdInvalid, runNotFound } from "../store-errors.js";
+import { runExists, runNotFound } from "../store-errors.js";
 import * as q from "./queries.js";
 import type { Query } from "./step-writes.js";
 
@@ -17,23 +16,14 @@ import type { Query } from "./step-writes.js";
 
 /** Stores a new run's row, created and updated `at`; `Session/RunExists` for an id taken. */
 export async function insertRun(query: Query, run: NewRun, at: string): Promise<Result<RunRecord>> {
-  if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
-  const record: RunRecord = {
-    runId: run.runId,
-    pipelineId: run.pipelineId,
-    status: run.status ?? "running",
-    createdAt: at,
-    updatedAt: at,
-    definitionHash: run.definitionHash,
-    stagechartVersion: VERSION,
-    options: run.options,
-  };
-  const row = toRunRow(record);
+  const record = newRunRecord(run, at);
+  if (!record.ok) return record;
+  const row = toRunRow(record.value);
   const inserted = await query(q.INSERT_RUN, [
     ...[row.runId, row.pipelineId, row.status, row.createdAt, row.updatedAt],
     ...[row.definitionHash, row.stagechartVersion, row.options, row.error, row.output],
   ]);
-  return inserted.rowCount === 0 ? err(runExists(run.runId)) : ok(record);
+  return inserted.rowCount === 0 ? err(runExists(run.runId)) : record;
 }
 
 /** Changes the run's row, updated `at`, under its row lock (inside the caller's transaction). */
