@@ -18,16 +18,19 @@ import { checkSnapshotShape } from "./snapshot-shape.js";
 
 /** A store's answer: at once (the SQLite store) or as a promise (`AsyncRunStore`: PostgreSQL). */
 
+/** What a fork takes of its source run's record. */
+export interface ForkSource {
+  pipelineId: string;
+  definitionHash: string;
+  options: Record<string, unknown>;
+}
+
 /**
  * What forking needs of a store. Every answer is awaited, so the SQLite store, `AsyncSqliteStore`
  * and `PostgresStore` all fit: one way to fork on either store.
  */
 export interface ForkStore {
-  getRun(
-    runId: string,
-  ): Awaitable<
-    Result<{ pipelineId: string; definitionHash: string; options: Record<string, unknown> }>
-  >;
+  getRun(runId: string): Awaitable<Result<ForkSource>>;
   stepsOf(runId: string): Awaitable<{ step: number }[]>;
   snapshotAtStep(runId: string, step: number): Awaitable<unknown>;
   forkRun(
@@ -63,6 +66,8 @@ export interface ForkSettings {
   queued?: boolean;
   /** Fork even though the pipeline changed since the source was saved (else `Session/DefinitionDrift`). */
   force?: boolean;
+  /** The source run's record as the caller read it already (`fork` does, for its settings); else read here. */
+  source?: ForkSource;
 }
 
 export interface ForkOptions extends ResumeOptions, Omit<ForkSettings, "queued" | "force"> {
@@ -145,7 +150,7 @@ export async function createFork(
   options: ForkSettings & { store: ForkStore; refusal?: ForkRefusal },
 ): Promise<Result<CreatedFork>> {
   const { store, at, set } = options;
-  const source = await store.getRun(sourceRunId);
+  const source = options.source ? ok(options.source) : await store.getRun(sourceRunId);
   if (!source.ok) return source;
   const drift = options.force ? undefined : driftFrom(pipeline, sourceRunId, source.value);
   if (drift) return err(drift);

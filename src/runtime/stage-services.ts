@@ -1,5 +1,5 @@
 import type { SetupInput, SetupOutput, StageServices } from "../compiler/stage-services.js";
-import type { StageContext, ToolRun } from "../compiler/stage-types.js";
+import type { ProposedCall, StageContext, ToolRun } from "../compiler/stage-types.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { renderTemplate } from "../definitions/template.js";
 import { isStagechartError, StagechartError } from "../errors.js";
@@ -34,7 +34,7 @@ export function createStageServices(host: Host): StageServices {
     unansweredGrants: host.unansweredGrants,
     askInteractors: (request, signal) => askInteractors(host.interactors, request, signal),
     isKnownTool: (name) => host.tools.has(name),
-    deniedByGuard: (call) => findMatchingRule(host.guards, call.tool, call.argsSummary)?.source,
+    deniedByGuard: guardRuleOf(host),
     runTool: async ({ runId, call }, signal) => {
       const key = toolCallKey(runId, call.proposalId);
       const recorded = host.journal.get(key, TOOL_RUN);
@@ -75,6 +75,20 @@ export function createStageServices(host: Host): StageServices {
 }
 
 /** Setup (DESIGN.md §4.1): narrow the tools, check the model and the inputs, build ctx. */
+/**
+ * The guard rule that denies a call, if one does. The stage machine asks twice about a call the
+ * guards deny (to route it, then to say why): the answer for the last call asked about is kept,
+ * so the rules are matched once a call.
+ */
+function guardRuleOf(host: Host): (call: ProposedCall) => string | undefined {
+  let last: { call: ProposedCall; rule: string | undefined } | undefined;
+  return (call) => {
+    if (last?.call !== call)
+      last = { call, rule: findMatchingRule(host.guards, call.tool, call.argsSummary)?.source };
+    return last.rule;
+  };
+}
+
 function setupStage(
   host: Host,
   { stage, runId, stageExecutionId, ctx, upstream }: SetupInput,

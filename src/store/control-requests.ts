@@ -32,14 +32,10 @@ export class ControlRequests implements Pick<ControlQueue, "pendingControls" | "
   private readonly pending: Database.Statement<[string], ControlRow>;
   private readonly one: Database.Statement<[number], ControlRow>;
   private readonly take: Database.Statement<{ id: number; now: number }>;
-  private readonly settleTaken: Database.Statement<{
-    id: number;
-    status: ControlStatus;
-    error: string | null;
-    at: string;
-  }>;
+  /** Settles a request still in status `from`: `pending` (withdrawn) or `taken` (by a step). */
   private readonly settle: Database.Statement<{
     id: number;
+    from: "pending" | "taken";
     status: ControlStatus;
     error: string | null;
     at: string;
@@ -58,14 +54,10 @@ export class ControlRequests implements Pick<ControlQueue, "pendingControls" | "
       `UPDATE control_requests SET status = 'taken'
        WHERE id = @id AND (status = 'taken' OR (status = 'pending' AND expires_at > @now))`,
     );
-    this.settleTaken = db.prepare(
-      `UPDATE control_requests SET status = @status, error = @error, settled_at = @at
-       WHERE id = @id AND status = 'taken'`,
-    );
     this.one = db.prepare(`SELECT ${COLUMNS} FROM control_requests WHERE id = ?`);
     this.settle = db.prepare(
       `UPDATE control_requests SET status = @status, error = @error, settled_at = @at
-       WHERE id = @id AND status = 'pending'`,
+       WHERE id = @id AND status = @from`,
     );
   }
 
@@ -106,21 +98,29 @@ export class ControlRequests implements Pick<ControlQueue, "pendingControls" | "
     return row && fromControlRow(row);
   }
 
+  /** Settles (withdraws) a request still pending; false when taken or settled first. */
   settleAt(
     id: number,
     outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
     at: string,
   ): boolean {
-    const error = outcome.error ? JSON.stringify(outcome.error) : null;
-    return this.settle.run({ id, status: outcome.status, error, at }).changes > 0;
+    return this.settleFrom("pending", id, outcome, at);
   }
 
   /** Settles the taken requests a step applies or refuses, inside its transaction. */
   settleInStep(settlements: ControlSettlement[], at: string): void {
-    for (const { id, status, error } of settlements) {
-      const settled = { id, status, error: error ? JSON.stringify(error) : null, at };
-      if (this.settleTaken.run(settled).changes === 0) throw controlNotTaken(id);
-    }
+    for (const { id, ...outcome } of settlements)
+      if (!this.settleFrom("taken", id, outcome, at)) throw controlNotTaken(id);
+  }
+
+  private settleFrom(
+    from: "pending" | "taken",
+    id: number,
+    outcome: { status: ControlStatus; error?: ErrorView },
+    at: string,
+  ): boolean {
+    const error = outcome.error ? JSON.stringify(outcome.error) : null;
+    return this.settle.run({ id, from, status: outcome.status, error, at }).changes > 0;
   }
 }
 

@@ -1,7 +1,11 @@
 import type { JsonValue } from "../definitions/contract.js";
-import type { ErrorView } from "../errors.js";
+import { isRecord } from "../definitions/pipeline-schema.js";
+import { type ErrorView, err, ok, type Result } from "../errors.js";
 import { type AuditEvent, type AuditEventType, isAuditEventType } from "../inspect/audit.js";
 import { type StoredStatus, storeCorrupt } from "../runtime/persistence.js";
+import { VERSION } from "../version.js";
+import { isValidRunId } from "./run-ids.js";
+import { runIdInvalid, snapshotCorrupt } from "./store-errors.js";
 
 /** A run's state as stored; `suspended` is a run parked on a gate or stopped to be resumed. */
 
@@ -46,6 +50,21 @@ export interface NewRun {
   status?: StoredStatus;
 }
 
+/** The record of a run stored `at`, as `run` asks; `Session/RunIdInvalid` for an id that cannot be one. */
+export function newRunRecord(run: NewRun, at: string): Result<RunRecord> {
+  if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
+  return ok({
+    runId: run.runId,
+    pipelineId: run.pipelineId,
+    status: run.status ?? "running",
+    createdAt: at,
+    updatedAt: at,
+    definitionHash: run.definitionHash,
+    stagechartVersion: VERSION,
+    options: run.options,
+  });
+}
+
 /** Which queued runs a worker takes: only those of these pipelines (by id) when given. */
 export interface ClaimFilter {
   pipelineIds?: readonly string[];
@@ -71,6 +90,22 @@ export interface StoredSnapshot {
   definitionHash: string;
   stagechartVersion: string;
   updatedAt: string;
+}
+
+/**
+ * A stored snapshot read back: `json()` gives its text (a store may have to rebuild it first),
+ * parsed with `stamp`; `Session/SnapshotCorrupt` when either does not work out.
+ */
+export function decodeSnapshot(
+  runId: string,
+  stamp: Omit<StoredSnapshot, "snapshot">,
+  json: () => string,
+): Result<StoredSnapshot> {
+  try {
+    return ok({ snapshot: JSON.parse(json()), ...stamp });
+  } catch (cause) {
+    return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
+  }
 }
 
 export interface RunRow {
@@ -186,7 +221,7 @@ function fromStoredEvent(runId: string, seq: number, stored: Record<string, unkn
   };
   const problem = !isAuditEventType(String(type))
     ? `its type ${JSON.stringify(type)} is not an audit event type`
-    : !isRecord(payload) || Array.isArray(payload)
+    : !isRecord(payload)
       ? "its payload is not a JSON object"
       : undefined;
   if (problem === undefined) return { ...event, payload: payload as Record<string, unknown> };
@@ -197,6 +232,3 @@ function damagedEvent(runId: string, seq: number, problem: string): AuditEvent {
   const damaged = `run ${runId}'s audit event ${seq}: ${problem}`;
   return { seq, at: "", type: "Unreadable" as AuditEventType, runId, payload: {}, damaged };
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null;

@@ -1,16 +1,16 @@
 import type { TranscriptEntry } from "../compiler/stage-types.js";
-import { err, ok, type Result } from "../errors.js";
+import { err, type Result } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { StepCommit } from "../runtime/persistence.js";
 import type { TranscriptRow } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import type { StepHistory } from "./history.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
-import { eventsAfter, type StoredSnapshot, toStepEvents } from "./records.js";
+import { decodeSnapshot, eventsAfter, type StoredSnapshot, toStepEvents } from "./records.js";
 import { runIdOfJournalKey } from "./run-ids.js";
 import { SnapshotKeyframes, snapshotJson } from "./snapshot-delta.js";
 import type { Statements } from "./statements.js";
-import { auditRunMismatch, noSnapshot, runNotFound, snapshotCorrupt } from "./store-errors.js";
+import { auditRunMismatch, noSnapshot, runNotFound } from "./store-errors.js";
 import { entryOf, entryWrite } from "./tool-results.js";
 
 /**
@@ -68,11 +68,7 @@ export class StepLog {
     const row = this.sql.snapshot.get(runId);
     if (!row) return err(noSnapshot(runId));
     const { snapshot, base, keyframe, ...stamp } = row;
-    try {
-      return ok({ snapshot: JSON.parse(snapshotJson({ snapshot, base }, keyframe)), ...stamp });
-    } catch (cause) {
-      return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
-    }
+    return decodeSnapshot(runId, stamp, () => snapshotJson({ snapshot, base }, keyframe));
   }
 
   lastSeq(runId: string): number {

@@ -1,7 +1,7 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { createActor } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
-import type { CodeStageOutcome, JsonValue } from "../definitions/contract.js";
+import type { CodeStageFunction, CodeStageOutcome, JsonValue } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { ScriptEntry } from "../models/script-file.js";
@@ -318,41 +318,30 @@ export class ExitCounter {
 }
 
 /**
- * The pipeline with each code or command stage the drive stubs ending, visit by visit, with the
- * path's outcome instead of running (a visit the path does not reach fails).
+ * The pipeline with each code or command stage ending without running: with the drive's stub for
+ * the visit when the drive stubs it (a visit the path does not reach fails), else with its
+ * fixture when it has one.
  */
-export function withStubs(pipeline: PipelineDefinition, drive: Drive): PipelineDefinition {
+export function withStandIns(
+  pipeline: PipelineDefinition,
+  fixtures: Fixtures,
+  drive: Drive,
+): PipelineDefinition {
   const stubbed = new Set([...drive.stubs.keys()].map((key) => key.split("@")[0]));
-  const stages = Object.fromEntries(
-    Object.entries(pipeline.stages).map(([id, stage]) => [
-      id,
-      stubbed.has(id) && (stage.kind === "code" || stage.kind === "command")
-        ? {
-            kind: "code" as const,
-            id,
-            run: ({ ctx }: { ctx: { stageExecutionId: string } }) =>
-              drive.stubs.get(executionKey(ctx.stageExecutionId)) ?? {
-                verdict: "fail" as const,
-                reason: `the path does not reach ${ctx.stageExecutionId}`,
-              },
-          }
-        : stage,
-    ]),
-  );
-  return { ...pipeline, stages };
-}
-
-/** The pipeline with each code or command stage that has a fixture ending with it instead of running. */
-export function withFixtures(pipeline: PipelineDefinition, fixtures: Fixtures): PipelineDefinition {
+  const standInFor = (id: string): CodeStageFunction | undefined => {
+    if (stubbed.has(id))
+      return ({ ctx }) =>
+        drive.stubs.get(executionKey(ctx.stageExecutionId)) ?? {
+          verdict: "fail",
+          reason: `the path does not reach ${ctx.stageExecutionId}`,
+        };
+    const fixture = fixtures[id];
+    return fixture && (() => fixture);
+  };
   const stages = Object.fromEntries(
     Object.entries(pipeline.stages).map(([id, stage]) => {
-      const fixture = fixtures[id];
-      return [
-        id,
-        fixture && (stage.kind === "code" || stage.kind === "command")
-          ? { kind: "code" as const, id, run: () => fixture }
-          : stage,
-      ];
+      const run = stage.kind === "code" || stage.kind === "command" ? standInFor(id) : undefined;
+      return [id, run ? { kind: "code" as const, id, run } : stage];
     }),
   );
   return { ...pipeline, stages };

@@ -16,8 +16,7 @@ import {
   ExitCounter,
   executionKey,
   type Fixtures,
-  withFixtures,
-  withStubs,
+  withStandIns,
 } from "./drive.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
@@ -85,7 +84,7 @@ export async function runPath(
     model.refused || drive.unrunnable
       ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
       : await realRun(
-          withStubs(withFixtures(pipeline, fixtures), drive),
+          withStandIns(pipeline, fixtures, drive),
           ctx,
           path.steps,
           drive,

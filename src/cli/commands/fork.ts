@@ -98,6 +98,7 @@ async function fork(runId: string, flags: ForkFlags, io: CliIo): Promise<number>
       set: flags.set,
       resumeWith: { ...settings },
       force: Boolean(flags.force),
+      source: source.value,
       ...(flags.runId !== undefined && { runId: flags.runId }),
     };
     if (flags.detach)

@@ -9,30 +9,18 @@ import type { AuditEvent } from "../../inspect/audit.js";
 import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
 import type { StepCommit } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
-import { VERSION } from "../../version.js";
 import type { StepRecord } from "../history.js";
-import {
-  type ClaimFilter,
-  type DefinitionBundle,
-  fromRunRow,
-  type NewRun,
-  type RunPatch,
-  type RunQuery,
-  type RunRecord,
-  type RunRow,
-  type RunSummary,
-  type StoredSnapshot,
-  toRunRow,
+import type {
+  ClaimFilter,
+  DefinitionBundle,
+  NewRun,
+  RunPatch,
+  RunQuery,
+  RunRecord,
+  RunSummary,
+  StoredSnapshot,
 } from "../records.js";
-import { isValidRunId } from "../run-ids.js";
-import {
-  definitionNotFound,
-  forkUnavailable,
-  leaseLost,
-  runExists,
-  runIdInvalid,
-  runNotFound,
-} from "../store-errors.js";
+import { definitionNotFound, forkUnavailable, leaseLost } from "../store-errors.js";
 import { entryWrite } from "../tool-results.js";
 import type { AsyncRunStore, JournalRow, RunTranscriptRow } from "./async-run-store.js";
 import * as controls from "./control-queue.js";
@@ -44,6 +32,7 @@ import * as q from "./queries.js";
 import { type QueueWatch, watchQueue } from "./queue-watch.js";
 import * as reads from "./reads.js";
 import * as queue from "./run-queue.js";
+import * as runRows from "./run-rows.js";
 import {
   appendStep,
   lastSeqWith,
@@ -111,34 +100,13 @@ export class PostgresStore implements AsyncRunStore {
   }
 
   async createRun(run: NewRun): Promise<Result<RunRecord>> {
-    return this.insertRun(this.pooled, run);
-  }
-
-  private async insertRun(query: Query, run: NewRun): Promise<Result<RunRecord>> {
-    if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
-    const at = this.timestamp();
-    const record: RunRecord = {
-      runId: run.runId,
-      pipelineId: run.pipelineId,
-      status: run.status ?? "running",
-      createdAt: at,
-      updatedAt: at,
-      definitionHash: run.definitionHash,
-      stagechartVersion: VERSION,
-      options: run.options,
-    };
-    const row = toRunRow(record);
-    const inserted = await query(q.INSERT_RUN, [
-      ...[row.runId, row.pipelineId, row.status, row.createdAt, row.updatedAt],
-      ...[row.definitionHash, row.stagechartVersion, row.options, row.error, row.output],
-    ]);
-    return inserted.rowCount === 0 ? err(runExists(run.runId)) : ok(record);
+    return runRows.insertRun(this.pooled, run, this.timestamp());
   }
 
   /** Stores a run for a worker to take (`claimRun`), with status `queued`. */
   async enqueueRun(run: Omit<NewRun, "status">): Promise<Result<RunRecord>> {
     return this.transaction(async (query) => {
-      const queued = await this.insertRun(query, { ...run, status: "queued" });
+      const queued = await runRows.insertRun(query, { ...run, status: "queued" }, this.timestamp());
       if (queued.ok) await queue.announceQueued(query);
       return queued;
     });
@@ -194,19 +162,7 @@ export class PostgresStore implements AsyncRunStore {
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<Result<RunRecord>> {
-    return this.transaction(async (query) => {
-      const found = await query(`SELECT ${q.RUN_COLUMNS} FROM runs WHERE run_id = $1 FOR UPDATE`, [
-        runId,
-      ]);
-      if (found.rowCount === 0) return err(runNotFound(runId));
-      const current = fromRunRow(found.rows[0] as RunRow);
-      const row = toRunRow({ ...current, ...patch, updatedAt: this.timestamp() });
-      await query(q.UPDATE_RUN, [
-        ...[runId, row.status, row.updatedAt, row.definitionHash],
-        ...[row.options, row.error, row.output],
-      ]);
-      return ok(fromRunRow(row));
-    });
+    return this.transaction((query) => runRows.updateRun(query, runId, patch, this.timestamp()));
   }
 
   async getRun(runId: string): Promise<Result<RunRecord>> {
@@ -247,7 +203,7 @@ export class PostgresStore implements AsyncRunStore {
     return this.transaction(async (query): Promise<Result<RunRecord>> => {
       const marks = await forkMarks(query, source, step);
       if (!marks) return err(forkUnavailable(source, step));
-      const created = await this.insertRun(query, run);
+      const created = await runRows.insertRun(query, run, this.timestamp());
       if (!created.ok) return created;
       await copyForked(query, source, run.runId, marks);
       await appendStep(query, run.runId, first, this.timestamp());

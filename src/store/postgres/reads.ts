@@ -8,6 +8,7 @@ import { decodeRow } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import type { StepRecord } from "../history.js";
 import {
+  decodeSnapshot,
   eventsAfter,
   fromRunRow,
   type RunRecord,
@@ -16,7 +17,7 @@ import {
   type StoredSnapshot,
 } from "../records.js";
 import { AUDIT_BY_STEP } from "../statements.js";
-import { noSnapshot, runNotFound, snapshotCorrupt } from "../store-errors.js";
+import { noSnapshot, runNotFound } from "../store-errors.js";
 import { entryOf } from "../tool-results.js";
 import type { JournalRow, RunTranscriptRow } from "./async-run-store.js";
 import * as q from "./queries.js";
@@ -36,11 +37,7 @@ export async function getSnapshot(query: Query, runId: string): Promise<Result<S
   const { rows } = await query(q.SNAPSHOT, [runId]);
   if (!rows[0]) return err(noSnapshot(runId));
   const { snapshot, ...stamp } = rows[0] as StoredSnapshot & { snapshot: string };
-  try {
-    return ok({ snapshot: JSON.parse(snapshot), ...stamp });
-  } catch (cause) {
-    return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
-  }
+  return decodeSnapshot(runId, stamp, () => snapshot);
 }
 
 export async function stepsOf(query: Query, runId: string): Promise<StepRecord[]> {

@@ -258,6 +258,36 @@ export function forkingSpec(fresh: () => Promise<ForkingStore>): void {
     });
   });
 
+  it("forks from the source run the caller read already, without reading it again", async () => {
+    const { store } = await finishedRun();
+    const read = await store.getRun("r1");
+    if (!read.ok) throw read.error;
+    const runsRead: string[] = [];
+    const counting = new Proxy(store, {
+      get(target, key) {
+        if (key === "getRun")
+          return (runId: string) => {
+            runsRead.push(runId);
+            return target.getRun(runId);
+          };
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const created = await createFork(codeReview(), "r1", {
+      store: counting,
+      at: 2,
+      runId: "f8",
+      source: read.value,
+    });
+    expect(created).toMatchObject({ ok: true, value: { runId: "f8", pipelineId: "code-review" } });
+    expect(runsRead).toEqual([]);
+    expect(await store.getRun("f8")).toMatchObject({
+      ok: true,
+      value: { definitionHash: read.value.definitionHash, status: "running" },
+    });
+  });
+
   it("stores a fork queued, for a worker to take and resume, when asked", async () => {
     const target = await finishedRun();
     const created = await createFork(codeReview(), "r1", {
