@@ -9,6 +9,12 @@ export interface InterleavingPlan {
   warmupRounds: number;
   /** Timed rounds; each runs the baseline and the candidate once, one right after the other. */
   rounds: number;
+  /**
+   * Whether garbage is collected before every timed run (the default). A forced full collection
+   * leaves the next run slower for a while (both engines' runs take 1.5–2.5× longer right after
+   * one), which swamps an operation of a millisecond: those rows leave it off.
+   */
+  collectGarbage?: boolean;
 }
 
 export interface Spread {
@@ -40,7 +46,7 @@ export const orderOf = (round: number): ["baseline", "candidate"] | ["candidate"
 /**
  * Times two tasks in alternation rather than one after the other: both see the same machine
  * load, heap and store growth at each moment, and a round's ratio pairs runs made a few
- * milliseconds apart. Garbage is collected before every timed run (`node --expose-gc`), so a
+ * milliseconds apart. Garbage is collected before every timed run unless the plan says not to (`node --expose-gc`), so a
  * collection left over by one run is not charged to the next.
  */
 export async function timeInterleaved(
@@ -48,7 +54,7 @@ export async function timeInterleaved(
   plan: InterleavingPlan,
 ): Promise<InterleavedTiming> {
   const once = async (task: InterleavedTask): Promise<{ wall: number; cpu: number }> => {
-    globalThis.gc?.();
+    if (plan.collectGarbage !== false) globalThis.gc?.();
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
     await task.run();

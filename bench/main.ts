@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { durabilityCost } from "./cases/durability.js";
+import { durabilityFloor } from "./cases/durability-floor.js";
 import { engineOverhead } from "./cases/engine-overhead.js";
 import { inspectionOverhead } from "./cases/inspection.js";
 import { langGraphSideBySide } from "./cases/langgraph.js";
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
     for (const turns of LANGGRAPH_TURNS)
       await step(`LangGraph.js, ${turns} turns`, () => langGraphSideBySide(turns, dir));
     await step("durability", () => durabilityCost(SHORT_RUN, dir));
+    await step("durability floor", () => durabilityFloor(SHORT_RUN, dir));
     await step("transactions per step", () => transactionsPerStep(SHORT_RUN, dir));
     await step("time per turn", () => turnCost(LONG_STAGE, dir));
     await step("write amplification", () => writeAmplification(LONG_RUN, dir));

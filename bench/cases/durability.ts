@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { SqliteStore } from "../../src/index.js";
+import { spreadOf } from "../interleaved.js";
 import { timeSideBySide } from "../measure.js";
 import { meter } from "../metered-store.js";
 import { type Comparison, compare } from "../report.js";
@@ -20,6 +21,7 @@ export async function durabilityCost(workload: Workload, dir: string): Promise<C
       { name: "stagechart in memory", fn: () => runToEnd(pipeline, hostFor(workload)) },
       { name: "stagechart durable", fn: () => runToEnd(pipeline, hostFor(workload), store) },
     );
+    const split = await storeTimeSplit(pipeline, workload, store);
     return compare(
       `durability: ${workload.stages} stages × ${workload.turns} turns, per run`,
       "ms",
@@ -29,6 +31,8 @@ export async function durabilityCost(workload: Workload, dir: string): Promise<C
         committedStepsPerRun: stepsPerRun,
         durableMsPerStep: durable.medianMs / stepsPerRun,
         addedMsPerStep: (durable.medianMs - memory.medianMs) / stepsPerRun,
+        commitMsPerStep: split.commitMs / stepsPerRun,
+        runStatusMsPerRun: split.statusMs,
         memoryRmePercent: memory.rme,
         durableRmePercent: durable.rme,
       },
@@ -37,4 +41,54 @@ export async function durabilityCost(workload: Workload, dir: string): Promise<C
   } finally {
     store.close();
   }
+}
+
+/** Runs measured for the split of a durable run's store time. */
+const SPLIT_RUNS = 60;
+
+/**
+ * Where a durable run's store time goes, per run (medians over 60 runs): its step commits, and
+ * its status changes (`updateRun`: the last one, leaving `running`, checkpoints the WAL into the
+ * main file, which syncs the disk).
+ */
+async function storeTimeSplit(
+  pipeline: Awaited<ReturnType<typeof pipelineOf>>,
+  workload: Workload,
+  store: SqliteStore,
+): Promise<{ commitMs: number; statusMs: number }> {
+  let commitMs = 0;
+  let statusMs = 0;
+  const timed = <T>(work: () => T, add: (ms: number) => void): T => {
+    const started = performance.now();
+    try {
+      return work();
+    } finally {
+      add(performance.now() - started);
+    }
+  };
+  const watched = Object.assign(Object.create(store) as SqliteStore, {
+    commitStep: (...args: Parameters<SqliteStore["commitStep"]>) =>
+      timed(
+        () => store.commitStep(...args),
+        (ms) => {
+          commitMs += ms;
+        },
+      ),
+    updateRun: (...args: Parameters<SqliteStore["updateRun"]>) =>
+      timed(
+        () => store.updateRun(...args),
+        (ms) => {
+          statusMs += ms;
+        },
+      ),
+  });
+  const perRun = { commit: [] as number[], status: [] as number[] };
+  for (let run = 0; run < SPLIT_RUNS; run++) {
+    commitMs = 0;
+    statusMs = 0;
+    await runToEnd(pipeline, hostFor(workload), watched);
+    perRun.commit.push(commitMs);
+    perRun.status.push(statusMs);
+  }
+  return { commitMs: spreadOf(perRun.commit).median, statusMs: spreadOf(perRun.status).median };
 }

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { main } from "../../src/cli/main.js";
 import { SqliteStore } from "../../src/store/index.js";
-import { timeSideBySide } from "../measure.js";
+import { timeInterleaved } from "../interleaved.js";
 import { type Comparison, compare } from "../report.js";
 
 /** Options as large as a CLI run stores (pipeline file, model spec, ctx, definition hashes). */
@@ -11,34 +11,49 @@ const OPTIONS = {
   ),
 };
 
-/** `stagechart runs --json` (its default page) over a store of `many` runs against one of 10. */
+/** The page both listings print: all of the small store, so both sides print the same rows. */
+const PAGE = 10;
+
+/**
+ * `stagechart runs --json --limit 10` over a store of `many` runs against the same over a store
+ * of 10: the same rows printed, so what differs is only how many runs the store holds. The two
+ * alternate run by run; a listing takes about a millisecond, so no garbage is collected between.
+ */
 export async function runsListing(dir: string, many: number): Promise<Comparison> {
-  const few = storeOf(join(dir, "runs-10.db"), 10);
+  const few = storeOf(join(dir, "runs-10.db"), PAGE);
   const lots = storeOf(join(dir, `runs-${many}.db`), many);
-  let printed = 0;
-  const io = {
-    stdout: (text: string) => {
-      printed += text.length;
-    },
-    stderr: () => undefined,
-  };
+  const printed = { [few]: 0, [lots]: 0 };
   const list = (path: string) => async () => {
-    const code = await main(["runs", "--json", "--store", path], io);
+    let bytes = 0;
+    const io = {
+      stdout: (text: string) => {
+        bytes += text.length;
+      },
+      stderr: () => undefined,
+    };
+    const code = await main(["runs", "--json", "--limit", String(PAGE), "--store", path], io);
     if (code !== 0) throw new Error(`runs exited ${code}`);
+    printed[path] = bytes;
   };
-  const [small, large] = await timeSideBySide(
-    { name: "10 runs", fn: list(few) },
-    { name: `${many} runs`, fn: list(lots) },
+  const timing = await timeInterleaved(
+    { baseline: { run: list(few) }, candidate: { run: list(lots) } },
+    { warmupRounds: 50, rounds: 401, collectGarbage: false },
   );
-  printed = 0;
-  await list(lots)();
-  return compare(
+  const row = compare(
     `runs --json over ${many} stored runs`,
     "ms",
-    { label: "10 runs", value: small.medianMs },
-    { label: `${many} runs`, value: large.medianMs },
-    { printedBytes: printed, goalRatio: 1 },
+    { label: `${PAGE} runs`, value: timing.baselineMs.median },
+    { label: `${many} runs`, value: timing.candidateMs.median },
+    {
+      page: PAGE,
+      printedBytes: `${printed[few]} and ${printed[lots]}`,
+      rounds: timing.rounds,
+      ratioQuartiles: `${timing.ratio.p25.toFixed(2)}–${timing.ratio.p75.toFixed(2)}`,
+      cpuRatioMedian: timing.cpuRatio.median,
+      goalRatio: 1.05,
+    },
   );
+  return { ...row, ratio: timing.ratio.median };
 }
 
 function storeOf(path: string, runs: number): string {
