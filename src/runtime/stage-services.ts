@@ -74,7 +74,6 @@ export function createStageServices(host: Host): StageServices {
   };
 }
 
-/** Setup (DESIGN.md §4.1): narrow the tools, check the model and the inputs, build ctx. */
 /**
  * The guard rule that denies a call, if one does. The stage machine asks twice about a call the
  * guards deny (to route it, then to say why): the answer for the last call asked about is kept,
@@ -89,6 +88,7 @@ function guardRuleOf(host: Host): (call: ProposedCall) => string | undefined {
   };
 }
 
+/** Setup (DESIGN.md §4.1): narrow the tools, check the model and the inputs, build ctx. */
 function setupStage(
   host: Host,
   { stage, runId, stageExecutionId, ctx, upstream }: SetupInput,
