@@ -11,6 +11,7 @@ import {
   type YAMLMap,
 } from "yaml";
 import type { Position } from "./diagnostics.js";
+import { readPlainYaml } from "./plain-yaml.js";
 
 export type DataPath = readonly (string | number)[];
 
@@ -25,28 +26,31 @@ export interface YamlProblem extends Position {
   message: string;
 }
 
+type ParsedYaml = { ok: true; value: YamlSource } | { ok: false; problems: YamlProblem[] };
+
 /**
  * Parses YAML keeping source positions. `firstLine` is the line the text starts on in its file.
+ * Plain YAML is read fast (`readPlainYaml`) and parsed again for positions only when one is asked
+ * for, i.e. when something is reported; anything else, problems included, is parsed with
+ * positions at once.
+ */
+export function parseYamlSource(text: string, firstLine = 1): ParsedYaml {
+  const plain = readPlainYaml(text);
+  if (!plain) return parseWithPositions(text, firstLine);
+  let locator: ((path: DataPath) => Position) | undefined;
+  const locate = (path: DataPath) => {
+    locator ??= positioned(text, firstLine).locate;
+    return locator(path);
+  };
+  return { ok: true, value: { data: plain.data, locate } };
+}
+
+/**
  * Duplicate keys are problems, not silent overrides; they are found here, in one pass over each
  * mapping, since the parser's own check compares every key with every earlier one.
  */
-export function parseYamlSource(
-  text: string,
-  firstLine = 1,
-): { ok: true; value: YamlSource } | { ok: false; problems: YamlProblem[] } {
-  const lineCounter = new LineCounter();
-  // logLevel "error": a collection used as a key becomes a string key without a process
-  // warning on stderr; the shape checks then report it like any other key.
-  const document = parseDocument(text, {
-    lineCounter,
-    prettyErrors: false,
-    uniqueKeys: false,
-    logLevel: "error",
-  });
-  const at = (offset: number): Position => {
-    const { line, col } = lineCounter.linePos(offset);
-    return { line: line + firstLine - 1, column: col };
-  };
+function parseWithPositions(text: string, firstLine: number): ParsedYaml {
+  const { document, at, locate } = positioned(text, firstLine);
   const problems = [
     ...document.errors.map((e) => ({ ...at(e.pos[0]), message: firstLineOf(e.message) })),
     ...duplicateKeys(document, at),
@@ -65,15 +69,28 @@ export function parseYamlSource(
       problems: [{ ...at(alias ?? 0), message: firstLineOf(message) }],
     };
   }
-  const keyIndex = new WeakMap<YAMLMap, Map<unknown, Pair>>();
-  return {
-    ok: true,
-    value: {
-      data,
-      locate: (path) =>
-        locateNode(document.contents, path, at, keyIndex) ?? { line: firstLine, column: 1 },
-    },
+  return { ok: true, value: { data, locate } };
+}
+
+/** The `yaml` package's Document of `text`, and where its offsets and data paths sit. */
+function positioned(text: string, firstLine: number) {
+  const lineCounter = new LineCounter();
+  // logLevel "error": a collection used as a key becomes a string key without a process
+  // warning on stderr; the shape checks then report it like any other key.
+  const document = parseDocument(text, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: false,
+    logLevel: "error",
+  });
+  const at = (offset: number): Position => {
+    const { line, col } = lineCounter.linePos(offset);
+    return { line: line + firstLine - 1, column: col };
   };
+  const keyIndex = new WeakMap<YAMLMap, Map<unknown, Pair>>();
+  const locate = (path: DataPath): Position =>
+    locateNode(document.contents, path, at, keyIndex) ?? { line: firstLine, column: 1 };
+  return { document, at, locate };
 }
 
 /** Where the first alias that names no anchor sits, else the first alias at all. */
