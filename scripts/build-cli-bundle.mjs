@@ -11,8 +11,20 @@ import { build } from "esbuild";
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
 
-/** Packages loaded from node_modules at run time: native code, a peer dependency, optional ones. */
-const EXTERNAL = ["better-sqlite3", "pg", "xstate", "elkjs", "bufferutil", "utf-8-validate"];
+/**
+ * Packages loaded from node_modules at run time: native code, a peer dependency, optional ones,
+ * and `yaml`, which src/definitions/yaml-positions.ts requires only when a definition is not
+ * plain YAML or has a problem to report: bundled, every `validate` would compile it.
+ */
+const EXTERNAL = [
+  "better-sqlite3",
+  "pg",
+  "xstate",
+  "elkjs",
+  "bufferutil",
+  "utf-8-validate",
+  "yaml",
+];
 
 /**
  * src/definitions/json-schema.ts requires Ajv's other dialects and formats lazily through
