@@ -15,7 +15,7 @@ async function bundledYaml(): Promise<{ file: string; text: string }[]> {
   return files.sort().flatMap((file) => {
     const source = readFileSync(join(REPO, file), "utf8");
     if (!file.endsWith(".md")) return [{ file, text: source }];
-    const matter = /^---[^\n]*\n([^]*?)\n---/.exec(source)?.[1];
+    const matter = /^---[^\n]*\n([\s\S]*?)\n---/.exec(source)?.[1];
     return matter === undefined ? [] : [{ file, text: matter }];
   });
 }
