@@ -22,11 +22,11 @@ export function readPlainYaml(text: string): { data: unknown } | undefined {
 }
 
 /**
- * Text where js-yaml and `yaml` may read different data or only `yaml` sees an error: a directive
- * (`%YAML 1.1` switches `yaml` to YAML 1.1's types), a tab in a line's indentation, a tag (`!…`), an explicit key (`? `), a
- * flow collection or an alias used as a key (`[a]: b`, `*a: b`), text on a document
- * marker's line (`---a`). Found in quoted text too, which then only takes
- * the slower path.
+ * Text where js-yaml and `yaml` may read different data or only `yaml` sees an error: a tab in a
+ * line's indentation, a directive (`%YAML 1.1` switches `yaml` to YAML 1.1's types), text on a
+ * document marker's line (`---a`), a tag (`!…`), an explicit key (`? `), a flow collection or an
+ * alias used as a key (`[a]: b`, `*a: b`). Found in quoted text too, which then only takes the
+ * slower path.
  */
 const MAY_DIFFER =
   /^ *\t|^%|^(?:---|\.\.\.)\S|(?:^|[\s,[\]{}])(?:!|\?(?:\s|$))|[\]}][ \t]*:|(?:^|[\s,[{])\*.*:(?:[ \t]|$)/m;
