@@ -11,8 +11,20 @@ import { build } from "esbuild";
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
 
-/** Packages loaded from node_modules at run time: native code, a peer dependency, optional ones. */
-const EXTERNAL = ["better-sqlite3", "pg", "xstate", "elkjs", "bufferutil", "utf-8-validate"];
+/**
+ * Packages loaded from node_modules at run time: native code, a peer dependency, optional ones,
+ * and `yaml`, which src/definitions/yaml-positions.ts requires only when a definition is not
+ * plain YAML or has a problem to report: bundled, every `validate` would compile it.
+ */
+const EXTERNAL = [
+  "better-sqlite3",
+  "pg",
+  "xstate",
+  "elkjs",
+  "bufferutil",
+  "utf-8-validate",
+  "yaml",
+];
 
 /**
  * src/definitions/json-schema.ts requires Ajv's other dialects and formats lazily through
@@ -32,6 +44,25 @@ const bundledRequire = {
   },
 };
 
+/**
+ * zod's `locales` namespace (every language's error messages, a third of zod's code) is not
+ * used: zod configures its English messages from their own module. Left out, as an empty module.
+ */
+const noZodLocales = {
+  name: "no-zod-locales",
+  setup(context) {
+    context.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, ({ importer }) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(importer)
+        ? { path: "zod-locales", namespace: "no-zod-locales" }
+        : undefined,
+    );
+    context.onLoad({ filter: /.*/, namespace: "no-zod-locales" }, () => ({
+      contents: "export {};",
+      loader: "js",
+    }));
+  },
+};
+
 for (const file of readdirSync(dist)) if (/^cli(-\w+)?\.mjs$/.test(file)) rmSync(join(dist, file));
 await build({
   entryPoints: { cli: join(dist, "cli", "main.js") },
@@ -44,7 +75,7 @@ await build({
   platform: "node",
   target: "node20",
   external: EXTERNAL,
-  plugins: [bundledRequire],
+  plugins: [bundledRequire, noZodLocales],
   // Bundled CommonJS modules that require Node's built-ins need a `require` in an ES module.
   banner: {
     js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);',

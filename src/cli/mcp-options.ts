@@ -1,12 +1,7 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { ok, type Result } from "../errors.js";
-import {
-  attachMcpServers,
-  type McpServers,
-  type McpSources,
-  resolveMcpServers,
-} from "../tools/index.js";
+import type { McpServers, McpSources } from "../tools/index.js";
 import type { CliIo } from "./io.js";
 import { collect } from "./options.js";
 
@@ -48,6 +43,8 @@ export async function attachMcpForCli(
   io: CliIo,
 ): Promise<Result<McpServers>> {
   if (!sources) return ok(NO_SERVERS);
+  // Loaded only with servers to attach: `validate` without --mcp needs none of the tools' code.
+  const { attachMcpServers, resolveMcpServers } = await import("../tools/index.js");
   const configs = await resolveMcpServers(sources);
   if (!configs.ok) return configs;
   const servers = await attachMcpServers(configs.value);

@@ -149,7 +149,7 @@ function ctxReferencesOf(parts: TemplatePart[]): CtxReference[] {
 
 function lineLocator(source: string, firstLine: number): (offset: number) => Position {
   const starts = [0];
-  for (let i = 0; i < source.length; i++) if (source[i] === "\n") starts.push(i + 1);
+  for (let i = source.indexOf("\n"); i !== -1; i = source.indexOf("\n", i + 1)) starts.push(i + 1);
   return (offset) => {
     let low = 0;
     let high = starts.length - 1;

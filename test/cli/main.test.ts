@@ -1,5 +1,5 @@
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -10,14 +10,18 @@ const BIN = resolve(import.meta.dirname, "../../bin/stagechart.js");
 const RECORD = resolve(import.meta.dirname, "../support/record-imports.mjs");
 const REPO = resolve(import.meta.dirname, "../..");
 
-/** The files (URLs) the built CLI imports for one command line (needs `npm run build`). */
-function filesLoadedBy(args: string[]): string[] {
+/**
+ * The files (URLs) the built CLI imports or requires for one command line (needs `npm run
+ * build`), which exits `status`.
+ */
+function filesLoadedBy(args: string[], status = 0): string[] {
   const log = join(tempDir(), "imports.log");
-  execFileSync(process.execPath, ["--import", RECORD, BIN, ...args], {
+  const child = spawnSync(process.execPath, ["--import", RECORD, BIN, ...args], {
     cwd: REPO,
     env: { ...process.env, STAGECHART_IMPORT_LOG: log },
-    stdio: "pipe",
+    encoding: "utf8",
   });
+  expect(child.status, child.stderr).toBe(status);
   return [...new Set(readFileSync(log, "utf8").split("\n").filter(Boolean))];
 }
 
@@ -25,10 +29,10 @@ function filesLoadedBy(args: string[]): string[] {
  * The packages a command line loads: imported from node_modules, or bundled into one of the CLI
  * bundle's files it loads (esbuild heads each bundled module with a `// node_modules/…` line).
  */
-function packagesLoadedBy(args: string[]): Set<string> {
+function packagesLoadedBy(args: string[], status = 0): Set<string> {
   const packages = new Set<string>();
   const name = /node_modules\/((?:@[^/]+\/)?[^/"]+)/g;
-  for (const url of filesLoadedBy(args)) {
+  for (const url of filesLoadedBy(args, status)) {
     const text =
       url.startsWith("file:") && url.endsWith(".mjs") ? readFileSync(new URL(url), "utf8") : "";
     const bundled = text.split("\n").filter((line) => line.startsWith("// node_modules/"));
@@ -37,6 +41,13 @@ function packagesLoadedBy(args: string[]): Set<string> {
   }
   return packages;
 }
+
+/** The modules of stagechart's own bundled into the CLI bundle's files a command line loads. */
+const bundledModulesLoadedBy = (args: string[]): string[] =>
+  filesLoadedBy(args)
+    .filter((url) => url.endsWith(".mjs"))
+    .flatMap((url) => readFileSync(new URL(url), "utf8").split("\n"))
+    .flatMap((line) => (line.startsWith("// dist/") ? [line.slice(3)] : []));
 
 /** The files of stagechart's own (not the pipelines' code modules) a command line loads. */
 const ownFilesLoadedBy = (args: string[]): string[] =>
@@ -54,12 +65,23 @@ describe("starting the CLI", () => {
     expect(RUNTIME.filter((name) => loaded.has(name))).toEqual([]);
   });
 
-  it("validate without --mcp loads neither the model providers, the MCP client nor the runtime", () => {
+  it("validate without --mcp loads neither the model providers, the MCP client, the tools nor the runtime", () => {
     const loaded = packagesLoadedBy(["validate", "machines/", "stages/"]);
     expect(loaded.has("ajv")).toBe(true);
     expect(loaded.has("@modelcontextprotocol/sdk")).toBe(false);
     expect([...loaded].filter((name) => name.startsWith("@ai-sdk/"))).toEqual([]);
     expect(RUNTIME.filter((name) => loaded.has(name))).toEqual([]);
+    const bundled = bundledModulesLoadedBy(["validate", "machines/", "stages/"]);
+    expect(bundled.filter((module) => module.startsWith("dist/tools/"))).toEqual([]);
+  });
+
+  it("validate reads valid plain YAML without the `yaml` package, which a problem to report loads", () => {
+    const loaded = packagesLoadedBy(["validate", "machines/", "stages/"]);
+    expect(loaded.has("js-yaml")).toBe(true);
+    expect(loaded.has("yaml")).toBe(false);
+    const dir = tempDir();
+    writeFileSync(join(dir, "broken.md"), "---\nid: a\nid: b\n---\nHello.\n");
+    expect(packagesLoadedBy(["validate", join(dir, "broken.md")], 1).has("yaml")).toBe(true);
   });
 
   it("runs from the build's CLI bundle: a few files, none resolved from node_modules one by one", () => {

@@ -1,4 +1,15 @@
-// `node --import ./record-imports.mjs …`: records every import (see import-hooks.mjs).
-import { register } from "node:module";
+// `node --import ./record-imports.mjs …`: records every import (see import-hooks.mjs), and at exit
+// every CommonJS module required from node_modules (a `require` goes through no import hook).
+import { appendFileSync } from "node:fs";
+import { createRequire, register } from "node:module";
+import { pathToFileURL } from "node:url";
 
 register("./import-hooks.mjs", import.meta.url);
+
+const required = createRequire(import.meta.url).cache;
+process.on("exit", () => {
+  const files = Object.keys(required)
+    .filter((file) => file.includes("/node_modules/"))
+    .map((file) => `${pathToFileURL(file).href}\n`);
+  appendFileSync(process.env.STAGECHART_IMPORT_LOG, files.join(""));
+});

@@ -81,7 +81,14 @@ export async function parseWorkflow(
         typeof entry.subworkflow === "string" &&
         Object.keys(entry).length === 1
       ) {
-        phases.push({ kind: "subworkflow", key: entry.subworkflow, at: locate(at) });
+        // Located only if reported: locating may parse the file again (parseYamlSource).
+        phases.push({
+          kind: "subworkflow",
+          key: entry.subworkflow,
+          get at() {
+            return locate(at);
+          },
+        });
       } else if (typeof entry === "string") {
         const target = phasePathInside(root, dirname(file), entry);
         if (target === undefined) {

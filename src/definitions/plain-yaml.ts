@@ -1,0 +1,131 @@
+import { type EventType, FAILSAFE_SCHEMA, load, type State, Type } from "js-yaml";
+
+/**
+ * A fast read of plain YAML, for the happy path of `parseYamlSource`: js-yaml parses the bundled
+ * definitions about six times faster than the `yaml` package's Document API, which keeps every
+ * node's position. It answers only when its data is certainly the data the `yaml` package would
+ * give (YAML 1.2 core schema); for anything else — a syntax error, a duplicate key, an anchor,
+ * a tag, a directive, a key that is a collection or null — it answers undefined and the caller
+ * parses with `yaml`, which reports problems with their positions.
+ */
+export function readPlainYaml(text: string): { data: unknown } | undefined {
+  if (MAY_DIFFER.test(text)) return undefined;
+  let data: unknown;
+  try {
+    data = load(text, { schema: CORE_1_2, listener: refuseWhatMayDiffer(text) });
+  } catch {
+    return undefined;
+  }
+  // js-yaml reads an empty document (or one of comments only) as undefined, `yaml` as null.
+  data ??= null;
+  return keysAgree(data) ? { data } : undefined;
+}
+
+/**
+ * Text where js-yaml and `yaml` may read different data or only `yaml` sees an error: a tab in a
+ * line's indentation, a directive (`%YAML 1.1` switches `yaml` to YAML 1.1's types), text on a
+ * document marker's line (`---a`), a tag (`!…`), an explicit key (`? `), a flow collection or an
+ * alias used as a key (`[a]: b`, `*a: b`). Found in quoted text too, which then only takes the
+ * slower path.
+ */
+const MAY_DIFFER =
+  /^ *\t|^%|^(?:---|\.\.\.)\S|(?:^|[\s,[\]{}])(?:!|\?(?:\s|$))|[\]}][ \t]*:|(?:^|[\s,[{])\*.*:(?:[ \t]|$)/m;
+
+/** What js-yaml's listener is given (its types leave out `anchor`). */
+interface LoaderState {
+  kind: string | null;
+  anchor: string | null;
+  position: number;
+}
+
+/**
+ * `yaml` refuses an anchor aliased 100 times or more (its `maxAliasCount`, which yaml-source.ts
+ * sets): a document with fewer aliases than this in all is certainly below that.
+ */
+const FEW_ALIASES = 50;
+
+/**
+ * Refuses what js-yaml reads other than `yaml`: a flow node (quoted or plain scalar, `[…]`, `{…}`)
+ * over several lines, since js-yaml does not check how its lines are indented; a comment right
+ * after a quote or bracket (`"a"#c`); an anchor before a key on its line (js-yaml reads
+ * `a: &x b: c` as a mapping whose first key is anchored, `yaml` refuses it); an anchor holding
+ * an alias (`yaml` reports a node that contains its own alias, and counts nested aliases against
+ * its limit) or FEW_ALIASES aliases or more, which are left to `yaml` to count and report.
+ */
+function refuseWhatMayDiffer(text: string) {
+  const open: { start: number; aliasesBefore: number }[] = [];
+  let aliases = 0;
+  return (event: EventType, loaderState: State): void => {
+    const state = loaderState as unknown as LoaderState;
+    if (event === "open") {
+      open.push({ start: state.position, aliasesBefore: aliases });
+      return;
+    }
+    const { start, aliasesBefore } = open.pop() ?? { start: 0, aliasesBefore: 0 };
+    NODE_START.lastIndex = start;
+    const [, anchorGap] = NODE_START.exec(text) ?? [];
+    const first = NODE_START.lastIndex;
+    const opener = text[first] ?? "";
+    if (state.kind === null && opener === "*" && ++aliases >= FEW_ALIASES) {
+      throw new Error("too many aliases");
+    }
+    if (state.anchor !== null && aliases > aliasesBefore) throw new Error("an alias in an anchor");
+    if (state.kind === null) return;
+    const flowCollection = opener === "[" || opener === "{";
+    if (state.kind === "mapping" && anchorGap !== undefined && !anchorGap.includes("\n")) {
+      if (!flowCollection) throw new Error("an anchor before a key on its line");
+    }
+    const flow = state.kind === "scalar" ? opener !== "|" && opener !== ">" : flowCollection;
+    if (flow && text.slice(first, state.position).trimEnd().includes("\n")) {
+      throw new Error("a flow node over several lines");
+    }
+    const closed = flowCollection || opener === '"' || opener === "'";
+    if (closed && text[state.position] === "#") throw new Error("a comment too close");
+  };
+}
+
+/** Space and comments before a node, then its anchor and what follows it up to its content. */
+const NODE_START = /(?:\s|#.*)*(?:&\S*((?:\s|#.*)*))?/y;
+
+/**
+ * js-yaml writes a null key as "null" where `yaml` writes "": such a key takes the slower path.
+ * Keys are strings here (collections as keys were refused above), so none other differs.
+ */
+function keysAgree(data: unknown): boolean {
+  if (typeof data !== "object" || data === null) return true;
+  if (Array.isArray(data)) return data.every(keysAgree);
+  for (const [key, value] of Object.entries(data)) {
+    if (key === "null" || !keysAgree(value)) return false;
+  }
+  return true;
+}
+
+/**
+ * YAML 1.2's core schema (spec 10.3.2) as the `yaml` package resolves plain scalars. The tags
+ * are stagechart's own, so an explicit `!!int` is unknown to js-yaml and left to `yaml`.
+ */
+const plain = (name: string, pattern: RegExp, construct: (text: string) => unknown) =>
+  new Type(`tag:stagechart,2026:plain-${name}`, {
+    kind: "scalar",
+    resolve: (text: string | null) => text !== null && pattern.test(text),
+    construct,
+  });
+
+const CORE_1_2 = FAILSAFE_SCHEMA.extend({
+  implicit: [
+    plain("null", /^(?:~|[Nn]ull|NULL)$/, () => null),
+    plain("bool", /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/, (text) => /^[tT]/.test(text)),
+    plain("int", /^[-+]?[0-9]+$/, (text) => Number.parseInt(text, 10)),
+    plain("octal", /^0o[0-7]+$/, (text) => Number.parseInt(text.slice(2), 8)),
+    plain("hex", /^0x[0-9a-fA-F]+$/, (text) => Number.parseInt(text.slice(2), 16)),
+    plain(
+      "float",
+      /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/,
+      Number.parseFloat,
+    ),
+    plain("infinity", /^[-+]?\.(?:inf|Inf|INF)$/, (text) =>
+      text.startsWith("-") ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+    ),
+    plain("nan", /^\.(?:nan|NaN|NAN)$/, () => Number.NaN),
+  ],
+});
