@@ -5,7 +5,8 @@ import type { AuditEventType } from "../inspect/audit.js";
 import type { JsonValue } from "../tools/types.js";
 import type { AskContext, InputRequest } from "./ask-stage.js";
 import type { GrantLedger } from "./grants.js";
-import type { AssertInput, ExitInput } from "./stage-services.js";
+import type { EnterInput, FinishInput } from "./stage-phases.js";
+import type { AssertInput } from "./stage-services.js";
 import type {
   AttemptRecord,
   GrantDecision,
@@ -171,11 +172,17 @@ export const assertInput = ({ context }: { context: StageMachineContext }): Asse
   attempts: attemptHistory(context),
 });
 
-/** Exit runs after an Assert that said `ok` or `skip`. */
-export const exitInput = ({ context }: { context: StageMachineContext }): ExitInput => ({
+export const enterInput = ({ context }: { context: StageMachineContext }): EnterInput => ({
+  stage: context.stage,
+  runId: context.runId,
+  stageExecutionId: context.stageExecutionId,
+  ctx: context.ctx,
+  upstream: context.upstream,
+});
+
+/** Exit runs after an Assert that said `ok` or `skip`, handing on these fields. */
+export const finishInput = ({ context }: { context: StageMachineContext }): FinishInput => ({
   ...assertInput({ context }),
-  verdict: context.verdict === "skip" ? "skip" : "ok",
-  ...(context.reason !== undefined && { reason: context.reason }),
   ...(context.outputFields !== undefined && { outputFields: context.outputFields }),
 });
 

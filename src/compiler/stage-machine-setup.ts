@@ -14,17 +14,21 @@ import {
   type StageMachineContext,
 } from "./stage-context.js";
 import { retryEntry, toolResultEntry } from "./stage-entries.js";
+import {
+  type EnterInput,
+  enterStage,
+  type FinishInput,
+  finishStage,
+  type StageEntry,
+  type StageFinish,
+} from "./stage-phases.js";
 import type {
-  AssertInput,
-  ExitInput,
   ModelCallInput,
-  SetupInput,
   SetupOutput,
   StageServices,
   ToolCallInput,
 } from "./stage-services.js";
 import type {
-  AssertOutcome,
   GateAnswer,
   GrantDecision,
   GrantRequest,
@@ -52,10 +56,7 @@ export function stageMachineSetup(services: StageServices) {
       output: StageResult;
     },
     actors: {
-      setupStage: fromPromise<SetupOutput, SetupInput>(({ input }) => services.setup(input)),
-      initStage: fromPromise<string, { stage: StageDefinition; stageContext: StageContext }>(
-        ({ input }) => services.init(input),
-      ),
+      enterStage: fromPromise<StageEntry, EnterInput>(({ input }) => enterStage(services, input)),
       checkGate: fromPromise<GateAnswer, { stage: StageDefinition; stageContext: StageContext }>(
         ({ input }) => services.checkGate(input),
       ),
@@ -68,8 +69,9 @@ export function stageMachineSetup(services: StageServices) {
       runTool: fromPromise<ToolRun, ToolCallInput>(({ input, signal }) =>
         services.runTool(input, signal),
       ),
-      assertStage: fromPromise<AssertOutcome, AssertInput>(({ input }) => services.assert(input)),
-      exitStage: fromPromise<JsonValue | undefined, ExitInput>(({ input }) => services.exit(input)),
+      finishStage: fromPromise<StageFinish, FinishInput>(({ input }) =>
+        finishStage(services, input),
+      ),
       waitUntil: fromPromise<void, { until: number }>(({ input, signal }) =>
         sleep(input.until - services.now(), signal),
       ),
@@ -78,6 +80,8 @@ export function stageMachineSetup(services: StageServices) {
       capReached: ({ context }) => context.turn >= context.stage.turnCap,
       outcomeIs: (_, params: { outcome: TurnOutcome; kind: TurnOutcome["kind"] }) =>
         params.outcome.kind === params.kind,
+      entryFailedIn: (_, params: { entry: StageEntry; phase: "init" | "gate" }) =>
+        params.entry.failed?.phase === params.phase,
       gateIs: (_, params: { answer: GateAnswer; expected: GateAnswer }) =>
         params.answer === params.expected,
       gateWaits: ({ context }, params: { answer: GateAnswer }) =>
@@ -106,11 +110,15 @@ export function stageMachineSetup(services: StageServices) {
       guardDenies: ({ context }) => services.deniedByGuard(current(context)) !== undefined,
       verdictIs: (_, params: { verdict: Verdict; expected: Verdict[] }) =>
         params.expected.includes(params.verdict),
+      assertThrew: (_, params: { finish: StageFinish }) => params.finish.outcome === undefined,
+      exitThrew: (_, params: { finish: StageFinish }) => params.finish.failed !== undefined,
       retryAllowed: ({ context }, params: { verdict: Verdict }) =>
         params.verdict === "retry" && context.attempt < context.stage.retryPolicy.maxAttempts,
     },
     actions: {
-      audit: ({ context }, params: AuditParams) =>
+      /** Emits the event; nothing when `params` is undefined (a phase that did not run now). */
+      audit: ({ context }, params: AuditParams | undefined) =>
+        params &&
         services.audit({
           type: params.type,
           runId: context.runId,
@@ -132,15 +140,30 @@ export function stageMachineSetup(services: StageServices) {
             [params.waitField]: Math.max(0, context.waitUntil - services.now()),
           },
         }),
-      writeSystemPrompt: ({ context }, params: { text: string }) =>
+      /** Setup's and Init's records: their audit events, and Init's system prompt. */
+      recordEntry: ({ context }, entry: StageEntry) => {
+        const record = (type: AuditParams["type"], payload: Record<string, unknown>) =>
+          services.audit({
+            type,
+            runId: context.runId,
+            stageId: context.stage.id,
+            stageExecutionId: context.stageExecutionId,
+            attempt: context.attempt,
+            payload,
+          });
+        if (entry.setup)
+          record("StageSetup", {
+            envelope: entry.setup.envelope,
+            upstream: entry.setup.stageContext.upstream.length,
+          });
+        if (entry.prompt === undefined) return;
         services.writeTranscript(
           context.stageExecutionId,
           transcriptKey({ attempt: 0, turn: 0, slot: 0, index: 0 }),
-          {
-            role: "system",
-            text: params.text,
-          },
-        ),
+          { role: "system", text: entry.prompt },
+        );
+        record("StageInit", { promptChars: entry.prompt.length });
+      },
       writeTurn: ({ context }, params: { outcome: TurnOutcome }) =>
         params.outcome.entries.forEach((entry, index) => {
           const key = transcriptKey({
@@ -170,10 +193,9 @@ export function stageMachineSetup(services: StageServices) {
           transcriptKey({ attempt: context.attempt, turn: 0, slot: 0, index: 0 }),
           retryEntry(context.attempt, context.stage.retryPolicy.maxAttempts, context.reason),
         ),
-      assignSetup: assign((_, output: SetupOutput) => ({
-        stageContext: output.stageContext,
-        envelope: output.envelope,
-      })),
+      assignSetup: assign((_, output: SetupOutput | undefined) =>
+        output ? { stageContext: output.stageContext, envelope: output.envelope } : {},
+      ),
       /** A model turn answered; a batch of calls is proposed, its first call current. */
       recordTurn: assign(({ context }, params: { outcome: TurnOutcome }) => ({
         turn: context.turn + 1,

@@ -1,8 +1,10 @@
 import type { AnyActorRef, AnyStateMachine } from "xstate";
 import { z } from "zod";
+import { groupsAsRun } from "../compiler/pipeline-group-run.js";
 import type { PipelineContext } from "../compiler/pipeline-machine.js";
 import { runningStages } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
+import type { StageMachineContext } from "../compiler/stage-context.js";
 import { StagechartError } from "../errors.js";
 
 /**
@@ -186,3 +188,82 @@ export const damagedSnapshot = (runId: string, problem: string): StagechartError
     `the stored snapshot of run ${runId} is damaged: ${problem}`,
     { runId },
   );
+
+/**
+ * A stored snapshot in the shape the compiled machines restore today: parallel groups as they
+ * run (`groupsAsRun`), and stages stored by the machine of before 2026-11-25, whose Setup,
+ * Init, CheckGate, Assert and Exit were each a state with an actor of its own, as the states
+ * that run those phases together (`stageAsCompiled`).
+ */
+export function currentShape(snapshot: unknown): unknown {
+  return stagesAsCompiled(groupsAsRun(snapshot));
+}
+
+function stagesAsCompiled(snapshot: unknown): unknown {
+  if (!isRecord(snapshot) || !isRecord(snapshot.children)) return snapshot;
+  const children = Object.fromEntries(
+    Object.entries(snapshot.children).map(([id, child]) => {
+      if (!isRecord(child)) return [id, child];
+      if (child.src === "stage")
+        return [id, { ...child, snapshot: stageAsCompiled(child.snapshot) }];
+      if (String(child.src).startsWith("pipeline:"))
+        return [id, { ...child, snapshot: stagesAsCompiled(child.snapshot) }];
+      return [id, child];
+    }),
+  );
+  return { ...snapshot, children };
+}
+
+/**
+ * An earlier stage snapshot parked in one of the phases that are now run together: in Setup or
+ * Assert, its actor is the one of the new state, which runs the next phases too; in Init (set
+ * up), the new Setup state's actor, told what Setup gave; in Exit (asserted), the new Assert
+ * state's actor, told the verdict. Each phase already audited is not run (nor audited) again.
+ */
+function stageAsCompiled(snapshot: unknown): unknown {
+  if (!isRecord(snapshot) || !isRecord(snapshot.children) || !isRecord(snapshot.context))
+    return snapshot;
+  const context = snapshot.context as Partial<StageMachineContext>;
+  const [entry] = Object.entries(snapshot.children);
+  const [, child] = entry ?? [];
+  if (!isRecord(child) || !isRecord(child.snapshot)) return snapshot;
+  const stored = child.snapshot;
+  const input = (stored.input ?? {}) as Record<string, unknown>;
+  const rebuilt = (state: "setup" | "assert", src: string, next: Record<string, unknown>) => ({
+    ...snapshot,
+    value: state,
+    children: {
+      [`0.stage.${state}`]: { ...child, src, snapshot: { ...stored, input: next } },
+    },
+  });
+  const outputFields =
+    context.outputFields !== undefined ? { outputFields: context.outputFields } : {};
+  switch (child.src) {
+    case "setupStage":
+      return rebuilt("setup", "enterStage", input);
+    case "initStage": {
+      const { stage, runId, stageExecutionId, ctx, upstream, stageContext, envelope } = context;
+      const setUp = { stageContext, envelope };
+      return rebuilt("setup", "enterStage", {
+        stage,
+        runId,
+        stageExecutionId,
+        ctx,
+        upstream,
+        setUp,
+      });
+    }
+    case "assertStage":
+      return rebuilt("assert", "finishStage", { ...input, ...outputFields });
+    case "exitStage": {
+      const { verdict, reason, outputFields: _handedOn, ...asserted } = input;
+      const decided = { verdict, ...(reason !== undefined && { reason }) };
+      return rebuilt("assert", "finishStage", { ...asserted, ...outputFields, decided });
+    }
+    default:
+      return snapshot;
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
