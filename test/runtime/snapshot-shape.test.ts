@@ -78,19 +78,20 @@ describe("a run stored by the stage machine of before (a state and an actor per 
     })),
   ];
 
-  it.each(cuts)("resumes from a stage stored in $state and ends as it would have", async ({
-    steps,
-  }) => {
-    const store = storedRun(RUN_ID, steps);
-    const resumed = resumeRun(pipeline, RUN_ID, { host: approving(), store });
-    if (!resumed.ok) throw resumed.error;
-    const result = await resumed.value.result;
-    expect(result.status).toBe("done");
-    expect(Object.values(result.results).map((r) => r.verdict)).toEqual(["ok", "ok", "ok"]);
-    // Every phase audited once, in order: none run again, none skipped.
-    expect(typesOf(store, RUN_ID)).toEqual(uninterrupted);
-    store.close();
-  });
+  it.each(cuts)(
+    "resumes from a stage stored in $state and ends as it would have",
+    async ({ steps }) => {
+      const store = storedRun(RUN_ID, steps);
+      const resumed = resumeRun(pipeline, RUN_ID, { host: approving(), store });
+      if (!resumed.ok) throw resumed.error;
+      const result = await resumed.value.result;
+      expect(result.status).toBe("done");
+      expect(Object.values(result.results).map((r) => r.verdict)).toEqual(["ok", "ok", "ok"]);
+      // Every phase audited once, in order: none run again, none skipped.
+      expect(typesOf(store, RUN_ID)).toEqual(uninterrupted);
+      store.close();
+    },
+  );
 
   it("resumes a run parked mid-stage on a grant request, and takes the answer", async () => {
     const store = storedRun("s2", fixture.parked);
