@@ -1,5 +1,5 @@
 import { answeredTurnAudit, capHitActions, failedTurnAudit, turnActions } from "./stage-actions.js";
-import { approvalState } from "./stage-approval.js";
+import { approvalState, envelopeApproval, proposalAudit } from "./stage-approval.js";
 import { fail } from "./stage-context.js";
 import { errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
@@ -46,6 +46,13 @@ export function actState(machine: StageMachineSetup) {
                   params: ({ event }) => ({ outcome: event.output }),
                 },
               ],
+            },
+            {
+              // The envelope approves the first call and no guard rule denies it: as through
+              // `proposed`, audited the same, in one microstep instead of two.
+              guard: { type: "envelopeRuns", params: ({ event }) => ({ outcome: event.output }) },
+              target: "dispatch.running",
+              actions: [...turnActions(), proposalAudit, envelopeApproval],
             },
             {
               guard: {

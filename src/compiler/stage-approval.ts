@@ -4,7 +4,16 @@ import { callPayload, current, grantRequest, type StageMachineContext } from "./
 import { errorResult, errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
 
-const envelopeApproval = {
+/** The current call, audited as proposed (on entering `proposed`, or on the way past it). */
+export const proposalAudit = {
+  type: "audit" as const,
+  params: ({ context }: { context: StageMachineContext }) => ({
+    type: "ToolProposed" as const,
+    payload: callPayload(context),
+  }),
+};
+
+export const envelopeApproval = {
   type: "audit" as const,
   params: ({ context }: { context: StageMachineContext }) => ({
     type: "ToolApproved" as const,
@@ -26,13 +35,7 @@ export function approvalState(machine: StageMachineSetup) {
         always: [{ guard: "batchDone", target: "#stage.act.turn" }, { target: "proposed" }],
       },
       proposed: {
-        entry: {
-          type: "audit",
-          params: ({ context }) => ({
-            type: "ToolProposed",
-            payload: callPayload(context),
-          }),
-        },
+        entry: proposalAudit,
         always: [
           {
             guard: "unknownTool",

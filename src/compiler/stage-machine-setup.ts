@@ -97,6 +97,16 @@ export function stageMachineSetup(services: StageServices) {
       lastCall: ({ context }) => context.callIndex + 1 >= context.batch.length,
       unknownTool: ({ context }) => !services.isKnownTool(current(context).tool),
       inEnvelope: ({ context }) => context.envelope.includes(current(context).tool),
+      /** A turn's first call, which the envelope approves and no guard rule denies. */
+      envelopeRuns: ({ context }, params: { outcome: TurnOutcome }) => {
+        const call = params.outcome.kind === "calls" ? params.outcome.calls[0] : undefined;
+        return (
+          call !== undefined &&
+          services.isKnownTool(call.tool) &&
+          context.envelope.includes(call.tool) &&
+          services.deniedByGuard(call) === undefined
+        );
+      },
       policyIs: ({ context }, params: { decision: PolicyDecision }) =>
         context.policy === params.decision,
       hasInteractors: () => services.hasInteractors(),

@@ -53,17 +53,33 @@ async function planWork(lookups: number): Promise<Work> {
 }
 
 describe("the stage machine's work per model turn", () => {
-  it("takes a turn that runs one envelope tool in three microsteps and two actors", async () => {
+  it("takes a turn that runs one envelope tool in two microsteps and two actors", async () => {
     const few = await planWork(2);
     const many = await planWork(12);
     const perTurn = {
       microsteps: (many.microsteps - few.microsteps) / 10,
       spawned: (many.spawned - few.spawned) / 10,
     };
-    // calling → proposed, proposed → running (approved by the envelope), running → the next
-    // turn's calling; the model call and the tool run are an actor each. (It was seven steps,
-    // through the eventless dispatch.next, guarded, next and turn.)
-    expect(perTurn).toEqual({ microsteps: 3, spawned: 2 });
+    // calling → running (approved by the envelope, audited as through `proposed`), running →
+    // the next turn's calling; the model call and the tool run are an actor each. (It was seven
+    // steps, through the eventless dispatch.next, guarded, next and turn, then three, through
+    // proposed.)
+    expect(perTurn).toEqual({ microsteps: 2, spawned: 2 });
+  });
+
+  it("runs the phases before Act in one actor, and those after it in another", async () => {
+    const lookups = 2;
+    const work = await planWork(lookups);
+    // Besides its turns (lookups + 1 model calls, lookups tool runs), a stage execution
+    // spawns the actor of Setup, Init and CheckGate, and the one of Assert and Exit (it was
+    // one actor per phase: five), and takes four microsteps: setup → act (and its eventless
+    // turn → calling), the completing turn's calling → assert, and assert → done (it was
+    // seven, through init, checkGate and exit).
+    const perTurn = { microsteps: 2, spawned: 2 };
+    expect({
+      microsteps: work.microsteps - lookups * perTurn.microsteps,
+      spawned: work.spawned - lookups * perTurn.spawned - 1,
+    }).toEqual({ microsteps: 4, spawned: 2 });
   });
 
   it("keeps no key it has cleared in its context: every step copies each key there is", async () => {
