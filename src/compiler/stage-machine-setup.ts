@@ -1,17 +1,21 @@
-import { assign, fromPromise, setup } from "xstate";
+import { type AnyActorRef, assign, fromCallback, fromPromise, setup } from "xstate";
 import type { StageDefinition } from "../definitions/stage.js";
 import { type ErrorView, isStagechartError } from "../errors.js";
 import type { JsonValue } from "../tools/types.js";
 import { retryDelayMs } from "./backoff.js";
 import { consumeGrant, mintGrant } from "./grants.js";
 import {
+  type ActCommand,
+  type ActReport,
   type AuditParams,
   current,
   currentAttempt,
   type Denial,
   grantRequest,
+  modelCallInput,
   type StageEvent,
   type StageMachineContext,
+  toolCallInput,
 } from "./stage-context.js";
 import { retryEntry, toolResultEntry } from "./stage-entries.js";
 import {
@@ -60,14 +64,11 @@ export function stageMachineSetup(services: StageServices) {
       checkGate: fromPromise<GateAnswer, { stage: StageDefinition; stageContext: StageContext }>(
         ({ input }) => services.checkGate(input),
       ),
-      callModel: fromPromise<TurnOutcome, ModelCallInput>(({ input, signal }) =>
-        services.callModel(input, signal),
+      actWorker: fromCallback<ActCommand, undefined, ActReport>(({ self, sendBack, receive }) =>
+        actWorker(services, self, sendBack, receive),
       ),
       askInteractors: fromPromise<GrantDecision, GrantRequest>(({ input, signal }) =>
         services.askInteractors(input, signal),
-      ),
-      runTool: fromPromise<ToolRun, ToolCallInput>(({ input, signal }) =>
-        services.runTool(input, signal),
       ),
       finishStage: fromPromise<StageFinish, FinishInput>(({ input }) =>
         finishStage(services, input),
@@ -311,4 +312,56 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       { once: true },
     );
   });
+}
+
+/**
+ * Act's worker: one actor for all of an attempt's model and tool calls, where each call was an
+ * actor of its own (XState builds, starts and stops an actor per invocation, which cost more
+ * than the calls' own bookkeeping). It makes the calls it is told (`CALL_MODEL` on entering
+ * `calling`, `RUN_TOOL` on entering `running`), each once, and reports each as an event; its
+ * signal aborts them when Act is left. A worker restored from a snapshot has lost its commands:
+ * it makes the call its stage's state waits for, read from the stage as it starts (which a fresh
+ * worker does too, for the first call; the command that follows is then already made).
+ */
+function actWorker(
+  services: StageServices,
+  self: AnyActorRef,
+  sendBack: (report: ActReport) => void,
+  receive: (listener: (command: ActCommand) => void) => void,
+): () => void {
+  const controller = new AbortController();
+  const made = new Set<string>();
+  const make = (command: ActCommand) => {
+    const key =
+      command.type === "CALL_MODEL"
+        ? `model ${command.input.modelCalls}`
+        : `tool ${command.input.call.proposalId}`;
+    if (made.has(key)) return;
+    made.add(key);
+    if (command.type === "CALL_MODEL")
+      services.callModel(command.input, controller.signal).then(
+        (output) => sendBack({ type: "MODEL_REPLIED", output }),
+        (error: unknown) => sendBack({ type: "MODEL_FAILED", error }),
+      );
+    else
+      services.runTool(command.input, controller.signal).then(
+        (output) => sendBack({ type: "TOOL_RAN", output }),
+        (error: unknown) => sendBack({ type: "TOOL_CRASHED", error }),
+      );
+  };
+  receive(make);
+  const waiting = pendingCommand(self._parent?.getSnapshot());
+  if (waiting) make(waiting);
+  return () => controller.abort(new DOMException("the stage left Act", "AbortError"));
+}
+
+/** The call a stage's state waits for, if it waits for one. */
+function pendingCommand(
+  stage: { matches(state: unknown): boolean; context: StageMachineContext } | undefined,
+): ActCommand | undefined {
+  if (stage?.matches({ act: "calling" }))
+    return { type: "CALL_MODEL", input: modelCallInput(stage) };
+  if (stage?.matches({ act: { dispatch: "running" } }))
+    return { type: "RUN_TOOL", input: toolCallInput(stage) };
+  return undefined;
 }

@@ -192,8 +192,9 @@ export const damagedSnapshot = (runId: string, problem: string): StagechartError
 /**
  * A stored snapshot in the shape the compiled machines restore today: parallel groups as they
  * run (`groupsAsRun`), and stages stored by the machine of before 2026-11-25, whose Setup,
- * Init, CheckGate, Assert and Exit were each a state with an actor of its own, as the states
- * that run those phases together (`stageAsCompiled`).
+ * Init, CheckGate, Assert and Exit were each a state with an actor of its own, and whose every
+ * model and tool call was an actor, as the states that run those phases together and Act's
+ * one worker (`stageAsCompiled`).
  */
 export function currentShape(snapshot: unknown): unknown {
   return stagesAsCompiled(groupsAsRun(snapshot));
@@ -223,6 +224,7 @@ function stagesAsCompiled(snapshot: unknown): unknown {
 function stageAsCompiled(snapshot: unknown): unknown {
   if (!isRecord(snapshot) || !isRecord(snapshot.children) || !isRecord(snapshot.context))
     return snapshot;
+  if (isRecord(snapshot.value) && "act" in snapshot.value) return actAsCompiled(snapshot);
   const context = snapshot.context as Partial<StageMachineContext>;
   const [entry] = Object.entries(snapshot.children);
   const [, child] = entry ?? [];
@@ -263,6 +265,23 @@ function stageAsCompiled(snapshot: unknown): unknown {
     default:
       return snapshot;
   }
+}
+
+/** Calls the stage's Act made as an actor each: Act's worker (`actWorker`) makes them now. */
+const CALL_ACTORS = new Set(["callModel", "runTool"]);
+
+/**
+ * An earlier stage snapshot in Act, whose call in flight (if any) was an actor of its own: the
+ * worker of today in its place, which makes the call the stage's state waits for as it starts.
+ */
+function actAsCompiled(snapshot: Record<string, unknown>): Record<string, unknown> {
+  const children = snapshot.children as Record<string, unknown>;
+  if ("worker" in children) return snapshot;
+  const kept = Object.entries(children).filter(
+    ([, child]) => !(isRecord(child) && CALL_ACTORS.has(String(child.src))),
+  );
+  const worker = { src: "actWorker", snapshot: { status: "active" }, syncSnapshot: false };
+  return { ...snapshot, children: { ...Object.fromEntries(kept), worker } };
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
