@@ -26,12 +26,7 @@ import {
   type StageEntry,
   type StageFinish,
 } from "./stage-phases.js";
-import type {
-  ModelCallInput,
-  SetupOutput,
-  StageServices,
-  ToolCallInput,
-} from "./stage-services.js";
+import type { SetupOutput, StageServices } from "./stage-services.js";
 import type {
   GateAnswer,
   GrantDecision,
@@ -40,7 +35,6 @@ import type {
   StageContext,
   StageInput,
   StageResult,
-  ToolRun,
   TurnOutcome,
   Verdict,
 } from "./stage-types.js";
