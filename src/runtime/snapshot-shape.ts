@@ -96,15 +96,20 @@ const askSnapshot = machineSnapshot(askContext);
 /** A promise actor (a code stage, a call in flight): restarted from its input when active. */
 const promiseSnapshot = z.looseObject({ status: z.enum(STATUSES), input: z.unknown() });
 
-/** The schema of a child by its `src`: the stage machine, a sub-pipeline, or a promise actor. */
+/** Act's worker: it keeps nothing; a restored one makes the call its stage waits for. */
+const workerSnapshot = z.looseObject({ status: z.enum(STATUSES) });
+
+/** The schema of a child by its `src`: a stage machine, a sub-pipeline, Act's worker, or a promise actor. */
 const schemaOfChild = (src: string): z.ZodType =>
   src === "stage"
     ? stageSnapshot
     : src === "ask"
       ? askSnapshot
-      : src.startsWith("pipeline:")
-        ? pipelineSnapshot
-        : promiseSnapshot;
+      : src === "actWorker"
+        ? workerSnapshot
+        : src.startsWith("pipeline:")
+          ? pipelineSnapshot
+          : promiseSnapshot;
 
 /** Where a snapshot's shape is wrong, as `path: problem`; empty when it has the expected shape. */
 function shapeProblems(snapshot: unknown, schema: z.ZodType, at: string[] = []): string[] {
