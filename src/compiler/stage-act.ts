@@ -1,6 +1,7 @@
+import { sendTo } from "xstate";
 import { answeredTurnAudit, capHitActions, failedTurnAudit, turnActions } from "./stage-actions.js";
-import { approvalState } from "./stage-approval.js";
-import { fail } from "./stage-context.js";
+import { approvalState, envelopeApproval, proposalAudit } from "./stage-approval.js";
+import { fail, modelCallInput } from "./stage-context.js";
 import { errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
 
@@ -10,6 +11,8 @@ import type { StageMachineSetup } from "./stage-machine-setup.js";
  */
 export function actState(machine: StageMachineSetup) {
   return machine.createStateConfig({
+    // One actor makes every call of the attempt (see `actWorker`).
+    invoke: { id: "worker", src: "actWorker" },
     initial: "turn",
     states: {
       turn: {
@@ -19,20 +22,9 @@ export function actState(machine: StageMachineSetup) {
         ],
       },
       calling: {
-        invoke: {
-          src: "callModel",
-          input: ({ context }) => ({
-            stage: context.stage,
-            runId: context.runId,
-            ...(context.pipelineId !== undefined && { pipelineId: context.pipelineId }),
-            stageExecutionId: context.stageExecutionId,
-            attempt: context.attempt,
-            turn: context.turn + 1,
-            modelCalls: context.modelCalls,
-            position: context.modelCallsBefore + context.modelCalls,
-            envelope: context.envelope,
-          }),
-          onDone: [
+        entry: sendTo("worker", (args) => ({ type: "CALL_MODEL", input: modelCallInput(args) })),
+        on: {
+          MODEL_REPLIED: [
             {
               guard: {
                 type: "outcomeIs",
@@ -46,6 +38,13 @@ export function actState(machine: StageMachineSetup) {
                   params: ({ event }) => ({ outcome: event.output }),
                 },
               ],
+            },
+            {
+              // The envelope approves the first call and no guard rule denies it: as through
+              // `proposed`, audited the same, in one microstep instead of two.
+              guard: { type: "envelopeRuns", params: ({ event }) => ({ outcome: event.output }) },
+              target: "dispatch.running",
+              actions: [...turnActions(), proposalAudit, envelopeApproval],
             },
             {
               guard: {
@@ -65,7 +64,7 @@ export function actState(machine: StageMachineSetup) {
               ],
             },
           ],
-          onError: [
+          MODEL_FAILED: [
             {
               guard: {
                 type: "providerRetryable",

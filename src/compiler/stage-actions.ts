@@ -4,11 +4,11 @@ import {
   type Denial,
   type Done,
   type Failed,
-  fail,
   type StageMachineContext,
   stageResult,
 } from "./stage-context.js";
-import { errorView } from "./stage-entries.js";
+import { errorView, viewOf } from "./stage-entries.js";
+import type { StageEntry, StageFinish } from "./stage-phases.js";
 import type { AssertOutcome, GateAnswer, ToolRun, TurnOutcome } from "./stage-types.js";
 
 export const userDenial: Denial = {
@@ -85,15 +85,96 @@ export function toolRunActions() {
   ];
 }
 
+/** Setup or Init threw: the stage fails, audited as `StageInitFailed`. */
 export function initFailed() {
+  const view = ({ event }: Done<StageEntry>) => errorView(event.output.failed?.error);
   return [
-    fail(({ event }) => errorView(event.error)),
+    { type: "failWith" as const, params: view },
     {
       type: "audit" as const,
-      params: ({ event }: Failed): AuditParams => ({
+      params: (args: Done<StageEntry>): AuditParams => ({
         type: "StageInitFailed",
-        payload: { error: errorView(event.error) },
+        payload: { error: view(args) },
       }),
+    },
+  ];
+}
+
+/** The stage fails with the error a phase threw (`errorOf` finds it in the actor's output). */
+export const failedWith = <T>(errorOf: (output: T) => unknown) => ({
+  type: "failWith" as const,
+  params: ({ event }: Done<T>) => errorView(errorOf(event.output)),
+});
+
+/** What Setup and Init gave, recorded and audited as each phase would (before the gate's word). */
+export const enteredActions = [
+  {
+    type: "assignSetup" as const,
+    params: ({ event }: Done<StageEntry>) => event.output.setup,
+  },
+  { type: "recordEntry" as const, params: ({ event }: Done<StageEntry>) => event.output },
+] as const;
+
+export const entryFailedIn =
+  (phase: "init" | "gate") =>
+  ({ event }: Done<StageEntry>) => ({ entry: event.output, phase });
+
+/**
+ * Where CheckGate's answer leads (after `before`, the phases' own records): on to Act, to wait
+ * (a deferred gate that retries later), to a skip, or to a failure.
+ */
+export function gateRoutes<T, Before extends readonly unknown[] = []>(
+  answerOf: (output: T) => GateAnswer | undefined,
+  before: Before = [] as unknown as Before,
+) {
+  const answer = ({ event }: Done<T>) => answerOf(event.output) as GateAnswer;
+  const audit = (resolution: string) => ({
+    type: "audit" as const,
+    params: (args: Done<T>): AuditParams => ({
+      type: "CheckGateOutcome",
+      payload: { answer: answer(args), resolution },
+    }),
+  });
+  return [
+    {
+      guard: {
+        type: "gateIs" as const,
+        params: (args: Done<T>) => ({ answer: answer(args), expected: "proceed" as const }),
+      },
+      target: "act",
+      actions: [...before, audit("proceed")],
+    },
+    {
+      guard: { type: "gateWaits" as const, params: (args: Done<T>) => ({ answer: answer(args) }) },
+      target: "deferred",
+      actions: [...before, audit("wait")],
+    },
+    {
+      guard: { type: "resolutionIs" as const, params: { policy: "skip" as const } },
+      target: "done",
+      actions: [
+        ...before,
+        audit("skip"),
+        {
+          type: "setVerdict" as const,
+          params: (args: Done<T>) => ({
+            verdict: "skip" as const,
+            reason: `CheckGate answered ${answer(args)}`,
+          }),
+        },
+      ],
+    },
+    {
+      target: "failed",
+      actions: [
+        ...before,
+        audit("fail"),
+        {
+          type: "failWith" as const,
+          params: (args: Done<T>) =>
+            viewOf("Validation/StageGateRefused", `CheckGate answered ${answer(args)}`),
+        },
+      ],
     },
   ];
 }
@@ -116,15 +197,22 @@ export function answeredTurnAudit({
   };
 }
 
-export function gateAudit(resolution: string) {
-  return ({ event }: Done<GateAnswer>): AuditParams => ({
-    type: "CheckGateOutcome",
-    payload: { answer: event.output, resolution },
-  });
-}
+/** The verdict a finished Assert and Exit go on with (present once Assert did not throw). */
+export const outcomeOf = (finish: StageFinish): AssertOutcome =>
+  finish.outcome ?? { verdict: "fail" };
 
-export function assertAudit({ event }: Done<AssertOutcome>): AuditParams {
-  return { type: "StageAssertOutcome", payload: { ...event.output } };
+/** Assert's outcome, audited and taken, unless it was decided before a restore. */
+export const assertedActions = [
+  { type: "audit" as const, params: assertAudit },
+  {
+    type: "setVerdict" as const,
+    params: ({ event }: Done<StageFinish>) => outcomeOf(event.output),
+  },
+] as const;
+
+export function assertAudit({ event }: Done<StageFinish>): AuditParams | undefined {
+  if (!event.output.asserted) return undefined;
+  return { type: "StageAssertOutcome", payload: { ...outcomeOf(event.output) } };
 }
 
 /** A turn whose model call failed; `retryInMs` when the stage will try again after a wait. */

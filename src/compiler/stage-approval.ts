@@ -1,10 +1,25 @@
-import { and, not } from "xstate";
+import { and, not, sendTo } from "xstate";
 import { capHitActions, toolRunActions, userDenial } from "./stage-actions.js";
-import { callPayload, current, grantRequest, type StageMachineContext } from "./stage-context.js";
+import {
+  callPayload,
+  current,
+  grantRequest,
+  type StageMachineContext,
+  toolCallInput,
+} from "./stage-context.js";
 import { errorResult, errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
 
-const envelopeApproval = {
+/** The current call, audited as proposed (on entering `proposed`, or on the way past it). */
+export const proposalAudit = {
+  type: "audit" as const,
+  params: ({ context }: { context: StageMachineContext }) => ({
+    type: "ToolProposed" as const,
+    payload: callPayload(context),
+  }),
+};
+
+export const envelopeApproval = {
   type: "audit" as const,
   params: ({ context }: { context: StageMachineContext }) => ({
     type: "ToolApproved" as const,
@@ -26,13 +41,7 @@ export function approvalState(machine: StageMachineSetup) {
         always: [{ guard: "batchDone", target: "#stage.act.turn" }, { target: "proposed" }],
       },
       proposed: {
-        entry: {
-          type: "audit",
-          params: ({ context }) => ({
-            type: "ToolProposed",
-            payload: callPayload(context),
-          }),
-        },
+        entry: proposalAudit,
         always: [
           {
             guard: "unknownTool",
@@ -235,15 +244,10 @@ export function approvalState(machine: StageMachineSetup) {
         ],
       },
       running: {
-        invoke: {
-          src: "runTool",
-          input: ({ context }) => ({
-            runId: context.runId,
-            stageExecutionId: context.stageExecutionId,
-            call: current(context),
-          }),
+        entry: sendTo("worker", (args) => ({ type: "RUN_TOOL", input: toolCallInput(args) })),
+        on: {
           // As `next` would route after the call advances, in the same step.
-          onDone: [
+          TOOL_RAN: [
             {
               guard: and(["lastCall", "capReached"]),
               target: "#stage.assert",
@@ -252,7 +256,7 @@ export function approvalState(machine: StageMachineSetup) {
             { guard: "lastCall", target: "#stage.act.calling", actions: toolRunActions() },
             { target: "proposed", actions: toolRunActions() },
           ],
-          onError: {
+          TOOL_CRASHED: {
             target: "next",
             actions: [
               {

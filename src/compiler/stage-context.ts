@@ -1,11 +1,11 @@
-import type { DoneActorEvent, ErrorActorEvent } from "xstate";
 import type { StageDefinition } from "../definitions/stage.js";
 import type { ErrorCode, ErrorView } from "../errors.js";
 import type { AuditEventType } from "../inspect/audit.js";
 import type { JsonValue } from "../tools/types.js";
 import type { AskContext, InputRequest } from "./ask-stage.js";
 import type { GrantLedger } from "./grants.js";
-import type { AssertInput, ExitInput } from "./stage-services.js";
+import type { EnterInput, FinishInput } from "./stage-phases.js";
+import type { AssertInput, ModelCallInput, ToolCallInput } from "./stage-services.js";
 import type {
   AttemptRecord,
   GrantDecision,
@@ -14,6 +14,8 @@ import type {
   ProposedCall,
   StageContext,
   StageResult,
+  ToolRun,
+  TurnOutcome,
   Verdict,
 } from "./stage-types.js";
 
@@ -69,15 +71,30 @@ export interface Denial {
 export type StageEvent =
   | { type: "CANCEL"; reason?: string }
   | { type: "GRANT_ANSWER"; proposalId: string; decision: GrantDecision; by?: string }
-  | { type: "RECHECK" };
+  | { type: "RECHECK" }
+  | ActReport;
+
+/** What Act's worker (`actWorker`) reports of the calls it was told to make. */
+export type ActReport =
+  | { type: "MODEL_REPLIED"; output: TurnOutcome }
+  | { type: "MODEL_FAILED"; error: unknown }
+  | { type: "TOOL_RAN"; output: ToolRun }
+  | { type: "TOOL_CRASHED"; error: unknown };
+
+/** The calls Act's worker is told to make, one at a time. */
+export type ActCommand =
+  | { type: "CALL_MODEL"; input: ModelCallInput }
+  | { type: "RUN_TOOL"; input: ToolCallInput };
 
 export interface AuditParams {
   type: AuditEventType;
   payload: Record<string, unknown>;
 }
 
-export type Done<T> = { event: DoneActorEvent<T> };
-export type Failed = { event: ErrorActorEvent };
+/** An actor's done event, or the worker's report of a call: what a call gave. */
+export type Done<T> = { event: { output: T } };
+/** An actor's error event, or the worker's report of a call that threw. */
+export type Failed = { event: { error: unknown } };
 
 export function current(context: StageMachineContext): ProposedCall {
   const call = context.batch[context.callIndex];
@@ -171,11 +188,17 @@ export const assertInput = ({ context }: { context: StageMachineContext }): Asse
   attempts: attemptHistory(context),
 });
 
-/** Exit runs after an Assert that said `ok` or `skip`. */
-export const exitInput = ({ context }: { context: StageMachineContext }): ExitInput => ({
+export const enterInput = ({ context }: { context: StageMachineContext }): EnterInput => ({
+  stage: context.stage,
+  runId: context.runId,
+  stageExecutionId: context.stageExecutionId,
+  ctx: context.ctx,
+  upstream: context.upstream,
+});
+
+/** Exit runs after an Assert that said `ok` or `skip`, handing on these fields. */
+export const finishInput = ({ context }: { context: StageMachineContext }): FinishInput => ({
   ...assertInput({ context }),
-  verdict: context.verdict === "skip" ? "skip" : "ok",
-  ...(context.reason !== undefined && { reason: context.reason }),
   ...(context.outputFields !== undefined && { outputFields: context.outputFields }),
 });
 
@@ -187,4 +210,24 @@ export const gateInput = ({ context }: { context: StageMachineContext }) => ({
 export const fail = (view: (args: Failed) => ErrorView) => ({
   type: "failWith" as const,
   params: view,
+});
+
+/** The model call of the turn about to be taken. */
+export const modelCallInput = ({ context }: { context: StageMachineContext }): ModelCallInput => ({
+  stage: context.stage,
+  runId: context.runId,
+  ...(context.pipelineId !== undefined && { pipelineId: context.pipelineId }),
+  stageExecutionId: context.stageExecutionId,
+  attempt: context.attempt,
+  turn: context.turn + 1,
+  modelCalls: context.modelCalls,
+  position: context.modelCallsBefore + context.modelCalls,
+  envelope: context.envelope,
+});
+
+/** The run of the current call, once approved. */
+export const toolCallInput = ({ context }: { context: StageMachineContext }): ToolCallInput => ({
+  runId: context.runId,
+  stageExecutionId: context.stageExecutionId,
+  call: current(context),
 });

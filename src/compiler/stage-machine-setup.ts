@@ -1,30 +1,33 @@
-import { assign, fromPromise, setup } from "xstate";
+import { type AnyActorRef, assign, fromCallback, fromPromise, setup } from "xstate";
 import type { StageDefinition } from "../definitions/stage.js";
 import { type ErrorView, isStagechartError } from "../errors.js";
 import type { JsonValue } from "../tools/types.js";
 import { retryDelayMs } from "./backoff.js";
 import { consumeGrant, mintGrant } from "./grants.js";
 import {
+  type ActCommand,
+  type ActReport,
   type AuditParams,
   current,
   currentAttempt,
   type Denial,
   grantRequest,
+  modelCallInput,
   type StageEvent,
   type StageMachineContext,
+  toolCallInput,
 } from "./stage-context.js";
 import { retryEntry, toolResultEntry } from "./stage-entries.js";
+import {
+  type EnterInput,
+  enterStage,
+  type FinishInput,
+  finishStage,
+  type StageEntry,
+  type StageFinish,
+} from "./stage-phases.js";
+import type { SetupOutput, StageServices } from "./stage-services.js";
 import type {
-  AssertInput,
-  ExitInput,
-  ModelCallInput,
-  SetupInput,
-  SetupOutput,
-  StageServices,
-  ToolCallInput,
-} from "./stage-services.js";
-import type {
-  AssertOutcome,
   GateAnswer,
   GrantDecision,
   GrantRequest,
@@ -32,7 +35,6 @@ import type {
   StageContext,
   StageInput,
   StageResult,
-  ToolRun,
   TurnOutcome,
   Verdict,
 } from "./stage-types.js";
@@ -52,24 +54,19 @@ export function stageMachineSetup(services: StageServices) {
       output: StageResult;
     },
     actors: {
-      setupStage: fromPromise<SetupOutput, SetupInput>(({ input }) => services.setup(input)),
-      initStage: fromPromise<string, { stage: StageDefinition; stageContext: StageContext }>(
-        ({ input }) => services.init(input),
-      ),
+      enterStage: fromPromise<StageEntry, EnterInput>(({ input }) => enterStage(services, input)),
       checkGate: fromPromise<GateAnswer, { stage: StageDefinition; stageContext: StageContext }>(
         ({ input }) => services.checkGate(input),
       ),
-      callModel: fromPromise<TurnOutcome, ModelCallInput>(({ input, signal }) =>
-        services.callModel(input, signal),
+      actWorker: fromCallback<ActCommand, undefined, ActReport>(({ self, sendBack, receive }) =>
+        actWorker(services, self, sendBack, receive),
       ),
       askInteractors: fromPromise<GrantDecision, GrantRequest>(({ input, signal }) =>
         services.askInteractors(input, signal),
       ),
-      runTool: fromPromise<ToolRun, ToolCallInput>(({ input, signal }) =>
-        services.runTool(input, signal),
+      finishStage: fromPromise<StageFinish, FinishInput>(({ input }) =>
+        finishStage(services, input),
       ),
-      assertStage: fromPromise<AssertOutcome, AssertInput>(({ input }) => services.assert(input)),
-      exitStage: fromPromise<JsonValue | undefined, ExitInput>(({ input }) => services.exit(input)),
       waitUntil: fromPromise<void, { until: number }>(({ input, signal }) =>
         sleep(input.until - services.now(), signal),
       ),
@@ -78,6 +75,8 @@ export function stageMachineSetup(services: StageServices) {
       capReached: ({ context }) => context.turn >= context.stage.turnCap,
       outcomeIs: (_, params: { outcome: TurnOutcome; kind: TurnOutcome["kind"] }) =>
         params.outcome.kind === params.kind,
+      entryFailedIn: (_, params: { entry: StageEntry; phase: "init" | "gate" }) =>
+        params.entry.failed?.phase === params.phase,
       gateIs: (_, params: { answer: GateAnswer; expected: GateAnswer }) =>
         params.answer === params.expected,
       gateWaits: ({ context }, params: { answer: GateAnswer }) =>
@@ -93,6 +92,16 @@ export function stageMachineSetup(services: StageServices) {
       lastCall: ({ context }) => context.callIndex + 1 >= context.batch.length,
       unknownTool: ({ context }) => !services.isKnownTool(current(context).tool),
       inEnvelope: ({ context }) => context.envelope.includes(current(context).tool),
+      /** A turn's first call, which the envelope approves and no guard rule denies. */
+      envelopeRuns: ({ context }, params: { outcome: TurnOutcome }) => {
+        const call = params.outcome.kind === "calls" ? params.outcome.calls[0] : undefined;
+        return (
+          call !== undefined &&
+          services.isKnownTool(call.tool) &&
+          context.envelope.includes(call.tool) &&
+          services.deniedByGuard(call) === undefined
+        );
+      },
       policyIs: ({ context }, params: { decision: PolicyDecision }) =>
         context.policy === params.decision,
       hasInteractors: () => services.hasInteractors(),
@@ -106,11 +115,15 @@ export function stageMachineSetup(services: StageServices) {
       guardDenies: ({ context }) => services.deniedByGuard(current(context)) !== undefined,
       verdictIs: (_, params: { verdict: Verdict; expected: Verdict[] }) =>
         params.expected.includes(params.verdict),
+      assertThrew: (_, params: { finish: StageFinish }) => params.finish.outcome === undefined,
+      exitThrew: (_, params: { finish: StageFinish }) => params.finish.failed !== undefined,
       retryAllowed: ({ context }, params: { verdict: Verdict }) =>
         params.verdict === "retry" && context.attempt < context.stage.retryPolicy.maxAttempts,
     },
     actions: {
-      audit: ({ context }, params: AuditParams) =>
+      /** Emits the event; nothing when `params` is undefined (a phase that did not run now). */
+      audit: ({ context }, params: AuditParams | undefined) =>
+        params &&
         services.audit({
           type: params.type,
           runId: context.runId,
@@ -132,15 +145,30 @@ export function stageMachineSetup(services: StageServices) {
             [params.waitField]: Math.max(0, context.waitUntil - services.now()),
           },
         }),
-      writeSystemPrompt: ({ context }, params: { text: string }) =>
+      /** Setup's and Init's records: their audit events, and Init's system prompt. */
+      recordEntry: ({ context }, entry: StageEntry) => {
+        const record = (type: AuditParams["type"], payload: Record<string, unknown>) =>
+          services.audit({
+            type,
+            runId: context.runId,
+            stageId: context.stage.id,
+            stageExecutionId: context.stageExecutionId,
+            attempt: context.attempt,
+            payload,
+          });
+        if (entry.setup)
+          record("StageSetup", {
+            envelope: entry.setup.envelope,
+            upstream: entry.setup.stageContext.upstream.length,
+          });
+        if (entry.prompt === undefined) return;
         services.writeTranscript(
           context.stageExecutionId,
           transcriptKey({ attempt: 0, turn: 0, slot: 0, index: 0 }),
-          {
-            role: "system",
-            text: params.text,
-          },
-        ),
+          { role: "system", text: entry.prompt },
+        );
+        record("StageInit", { promptChars: entry.prompt.length });
+      },
       writeTurn: ({ context }, params: { outcome: TurnOutcome }) =>
         params.outcome.entries.forEach((entry, index) => {
           const key = transcriptKey({
@@ -170,10 +198,9 @@ export function stageMachineSetup(services: StageServices) {
           transcriptKey({ attempt: context.attempt, turn: 0, slot: 0, index: 0 }),
           retryEntry(context.attempt, context.stage.retryPolicy.maxAttempts, context.reason),
         ),
-      assignSetup: assign((_, output: SetupOutput) => ({
-        stageContext: output.stageContext,
-        envelope: output.envelope,
-      })),
+      assignSetup: assign((_, output: SetupOutput | undefined) =>
+        output ? { stageContext: output.stageContext, envelope: output.envelope } : {},
+      ),
       /** A model turn answered; a batch of calls is proposed, its first call current. */
       recordTurn: assign(({ context }, params: { outcome: TurnOutcome }) => ({
         turn: context.turn + 1,
@@ -279,4 +306,56 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
       { once: true },
     );
   });
+}
+
+/**
+ * Act's worker: one actor for all of an attempt's model and tool calls, where each call was an
+ * actor of its own (XState builds, starts and stops an actor per invocation, which cost more
+ * than the calls' own bookkeeping). It makes the calls it is told (`CALL_MODEL` on entering
+ * `calling`, `RUN_TOOL` on entering `running`), each once, and reports each as an event; its
+ * signal aborts them when Act is left. A worker restored from a snapshot has lost its commands:
+ * it makes the call its stage's state waits for, read from the stage as it starts (which a fresh
+ * worker does too, for the first call; the command that follows is then already made).
+ */
+function actWorker(
+  services: StageServices,
+  self: AnyActorRef,
+  sendBack: (report: ActReport) => void,
+  receive: (listener: (command: ActCommand) => void) => void,
+): () => void {
+  const controller = new AbortController();
+  const made = new Set<string>();
+  const make = (command: ActCommand) => {
+    const key =
+      command.type === "CALL_MODEL"
+        ? `model ${command.input.modelCalls}`
+        : `tool ${command.input.call.proposalId}`;
+    if (made.has(key)) return;
+    made.add(key);
+    if (command.type === "CALL_MODEL")
+      services.callModel(command.input, controller.signal).then(
+        (output) => sendBack({ type: "MODEL_REPLIED", output }),
+        (error: unknown) => sendBack({ type: "MODEL_FAILED", error }),
+      );
+    else
+      services.runTool(command.input, controller.signal).then(
+        (output) => sendBack({ type: "TOOL_RAN", output }),
+        (error: unknown) => sendBack({ type: "TOOL_CRASHED", error }),
+      );
+  };
+  receive(make);
+  const waiting = pendingCommand(self._parent?.getSnapshot());
+  if (waiting) make(waiting);
+  return () => controller.abort(new DOMException("the stage left Act", "AbortError"));
+}
+
+/** The call a stage's state waits for, if it waits for one. */
+function pendingCommand(
+  stage: { matches(state: unknown): boolean; context: StageMachineContext } | undefined,
+): ActCommand | undefined {
+  if (stage?.matches({ act: "calling" }))
+    return { type: "CALL_MODEL", input: modelCallInput(stage) };
+  if (stage?.matches({ act: { dispatch: "running" } }))
+    return { type: "RUN_TOOL", input: toolCallInput(stage) };
+  return undefined;
 }

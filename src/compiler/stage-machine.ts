@@ -1,21 +1,34 @@
 import { withImplementations } from "./machine-cache.js";
 import { actState } from "./stage-act.js";
-import { assertAudit, exitAudit, gateAudit, initFailed } from "./stage-actions.js";
 import {
-  assertInput,
-  exitInput,
+  assertAudit,
+  assertedActions,
+  enteredActions,
+  entryFailedIn,
+  exitAudit,
+  failedWith,
+  gateRoutes,
+  initFailed,
+  outcomeOf,
+} from "./stage-actions.js";
+import {
+  enterInput,
   fail,
+  finishInput,
   gateInput,
   type StageMachineContext,
   stageResult,
 } from "./stage-context.js";
 import { errorView, viewOf } from "./stage-entries.js";
 import { stageMachineSetup } from "./stage-machine-setup.js";
+import type { StageEntry, StageFinish } from "./stage-phases.js";
 import type { StageServices } from "./stage-services.js";
+import type { GateAnswer } from "./stage-types.js";
 
 /**
  * The stage lifecycle (DESIGN.md §4.1): Setup → Init → CheckGate → Act → Assert → Exit, one
- * actor per stage execution. All work is done by `services`; the machine only routes, so it
+ * actor per stage execution. Setup, Init and CheckGate run as one actor in `setup`, Assert and
+ * Exit as one in `assert` (stage-phases.ts); `checkGate` asks a deferred gate again. All work is done by `services`; the machine only routes, so it
  * can be persisted in any state and restored into a working actor. Its states are compiled once
  * per process; each call gives them `services`.
  */
@@ -65,97 +78,28 @@ function compileStageMachine() {
     states: {
       setup: {
         invoke: {
-          src: "setupStage",
-          input: ({ context }) => ({
-            stage: context.stage,
-            runId: context.runId,
-            stageExecutionId: context.stageExecutionId,
-            ctx: context.ctx,
-            upstream: context.upstream,
-          }),
-          onDone: {
-            target: "init",
-            actions: [
-              { type: "assignSetup", params: ({ event }) => event.output },
-              {
-                type: "audit",
-                params: ({ event }) => ({
-                  type: "StageSetup",
-                  payload: {
-                    envelope: event.output.envelope,
-                    upstream: event.output.stageContext.upstream.length,
-                  },
-                }),
-              },
-            ],
-          },
-          onError: { target: "failed", actions: initFailed() },
-        },
-      },
-      init: {
-        invoke: {
-          src: "initStage",
-          input: gateInput,
-          onDone: {
-            target: "checkGate",
-            actions: [
-              { type: "writeSystemPrompt", params: ({ event }) => ({ text: event.output }) },
-              {
-                type: "audit",
-                params: ({ event }) => ({
-                  type: "StageInit",
-                  payload: { promptChars: event.output.length },
-                }),
-              },
-            ],
-          },
-          onError: { target: "failed", actions: initFailed() },
+          src: "enterStage",
+          input: enterInput,
+          onDone: [
+            {
+              guard: { type: "entryFailedIn", params: entryFailedIn("init") },
+              target: "failed",
+              actions: [...enteredActions, ...initFailed()],
+            },
+            {
+              guard: { type: "entryFailedIn", params: entryFailedIn("gate") },
+              target: "failed",
+              actions: [...enteredActions, failedWith((entry: StageEntry) => entry.failed?.error)],
+            },
+            ...gateRoutes((entry: StageEntry) => entry.gate, enteredActions),
+          ],
         },
       },
       checkGate: {
         invoke: {
           src: "checkGate",
           input: gateInput,
-          onDone: [
-            {
-              guard: {
-                type: "gateIs",
-                params: ({ event }) => ({ answer: event.output, expected: "proceed" }),
-              },
-              target: "act",
-              actions: { type: "audit", params: gateAudit("proceed") },
-            },
-            {
-              guard: { type: "gateWaits", params: ({ event }) => ({ answer: event.output }) },
-              target: "deferred",
-              actions: { type: "audit", params: gateAudit("wait") },
-            },
-            {
-              guard: { type: "resolutionIs", params: { policy: "skip" } },
-              target: "done",
-              actions: [
-                { type: "audit", params: gateAudit("skip") },
-                {
-                  type: "setVerdict",
-                  params: ({ event }) => ({
-                    verdict: "skip",
-                    reason: `CheckGate answered ${event.output}`,
-                  }),
-                },
-              ],
-            },
-            {
-              target: "failed",
-              actions: [
-                { type: "audit", params: gateAudit("fail") },
-                {
-                  type: "failWith",
-                  params: ({ event }) =>
-                    viewOf("Validation/StageGateRefused", `CheckGate answered ${event.output}`),
-                },
-              ],
-            },
-          ],
+          onDone: gateRoutes((answer: GateAnswer) => answer),
           onError: { target: "failed", actions: fail(({ event }) => errorView(event.error)) },
         },
       },
@@ -166,32 +110,51 @@ function compileStageMachine() {
       act: actState(machine),
       assert: {
         invoke: {
-          src: "assertStage",
-          input: assertInput,
+          src: "finishStage",
+          input: finishInput,
           onDone: [
+            {
+              guard: { type: "assertThrew", params: ({ event }) => ({ finish: event.output }) },
+              target: "failed",
+              actions: failedWith((finish: StageFinish) => finish.failed?.error),
+            },
+            {
+              guard: { type: "exitThrew", params: ({ event }) => ({ finish: event.output }) },
+              target: "failed",
+              actions: [
+                ...assertedActions,
+                failedWith((finish: StageFinish) => finish.failed?.error),
+              ],
+            },
             {
               guard: {
                 type: "verdictIs",
                 params: ({ event }) => ({
-                  verdict: event.output.verdict,
+                  verdict: outcomeOf(event.output).verdict,
                   expected: ["ok", "skip"],
                 }),
               },
-              target: "exit",
+              target: "done",
               actions: [
-                { type: "audit", params: assertAudit },
-                { type: "setVerdict", params: ({ event }) => event.output },
+                ...assertedActions,
+                {
+                  type: "handOn",
+                  params: ({ event }) => ({ output: event.output.exited?.output }),
+                },
               ],
             },
             {
               guard: {
                 type: "retryAllowed",
-                params: ({ event }) => ({ verdict: event.output.verdict }),
+                params: ({ event }) => ({ verdict: outcomeOf(event.output).verdict }),
               },
               target: "retryBackoff",
               actions: [
                 { type: "audit", params: assertAudit },
-                { type: "scheduleRetry", params: ({ event }) => ({ reason: event.output.reason }) },
+                {
+                  type: "scheduleRetry",
+                  params: ({ event }) => ({ reason: outcomeOf(event.output).reason }),
+                },
                 {
                   type: "auditWait",
                   params: ({ context }) => ({
@@ -213,32 +176,19 @@ function compileStageMachine() {
                 { type: "audit", params: assertAudit },
                 {
                   type: "failWith",
-                  params: ({ context, event }) =>
-                    event.output.verdict === "retry"
+                  params: ({ context, event }) => {
+                    const { verdict, reason } = outcomeOf(event.output);
+                    return verdict === "retry"
                       ? viewOf(
                           "Validation/StageRetriesExhausted",
-                          `no attempts left (${context.stage.retryPolicy.maxAttempts}): ${event.output.reason ?? "assert asked for a retry"}`,
+                          `no attempts left (${context.stage.retryPolicy.maxAttempts}): ${reason ?? "assert asked for a retry"}`,
                         )
-                      : viewOf(
-                          "Validation/StageAssertFailed",
-                          event.output.reason ?? "assert failed the stage",
-                        ),
+                      : viewOf("Validation/StageAssertFailed", reason ?? "assert failed the stage");
+                  },
                 },
               ],
             },
           ],
-          onError: { target: "failed", actions: fail(({ event }) => errorView(event.error)) },
-        },
-      },
-      exit: {
-        invoke: {
-          src: "exitStage",
-          input: exitInput,
-          onDone: {
-            target: "done",
-            actions: { type: "handOn", params: ({ event }) => ({ output: event.output }) },
-          },
-          onError: { target: "failed", actions: fail(({ event }) => errorView(event.error)) },
         },
       },
       retryBackoff: {

@@ -101,6 +101,21 @@ function stageIdOf(context: Record<string, unknown>): string | undefined {
   return typeof context.stageId === "string" ? context.stageId : undefined;
 }
 
+/**
+ * The lifecycle phases a stage's state runs, as the chart's pills name them: `setup`'s actor
+ * runs Setup, Init and CheckGate, `assert`'s runs Assert and Exit (a snapshot stored before they
+ * ran together may still be in `init` or `exit`).
+ */
+export function lifecyclePhases(lifecycle: string | undefined): readonly string[] {
+  if (lifecycle === undefined) return [];
+  return PHASES_OF[lifecycle] ?? [lifecycle];
+}
+
+const PHASES_OF: Record<string, readonly string[]> = {
+  setup: ["setup", "init", "checkGate"],
+  assert: ["assert", "exit"],
+};
+
 const topState = (value: unknown): string =>
   typeof value === "string" ? value : isRecord(value) ? (Object.keys(value)[0] ?? "") : "";
 

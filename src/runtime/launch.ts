@@ -9,7 +9,6 @@ import {
   toPromise,
 } from "xstate";
 import type { InputAnswer } from "../compiler/ask-stage.js";
-import { groupsAsRun } from "../compiler/pipeline-group-run.js";
 import {
   type CarriedContext,
   createPipelineMachine,
@@ -40,7 +39,7 @@ import { type Host, sandboxNotice } from "./host.js";
 import { rulesGrantPolicy } from "./rules.js";
 import { refuseControl } from "./run-checks.js";
 import { stageMachineFor } from "./run-stage.js";
-import { damagedSnapshot, missingInvocations } from "./snapshot-shape.js";
+import { currentShape, damagedSnapshot, missingInvocations } from "./snapshot-shape.js";
 import {
   describeWaits,
   isQuiescent,
@@ -169,7 +168,7 @@ export function launch(
   };
   const actor = createActor(compileRunMachine(pipeline, host), {
     input: { runId, ctx, ...(carried && { carried }) },
-    ...(snapshot !== undefined && { snapshot: groupsAsRun(snapshot) as Snapshot<unknown> }),
+    ...(snapshot !== undefined && { snapshot: currentShape(snapshot) as Snapshot<unknown> }),
     ...(inspect && { inspect }),
   });
   const checked = takenAsked(pipeline, actor, { runId, snapshot, answers, inputs, control });
@@ -235,7 +234,7 @@ export function refusalOf(
   const { runId, ctx, snapshot } = asked;
   const actor = createActor(compileRunMachine(pipeline, host), {
     input: { runId, ctx },
-    ...(snapshot !== undefined && { snapshot: groupsAsRun(snapshot) as Snapshot<unknown> }),
+    ...(snapshot !== undefined && { snapshot: currentShape(snapshot) as Snapshot<unknown> }),
   });
   const checked = takenAsked(pipeline, actor, asked);
   return checked.ok ? undefined : checked.error;

@@ -1,8 +1,10 @@
 import type { AnyActorRef, AnyStateMachine } from "xstate";
 import { z } from "zod";
+import { groupsAsRun } from "../compiler/pipeline-group-run.js";
 import type { PipelineContext } from "../compiler/pipeline-machine.js";
 import { runningStages } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
+import type { StageMachineContext } from "../compiler/stage-context.js";
 import { StagechartError } from "../errors.js";
 
 /**
@@ -94,15 +96,20 @@ const askSnapshot = machineSnapshot(askContext);
 /** A promise actor (a code stage, a call in flight): restarted from its input when active. */
 const promiseSnapshot = z.looseObject({ status: z.enum(STATUSES), input: z.unknown() });
 
-/** The schema of a child by its `src`: the stage machine, a sub-pipeline, or a promise actor. */
+/** Act's worker: it keeps nothing; a restored one makes the call its stage waits for. */
+const workerSnapshot = z.looseObject({ status: z.enum(STATUSES) });
+
+/** The schema of a child by its `src`: a stage machine, a sub-pipeline, Act's worker, or a promise actor. */
 const schemaOfChild = (src: string): z.ZodType =>
   src === "stage"
     ? stageSnapshot
     : src === "ask"
       ? askSnapshot
-      : src.startsWith("pipeline:")
-        ? pipelineSnapshot
-        : promiseSnapshot;
+      : src === "actWorker"
+        ? workerSnapshot
+        : src.startsWith("pipeline:")
+          ? pipelineSnapshot
+          : promiseSnapshot;
 
 /** Where a snapshot's shape is wrong, as `path: problem`; empty when it has the expected shape. */
 function shapeProblems(snapshot: unknown, schema: z.ZodType, at: string[] = []): string[] {
@@ -186,3 +193,101 @@ export const damagedSnapshot = (runId: string, problem: string): StagechartError
     `the stored snapshot of run ${runId} is damaged: ${problem}`,
     { runId },
   );
+
+/**
+ * A stored snapshot in the shape the compiled machines restore today: parallel groups as they
+ * run (`groupsAsRun`), and stages stored by the machine of before 2026-11-25, whose Setup,
+ * Init, CheckGate, Assert and Exit were each a state with an actor of its own, and whose every
+ * model and tool call was an actor, as the states that run those phases together and Act's
+ * one worker (`stageAsCompiled`).
+ */
+export function currentShape(snapshot: unknown): unknown {
+  return stagesAsCompiled(groupsAsRun(snapshot));
+}
+
+function stagesAsCompiled(snapshot: unknown): unknown {
+  if (!isRecord(snapshot) || !isRecord(snapshot.children)) return snapshot;
+  const children = Object.fromEntries(
+    Object.entries(snapshot.children).map(([id, child]) => {
+      if (!isRecord(child)) return [id, child];
+      if (child.src === "stage")
+        return [id, { ...child, snapshot: stageAsCompiled(child.snapshot) }];
+      if (String(child.src).startsWith("pipeline:"))
+        return [id, { ...child, snapshot: stagesAsCompiled(child.snapshot) }];
+      return [id, child];
+    }),
+  );
+  return { ...snapshot, children };
+}
+
+/**
+ * An earlier stage snapshot parked in one of the phases that are now run together: in Setup or
+ * Assert, its actor is the one of the new state, which runs the next phases too; in Init (set
+ * up), the new Setup state's actor, told what Setup gave; in Exit (asserted), the new Assert
+ * state's actor, told the verdict. Each phase already audited is not run (nor audited) again.
+ */
+function stageAsCompiled(snapshot: unknown): unknown {
+  if (!isRecord(snapshot) || !isRecord(snapshot.children) || !isRecord(snapshot.context))
+    return snapshot;
+  if (isRecord(snapshot.value) && "act" in snapshot.value) return actAsCompiled(snapshot);
+  const context = snapshot.context as Partial<StageMachineContext>;
+  const [entry] = Object.entries(snapshot.children);
+  const [, child] = entry ?? [];
+  if (!isRecord(child) || !isRecord(child.snapshot)) return snapshot;
+  const stored = child.snapshot;
+  const input = (stored.input ?? {}) as Record<string, unknown>;
+  const rebuilt = (state: "setup" | "assert", src: string, next: Record<string, unknown>) => ({
+    ...snapshot,
+    value: state,
+    children: {
+      [`0.stage.${state}`]: { ...child, src, snapshot: { ...stored, input: next } },
+    },
+  });
+  const outputFields =
+    context.outputFields !== undefined ? { outputFields: context.outputFields } : {};
+  switch (child.src) {
+    case "setupStage":
+      return rebuilt("setup", "enterStage", input);
+    case "initStage": {
+      const { stage, runId, stageExecutionId, ctx, upstream, stageContext, envelope } = context;
+      const setUp = { stageContext, envelope };
+      return rebuilt("setup", "enterStage", {
+        stage,
+        runId,
+        stageExecutionId,
+        ctx,
+        upstream,
+        setUp,
+      });
+    }
+    case "assertStage":
+      return rebuilt("assert", "finishStage", { ...input, ...outputFields });
+    case "exitStage": {
+      const { verdict, reason, outputFields: _handedOn, ...asserted } = input;
+      const decided = { verdict, ...(reason !== undefined && { reason }) };
+      return rebuilt("assert", "finishStage", { ...asserted, ...outputFields, decided });
+    }
+    default:
+      return snapshot;
+  }
+}
+
+/** Calls the stage's Act made as an actor each: Act's worker (`actWorker`) makes them now. */
+const CALL_ACTORS = new Set(["callModel", "runTool"]);
+
+/**
+ * An earlier stage snapshot in Act, whose call in flight (if any) was an actor of its own: the
+ * worker of today in its place, which makes the call the stage's state waits for as it starts.
+ */
+function actAsCompiled(snapshot: Record<string, unknown>): Record<string, unknown> {
+  const children = snapshot.children as Record<string, unknown>;
+  if ("worker" in children) return snapshot;
+  const kept = Object.entries(children).filter(
+    ([, child]) => !(isRecord(child) && CALL_ACTORS.has(String(child.src))),
+  );
+  const worker = { src: "actWorker", snapshot: { status: "active" }, syncSnapshot: false };
+  return { ...snapshot, children: { ...Object.fromEntries(kept), worker } };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);

@@ -408,9 +408,7 @@ describe("a damaged store", () => {
       "another run's": edited(["context", "runId"], "run-other"),
       "a stage without its context": edited([...stage, "context"], null),
       "a stage whose batch is not a list": edited([...stage, "context", "batch"], 7),
-      "a stage whose state lost its call": edited([...stage, "value"], {
-        act: { dispatch: "running" },
-      }),
+      "a stage whose state lost its actor": edited([...stage, "value"], "assert"),
     };
     for (const [what, text] of Object.entries(damaged)) {
       db.prepare(LATEST_SNAPSHOT_UPDATE).run(text, runId);

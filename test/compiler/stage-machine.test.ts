@@ -53,17 +53,32 @@ async function planWork(lookups: number): Promise<Work> {
 }
 
 describe("the stage machine's work per model turn", () => {
-  it("takes a turn that runs one envelope tool in three microsteps and two actors", async () => {
+  it("takes a turn that runs one envelope tool in two microsteps and no actor", async () => {
     const few = await planWork(2);
     const many = await planWork(12);
     const perTurn = {
       microsteps: (many.microsteps - few.microsteps) / 10,
       spawned: (many.spawned - few.spawned) / 10,
     };
-    // calling → proposed, proposed → running (approved by the envelope), running → the next
-    // turn's calling; the model call and the tool run are an actor each. (It was seven steps,
-    // through the eventless dispatch.next, guarded, next and turn.)
-    expect(perTurn).toEqual({ microsteps: 3, spawned: 2 });
+    // calling → running (approved by the envelope, audited as through `proposed`), running →
+    // the next turn's calling; the model call and the tool run are made by Act's worker. (It
+    // was seven steps, through the eventless dispatch.next, guarded, next and turn, then three,
+    // through proposed; and two actors, one per call.)
+    expect(perTurn).toEqual({ microsteps: 2, spawned: 0 });
+  });
+
+  it("runs in three actors: before Act, Act's calls, after Act", async () => {
+    const lookups = 2;
+    const work = await planWork(lookups);
+    // A stage execution spawns the actor of Setup, Init and CheckGate, Act's worker, which
+    // makes every model and tool call, and the actor of Assert and Exit (it was one actor per
+    // phase, five, and one per call), and takes four microsteps besides its turns': setup →
+    // act (and its eventless turn → calling), the completing turn's calling → assert, and
+    // assert → done (it was seven, through init, checkGate and exit).
+    expect({
+      microsteps: work.microsteps - lookups * 2,
+      spawned: work.spawned,
+    }).toEqual({ microsteps: 4, spawned: 3 });
   });
 
   it("keeps no key it has cleared in its context: every step copies each key there is", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { activeIds, chartStateOf } from "../../src/inspect/chart-state.js";
+import { activeIds, chartStateOf, lifecyclePhases } from "../../src/inspect/chart-state.js";
 
 describe("the chart state of a run in a parallel group", () => {
   it("marks each sibling's region as the chart draws it, from the siblings the run's context keeps", () => {
@@ -16,5 +16,23 @@ describe("the chart state of a run in a parallel group", () => {
       { value: "plan", context: { pipelineId: "p", groups: { fan: { lint: "settled" } } } },
     ]);
     expect(active).toEqual(["p", "p.plan"]);
+  });
+});
+
+describe("the lifecycle phases a running stage lights", () => {
+  const phasesIn = (value: unknown) =>
+    lifecyclePhases(
+      chartStateOf([{ value, context: { stage: { id: "plan" } }, status: "active" }]).stages.plan
+        ?.lifecycle,
+    );
+
+  it("are Setup, Init and CheckGate while it sets up (one actor runs the three)", () => {
+    expect(phasesIn("setup")).toEqual(["setup", "init", "checkGate"]);
+  });
+
+  it("are Assert and Exit while it asserts, and the one state otherwise", () => {
+    expect(phasesIn("assert")).toEqual(["assert", "exit"]);
+    expect(phasesIn({ act: "calling" })).toEqual(["act"]);
+    expect(phasesIn("checkGate")).toEqual(["checkGate"]);
   });
 });

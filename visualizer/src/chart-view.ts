@@ -1,6 +1,6 @@
 import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
 import type { Chart, ChartLayouts, ChartNode } from "../../src/inspect/chart.js";
-import type { ChartState } from "../../src/inspect/chart-state.js";
+import { type ChartState, lifecyclePhases } from "../../src/inspect/chart-state.js";
 import { svg } from "./dom.js";
 
 /** The lifecycle states a stage box shows, in the order a stage goes through them. */
@@ -123,7 +123,8 @@ export class ChartView {
       const [stageId, step] = key.split("\u0000") as [string, string];
       const owner = this.states.get(pill.getAttribute("data-owner") ?? "");
       const on =
-        owner?.getAttribute("data-active") === "true" && state.stages[stageId]?.lifecycle === step;
+        owner?.getAttribute("data-active") === "true" &&
+        lifecyclePhases(state.stages[stageId]?.lifecycle).includes(step);
       pill.setAttribute("data-active", String(on));
     }
   }
