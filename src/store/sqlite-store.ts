@@ -32,6 +32,7 @@ import {
 } from "./records.js";
 import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
+import { SqliteConnection } from "./sqlite-connection.js";
 import { checkpoint, openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
@@ -45,7 +46,6 @@ import {
   runLocked,
   runNotFound,
   runNotQueued,
-  storeFailure,
   storeUnavailable,
 } from "./store-errors.js";
 
@@ -67,7 +67,10 @@ export type { StepCommit };
  * file or row is `Session/StoreCorrupt`, a full, missing or read-only disk
  * `Session/StoreUnavailable`, each naming the file or the row.
  */
-export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, ControlQueue {
+export class SqliteStore
+  extends SqliteConnection
+  implements Journal, TranscriptStore, PipelineMemory, ControlQueue
+{
   private readonly sql: Statements;
   private readonly history: StepHistory;
   private readonly log: StepLog;
@@ -76,13 +79,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   private readonly forks: ForkCopier;
   private readonly controls: ControlRequests;
   private readonly queue: RunQueue;
-  private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
 
-  private constructor(
-    private readonly db: Database.Database,
-    private readonly path: string,
-    private readonly now: () => number,
-  ) {
+  private constructor(db: Database.Database, path: string, now: () => number) {
+    super(db, path, now);
     this.sql = prepareStatements(db);
     this.history = new StepHistory(db);
     this.log = new StepLog(this.sql, this.history);
@@ -91,7 +90,6 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     this.forks = new ForkCopier(db, this.entries);
     this.controls = new ControlRequests(db);
     this.queue = new RunQueue(db);
-    this.transaction = db.transaction((work) => work());
   }
 
   static open(path: string, options: StoreOptions = {}): Result<SqliteStore> {
@@ -107,10 +105,6 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       db?.close();
       return err(storeUnavailable(path, cause));
     }
-  }
-
-  close(): void {
-    this.db.close();
   }
 
   createRun(run: NewRun): Result<RunRecord> {
@@ -396,30 +390,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     return holder && { ...holder, expiresInMs: holder.expiresAt - this.now() };
   }
 
-  /** Runs `work`, with a failing SQLite call told as what it means for the user. */
-  private guarded<T>(work: () => T): T {
-    try {
-      return work();
-    } catch (error) {
-      throw storeFailure(this.path, error);
-    }
-  }
-
-  /**
-   * Runs `work` in an IMMEDIATE transaction: the write lock is taken up front (waiting up to
-   * busy_timeout), so a transaction that reads before it writes cannot fail on a snapshot that
-   * another process's commit made stale.
-   */
-  private immediately<T>(work: () => T): T {
-    try {
-      return this.guarded(() => this.transaction.immediate(work) as T);
-    } catch (error) {
-      this.log.rolledBack();
-      throw error;
-    }
-  }
-
-  private timestamp(): string {
-    return new Date(this.now()).toISOString();
+  protected rolledBack(): void {
+    this.log.rolledBack();
   }
 }
