@@ -36,10 +36,14 @@ export interface StepCommit {
   owner?: string;
 }
 
-/** A run's journal as recorded (a key's first value) and transcripts by execution then key. */
+/** A run's journal as recorded (a key's first value), and its transcripts. */
 export interface RunEntries {
   journal: { key: string; value: string }[];
-  transcripts: (TranscriptRow & { stageExecutionId: string })[];
+  /**
+   * A stage execution's transcript entries in key order, decoded when asked: a damaged entry
+   * fails the reads of its own stage execution only.
+   */
+  transcriptRows(stageExecutionId: string): TranscriptRow[];
 }
 
 /** `queued`: stored to be run by a worker (`run --detach`), not started yet. */

@@ -3,8 +3,8 @@ import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
 import type { ControlSettlement } from "./control.js";
 import { decodeJournalEntry, type Journal } from "./journal.js";
-import type { RunStore, StepCommit } from "./persistence.js";
-import { OrderedTranscript, type TranscriptRow, type TranscriptStore } from "./transcripts.js";
+import type { RunEntries, RunStore, StepCommit } from "./persistence.js";
+import { OrderedTranscript, type TranscriptStore } from "./transcripts.js";
 
 /**
  * The audit sink, journal and transcripts of a durable run. What a step writes — audit events,
@@ -23,7 +23,7 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private readonly kept = new Map<string, OrderedTranscript>();
   /** What this process committed to the journal, and what the store had (as JSON text). */
   private readonly committed = new Map<string, unknown>();
-  private stored?: { journal: Map<string, string>; transcripts: Map<string, TranscriptRow[]> };
+  private stored?: { journal: Map<string, string>; entries: RunEntries };
   private nextSeq: number;
   /**
    * Where the store's writes finish after `commit` returns: resolves once the step under way
@@ -104,7 +104,7 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private transcriptOf(stageExecutionId: string): OrderedTranscript {
     let transcript = this.kept.get(stageExecutionId);
     if (!transcript) {
-      const rows = this.storedEntries().transcripts.get(stageExecutionId) ?? [];
+      const rows = this.storedEntries().entries.transcriptRows(stageExecutionId);
       transcript = OrderedTranscript.of(rows);
       this.kept.set(stageExecutionId, transcript);
     }
@@ -114,15 +114,9 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   /** What the run recorded before this process took it, read from the store once. */
   private storedEntries() {
     if (!this.stored) {
-      const { journal, transcripts } = this.store.entriesOf(this.runId);
-      const byExecution = new Map<string, TranscriptRow[]>();
-      for (const { stageExecutionId, key, entry } of transcripts) {
-        const rows = byExecution.get(stageExecutionId) ?? [];
-        rows.push({ key, entry });
-        byExecution.set(stageExecutionId, rows);
-      }
-      const texts = new Map(journal.map(({ key, value }) => [key, value]));
-      this.stored = { journal: texts, transcripts: byExecution };
+      const entries = this.store.entriesOf(this.runId);
+      const journal = new Map(entries.journal.map(({ key, value }) => [key, value]));
+      this.stored = { journal, entries };
     }
     return this.stored;
   }

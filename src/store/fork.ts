@@ -30,7 +30,7 @@ export class ForkCopier {
   /** None for a step committed before stores kept them, or no such step. */
   entriesAt(source: string, step: number, target: string): CopiedEntries | undefined {
     if (this.forkable.get(source, step) === undefined) return undefined;
-    const { journal, transcripts } = this.entries.entriesOf(source, step);
+    const { journal, transcripts } = this.entries.recorded(source, step);
     return {
       journal: journal.map(({ key, value }) => ({
         key: renamed(key, source, target),

@@ -308,7 +308,7 @@ export class SqliteStore
 
   /** The run's transcript entries, by stage execution then key. */
   transcriptsOf(runId: string): RunTranscriptRow[] {
-    return this.entriesOf(runId).transcripts;
+    return this.guarded(() => this.entries.recorded(runId).transcripts);
   }
 
   /** What pipelines keep between runs (`PipelineMemory`), in the `memory` table. */

@@ -58,8 +58,31 @@ export class StepEntries {
     );
   }
 
-  /** The run's entries (those of its steps up to `step` when given), as `entriesOf` tells. */
-  entriesOf(runId: string, step = Number.MAX_SAFE_INTEGER): RunEntries {
+  /** The run's entries, as `entriesOf` tells: a stage execution's decoded when asked. */
+  entriesOf(runId: string): RunEntries {
+    const { journal, transcripts } = this.stored(runId);
+    const decoded = decodedWith(journal);
+    const byExecution = new Map<string, StoredTranscript[]>();
+    for (const stored of transcripts) {
+      const rows = byExecution.get(stored[0]);
+      if (rows) rows.push(stored);
+      else byExecution.set(stored[0], [stored]);
+    }
+    return {
+      journal,
+      transcriptRows: (stageExecutionId) =>
+        (byExecution.get(stageExecutionId) ?? []).map((stored) => {
+          const { key, entry } = decoded(stored);
+          return { key, entry };
+        }),
+    };
+  }
+
+  /** Every entry the run had recorded by `step` (by its last step when not given), decoded. */
+  recorded(
+    runId: string,
+    step?: number,
+  ): { journal: JournalRow[]; transcripts: RunTranscriptRow[] } {
     const { journal, transcripts } = this.stored(runId, step);
     return { journal, transcripts: transcripts.map(decodedWith(journal)) };
   }

@@ -273,11 +273,7 @@ export class OwnedRun implements RunStore {
   entriesOf(runId: string): RunEntries {
     this.mine(runId);
     const journal = [...this.journal].map(([key, value]) => ({ key, value }));
-    const executions = [...this.transcripts.keys()].sort(compareText);
-    const transcripts = executions.flatMap((stageExecutionId) =>
-      this.transcriptRows(stageExecutionId).map((row) => ({ stageExecutionId, ...row })),
-    );
-    return { journal, transcripts };
+    return { journal, transcriptRows: (stageExecutionId) => this.transcriptRows(stageExecutionId) };
   }
 
   transcriptRows(stageExecutionId: string): TranscriptRow[] {
