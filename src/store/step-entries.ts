@@ -4,7 +4,7 @@ import { storeCorrupt } from "../runtime/persistence.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { entryMisfiled } from "./store-errors.js";
-import { entryOf, transcriptWrites } from "./tool-results.js";
+import { entryOf, resultReferences } from "./tool-results.js";
 
 /**
  * A step's journal and transcript entries as its row stores them (migration 11, issue 14: a
@@ -24,10 +24,12 @@ type StoredTranscript = [string, string, unknown] | [string, string, unknown, st
 export function toStepEntries(runId: string, step: StepCommit): StepEntryColumns {
   const journal = step.journal ?? [];
   for (const { key } of journal) ownedBy(runId, runIdOfJournalKey(key), key);
-  const transcripts = transcriptWrites(step).map((write): StoredTranscript => {
-    ownedBy(runId, write.runId, write.stageExecutionId);
-    const stored: StoredTranscript = [write.stageExecutionId, write.key, JSON.parse(write.entry)];
-    return write.resultOf === null ? stored : [...stored, write.resultOf];
+  const resultOf = resultReferences(step);
+  const transcripts = (step.transcripts ?? []).map(({ stageExecutionId, key, entry }) => {
+    ownedBy(runId, runIdOfExecution(stageExecutionId), stageExecutionId);
+    const kept = resultOf(entry);
+    if (kept === undefined || entry.role !== "tool") return [stageExecutionId, key, entry];
+    return [stageExecutionId, key, { ...entry, result: null }, kept];
   });
   return {
     journal: journal.length === 0 ? null : JSON.stringify(journal.map((e) => [e.key, e.value])),
