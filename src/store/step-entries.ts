@@ -97,7 +97,10 @@ export class StepEntries {
   transcriptRows(stageExecutionId: string, before?: string): RunTranscriptRow[] {
     const { journal, transcripts } = this.stored(runIdOfExecution(stageExecutionId));
     return transcripts
-      .filter(([execution, key]) => execution === stageExecutionId && (!before || key < before))
+      .filter(
+        ([execution, key]) =>
+          execution === stageExecutionId && (before === undefined || key < before),
+      )
       .map(decodedWith(journal));
   }
 
@@ -140,15 +143,9 @@ function columnOf(
   const valid =
     Array.isArray(entries) &&
     entries.every(column === "journal" ? isStoredJournal : isStoredTranscript);
-  if (!valid)
-    throw storeCorrupt(
-      `the ${column} entries of run ${runId}'s step ${row.step} do not read back`,
-      {
-        runId,
-        step: row.step,
-      },
-    );
-  return entries as [string, ...unknown[]][];
+  if (valid) return entries as [string, ...unknown[]][];
+  const what = `the ${column} entries of run ${runId}'s step ${row.step} do not read back`;
+  throw storeCorrupt(what, { runId, step: row.step });
 }
 
 const isText = (part: unknown): part is string => typeof part === "string";
