@@ -36,6 +36,16 @@ export interface StepCommit {
   owner?: string;
 }
 
+/** A run's journal as recorded (a key's first value), and its transcripts. */
+export interface RunEntries {
+  journal: { key: string; value: string }[];
+  /**
+   * A stage execution's transcript entries in key order, decoded when asked: a damaged entry
+   * fails the reads of its own stage execution only.
+   */
+  transcriptRows(stageExecutionId: string): TranscriptRow[];
+}
+
 /** `queued`: stored to be run by a worker (`run --detach`), not started yet. */
 export type StoredStatus = "queued" | "running" | "suspended" | "done" | "failed" | "cancelled";
 
@@ -64,8 +74,11 @@ export interface RunStore extends Journal, TranscriptStore, PipelineMemory, Cont
     options: Record<string, unknown>;
   }>;
   getSnapshot(runId: string): Result<{ snapshot: unknown; definitionHash: string }>;
-  /** A stage execution's transcript entries with their keys, in key order. */
-  transcriptRows(stageExecutionId: string): TranscriptRow[];
+  /**
+   * The run's journal entries (values as their JSON text) and transcript entries, at once: what
+   * a durable run reads back, once, instead of a read per call.
+   */
+  entriesOf(runId: string): RunEntries;
   commitStep(runId: string, step: StepCommit): AuditEvent[];
   auditOf(runId: string, afterSeq?: number): AuditEvent[];
   /** The seq of the run's last audit event; 0 before the first. */

@@ -3,7 +3,7 @@ import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
 import type { ControlSettlement } from "./control.js";
 import { decodeJournalEntry, type Journal } from "./journal.js";
-import type { RunStore, StepCommit } from "./persistence.js";
+import type { RunEntries, RunStore, StepCommit } from "./persistence.js";
 import { OrderedTranscript, type TranscriptStore } from "./transcripts.js";
 
 /**
@@ -11,8 +11,9 @@ import { OrderedTranscript, type TranscriptStore } from "./transcripts.js";
  * journal entries, transcript entries — is held until the step is committed together with the
  * snapshot it led to, in one transaction (DESIGN.md §6): a call's recorded result becomes
  * durable with the step that consumes it, never apart. Sequence numbers are assigned here in
- * the order the store will give them. A stage execution's transcript is read from the store
- * once (a resume finds it there), then kept here and updated by every put.
+ * the order the store will give them. What the run recorded before (a resume finds it in the
+ * store) is read from the store once, when first needed, then kept here and updated by every
+ * commit: no call reads the store (issue 14: a read per call grew with the run).
  */
 export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private pending: (AuditEventInput & { at: string })[] = [];
@@ -20,6 +21,9 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private transcripts: NonNullable<StepCommit["transcripts"]> = [];
   private controls: ControlSettlement[] = [];
   private readonly kept = new Map<string, OrderedTranscript>();
+  /** What this process committed to the journal, and what the store had (as JSON text). */
+  private readonly committed = new Map<string, unknown>();
+  private stored?: { journal: Map<string, string>; entries: RunEntries };
   private nextSeq: number;
   /**
    * Where the store's writes finish after `commit` returns: resolves once the step under way
@@ -55,8 +59,11 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   }
 
   get<T>(key: string, shape: z.ZodType<T>): T | undefined {
-    if (!this.journal.has(key)) return this.store.get(key, shape);
-    return decodeJournalEntry(key, JSON.stringify(this.journal.get(key)), shape);
+    const recorded = this.journal.has(key) ? this.journal : this.committed;
+    const text = recorded.has(key)
+      ? JSON.stringify(recorded.get(key))
+      : this.storedEntries().journal.get(key);
+    return text === undefined ? undefined : decodeJournalEntry(key, text, shape);
   }
 
   /** A journal entry is a fact: the first value recorded under a key is the one kept. */
@@ -90,15 +97,27 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
       ...(transcripts.length > 0 && { transcripts }),
       ...(controls.length > 0 && { controls }),
     });
+    for (const { key, value } of journal) this.committed.set(key, value);
   }
 
   /** Loaded before its first put too, so that the copy kept here is the whole transcript. */
   private transcriptOf(stageExecutionId: string): OrderedTranscript {
     let transcript = this.kept.get(stageExecutionId);
     if (!transcript) {
-      transcript = OrderedTranscript.of(this.store.transcriptRows(stageExecutionId));
+      const rows = this.storedEntries().entries.transcriptRows(stageExecutionId);
+      transcript = OrderedTranscript.of(rows);
       this.kept.set(stageExecutionId, transcript);
     }
     return transcript;
+  }
+
+  /** What the run recorded before this process took it, read from the store once. */
+  private storedEntries() {
+    if (!this.stored) {
+      const entries = this.store.entriesOf(this.runId);
+      const journal = new Map(entries.journal.map(({ key, value }) => [key, value]));
+      this.stored = { journal, entries };
+    }
+    return this.stored;
   }
 }

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { type StoredSnapshotText, snapshotJson } from "./snapshot-delta.js";
+import type { StepEntryColumns } from "./step-entries.js";
 
 /** One committed step of a run, as the step history keeps it. */
 export interface StepRecord {
@@ -28,6 +29,8 @@ export class StepHistory {
     lastSeq: number;
     at: string;
     events: string | null;
+    journal: string | null;
+    transcripts: string | null;
     snapshot: string | Buffer | null;
     base: number | null;
     definitionHash: string | null;
@@ -37,12 +40,13 @@ export class StepHistory {
   private readonly snapshotAt: Database.Statement<[string, number], KeyedSnapshot>;
 
   constructor(db: Database.Database) {
+    // The marks only tell a step a fork can start from (0) from one stored before a store kept
+    // what a fork copies (null); its entries are its own (migration 11).
     this.insert = db.prepare(
-      `INSERT INTO steps (run_id, step, last_seq, at, events, snapshot, snapshot_base,
-         journal_mark, transcript_mark, definition_hash, stagechart_version)
-       VALUES (@runId, @step, @lastSeq, @at, @events, @snapshot, @base,
-               (SELECT COALESCE(MAX(rowid), 0) FROM journal),
-               (SELECT COALESCE(MAX(rowid), 0) FROM transcripts),
+      `INSERT INTO steps (run_id, step, last_seq, at, events, journal, transcripts, snapshot,
+         snapshot_base, journal_mark, transcript_mark, definition_hash, stagechart_version)
+       VALUES (@runId, @step, @lastSeq, @at, @events, @journal, @transcripts, @snapshot, @base,
+               0, 0,
                CASE WHEN @snapshot IS NOT NULL THEN COALESCE(@definitionHash,
                  (SELECT definition_hash FROM runs WHERE run_id = @runId)) END,
                @stagechartVersion)`,
@@ -65,6 +69,7 @@ export class StepHistory {
     lastSeq: number,
     at: string,
     events: string | null,
+    entries: StepEntryColumns,
     snapshot: SnapshotWrite | undefined,
   ): void {
     this.insert.run({
@@ -73,6 +78,7 @@ export class StepHistory {
       lastSeq,
       at,
       events,
+      ...entries,
       snapshot: snapshot?.snapshot ?? null,
       base: snapshot?.base ?? null,
       definitionHash: snapshot?.definitionHash ?? null,

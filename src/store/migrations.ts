@@ -14,6 +14,10 @@ const STORED_EVENT = `json_object('at', at, 'type', type, 'stageId', stage_id,
   'stageExecutionId', stage_execution_id, 'attempt', attempt,
   'payload', json(CASE WHEN json_valid(payload) THEN payload ELSE json_quote(payload) END))`;
 
+/** A stored JSON text as JSON again; a damaged one as a JSON string of its text (migration 11). */
+const JSON_TEXT = (column: string) =>
+  `CASE WHEN json_valid(${column}) THEN ${column} ELSE json_quote(${column}) END`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -257,6 +261,73 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE control_requests;
       ALTER TABLE control_requests_taken RENAME TO control_requests;
       CREATE INDEX control_requests_pending ON control_requests (run_id, status);
+    `,
+  },
+  {
+    // Issue 14 (disk bytes: a commit wrote a row and an index entry in each of steps, journal and
+    // transcripts). A step's journal and transcript entries are stored in its row (`journal`,
+    // `transcripts`: JSON arrays, see step-entries.ts), and the tables go. Which step an entry
+    // moves to: the first of its run whose marks cover its rowid (the marks were the tables'
+    // highest rowids when the step was committed, and every entry was written before the step
+    // that used it), so a fork at a step gets exactly what it got before. An entry no mark
+    // covers (written after the run's last step, or by a run whose steps predate the marks)
+    // goes to a new last step of its run, without events, so no earlier step takes it; steps
+    // without marks stay ones a fork cannot start from. The marks only say that from now on.
+    version: 11,
+    sql: `
+      ALTER TABLE steps ADD COLUMN journal TEXT;
+      ALTER TABLE steps ADD COLUMN transcripts TEXT;
+
+      CREATE TEMP TABLE marked AS SELECT run_id, step, journal_mark, transcript_mark
+        FROM main.steps WHERE journal_mark IS NOT NULL;
+      CREATE INDEX temp.marked_journal ON marked (run_id, journal_mark, step);
+      CREATE INDEX temp.marked_transcripts ON marked (run_id, transcript_mark, step);
+
+      CREATE TEMP TABLE moved AS
+        SELECT 'journal' AS kind, run_id, rowid AS position,
+          (SELECT step FROM marked m WHERE m.run_id = j.run_id AND m.journal_mark >= j.rowid
+           ORDER BY m.journal_mark, m.step LIMIT 1) AS step,
+          json_array(key, json(${JSON_TEXT("value")})) AS entry
+        FROM main.journal j
+        UNION ALL
+        SELECT 'transcripts', run_id, rowid,
+          (SELECT step FROM marked m WHERE m.run_id = t.run_id AND m.transcript_mark >= t.rowid
+           ORDER BY m.transcript_mark, m.step LIMIT 1),
+          CASE WHEN result_of IS NULL
+            THEN json_array(stage_execution_id, key, json(${JSON_TEXT("entry")}))
+            ELSE json_array(stage_execution_id, key, json(${JSON_TEXT("entry")}), result_of) END
+        FROM main.transcripts t;
+
+      INSERT INTO main.steps (run_id, step, last_seq, at, journal_mark, transcript_mark)
+        SELECT o.run_id, COALESCE(MAX(s.step), 0) + 1, COALESCE(MAX(s.last_seq), 0),
+          MAX(COALESCE(MAX(s.at), ''), (SELECT updated_at FROM main.runs r WHERE r.run_id = o.run_id)),
+          0, 0
+        FROM (SELECT DISTINCT run_id FROM moved WHERE step IS NULL) o
+          LEFT JOIN main.steps s ON s.run_id = o.run_id
+        GROUP BY o.run_id;
+      UPDATE moved SET step = (SELECT MAX(step) FROM main.steps s WHERE s.run_id = moved.run_id)
+        WHERE step IS NULL;
+      CREATE INDEX temp.moved_by_step ON moved (run_id, step, kind, position);
+
+      UPDATE main.steps SET
+        journal = (SELECT json_group_array(json(entry)) FROM (SELECT entry FROM moved m
+          WHERE m.run_id = steps.run_id AND m.step = steps.step AND m.kind = 'journal'
+          ORDER BY m.position)),
+        transcripts = (SELECT json_group_array(json(entry)) FROM (SELECT entry FROM moved m
+          WHERE m.run_id = steps.run_id AND m.step = steps.step AND m.kind = 'transcripts'
+          ORDER BY m.position))
+        WHERE EXISTS (SELECT 1 FROM moved m WHERE m.run_id = steps.run_id AND m.step = steps.step);
+      UPDATE main.steps SET journal = NULL WHERE journal = '[]';
+      UPDATE main.steps SET transcripts = NULL WHERE transcripts = '[]';
+
+      DROP TABLE moved;
+      DROP TABLE marked;
+      DROP TABLE main.journal;
+      DROP TABLE main.transcripts;
+      DROP TRIGGER main.steps_events_no_update;
+      CREATE TRIGGER main.steps_events_no_update
+        BEFORE UPDATE OF events, last_seq, journal, transcripts ON steps
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
     `,
   },
 ];

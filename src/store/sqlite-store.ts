@@ -9,7 +9,7 @@ import { err, ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
-import type { StepCommit } from "../runtime/persistence.js";
+import type { RunEntries, StepCommit } from "../runtime/persistence.js";
 import type { TranscriptRow, TranscriptStore } from "../runtime/transcripts.js";
 import { VERSION } from "../version.js";
 import { ControlRequests } from "./control-requests.js";
@@ -30,11 +30,13 @@ import {
   type StoredSnapshot,
   toRunRow,
 } from "./records.js";
-import { isValidRunId } from "./run-ids.js";
+import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
+import { SqliteConnection } from "./sqlite-connection.js";
 import { checkpoint, openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
+import { StepEntries } from "./step-entries.js";
 import { StepLog } from "./step-log.js";
 import {
   definitionNotFound,
@@ -44,10 +46,8 @@ import {
   runLocked,
   runNotFound,
   runNotQueued,
-  storeFailure,
   storeUnavailable,
 } from "./store-errors.js";
-import { resultReferences } from "./tool-results.js";
 
 /** Where a project's runs live, relative to its working directory (DESIGN.md §6). */
 export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
@@ -67,29 +67,29 @@ export type { StepCommit };
  * file or row is `Session/StoreCorrupt`, a full, missing or read-only disk
  * `Session/StoreUnavailable`, each naming the file or the row.
  */
-export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, ControlQueue {
+export class SqliteStore
+  extends SqliteConnection
+  implements Journal, TranscriptStore, PipelineMemory, ControlQueue
+{
   private readonly sql: Statements;
   private readonly history: StepHistory;
   private readonly log: StepLog;
   private readonly memory: MemoryTable;
+  private readonly entries: StepEntries;
   private readonly forks: ForkCopier;
   private readonly controls: ControlRequests;
   private readonly queue: RunQueue;
-  private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
 
-  private constructor(
-    private readonly db: Database.Database,
-    private readonly path: string,
-    private readonly now: () => number,
-  ) {
+  private constructor(db: Database.Database, path: string, now: () => number) {
+    super(db, path, now);
     this.sql = prepareStatements(db);
     this.history = new StepHistory(db);
     this.log = new StepLog(this.sql, this.history);
     this.memory = new MemoryTable(db);
-    this.forks = new ForkCopier(db);
+    this.entries = new StepEntries(db);
+    this.forks = new ForkCopier(db, this.entries);
     this.controls = new ControlRequests(db);
     this.queue = new RunQueue(db);
-    this.transaction = db.transaction((work) => work());
   }
 
   static open(path: string, options: StoreOptions = {}): Result<SqliteStore> {
@@ -105,10 +105,6 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
       db?.close();
       return err(storeUnavailable(path, cause));
     }
-  }
-
-  close(): void {
-    this.db.close();
   }
 
   createRun(run: NewRun): Result<RunRecord> {
@@ -210,9 +206,9 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   /**
-   * Appends the step's events with the run's next sequence numbers, records its journal and
-   * transcript entries, adds the step (with its snapshot) to the history and settles the
-   * control requests it applies, in one transaction: after a crash either all is there or nothing.
+   * Appends the step — its events with the run's next sequence numbers, its journal and
+   * transcript entries, its snapshot — as one row of the history, and settles the control
+   * requests it applies, in one transaction: after a crash either all is there or nothing.
    */
   commitStep(runId: string, step: StepCommit): AuditEvent[] {
     return this.immediately(() => this.appendStep(runId, step));
@@ -220,13 +216,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
 
   private appendStep(runId: string, step: StepCommit): AuditEvent[] {
     const at = this.timestamp();
-    // Through `record` and `put`, as every write of an entry.
-    const recorded = this.log.append(runId, step, at, () => {
-      for (const { key, value } of step.journal ?? []) this.record(key, value);
-      const resultOf = resultReferences(step);
-      for (const { stageExecutionId, key, entry } of step.transcripts ?? [])
-        this.put(stageExecutionId, key, entry, resultOf(entry));
-    });
+    const recorded = this.log.append(runId, step, at);
     this.controls.settleInStep(step.controls ?? [], at);
     return recorded;
   }
@@ -246,18 +236,19 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   /**
-   * Creates `run` as a fork of `source` at `step`, in one transaction: its row, the journal and
-   * transcript rows `source` had recorded by that step (under the new run's keys), and its first
-   * step (`first`: the snapshot it starts from and the events that say so).
+   * Creates `run` as a fork of `source` at `step`, in one transaction: its row and its first
+   * step (`first`: the snapshot it starts from and the events that say so), which carries the
+   * journal and transcript entries `source` had recorded by that step (under the new run's keys).
    */
   forkRun(source: string, step: number, run: NewRun, first: StepCommit): Result<RunRecord> {
     return this.immediately((): Result<RunRecord> => {
-      const marks = this.forks.marksOf(source, step);
-      if (!marks) return err(forkUnavailable(source, step));
+      const copied = this.forks.entriesAt(source, step, run.runId);
+      if (!copied) return err(forkUnavailable(source, step));
       const created = this.createRun(run);
       if (!created.ok) return created;
-      this.forks.copy(source, run.runId, marks);
-      this.appendStep(run.runId, first);
+      const journal = [...copied.journal, ...(first.journal ?? [])];
+      const transcripts = [...copied.transcripts, ...(first.transcripts ?? [])];
+      this.appendStep(run.runId, { ...first, journal, transcripts });
       return created;
     });
   }
@@ -275,38 +266,49 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
   }
 
   get<T>(key: string, shape: z.ZodType<T>): T | undefined {
-    const value = this.guarded(() => this.log.journalValue(key));
+    const journal = this.guarded(() => this.entries.journalOf(runIdOfJournalKey(key)));
+    const value = journal.find((row) => row.key === key)?.value;
     return value === undefined ? undefined : decodeJournalEntry(key, value, shape);
   }
 
-  /** A journal entry is a fact: recording a key again keeps the first value. */
+  /**
+   * Entries written outside a step (a run's are written with its steps): each is a step of its
+   * own, without events. A journal entry is a fact: recording a key again keeps the first value.
+   */
   record(key: string, value: unknown): void {
-    this.guarded(() => this.log.record(key, value, this.timestamp()));
+    const journal = [{ key, value }];
+    this.immediately(() => this.appendStep(runIdOfJournalKey(key), { events: [], journal }));
   }
 
-  /** `resultOf`: the journal key of the tool run holding the entry's result (see tool-results.ts). */
-  put(stageExecutionId: string, key: string, entry: TranscriptEntry, resultOf?: string): void {
-    this.guarded(() => this.log.put(stageExecutionId, key, entry, resultOf));
+  put(stageExecutionId: string, key: string, entry: TranscriptEntry): void {
+    const transcripts = [{ stageExecutionId, key, entry }];
+    const runId = runIdOfExecution(stageExecutionId);
+    this.immediately(() => this.appendStep(runId, { events: [], transcripts }));
   }
 
   read(stageExecutionId: string, before?: string): TranscriptEntry[] {
-    return this.guarded(() => this.log.transcriptRows(stageExecutionId, before)).map(
-      (row) => row.entry,
-    );
+    const rows = this.guarded(() => this.entries.transcriptRows(stageExecutionId, before));
+    return rows.map((row) => row.entry);
   }
 
   transcriptRows(stageExecutionId: string): TranscriptRow[] {
-    return this.guarded(() => this.log.transcriptRows(stageExecutionId));
+    const rows = this.guarded(() => this.entries.transcriptRows(stageExecutionId));
+    return rows.map(({ key, entry }) => ({ key, entry }));
+  }
+
+  /** The run's journal (values as their JSON text) and transcripts, from its steps' rows. */
+  entriesOf(runId: string): RunEntries {
+    return this.guarded(() => this.entries.entriesOf(runId));
   }
 
   /** The run's journal entries in the order recorded, values as their JSON text. */
   journalOf(runId: string): JournalRow[] {
-    return this.guarded(() => this.log.journalOf(runId));
+    return this.guarded(() => this.entries.journalOf(runId));
   }
 
   /** The run's transcript entries, by stage execution then key. */
   transcriptsOf(runId: string): RunTranscriptRow[] {
-    return this.guarded(() => this.log.transcriptsOf(runId));
+    return this.guarded(() => this.entries.recorded(runId).transcripts);
   }
 
   /** What pipelines keep between runs (`PipelineMemory`), in the `memory` table. */
@@ -388,30 +390,7 @@ export class SqliteStore implements Journal, TranscriptStore, PipelineMemory, Co
     return holder && { ...holder, expiresInMs: holder.expiresAt - this.now() };
   }
 
-  /** Runs `work`, with a failing SQLite call told as what it means for the user. */
-  private guarded<T>(work: () => T): T {
-    try {
-      return work();
-    } catch (error) {
-      throw storeFailure(this.path, error);
-    }
-  }
-
-  /**
-   * Runs `work` in an IMMEDIATE transaction: the write lock is taken up front (waiting up to
-   * busy_timeout), so a transaction that reads before it writes cannot fail on a snapshot that
-   * another process's commit made stale.
-   */
-  private immediately<T>(work: () => T): T {
-    try {
-      return this.guarded(() => this.transaction.immediate(work) as T);
-    } catch (error) {
-      this.log.rolledBack();
-      throw error;
-    }
-  }
-
-  private timestamp(): string {
-    return new Date(this.now()).toISOString();
+  protected rolledBack(): void {
+    this.log.rolledBack();
   }
 }

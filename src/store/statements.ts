@@ -1,7 +1,6 @@
 import type Database from "better-sqlite3";
 import type { KeyedSnapshot } from "./history.js";
 import type { RunRow, RunSummary, StepEventsRow } from "./records.js";
-import type { TranscriptRead, TranscriptWrite } from "./tool-results.js";
 
 // A step does not rewrite its run's row (one page less in every commit, issue 14): a run was last
 // updated by its own last change or its last step, whichever came later.
@@ -50,12 +49,6 @@ export interface Statements {
   lastStep: Statement<[string], { step: number; lastSeq: number }>;
   audit: Statement<[string, number], StepEventsRow>;
   snapshot: Statement<[string], SnapshotRow>;
-  journalValue: Statement<[string], string>;
-  journalOf: Statement<[string], { key: string; value: string }>;
-  transcriptsOf: Statement<[string], TranscriptRead & { stageExecutionId: string }>;
-  recordJournal: Statement<{ key: string; runId: string; value: string; at: string }>;
-  putTranscript: Statement<TranscriptWrite>;
-  transcript: Statement<{ stageExecutionId: string; before: string | null }, TranscriptRead>;
   claimLease: Statement<LeaseClaim>;
   renewLease: Statement<{ runId: string; owner: string; expiresAt: number }>;
   releaseLease: Statement<{ runId: string; owner: string }>;
@@ -102,34 +95,6 @@ export function prepareStatements(db: Database.Database): Statements {
          s.at AS updatedAt
        FROM steps s LEFT JOIN steps k ON k.run_id = s.run_id AND k.step = s.snapshot_base
        WHERE s.run_id = ? AND s.snapshot IS NOT NULL ORDER BY s.step DESC LIMIT 1`,
-    ),
-
-    journalValue: db.prepare<[string], string>("SELECT value FROM journal WHERE key = ?").pluck(),
-    journalOf: db.prepare<[string], { key: string; value: string }>(
-      "SELECT key, value FROM journal WHERE run_id = ? ORDER BY rowid",
-    ),
-    transcriptsOf: db.prepare<[string], TranscriptRead & { stageExecutionId: string }>(
-      `SELECT t.stage_execution_id AS stageExecutionId, t.key, t.entry,
-         t.result_of AS resultOf, j.value AS resultSource
-       FROM transcripts t LEFT JOIN journal j ON j.key = t.result_of
-       WHERE t.run_id = ? ORDER BY t.stage_execution_id, t.key`,
-    ),
-    recordJournal: db.prepare<{ key: string; runId: string; value: string; at: string }>(
-      `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, @runId, @value, @at)
-       ON CONFLICT (key) DO NOTHING`,
-    ),
-
-    putTranscript: db.prepare<TranscriptWrite>(
-      `INSERT INTO transcripts (stage_execution_id, key, run_id, entry, result_of)
-       VALUES (@stageExecutionId, @key, @runId, @entry, @resultOf)
-       ON CONFLICT (stage_execution_id, key)
-       DO UPDATE SET entry = excluded.entry, result_of = excluded.result_of`,
-    ),
-    transcript: db.prepare<{ stageExecutionId: string; before: string | null }, TranscriptRead>(
-      `SELECT t.key, t.entry, t.result_of AS resultOf, j.value AS resultSource
-       FROM transcripts t LEFT JOIN journal j ON j.key = t.result_of
-       WHERE t.stage_execution_id = @stageExecutionId AND (@before IS NULL OR t.key < @before)
-       ORDER BY t.key`,
     ),
 
     // Taken when free, expired, already this owner's, or forced (its holder is gone);

@@ -86,6 +86,14 @@ export const auditRunMismatch = (runId: string, eventRunId: string): StagechartE
     { runId, eventRunId },
   );
 
+/** A journal or transcript entry whose key names another run than the step it came with. */
+export const entryMisfiled = (runId: string, entry: string): StagechartError =>
+  new StagechartError(
+    "Session/EntryRunMismatch",
+    `the entry ${entry} was committed to run ${runId}, whose entries its key does not name`,
+    { runId, entry },
+  );
+
 export const noSnapshot = (runId: string): StagechartError =>
   new StagechartError("Session/NoSnapshot", `run ${runId} has no persisted snapshot`, { runId });
 

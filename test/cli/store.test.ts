@@ -539,6 +539,24 @@ describe("a damaged store", () => {
   });
 });
 
+/** A step of the run's own, after its last, holding one journal entry: `@key` with `value`. */
+const entryStep = (runId: string, value: string) =>
+  `INSERT INTO steps (run_id, step, last_seq, at, journal, journal_mark, transcript_mark)
+   SELECT run_id, MAX(step) + 1, MAX(last_seq), MAX(at), json_array(json_array(@key, json('${value}'))), 0, 0
+   FROM steps WHERE run_id = '${runId}'`;
+
+const MEND_ENTRY_STEP = `UPDATE steps SET journal = NULL
+  WHERE events IS NULL AND journal IS NOT NULL AND json_extract(journal, '$[0][0]') = @key`;
+
+/** Writes `entry` over the transcript entry `@key` of the run's plan stage, in its step's row. */
+const transcriptEntry = (runId: string, entry: string) =>
+  `UPDATE steps SET transcripts = (
+     SELECT json_group_array(CASE WHEN t.value ->> 0 = '${runId}/plan/1' AND t.value ->> 1 = @key
+       THEN json_set(t.value, '$[2]', json('${entry}')) ELSE json(t.value) END)
+     FROM json_each(steps.transcripts) t)
+   WHERE run_id = '${runId}' AND EXISTS (SELECT 1 FROM json_each(steps.transcripts) t
+     WHERE t.value ->> 0 = '${runId}/plan/1' AND t.value ->> 1 = @key)`;
+
 describe("a damaged journal or transcript row of the call in flight", () => {
   /**
    * Each damage, as a failing disk would leave it, and how to mend it. The damaged tool row stops
@@ -548,20 +566,20 @@ describe("a damaged journal or transcript row of the call in flight", () => {
   const damages = {
     "the tool's recorded result": (runId: string, proposalId: string) => ({
       key: `tool:${runId}/${proposalId}`,
-      damage: `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, '${runId}', '{"ok":', 'x')`,
-      mend: "DELETE FROM journal WHERE key = @key",
+      damage: entryStep(runId, '{"ok":1}'),
+      mend: MEND_ENTRY_STEP,
       answerAgain: true,
     }),
     "the model's recorded reply": (runId: string) => ({
       key: `model:${runId}/${runId}/plan/1/1`,
-      damage: `INSERT INTO journal (key, run_id, value, recorded_at) VALUES (@key, '${runId}', 'null', 'x')`,
-      mend: "DELETE FROM journal WHERE key = @key",
+      damage: entryStep(runId, "null"),
+      mend: MEND_ENTRY_STEP,
       answerAgain: false,
     }),
     "a transcript entry": (runId: string) => ({
       key: "000000.000000.000000.000000",
-      damage: `UPDATE transcripts SET entry = '{"role":"system"}' WHERE key = @key AND stage_execution_id = '${runId}/plan/1'`,
-      mend: `UPDATE transcripts SET entry = '{"role":"system","text":"mended"}' WHERE key = @key AND stage_execution_id = '${runId}/plan/1'`,
+      damage: transcriptEntry(runId, '{"role":"system"}'),
+      mend: transcriptEntry(runId, '{"role":"system","text":"mended"}'),
       answerAgain: false,
     }),
   };
@@ -576,6 +594,8 @@ describe("a damaged journal or transcript row of the call in flight", () => {
         proposalId,
       );
       const db = new Database(storeOf(project));
+      // The damage comes from outside the store: past the trigger that keeps steps as written.
+      db.exec("DROP TRIGGER steps_events_no_update");
       expect(db.prepare(damage).run({ key }).changes).toBe(1);
 
       const broken = await storeCommand(

@@ -6,6 +6,7 @@ import { fingerprint } from "../../src/compiler/definition-hash.js";
 import { StagechartError } from "../../src/errors.js";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
+import type { StepCommit } from "../../src/runtime/persistence.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { fillDisk } from "../store/support/temp-store.js";
@@ -522,7 +523,7 @@ describe("snapshot size", () => {
 });
 
 describe("a long durable stage", () => {
-  it("reads its transcript from the store once, however many turns it takes, and once more on resume", async () => {
+  it("reads its transcript and journal from the store once, however many turns it takes, and once more on resume", async () => {
     const half = 20;
     const turns = 2 * half + 1;
     const read = "    - { tool: Read, args: { path: src/auth.ts } }\n";
@@ -535,12 +536,20 @@ describe("a long durable stage", () => {
     const reads: string[] = [];
     const counted = Object.assign(Object.create(store), {
       read: (stageExecutionId: string, before?: string) => {
-        reads.push(stageExecutionId);
+        reads.push(`read ${stageExecutionId}`);
         return store.read(stageExecutionId, before);
       },
       transcriptRows: (stageExecutionId: string) => {
-        reads.push(stageExecutionId);
+        reads.push(`transcriptRows ${stageExecutionId}`);
         return store.transcriptRows(stageExecutionId);
+      },
+      get: (key: string, shape: Parameters<SqliteStore["get"]>[1]) => {
+        reads.push(`get ${key}`);
+        return store.get(key, shape);
+      },
+      entriesOf: (runId: string) => {
+        reads.push(`entriesOf ${runId}`);
+        return store.entriesOf(runId);
       },
     }) as SqliteStore;
     const { host } = harness(script);
@@ -548,11 +557,12 @@ describe("a long durable stage", () => {
     await vi.waitFor(() => expect(store.read("long/plan/1").length).toBeGreaterThan(2 * half));
     handle.stop();
     expect((await handle.result).status).toBe("suspended");
-    expect(reads).toEqual(["long/plan/1"]);
+    // One read of the run's entries, when its first call looked for a recorded result.
+    expect(reads).toEqual(["entriesOf long"]);
     reads.length = 0;
     const resumed = handleOf(resumeRun(pipeline, "long", { host, store: counted }));
     expect((await resumed.result).status).toBe("done");
-    expect(reads).toEqual(["long/plan/1"]);
+    expect(reads).toEqual(["entriesOf long"]);
     expect(store.read("long/plan/1").length).toBeGreaterThan(2 * turns);
   });
 });
@@ -560,24 +570,21 @@ describe("a long durable stage", () => {
 describe("a durable step", () => {
   it("is one transaction: its journal and transcript entries are written inside its commit, never apart", async () => {
     const store = openStore();
-    let committing = false;
     const writesOutside: string[] = [];
     const writes: string[] = [];
     const watched: SqliteStore = Object.assign(Object.create(store), {
       commitStep(this: SqliteStore, runId: string, step: Parameters<SqliteStore["commitStep"]>[1]) {
-        committing = true;
-        try {
-          return SqliteStore.prototype.commitStep.call(this, runId, step);
-        } finally {
-          committing = false;
-        }
+        for (const { key } of step.journal ?? []) writes.push(key);
+        for (const { stageExecutionId, key } of step.transcripts ?? [])
+          writes.push(`${stageExecutionId} ${key}`);
+        return SqliteStore.prototype.commitStep.call(this, runId, step);
       },
       record: (key: string, value: unknown) => {
-        (committing ? writes : writesOutside).push(key);
+        writesOutside.push(key);
         store.record(key, value);
       },
       put: (id: string, key: string, entry: Parameters<SqliteStore["put"]>[2]) => {
-        (committing ? writes : writesOutside).push(`${id} ${key}`);
+        writesOutside.push(`${id} ${key}`);
         store.put(id, key, entry);
       },
     });
@@ -796,13 +803,18 @@ describe("a durable run on a disk that fills up", () => {
     async (_, method, fails) => {
       const store = openStore();
       let failing = true;
+      // The entry is written with the step that carries it: that step's commit fails.
+      const carried = (step: StepCommit) =>
+        method === "record"
+          ? (step.journal ?? []).some(({ key }) => fails(key))
+          : (step.transcripts ?? []).some(({ stageExecutionId }) => fails(stageExecutionId));
       const fullOnce = Object.assign(Object.create(store), {
-        [method]: (first: string, ...rest: unknown[]) => {
-          if (fails(first) && failing) {
+        commitStep: (runId: string, step: StepCommit) => {
+          if (carried(step) && failing) {
             failing = false;
             throw new StagechartError("Session/StoreUnavailable", "database or disk is full");
           }
-          return (store[method] as (...args: unknown[]) => unknown)(first, ...rest);
+          return store.commitStep(runId, step);
         },
       }) as SqliteStore;
       const host = () => harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;

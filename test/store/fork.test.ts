@@ -15,12 +15,18 @@ describe("forking a run in the store", () => {
   it("copies what the run had recorded by the step, under the new run's keys, and nothing later", () => {
     const { store } = tempStore(manualClock());
     store.createRun(newRun("run-1"));
-    store.record("model:run-1/run-1/plan/1/0", { reply: "first" });
-    store.put("run-1/plan/1", "000000.000000.000000.000000", entry("system"));
-    store.commitStep("run-1", { events: [], snapshot: { value: "plan" } });
-    store.record("model:run-1/run-1/plan/1/1", { reply: "second" });
-    store.put("run-1/plan/1", "000001.000001.000000.000000", entry("later"));
-    store.commitStep("run-1", { events: [], snapshot: { value: "execute" } });
+    store.commitStep("run-1", {
+      events: [],
+      snapshot: { value: "plan" },
+      journal: [{ key: "model:run-1/run-1/plan/1/0", value: { reply: "first" } }],
+      transcripts: [{ stageExecutionId: "run-1/plan/1", key: "k0", entry: entry("system") }],
+    });
+    store.commitStep("run-1", {
+      events: [],
+      snapshot: { value: "execute" },
+      journal: [{ key: "model:run-1/run-1/plan/1/1", value: { reply: "second" } }],
+      transcripts: [{ stageExecutionId: "run-1/plan/1", key: "k1", entry: entry("later") }],
+    });
 
     okValue(
       store.forkRun("run-1", 1, newRun("run-2"), {

@@ -11,6 +11,14 @@ const ownerOf = (path: string, sql: string): unknown => {
   return runIds;
 };
 
+/** Writes `text` over a column of run-1's step, behind the store's back (past its trigger). */
+function damageStep(path: string, column: "journal" | "transcripts", text: string, step = 1) {
+  const db = new Database(path);
+  db.exec("DROP TRIGGER steps_events_no_update");
+  db.prepare(`UPDATE steps SET ${column} = ? WHERE run_id = 'run-1' AND step = ?`).run(text, step);
+  db.close();
+}
+
 describe("the journal", () => {
   it("gives back what was recorded, after a reopen too, and nothing for an unknown key", () => {
     const { store, path } = tempStore();
@@ -40,21 +48,19 @@ describe("the journal", () => {
     store.createRun(newRun("run:b"));
     store.record(modelCallKey("run-a", "run-a/plan/1", 0), 1);
     store.record(toolCallKey("run:b", "p-1"), 2);
-    expect(ownerOf(path, "SELECT run_id FROM journal ORDER BY run_id")).toEqual(["run-a", "run:b"]);
+    const sql = "SELECT run_id FROM steps WHERE journal IS NOT NULL ORDER BY run_id";
+    expect(ownerOf(path, sql)).toEqual(["run-a", "run:b"]);
   });
 
   it.each([
-    ["not JSON", "{cut"],
-    ["JSON of another shape", JSON.stringify({ ok: "yes" })],
-    ["null, which must not pass for a call never made", "null"],
+    ["JSON of another shape", { ok: "yes" }],
+    ["null, which must not pass for a call never made", null],
   ])("names an entry that is %s Session/StoreCorrupt, with its key", (_, damage) => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
     const key = toolCallKey("run-1", "run-1/plan/1/a1/t1/c0");
     store.record(key, { ok: true, result: "done", durationMs: 1 });
-    const db = new Database(path);
-    db.prepare("UPDATE journal SET value = ? WHERE key = ?").run(damage, key);
-    db.close();
+    damageStep(path, "journal", JSON.stringify([[key, damage]]));
     expect(() => store.get(key, TOOL_RUN)).toThrow(
       expect.objectContaining({
         code: "Session/StoreCorrupt",
@@ -64,9 +70,26 @@ describe("the journal", () => {
     );
   });
 
+  it("names a step whose entries are not JSON Session/StoreCorrupt: its keys are not taken for absent", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    const key = toolCallKey("run-1", "run-1/plan/1/a1/t1/c0");
+    store.record(key, { ok: true, result: "done", durationMs: 1 });
+    damageStep(path, "journal", "{cut");
+    expect(() => store.get(key, TOOL_RUN)).toThrow(
+      expect.objectContaining({
+        code: "Session/StoreCorrupt",
+        message: expect.stringContaining("journal entries of run run-1's step 1"),
+        context: { runId: "run-1", step: 1 },
+      }),
+    );
+  });
+
   it("refuses an entry for a run the store does not know", () => {
     const { store } = tempStore();
-    expect(() => store.record(toolCallKey("ghost", "p-1"), 1)).toThrow(/FOREIGN KEY/);
+    expect(() => store.record(toolCallKey("ghost", "p-1"), 1)).toThrow(
+      expect.objectContaining({ code: "Session/RunNotFound" }),
+    );
   });
 });
 
@@ -110,9 +133,7 @@ describe("transcripts", () => {
     store.createRun(newRun("run-1"));
     store.put("run-1/plan/1", "a", user("fine"));
     store.put("run-1/plan/1", "b", user("to be damaged"));
-    const db = new Database(path);
-    db.prepare("UPDATE transcripts SET entry = ? WHERE key = 'b'").run('{"role":"user"}');
-    db.close();
+    damageStep(path, "transcripts", '[["run-1/plan/1","b",{"role":"user"}]]', 2);
     expect(() => store.read("run-1/plan/1")).toThrow(
       expect.objectContaining({
         code: "Session/StoreCorrupt",
@@ -126,6 +147,7 @@ describe("transcripts", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
     store.put("run-1/sub/1/plan/1", "a", user("nested"));
-    expect(ownerOf(path, "SELECT run_id FROM transcripts")).toEqual(["run-1"]);
+    const sql = "SELECT run_id FROM steps WHERE transcripts IS NOT NULL";
+    expect(ownerOf(path, sql)).toEqual(["run-1"]);
   });
 });

@@ -43,13 +43,11 @@ describe("opening a store", () => {
     expect(tables(path)).toEqual([
       "control_requests",
       "definitions",
-      "journal",
       "leases",
       "memory",
       "runs",
       "schema_version",
       "steps",
-      "transcripts",
     ]);
     expect(versions(path)).toEqual(MIGRATIONS.map(({ version }) => version));
     expect(versions(path).at(-1)).toBe(SCHEMA_VERSION);

@@ -84,9 +84,10 @@ describe("a store the disk fails under", () => {
     expect(error.message).toContain("database or disk is full");
   });
 
-  it("leaves misuse alone: a row for an unknown run is still a constraint error", () => {
+  it("leaves misuse alone: a row the schema refuses is still a constraint error", () => {
     const { store } = tempStore();
-    expect(() => store.record("tool:ghost/p-1", 1)).toThrow(/FOREIGN KEY/);
+    const unknownStatus = { ...newRun("run-1"), status: "paused" as never };
+    expect(() => store.createRun(unknownStatus)).toThrow(/CHECK constraint/);
   });
 });
 

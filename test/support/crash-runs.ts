@@ -187,7 +187,13 @@ export function crashFacts(dir: string, runId: string): CrashFacts {
       if (e.type === "StageExited" && e.stageExecutionId)
         exits[e.stageExecutionId] = (exits[e.stageExecutionId] ?? 0) + 1;
     }
-    const recordedAtOf = journal.prepare("SELECT recorded_at FROM journal WHERE key = ?").pluck();
+    // A journal entry is recorded with its step (migration 11): the step's time is its own.
+    const recordedAtOf = journal
+      .prepare(
+        `SELECT s.at FROM steps s, json_each(s.journal) j WHERE j.value ->> 0 = ?
+         ORDER BY s.step LIMIT 1`,
+      )
+      .pluck();
     const recordedAt = (key: string) => {
       const at = recordedAtOf.get(key) as string | undefined;
       return at === undefined ? undefined : Date.parse(at);

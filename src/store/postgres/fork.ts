@@ -1,5 +1,10 @@
-import type { StepMarks } from "../fork.js";
 import type { Query } from "./step-writes.js";
+
+/** The highest journal and transcript positions when a step was committed: what it had recorded. */
+export interface StepMarks {
+  journal: number;
+  transcript: number;
+}
 
 /** The step's marks; none for a step committed before the store kept them (or no such step). */
 export async function forkMarks(
@@ -17,8 +22,8 @@ export async function forkMarks(
 
 /**
  * Copies the journal and transcript rows `source` had written up to its marks to `target`,
- * under the new run's keys, as the SQLite store's ForkCopier does (src/store/fork.ts): run ids
- * have no `/`, so where a key names the run it is always a whole segment.
+ * under the new run's keys, renamed as the SQLite store's ForkCopier does (src/store/fork.ts):
+ * run ids have no `/`, so where a key names the run it is always a whole segment.
  */
 export async function copyForked(
   query: Query,

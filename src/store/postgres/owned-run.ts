@@ -10,6 +10,7 @@ import {
   LEASE_TTL_MS,
   leaseOwner,
   ownerIsGone,
+  type RunEntries,
   type RunStore,
   type StepCommit,
 } from "../../runtime/persistence.js";
@@ -269,11 +270,15 @@ export class OwnedRun implements RunStore {
       .map(({ entry }) => entry);
   }
 
+  entriesOf(runId: string): RunEntries {
+    this.mine(runId);
+    const journal = [...this.journal].map(([key, value]) => ({ key, value }));
+    return { journal, transcriptRows: (stageExecutionId) => this.transcriptRows(stageExecutionId) };
+  }
+
   transcriptRows(stageExecutionId: string): TranscriptRow[] {
     const entries = [...(this.transcripts.get(stageExecutionId) ?? [])];
-    return entries
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([key, entry]) => ({ key, entry }));
+    return entries.sort(([a], [b]) => compareText(a, b)).map(([key, entry]) => ({ key, entry }));
   }
 
   recall(namespace: string, key: string): Promise<JsonValue | undefined> {
@@ -351,3 +356,6 @@ function settled(result: Result<unknown>): void {
 }
 
 const isOver = (run: RunRecord): boolean => ["done", "failed", "cancelled"].includes(run.status);
+
+/** Bytewise, as both stores order keys. */
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -8,7 +8,33 @@ export interface FreshStore {
   reopen(options?: { now?: () => number }): Promise<Result<AsyncRunStore>>;
   /** Runs one SQL statement as written (the same text in both dialects); its rows. */
   sql(text: string): Promise<Record<string, unknown>[]>;
+  /**
+   * SQL for what the two layouts of journal and transcript entries store differently: tables of
+   * their own (PostgreSQL), or the `journal` and `transcripts` columns of each step's row (SQLite,
+   * migration 11), which its trigger keeps append-only until the statements drop it.
+   */
+  entries: EntrySql;
 }
+
+/** One statement each, or a list to run in order. */
+export interface EntrySql {
+  /** Every stored journal value and transcript entry, as rows with an `entry` column. */
+  stored: string;
+  /** Removes run `runId`'s journal. */
+  dropJournal(runId: string): string[];
+  /** Writes `value` over the one journal entry and `entry` over the one transcript entry stored. */
+  damageOnly(journal: { key: string; value: string }, transcript: { entry: string }): string[];
+}
+
+/** The layout of tables of their own (PostgreSQL). */
+export const ENTRY_TABLES: EntrySql = {
+  stored: "SELECT entry FROM transcripts UNION ALL SELECT value AS entry FROM journal",
+  dropJournal: (runId) => [`DELETE FROM journal WHERE run_id = '${runId}'`],
+  damageOnly: (journal, transcript) => [
+    `UPDATE journal SET value = '${journal.value}'`,
+    `UPDATE transcripts SET entry = '${transcript.entry}'`,
+  ],
+};
 
 /** How the suite gets stores of one kind: each is closed, and its database dropped, after its test. */
 export interface StoreHarness {

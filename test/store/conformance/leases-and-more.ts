@@ -158,13 +158,16 @@ export function leasesAndMore(harness: StoreHarness): void {
 
   describe("a damaged row", () => {
     it("is Session/StoreCorrupt naming it, never taken for an absent one", async () => {
-      const { store, sql } = await harness.fresh();
+      const { store, sql, entries } = await harness.fresh();
       okValue(await store.createRun(newRun("run-1")));
       await store.record("model:run-1/s/1", { reply: "x" });
       await store.put("run-1/s/1", "0001", { role: "user", text: "hi" });
       await store.remember("ratings", "alice", 1500);
-      await sql("UPDATE journal SET value = '{\"reply\": 7}'");
-      await sql('UPDATE transcripts SET entry = \'{"role": "nobody"}\'');
+      const damage = entries.damageOnly(
+        { key: "model:run-1/s/1", value: '{"reply": 7}' },
+        { entry: '{"role": "nobody"}' },
+      );
+      for (const statement of damage) await sql(statement);
       await sql("UPDATE memory SET value = '{oops'");
 
       const corrupt = (context: Record<string, unknown>) => ({

@@ -3,7 +3,7 @@ import { afterEach, describe } from "vitest";
 import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { noPostgres, testPostgres } from "../../support/postgres.js";
-import { okValue, type StoreHarness } from "./harness.js";
+import { ENTRY_TABLES, okValue, type StoreHarness } from "./harness.js";
 import { leasesAndMore } from "./leases-and-more.js";
 import { runQueue } from "./queue.js";
 import { runsAndSteps } from "./runs-and-steps.js";
@@ -36,7 +36,8 @@ const postgres: StoreHarness = {
       if (result.ok) open.push(result.value);
       return result;
     };
-    return { store: okValue(await opened()), reopen: opened, sql: (text) => rawSql(url, text) };
+    const sql = (text: string) => rawSql(url, text);
+    return { store: okValue(await opened()), reopen: opened, sql, entries: ENTRY_TABLES };
   },
 };
 

@@ -4,7 +4,7 @@ import { afterEach, describe } from "vitest";
 import { AsyncSqliteStore } from "../../../src/store/async-sqlite-store.js";
 import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
 import { tempDir } from "../support/temp-store.js";
-import { okValue, type StoreHarness } from "./harness.js";
+import { type EntrySql, okValue, type StoreHarness } from "./harness.js";
 import { leasesAndMore } from "./leases-and-more.js";
 import { runQueue } from "./queue.js";
 import { runsAndSteps } from "./runs-and-steps.js";
@@ -14,6 +14,23 @@ const open: AsyncRunStore[] = [];
 afterEach(async () => {
   for (const store of open.splice(0)) await store.close().catch(() => {});
 });
+
+/** A step's entries in its row (migration 11): damaged past the trigger that guards them. */
+const ENTRIES_IN_STEPS: EntrySql = {
+  stored: `SELECT journal AS entry FROM steps WHERE journal IS NOT NULL
+    UNION ALL SELECT transcripts AS entry FROM steps WHERE transcripts IS NOT NULL`,
+  dropJournal: (runId) => [
+    "DROP TRIGGER steps_events_no_update",
+    `UPDATE steps SET journal = NULL WHERE run_id = '${runId}'`,
+  ],
+  damageOnly: (journal, transcript) => [
+    "DROP TRIGGER steps_events_no_update",
+    `UPDATE steps SET journal = json_array(json_array('${journal.key}', json('${journal.value}')))
+     WHERE journal IS NOT NULL`,
+    `UPDATE steps SET transcripts = json_array(json_set(transcripts -> 0, '$[2]',
+       json('${transcript.entry}'))) WHERE transcripts IS NOT NULL`,
+  ],
+};
 
 const sqlite: StoreHarness = {
   async fresh(options) {
@@ -37,6 +54,7 @@ const sqlite: StoreHarness = {
           db.close();
         }
       },
+      entries: ENTRIES_IN_STEPS,
     };
   },
 };

@@ -297,12 +297,10 @@ export function stepsForksControls(harness: StoreHarness): void {
     };
 
     it("is stored once: the transcript entry of a call the step journaled refers to the journal entry", async () => {
-      const { store, sql } = await harness.fresh(manualClock());
+      const { store, sql, entries } = await harness.fresh(manualClock());
       okValue(await store.createRun(newRun("run-1")));
       await store.commitStep("run-1", toolStep);
-      const stored = await sql(
-        "SELECT entry FROM transcripts UNION ALL SELECT value AS entry FROM journal",
-      );
+      const stored = await sql(entries.stored);
       const holding = stored.filter((row) => String(row.entry).includes(output.text));
       expect(holding).toHaveLength(1);
       expect(await store.read("run-1/build/1")).toEqual([toolStep.transcripts[0]?.entry]);
@@ -315,12 +313,12 @@ export function stepsForksControls(harness: StoreHarness): void {
     });
 
     it("is read back in a fork of the run, and a missing journal entry is Session/StoreCorrupt", async () => {
-      const { store, sql } = await harness.fresh(manualClock());
+      const { store, sql, entries } = await harness.fresh(manualClock());
       okValue(await store.createRun(newRun("run-1")));
       await store.commitStep("run-1", toolStep);
       okValue(await store.forkRun("run-1", 1, newRun("run-2"), { events: [forked("run-2")] }));
       expect(await store.read("run-2/build/1")).toEqual([toolStep.transcripts[0]?.entry]);
-      await sql("DELETE FROM journal WHERE run_id = 'run-2'");
+      for (const statement of entries.dropJournal("run-2")) await sql(statement);
       await expect(store.read("run-2/build/1")).rejects.toMatchObject({
         code: "Session/StoreCorrupt",
         message: expect.stringContaining("is missing"),
@@ -340,9 +338,12 @@ export function stepsForksControls(harness: StoreHarness): void {
         journal: [{ key: "model:run-1/run-1/plan/1/0", value: { reply: "first" } }],
         transcripts: [{ stageExecutionId: "run-1/plan/1", key: "k0", entry: entry("system") }],
       });
-      await store.record("model:run-1/run-1/plan/1/1", { reply: "second" });
-      await store.put("run-1/plan/1", "k1", entry("later"));
-      await store.commitStep("run-1", { events: [], snapshot: { value: "execute" } });
+      await store.commitStep("run-1", {
+        events: [],
+        snapshot: { value: "execute" },
+        journal: [{ key: "model:run-1/run-1/plan/1/1", value: { reply: "second" } }],
+        transcripts: [{ stageExecutionId: "run-1/plan/1", key: "k1", entry: entry("later") }],
+      });
 
       const run2 = okValue(
         await store.forkRun("run-1", 1, newRun("run-2"), {
@@ -365,7 +366,7 @@ export function stepsForksControls(harness: StoreHarness): void {
       });
       expect(await store.read("run-1/plan/1")).toHaveLength(2);
 
-      // A fork of step 2 takes what was recorded between the steps too.
+      // A fork of step 2 takes what step 2 recorded too.
       okValue(await store.forkRun("run-1", 2, newRun("run-3"), { events: [forked("run-3")] }));
       expect(await store.read("run-3/plan/1")).toEqual([entry("system"), entry("later")]);
     });

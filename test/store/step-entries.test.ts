@@ -1,0 +1,179 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { TOOL_RUN } from "../../src/runtime/journal.js";
+import { MIGRATIONS } from "../../src/store/index.js";
+import { failure, newRun, okValue, openStore, tempDir, tempStore } from "./support/temp-store.js";
+
+const forked = (runId: string) => ({ type: "RunForked" as const, runId, payload: {} });
+const user = (text: string) => ({ role: "user" as const, text });
+const toolRun = { ok: true, result: { text: "file body" }, durationMs: 3 };
+const toolEntry = {
+  role: "tool" as const,
+  toolCallId: "c1",
+  tool: "Read",
+  result: toolRun.result,
+  isError: false,
+};
+
+/**
+ * A store at schema 10, when the journal and transcripts were tables of their own. run-1's
+ * steps have marks (the tables' highest rowids when each was committed): step 1 covers journal
+ * row 1 and transcript row 1, step 2 journal rows 2–3 and transcript row 2 (a tool entry whose
+ * result its step's journal entry holds), step 3 nothing new; journal row 5 and transcript row 3
+ * came after its last step. run-2's only step predates the marks.
+ */
+const ENTRIES_AT_SCHEMA_10 = [
+  `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at, definition_hash,
+     stagechart_version, options) VALUES
+     ('run-1', 'plan-build', 'suspended', 't0', 't0', 'hash-1', '0.1.0', '{}'),
+     ('run-2', 'plan-build', 'suspended', 't0', 't9', 'hash-1', '0.1.0', '{}')`,
+  `INSERT INTO journal (rowid, key, run_id, value, recorded_at) VALUES
+     (1, 'model:run-1/run-1/plan/1/0', 'run-1', '{"reply":"first"}', 't1'),
+     (2, 'model:run-1/run-1/plan/1/1', 'run-1', '{"reply":"second"}', 't2'),
+     (3, 'tool:run-1/c1', 'run-1', '${JSON.stringify(toolRun)}', 't2'),
+     (4, 'model:run-2/run-2/plan/1/0', 'run-2', '{"reply":"old"}', 't1'),
+     (5, 'model:run-1/run-1/plan/1/2', 'run-1', '{cut', 't4')`,
+  `INSERT INTO transcripts (rowid, stage_execution_id, key, run_id, entry, result_of) VALUES
+     (1, 'run-1/plan/1', 'k0', 'run-1', '{"role":"user","text":"system"}', NULL),
+     (2, 'run-1/plan/1', 'k1', 'run-1', '${JSON.stringify({ ...toolEntry, result: null })}',
+      'tool:run-1/c1'),
+     (3, 'run-1/plan/1', 'k2', 'run-1', '{"role":"user","text":"late"}', NULL)`,
+  `INSERT INTO steps (run_id, step, last_seq, at, snapshot, journal_mark, transcript_mark,
+     definition_hash, stagechart_version) VALUES
+     ('run-1', 1, 0, 't1', '{"value":"plan"}', 1, 1, 'hash-1', '0.1.0'),
+     ('run-1', 2, 0, 't2', '{"value":"execute"}', 4, 2, 'hash-1', '0.1.0'),
+     ('run-1', 3, 0, 't3', NULL, 4, 2, NULL, NULL),
+     ('run-2', 1, 0, 't1', '{"value":"plan"}', NULL, NULL, 'hash-1', '0.1.0')`,
+];
+
+function storeAtSchema10(): string {
+  const path = join(tempDir(), "runs.db");
+  const db = new Database(path);
+  db.exec(
+    "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)",
+  );
+  for (const { version, sql } of MIGRATIONS.filter(({ version }) => version <= 10)) {
+    db.exec(sql);
+    db.prepare("INSERT INTO schema_version VALUES (?, 'then', '0.1.0')").run(version);
+  }
+  for (const statement of ENTRIES_AT_SCHEMA_10) db.exec(statement);
+  db.close();
+  return path;
+}
+
+describe("a store from when the journal and transcripts were tables (schema 10)", () => {
+  it("reads every entry back from the step rows they moved to", () => {
+    const store = openStore(storeAtSchema10());
+    expect(store.journalOf("run-1")).toEqual([
+      { key: "model:run-1/run-1/plan/1/0", value: '{"reply":"first"}' },
+      { key: "model:run-1/run-1/plan/1/1", value: '{"reply":"second"}' },
+      { key: "tool:run-1/c1", value: JSON.stringify(toolRun) },
+      // A damaged value stays damaged, never taken for an absent one.
+      { key: "model:run-1/run-1/plan/1/2", value: '"{cut"' },
+    ]);
+    expect(store.transcriptsOf("run-1")).toEqual([
+      { stageExecutionId: "run-1/plan/1", key: "k0", entry: user("system") },
+      { stageExecutionId: "run-1/plan/1", key: "k1", entry: toolEntry },
+      { stageExecutionId: "run-1/plan/1", key: "k2", entry: user("late") },
+    ]);
+    expect(store.get("tool:run-1/c1", TOOL_RUN)).toEqual(toolRun);
+    expect(() => store.get("model:run-1/run-1/plan/1/2", z.object({}))).toThrow(
+      expect.objectContaining({ code: "Session/StoreCorrupt" }),
+    );
+    expect(store.get("model:run-2/run-2/plan/1/0", z.unknown())).toEqual({ reply: "old" });
+    // What came after the last step is a step of its own, so no earlier step takes it.
+    expect(store.stepsOf("run-1").map(({ step, at }) => [step, at])).toEqual([
+      [1, "t1"],
+      [2, "t2"],
+      [3, "t3"],
+      [4, "t3"],
+    ]);
+    expect(store.stepsOf("run-2").map(({ step, at }) => [step, at])).toEqual([
+      [1, "t1"],
+      [2, "t9"],
+    ]);
+    expect(okValue(store.getRun("run-2")).updatedAt).toBe("t9");
+  });
+
+  it("forks a step with what it had recorded by then, and nothing recorded after it", () => {
+    const store = openStore(storeAtSchema10());
+    okValue(store.forkRun("run-1", 1, newRun("at-1"), { events: [forked("at-1")] }));
+    expect(store.journalOf("at-1").map(({ key }) => key)).toEqual(["model:at-1/at-1/plan/1/0"]);
+    expect(store.read("at-1/plan/1")).toEqual([user("system")]);
+
+    okValue(store.forkRun("run-1", 3, newRun("at-3"), { events: [forked("at-3")] }));
+    expect(store.journalOf("at-3").map(({ key }) => key)).toEqual([
+      "model:at-3/at-3/plan/1/0",
+      "model:at-3/at-3/plan/1/1",
+      "tool:at-3/c1",
+    ]);
+    expect(store.read("at-3/plan/1")).toEqual([user("system"), toolEntry]);
+
+    okValue(store.forkRun("run-1", 4, newRun("at-4"), { events: [forked("at-4")] }));
+    expect(store.read("at-4/plan/1")).toEqual([user("system"), toolEntry, user("late")]);
+
+    // A step stored before forks were possible still cannot be forked.
+    const refused = store.forkRun("run-2", 1, newRun("old"), { events: [forked("old")] });
+    expect(failure(refused).code).toBe("Session/ForkUnavailable");
+  });
+
+  it("goes on: a new step is numbered after the moved ones, and the entries stay append-only", () => {
+    const path = storeAtSchema10();
+    const store = openStore(path);
+    const key = "model:run-1/run-1/plan/1/3";
+    store.commitStep("run-1", {
+      events: [],
+      journal: [{ key, value: { reply: "next" } }],
+      transcripts: [{ stageExecutionId: "run-1/plan/1", key: "k3", entry: user("next") }],
+    });
+    expect(store.stepsOf("run-1").map(({ step }) => step)).toEqual([1, 2, 3, 4, 5]);
+    expect(store.get(key, z.unknown())).toEqual({ reply: "next" });
+    expect(store.read("run-1/plan/1")).toHaveLength(4);
+    store.close();
+    const db = new Database(path);
+    for (const column of ["journal", "transcripts"])
+      expect(() => db.exec(`UPDATE steps SET ${column} = NULL`)).toThrow(/append-only/);
+    db.close();
+  });
+});
+
+describe("a step's entries", () => {
+  it("are stored in its row: no other table is written", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.commitStep("run-1", {
+      events: [],
+      journal: [{ key: "tool:run-1/c1", value: toolRun }],
+      transcripts: [{ stageExecutionId: "run-1/plan/1", key: "k1", entry: toolEntry }],
+    });
+    const db = new Database(path, { readonly: true });
+    const row = db.prepare("SELECT journal, transcripts FROM steps").get();
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+    db.close();
+    // The tool's result is stored once, in the journal entry the transcript entry names.
+    expect(row).toEqual({
+      journal: JSON.stringify([["tool:run-1/c1", toolRun]]),
+      transcripts: JSON.stringify([
+        ["run-1/plan/1", "k1", { ...toolEntry, result: null }, "tool:run-1/c1"],
+      ]),
+    });
+    expect(tables).not.toContain("journal");
+    expect(tables).not.toContain("transcripts");
+  });
+
+  it("must be the step's run's: an entry another run's key names is refused, nothing stored", () => {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.createRun(newRun("run-2"));
+    const misfiled = {
+      events: [],
+      journal: [{ key: "model:run-2/run-2/plan/1/0", value: { reply: "x" } }],
+    };
+    expect(() => store.commitStep("run-1", misfiled)).toThrow(
+      expect.objectContaining({ code: "Session/EntryRunMismatch" }),
+    );
+    expect(store.stepsOf("run-1")).toEqual([]);
+  });
+});
