@@ -23,6 +23,7 @@ import {
   type DefinitionBundle,
   fromRunRow,
   type NewRun,
+  newRunRecord,
   type RunPatch,
   type RunQuery,
   type RunRecord,
@@ -108,21 +109,11 @@ export class SqliteStore
   }
 
   createRun(run: NewRun): Result<RunRecord> {
-    if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
-    const at = this.timestamp();
-    const record: RunRecord = {
-      runId: run.runId,
-      pipelineId: run.pipelineId,
-      status: run.status ?? "running",
-      createdAt: at,
-      updatedAt: at,
-      definitionHash: run.definitionHash,
-      stagechartVersion: VERSION,
-      options: run.options,
-    };
-    const inserted = this.guarded(() => this.sql.insertRun.run(toRunRow(record)));
+    const record = newRunRecord(run, this.timestamp());
+    if (!record.ok) return record;
+    const inserted = this.guarded(() => this.sql.insertRun.run(toRunRow(record.value)));
     if (inserted.changes === 0) return err(runExists(run.runId));
-    return ok(record);
+    return record;
   }
 
   /** Stores a run for a worker to take (`claimRun`), with status `queued`. */
