@@ -102,14 +102,9 @@ export const GOALS: readonly Goal[] = [
     row: "start-up: stagechart validate",
     limit: 3,
   },
-  // "As fast as": the same within what the measure resolves. Both listings print the same 10 rows,
-  // alternating 401 times; the rounds' ratios spread ±5 % around their median (quartiles
-  // 0.95–1.06), and the larger store reads one B-tree level more per row.
-  {
-    goal: "`runs` over 10,000 runs as fast as over 10 (within the measure's ±5 %)",
-    row: "runs --json over",
-    limit: 1.05,
-  },
+  // Both listings print the same 10 rows, alternating 401 times; the median of the rounds' ratios
+  // is held to 1 as the issue says, though the larger file reads one B-tree level more per row.
+  { goal: "`runs` over 10,000 runs as fast as over 10", row: "runs --json over", limit: 1 },
   {
     goal: "heap per finished run ≤ 2× bare XState",
     row: "memory: heap held per finished run",

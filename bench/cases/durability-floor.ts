@@ -14,8 +14,8 @@ const ROW_BYTES = 500;
  * What committing every step costs at the least: the bare XState machine of "engine overhead"
  * with one SQLite transaction per step — one insert of a 500-byte row, on a file opened as the
  * store opens its own (1 KiB pages, WAL, `synchronous = NORMAL`) — against the same machine in
- * memory. No engine can commit a step for less on this store, so this ratio is the floor under
- * "durable ÷ in memory".
+ * memory. Its `addedMsPerStep` is the floor under what a committed step adds to a stagechart
+ * run (the ratio is not: it depends on how long the in-memory step takes).
  */
 export async function durabilityFloor(workload: Workload, dir: string): Promise<Comparison> {
   const db = openDatabase(join(dir, "durability-floor.db"));

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
+import { isRecord } from "./contract.js";
 import { DIAGNOSTIC_CODES, type DiagnosticCode } from "./diagnostics.js";
-import { isRecord } from "./pipeline-schema.js";
 import type { DataPath } from "./yaml-source.js";
 
 /**

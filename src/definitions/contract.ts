@@ -192,3 +192,7 @@ export interface CodeStageOutcome {
   reason?: string;
   output?: JsonValue;
 }
+
+/** A JSON object: not null, not an array. */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { GuardFunction, StageHooks, TransitionHook } from "./contract.js";
+import { isRecord } from "./contract.js";
 import { DIAGNOSTIC_CODES, type DiagnosticCode, type Severity } from "./diagnostics.js";
 import type { JsonSchema } from "./json-schema.js";
 import {
@@ -7,7 +8,6 @@ import {
   grantsSchema,
   guardsSchema,
   hooksSchema,
-  isRecord,
   jsonSchemaObject,
   nextSchema,
   overrideSchema,

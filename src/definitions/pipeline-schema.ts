@@ -1,6 +1,12 @@
 import { z } from "zod";
 import { type AskEntry, askEntrySchema } from "./ask-entry.js";
-import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } from "./contract.js";
+import {
+  type CodeStageFunction,
+  type GuardFunction,
+  isRecord,
+  type StageHooks,
+  type TransitionHook,
+} from "./contract.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
 import type { Condition, JoinPolicy, Rule, Transition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
@@ -261,9 +267,6 @@ const ENTRY_KINDS = {
   yaml: ["file", "pipeline", "code", "run", "ask"],
   ts: ["file", "stage", "pipeline", "code", "run", "ask"],
 };
-
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 const stageFile = text("a path to a stage file").optional();
 const pipelineFile = text("a path to a pipeline file");

@@ -1,7 +1,7 @@
+import { isRecord } from "./contract.js";
 import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, type Position } from "./diagnostics.js";
 import type { JsonSchema } from "./json-schema.js";
 import type { PipelineDraft, Report } from "./pipeline-draft.js";
-import { isRecord } from "./pipeline-schema.js";
 import type { PipelineStage, Transition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
 import type { DataPath } from "./yaml-source.js";

@@ -4,9 +4,10 @@ import { type EventType, FAILSAFE_SCHEMA, load, type State, Type } from "js-yaml
  * A fast read of plain YAML, for the happy path of `parseYamlSource`: js-yaml parses the bundled
  * definitions about six times faster than the `yaml` package's Document API, which keeps every
  * node's position. It answers only when its data is certainly the data the `yaml` package would
- * give (YAML 1.2 core schema); for anything else — a syntax error, a duplicate key, an anchor,
- * a tag, a directive, a key that is a collection or null — it answers undefined and the caller
- * parses with `yaml`, which reports problems with their positions.
+ * give (YAML 1.2 core schema); for anything else — a syntax error, a duplicate key, a tag, a
+ * directive, a key that is a collection or null, an alias in its own anchor, the cases MAY_DIFFER
+ * lists — it answers undefined and the caller parses with `yaml`, which reports problems with
+ * their positions.
  */
 export function readPlainYaml(text: string): { data: unknown } | undefined {
   if (MAY_DIFFER.test(text)) return undefined;
@@ -24,12 +25,37 @@ export function readPlainYaml(text: string): { data: unknown } | undefined {
 /**
  * Text where js-yaml and `yaml` may read different data or only `yaml` sees an error: a tab in a
  * line's indentation, a directive (`%YAML 1.1` switches `yaml` to YAML 1.1's types), text on a
- * document marker's line (`---a`), a tag (`!…`), an explicit key (`? `), a flow collection or an
- * alias used as a key (`[a]: b`, `*a: b`). Found in quoted text too, which then only takes the
- * slower path.
+ * document marker's line (`---a`, `--- a: 1`), a tag (`!…`), an explicit key (`? `), a flow
+ * collection or an alias used as a key (`[a]: b`, `*a: b`), a byte order mark (js-yaml drops it before its positions are
+ * counted), a carriage return that does not end a line (`yaml` 2 does not break a line there),
+ * an anchor on a flow collection without a space (`&x[b]`) or two anchors on a node, a `\U`
+ * escape (js-yaml accepts code points past U+10FFFF), an empty sequence entry or one holding
+ * an empty entry (`-` alone, `- -`), a block scalar's explicit indentation (`|2`, `>-1`), and a
+ * line longer than a key may be (1,024 characters, `yaml`'s limit). Found in quoted text too,
+ * which then only takes the slower path. Each alternative is linear in the line's length.
  */
-const MAY_DIFFER =
-  /^ *\t|^%|^(?:---|\.\.\.)\S|(?:^|[\s,[\]{}])(?:!|\?(?:\s|$))|[\]}][ \t]*:|(?:^|[\s,[{])\*.*:(?:[ \t]|$)/m;
+const MAY_DIFFER = new RegExp(
+  [
+    /^ *\t/,
+    /^%/,
+    /^(?:---|\.\.\.)(?:\S|[ \t]+[^#\s])/,
+    /(?:^|[\s,[\]{}])(?:!|\?(?:\s|$))/,
+    /[\]}][ \t]*:/,
+    /(?:^|[\s,[{])\*[^\s,[\]{}]*[ \t]*:(?:[ \t]|$)/,
+    /\uFEFF/,
+    /\r(?!\n)/,
+    /&[^\s[\]{},]*[[{]/,
+    /&\S+(?:\s|#.*)*&/,
+    /\\U/,
+    /^[ \t]*-[ \t]*(?:#.*)?$/,
+    /-[ \t]+-[ \t]*(?:#.*)?$/,
+    /[|>](?:[-+]?[1-9]|[1-9][-+]?)/,
+    /^.{1025}/,
+  ]
+    .map((pattern) => pattern.source)
+    .join("|"),
+  "m",
+);
 
 /** What js-yaml's listener is given (its types leave out `anchor`). */
 interface LoaderState {
@@ -39,7 +65,7 @@ interface LoaderState {
 }
 
 /**
- * `yaml` refuses an anchor aliased 100 times or more (its `maxAliasCount`, which yaml-source.ts
+ * `yaml` refuses an anchor aliased 100 times or more (its `maxAliasCount`, which yaml-positions.ts
  * sets): a document with fewer aliases than this in all is certainly below that.
  */
 const FEW_ALIASES = 50;
@@ -72,6 +98,9 @@ function refuseWhatMayDiffer(text: string) {
     if (state.anchor !== null && aliases > aliasesBefore) throw new Error("an alias in an anchor");
     if (state.kind === null) return;
     const flowCollection = opener === "[" || opener === "{";
+    if (flowCollection && isFlowMappingKey(text, start, open.at(-1)?.start)) {
+      throw new Error("a flow collection as a key");
+    }
     if (state.kind === "mapping" && anchorGap !== undefined && !anchorGap.includes("\n")) {
       if (!flowCollection) throw new Error("an anchor before a key on its line");
     }
@@ -87,9 +116,29 @@ function refuseWhatMayDiffer(text: string) {
 /** Space and comments before a node, then its anchor and what follows it up to its content. */
 const NODE_START = /(?:\s|#.*)*(?:&\S*((?:\s|#.*)*))?/y;
 
+/** Where the content of the node whose text starts at `start` begins (after space, comments, anchor). */
+function contentStart(text: string, start: number): number {
+  NODE_START.lastIndex = start;
+  NODE_START.exec(text);
+  return NODE_START.lastIndex;
+}
+
+/**
+ * Whether the node whose text (its anchor included) starts at `start` is a key of the flow
+ * mapping around it (`{` or `,` before it, as in `{ [a] }`, `{ &x [a]: 1 }` or `{ a: 1, [b]: 2 }`):
+ * js-yaml makes a string of such a collection key, `yaml` keeps it as written.
+ */
+function isFlowMappingKey(text: string, start: number, parentStart: number | undefined): boolean {
+  if (parentStart === undefined || text[contentStart(text, parentStart)] !== "{") return false;
+  let before = start - 1;
+  while (before >= 0 && /\s/.test(text[before] ?? "")) before -= 1;
+  return text[before] === "{" || text[before] === ",";
+}
+
 /**
  * js-yaml writes a null key as "null" where `yaml` writes "": such a key takes the slower path.
- * Keys are strings here (collections as keys were refused above), so none other differs.
+ * Keys are strings here (MAY_DIFFER sends collections used as keys to `yaml`), so none other
+ * differs.
  */
 function keysAgree(data: unknown): boolean {
   if (typeof data !== "object" || data === null) return true;

@@ -1,6 +1,6 @@
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import type { GrantRequest } from "../compiler/stage-types.js";
-import { isRecord } from "../definitions/pipeline-schema.js";
+import { isRecord } from "../definitions/contract.js";
 import { runIdOfExecution } from "../store/run-ids.js";
 import { type ChartState, chartStateOf } from "./chart-state.js";
 import { type AskNews, PendingAsks } from "./live-asks.js";

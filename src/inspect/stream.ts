@@ -1,7 +1,7 @@
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { configure } from "safe-stable-stringify";
 import type { AnyActorRef, AnyEventObject, InspectionEvent, Observer } from "xstate";
-import { isRecord } from "../definitions/pipeline-schema.js";
+import { isRecord } from "../definitions/contract.js";
 import { pick } from "./chart-state.js";
 import { heldSocket, type SocketLoss } from "./held-socket.js";
 

@@ -16,10 +16,9 @@ import { type ResumeOptions, resumeRun } from "./run.js";
 import { checkContext } from "./run-checks.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 
-/** A store's answer: at once (the SQLite store) or as a promise (`AsyncRunStore`: PostgreSQL). */
-
 /** What a fork takes of its source run's record. */
 export interface ForkSource {
+  runId: string;
   pipelineId: string;
   definitionHash: string;
   options: Record<string, unknown>;
@@ -66,11 +65,16 @@ export interface ForkSettings {
   queued?: boolean;
   /** Fork even though the pipeline changed since the source was saved (else `Session/DefinitionDrift`). */
   force?: boolean;
-  /** The source run's record as the caller read it already (`fork` does, for its settings); else read here. */
+  /**
+   * The source run's record as the caller read it already (`fork` does, for its settings); read
+   * here when not given, or when it is another run's.
+   */
   source?: ForkSource;
 }
 
-export interface ForkOptions extends ResumeOptions, Omit<ForkSettings, "queued" | "force"> {
+export interface ForkOptions
+  extends ResumeOptions,
+    Omit<ForkSettings, "queued" | "force" | "source"> {
   store: RunStore & ForkStore;
 }
 
@@ -150,7 +154,8 @@ export async function createFork(
   options: ForkSettings & { store: ForkStore; refusal?: ForkRefusal },
 ): Promise<Result<CreatedFork>> {
   const { store, at, set } = options;
-  const source = options.source ? ok(options.source) : await store.getRun(sourceRunId);
+  const source =
+    options.source?.runId === sourceRunId ? ok(options.source) : await store.getRun(sourceRunId);
   if (!source.ok) return source;
   const drift = options.force ? undefined : driftFrom(pipeline, sourceRunId, source.value);
   if (drift) return err(drift);

@@ -5,6 +5,7 @@ import type { PipelineContext } from "../compiler/pipeline-machine.js";
 import { runningStages } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import type { StageMachineContext } from "../compiler/stage-context.js";
+import { isRecord } from "../definitions/contract.js";
 import { StagechartError } from "../errors.js";
 
 /**
@@ -288,6 +289,3 @@ function actAsCompiled(snapshot: Record<string, unknown>): Record<string, unknow
   const worker = { src: "actWorker", snapshot: { status: "active" }, syncSnapshot: false };
   return { ...snapshot, children: { ...Object.fromEntries(kept), worker } };
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);

@@ -5,7 +5,7 @@ import type {
   JsonValue,
   StageHooks,
 } from "../definitions/contract.js";
-import { isRecord } from "../definitions/pipeline-schema.js";
+import { isRecord } from "../definitions/contract.js";
 import type { TranscriptStore } from "./transcripts.js";
 
 /** Assert when a stage has no hook: a cap hit asks for a retry, anything else passes. */

@@ -1,5 +1,5 @@
 import type { JsonValue } from "../definitions/contract.js";
-import { isRecord } from "../definitions/pipeline-schema.js";
+import { isRecord } from "../definitions/contract.js";
 import { type ErrorView, err, ok, type Result } from "../errors.js";
 import { type AuditEvent, type AuditEventType, isAuditEventType } from "../inspect/audit.js";
 import { type StoredStatus, storeCorrupt } from "../runtime/persistence.js";

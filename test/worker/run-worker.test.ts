@@ -100,11 +100,12 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
     const { url, store } = await stores.fresh();
     const project = demoProject();
     // An MCP server that takes 2.5 lease times to start: the worker starts it before the run. The
-    // lease is long enough that a loaded machine's scheduling delays do not let it lapse.
+    // lease is long enough that a loaded machine's scheduling delays do not let it lapse: renewed
+    // every third of it, it survives a stall of over 3 s (3 s leases lapsed at load average 15).
     const slowServer = join(project, "slow-mcp-server.mjs");
     writeFileSync(
       slowServer,
-      `await new Promise((later) => setTimeout(later, 7500));\nawait import(${JSON.stringify(DEMO_SERVER)});\n`,
+      `await new Promise((later) => setTimeout(later, 12500));\nawait import(${JSON.stringify(DEMO_SERVER)});\n`,
     );
     const quiet = { stdout: () => {}, stderr: () => {} };
     const detached = await main(
@@ -116,12 +117,12 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
     );
     expect(detached).toBe(0);
 
-    const { events } = worker({ store, leaseTtlMs: 3000, pollMs: 50 });
+    const { events } = worker({ store, leaseTtlMs: 5000, pollMs: 50 });
     // Another worker asks for runs all along: the run is never free to take.
     const rival = await stores.reopen(url);
     const taken: string[] = [];
     await until(async () => {
-      const claimed = await rival.claimRun("rival-worker", 3000);
+      const claimed = await rival.claimRun("rival-worker", 5000);
       if (claimed) taken.push(claimed.runId);
       return claimed !== undefined || events.some((event) => event.kind === "finished");
     }, 100);

@@ -1,7 +1,7 @@
+import { isRecord } from "../contract.js";
 import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, START } from "../diagnostics.js";
 import { readDefinitionText } from "../files.js";
 import { splitFrontmatter } from "../frontmatter.js";
-import { isRecord } from "../pipeline-schema.js";
 import { KEBAB_CASE } from "../stage-schema.js";
 import type { DataPath } from "../yaml-source.js";
 import type { PhaseDefinition } from "./types.js";

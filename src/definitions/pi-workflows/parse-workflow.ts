@@ -1,4 +1,5 @@
 import { dirname, join } from "node:path";
+import { isRecord } from "../contract.js";
 import {
   DIAGNOSTIC_CODES,
   type Diagnostic,
@@ -7,7 +8,6 @@ import {
   isError,
 } from "../diagnostics.js";
 import { readDefinitionText } from "../files.js";
-import { isRecord } from "../pipeline-schema.js";
 import { type DataPath, parseYamlSource } from "../yaml-source.js";
 import { parsePhaseFile } from "./parse-phase.js";
 import { phasePathInside } from "./path-safety.js";

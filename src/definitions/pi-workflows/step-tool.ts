@@ -1,6 +1,6 @@
 import type { CompletionCheckInput, JsonValue, StageHooks } from "../contract.js";
+import { isRecord } from "../contract.js";
 import type { JsonSchema } from "../json-schema.js";
-import { isRecord } from "../pipeline-schema.js";
 
 /**
  * The `workflow_step` completion tool every phase ends through (seed-origins §A.4):

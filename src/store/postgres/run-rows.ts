@@ -12,7 +12,7 @@ import { runExists, runNotFound } from "../store-errors.js";
 import * as q from "./queries.js";
 import type { Query } from "./step-writes.js";
 
-/** What the PostgreSQL store writes to a run's row, at `at` (its clock's timestamp). */
+// What the PostgreSQL store writes to a run's row, at `at` (its clock's timestamp).
 
 /** Stores a new run's row, created and updated `at`; `Session/RunExists` for an id taken. */
 export async function insertRun(query: Query, run: NewRun, at: string): Promise<Result<RunRecord>> {

@@ -288,6 +288,23 @@ export function forkingSpec(fresh: () => Promise<ForkingStore>): void {
     });
   });
 
+  it("reads the source run itself when the record it is handed is another run's", async () => {
+    const { store } = await finishedRun();
+    const read = await store.getRun("r1");
+    if (!read.ok) throw read.error;
+    const created = await createFork(codeReview(), "r1", {
+      store,
+      at: 2,
+      runId: "f9",
+      source: { ...read.value, runId: "someone-else", definitionHash: "not-r1s-hash" },
+    });
+    expect(created).toMatchObject({ ok: true, value: { runId: "f9" } });
+    expect(await store.getRun("f9")).toMatchObject({
+      ok: true,
+      value: { definitionHash: read.value.definitionHash },
+    });
+  });
+
   it("stores a fork queued, for a worker to take and resume, when asked", async () => {
     const target = await finishedRun();
     const created = await createFork(codeReview(), "r1", {
