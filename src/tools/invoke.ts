@@ -4,7 +4,7 @@ import { deadline } from "./deadline.js";
 import { mapStrings } from "./map-strings.js";
 import { cancelled, failure, timedOut } from "./outcome.js";
 import { keepHead } from "./text.js";
-import type { AnyTool, JsonValue, ToolContext, ToolOutcome } from "./types.js";
+import type { AnyTool, ToolContext, ToolOutcome } from "./types.js";
 
 /**
  * The one way to call a tool: checks the arguments against its schema, stops it after
