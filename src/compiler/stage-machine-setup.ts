@@ -325,6 +325,11 @@ function actWorker(
 ): () => void {
   const controller = new AbortController();
   const made = new Set<string>();
+  let inFlight = 0;
+  const settled = (report: ActReport) => {
+    inFlight--;
+    sendBack(report);
+  };
   const make = (command: ActCommand) => {
     const key =
       command.type === "CALL_MODEL"
@@ -332,21 +337,26 @@ function actWorker(
         : `tool ${command.input.call.proposalId}`;
     if (made.has(key)) return;
     made.add(key);
+    inFlight++;
     if (command.type === "CALL_MODEL")
       services.callModel(command.input, controller.signal).then(
-        (output) => sendBack({ type: "MODEL_REPLIED", output }),
-        (error: unknown) => sendBack({ type: "MODEL_FAILED", error }),
+        (output) => settled({ type: "MODEL_REPLIED", output }),
+        (error: unknown) => settled({ type: "MODEL_FAILED", error }),
       );
     else
       services.runTool(command.input, controller.signal).then(
-        (output) => sendBack({ type: "TOOL_RAN", output }),
-        (error: unknown) => sendBack({ type: "TOOL_CRASHED", error }),
+        (output) => settled({ type: "TOOL_RAN", output }),
+        (error: unknown) => settled({ type: "TOOL_CRASHED", error }),
       );
   };
   receive(make);
   const waiting = pendingCommand(self._parent?.getSnapshot());
   if (waiting) make(waiting);
-  return () => controller.abort(new DOMException("the stage left Act", "AbortError"));
+  // Only a call still running hears the abort: a stage that leaves Act with none (its last
+  // reply completed it) skips building the reason, an exception with its stack trace.
+  return () => {
+    if (inFlight > 0) controller.abort(new DOMException("the stage left Act", "AbortError"));
+  };
 }
 
 /** The call a stage's state waits for, if it waits for one. */

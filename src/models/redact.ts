@@ -1,4 +1,5 @@
 import type { LanguageModelV3Content } from "@ai-sdk/provider";
+import { mapStrings } from "../tools/map-strings.js";
 
 /** Replaces every secret a model handle holds in a text bound for the journal or audit log. */
 export type Redactor = (text: string) => string;
@@ -64,14 +65,5 @@ export function redactContent(
   return content.map((part) => redactStrings(part, redact));
 }
 
-/** A JSON-like value with `redact` applied to every string in it, keys excepted. */
-export function redactStrings<T>(value: T, redact: Redactor): T {
-  if (typeof value === "string") return redact(value) as T;
-  if (Array.isArray(value)) return value.map((item) => redactStrings(item, redact)) as T;
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, redactStrings(item, redact)]),
-    ) as T;
-  }
-  return value;
-}
+/** A JSON-like value with `redact` applied to every string in it, keys excepted (see `mapStrings`). */
+export const redactStrings = <T>(value: T, redact: Redactor): T => mapStrings(value, redact);

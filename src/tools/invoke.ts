@@ -1,9 +1,10 @@
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { isStagechartError, StagechartError } from "../errors.js";
 import { deadline } from "./deadline.js";
+import { mapStrings } from "./map-strings.js";
 import { cancelled, failure, timedOut } from "./outcome.js";
 import { keepHead } from "./text.js";
-import type { AnyTool, JsonValue, ToolContext, ToolOutcome } from "./types.js";
+import type { AnyTool, ToolContext, ToolOutcome } from "./types.js";
 
 /**
  * The one way to call a tool: checks the arguments against its schema, stops it after
@@ -54,7 +55,12 @@ export async function invokeTool(
   try {
     const outcome = await Promise.race([finished, stopped]);
     return outcome.ok
-      ? { ok: true, output: limitStrings(outcome.output, context.limits.maxOutputBytes) }
+      ? {
+          ok: true,
+          output: mapStrings(outcome.output, (text) =>
+            keepHead(text, context.limits.maxOutputBytes),
+          ),
+        }
       : outcome;
   } finally {
     timeout.clear();
@@ -90,14 +96,3 @@ const isOutcome = (value: unknown): value is ToolOutcome =>
     ? "output" in value
     : (value as ToolOutcome).ok === false &&
       isStagechartError((value as { error?: unknown }).error));
-
-function limitStrings(value: JsonValue, maxBytes: number): JsonValue {
-  if (typeof value === "string") return keepHead(value, maxBytes);
-  if (Array.isArray(value)) return value.map((item) => limitStrings(item, maxBytes));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, limitStrings(item, maxBytes)]),
-    );
-  }
-  return value;
-}

@@ -8,6 +8,8 @@ const isContinuationByte = (byte: number | undefined) =>
 
 /** Keeps the beginning of `text`; the result, marker included, fits in `maxBytes`. */
 export function keepHead(text: string, maxBytes: number): string {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most texts fit without being encoded.
+  if (text.length * 3 <= maxBytes) return text;
   const bytes = Buffer.from(text);
   if (bytes.length <= maxBytes) return text;
   let end = Math.max(0, maxBytes - Buffer.byteLength(headMarker(bytes.length)));

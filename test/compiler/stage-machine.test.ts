@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createActor, type InspectionEvent, toPromise } from "xstate";
 import { stageMachineFor } from "../../src/runtime/run-stage.js";
 import { harness, loadStage, stageInput } from "../support/stage-harness.js";
@@ -85,5 +85,16 @@ describe("the stage machine's work per model turn", () => {
     // Past about 20 keys, V8 turns the copy XState makes at each assign into a dictionary,
     // several times slower to copy and to read.
     expect([...(await planWork(3)).undefinedKeys]).toEqual([]);
+  });
+
+  it("aborts nothing when Act is left with no call running: its last reply completed it", async () => {
+    const aborts = vi.spyOn(AbortController.prototype, "abort");
+    try {
+      await planWork(3);
+      const reasons = aborts.mock.calls.map(([reason]) => (reason as Error | undefined)?.message);
+      expect(reasons).not.toContain("the stage left Act");
+    } finally {
+      aborts.mockRestore();
+    }
   });
 });

@@ -70,6 +70,29 @@ describe("invokeTool", () => {
     expect(output.short).toBe("ok");
   });
 
+  it("hands back an output that fits as it is: not copied, no string encoded to measure it", async () => {
+    const returned = { nested: ["short", { deeper: "text" }], count: 3 };
+    const tool = fakeTool(async () => ({ ok: true, output: returned }));
+    const encoded = vi.spyOn(Buffer, "from");
+    try {
+      const outcome = await invokeTool(tool, { text: "" }, makeProject().context());
+      expect(outputOf(outcome)).toBe(returned);
+      expect(encoded).not.toHaveBeenCalled();
+    } finally {
+      encoded.mockRestore();
+    }
+  });
+
+  it("copies only what it cuts: the rest of the output is left untouched", async () => {
+    const returned = { long: "x".repeat(1000), kept: { text: "ok" } };
+    const tool = fakeTool(async () => ({ ok: true, output: returned }));
+    const context = makeProject().context({ limits: { maxOutputBytes: 100 } });
+    const output = outputOf(await invokeTool(tool, { text: "" }, context));
+    expect(output).not.toBe(returned);
+    expect(output.kept).toBe(returned.kept);
+    expect(returned.long).toHaveLength(1000);
+  });
+
   it("never splits a multi-byte character when cutting", async () => {
     const tool = fakeTool(async () => ({ ok: true, output: "é".repeat(200) }));
     const context = makeProject().context({ limits: { maxOutputBytes: 101 } });
