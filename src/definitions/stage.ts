@@ -9,7 +9,7 @@ import {
   type LoadResult,
 } from "./diagnostics.js";
 import { type Frontmatter, splitFrontmatter } from "./frontmatter.js";
-import { compileSchema, type JsonSchema } from "./json-schema.js";
+import { checkJsonSchema, type JsonSchema } from "./json-schema.js";
 import {
   type BACKOFF_KINDS,
   DEFAULT_BACKOFF_DELAY_MS,
@@ -153,7 +153,7 @@ function checkSchema(
     );
     return;
   }
-  const compiled = compileSchema(schema as JsonSchema);
+  const compiled = checkJsonSchema(schema as JsonSchema);
   if (compiled.ok) return;
   for (const problem of compiled.error) {
     const where = [field, ...problem.path].join(".");
