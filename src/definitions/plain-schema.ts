@@ -2,7 +2,7 @@
  * Whether a JSON Schema is plain: built only from keywords Ajv compiles without any check of its
  * own once the schema has passed its meta-schema, each under the one `type` it applies to (so
  * strict mode's `strictTypes` has nothing to say), `required` naming only `properties` listed
- * beside it (`strictRequired`), no `$ref`, `$id`, `format`, `pattern`, union types or
+ * beside it (`strictRequired`), `enum` not empty, no `$ref`, `$id`, `format`, `pattern`, union types or
  * combinators. Such a schema cannot fail to compile, so checking a definition need not compile
  * it (Ajv's code generation was the largest part of `validate`). A node without `type` may
  * hold only `enum`, `const`, `title` and `description`. Anything else: false, and the
@@ -36,6 +36,10 @@ function plainNode(node: unknown, ancestors: Set<object>): boolean {
     : typeof type === "string" && Object.hasOwn(BY_TYPE, type) && BY_TYPE[type];
   if (!allowed) return false;
   if (!Object.keys(node).every((key) => ANY_TYPE.has(key) || allowed.has(key))) return false;
+  // Ajv refuses an empty `enum` when compiling; the meta-schema lets it pass.
+  if (Object.hasOwn(node, "enum") && !(Array.isArray(node.enum) && node.enum.length > 0)) {
+    return false;
+  }
   ancestors.add(node);
   const plain = type === "object" ? plainObject(node, ancestors) : plainArray(node, ancestors);
   ancestors.delete(node);
