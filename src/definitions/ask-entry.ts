@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { compileSchema, type JsonSchema } from "./json-schema.js";
+import { checkJsonSchema, type JsonSchema } from "./json-schema.js";
 
 /**
  * `{ ask: { prompt, schema } }`: a stage that asks a person for a value. The schema must compile
@@ -24,7 +24,7 @@ export const askEntrySchema = z
     },
   )
   .superRefine((ask, ctx) => {
-    const compiled = compileSchema(ask.schema as JsonSchema);
+    const compiled = checkJsonSchema(ask.schema as JsonSchema);
     if (compiled.ok) return;
     for (const problem of compiled.error) {
       ctx.addIssue({ code: "custom", path: ["schema", ...problem.path], message: problem.message });

@@ -1,8 +1,9 @@
 import { createRequire } from "node:module";
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import type { Ajv2019 } from "ajv/dist/2019.js";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import type { Ajv2020 } from "ajv/dist/2020.js";
 import { err, ok, type Result } from "../errors.js";
+import { isPlainSchema } from "./plain-schema.js";
 
 /**
  * JSON Schema for completion payloads, upstream inputs and ctx, compiled with Ajv: draft 2020-12
@@ -27,8 +28,8 @@ type AnyAjv = Ajv | Ajv2019 | Ajv2020;
 // (Ajv would check it again in `compile`). Ajv's optimizing pass over the generated code takes
 // about a fifth of each compile and only drops unused names: validators report the same errors.
 const options = { strict: true, allErrors: true, validateSchema: false, code: { optimize: false } };
-// The default dialect is imported; the others and the formats (all CommonJS) are required
-// when a schema first needs them, so a command that compiles none of them does not load them.
+// Every dialect and the formats (all CommonJS) are required when a schema first needs them, so
+// a command that compiles none (`validate` of plain schemas) does not initialize Ajv.
 const require = createRequire(import.meta.url);
 type AjvClass = new (opts: typeof options) => AnyAjv;
 const lazyAjv = (load: () => AjvClass) => once(() => new (load())(options));
@@ -40,7 +41,10 @@ const DIALECTS = new Map<string, () => AnyAjv>([
     "https://json-schema.org/draft/2019-09/schema",
     lazyAjv(() => require("ajv/dist/2019.js").Ajv2019),
   ],
-  ["https://json-schema.org/draft/2020-12/schema", lazyAjv(() => Ajv2020)],
+  [
+    "https://json-schema.org/draft/2020-12/schema",
+    lazyAjv(() => require("ajv/dist/2020.js").Ajv2020),
+  ],
 ]);
 const withFormats = new WeakSet<AnyAjv>();
 
@@ -66,6 +70,20 @@ const compiled = new WeakMap<JsonSchema, ValidateFunction>();
  */
 const compiledByText = new Map<string, ValidateFunction>();
 
+/**
+ * Whether `schema` is a valid schema, with the problems `compileSchema` would report: a plain
+ * schema (see `isPlainSchema`) in the default dialect is only checked against its meta-schema,
+ * since compiling cannot fail on it; any other is compiled (and kept for the run).
+ */
+export function checkJsonSchema(schema: JsonSchema): Result<void, SchemaProblem[]> {
+  const meta = schema.$schema === undefined ? precompiledMeta2020() : undefined;
+  if (!meta || compiled.has(schema) || !isPlainSchema(schema)) {
+    const result = compileSchema(schema);
+    return result.ok ? ok(undefined) : result;
+  }
+  return meta(schema) ? ok(undefined) : err(metaSchemaProblems(meta.errors));
+}
+
 /** Compiles once per schema (Ajv strict mode); problems point into the schema. Never throws. */
 export function compileSchema(schema: JsonSchema): Result<SchemaValidator, SchemaProblem[]> {
   const cached = compiled.get(schema);
@@ -76,7 +94,8 @@ export function compileSchema(schema: JsonSchema): Result<SchemaValidator, Schem
     compiled.set(schema, equal);
     return ok(equal);
   }
-  const ajv = ajvFor(schema.$schema);
+  const dialect = dialectOf(schema.$schema);
+  const ajv = dialect === undefined ? undefined : DIALECTS.get(dialect)?.();
   if (ajv && !withFormats.has(ajv) && mayUseFormats(text)) {
     (require("ajv-formats") as (ajv: AnyAjv) => AnyAjv)(ajv);
     withFormats.add(ajv);
@@ -90,7 +109,7 @@ export function compileSchema(schema: JsonSchema): Result<SchemaValidator, Schem
     ]);
   }
   try {
-    const metaErrors = metaSchemaErrors(ajv, schema);
+    const metaErrors = metaSchemaErrors(ajv, dialect, schema);
     if (metaErrors) return err(metaSchemaProblems(metaErrors));
     const validate = ajv.compile(schema);
     if (typeof schema.$id === "string") ajv.removeSchema(schema.$id);
@@ -117,15 +136,19 @@ function jsonTextOf(schema: JsonSchema): string | undefined {
 const mayUseFormats = (text: string | undefined): boolean =>
   text === undefined || text.includes('"format":');
 
-function ajvFor(dialect: unknown): AnyAjv | undefined {
-  if (dialect === undefined) return DIALECTS.get(DEFAULT_DIALECT)?.();
-  if (typeof dialect !== "string") return undefined;
-  return DIALECTS.get(dialect.replace(/#$/, ""))?.();
+/** The dialect's URI as DIALECTS names it, or undefined when `$schema` is not a string. */
+function dialectOf($schema: unknown): string | undefined {
+  if ($schema === undefined) return DEFAULT_DIALECT;
+  return typeof $schema === "string" ? $schema.replace(/#$/, "") : undefined;
 }
 
 /** Why `schema` breaks its dialect's meta-schema, or undefined when it does not. */
-function metaSchemaErrors(ajv: AnyAjv, schema: JsonSchema): ErrorObject[] | undefined {
-  const precompiled = ajv instanceof Ajv2020 ? precompiledMeta2020() : undefined;
+function metaSchemaErrors(
+  ajv: AnyAjv,
+  dialect: string | undefined,
+  schema: JsonSchema,
+): ErrorObject[] | undefined {
+  const precompiled = dialect === DEFAULT_DIALECT ? precompiledMeta2020() : undefined;
   if (precompiled) return precompiled(schema) ? undefined : (precompiled.errors ?? []);
   return ajv.validateSchema(schema) ? undefined : (ajv.errors ?? []);
 }

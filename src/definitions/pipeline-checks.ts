@@ -10,7 +10,7 @@ import {
   type Position,
   uniqueDiagnostics,
 } from "./diagnostics.js";
-import { compileSchema, type JsonSchema } from "./json-schema.js";
+import { checkJsonSchema, type JsonSchema } from "./json-schema.js";
 import { type PipelineDraft, type Report, readDraft, where } from "./pipeline-draft.js";
 import { checkGraph } from "./pipeline-graph-checks.js";
 import type { PipelineForm, StageEntry } from "./pipeline-schema.js";
@@ -90,7 +90,7 @@ function checkContext(context: JsonSchema | undefined, report: Report): void {
     );
     return;
   }
-  const compiled = compileSchema(context);
+  const compiled = checkJsonSchema(context);
   if (compiled.ok) return;
   for (const problem of compiled.error) {
     const path = ["context", ...problem.path];

@@ -9,7 +9,7 @@ import {
   type LoadResult,
 } from "./diagnostics.js";
 import { type Frontmatter, splitFrontmatter } from "./frontmatter.js";
-import { compileSchema, type JsonSchema } from "./json-schema.js";
+import { checkJsonSchema, type JsonSchema } from "./json-schema.js";
 import {
   type BACKOFF_KINDS,
   DEFAULT_BACKOFF_DELAY_MS,
@@ -69,6 +69,7 @@ export function stageFromFrontmatter(
     diagnostics.push(diagnostic(file, frontmatter.locate(path), code, message));
 
   const data = frontmatter.data ?? {};
+  let fields: StageFrontmatter | undefined;
   if (typeof data !== "object" || Array.isArray(data)) {
     const shape = Array.isArray(data) ? "a list" : "a single value";
     report(
@@ -77,7 +78,7 @@ export function stageFromFrontmatter(
       `the frontmatter is ${shape}; it must map field names to values`,
     );
   } else {
-    checkShape(data as Record<string, unknown>, report);
+    fields = checkShape(data as Record<string, unknown>, report);
   }
 
   const { template, problems } = parseTemplate(frontmatter.body, frontmatter.bodyLine);
@@ -95,17 +96,19 @@ export function stageFromFrontmatter(
   }
 
   diagnostics.sort(byPosition);
-  if (diagnostics.some(isError)) return { ok: false, diagnostics };
+  // Without an error the fields parsed: `fields` is undefined only beside an error.
+  if (diagnostics.some(isError) || fields === undefined) return { ok: false, diagnostics };
   return {
     ok: true,
-    value: toDefinition(stageFrontmatterSchema.parse(data), frontmatter, template, file),
+    value: toDefinition(fields, frontmatter, template, file),
     warnings: diagnostics,
   };
 }
 
 type Report = (path: readonly (string | number)[], code: DiagnosticCode, message: string) => void;
 
-function checkShape(data: Record<string, unknown>, report: Report): void {
+/** Reports every problem of the frontmatter's fields; returns them parsed when they parse. */
+function checkShape(data: Record<string, unknown>, report: Report): StageFrontmatter | undefined {
   const parsed = stageFrontmatterSchema.safeParse(data);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
@@ -135,6 +138,7 @@ function checkShape(data: Record<string, unknown>, report: Report): void {
     }
     listed.add(tool);
   });
+  return parsed.success ? parsed.data : undefined;
 }
 
 function checkSchema(
@@ -153,7 +157,7 @@ function checkSchema(
     );
     return;
   }
-  const compiled = compileSchema(schema as JsonSchema);
+  const compiled = checkJsonSchema(schema as JsonSchema);
   if (compiled.ok) return;
   for (const problem of compiled.error) {
     const where = [field, ...problem.path].join(".");

@@ -143,11 +143,14 @@ describe("formats", () => {
 });
 
 describe("loading Ajv (the built module, in a fresh process: needs `npm run build`)", () => {
-  /** The CommonJS files a process holds after compiling `schemas`. */
-  function requiredFilesAfter(schemas: JsonSchema[]): string[] {
+  /** The CommonJS files a process holds after compiling (or only checking) `schemas`. */
+  function requiredFilesAfter(
+    schemas: JsonSchema[],
+    use: "compileSchema" | "checkJsonSchema" = "compileSchema",
+  ): string[] {
     const module = pathToFileURL(join(REPO_ROOT, "dist/definitions/json-schema.js")).href;
-    const script = `const { compileSchema } = await import(${JSON.stringify(module)});
-for (const schema of ${JSON.stringify(schemas)}) if (!compileSchema(schema).ok) process.exit(3);
+    const script = `const { ${use} } = await import(${JSON.stringify(module)});
+for (const schema of ${JSON.stringify(schemas)}) if (!${use}(schema).ok) process.exit(3);
 const { createRequire } = await import("node:module");
 console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));`;
     const out = execFileSync(process.execPath, ["--input-type=module", "-e", script]);
@@ -155,8 +158,11 @@ console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));`
   }
 
   /** The CommonJS files of ajv and ajv-formats a process holds after compiling `schemas`. */
-  const ajvFilesAfter = (schemas: JsonSchema[]): string[] =>
-    requiredFilesAfter(schemas).flatMap(
+  const ajvFilesAfter = (
+    schemas: JsonSchema[],
+    use: "compileSchema" | "checkJsonSchema" = "compileSchema",
+  ): string[] =>
+    requiredFilesAfter(schemas, use).flatMap(
       (file) => /node_modules\/(ajv(?:-formats)?\/dist\/[^/]+\.js)$/.exec(file)?.[1] ?? [],
     );
 
@@ -164,6 +170,17 @@ console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));`
     const files = ajvFilesAfter([{ type: "object" }, { type: "array", items: { type: "string" } }]);
     expect(files).toContain("ajv/dist/2020.js");
     expect(files.filter((file) => /ajv\/dist\/(ajv|2019)\.js|ajv-formats/.test(file))).toEqual([]);
+  });
+
+  it("checking plain schemas (as definitions are checked) loads no Ajv dialect: nothing is compiled", () => {
+    const plain = [
+      { type: "object", required: ["a"], properties: { a: { type: "string", minLength: 1 } } },
+      { type: "array", items: { enum: ["x", "y"] } },
+    ];
+    expect(ajvFilesAfter(plain, "checkJsonSchema")).toEqual([]);
+    expect(ajvFilesAfter([{ type: "string", pattern: "^a" }], "checkJsonSchema")).toContain(
+      "ajv/dist/2020.js",
+    );
   });
 
   it("checking a 2020-12 schema uses the meta-schema validator compiled at build time", () => {

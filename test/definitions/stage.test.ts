@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   type Diagnostic,
   type LoadResult,
@@ -6,6 +6,7 @@ import {
   REQUIRED_STAGE_FIELDS,
   type StageDefinition,
 } from "../../src/definitions/index.js";
+import { stageFrontmatterSchema } from "../../src/definitions/stage-schema.js";
 import { lineOf, seedPlan, withLine, withoutField } from "../support/stages.js";
 import { searchedElements } from "../support/work.js";
 
@@ -23,6 +24,19 @@ function loaded(result: LoadResult<StageDefinition>): StageDefinition {
 }
 
 describe("a stage file", () => {
+  it("has its frontmatter's fields parsed once: the check's result is the definition's", () => {
+    const parses = [
+      vi.spyOn(stageFrontmatterSchema, "safeParse"),
+      vi.spyOn(stageFrontmatterSchema, "parse"),
+    ];
+    try {
+      loaded(parseStageDefinition(seedPlan, FILE));
+      expect(parses.reduce((calls, spy) => calls + spy.mock.calls.length, 0)).toBe(1);
+    } finally {
+      for (const spy of parses) spy.mockRestore();
+    }
+  });
+
   it("loads the seed's plan stage into a typed definition", () => {
     const plan = loaded(parseStageDefinition(seedPlan, FILE));
     expect(plan).toMatchObject({
