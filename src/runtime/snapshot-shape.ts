@@ -226,7 +226,7 @@ function stagesAsCompiled(snapshot: unknown): unknown {
  * up), the new Setup state's actor, told what Setup gave; in Exit (asserted), the new Assert
  * state's actor, told the verdict. Each phase already audited is not run (nor audited) again.
  */
-function stageAsCompiled(snapshot: unknown): unknown {
+export function stageAsCompiled(snapshot: unknown): unknown {
   if (!isRecord(snapshot) || !isRecord(snapshot.children) || !isRecord(snapshot.context))
     return snapshot;
   if (isRecord(snapshot.value) && "act" in snapshot.value) return actAsCompiled(snapshot);
