@@ -126,14 +126,14 @@ describe("a stage snapshot stored by the stage machine of before, restored on it
     })),
   ];
   /** The plan stage's own snapshot, inside the run's. */
-  const planSnapshot = (step: StepCommit | undefined) =>
-    (step?.snapshot as { children: { plan: { snapshot: Snapshot<unknown> } } }).children.plan
+  const planSnapshot = (step: StepCommit) =>
+    (step.snapshot as { children: { plan: { snapshot: Snapshot<unknown> } } }).children.plan
       .snapshot;
 
   it.each(cuts)(
     "from $state, through createStageActor, ends the stage as it would have",
     async ({ steps }) => {
-      const stored = planSnapshot(steps.at(-1));
+      const stored = planSnapshot(steps[steps.length - 1] as StepCommit);
       const h = harness(CODE_REVIEW_SCRIPT, {
         interactors: [callbackInteractor("ui", () => "approve")],
       });
