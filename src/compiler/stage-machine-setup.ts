@@ -8,6 +8,8 @@ import {
   type ActCommand,
   type ActReport,
   type AuditParams,
+  answersAwaitedCall,
+  awaitedProposal,
   current,
   currentAttempt,
   type Denial,
@@ -35,6 +37,7 @@ import type {
   StageContext,
   StageInput,
   StageResult,
+  ToolRun,
   TurnOutcome,
   Verdict,
 } from "./stage-types.js";
@@ -73,6 +76,7 @@ export function stageMachineSetup(services: StageServices) {
     },
     guards: {
       capReached: ({ context }) => context.turn >= context.stage.turnCap,
+      answersAwaitedCall: ({ context, event }) => answersAwaitedCall(context, event as ActReport),
       outcomeIs: (_, params: { outcome: TurnOutcome; kind: TurnOutcome["kind"] }) =>
         params.outcome.kind === params.kind,
       entryFailedIn: (_, params: { entry: StageEntry; phase: "init" | "gate" }) =>
@@ -331,23 +335,31 @@ function actWorker(
     sendBack(report);
   };
   const make = (command: ActCommand) => {
+    const { context } = command;
     const key =
-      command.type === "CALL_MODEL"
-        ? `model ${command.input.modelCalls}`
-        : `tool ${command.input.call.proposalId}`;
+      command.type === "CALL_MODEL" ? `model ${context.modelCalls}` : awaitedProposal(context);
     if (made.has(key)) return;
     made.add(key);
     inFlight++;
-    if (command.type === "CALL_MODEL")
-      services.callModel(command.input, controller.signal).then(
-        (output) => settled({ type: "MODEL_REPLIED", output }),
-        (error: unknown) => settled({ type: "MODEL_FAILED", error }),
+    // Made inside the promise: a call (or its input) that throws as it is made has failed, as
+    // one that rejects has, and is reported the same.
+    if (command.type === "CALL_MODEL") {
+      const { modelCalls } = context;
+      new Promise<TurnOutcome>((resolve) =>
+        resolve(services.callModel(modelCallInput({ context }), controller.signal)),
+      ).then(
+        (output) => settled({ type: "MODEL_REPLIED", modelCalls, output }),
+        (error: unknown) => settled({ type: "MODEL_FAILED", modelCalls, error }),
       );
-    else
-      services.runTool(command.input, controller.signal).then(
-        (output) => settled({ type: "TOOL_RAN", output }),
-        (error: unknown) => settled({ type: "TOOL_CRASHED", error }),
+    } else {
+      const proposalId = key;
+      new Promise<ToolRun>((resolve) =>
+        resolve(services.runTool(toolCallInput({ context }), controller.signal)),
+      ).then(
+        (output) => settled({ type: "TOOL_RAN", proposalId, output }),
+        (error: unknown) => settled({ type: "TOOL_CRASHED", proposalId, error }),
       );
+    }
   };
   receive(make);
   const waiting = pendingCommand(self._parent?.getSnapshot());
@@ -363,9 +375,8 @@ function actWorker(
 function pendingCommand(
   stage: { matches(state: unknown): boolean; context: StageMachineContext } | undefined,
 ): ActCommand | undefined {
-  if (stage?.matches({ act: "calling" }))
-    return { type: "CALL_MODEL", input: modelCallInput(stage) };
+  if (stage?.matches({ act: "calling" })) return { type: "CALL_MODEL", context: stage.context };
   if (stage?.matches({ act: { dispatch: "running" } }))
-    return { type: "RUN_TOOL", input: toolCallInput(stage) };
+    return { type: "RUN_TOOL", context: stage.context };
   return undefined;
 }
