@@ -151,7 +151,11 @@ export function stageMachineSetup(services: StageServices) {
         }),
       /** Setup's and Init's records: their audit events, and Init's system prompt. */
       recordEntry: ({ context }, entry: StageEntry) => {
-        const record = (type: AuditParams["type"], payload: Record<string, unknown>) =>
+        const record = (
+          type: AuditParams["type"],
+          payload: Record<string, unknown>,
+          endedAt: number | undefined,
+        ) =>
           services.audit({
             type,
             runId: context.runId,
@@ -159,19 +163,24 @@ export function stageMachineSetup(services: StageServices) {
             stageExecutionId: context.stageExecutionId,
             attempt: context.attempt,
             payload,
+            ...(endedAt !== undefined && { at: new Date(endedAt).toISOString() }),
           });
         if (entry.setup)
-          record("StageSetup", {
-            envelope: entry.setup.envelope,
-            upstream: entry.setup.stageContext.upstream.length,
-          });
+          record(
+            "StageSetup",
+            {
+              envelope: entry.setup.envelope,
+              upstream: entry.setup.stageContext.upstream.length,
+            },
+            entry.endedAt.setup,
+          );
         if (entry.prompt === undefined) return;
         services.writeTranscript(
           context.stageExecutionId,
           transcriptKey({ attempt: 0, turn: 0, slot: 0, index: 0 }),
           { role: "system", text: entry.prompt },
         );
-        record("StageInit", { promptChars: entry.prompt.length });
+        record("StageInit", { promptChars: entry.prompt.length }, entry.endedAt.init);
       },
       writeTurn: ({ context }, params: { outcome: TurnOutcome }) =>
         params.outcome.entries.forEach((entry, index) => {

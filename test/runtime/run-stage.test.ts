@@ -528,6 +528,29 @@ stages:
   });
 
   describe("CheckGate and resolutionPolicy", () => {
+    it("audits Setup and Init at the moments they ended, not when a slow gate answers", async () => {
+      let asked = 0;
+      let answered = 0;
+      const h = harness(PLAN_OK, {
+        hooks: {
+          plan: {
+            gate: async () => {
+              asked = Date.now();
+              while (Date.now() <= asked) await new Promise((r) => setTimeout(r, 2));
+              answered = Date.now();
+              return "proceed" as const;
+            },
+          },
+        },
+      });
+      await runStage(h.host, stageInput(loadStage("plan")));
+      const at = (type: string) =>
+        Date.parse(h.audit.events.find((e) => e.type === type)?.at ?? "");
+      expect(at("StageSetup")).toBeLessThanOrEqual(asked);
+      expect(at("StageInit")).toBeLessThanOrEqual(asked);
+      expect(at("CheckGateOutcome")).toBeGreaterThanOrEqual(answered);
+    });
+
     const gated = (answer: "proceed" | "defer" | "block", policy: string) => {
       const h = harness(PLAN_OK, { hooks: { plan: { gate: () => answer } } });
       const stage = loadStage("plan", (t) =>
