@@ -733,6 +733,21 @@ stages:
   });
 
   describe("a persisted snapshot", () => {
+    it("whose state lacks the actor it invokes is refused as Session/SnapshotCorrupt", async () => {
+      const h = harness(PLAN_OK);
+      const input = stageInput(loadStage("plan"));
+      const first = createStageActor(h.host, input);
+      first.start();
+      await waitFor(first, (s) => s.matches({ act: "calling" }));
+      const stored = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+      first.stop();
+      // In Assert, without the actor that asserts: nothing would ever move the stage on.
+      const damaged = { ...stored, value: "assert", children: {} };
+      expect(() => createStageActor(h.host, input, { snapshot: damaged })).toThrow(
+        expect.objectContaining({ code: "Session/SnapshotCorrupt" }),
+      );
+    });
+
     it("taken while waiting for a grant restores into an actor that finishes the stage", async () => {
       const h = harness(EDIT_THEN_SUBMIT, { unansweredGrants: "suspend" });
       const input = stageInput(loadStage("plan"));
