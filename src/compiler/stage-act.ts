@@ -1,7 +1,13 @@
 import { sendTo } from "xstate";
-import { answeredTurnAudit, capHitActions, failedTurnAudit, turnActions } from "./stage-actions.js";
+import {
+  answeredTurnAudit,
+  capHitActions,
+  failedTurnAudit,
+  staleReport,
+  turnActions,
+} from "./stage-actions.js";
 import { approvalState, envelopeApproval, proposalAudit } from "./stage-approval.js";
-import { fail, modelCallInput } from "./stage-context.js";
+import { fail } from "./stage-context.js";
 import { errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
 
@@ -22,9 +28,10 @@ export function actState(machine: StageMachineSetup) {
         ],
       },
       calling: {
-        entry: sendTo("worker", (args) => ({ type: "CALL_MODEL", input: modelCallInput(args) })),
+        entry: sendTo("worker", ({ context }) => ({ type: "CALL_MODEL", context })),
         on: {
           MODEL_REPLIED: [
+            staleReport,
             {
               guard: {
                 type: "outcomeIs",
@@ -65,6 +72,7 @@ export function actState(machine: StageMachineSetup) {
             },
           ],
           MODEL_FAILED: [
+            staleReport,
             {
               guard: {
                 type: "providerRetryable",

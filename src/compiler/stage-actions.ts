@@ -1,3 +1,4 @@
+import { not } from "xstate";
 import {
   type AuditParams,
   callPayload,
@@ -10,6 +11,12 @@ import {
 import { errorView, viewOf } from "./stage-entries.js";
 import type { StageEntry, StageFinish } from "./stage-phases.js";
 import type { AssertOutcome, GateAnswer, ToolRun, TurnOutcome } from "./stage-types.js";
+
+/**
+ * A report of Act's worker for a call other than the one the state waits for: taken, and nothing
+ * done, so that it is never credited to the call waited for.
+ */
+export const staleReport = { guard: not("answersAwaitedCall") };
 
 export const userDenial: Denial = {
   source: "interactor",

@@ -1,12 +1,6 @@
 import { and, not, sendTo } from "xstate";
-import { capHitActions, toolRunActions, userDenial } from "./stage-actions.js";
-import {
-  callPayload,
-  current,
-  grantRequest,
-  type StageMachineContext,
-  toolCallInput,
-} from "./stage-context.js";
+import { capHitActions, staleReport, toolRunActions, userDenial } from "./stage-actions.js";
+import { callPayload, current, grantRequest, type StageMachineContext } from "./stage-context.js";
 import { errorResult, errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
 
@@ -244,10 +238,11 @@ export function approvalState(machine: StageMachineSetup) {
         ],
       },
       running: {
-        entry: sendTo("worker", (args) => ({ type: "RUN_TOOL", input: toolCallInput(args) })),
+        entry: sendTo("worker", ({ context }) => ({ type: "RUN_TOOL", context })),
         on: {
           // As `next` would route after the call advances, in the same step.
           TOOL_RAN: [
+            staleReport,
             {
               guard: and(["lastCall", "capReached"]),
               target: "#stage.assert",
@@ -256,29 +251,32 @@ export function approvalState(machine: StageMachineSetup) {
             { guard: "lastCall", target: "#stage.act.calling", actions: toolRunActions() },
             { target: "proposed", actions: toolRunActions() },
           ],
-          TOOL_CRASHED: {
-            target: "next",
-            actions: [
-              {
-                type: "writeCallResult",
-                params: ({ event }) => {
-                  const view = errorView(event.error, "ToolTerminal/ToolCrashed");
-                  return { result: errorResult(view.code, view.message), isError: true };
-                },
-              },
-              {
-                type: "audit",
-                params: ({ context, event }) => ({
-                  type: "ToolFailed",
-                  payload: {
-                    ...callPayload(context),
-                    error: errorView(event.error, "ToolTerminal/ToolCrashed"),
+          TOOL_CRASHED: [
+            staleReport,
+            {
+              target: "next",
+              actions: [
+                {
+                  type: "writeCallResult",
+                  params: ({ event }) => {
+                    const view = errorView(event.error, "ToolTerminal/ToolCrashed");
+                    return { result: errorResult(view.code, view.message), isError: true };
                   },
-                }),
-              },
-              "advance",
-            ],
-          },
+                },
+                {
+                  type: "audit",
+                  params: ({ context, event }) => ({
+                    type: "ToolFailed",
+                    payload: {
+                      ...callPayload(context),
+                      error: errorView(event.error, "ToolTerminal/ToolCrashed"),
+                    },
+                  }),
+                },
+                "advance",
+              ],
+            },
+          ],
         },
       },
       denied: {

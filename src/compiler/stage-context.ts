@@ -74,17 +74,25 @@ export type StageEvent =
   | { type: "RECHECK" }
   | ActReport;
 
-/** What Act's worker (`actWorker`) reports of the calls it was told to make. */
+/**
+ * What Act's worker (`actWorker`) reports of the calls it was told to make, each tagged with the
+ * call it answers (the model call's number in its attempt, the tool call's proposal id): the
+ * stage takes only the report of the call its state waits for.
+ */
 export type ActReport =
-  | { type: "MODEL_REPLIED"; output: TurnOutcome }
-  | { type: "MODEL_FAILED"; error: unknown }
-  | { type: "TOOL_RAN"; output: ToolRun }
-  | { type: "TOOL_CRASHED"; error: unknown };
+  | { type: "MODEL_REPLIED"; modelCalls: number; output: TurnOutcome }
+  | { type: "MODEL_FAILED"; modelCalls: number; error: unknown }
+  | { type: "TOOL_RAN"; proposalId: string; output: ToolRun }
+  | { type: "TOOL_CRASHED"; proposalId: string; error: unknown };
 
-/** The calls Act's worker is told to make, one at a time. */
+/**
+ * The calls Act's worker is told to make, one at a time, with the stage's context they are read
+ * from: the worker reads each call's input as it makes the call, so that a throw there is the
+ * call's failure.
+ */
 export type ActCommand =
-  | { type: "CALL_MODEL"; input: ModelCallInput }
-  | { type: "RUN_TOOL"; input: ToolCallInput };
+  | { type: "CALL_MODEL"; context: StageMachineContext }
+  | { type: "RUN_TOOL"; context: StageMachineContext };
 
 export interface AuditParams {
   type: AuditEventType;
@@ -211,6 +219,16 @@ export const fail = (view: (args: Failed) => ErrorView) => ({
   type: "failWith" as const,
   params: view,
 });
+
+/** The proposal id of the tool call a stage in `running` waits for ("" when there is none). */
+export const awaitedProposal = (context: StageMachineContext): string =>
+  context.batch[context.callIndex]?.proposalId ?? "";
+
+/** Whether a report of Act's worker answers the call the stage waits for, not an earlier one. */
+export const answersAwaitedCall = (context: StageMachineContext, report: ActReport): boolean =>
+  report.type === "MODEL_REPLIED" || report.type === "MODEL_FAILED"
+    ? report.modelCalls === context.modelCalls
+    : report.proposalId === awaitedProposal(context);
 
 /** The model call of the turn about to be taken. */
 export const modelCallInput = ({ context }: { context: StageMachineContext }): ModelCallInput => ({

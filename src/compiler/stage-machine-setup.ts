@@ -8,6 +8,8 @@ import {
   type ActCommand,
   type ActReport,
   type AuditParams,
+  answersAwaitedCall,
+  awaitedProposal,
   current,
   currentAttempt,
   type Denial,
@@ -35,6 +37,7 @@ import type {
   StageContext,
   StageInput,
   StageResult,
+  ToolRun,
   TurnOutcome,
   Verdict,
 } from "./stage-types.js";
@@ -73,6 +76,7 @@ export function stageMachineSetup(services: StageServices) {
     },
     guards: {
       capReached: ({ context }) => context.turn >= context.stage.turnCap,
+      answersAwaitedCall: ({ context, event }) => answersAwaitedCall(context, event as ActReport),
       outcomeIs: (_, params: { outcome: TurnOutcome; kind: TurnOutcome["kind"] }) =>
         params.outcome.kind === params.kind,
       entryFailedIn: (_, params: { entry: StageEntry; phase: "init" | "gate" }) =>
@@ -147,7 +151,11 @@ export function stageMachineSetup(services: StageServices) {
         }),
       /** Setup's and Init's records: their audit events, and Init's system prompt. */
       recordEntry: ({ context }, entry: StageEntry) => {
-        const record = (type: AuditParams["type"], payload: Record<string, unknown>) =>
+        const record = (
+          type: AuditParams["type"],
+          payload: Record<string, unknown>,
+          endedAt: number | undefined,
+        ) =>
           services.audit({
             type,
             runId: context.runId,
@@ -155,19 +163,24 @@ export function stageMachineSetup(services: StageServices) {
             stageExecutionId: context.stageExecutionId,
             attempt: context.attempt,
             payload,
+            ...(endedAt !== undefined && { at: new Date(endedAt).toISOString() }),
           });
         if (entry.setup)
-          record("StageSetup", {
-            envelope: entry.setup.envelope,
-            upstream: entry.setup.stageContext.upstream.length,
-          });
+          record(
+            "StageSetup",
+            {
+              envelope: entry.setup.envelope,
+              upstream: entry.setup.stageContext.upstream.length,
+            },
+            entry.endedAt.setup,
+          );
         if (entry.prompt === undefined) return;
         services.writeTranscript(
           context.stageExecutionId,
           transcriptKey({ attempt: 0, turn: 0, slot: 0, index: 0 }),
           { role: "system", text: entry.prompt },
         );
-        record("StageInit", { promptChars: entry.prompt.length });
+        record("StageInit", { promptChars: entry.prompt.length }, entry.endedAt.init);
       },
       writeTurn: ({ context }, params: { outcome: TurnOutcome }) =>
         params.outcome.entries.forEach((entry, index) => {
@@ -331,23 +344,31 @@ function actWorker(
     sendBack(report);
   };
   const make = (command: ActCommand) => {
+    const { context } = command;
     const key =
-      command.type === "CALL_MODEL"
-        ? `model ${command.input.modelCalls}`
-        : `tool ${command.input.call.proposalId}`;
+      command.type === "CALL_MODEL" ? `model ${context.modelCalls}` : awaitedProposal(context);
     if (made.has(key)) return;
     made.add(key);
     inFlight++;
-    if (command.type === "CALL_MODEL")
-      services.callModel(command.input, controller.signal).then(
-        (output) => settled({ type: "MODEL_REPLIED", output }),
-        (error: unknown) => settled({ type: "MODEL_FAILED", error }),
+    // Made inside the promise: a call (or its input) that throws as it is made has failed, as
+    // one that rejects has, and is reported the same.
+    if (command.type === "CALL_MODEL") {
+      const { modelCalls } = context;
+      new Promise<TurnOutcome>((resolve) =>
+        resolve(services.callModel(modelCallInput({ context }), controller.signal)),
+      ).then(
+        (output) => settled({ type: "MODEL_REPLIED", modelCalls, output }),
+        (error: unknown) => settled({ type: "MODEL_FAILED", modelCalls, error }),
       );
-    else
-      services.runTool(command.input, controller.signal).then(
-        (output) => settled({ type: "TOOL_RAN", output }),
-        (error: unknown) => settled({ type: "TOOL_CRASHED", error }),
+    } else {
+      const proposalId = key;
+      new Promise<ToolRun>((resolve) =>
+        resolve(services.runTool(toolCallInput({ context }), controller.signal)),
+      ).then(
+        (output) => settled({ type: "TOOL_RAN", proposalId, output }),
+        (error: unknown) => settled({ type: "TOOL_CRASHED", proposalId, error }),
       );
+    }
   };
   receive(make);
   const waiting = pendingCommand(self._parent?.getSnapshot());
@@ -363,9 +384,8 @@ function actWorker(
 function pendingCommand(
   stage: { matches(state: unknown): boolean; context: StageMachineContext } | undefined,
 ): ActCommand | undefined {
-  if (stage?.matches({ act: "calling" }))
-    return { type: "CALL_MODEL", input: modelCallInput(stage) };
+  if (stage?.matches({ act: "calling" })) return { type: "CALL_MODEL", context: stage.context };
   if (stage?.matches({ act: { dispatch: "running" } }))
-    return { type: "RUN_TOOL", input: toolCallInput(stage) };
+    return { type: "RUN_TOOL", context: stage.context };
   return undefined;
 }

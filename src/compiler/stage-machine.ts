@@ -26,11 +26,12 @@ import type { StageServices } from "./stage-services.js";
 import type { GateAnswer } from "./stage-types.js";
 
 /**
- * The stage lifecycle (DESIGN.md §4.1): Setup → Init → CheckGate → Act → Assert → Exit, one
- * actor per stage execution. Setup, Init and CheckGate run as one actor in `setup`, Assert and
- * Exit as one in `assert` (stage-phases.ts); `checkGate` asks a deferred gate again. All work is done by `services`; the machine only routes, so it
- * can be persisted in any state and restored into a working actor. Its states are compiled once
- * per process; each call gives them `services`.
+ * The stage lifecycle (DESIGN.md §4.1): Setup → Init → CheckGate → Act → Assert → Exit,
+ * one actor per stage execution. Setup, Init and CheckGate run as one actor in `setup`, Assert
+ * and Exit as one in `assert` (stage-phases.ts); `checkGate` asks a deferred gate again. All
+ * work is done by `services`; the machine only routes, so it can be persisted in any state and
+ * restored into a working actor. Its states are compiled once per process; each call gives them
+ * `services`.
  */
 export function createStageMachine(services: StageServices): StageMachine {
   compiled ??= compileStageMachine();
@@ -178,10 +179,12 @@ function compileStageMachine() {
                   type: "failWith",
                   params: ({ context, event }) => {
                     const { verdict, reason } = outcomeOf(event.output);
+                    const { maxAttempts } = context.stage.retryPolicy;
+                    const why = reason ?? "assert asked for a retry";
                     return verdict === "retry"
                       ? viewOf(
                           "Validation/StageRetriesExhausted",
-                          `no attempts left (${context.stage.retryPolicy.maxAttempts}): ${reason ?? "assert asked for a retry"}`,
+                          `no attempts left (${maxAttempts}): ${why}`,
                         )
                       : viewOf("Validation/StageAssertFailed", reason ?? "assert failed the stage");
                   },

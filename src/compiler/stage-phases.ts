@@ -21,20 +21,30 @@ export interface StageEntry {
   /** Init's system prompt. */
   prompt?: string;
   gate?: GateAnswer;
-  /** The phase that threw: Setup and Init fail the stage as `StageInitFailed`, CheckGate as itself. */
+  /**
+   * The phase that threw: Setup and Init fail the stage as `StageInitFailed`, CheckGate as
+   * itself.
+   */
   failed?: { phase: "init" | "gate"; error: unknown };
+  /**
+   * When Setup and Init ended (`services.now()`): they are audited once CheckGate has answered,
+   * each at its own moment, as when each phase was a step of its own.
+   */
+  endedAt: { setup?: number; init?: number };
 }
 
 /** Setup → Init → CheckGate (DESIGN.md §4.1). */
 export async function enterStage(services: StageServices, input: EnterInput): Promise<StageEntry> {
-  const entry: StageEntry = {};
+  const entry: StageEntry = { endedAt: {} };
   let setUp = input.setUp;
   try {
     if (!setUp) {
       setUp = await services.setup(input);
       entry.setup = setUp;
+      entry.endedAt.setup = services.now();
     }
     entry.prompt = await services.init({ stage: input.stage, stageContext: setUp.stageContext });
+    entry.endedAt.init = services.now();
   } catch (error) {
     entry.failed = { phase: "init", error };
     return entry;

@@ -55,6 +55,11 @@ export interface AuditEventInput {
   stageExecutionId?: string;
   attempt?: number;
   payload: Record<string, unknown>;
+  /**
+   * When it happened, for an event audited after the fact (a stage's Setup and Init, audited
+   * once its CheckGate has answered); the sink's clock stamps the others.
+   */
+  at?: string;
 }
 
 export interface AuditEvent extends AuditEventInput {
@@ -91,7 +96,7 @@ export class MemoryAuditLog implements AuditSink {
   emit(input: AuditEventInput): AuditEvent {
     const seq = (this.lastSeq.get(input.runId) ?? 0) + 1;
     this.lastSeq.set(input.runId, seq);
-    const event: AuditEvent = { seq, at: this.stamp(), ...input };
+    const event: AuditEvent = { seq, at: input.at ?? this.stamp(), ...input } as AuditEvent;
     this.events.push(event);
     for (const listener of this.listeners) listener(event);
     return event;

@@ -100,7 +100,10 @@ const promiseSnapshot = z.looseObject({ status: z.enum(STATUSES), input: z.unkno
 /** Act's worker: it keeps nothing; a restored one makes the call its stage waits for. */
 const workerSnapshot = z.looseObject({ status: z.enum(STATUSES) });
 
-/** The schema of a child by its `src`: a stage machine, a sub-pipeline, Act's worker, or a promise actor. */
+/**
+ * The schema of a child by its `src`: a stage machine, a sub-pipeline, Act's worker, or a
+ * promise actor.
+ */
 const schemaOfChild = (src: string): z.ZodType =>
   src === "stage"
     ? stageSnapshot
@@ -125,7 +128,10 @@ function shapeProblems(snapshot: unknown, schema: z.ZodType, at: string[] = []):
   );
 }
 
-/** Why a run's stored snapshot is not its pipeline machine's (`Session/SnapshotCorrupt`), if it is not. */
+/**
+ * Why a run's stored snapshot is not its pipeline machine's (`Session/SnapshotCorrupt`), if it
+ * is not.
+ */
 export function checkSnapshotShape(runId: string, snapshot: unknown): StagechartError | undefined {
   const problems = shapeProblems(snapshot, pipelineSnapshot);
   if (problems.length > 0) return damagedSnapshot(runId, problems.join("; "));
@@ -227,7 +233,7 @@ function stagesAsCompiled(snapshot: unknown): unknown {
  * up), the new Setup state's actor, told what Setup gave; in Exit (asserted), the new Assert
  * state's actor, told the verdict. Each phase already audited is not run (nor audited) again.
  */
-function stageAsCompiled(snapshot: unknown): unknown {
+export function stageAsCompiled(snapshot: unknown): unknown {
   if (!isRecord(snapshot) || !isRecord(snapshot.children) || !isRecord(snapshot.context))
     return snapshot;
   if (isRecord(snapshot.value) && "act" in snapshot.value) return actAsCompiled(snapshot);

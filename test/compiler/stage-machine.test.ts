@@ -1,6 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { createActor, type InspectionEvent, toPromise } from "xstate";
+import { createActor, type InspectionEvent, toPromise, waitFor } from "xstate";
+import { createStageMachine } from "../../src/compiler/stage-machine.js";
+import type { StageServices } from "../../src/compiler/stage-services.js";
+import type { StageResult } from "../../src/compiler/stage-types.js";
+import { StagechartError } from "../../src/errors.js";
 import { stageMachineFor } from "../../src/runtime/run-stage.js";
+import { createStageServices } from "../../src/runtime/stage-services.js";
 import { harness, loadStage, stageInput } from "../support/stage-harness.js";
 
 /** The Plan stage reading with Grep (in its envelope) `lookups` times, then submitting. */
@@ -96,5 +101,84 @@ describe("the stage machine's work per model turn", () => {
     } finally {
       aborts.mockRestore();
     }
+  });
+});
+
+/** The Plan stage run on its host's services as `edit` changes them, with the audit it wrote. */
+async function planOn(script: string, edit: (services: StageServices) => Partial<StageServices>) {
+  const h = harness(script);
+  const services = createStageServices(h.host);
+  const actor = createActor(createStageMachine({ ...services, ...edit(services) }), {
+    input: stageInput(loadStage("plan")),
+  });
+  actor.start();
+  const done = await waitFor(actor, (s) => s.status !== "active");
+  return { status: done.status, output: done.output as StageResult | undefined, types: h.types() };
+}
+
+const refused = () =>
+  new StagechartError("ProviderCapability/MissingToolCalling", "no tools today");
+
+describe("a call that throws as it is made", () => {
+  it("is a model call that failed, as a rejected one is", async () => {
+    const rejecting = await planOn(planScript(0), () => ({
+      callModel: () => Promise.reject(refused()),
+    }));
+    const throwing = await planOn(planScript(0), () => ({
+      callModel: () => {
+        throw refused();
+      },
+    }));
+    expect(rejecting).toMatchObject({ status: "done", output: { verdict: "fail" } });
+    expect(throwing).toEqual(rejecting);
+  });
+
+  it("is a tool run that crashed, as a rejected one is, and the stage goes on", async () => {
+    const crash = new Error("the tool fell over");
+    const rejecting = await planOn(planScript(1), () => ({
+      runTool: () => Promise.reject(crash),
+    }));
+    const throwing = await planOn(planScript(1), () => ({
+      runTool: () => {
+        throw crash;
+      },
+    }));
+    expect(rejecting).toMatchObject({ status: "done", output: { verdict: "ok" } });
+    expect(rejecting.types).toContain("ToolFailed");
+    expect(throwing).toEqual(rejecting);
+  });
+});
+
+describe("a report of a call the stage no longer waits for", () => {
+  it("is not credited to the call it waits for", async () => {
+    const h = harness(planScript(0));
+    const services = createStageServices(h.host);
+    // The model call never answers: only the stale report could move the stage.
+    const actor = createActor(
+      createStageMachine({ ...services, callModel: () => new Promise(() => {}) }),
+      { input: stageInput(loadStage("plan")) },
+    );
+    actor.start();
+    const calling = await waitFor(actor, (s) => s.matches({ act: "calling" }));
+    const completion = {
+      kind: "completion" as const,
+      parsed: { summary: "stale", steps: [] },
+      entries: [],
+      tools: ["submit_plan"],
+      usage: { inputTokens: 0, outputTokens: 0 },
+    };
+    actor.send({
+      type: "MODEL_REPLIED",
+      modelCalls: calling.context.modelCalls + 1,
+      output: completion,
+    } as never);
+    actor.send({
+      type: "MODEL_FAILED",
+      modelCalls: calling.context.modelCalls - 1,
+      error: refused(),
+    } as never);
+    expect(actor.getSnapshot().matches({ act: "calling" })).toBe(true);
+    expect(h.types()).not.toContain("ModelTurn");
+    actor.stop();
   });
 });

@@ -528,6 +528,29 @@ stages:
   });
 
   describe("CheckGate and resolutionPolicy", () => {
+    it("audits Setup and Init at the moments they ended, not when a slow gate answers", async () => {
+      let asked = 0;
+      let answered = 0;
+      const h = harness(PLAN_OK, {
+        hooks: {
+          plan: {
+            gate: async () => {
+              asked = Date.now();
+              while (Date.now() <= asked) await new Promise((r) => setTimeout(r, 2));
+              answered = Date.now();
+              return "proceed" as const;
+            },
+          },
+        },
+      });
+      await runStage(h.host, stageInput(loadStage("plan")));
+      const at = (type: string) =>
+        Date.parse(h.audit.events.find((e) => e.type === type)?.at ?? "");
+      expect(at("StageSetup")).toBeLessThanOrEqual(asked);
+      expect(at("StageInit")).toBeLessThanOrEqual(asked);
+      expect(at("CheckGateOutcome")).toBeGreaterThanOrEqual(answered);
+    });
+
     const gated = (answer: "proceed" | "defer" | "block", policy: string) => {
       const h = harness(PLAN_OK, { hooks: { plan: { gate: () => answer } } });
       const stage = loadStage("plan", (t) =>
@@ -710,6 +733,21 @@ stages:
   });
 
   describe("a persisted snapshot", () => {
+    it("whose state lacks the actor it invokes is refused as Session/SnapshotCorrupt", async () => {
+      const h = harness(PLAN_OK);
+      const input = stageInput(loadStage("plan"));
+      const first = createStageActor(h.host, input);
+      first.start();
+      await waitFor(first, (s) => s.matches({ act: "calling" }));
+      const stored = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+      first.stop();
+      // In Assert, without the actor that asserts: nothing would ever move the stage on.
+      const damaged = { ...stored, value: "assert", children: {} };
+      expect(() => createStageActor(h.host, input, { snapshot: damaged })).toThrow(
+        expect.objectContaining({ code: "Session/SnapshotCorrupt" }),
+      );
+    });
+
     it("taken while waiting for a grant restores into an actor that finishes the stage", async () => {
       const h = harness(EDIT_THEN_SUBMIT, { unansweredGrants: "suspend" });
       const input = stageInput(loadStage("plan"));

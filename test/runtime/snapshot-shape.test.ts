@@ -1,13 +1,15 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { type Snapshot, waitFor } from "xstate";
 import { fingerprint } from "../../src/compiler/definition-hash.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import type { StepCommit } from "../../src/runtime/persistence.js";
 import { resumeRun } from "../../src/runtime/run.js";
+import { createStageActor } from "../../src/runtime/run-stage.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { CODE_REVIEW_SCRIPT, llm, pipelineOf } from "../support/pipelines.js";
-import { harness } from "../support/stage-harness.js";
+import { harness, loadStage, stageInput } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
 
 /**
@@ -106,4 +108,42 @@ describe("a run stored by the stage machine of before (a state and an actor per 
     expect(typesOf(store, "s2")).toEqual(uninterrupted);
     store.close();
   });
+});
+
+describe("a stage snapshot stored by the stage machine of before, restored on its own", () => {
+  const stageEvents = (steps: readonly StepCommit[]) =>
+    steps.flatMap((step) =>
+      step.events.filter((event) => event.stageId === "plan").map((event) => event.type),
+    );
+  const cuts = [
+    ...Object.entries(fixture.cuts).map(([state, at]) => ({
+      state,
+      steps: fixture.steps.slice(0, at + 1),
+    })),
+    ...Object.entries(fixture.handBuilt).map(([state, { after, step }]) => ({
+      state,
+      steps: [...fixture.steps.slice(0, after + 1), step],
+    })),
+  ];
+  /** The plan stage's own snapshot, inside the run's. */
+  const planSnapshot = (step: StepCommit) =>
+    (step.snapshot as { children: { plan: { snapshot: Snapshot<unknown> } } }).children.plan
+      .snapshot;
+
+  it.each(cuts)(
+    "from $state, through createStageActor, ends the stage as it would have",
+    async ({ steps }) => {
+      const stored = planSnapshot(steps[steps.length - 1] as StepCommit);
+      const h = harness(CODE_REVIEW_SCRIPT, {
+        interactors: [callbackInteractor("ui", () => "approve")],
+      });
+      const actor = createStageActor(h.host, stageInput(loadStage("plan")), { snapshot: stored });
+      actor.start();
+      const done = await waitFor(actor, (s) => s.status !== "active");
+      expect(done.output?.verdict).toBe("ok");
+      // Every phase audited once, in order: none run again, none skipped.
+      const audited = stageEvents(steps).length;
+      expect(h.types()).toEqual(stageEvents(fixture.steps).slice(audited));
+    },
+  );
 });
