@@ -257,8 +257,7 @@ export class SqliteStore
   }
 
   get<T>(key: string, shape: z.ZodType<T>): T | undefined {
-    const journal = this.guarded(() => this.entries.journalOf(runIdOfJournalKey(key)));
-    const value = journal.find((row) => row.key === key)?.value;
+    const value = this.guarded(() => this.entries.journalValue(key));
     return value === undefined ? undefined : decodeJournalEntry(key, value, shape);
   }
 

@@ -46,11 +46,26 @@ interface StepEntryRow extends StepEntryColumns {
 }
 
 /**
- * Reads a run's entries back from its step rows: one query over the run's steps, so a caller
- * that reads often (a durable run) loads them once and keeps them.
+ * A column's entries, one row each, found in SQL (issue 14: a single-key lookup decodes no other
+ * row): `json_each` over the column when it is JSON, the entry's first part extracted by path so
+ * that an entry of another shape is never read as JSON. An unparsable column yields none.
+ */
+const entriesIn = (column: "journal" | "transcripts") => `
+  FROM steps s, json_each(CASE WHEN json_valid(s.${column}) THEN s.${column} ELSE '[]' END) e
+  WHERE s.run_id = ? AND s.${column} IS NOT NULL
+    AND json_extract(s.${column}, e.fullkey || '[0]') = ?`;
+
+/**
+ * Reads a run's entries back from its step rows. A journal key's value and a stage execution's
+ * transcript are looked up in SQL, touching only their column; `entriesOf` and `recorded` read
+ * the run's entries at once, for a caller that reads them all (a durable run, a fork).
  */
 export class StepEntries {
   private readonly upTo: Database.Statement<[string, number], StepEntryRow>;
+  private readonly firstValue: Database.Statement<[string, string], JournalValueRow>;
+  private readonly ofExecution: Database.Statement<[string, string], StoredTranscriptRow>;
+  private readonly firstDamaged: Database.Statement<[string], number | null>;
+  private readonly damagedTranscripts: Database.Statement<[string], number | null>;
 
   constructor(db: Database.Database) {
     this.upTo = db.prepare<[string, number], StepEntryRow>(
@@ -58,25 +73,32 @@ export class StepEntries {
        WHERE run_id = ? AND step <= ? AND (journal IS NOT NULL OR transcripts IS NOT NULL)
        ORDER BY step`,
     );
+    this.firstValue = db.prepare<[string, string], JournalValueRow>(
+      `SELECT s.step, s.journal -> (e.fullkey || '[1]') AS value ${entriesIn("journal")}
+       ORDER BY s.step, e.id LIMIT 1`,
+    );
+    this.ofExecution = db.prepare<[string, string], StoredTranscriptRow>(
+      `SELECT s.step, e.value AS stored ${entriesIn("transcripts")} ORDER BY s.step, e.id`,
+    );
+    this.firstDamaged = db
+      .prepare<[string], number | null>(
+        "SELECT min(step) FROM steps WHERE run_id = ? AND journal IS NOT NULL AND NOT json_valid(journal)",
+      )
+      .pluck();
+    this.damagedTranscripts = db
+      .prepare<[string], number | null>(
+        "SELECT min(step) FROM steps WHERE run_id = ? AND transcripts IS NOT NULL AND NOT json_valid(transcripts)",
+      )
+      .pluck();
   }
 
   /** The run's entries, as `entriesOf` tells: a stage execution's decoded when asked. */
   entriesOf(runId: string): RunEntries {
-    const { journal, transcripts } = this.stored(runId);
-    const decoded = decodedWith(journal);
-    const byExecution = new Map<string, StoredTranscript[]>();
-    for (const stored of transcripts) {
-      const rows = byExecution.get(stored[0]);
-      if (rows) rows.push(stored);
-      else byExecution.set(stored[0], [stored]);
-    }
+    const { journal } = this.stored(runId);
     return {
       journal,
       transcriptRows: (stageExecutionId) =>
-        (byExecution.get(stageExecutionId) ?? []).map((stored) => {
-          const { key, entry } = decoded(stored);
-          return { key, entry };
-        }),
+        this.transcriptRows(stageExecutionId).map(({ key, entry }) => ({ key, entry })),
     };
   }
 
@@ -93,15 +115,53 @@ export class StepEntries {
     return this.stored(runId).journal;
   }
 
+  /**
+   * The first value recorded under `key` as its JSON text, found in SQL. When an unparsable
+   * journal column comes before it (or it is not found), it may have been there:
+   * `Session/StoreCorrupt`.
+   */
+  journalValue(key: string): string | undefined {
+    const runId = runIdOfJournalKey(key);
+    const found = this.firstValue.get(runId, key);
+    const damaged = this.firstDamaged.get(runId);
+    if (damaged !== null && damaged !== undefined && (!found || damaged < found.step))
+      throw storeCorrupt(`the journal entries of run ${runId}'s step ${damaged} do not read back`, {
+        runId,
+        step: damaged,
+      });
+    if (found && found.value === null)
+      throw storeCorrupt(`the journal entry ${key} of run ${runId} does not read back`, { runId });
+    return found?.value ?? undefined;
+  }
+
   /** One stage execution's entries before `before`, in key order; only those are decoded. */
   transcriptRows(stageExecutionId: string, before?: string): RunTranscriptRow[] {
-    const { journal, transcripts } = this.stored(runIdOfExecution(stageExecutionId));
-    return transcripts
-      .filter(
-        ([execution, key]) =>
-          execution === stageExecutionId && (before === undefined || key < before),
-      )
-      .map(decodedWith(journal));
+    const runId = runIdOfExecution(stageExecutionId);
+    const damaged = this.damagedTranscripts.get(runId);
+    if (damaged !== null && damaged !== undefined) {
+      const what = `the transcripts entries of run ${runId}'s step ${damaged} do not read back`;
+      throw storeCorrupt(what, { runId, step: damaged });
+    }
+    const latest = new Map<string, StoredTranscript>();
+    for (const { step, stored } of this.ofExecution.all(runId, stageExecutionId)) {
+      const entry = storedTranscript(runId, step, stored);
+      if (before === undefined || entry[1] < before) latest.set(entry[1], entry);
+    }
+    return [...latest.values()].sort(byExecutionThenKey).map((stored) => this.decoded(stored));
+  }
+
+  /** A stored transcript entry decoded, its tool result read from the journal if kept there. */
+  private decoded([stageExecutionId, key, entry, resultOf]: StoredTranscript): RunTranscriptRow {
+    return {
+      stageExecutionId,
+      key,
+      entry: entryOf(stageExecutionId, {
+        key,
+        entry: JSON.stringify(entry),
+        resultOf: resultOf ?? null,
+        resultSource: resultOf === undefined ? null : (this.journalValue(resultOf) ?? null),
+      }),
+    };
   }
 
   /**
@@ -124,6 +184,24 @@ export class StepEntries {
       transcripts: [...transcripts.values()].sort(byExecutionThenKey),
     };
   }
+}
+
+interface JournalValueRow {
+  step: number;
+  value: string | null;
+}
+
+interface StoredTranscriptRow {
+  step: number;
+  stored: string;
+}
+
+/** One stored transcript entry (JSON text) read back; one of another shape is corrupt. */
+function storedTranscript(runId: string, step: number, text: string): StoredTranscript {
+  const entry: unknown = JSON.parse(text);
+  if (isStoredTranscript(entry)) return entry as StoredTranscript;
+  const what = `a transcripts entry of run ${runId}'s step ${step} does not read back`;
+  throw storeCorrupt(what, { runId, step });
 }
 
 /** A step's entries column read back; one that does not is `Session/StoreCorrupt`, naming it. */

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { TOOL_RUN } from "../../src/runtime/journal.js";
 import { MIGRATIONS } from "../../src/store/index.js";
@@ -175,5 +175,55 @@ describe("a step's entries", () => {
       expect.objectContaining({ code: "Session/EntryRunMismatch" }),
     );
     expect(store.stepsOf("run-1")).toEqual([]);
+  });
+});
+
+describe("reading one entry back", () => {
+  /** run-1 with `steps` steps, each journaling a model call and a transcript entry of its own stage execution. */
+  function longRun(steps: number) {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    for (let step = 0; step < steps; step += 1)
+      store.commitStep("run-1", {
+        events: [],
+        journal: [{ key: `model:run-1/run-1/plan/1/${step}`, value: { reply: `reply ${step}` } }],
+        transcripts: [
+          { stageExecutionId: `run-1/plan/${step % 2}`, key: `k${step}`, entry: user(`${step}`) },
+        ],
+      });
+    return store;
+  }
+
+  /** How many JSON texts `read` parses in JS. */
+  function parsesDuring(read: () => void): number {
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      read();
+      return parse.mock.calls.length;
+    } finally {
+      parse.mockRestore();
+    }
+  }
+
+  it("a journal key is looked up in the store: no other step's entries are decoded", () => {
+    const store = longRun(40);
+    let value: unknown;
+    const parses = parsesDuring(() => {
+      value = store.get("model:run-1/run-1/plan/1/7", z.unknown());
+    });
+    expect(value).toEqual({ reply: "reply 7" });
+    expect(parses).toBe(1);
+  });
+
+  it("a stage execution's transcript decodes its own entries only", () => {
+    const store = longRun(40);
+    let entries: unknown[] = [];
+    const parses = parsesDuring(() => {
+      entries = store.read("run-1/plan/1");
+    });
+    expect(entries).toHaveLength(20);
+    expect(entries).toContainEqual(user("39"));
+    // Each of its 20 entries is read from its step's column, then decoded; nothing else.
+    expect(parses).toBeLessThanOrEqual(2 * 20);
   });
 });
