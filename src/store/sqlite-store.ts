@@ -37,7 +37,7 @@ import { SqliteConnection } from "./sqlite-connection.js";
 import { checkpoint, openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
-import { StepEntries } from "./step-entries.js";
+import { StepEntries, type StoredEntries } from "./step-entries.js";
 import { StepLog } from "./step-log.js";
 import {
   definitionNotFound,
@@ -205,9 +205,9 @@ export class SqliteStore
     return this.immediately(() => this.appendStep(runId, step));
   }
 
-  private appendStep(runId: string, step: StepCommit): AuditEvent[] {
+  private appendStep(runId: string, step: StepCommit, carried?: StoredEntries): AuditEvent[] {
     const at = this.timestamp();
-    const recorded = this.log.append(runId, step, at);
+    const recorded = this.log.append(runId, step, at, carried);
     this.controls.settleInStep(step.controls ?? [], at);
     return recorded;
   }
@@ -237,9 +237,7 @@ export class SqliteStore
       if (!copied) return err(forkUnavailable(source, step));
       const created = this.createRun(run);
       if (!created.ok) return created;
-      const journal = [...copied.journal, ...(first.journal ?? [])];
-      const transcripts = [...copied.transcripts, ...(first.transcripts ?? [])];
-      this.appendStep(run.runId, { ...first, journal, transcripts });
+      this.appendStep(run.runId, first, copied);
       return created;
     });
   }

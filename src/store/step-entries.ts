@@ -18,10 +18,23 @@ export interface StepEntryColumns {
   transcripts: string | null;
 }
 
-type StoredTranscript = [string, string, unknown] | [string, string, unknown, string];
+export type StoredTranscript = [string, string, unknown] | [string, string, unknown, string];
 
-/** The step's entries as its row stores them; an entry of another run is refused. */
-export function toStepEntries(runId: string, step: StepCommit): StepEntryColumns {
+/** Entries as a row stores them, undecoded: `[key, value]` and `StoredTranscript`s. */
+export interface StoredEntries {
+  journal: [string, unknown][];
+  transcripts: StoredTranscript[];
+}
+
+/**
+ * The step's entries as its row stores them, after `carried` (a fork's copy, already the run's);
+ * an entry of another run is refused.
+ */
+export function toStepEntries(
+  runId: string,
+  step: StepCommit,
+  carried: StoredEntries = { journal: [], transcripts: [] },
+): StepEntryColumns {
   const journal = step.journal ?? [];
   for (const { key } of journal) ownedBy(runId, runIdOfJournalKey(key), key);
   const resultOf = resultReferences(step);
@@ -32,10 +45,13 @@ export function toStepEntries(runId: string, step: StepCommit): StepEntryColumns
     return [stageExecutionId, key, { ...entry, result: null }, kept];
   });
   return {
-    journal: journal.length === 0 ? null : JSON.stringify(journal.map((e) => [e.key, e.value])),
-    transcripts: transcripts.length === 0 ? null : JSON.stringify(transcripts),
+    journal: columnText([...carried.journal, ...journal.map((e) => [e.key, e.value])]),
+    transcripts: columnText([...carried.transcripts, ...transcripts]),
   };
 }
+
+const columnText = (entries: unknown[]): string | null =>
+  entries.length === 0 ? null : JSON.stringify(entries);
 
 function ownedBy(runId: string, entryRunId: string, what: string): void {
   if (entryRunId !== runId) throw entryMisfiled(runId, what);
@@ -94,9 +110,8 @@ export class StepEntries {
 
   /** The run's entries, as `entriesOf` tells: a stage execution's decoded when asked. */
   entriesOf(runId: string): RunEntries {
-    const { journal } = this.stored(runId);
     return {
-      journal,
+      journal: this.journalOf(runId),
       transcriptRows: (stageExecutionId) =>
         this.transcriptRows(stageExecutionId).map(({ key, entry }) => ({ key, entry })),
     };
@@ -107,12 +122,13 @@ export class StepEntries {
     runId: string,
     step?: number,
   ): { journal: JournalRow[]; transcripts: RunTranscriptRow[] } {
-    const { journal, transcripts } = this.stored(runId, step);
-    return { journal, transcripts: transcripts.map(decodedWith(journal)) };
+    const stored = this.stored(runId, step);
+    const journal = asRows(stored.journal);
+    return { journal, transcripts: stored.transcripts.map(decodedWith(journal)) };
   }
 
   journalOf(runId: string): JournalRow[] {
-    return this.stored(runId).journal;
+    return asRows(this.stored(runId).journal);
   }
 
   /**
@@ -169,22 +185,25 @@ export class StepEntries {
    * JSON text; the transcripts by stage execution then key, an entry put again replacing the
    * earlier one, still undecoded.
    */
-  private stored(runId: string, step = Number.MAX_SAFE_INTEGER) {
-    const journal = new Map<string, string>();
+  stored(runId: string, step = Number.MAX_SAFE_INTEGER): StoredEntries {
+    const journal = new Map<string, unknown>();
     const transcripts = new Map<string, StoredTranscript>();
     for (const row of this.upTo.all(runId, step)) {
       for (const [key, value] of columnOf(runId, row, "journal")) {
-        if (!journal.has(key)) journal.set(key, JSON.stringify(value));
+        if (!journal.has(key)) journal.set(key, value);
       }
       for (const stored of columnOf(runId, row, "transcripts") as StoredTranscript[])
         transcripts.set(JSON.stringify([stored[0], stored[1]]), stored);
     }
     return {
-      journal: [...journal].map(([key, value]) => ({ key, value })),
+      journal: [...journal],
       transcripts: [...transcripts.values()].sort(byExecutionThenKey),
     };
   }
 }
+
+const asRows = (journal: StoredEntries["journal"]): JournalRow[] =>
+  journal.map(([key, value]) => ({ key, value: JSON.stringify(value) }));
 
 interface JournalValueRow {
   step: number;

@@ -227,3 +227,44 @@ describe("reading one entry back", () => {
     expect(parses).toBeLessThanOrEqual(2 * 20);
   });
 });
+
+/** Rewrites `part` of a stored entry, as damage on disk would (the steps table is append-only). */
+function damageStoredEntry(path: string, part: string, damaged: string): void {
+  const db = new Database(path);
+  const triggers = db
+    .prepare<[], { name: string; sql: string }>(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'steps'",
+    )
+    .all();
+  for (const { name } of triggers) db.exec(`DROP TRIGGER ${name}`);
+  db.prepare("UPDATE steps SET transcripts = replace(transcripts, ?, ?)").run(part, damaged);
+  for (const { sql } of triggers) db.exec(sql);
+  db.close();
+}
+
+describe("a fork of a run with a damaged entry", () => {
+  it("copies the entries as stored: only the damaged entry's stage execution fails its reads", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.commitStep("run-1", {
+      events: [],
+      snapshot: { value: "plan" },
+      definitionHash: "hash-1",
+      journal: [{ key: "tool:run-1/c1", value: toolRun }],
+      transcripts: [
+        { stageExecutionId: "run-1/plan/1", key: "k0", entry: user("kept") },
+        { stageExecutionId: "run-1/plan/1", key: "k1", entry: toolEntry },
+        { stageExecutionId: "run-1/other/1", key: "k0", entry: user("damaged") },
+      ],
+    });
+    damageStoredEntry(path, '"role":"user","text":"damaged"', '"role":"nobody"');
+
+    okValue(store.forkRun("run-1", 1, newRun("fork-1"), { events: [forked("fork-1")] }));
+
+    expect(store.read("fork-1/plan/1")).toEqual([user("kept"), toolEntry]);
+    expect(store.get("tool:fork-1/c1", TOOL_RUN)).toEqual(toolRun);
+    expect(() => store.read("fork-1/other/1")).toThrow(
+      expect.objectContaining({ code: "Session/StoreCorrupt" }),
+    );
+  });
+});
