@@ -78,6 +78,7 @@ const entriesIn = (column: "journal" | "transcripts") => `
  */
 export class StepEntries {
   private readonly upTo: Database.Statement<[string, number], StepEntryRow>;
+  private readonly journals: Database.Statement<[string], StepEntryRow>;
   private readonly firstValue: Database.Statement<[string, string], JournalValueRow>;
   private readonly ofExecution: Database.Statement<[string, string], StoredTranscriptRow>;
   private readonly firstDamaged: Database.Statement<[string], number | null>;
@@ -88,6 +89,10 @@ export class StepEntries {
       `SELECT step, journal, transcripts FROM steps
        WHERE run_id = ? AND step <= ? AND (journal IS NOT NULL OR transcripts IS NOT NULL)
        ORDER BY step`,
+    );
+    this.journals = db.prepare<[string], StepEntryRow>(
+      `SELECT step, journal, NULL AS transcripts FROM steps
+       WHERE run_id = ? AND journal IS NOT NULL ORDER BY step`,
     );
     this.firstValue = db.prepare<[string, string], JournalValueRow>(
       `SELECT s.step, s.journal -> (e.fullkey || '[1]') AS value ${entriesIn("journal")}
@@ -108,7 +113,13 @@ export class StepEntries {
       .pluck();
   }
 
-  /** The run's entries, as `entriesOf` tells: a stage execution's decoded when asked. */
+  /**
+   * The run's entries, as `entriesOf` tells: its journal, read from the journal columns only; a
+   * stage execution's transcript read when asked, so damage in the transcripts of one fails
+   * those reads, not the run's. (An unparsable transcripts column names no stage execution: it
+   * fails every transcript read of the run. An unparsable journal column fails this read, since
+   * a run that went on without the calls it had recorded would make them again.)
+   */
   entriesOf(runId: string): RunEntries {
     return {
       journal: this.journalOf(runId),
@@ -128,7 +139,9 @@ export class StepEntries {
   }
 
   journalOf(runId: string): JournalRow[] {
-    return asRows(this.stored(runId).journal);
+    const journal = new Map<string, unknown>();
+    for (const row of this.journals.all(runId)) keepFirst(journal, runId, row);
+    return asRows([...journal]);
   }
 
   /**
@@ -189,9 +202,7 @@ export class StepEntries {
     const journal = new Map<string, unknown>();
     const transcripts = new Map<string, StoredTranscript>();
     for (const row of this.upTo.all(runId, step)) {
-      for (const [key, value] of columnOf(runId, row, "journal")) {
-        if (!journal.has(key)) journal.set(key, value);
-      }
+      keepFirst(journal, runId, row);
       for (const stored of columnOf(runId, row, "transcripts") as StoredTranscript[])
         transcripts.set(JSON.stringify([stored[0], stored[1]]), stored);
     }
@@ -200,6 +211,12 @@ export class StepEntries {
       transcripts: [...transcripts.values()].sort(byExecutionThenKey),
     };
   }
+}
+
+/** The row's journal entries added to `journal`, a key's first value kept (an entry is a fact). */
+function keepFirst(journal: Map<string, unknown>, runId: string, row: StepEntryRow): void {
+  for (const [key, value] of columnOf(runId, row, "journal"))
+    if (!journal.has(key)) journal.set(key, value);
 }
 
 const asRows = (journal: StoredEntries["journal"]): JournalRow[] =>

@@ -268,3 +268,24 @@ describe("a fork of a run with a damaged entry", () => {
     );
   });
 });
+
+describe("a run whose transcripts column does not read back", () => {
+  it("still reads its journal back to resume; only transcript reads fail, as corrupt", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.commitStep("run-1", {
+      events: [],
+      journal: [{ key: "model:run-1/run-1/plan/1/0", value: { reply: "first" } }],
+      transcripts: [{ stageExecutionId: "run-1/plan/1", key: "k0", entry: user("done") }],
+    });
+    damageStoredEntry(path, '"text":"done"}]]', '"text":"do');
+
+    const entries = store.entriesOf("run-1");
+    expect(entries.journal).toEqual([
+      { key: "model:run-1/run-1/plan/1/0", value: JSON.stringify({ reply: "first" }) },
+    ]);
+    expect(() => entries.transcriptRows("run-1/plan/1")).toThrow(
+      expect.objectContaining({ code: "Session/StoreCorrupt" }),
+    );
+  });
+});
