@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { StepEntries, StoredEntries } from "./step-entries.js";
+import type { StepEntries, StoredEntries, StoredJournal } from "./step-entries.js";
 
 /**
  * What a run had recorded up to one of its steps, for a new run (a fork): journal entries, so

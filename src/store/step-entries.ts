@@ -12,17 +12,21 @@ import { entryOf, resultReferences } from "./tool-results.js";
  * is a JSON array of `[key, value]` in the order recorded; `transcripts` one of
  * `[stageExecutionId, key, entry]`, with a fourth element, the journal key holding the entry's
  * tool result, when the entry does not carry it (see tool-results.ts). Null when the step has none.
+ * A journal entry `[key, null, text]` is a value stored before whose text did not parse
+ * (migration 11): it reads back as that text, so asking for it fails `Session/StoreCorrupt`.
  */
 export interface StepEntryColumns {
   journal: string | null;
   transcripts: string | null;
 }
 
+export type StoredJournal = [string, unknown] | [string, null, string];
+
 export type StoredTranscript = [string, string, unknown] | [string, string, unknown, string];
 
 /** Entries as a row stores them, undecoded: `[key, value]` and `StoredTranscript`s. */
 export interface StoredEntries {
-  journal: [string, unknown][];
+  journal: StoredJournal[];
   transcripts: StoredTranscript[];
 }
 
@@ -45,7 +49,7 @@ export function toStepEntries(
     return [stageExecutionId, key, { ...entry, result: null }, kept];
   });
   return {
-    journal: columnText([...carried.journal, ...journal.map((e) => [e.key, e.value])]),
+    journal: columnText([...carried.journal, ...journal.map(({ key, value }) => [key, value])]),
     transcripts: columnText([...carried.transcripts, ...transcripts]),
   };
 }
@@ -95,7 +99,9 @@ export class StepEntries {
        WHERE run_id = ? AND journal IS NOT NULL ORDER BY step`,
     );
     this.firstValue = db.prepare<[string, string], JournalValueRow>(
-      `SELECT s.step, s.journal -> (e.fullkey || '[1]') AS value ${entriesIn("journal")}
+      `SELECT s.step, CASE json_array_length(e.value)
+           WHEN 2 THEN s.journal -> (e.fullkey || '[1]') ELSE e.value ->> 2 END AS value
+         ${entriesIn("journal")}
        ORDER BY s.step, e.id LIMIT 1`,
     );
     this.ofExecution = db.prepare<[string, string], StoredTranscriptRow>(
@@ -139,9 +145,9 @@ export class StepEntries {
   }
 
   journalOf(runId: string): JournalRow[] {
-    const journal = new Map<string, unknown>();
+    const journal = new Map<string, StoredJournal>();
     for (const row of this.journals.all(runId)) keepFirst(journal, runId, row);
-    return asRows([...journal]);
+    return asRows([...journal.values()]);
   }
 
   /**
@@ -199,7 +205,7 @@ export class StepEntries {
    * earlier one, still undecoded.
    */
   stored(runId: string, step = Number.MAX_SAFE_INTEGER): StoredEntries {
-    const journal = new Map<string, unknown>();
+    const journal = new Map<string, StoredJournal>();
     const transcripts = new Map<string, StoredTranscript>();
     for (const row of this.upTo.all(runId, step)) {
       keepFirst(journal, runId, row);
@@ -207,20 +213,20 @@ export class StepEntries {
         transcripts.set(JSON.stringify([stored[0], stored[1]]), stored);
     }
     return {
-      journal: [...journal],
+      journal: [...journal.values()],
       transcripts: [...transcripts.values()].sort(byExecutionThenKey),
     };
   }
 }
 
 /** The row's journal entries added to `journal`, a key's first value kept (an entry is a fact). */
-function keepFirst(journal: Map<string, unknown>, runId: string, row: StepEntryRow): void {
-  for (const [key, value] of columnOf(runId, row, "journal"))
-    if (!journal.has(key)) journal.set(key, value);
+function keepFirst(journal: Map<string, StoredJournal>, runId: string, row: StepEntryRow): void {
+  for (const entry of columnOf(runId, row, "journal") as StoredJournal[])
+    if (!journal.has(entry[0])) journal.set(entry[0], entry);
 }
 
-const asRows = (journal: StoredEntries["journal"]): JournalRow[] =>
-  journal.map(([key, value]) => ({ key, value: JSON.stringify(value) }));
+const asRows = (journal: StoredJournal[]): JournalRow[] =>
+  journal.map(([key, value, damaged]) => ({ key, value: damaged ?? JSON.stringify(value) }));
 
 interface JournalValueRow {
   step: number;
@@ -265,7 +271,9 @@ function columnOf(
 const isText = (part: unknown): part is string => typeof part === "string";
 
 const isStoredJournal = (entry: unknown): boolean =>
-  Array.isArray(entry) && entry.length === 2 && isText(entry[0]);
+  Array.isArray(entry) &&
+  isText(entry[0]) &&
+  (entry.length === 2 || (entry.length === 3 && entry[1] === null && isText(entry[2])));
 
 const isStoredTranscript = (entry: unknown): boolean =>
   Array.isArray(entry) &&

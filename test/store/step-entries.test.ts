@@ -71,7 +71,7 @@ describe("a store from when the journal and transcripts were tables (schema 10)"
       { key: "model:run-1/run-1/plan/1/1", value: '{"reply":"second"}' },
       { key: "tool:run-1/c1", value: JSON.stringify(toolRun) },
       // A damaged value stays damaged, never taken for an absent one.
-      { key: "model:run-1/run-1/plan/1/2", value: '"{cut"' },
+      { key: "model:run-1/run-1/plan/1/2", value: "{cut" },
     ]);
     expect(store.transcriptsOf("run-1")).toEqual([
       { stageExecutionId: "run-1/plan/1", key: "k0", entry: user("system") },
@@ -79,9 +79,11 @@ describe("a store from when the journal and transcripts were tables (schema 10)"
       { stageExecutionId: "run-1/plan/1", key: "k2", entry: user("late") },
     ]);
     expect(store.get("tool:run-1/c1", TOOL_RUN)).toEqual(toolRun);
-    expect(() => store.get("model:run-1/run-1/plan/1/2", z.object({}))).toThrow(
-      expect.objectContaining({ code: "Session/StoreCorrupt" }),
-    );
+    // Whatever shape it is asked for, even any.
+    for (const shape of [z.object({}), z.unknown()])
+      expect(() => store.get("model:run-1/run-1/plan/1/2", shape)).toThrow(
+        expect.objectContaining({ code: "Session/StoreCorrupt" }),
+      );
     expect(store.get("model:run-2/run-2/plan/1/0", z.unknown())).toEqual({ reply: "old" });
     // What came after the last step is a step of its own, so no earlier step takes it.
     expect(store.stepsOf("run-1").map(({ step, at }) => [step, at])).toEqual([
@@ -114,9 +116,12 @@ describe("a store from when the journal and transcripts were tables (schema 10)"
     okValue(store.forkRun("run-1", 4, newRun("at-4"), { events: [forked("at-4")] }));
     expect(store.read("at-4/plan/1")).toEqual([user("system"), toolEntry, user("late")]);
 
-    // A step stored before forks were possible still cannot be forked.
-    const refused = store.forkRun("run-2", 1, newRun("old"), { events: [forked("old")] });
-    expect(failure(refused).code).toBe("Session/ForkUnavailable");
+    // A step stored before forks were possible still cannot be forked, nor the step its
+    // entries moved to: the run had no step to fork from, and still has none.
+    for (const step of [1, 2]) {
+      const refused = store.forkRun("run-2", step, newRun("old"), { events: [forked("old")] });
+      expect(failure(refused).code).toBe("Session/ForkUnavailable");
+    }
   });
 
   it("goes on: a new step is numbered after the moved ones, and the entries stay append-only", () => {
