@@ -31,7 +31,7 @@ export class ForkCopier {
     const { journal, transcripts } = this.entries.stored(source, step);
     const rename = (key: string) => renamed(key, source, target);
     return {
-      journal: journal.map(([key, value]) => [rename(key), value]),
+      journal: journal.map(([key, ...value]) => [rename(key), ...value] as StoredJournal),
       transcripts: transcripts.map(([stageExecutionId, key, entry, resultOf]) => {
         const execution = target + stageExecutionId.slice(source.length);
         return resultOf === undefined

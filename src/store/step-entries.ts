@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import type { RunEntries, StepCommit } from "../runtime/persistence.js";
 import { storeCorrupt } from "../runtime/persistence.js";
+import { compareKeys } from "./key-order.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { entryMisfiled } from "./store-errors.js";
@@ -296,7 +297,5 @@ const decodedWith = (journal: JournalRow[]) => {
   });
 };
 
-const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 const byExecutionThenKey = (a: StoredTranscript, b: StoredTranscript): number =>
-  compare(a[0], b[0]) || compare(a[1], b[1]);
+  compareKeys(a[0], b[0]) || compareKeys(a[1], b[1]);

@@ -115,6 +115,9 @@ describe("a store from when the journal and transcripts were tables (schema 10)"
 
     okValue(store.forkRun("run-1", 4, newRun("at-4"), { events: [forked("at-4")] }));
     expect(store.read("at-4/plan/1")).toEqual([user("system"), toolEntry, user("late")]);
+    expect(() => store.get("model:at-4/at-4/plan/1/2", z.unknown())).toThrow(
+      expect.objectContaining({ code: "Session/StoreCorrupt" }),
+    );
 
     // A step stored before forks were possible still cannot be forked, nor the step its
     // entries moved to: the run had no step to fork from, and still has none.
