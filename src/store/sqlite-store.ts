@@ -11,7 +11,6 @@ import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { RunEntries, StepCommit } from "../runtime/persistence.js";
 import type { TranscriptRow, TranscriptStore } from "../runtime/transcripts.js";
-import { VERSION } from "../version.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork.js";
 import { StepHistory, type StepRecord } from "./history.js";
@@ -31,7 +30,7 @@ import {
   type StoredSnapshot,
   toRunRow,
 } from "./records.js";
-import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
+import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { SqliteConnection } from "./sqlite-connection.js";
 import { checkpoint, openDatabase } from "./sqlite-file.js";
@@ -43,7 +42,6 @@ import {
   definitionNotFound,
   forkUnavailable,
   runExists,
-  runIdInvalid,
   runLocked,
   runNotFound,
   runNotQueued,
