@@ -20,10 +20,17 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private readonly journal = new Map<string, unknown>();
   private transcripts: NonNullable<StepCommit["transcripts"]> = [];
   private controls: ControlSettlement[] = [];
+  /** Each stage execution's transcript, read from the store once then kept up to date here. */
   private readonly kept = new Map<string, OrderedTranscript>();
-  /** What this process committed to the journal, and what the store had (as JSON text). */
+  /**
+   * The journal's keys once each: what this process committed (the value), and what the store
+   * had before (as JSON text, in `stored`), a key's first value only.
+   */
   private readonly committed = new Map<string, unknown>();
-  private stored?: { journal: Map<string, string>; entries: RunEntries };
+  private stored?: {
+    journal: Map<string, string>;
+    transcriptRows: RunEntries["transcriptRows"];
+  };
   private nextSeq: number;
   /**
    * Where the store's writes finish after `commit` returns: resolves once the step under way
@@ -59,16 +66,17 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   }
 
   get<T>(key: string, shape: z.ZodType<T>): T | undefined {
-    const recorded = this.journal.has(key) ? this.journal : this.committed;
-    const text = recorded.has(key)
-      ? JSON.stringify(recorded.get(key))
-      : this.storedEntries().journal.get(key);
-    return text === undefined ? undefined : decodeJournalEntry(key, text, shape);
+    const text = this.storedEntries().journal.get(key);
+    if (text !== undefined) return decodeJournalEntry(key, text, shape);
+    const recorded = this.committed.has(key) ? this.committed : this.journal;
+    if (!recorded.has(key)) return undefined;
+    return decodeJournalEntry(key, JSON.stringify(recorded.get(key)), shape);
   }
 
   /** A journal entry is a fact: the first value recorded under a key is the one kept. */
   record(key: string, value: unknown): void {
-    if (!this.journal.has(key)) this.journal.set(key, value);
+    if (this.journal.has(key) || this.committed.has(key)) return;
+    if (!this.storedEntries().journal.has(key)) this.journal.set(key, value);
   }
 
   put(stageExecutionId: string, key: string, entry: TranscriptEntry): void {
@@ -104,7 +112,7 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private transcriptOf(stageExecutionId: string): OrderedTranscript {
     let transcript = this.kept.get(stageExecutionId);
     if (!transcript) {
-      const rows = this.storedEntries().entries.transcriptRows(stageExecutionId);
+      const rows = this.storedEntries().transcriptRows(stageExecutionId);
       transcript = OrderedTranscript.of(rows);
       this.kept.set(stageExecutionId, transcript);
     }
@@ -114,9 +122,11 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   /** What the run recorded before this process took it, read from the store once. */
   private storedEntries() {
     if (!this.stored) {
-      const entries = this.store.entriesOf(this.runId);
-      const journal = new Map(entries.journal.map(({ key, value }) => [key, value]));
-      this.stored = { journal, entries };
+      const { journal, transcriptRows } = this.store.entriesOf(this.runId);
+      this.stored = {
+        journal: new Map(journal.map(({ key, value }) => [key, value])),
+        transcriptRows,
+      };
     }
     return this.stored;
   }

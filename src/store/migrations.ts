@@ -14,7 +14,11 @@ const STORED_EVENT = `json_object('at', at, 'type', type, 'stageId', stage_id,
   'stageExecutionId', stage_execution_id, 'attempt', attempt,
   'payload', json(CASE WHEN json_valid(payload) THEN payload ELSE json_quote(payload) END))`;
 
-/** A stored JSON text as JSON again; a damaged one as a JSON string of its text (migration 11). */
+/**
+ * A stored transcript entry as JSON again; a damaged one as a JSON string of its text, which
+ * never reads back as an entry (migration 11). A damaged journal value, which any JSON could be
+ * taken for, is kept as `[key, null, text]` instead (see step-entries.ts).
+ */
 const JSON_TEXT = (column: string) =>
   `CASE WHEN json_valid(${column}) THEN ${column} ELSE json_quote(${column}) END`;
 
@@ -272,7 +276,8 @@ export const MIGRATIONS: readonly Migration[] = [
     // that used it), so a fork at a step gets exactly what it got before. An entry no mark
     // covers (written after the run's last step, or by a run whose steps predate the marks)
     // goes to a new last step of its run, without events, so no earlier step takes it; steps
-    // without marks stay ones a fork cannot start from. The marks only say that from now on.
+    // without marks stay ones a fork cannot start from, and so does that new step when none of
+    // its run's steps has marks (it has no snapshot to start from either). The marks only say that from now on.
     version: 11,
     sql: `
       ALTER TABLE steps ADD COLUMN journal TEXT;
@@ -287,7 +292,8 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT 'journal' AS kind, run_id, rowid AS position,
           (SELECT step FROM marked m WHERE m.run_id = j.run_id AND m.journal_mark >= j.rowid
            ORDER BY m.journal_mark, m.step LIMIT 1) AS step,
-          json_array(key, json(${JSON_TEXT("value")})) AS entry
+          CASE WHEN json_valid(value) THEN json_array(key, json(value))
+            ELSE json_array(key, NULL, value) END AS entry
         FROM main.journal j
         UNION ALL
         SELECT 'transcripts', run_id, rowid,
@@ -301,8 +307,11 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO main.steps (run_id, step, last_seq, at, journal_mark, transcript_mark)
         SELECT o.run_id, COALESCE(MAX(s.step), 0) + 1, COALESCE(MAX(s.last_seq), 0),
           MAX(COALESCE(MAX(s.at), ''), (SELECT updated_at FROM main.runs r WHERE r.run_id = o.run_id)),
-          0, 0
-        FROM (SELECT DISTINCT run_id FROM moved WHERE step IS NULL) o
+          o.marks, o.marks
+        FROM (SELECT DISTINCT run_id,
+            CASE WHEN EXISTS (SELECT 1 FROM marked m WHERE m.run_id = moved.run_id) THEN 0 END
+              AS marks
+          FROM moved WHERE step IS NULL) o
           LEFT JOIN main.steps s ON s.run_id = o.run_id
         GROUP BY o.run_id;
       UPDATE moved SET step = (SELECT MAX(step) FROM main.steps s WHERE s.run_id = moved.run_id)

@@ -11,7 +11,6 @@ import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { RunEntries, StepCommit } from "../runtime/persistence.js";
 import type { TranscriptRow, TranscriptStore } from "../runtime/transcripts.js";
-import { VERSION } from "../version.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork.js";
 import { StepHistory, type StepRecord } from "./history.js";
@@ -31,19 +30,18 @@ import {
   type StoredSnapshot,
   toRunRow,
 } from "./records.js";
-import { isValidRunId, runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
+import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { SqliteConnection } from "./sqlite-connection.js";
 import { checkpoint, openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
-import { StepEntries } from "./step-entries.js";
+import { StepEntries, type StoredEntries } from "./step-entries.js";
 import { StepLog } from "./step-log.js";
 import {
   definitionNotFound,
   forkUnavailable,
   runExists,
-  runIdInvalid,
   runLocked,
   runNotFound,
   runNotQueued,
@@ -205,9 +203,9 @@ export class SqliteStore
     return this.immediately(() => this.appendStep(runId, step));
   }
 
-  private appendStep(runId: string, step: StepCommit): AuditEvent[] {
+  private appendStep(runId: string, step: StepCommit, carried?: StoredEntries): AuditEvent[] {
     const at = this.timestamp();
-    const recorded = this.log.append(runId, step, at);
+    const recorded = this.log.append(runId, step, at, carried);
     this.controls.settleInStep(step.controls ?? [], at);
     return recorded;
   }
@@ -237,9 +235,7 @@ export class SqliteStore
       if (!copied) return err(forkUnavailable(source, step));
       const created = this.createRun(run);
       if (!created.ok) return created;
-      const journal = [...copied.journal, ...(first.journal ?? [])];
-      const transcripts = [...copied.transcripts, ...(first.transcripts ?? [])];
-      this.appendStep(run.runId, { ...first, journal, transcripts });
+      this.appendStep(run.runId, first, copied);
       return created;
     });
   }
@@ -257,8 +253,7 @@ export class SqliteStore
   }
 
   get<T>(key: string, shape: z.ZodType<T>): T | undefined {
-    const journal = this.guarded(() => this.entries.journalOf(runIdOfJournalKey(key)));
-    const value = journal.find((row) => row.key === key)?.value;
+    const value = this.guarded(() => this.entries.journalValue(key));
     return value === undefined ? undefined : decodeJournalEntry(key, value, shape);
   }
 

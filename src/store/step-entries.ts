@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import type { RunEntries, StepCommit } from "../runtime/persistence.js";
 import { storeCorrupt } from "../runtime/persistence.js";
+import { compareKeys } from "./key-order.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { entryMisfiled } from "./store-errors.js";
@@ -12,16 +13,33 @@ import { entryOf, resultReferences } from "./tool-results.js";
  * is a JSON array of `[key, value]` in the order recorded; `transcripts` one of
  * `[stageExecutionId, key, entry]`, with a fourth element, the journal key holding the entry's
  * tool result, when the entry does not carry it (see tool-results.ts). Null when the step has none.
+ * A journal entry `[key, null, text]` is a value stored before whose text did not parse
+ * (migration 11): it reads back as that text, so asking for it fails `Session/StoreCorrupt`.
  */
 export interface StepEntryColumns {
   journal: string | null;
   transcripts: string | null;
 }
 
-type StoredTranscript = [string, string, unknown] | [string, string, unknown, string];
+export type StoredJournal = [string, unknown] | [string, null, string];
 
-/** The step's entries as its row stores them; an entry of another run is refused. */
-export function toStepEntries(runId: string, step: StepCommit): StepEntryColumns {
+export type StoredTranscript = [string, string, unknown] | [string, string, unknown, string];
+
+/** Entries as a row stores them, undecoded: `[key, value]` and `StoredTranscript`s. */
+export interface StoredEntries {
+  journal: StoredJournal[];
+  transcripts: StoredTranscript[];
+}
+
+/**
+ * The step's entries as its row stores them, after `carried` (a fork's copy, already the run's);
+ * an entry of another run is refused.
+ */
+export function toStepEntries(
+  runId: string,
+  step: StepCommit,
+  carried: StoredEntries = { journal: [], transcripts: [] },
+): StepEntryColumns {
   const journal = step.journal ?? [];
   for (const { key } of journal) ownedBy(runId, runIdOfJournalKey(key), key);
   const resultOf = resultReferences(step);
@@ -32,10 +50,13 @@ export function toStepEntries(runId: string, step: StepCommit): StepEntryColumns
     return [stageExecutionId, key, { ...entry, result: null }, kept];
   });
   return {
-    journal: journal.length === 0 ? null : JSON.stringify(journal.map((e) => [e.key, e.value])),
-    transcripts: transcripts.length === 0 ? null : JSON.stringify(transcripts),
+    journal: columnText([...carried.journal, ...journal.map(({ key, value }) => [key, value])]),
+    transcripts: columnText([...carried.transcripts, ...transcripts]),
   };
 }
+
+const columnText = (entries: unknown[]): string | null =>
+  entries.length === 0 ? null : JSON.stringify(entries);
 
 function ownedBy(runId: string, entryRunId: string, what: string): void {
   if (entryRunId !== runId) throw entryMisfiled(runId, what);
@@ -46,11 +67,27 @@ interface StepEntryRow extends StepEntryColumns {
 }
 
 /**
- * Reads a run's entries back from its step rows: one query over the run's steps, so a caller
- * that reads often (a durable run) loads them once and keeps them.
+ * A column's entries, one row each, found in SQL (issue 14: a single-key lookup decodes no other
+ * row): `json_each` over the column when it is JSON, the entry's first part extracted by path so
+ * that an entry of another shape is never read as JSON. An unparsable column yields none.
+ */
+const entriesIn = (column: "journal" | "transcripts") => `
+  FROM steps s, json_each(CASE WHEN json_valid(s.${column}) THEN s.${column} ELSE '[]' END) e
+  WHERE s.run_id = ? AND s.${column} IS NOT NULL
+    AND json_extract(s.${column}, e.fullkey || '[0]') = ?`;
+
+/**
+ * Reads a run's entries back from its step rows. A journal key's value and a stage execution's
+ * transcript are looked up in SQL, touching only their column; `entriesOf` and `recorded` read
+ * the run's entries at once, for a caller that reads them all (a durable run, a fork).
  */
 export class StepEntries {
   private readonly upTo: Database.Statement<[string, number], StepEntryRow>;
+  private readonly journals: Database.Statement<[string], StepEntryRow>;
+  private readonly firstValue: Database.Statement<[string, string], JournalValueRow>;
+  private readonly ofExecution: Database.Statement<[string, string], StoredTranscriptRow>;
+  private readonly firstDamaged: Database.Statement<[string], number | null>;
+  private readonly damagedTranscripts: Database.Statement<[string], number | null>;
 
   constructor(db: Database.Database) {
     this.upTo = db.prepare<[string, number], StepEntryRow>(
@@ -58,25 +95,43 @@ export class StepEntries {
        WHERE run_id = ? AND step <= ? AND (journal IS NOT NULL OR transcripts IS NOT NULL)
        ORDER BY step`,
     );
+    this.journals = db.prepare<[string], StepEntryRow>(
+      `SELECT step, journal, NULL AS transcripts FROM steps
+       WHERE run_id = ? AND journal IS NOT NULL ORDER BY step`,
+    );
+    this.firstValue = db.prepare<[string, string], JournalValueRow>(
+      `SELECT s.step, CASE json_array_length(e.value)
+           WHEN 2 THEN s.journal -> (e.fullkey || '[1]') ELSE e.value ->> 2 END AS value
+         ${entriesIn("journal")}
+       ORDER BY s.step, e.id LIMIT 1`,
+    );
+    this.ofExecution = db.prepare<[string, string], StoredTranscriptRow>(
+      `SELECT s.step, e.value AS stored ${entriesIn("transcripts")} ORDER BY s.step, e.id`,
+    );
+    this.firstDamaged = db
+      .prepare<[string], number | null>(
+        "SELECT min(step) FROM steps WHERE run_id = ? AND journal IS NOT NULL AND NOT json_valid(journal)",
+      )
+      .pluck();
+    this.damagedTranscripts = db
+      .prepare<[string], number | null>(
+        "SELECT min(step) FROM steps WHERE run_id = ? AND transcripts IS NOT NULL AND NOT json_valid(transcripts)",
+      )
+      .pluck();
   }
 
-  /** The run's entries, as `entriesOf` tells: a stage execution's decoded when asked. */
+  /**
+   * The run's entries, as `entriesOf` tells: its journal, read from the journal columns only; a
+   * stage execution's transcript read when asked, so damage in the transcripts of one fails
+   * those reads, not the run's. (An unparsable transcripts column names no stage execution: it
+   * fails every transcript read of the run. An unparsable journal column fails this read, since
+   * a run that went on without the calls it had recorded would make them again.)
+   */
   entriesOf(runId: string): RunEntries {
-    const { journal, transcripts } = this.stored(runId);
-    const decoded = decodedWith(journal);
-    const byExecution = new Map<string, StoredTranscript[]>();
-    for (const stored of transcripts) {
-      const rows = byExecution.get(stored[0]);
-      if (rows) rows.push(stored);
-      else byExecution.set(stored[0], [stored]);
-    }
     return {
-      journal,
+      journal: this.journalOf(runId),
       transcriptRows: (stageExecutionId) =>
-        (byExecution.get(stageExecutionId) ?? []).map((stored) => {
-          const { key, entry } = decoded(stored);
-          return { key, entry };
-        }),
+        this.transcriptRows(stageExecutionId).map(({ key, entry }) => ({ key, entry })),
     };
   }
 
@@ -85,23 +140,64 @@ export class StepEntries {
     runId: string,
     step?: number,
   ): { journal: JournalRow[]; transcripts: RunTranscriptRow[] } {
-    const { journal, transcripts } = this.stored(runId, step);
-    return { journal, transcripts: transcripts.map(decodedWith(journal)) };
+    const stored = this.stored(runId, step);
+    const journal = asRows(stored.journal);
+    return { journal, transcripts: stored.transcripts.map(decodedWith(journal)) };
   }
 
   journalOf(runId: string): JournalRow[] {
-    return this.stored(runId).journal;
+    const journal = new Map<string, StoredJournal>();
+    for (const row of this.journals.all(runId)) keepFirst(journal, runId, row);
+    return asRows([...journal.values()]);
+  }
+
+  /**
+   * The first value recorded under `key` as its JSON text, found in SQL. When an unparsable
+   * journal column comes before it (or it is not found), it may have been there:
+   * `Session/StoreCorrupt`.
+   */
+  journalValue(key: string): string | undefined {
+    const runId = runIdOfJournalKey(key);
+    const found = this.firstValue.get(runId, key);
+    const damaged = this.firstDamaged.get(runId);
+    if (damaged !== null && damaged !== undefined && (!found || damaged < found.step))
+      throw storeCorrupt(`the journal entries of run ${runId}'s step ${damaged} do not read back`, {
+        runId,
+        step: damaged,
+      });
+    if (found && found.value === null)
+      throw storeCorrupt(`the journal entry ${key} of run ${runId} does not read back`, { runId });
+    return found?.value ?? undefined;
   }
 
   /** One stage execution's entries before `before`, in key order; only those are decoded. */
   transcriptRows(stageExecutionId: string, before?: string): RunTranscriptRow[] {
-    const { journal, transcripts } = this.stored(runIdOfExecution(stageExecutionId));
-    return transcripts
-      .filter(
-        ([execution, key]) =>
-          execution === stageExecutionId && (before === undefined || key < before),
-      )
-      .map(decodedWith(journal));
+    const runId = runIdOfExecution(stageExecutionId);
+    const damaged = this.damagedTranscripts.get(runId);
+    if (damaged !== null && damaged !== undefined) {
+      const what = `the transcripts entries of run ${runId}'s step ${damaged} do not read back`;
+      throw storeCorrupt(what, { runId, step: damaged });
+    }
+    const latest = new Map<string, StoredTranscript>();
+    for (const { step, stored } of this.ofExecution.all(runId, stageExecutionId)) {
+      const entry = storedTranscript(runId, step, stored);
+      if (before === undefined || entry[1] < before) latest.set(entry[1], entry);
+    }
+    return [...latest.values()].sort(byExecutionThenKey).map((stored) => this.decoded(stored));
+  }
+
+  /** A stored transcript entry decoded, its tool result read from the journal if kept there. */
+  private decoded([stageExecutionId, key, entry, resultOf]: StoredTranscript): RunTranscriptRow {
+    return {
+      stageExecutionId,
+      key,
+      entry: entryOf(stageExecutionId, {
+        key,
+        entry: JSON.stringify(entry),
+        resultOf: resultOf ?? null,
+        resultSource: resultOf === undefined ? null : (this.journalValue(resultOf) ?? null),
+      }),
+    };
   }
 
   /**
@@ -109,21 +205,46 @@ export class StepEntries {
    * JSON text; the transcripts by stage execution then key, an entry put again replacing the
    * earlier one, still undecoded.
    */
-  private stored(runId: string, step = Number.MAX_SAFE_INTEGER) {
-    const journal = new Map<string, string>();
+  stored(runId: string, step = Number.MAX_SAFE_INTEGER): StoredEntries {
+    const journal = new Map<string, StoredJournal>();
     const transcripts = new Map<string, StoredTranscript>();
     for (const row of this.upTo.all(runId, step)) {
-      for (const [key, value] of columnOf(runId, row, "journal")) {
-        if (!journal.has(key)) journal.set(key, JSON.stringify(value));
-      }
+      keepFirst(journal, runId, row);
       for (const stored of columnOf(runId, row, "transcripts") as StoredTranscript[])
         transcripts.set(JSON.stringify([stored[0], stored[1]]), stored);
     }
     return {
-      journal: [...journal].map(([key, value]) => ({ key, value })),
+      journal: [...journal.values()],
       transcripts: [...transcripts.values()].sort(byExecutionThenKey),
     };
   }
+}
+
+/** The row's journal entries added to `journal`, a key's first value kept (an entry is a fact). */
+function keepFirst(journal: Map<string, StoredJournal>, runId: string, row: StepEntryRow): void {
+  for (const entry of columnOf(runId, row, "journal") as StoredJournal[])
+    if (!journal.has(entry[0])) journal.set(entry[0], entry);
+}
+
+const asRows = (journal: StoredJournal[]): JournalRow[] =>
+  journal.map(([key, value, damaged]) => ({ key, value: damaged ?? JSON.stringify(value) }));
+
+interface JournalValueRow {
+  step: number;
+  value: string | null;
+}
+
+interface StoredTranscriptRow {
+  step: number;
+  stored: string;
+}
+
+/** One stored transcript entry (JSON text) read back; one of another shape is corrupt. */
+function storedTranscript(runId: string, step: number, text: string): StoredTranscript {
+  const entry: unknown = JSON.parse(text);
+  if (isStoredTranscript(entry)) return entry as StoredTranscript;
+  const what = `a transcripts entry of run ${runId}'s step ${step} does not read back`;
+  throw storeCorrupt(what, { runId, step });
 }
 
 /** A step's entries column read back; one that does not is `Session/StoreCorrupt`, naming it. */
@@ -151,7 +272,9 @@ function columnOf(
 const isText = (part: unknown): part is string => typeof part === "string";
 
 const isStoredJournal = (entry: unknown): boolean =>
-  Array.isArray(entry) && entry.length === 2 && isText(entry[0]);
+  Array.isArray(entry) &&
+  isText(entry[0]) &&
+  (entry.length === 2 || (entry.length === 3 && entry[1] === null && isText(entry[2])));
 
 const isStoredTranscript = (entry: unknown): boolean =>
   Array.isArray(entry) &&
@@ -174,7 +297,5 @@ const decodedWith = (journal: JournalRow[]) => {
   });
 };
 
-const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 const byExecutionThenKey = (a: StoredTranscript, b: StoredTranscript): number =>
-  compare(a[0], b[0]) || compare(a[1], b[1]);
+  compareKeys(a[0], b[0]) || compareKeys(a[1], b[1]);

@@ -6,7 +6,7 @@ import type { StepHistory } from "./history.js";
 import { decodeSnapshot, eventsAfter, type StoredSnapshot, toStepEvents } from "./records.js";
 import { SnapshotKeyframes, snapshotJson } from "./snapshot-delta.js";
 import type { Statements } from "./statements.js";
-import { toStepEntries } from "./step-entries.js";
+import { type StoredEntries, toStepEntries } from "./step-entries.js";
 import { auditRunMismatch, noSnapshot, runNotFound } from "./store-errors.js";
 
 /**
@@ -23,7 +23,7 @@ export class StepLog {
   ) {}
 
   /** Appends the step's row: its events numbered after the run's last, its entries, its snapshot. */
-  append(runId: string, step: StepCommit, at: string): AuditEvent[] {
+  append(runId: string, step: StepCommit, at: string, carried?: StoredEntries): AuditEvent[] {
     if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
     const last = this.sql.lastStep.get(runId);
     let seq = last?.lastSeq ?? 0;
@@ -32,7 +32,7 @@ export class StepLog {
       seq += 1;
       return { seq, at, ...input };
     });
-    const entries = toStepEntries(runId, step);
+    const entries = toStepEntries(runId, step, carried);
     const number = (last?.step ?? 0) + 1;
     const snapshot =
       step.snapshot === undefined

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { TOOL_RUN } from "../../src/runtime/journal.js";
 import { MIGRATIONS } from "../../src/store/index.js";
@@ -71,7 +71,7 @@ describe("a store from when the journal and transcripts were tables (schema 10)"
       { key: "model:run-1/run-1/plan/1/1", value: '{"reply":"second"}' },
       { key: "tool:run-1/c1", value: JSON.stringify(toolRun) },
       // A damaged value stays damaged, never taken for an absent one.
-      { key: "model:run-1/run-1/plan/1/2", value: '"{cut"' },
+      { key: "model:run-1/run-1/plan/1/2", value: "{cut" },
     ]);
     expect(store.transcriptsOf("run-1")).toEqual([
       { stageExecutionId: "run-1/plan/1", key: "k0", entry: user("system") },
@@ -79,9 +79,11 @@ describe("a store from when the journal and transcripts were tables (schema 10)"
       { stageExecutionId: "run-1/plan/1", key: "k2", entry: user("late") },
     ]);
     expect(store.get("tool:run-1/c1", TOOL_RUN)).toEqual(toolRun);
-    expect(() => store.get("model:run-1/run-1/plan/1/2", z.object({}))).toThrow(
-      expect.objectContaining({ code: "Session/StoreCorrupt" }),
-    );
+    // Whatever shape it is asked for, even any.
+    for (const shape of [z.object({}), z.unknown()])
+      expect(() => store.get("model:run-1/run-1/plan/1/2", shape)).toThrow(
+        expect.objectContaining({ code: "Session/StoreCorrupt" }),
+      );
     expect(store.get("model:run-2/run-2/plan/1/0", z.unknown())).toEqual({ reply: "old" });
     // What came after the last step is a step of its own, so no earlier step takes it.
     expect(store.stepsOf("run-1").map(({ step, at }) => [step, at])).toEqual([
@@ -113,10 +115,16 @@ describe("a store from when the journal and transcripts were tables (schema 10)"
 
     okValue(store.forkRun("run-1", 4, newRun("at-4"), { events: [forked("at-4")] }));
     expect(store.read("at-4/plan/1")).toEqual([user("system"), toolEntry, user("late")]);
+    expect(() => store.get("model:at-4/at-4/plan/1/2", z.unknown())).toThrow(
+      expect.objectContaining({ code: "Session/StoreCorrupt" }),
+    );
 
-    // A step stored before forks were possible still cannot be forked.
-    const refused = store.forkRun("run-2", 1, newRun("old"), { events: [forked("old")] });
-    expect(failure(refused).code).toBe("Session/ForkUnavailable");
+    // A step stored before forks were possible still cannot be forked, nor the step its
+    // entries moved to: the run had no step to fork from, and still has none.
+    for (const step of [1, 2]) {
+      const refused = store.forkRun("run-2", step, newRun("old"), { events: [forked("old")] });
+      expect(failure(refused).code).toBe("Session/ForkUnavailable");
+    }
   });
 
   it("goes on: a new step is numbered after the moved ones, and the entries stay append-only", () => {
@@ -175,5 +183,117 @@ describe("a step's entries", () => {
       expect.objectContaining({ code: "Session/EntryRunMismatch" }),
     );
     expect(store.stepsOf("run-1")).toEqual([]);
+  });
+});
+
+describe("reading one entry back", () => {
+  /** run-1 with `steps` steps, each journaling a model call and a transcript entry of its own stage execution. */
+  function longRun(steps: number) {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    for (let step = 0; step < steps; step += 1)
+      store.commitStep("run-1", {
+        events: [],
+        journal: [{ key: `model:run-1/run-1/plan/1/${step}`, value: { reply: `reply ${step}` } }],
+        transcripts: [
+          { stageExecutionId: `run-1/plan/${step % 2}`, key: `k${step}`, entry: user(`${step}`) },
+        ],
+      });
+    return store;
+  }
+
+  /** How many JSON texts `read` parses in JS. */
+  function parsesDuring(read: () => void): number {
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      read();
+      return parse.mock.calls.length;
+    } finally {
+      parse.mockRestore();
+    }
+  }
+
+  it("a journal key is looked up in the store: no other step's entries are decoded", () => {
+    const store = longRun(40);
+    let value: unknown;
+    const parses = parsesDuring(() => {
+      value = store.get("model:run-1/run-1/plan/1/7", z.unknown());
+    });
+    expect(value).toEqual({ reply: "reply 7" });
+    expect(parses).toBe(1);
+  });
+
+  it("a stage execution's transcript decodes its own entries only", () => {
+    const store = longRun(40);
+    let entries: unknown[] = [];
+    const parses = parsesDuring(() => {
+      entries = store.read("run-1/plan/1");
+    });
+    expect(entries).toHaveLength(20);
+    expect(entries).toContainEqual(user("39"));
+    // Each of its 20 entries is read from its step's column, then decoded; nothing else.
+    expect(parses).toBeLessThanOrEqual(2 * 20);
+  });
+});
+
+/** Rewrites `part` of a stored entry, as damage on disk would (the steps table is append-only). */
+function damageStoredEntry(path: string, part: string, damaged: string): void {
+  const db = new Database(path);
+  const triggers = db
+    .prepare<[], { name: string; sql: string }>(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'steps'",
+    )
+    .all();
+  for (const { name } of triggers) db.exec(`DROP TRIGGER ${name}`);
+  db.prepare("UPDATE steps SET transcripts = replace(transcripts, ?, ?)").run(part, damaged);
+  for (const { sql } of triggers) db.exec(sql);
+  db.close();
+}
+
+describe("a fork of a run with a damaged entry", () => {
+  it("copies the entries as stored: only the damaged entry's stage execution fails its reads", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.commitStep("run-1", {
+      events: [],
+      snapshot: { value: "plan" },
+      definitionHash: "hash-1",
+      journal: [{ key: "tool:run-1/c1", value: toolRun }],
+      transcripts: [
+        { stageExecutionId: "run-1/plan/1", key: "k0", entry: user("kept") },
+        { stageExecutionId: "run-1/plan/1", key: "k1", entry: toolEntry },
+        { stageExecutionId: "run-1/other/1", key: "k0", entry: user("damaged") },
+      ],
+    });
+    damageStoredEntry(path, '"role":"user","text":"damaged"', '"role":"nobody"');
+
+    okValue(store.forkRun("run-1", 1, newRun("fork-1"), { events: [forked("fork-1")] }));
+
+    expect(store.read("fork-1/plan/1")).toEqual([user("kept"), toolEntry]);
+    expect(store.get("tool:fork-1/c1", TOOL_RUN)).toEqual(toolRun);
+    expect(() => store.read("fork-1/other/1")).toThrow(
+      expect.objectContaining({ code: "Session/StoreCorrupt" }),
+    );
+  });
+});
+
+describe("a run whose transcripts column does not read back", () => {
+  it("still reads its journal back to resume; only transcript reads fail, as corrupt", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.commitStep("run-1", {
+      events: [],
+      journal: [{ key: "model:run-1/run-1/plan/1/0", value: { reply: "first" } }],
+      transcripts: [{ stageExecutionId: "run-1/plan/1", key: "k0", entry: user("done") }],
+    });
+    damageStoredEntry(path, '"text":"done"}]]', '"text":"do');
+
+    const entries = store.entriesOf("run-1");
+    expect(entries.journal).toEqual([
+      { key: "model:run-1/run-1/plan/1/0", value: JSON.stringify({ reply: "first" }) },
+    ]);
+    expect(() => entries.transcriptRows("run-1/plan/1")).toThrow(
+      expect.objectContaining({ code: "Session/StoreCorrupt" }),
+    );
   });
 });

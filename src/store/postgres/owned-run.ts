@@ -16,6 +16,7 @@ import {
 } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
+import { compareKeys } from "../key-order.js";
 import type { NewRun, RunPatch, RunRecord, StoredSnapshot } from "../records.js";
 import { isValidRunId } from "../run-ids.js";
 import { leaseLost, noSnapshot, runExists, runIdInvalid, runNotFound } from "../store-errors.js";
@@ -270,6 +271,10 @@ export class OwnedRun implements RunStore {
       .map(({ entry }) => entry);
   }
 
+  /**
+   * What this run holds, served from memory: a durable run's StepRecorder builds its own maps
+   * over the same values and entries (shared, not copied), so only the maps' slots are held twice.
+   */
   entriesOf(runId: string): RunEntries {
     this.mine(runId);
     const journal = [...this.journal].map(([key, value]) => ({ key, value }));
@@ -278,7 +283,7 @@ export class OwnedRun implements RunStore {
 
   transcriptRows(stageExecutionId: string): TranscriptRow[] {
     const entries = [...(this.transcripts.get(stageExecutionId) ?? [])];
-    return entries.sort(([a], [b]) => compareText(a, b)).map(([key, entry]) => ({ key, entry }));
+    return entries.sort(([a], [b]) => compareKeys(a, b)).map(([key, entry]) => ({ key, entry }));
   }
 
   recall(namespace: string, key: string): Promise<JsonValue | undefined> {
@@ -356,6 +361,3 @@ function settled(result: Result<unknown>): void {
 }
 
 const isOver = (run: RunRecord): boolean => ["done", "failed", "cancelled"].includes(run.status);
-
-/** Bytewise, as both stores order keys. */
-const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
