@@ -36,12 +36,17 @@ export interface StepCommit {
   owner?: string;
 }
 
-/** A run's journal as recorded (a key's first value), and its transcripts. */
+/**
+ * A run's journal as recorded (a key's first value), and its transcripts. A journal that does not
+ * read back fails the whole read (`Session/StoreCorrupt`): a run that went on without knowing
+ * which calls it recorded would make them again.
+ */
 export interface RunEntries {
   journal: { key: string; value: string }[];
   /**
    * A stage execution's transcript entries in key order, decoded when asked: a damaged entry
-   * fails the reads of its own stage execution only.
+   * fails the reads of its own stage execution only (a step's transcripts that do not read back
+   * at all, those of every stage execution).
    */
   transcriptRows(stageExecutionId: string): TranscriptRow[];
 }

@@ -55,7 +55,8 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
 
   /** The event as the store will keep it: the same seq, and the moment it happened. */
   emit(input: AuditEventInput): AuditEvent {
-    const event = { ...input, at: new Date().toISOString() };
+    // An event that says when it happened (a stage phase's end) keeps that moment.
+    const event = { ...input, at: input.at ?? new Date().toISOString() };
     this.pending.push(event);
     return { ...event, seq: this.nextSeq++ };
   }

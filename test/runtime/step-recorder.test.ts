@@ -31,3 +31,24 @@ describe("a durable run's journal", () => {
     expect(store.stepsOf("run-1")).toHaveLength(1);
   });
 });
+
+describe("a durable run's audit events", () => {
+  it("keep the moment an event says it happened, and are stamped when they do not say", () => {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    const recorder = new StepRecorder(store, "run-1", "hash-1");
+    const before = new Date().toISOString();
+    recorder.emit({
+      type: "StageSetup",
+      runId: "run-1",
+      payload: {},
+      at: "2030-01-01T00:00:00.000Z",
+    });
+    recorder.emit({ type: "StageInit", runId: "run-1", payload: {} });
+    recorder.commit();
+
+    const [setup, init] = store.auditOf("run-1");
+    expect(setup?.at).toBe("2030-01-01T00:00:00.000Z");
+    expect(init?.at >= before).toBe(true);
+  });
+});
