@@ -100,13 +100,11 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
     const { url, store } = await stores.fresh();
     const project = demoProject();
     // An MCP server that takes 2.5 lease times to start: the worker starts it before the run. The
-    // lease is long enough that a loaded machine's scheduling delays do not let it lapse: renewed
-    // every third of it, it survives a stall of over 6 s (3 s and 5 s leases lapsed at load
-    // average 15, when the test process itself was held off the cores for seconds).
+    // lease is long enough that a loaded machine's scheduling delays do not let it lapse.
     const slowServer = join(project, "slow-mcp-server.mjs");
     writeFileSync(
       slowServer,
-      `await new Promise((later) => setTimeout(later, 25000));\nawait import(${JSON.stringify(DEMO_SERVER)});\n`,
+      `await new Promise((later) => setTimeout(later, 7500));\nawait import(${JSON.stringify(DEMO_SERVER)});\n`,
     );
     const quiet = { stdout: () => {}, stderr: () => {} };
     const detached = await main(
@@ -118,12 +116,12 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
     );
     expect(detached).toBe(0);
 
-    const { events } = worker({ store, leaseTtlMs: 10_000, pollMs: 50 });
+    const { events } = worker({ store, leaseTtlMs: 3000, pollMs: 50 });
     // Another worker asks for runs all along: the run is never free to take.
     const rival = await stores.reopen(url);
     const taken: string[] = [];
     await until(async () => {
-      const claimed = await rival.claimRun("rival-worker", 10_000);
+      const claimed = await rival.claimRun("rival-worker", 3000);
       if (claimed) taken.push(claimed.runId);
       return claimed !== undefined || events.some((event) => event.kind === "finished");
     }, 100);
@@ -134,7 +132,7 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
       { kind: "finished", runId: "slow-prepare", outcome: { status: "done" } },
     ]);
     expect(executionProblems(await store.auditOf("slow-prepare"))).toEqual([]);
-  }, 90_000);
+  }, 60_000);
 
   it("fails a run whose stored bundle cannot be written out, audited with its code: no worker takes it again", async () => {
     const { store } = await stores.fresh();
