@@ -187,17 +187,8 @@ export class StepEntries {
   }
 
   /** A stored transcript entry decoded, its tool result read from the journal if kept there. */
-  private decoded([stageExecutionId, key, entry, resultOf]: StoredTranscript): RunTranscriptRow {
-    return {
-      stageExecutionId,
-      key,
-      entry: entryOf(stageExecutionId, {
-        key,
-        entry: JSON.stringify(entry),
-        resultOf: resultOf ?? null,
-        resultSource: resultOf === undefined ? null : (this.journalValue(resultOf) ?? null),
-      }),
-    };
+  private decoded(stored: StoredTranscript): RunTranscriptRow {
+    return decodedTranscript(stored, (key) => this.journalValue(key));
   }
 
   /**
@@ -285,17 +276,25 @@ const isStoredTranscript = (entry: unknown): boolean =>
 /** A stored transcript entry decoded, its tool result put back from `journal` if kept there. */
 const decodedWith = (journal: JournalRow[]) => {
   const values = new Map(journal.map((row) => [row.key, row.value]));
-  return ([stageExecutionId, key, entry, resultOf]: StoredTranscript): RunTranscriptRow => ({
+  return (stored: StoredTranscript) => decodedTranscript(stored, (key) => values.get(key));
+};
+
+/** A stored transcript entry decoded; `resultSource` gives the journal's text for a key. */
+function decodedTranscript(
+  [stageExecutionId, key, entry, resultOf]: StoredTranscript,
+  resultSource: (key: string) => string | undefined,
+): RunTranscriptRow {
+  return {
     stageExecutionId,
     key,
     entry: entryOf(stageExecutionId, {
       key,
       entry: JSON.stringify(entry),
       resultOf: resultOf ?? null,
-      resultSource: resultOf === undefined ? null : (values.get(resultOf) ?? null),
+      resultSource: resultOf === undefined ? null : (resultSource(resultOf) ?? null),
     }),
-  });
-};
+  };
+}
 
 const byExecutionThenKey = (a: StoredTranscript, b: StoredTranscript): number =>
   compareKeys(a[0], b[0]) || compareKeys(a[1], b[1]);

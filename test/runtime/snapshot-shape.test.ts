@@ -65,21 +65,22 @@ const typesOf = (store: SqliteStore, runId: string) =>
     .map((event) => event.type)
     .filter((type) => type !== "RunResumed" && type !== "RunSuspended");
 
+/** The run's steps up to each state the fixture was cut in (stored, or hand-built after a step). */
+const cuts = [
+  ...Object.entries(fixture.cuts).map(([state, at]) => ({
+    state,
+    steps: fixture.steps.slice(0, at + 1),
+  })),
+  ...Object.entries(fixture.handBuilt).map(([state, { after, step }]) => ({
+    state,
+    steps: [...fixture.steps.slice(0, after + 1), step],
+  })),
+];
+
 /** The audit of the run as it went on uninterrupted when it was stored. */
 const uninterrupted = fixture.steps.flatMap((step) => step.events.map((event) => event.type));
 
 describe("a run stored by the stage machine of before (a state and an actor per phase)", () => {
-  const cuts = [
-    ...Object.entries(fixture.cuts).map(([state, at]) => ({
-      state,
-      steps: fixture.steps.slice(0, at + 1),
-    })),
-    ...Object.entries(fixture.handBuilt).map(([state, { after, step }]) => ({
-      state,
-      steps: [...fixture.steps.slice(0, after + 1), step],
-    })),
-  ];
-
   it.each(cuts)(
     "resumes from a stage stored in $state and ends as it would have",
     async ({ steps }) => {
@@ -115,16 +116,6 @@ describe("a stage snapshot stored by the stage machine of before, restored on it
     steps.flatMap((step) =>
       step.events.filter((event) => event.stageId === "plan").map((event) => event.type),
     );
-  const cuts = [
-    ...Object.entries(fixture.cuts).map(([state, at]) => ({
-      state,
-      steps: fixture.steps.slice(0, at + 1),
-    })),
-    ...Object.entries(fixture.handBuilt).map(([state, { after, step }]) => ({
-      state,
-      steps: [...fixture.steps.slice(0, after + 1), step],
-    })),
-  ];
   /** The plan stage's own snapshot, inside the run's. */
   const planSnapshot = (step: StepCommit) =>
     (step.snapshot as { children: { plan: { snapshot: Snapshot<unknown> } } }).children.plan
