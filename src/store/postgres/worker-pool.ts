@@ -93,8 +93,17 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const graceMs = options.stopGraceMs ?? 0;
   const leaseTtlMs = options.leaseTtlMs ?? LEASE_TTL_MS;
   let stopping = false;
+  /**
+   * Wake-ups of idle slots so far (a queued run announced, `stop()`): a slot whose claim was under
+   * way when one came, and so was not asleep to hear it, looks again instead of sleeping.
+   */
+  let wakeUps = 0;
   const wakeAll = (slots: Set<() => void>) => {
     for (const wake of slots) wake();
+  };
+  const wakeSleeping = () => {
+    wakeUps += 1;
+    wakeAll(sleeping);
   };
   const idle = (slots: Set<() => void>) =>
     new Promise<void>((resume) => {
@@ -183,10 +192,11 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const slot = async () => {
     while (!stopping) {
       const owner = leaseOwner();
+      const wakeUpsBefore = wakeUps;
       const runId = await options.claim(owner).catch(() => undefined);
       if (runId === undefined) {
         if (options.untilIdle) return;
-        await idle(sleeping);
+        if (wakeUps === wakeUpsBefore) await idle(sleeping);
         continue;
       }
       const outcome = await drive(runId, owner).catch(
@@ -198,15 +208,13 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
       options.onRun?.(runId, "status" in outcome ? outcome : outcome.error);
       if ("givenBack" in outcome && outcome.givenBack) {
         if (options.untilIdle) return;
-        await idle(backingOff);
+        if (!stopping) await idle(backingOff);
       }
     }
   };
 
   const done = (async () => {
-    const watch = options.untilIdle
-      ? undefined
-      : await watchQueue(options, () => wakeAll(sleeping));
+    const watch = options.untilIdle ? undefined : await watchQueue(options, wakeSleeping);
     try {
       await Promise.all(Array.from({ length: options.concurrency ?? 1 }, slot));
     } finally {
@@ -217,7 +225,7 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
     done,
     async stop() {
       stopping = true;
-      wakeAll(sleeping);
+      wakeSleeping();
       wakeAll(backingOff);
       for (const run of live) run.stopAfterNextStep(graceMs);
       await done;
