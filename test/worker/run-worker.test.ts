@@ -104,7 +104,7 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
     const slowServer = join(project, "slow-mcp-server.mjs");
     writeFileSync(
       slowServer,
-      `await new Promise((later) => setTimeout(later, 7500));\nawait import(${JSON.stringify(DEMO_SERVER)});\n`,
+      `await new Promise((later) => setTimeout(later, 12500));\nawait import(${JSON.stringify(DEMO_SERVER)});\n`,
     );
     const quiet = { stdout: () => {}, stderr: () => {} };
     const detached = await main(
@@ -116,12 +116,14 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
     );
     expect(detached).toBe(0);
 
-    const { events } = worker({ store, leaseTtlMs: 3000, pollMs: 50 });
-    // Another worker asks for runs all along: the run is never free to take.
+    const { events } = worker({ store, leaseTtlMs: 5000, pollMs: 50 });
+    // Once this worker has claimed the run, another asks for runs all along: it never gets it.
+    // (Asking from the start raced this worker's first claim, and sometimes won it.)
+    await until(async () => (await store.leaseHolder("slow-prepare")) !== undefined);
     const rival = await stores.reopen(url);
     const taken: string[] = [];
     await until(async () => {
-      const claimed = await rival.claimRun("rival-worker", 3000);
+      const claimed = await rival.claimRun("rival-worker", 5000);
       if (claimed) taken.push(claimed.runId);
       return claimed !== undefined || events.some((event) => event.kind === "finished");
     }, 100);
