@@ -1,23 +1,14 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { MIGRATIONS, SqliteStore } from "../../src/store/index.js";
-import { newRun, openStore, tempDir, tempStore } from "./support/temp-store.js";
+import { SqliteStore } from "../../src/store/index.js";
+import { newRun, openStore, storeFileAtSchema, tempDir, tempStore } from "./support/temp-store.js";
 
 const tableNames = (db: Database.Database): string[] =>
   db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
 
 /** A file as stagechart wrote it at schema version 5, before snapshots lived only in `steps`. */
 function storeAtVersion5(path: string): void {
-  const db = new Database(path);
-  db.exec(
-    "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)",
-  );
-  for (const { version, sql } of MIGRATIONS.filter(({ version }) => version <= 5)) {
-    db.exec(sql);
-    db.prepare("INSERT INTO schema_version VALUES (?, '2030-01-01T00:00:00.000Z', '0.1.0')").run(
-      version,
-    );
-  }
+  const db = storeFileAtSchema(5, path);
   const insertRun = db.prepare(
     `INSERT INTO runs VALUES (?, 'plan-build', 'suspended', '2030-01-01T00:00:00.000Z',
        '2030-01-01T00:00:05.000Z', 'hash-run', '0.1.0', '{}', NULL, NULL)`,

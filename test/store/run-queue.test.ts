@@ -1,20 +1,10 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { MIGRATIONS } from "../../src/store/index.js";
-import { openStore, tempDir } from "./support/temp-store.js";
+import { openStore, storeFileAtSchema, tempDir } from "./support/temp-store.js";
 
 /** A file as stagechart wrote it at schema version 6, before runs could be queued. */
 function storeAtVersion6(path: string): void {
-  const db = new Database(path);
-  db.exec(
-    "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)",
-  );
-  for (const { version, sql } of MIGRATIONS.filter(({ version }) => version <= 6)) {
-    db.exec(sql);
-    db.prepare("INSERT INTO schema_version VALUES (?, '2030-01-01T00:00:00.000Z', '0.1.0')").run(
-      version,
-    );
-  }
+  const db = storeFileAtSchema(6, path);
   const insertRun = db.prepare(
     `INSERT INTO runs VALUES (?, 'plan-build', 'done', '2030-01-01T00:00:00.000Z',
        '2030-01-01T00:00:05.000Z', 'hash-run', '0.1.0', '{}', NULL, '{"ok":true}')`,

@@ -1,8 +1,15 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { MIGRATIONS } from "../../src/store/index.js";
-import { failure, newRun, okValue, openStore, tempDir, tempStore } from "./support/temp-store.js";
+import {
+  failure,
+  newRun,
+  okValue,
+  openStore,
+  storeFileAtSchema,
+  tempDir,
+  tempStore,
+} from "./support/temp-store.js";
 
 /** A stage's instructions: text that differs from one stage to another all along. */
 const bodyOf = (stage: string): string =>
@@ -105,14 +112,7 @@ describe("a run's snapshots", () => {
 describe("a store from before snapshot deltas (schema 8)", () => {
   it("keeps its snapshots as they were and stores the next ones as deltas", () => {
     const path = join(tempDir(), "runs.db");
-    const db = new Database(path);
-    db.exec(
-      "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)",
-    );
-    for (const { version, sql } of MIGRATIONS.filter(({ version }) => version <= 8)) {
-      db.exec(sql);
-      db.prepare("INSERT INTO schema_version VALUES (?, 'then', '0.1.0')").run(version);
-    }
+    const db = storeFileAtSchema(8, path);
     db.exec(`INSERT INTO runs VALUES ('run-1', 'plan-build', 'running', 'then', 'then', 'hash-1',
       '0.1.0', '{}', NULL, NULL)`);
     const step = db.prepare(`INSERT INTO steps (run_id, step, last_seq, at, snapshot,

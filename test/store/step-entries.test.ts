@@ -3,8 +3,15 @@ import Database from "better-sqlite3";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { TOOL_RUN } from "../../src/runtime/journal.js";
-import { MIGRATIONS } from "../../src/store/index.js";
-import { failure, newRun, okValue, openStore, tempDir, tempStore } from "./support/temp-store.js";
+import {
+  failure,
+  newRun,
+  okValue,
+  openStore,
+  storeFileAtSchema,
+  tempDir,
+  tempStore,
+} from "./support/temp-store.js";
 
 const forked = (runId: string) => ({ type: "RunForked" as const, runId, payload: {} });
 const user = (text: string) => ({ role: "user" as const, text });
@@ -50,14 +57,7 @@ const ENTRIES_AT_SCHEMA_10 = [
 
 function storeAtSchema10(): string {
   const path = join(tempDir(), "runs.db");
-  const db = new Database(path);
-  db.exec(
-    "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)",
-  );
-  for (const { version, sql } of MIGRATIONS.filter(({ version }) => version <= 10)) {
-    db.exec(sql);
-    db.prepare("INSERT INTO schema_version VALUES (?, 'then', '0.1.0')").run(version);
-  }
+  const db = storeFileAtSchema(10, path);
   for (const statement of ENTRIES_AT_SCHEMA_10) db.exec(statement);
   db.close();
   return path;

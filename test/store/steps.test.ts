@@ -3,7 +3,6 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { AuditEventInput } from "../../src/inspect/audit.js";
-import { MIGRATIONS } from "../../src/store/index.js";
 import { VERSION } from "../../src/version.js";
 import { AUDIT_ROWS_AT_SCHEMA_8, expectMigratedAudit } from "./support/audit-rows.js";
 import {
@@ -12,6 +11,7 @@ import {
   newRun,
   okValue,
   openStore,
+  storeFileAtSchema,
   tempDir,
   tempStore,
 } from "./support/temp-store.js";
@@ -261,14 +261,7 @@ function circular(): Record<string, unknown> {
 describe("a store from when each audit event was a row of its own (schema 8)", () => {
   it("moves every event into its step's row, keeping seqs, damage and events after the last step", () => {
     const path = join(tempDir(), "runs.db");
-    const db = new Database(path);
-    db.exec(
-      "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)",
-    );
-    for (const { version, sql } of MIGRATIONS.filter(({ version }) => version <= 8)) {
-      db.exec(sql);
-      db.prepare("INSERT INTO schema_version VALUES (?, 'then', '0.1.0')").run(version);
-    }
+    const db = storeFileAtSchema(8, path);
     for (const statement of AUDIT_ROWS_AT_SCHEMA_8) db.exec(statement);
     db.close();
 

@@ -1,10 +1,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type Database from "better-sqlite3";
+import Database from "better-sqlite3";
 import { afterEach } from "vitest";
 import type { Result, StagechartError } from "../../../src/errors.js";
-import { type NewRun, SqliteStore, type StoreOptions } from "../../../src/store/index.js";
+import {
+  MIGRATIONS,
+  type NewRun,
+  SqliteStore,
+  type StoreOptions,
+} from "../../../src/store/index.js";
 
 const dirs: string[] = [];
 const stores: SqliteStore[] = [];
@@ -75,4 +80,23 @@ export function fillDisk(store: SqliteStore, spare = 0): () => void {
   const pages = db.pragma("page_count", { simple: true }) as number;
   db.pragma(`max_page_count = ${pages + spare}`);
   return () => db.pragma("max_page_count = 1073741823");
+}
+
+/**
+ * A store file at `path` as stagechart wrote it at schema `version`: its migrations up to there
+ * applied and recorded, nothing else. Returned open, for the rows of the case; close it after.
+ */
+export function storeFileAtSchema(version: number, path: string): Database.Database {
+  const db = new Database(path);
+  db.exec(
+    "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)",
+  );
+  const recordVersion = db.prepare(
+    "INSERT INTO schema_version VALUES (?, '2030-01-01T00:00:00.000Z', '0.1.0')",
+  );
+  for (const { version: each, sql } of MIGRATIONS.filter((m) => m.version <= version)) {
+    db.exec(sql);
+    recordVersion.run(each);
+  }
+  return db;
 }
