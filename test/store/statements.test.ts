@@ -104,6 +104,31 @@ describe("the runs listing of a store made before it had covering indexes (migra
     expectPageWalk(ofStatus ?? [], "runs_by_status");
   });
 
+  it("keeps each run's row, and what refers to it, through the rebuilt table", () => {
+    const path = storeAtSchema11();
+    const store = openStore(path);
+    expect(store.getRun("run-y")).toMatchObject({
+      ok: true,
+      value: { status: "done", options: { pipelineFile: "machines/plan-build.yaml" } },
+    });
+    expect(
+      store.createRun({ runId: "run-y", pipelineId: "p", definitionHash: "h", options: {} }),
+    ).toMatchObject({ ok: false, error: { code: "Session/RunExists" } });
+    store.close();
+    const db = new Database(path);
+    db.pragma("foreign_keys = ON");
+    try {
+      expect(db.pragma("foreign_key_check")).toEqual([]);
+      const step = db.prepare(
+        "INSERT INTO steps (run_id, step, last_seq, at) VALUES (?, 9, 0, 't')",
+      );
+      expect(() => step.run("run-nowhere")).toThrow(/FOREIGN KEY/);
+      expect(() => step.run("run-x")).not.toThrow();
+    } finally {
+      db.close();
+    }
+  });
+
   it("lists a run created after the migration in the same millisecond as two kept runs first", () => {
     const store = openStore(storeAtSchema11(), { now: () => Date.parse(T(1)) });
     store.createRun({
