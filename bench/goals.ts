@@ -118,7 +118,7 @@ export const GOALS: readonly Goal[] = [
     row: "start-up: stagechart validate",
     limit: 3,
   },
-  // Both listings print the same 10 rows from the same index walk, alternating 1,601 times; the
+  // Both listings read the same 10 rows in the same index walk, alternating 1,601 times; the
   // larger file's index is only deeper. "As fast as" is "not measurably slower": the lower end of
   // the 95 % confidence interval for the median of the rounds' ratios is held to 1.
   {

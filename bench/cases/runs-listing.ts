@@ -22,14 +22,15 @@ const PAGE = FEW - 1;
 
 /**
  * Rounds of the two listings: a listing takes about 1.3 ms, so this is some 4 s a side, and the
- * median's 95 % confidence interval about ±0.5 % wide with this machine's spread of ratios.
+ * median's 95 % confidence interval about ±0.4 % with this machine's spread of ratios.
  */
 const ROUNDS = 1601;
 
 /**
  * `stagechart runs --json --limit 9` over a store of `many` runs against the same over a store
- * of 10: the same rows read and printed, so what differs is only how many runs the store holds. The two
- * alternate run by run; a listing takes about a millisecond, so no garbage is collected between.
+ * of 10: the same rows read and printed, so what differs is only how many runs the store holds.
+ * The two alternate run by run; a listing takes about a millisecond, so no garbage is collected
+ * between.
  * The row's ratio is the median of the rounds' ratios, with a confidence interval for it
  * (`ratioLow`–`ratioHigh`): the goal is judged by its lower end (`bench/goals.ts`).
  */
