@@ -36,7 +36,16 @@ export interface InterleavedTiming {
    * what other processes on the machine do moves it far less than the wall-clock time.
    */
   cpuRatio: Spread;
+  /** A 95 % confidence interval for the median of the rounds' ratios (`medianInterval`). */
+  ratioInterval: Interval;
   rounds: number;
+}
+
+/** Where a median lies, with the given confidence. */
+export interface Interval {
+  low: number;
+  high: number;
+  confidence: number;
 }
 
 /** Which task runs first in a round: ABAB…, swapped every other round so neither always leads. */
@@ -78,6 +87,7 @@ export async function timeInterleaved(
     candidateMs: spreadOf(times.candidate.map((t) => t.wall)),
     ratio: spreadOf(ratios("wall")),
     cpuRatio: spreadOf(ratios("cpu")),
+    ratioInterval: medianInterval(ratios("wall")),
     rounds: plan.rounds,
   };
 }
@@ -86,4 +96,31 @@ export function spreadOf(values: readonly number[]): Spread {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.round(q * (sorted.length - 1))] ?? Number.NaN;
   return { median: at(0.5), p25: at(0.25), p75: at(0.75), min: at(0), max: at(1) };
+}
+
+/**
+ * A confidence interval for the median of independent draws, whatever their distribution: the
+ * k-th smallest and k-th largest of the n values, with k the largest for which a Binomial(n, ½)
+ * falls below k with probability at most (1 − confidence) / 2 (so the median lies between them
+ * with at least that confidence). All of them when there are too few for any k.
+ */
+export function medianInterval(values: readonly number[], confidence = 0.95): Interval {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  const tail = (1 - confidence) / 2;
+  // P(X < k) for X ~ Binomial(n, ½), summed in logarithms: 2^-n is below a double's range.
+  let logChoose = 0;
+  let below = 0;
+  let k = 0;
+  while (k < n / 2) {
+    const next = below + Math.exp(logChoose - n * Math.LN2);
+    if (next > tail) break;
+    below = next;
+    logChoose += Math.log(n - k) - Math.log(k + 1);
+    k++;
+  }
+  const at = (index: number) => sorted[index] ?? Number.NaN;
+  return k === 0
+    ? { low: at(0), high: at(n - 1), confidence }
+    : { low: at(k - 1), high: at(n - k), confidence };
 }

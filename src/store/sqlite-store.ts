@@ -189,8 +189,9 @@ export class SqliteStore
   /** Newest first, as summaries (`getRun` has the rest). */
   listRuns(query: RunQuery = {}): RunSummary[] {
     const { status, updatedSince, limit = -1 } = query;
+    const page = status === undefined ? this.sql.runs : this.sql.runsOfStatus;
     return this.guarded(() =>
-      this.sql.runs.all({ status: status ?? null, since: updatedSince ?? null, limit }),
+      page.all({ status: status ?? null, since: updatedSince ?? null, limit }),
     );
   }
 

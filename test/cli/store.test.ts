@@ -523,11 +523,15 @@ describe("a damaged store", () => {
     const path = storeOf(project);
     const db = new Database(path);
     db.pragma("wal_checkpoint(TRUNCATE)");
-    const root = db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").pluck().get();
+    // The runs table and its indexes (the listing reads only an index): one page each here.
+    const roots = db
+      .prepare<[], number>("SELECT rootpage FROM sqlite_master WHERE tbl_name = 'runs'")
+      .pluck()
+      .all();
     const pageSize = db.pragma("page_size", { simple: true }) as number;
     db.close();
     const bytes = readFileSync(path);
-    bytes.fill(0xa5, ((root as number) - 1) * pageSize, (root as number) * pageSize);
+    for (const root of roots) bytes.fill(0xa5, (root - 1) * pageSize, root * pageSize);
     writeFileSync(path, bytes);
     for (const command of [["runs"], ["show", runId], ["resume", runId]]) {
       const shown = await storeCommand(project, ...command);

@@ -50,7 +50,10 @@ describe("queued runs (migration 7)", () => {
     const db = new Database(path);
     const insert = (status: string) =>
       db
-        .prepare(`INSERT INTO runs VALUES (?, 'p', ?, 'then', 'then', 'h', 'v', '{}', NULL, NULL)`)
+        .prepare(
+          `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at, definition_hash,
+             stagechart_version, options) VALUES (?, 'p', ?, 'then', 'then', 'h', 'v', '{}')`,
+        )
         .run(`run-${status}`, status);
     expect(() => insert("queued")).not.toThrow();
     expect(() => insert("paused")).toThrow(/CHECK/);

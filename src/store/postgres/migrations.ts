@@ -233,6 +233,21 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 11,
     sql: "SELECT 1",
   },
+  {
+    // The SQLite store's migration 12 gives its listing covering indexes, ordered as it lists
+    // (newest first, the later-inserted first among runs created in the same millisecond). Here
+    // the indexes take the tie-break, `position`, so a page reads its rows and sorts none. They
+    // include no other column: a step updates its run's updated_at (step-writes.ts), which an
+    // index holding it would turn from a heap-only update into one written to every index of
+    // runs; and a row is fetched from the heap by its tuple id, whatever the table's size.
+    version: 12,
+    sql: `
+      DROP INDEX runs_by_creation;
+      CREATE INDEX runs_by_creation ON runs (created_at, position);
+      DROP INDEX runs_by_status;
+      CREATE INDEX runs_by_status ON runs (status, created_at, position);
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;
