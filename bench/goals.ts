@@ -5,7 +5,7 @@ interface Figure {
   baseline: string;
   stagechart: string;
   ratio: number | undefined;
-  /** A confidence interval for the ratio, for a goal held by its lower end. */
+  /** A confidence interval for the ratio, for a goal held by its upper end. */
   interval?: { low: number; high: number };
 }
 
@@ -19,12 +19,14 @@ interface Goal {
   /** What is held to the limit; the row's own baseline, stagechart figure and ratio if not given. */
   figure?: (row: Comparison) => Figure;
   /**
-   * "Not measurably over the limit", for a ratio whose true value is the limit itself, which a
-   * median of noisy rounds puts either side of it by chance: met when the lower end of the row's
-   * confidence interval for its ratio (details `ratioLow` and `ratioHigh`) is within the limit,
-   * that is, unless the data show the ratio over it. A row without one is held by its ratio.
+   * "Shown to be within the limit", for an equivalence goal ("as fast as", within a margin): met
+   * when the upper end of the row's confidence interval for its ratio (details `ratioLow` and
+   * `ratioHigh`) is within the limit, so a median that noise put under it is not enough. A row
+   * without one is held by its ratio.
    */
-  byLowerEnd?: boolean;
+  byUpperEnd?: boolean;
+  /** What the table should say beside the verdict, read from every row of the run. */
+  note?: (comparisons: readonly Comparison[]) => string | undefined;
 }
 
 /** A goal as measured in one run of the benchmarks: its row of the goal table. */
@@ -32,6 +34,7 @@ export interface GoalResult extends Figure {
   goal: string;
   limit: number;
   verdict: "met" | "MISSED" | "not measured";
+  note?: string;
 }
 
 /** The row's confidence interval for its ratio, when it has one. */
@@ -55,6 +58,24 @@ const langGraph = (kind: "durable" | "in memory", turns: number): Goal => ({
   row: `LangGraph.js ${kind} (3 stages × ${turns} turns`,
   limit: 1 / 3,
 });
+
+/**
+ * The least "durable ÷ in memory" a transaction per macrostep (DESIGN.md §6) leaves this run on
+ * this machine: its in-memory time plus, per committed step, what committing even a bare 500-byte
+ * row adds (the durability floor row), over its in-memory time.
+ */
+function leastDurableRatio(comparisons: readonly Comparison[]): string | undefined {
+  const durable = comparisons.find((c) => c.name.startsWith("durability:"));
+  const floor = comparisons.find((c) => c.name.startsWith("durability floor"));
+  const steps = Number(durable?.details?.committedStepsPerRun);
+  const added = Number(floor?.details?.addedMsPerStep);
+  if (!durable || !(steps > 0) || !(added > 0)) return undefined;
+  const least = 1 + (steps * added) / durable.baseline.value;
+  return (
+    `a transaction per macrostep alone, at the floor's ${formatValue(added, "ms")} a step ` +
+    `(bare XState committing a 500-byte row), puts this run at ${least.toFixed(2)}× at least`
+  );
+}
 
 /** Issue 14's goals, in its order; each limit is on stagechart ÷ baseline. */
 export const GOALS: readonly Goal[] = [
@@ -97,7 +118,7 @@ export const GOALS: readonly Goal[] = [
     limit: 1.2,
   },
   { goal: "engine overhead ≤ 2× bare XState (in memory)", row: "engine overhead", limit: 2 },
-  { goal: "durable ≤ 1.5× in memory", row: "durability", limit: 1.5 },
+  { goal: "durable ≤ 1.5× in memory", row: "durability", limit: 1.5, note: leastDurableRatio },
   {
     goal: "one transaction per step, journal and transcripts included",
     row: "store transactions per committed step",
@@ -119,13 +140,14 @@ export const GOALS: readonly Goal[] = [
     limit: 3,
   },
   // Both listings read the same 10 rows in the same index walk, alternating 1,601 times; the
-  // larger file's index is only deeper. "As fast as" is "not measurably slower": the lower end of
-  // the 95 % confidence interval for the median of the rounds' ratios is held to 1.
+  // larger file's index is only deeper (3 page reads in one descent, ~0.4 % of a listing: no
+  // B-tree is as shallow over 10,000 runs as over 10). "As fast as" is an equivalence within 1 %:
+  // the upper end of the 95 % confidence interval for the median of the rounds' ratios.
   {
-    goal: "`runs` over 10,000 runs as fast as over 10 (not measurably slower)",
+    goal: "`runs` over 10,000 runs as fast as over 10 (within 1 %)",
     row: "runs --json over",
-    limit: 1,
-    byLowerEnd: true,
+    limit: 1.01,
+    byUpperEnd: true,
   },
   {
     goal: "heap per finished run ≤ 2× bare XState",
@@ -150,7 +172,7 @@ export const GOALS: readonly Goal[] = [
 
 /** Every goal against the rows of one benchmark run. */
 export function judgeGoals(comparisons: readonly Comparison[]): GoalResult[] {
-  return GOALS.map(({ goal, row: prefix, limit, figure = ownFigure, byLowerEnd }) => {
+  return GOALS.map(({ goal, row: prefix, limit, figure = ownFigure, byUpperEnd, note }) => {
     const row = comparisons.find((c) => c.name.startsWith(prefix));
     if (!row)
       return {
@@ -161,11 +183,18 @@ export function judgeGoals(comparisons: readonly Comparison[]): GoalResult[] {
         ratio: undefined,
         verdict: "not measured",
       };
-    const interval = byLowerEnd ? intervalOf(row) : undefined;
+    const interval = byUpperEnd ? intervalOf(row) : undefined;
     const measured = { ...figure(row), ...(interval && { interval }) };
-    const held = interval ? interval.low : measured.ratio;
+    const held = interval ? interval.high : measured.ratio;
     const met = held !== undefined && Number.isFinite(held) && held <= limit;
-    return { goal, limit, ...measured, verdict: met ? "met" : "MISSED" };
+    const said = note?.(comparisons);
+    return {
+      goal,
+      limit,
+      ...measured,
+      verdict: met ? "met" : "MISSED",
+      ...(said && { note: said }),
+    };
   });
 }
 
@@ -183,7 +212,7 @@ const goalRatioCell = ({ ratio, interval }: GoalResult): string =>
     : ratioCell(ratio);
 
 const limitCell = ({ limit, interval }: GoalResult): string =>
-  `${interval ? "lower end " : ""}≤ ${limit.toFixed(2)}×`;
+  `${interval ? "upper end " : ""}≤ ${limit.toFixed(2)}×`;
 
 /** The goal table for the terminal: goal, baseline, stagechart, ratio, limit and verdict. */
 export function renderGoalTable(goals: readonly GoalResult[]): string {
@@ -202,8 +231,13 @@ export function renderGoalTable(goals: readonly GoalResult[]): string {
       .map((cell, i) => cell.padEnd(widths[i] ?? 0))
       .join("  ")
       .trimEnd();
-  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+  const table = [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)];
+  return [...table, ...notesOf(goals).map((note) => `  ${note}`)].join("\n");
 }
+
+/** The goals' notes, each after the goal it is about. */
+const notesOf = (goals: readonly GoalResult[]): string[] =>
+  goals.flatMap((g) => (g.note ? [`${g.goal}: ${g.note}.`] : []));
 
 const markdownRow = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
 
@@ -221,6 +255,7 @@ export const goalMarkdown = (goals: readonly GoalResult[]): string =>
         `${limitCell(g)} ${g.verdict}`,
       ]),
     ),
+    ...notesOf(goals).map((note, i) => `${i === 0 ? "\n" : ""}- ${note}`),
   ].join("\n");
 
 /** The other figures as Markdown, for the README. */

@@ -32,7 +32,7 @@ const ROUNDS = 1601;
  * The two alternate run by run; a listing takes about a millisecond, so no garbage is collected
  * between.
  * The row's ratio is the median of the rounds' ratios, with a confidence interval for it
- * (`ratioLow`–`ratioHigh`): the goal is judged by its lower end (`bench/goals.ts`).
+ * (`ratioLow`–`ratioHigh`): the goal is judged by its upper end (`bench/goals.ts`).
  */
 export async function runsListing(dir: string, many: number): Promise<Comparison> {
   const few = storeOf(join(dir, `runs-${FEW}.db`), FEW);
