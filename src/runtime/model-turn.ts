@@ -13,7 +13,7 @@ import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
 import { type Redactor, redactContent, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
-import { deadline } from "../tools/deadline.js";
+import { deadlineSeries } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";
 import { modelCallKey, RECORDED_CALL, type RecordedCall } from "./journal.js";
@@ -69,6 +69,9 @@ export async function callModel(
   );
 }
 
+/** The model calls' timeouts: a call's signal is an earlier call's when nothing can hear it any more. */
+const modelCallDeadline = deadlineSeries();
+
 async function generate(
   host: Host,
   input: ModelCallInput,
@@ -83,7 +86,7 @@ async function generate(
     turn: input.turn,
     position: input.position,
   };
-  const timeout = deadline(host.limits.modelCallTimeoutMs, signal);
+  const timeout = modelCallDeadline(host.limits.modelCallTimeoutMs, signal);
   const options: LanguageModelV3CallOptions = {
     prompt: toPrompt(
       host.transcripts.read(input.stageExecutionId, transcriptCutoff(input.attempt, input.turn)),

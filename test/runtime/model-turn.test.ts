@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import type { ModelHandle } from "../../src/models/types.js";
+import { runStage } from "../../src/runtime/run-stage.js";
+import { harness, loadStage, stageInput } from "../support/stage-harness.js";
+
+const THREE_TURNS = `
+stages:
+  plan:
+    - tool: Grep
+      args: { pattern: auth }
+    - tool: Grep
+      args: { pattern: token }
+    - tool: submit_plan
+      args: { summary: "Split the module", steps: ["extract", "test"] }
+`;
+
+/** The model's calls, each with the abort signal it was given. */
+function watchSignals(model: ModelHandle): AbortSignal[] {
+  const signals: AbortSignal[] = [];
+  const doGenerate = model.model.doGenerate.bind(model.model);
+  model.model.doGenerate = (call) => {
+    if (call.abortSignal) signals.push(call.abortSignal);
+    return doGenerate(call);
+  };
+  return signals;
+}
+
+describe("a model call's timeout", () => {
+  it("reuses one signal across a stage's calls when the model leaves no listener on it", async () => {
+    const h = harness(THREE_TURNS);
+    const signals = watchSignals(h.host.model);
+
+    const result = await runStage(h.host, stageInput(loadStage("plan")));
+
+    expect(result.verdict).toBe("ok");
+    expect(signals).toHaveLength(3);
+    expect(new Set(signals).size).toBe(1);
+    expect(signals[0]?.aborted).toBe(false);
+  });
+
+  it("gives each call a signal of its own when the model keeps listening to the last one", async () => {
+    const h = harness(THREE_TURNS);
+    const signals = watchSignals(h.host.model);
+    const doGenerate = h.host.model.model.doGenerate;
+    h.host.model.model.doGenerate = (call) => {
+      call.abortSignal?.addEventListener("abort", () => {});
+      return doGenerate(call);
+    };
+
+    await runStage(h.host, stageInput(loadStage("plan")));
+
+    expect(new Set(signals).size).toBe(3);
+  });
+});
