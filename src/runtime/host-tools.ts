@@ -20,7 +20,10 @@ export async function invokeHostTool(
     signal,
     limits: host.limits.tool,
     sandbox: host.sandbox,
-    env: host.commandEnv,
+    // Only a command reads it: most calls never build it (see `Host.commandEnv`).
+    get env() {
+      return host.commandEnv;
+    },
   });
   if (outcome.ok) return { ok: true, output: redactStrings(outcome.output, host.redact) };
   const { code, message, context } = outcome.error;

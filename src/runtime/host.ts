@@ -58,8 +58,11 @@ export interface Host {
    * journaled, audited or recorded.
    */
   redact: Redactor;
-  /** The environment commands run with: the host's, without the keys `redact` removes. */
-  commandEnv: Readonly<Record<string, string>>;
+  /**
+   * The environment commands run with: the host's, without the keys `redact` removes. Built when
+   * first read (listing `process.env` costs more than the rest of a host), then kept.
+   */
+  readonly commandEnv: Readonly<Record<string, string>>;
   clock: { now(): number };
   audit: AuditSink;
   transcripts: TranscriptStore;
@@ -118,6 +121,7 @@ export function createHost(options: HostOptions): Host {
   const checked = checkRoot(root);
   const env = options.env ?? process.env;
   const redact = bothRedactors(redactorOf(options.model), environmentKeysRedactor(env));
+  let commandEnv: Record<string, string> | undefined;
   return {
     // A bad root is kept as given: startRun and resumeRun refuse it (Validation/RootInvalid).
     root: checked.ok ? checked.value : resolve(root),
@@ -138,7 +142,10 @@ export function createHost(options: HostOptions): Host {
     },
     sandbox: bashConfinement({ ...DEFAULT_SANDBOX, ...options.sandbox }),
     redact,
-    commandEnv: withoutProviderKeys(env, redact),
+    get commandEnv() {
+      commandEnv ??= withoutProviderKeys(env, redact);
+      return commandEnv;
+    },
     clock: options.clock ?? { now: Date.now },
     audit: options.audit,
     transcripts: options.transcripts ?? options.store ?? new MemoryTranscripts(),
@@ -146,6 +153,17 @@ export function createHost(options: HostOptions): Host {
     memory: options.memory ?? options.store ?? new HostMemory(options.clock),
     ...(options.store && { store: options.store }),
   };
+}
+
+/**
+ * `host` with some of its parts replaced. The others are shared as they are defined, where a
+ * spread would read them: a part built when first read (`commandEnv`) stays so.
+ */
+export function hostWith(host: Host, parts: Partial<Host>): Host {
+  return Object.defineProperties({} as Host, {
+    ...Object.getOwnPropertyDescriptors(host),
+    ...Object.getOwnPropertyDescriptors(parts),
+  });
 }
 
 const bothRedactors =
