@@ -3,7 +3,7 @@ import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import { watchControlQueue } from "./control-watch.js";
-import { type Host, hostWith } from "./host.js";
+import type { Host } from "./host.js";
 import {
   compileRunMachine,
   type Launch,
@@ -57,12 +57,13 @@ export function launchDurable(
     stop();
   };
   const records = stopOnStoreFailure(recorder, giveUp);
-  const durableHost = hostWith(host, {
+  const durableHost: Host = {
+    ...host,
     audit: recorder,
     journal: records,
     transcripts: records,
     memory: store,
-  });
+  };
   // A store whose writes finish later (an owned run) reports a failed write or renewal here.
   const watchWrites = () => store.durable?.().catch(giveUp);
   const renewal = setInterval(() => {

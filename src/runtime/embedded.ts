@@ -2,7 +2,7 @@ import { fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineContext, PipelineMachine } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditSink } from "../inspect/audit.js";
-import { type Host, hostWith } from "./host.js";
+import type { Host } from "./host.js";
 import { compileRunMachine, endEventOf } from "./launch.js";
 import type { RunStore } from "./persistence.js";
 import { checkContext } from "./run-checks.js";
@@ -20,35 +20,39 @@ import { checkContext } from "./run-checks.js";
 export function compilePipeline(pipeline: PipelineDefinition, host: Host): PipelineMachine {
   const { store } = host;
   const audit = store ? storedAudit(store, host.audit) : host.audit;
-  return compileRunMachine(pipeline, hostWith(host, { audit }), {
-    begins: ({ runId, ctx }) => {
-      const invalid = checkContext(pipeline, { ...ctx });
-      if (invalid) throw invalid;
-      if (store) keepRunRow(store, pipeline, runId, ctx);
-      audit.emit({
-        type: "RunStarted",
-        runId,
-        payload: { pipelineId: pipeline.id, ctx, embedded: true },
-      });
+  return compileRunMachine(
+    pipeline,
+    { ...host, audit },
+    {
+      begins: ({ runId, ctx }) => {
+        const invalid = checkContext(pipeline, { ...ctx });
+        if (invalid) throw invalid;
+        if (store) keepRunRow(store, pipeline, runId, ctx);
+        audit.emit({
+          type: "RunStarted",
+          runId,
+          payload: { pipelineId: pipeline.id, ctx, embedded: true },
+        });
+      },
+      ends: (context) => {
+        const { runId, error } = context;
+        const status = context.status ?? "failed";
+        audit.emit({
+          type: endEventOf(status),
+          runId,
+          payload: { status, ...(error && { error }) },
+        });
+        if (!store) return;
+        const output = status === "done" ? lastOutput(context) : undefined;
+        const updated = store.updateRun(runId, {
+          status,
+          ...(error && { error }),
+          ...(output !== undefined && { output }),
+        });
+        if (!updated.ok) throw updated.error;
+      },
     },
-    ends: (context) => {
-      const { runId, error } = context;
-      const status = context.status ?? "failed";
-      audit.emit({
-        type: endEventOf(status),
-        runId,
-        payload: { status, ...(error && { error }) },
-      });
-      if (!store) return;
-      const output = status === "done" ? lastOutput(context) : undefined;
-      const updated = store.updateRun(runId, {
-        status,
-        ...(error && { error }),
-        ...(output !== undefined && { output }),
-      });
-      if (!updated.ok) throw updated.error;
-    },
-  });
+  );
 }
 
 /** Every event in the store, at once (the app that invokes the run keeps its snapshots), then told to `also`. */

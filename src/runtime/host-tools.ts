@@ -20,10 +20,7 @@ export async function invokeHostTool(
     signal,
     limits: host.limits.tool,
     sandbox: host.sandbox,
-    // Only a command reads it: most calls never build it (see `Host.commandEnv`).
-    get env() {
-      return host.commandEnv;
-    },
+    env: host.commandEnv,
   });
   if (outcome.ok) return { ok: true, output: redactStrings(outcome.output, host.redact) };
   const { code, message, context } = outcome.error;

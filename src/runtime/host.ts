@@ -22,6 +22,7 @@ import { builtinTools } from "../tools/index.js";
 import { type AnyTool, DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/types.js";
 import type { Interactor } from "./interactors.js";
 import { type Journal, MemoryJournal } from "./journal.js";
+import { lazyRecord } from "./lazy-record.js";
 import { HostMemory } from "./memory.js";
 import type { RunStore } from "./persistence.js";
 import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
@@ -60,9 +61,9 @@ export interface Host {
   redact: Redactor;
   /**
    * The environment commands run with: the host's, without the keys `redact` removes. Built when
-   * first read (listing `process.env` costs more than the rest of a host), then kept.
+   * a command first reads it (listing `process.env` costs more than the rest of a host).
    */
-  readonly commandEnv: Readonly<Record<string, string>>;
+  commandEnv: Readonly<Record<string, string>>;
   clock: { now(): number };
   audit: AuditSink;
   transcripts: TranscriptStore;
@@ -121,7 +122,6 @@ export function createHost(options: HostOptions): Host {
   const checked = checkRoot(root);
   const env = options.env ?? process.env;
   const redact = bothRedactors(redactorOf(options.model), environmentKeysRedactor(env));
-  let commandEnv: Record<string, string> | undefined;
   return {
     // A bad root is kept as given: startRun and resumeRun refuse it (Validation/RootInvalid).
     root: checked.ok ? checked.value : resolve(root),
@@ -142,10 +142,7 @@ export function createHost(options: HostOptions): Host {
     },
     sandbox: bashConfinement({ ...DEFAULT_SANDBOX, ...options.sandbox }),
     redact,
-    get commandEnv() {
-      commandEnv ??= withoutProviderKeys(env, redact);
-      return commandEnv;
-    },
+    commandEnv: lazyRecord(() => withoutProviderKeys(env, redact)),
     clock: options.clock ?? { now: Date.now },
     audit: options.audit,
     transcripts: options.transcripts ?? options.store ?? new MemoryTranscripts(),
@@ -153,17 +150,6 @@ export function createHost(options: HostOptions): Host {
     memory: options.memory ?? options.store ?? new HostMemory(options.clock),
     ...(options.store && { store: options.store }),
   };
-}
-
-/**
- * `host` with some of its parts replaced. The others are shared as they are defined, where a
- * spread would read them: a part built when first read (`commandEnv`) stays so.
- */
-export function hostWith(host: Host, parts: Partial<Host>): Host {
-  return Object.defineProperties({} as Host, {
-    ...Object.getOwnPropertyDescriptors(host),
-    ...Object.getOwnPropertyDescriptors(parts),
-  });
 }
 
 const bothRedactors =

@@ -35,7 +35,7 @@ import { watchMachines } from "./actor-watch.js";
 import { askMachineFor, type ResumeInput, routeInputs } from "./ask-stages.js";
 import { runCodeStage } from "./code-stages.js";
 import { EventFeed } from "./event-feed.js";
-import { type Host, hostWith, sandboxNotice } from "./host.js";
+import { type Host, sandboxNotice } from "./host.js";
 import { rulesGrantPolicy } from "./rules.js";
 import { refuseControl } from "./run-checks.js";
 import { stageMachineFor } from "./run-stage.js";
@@ -93,10 +93,11 @@ export function compileRunMachine(
     pipeline.grants.approve.length + pipeline.grants.deny.length > 0
       ? rulesGrantPolicy(pipeline.grants)
       : undefined;
-  const pipelineHost = hostWith(host, {
+  const pipelineHost: Host = {
+    ...host,
     hooks: { ...hooks, ...host.hooks },
     ...(grants && { grantPolicy: grants }),
-  });
+  };
   return createPipelineMachine(pipeline, {
     stageMachine: stageMachineFor(pipelineHost),
     askMachine: askMachineFor(pipelineHost),
@@ -142,7 +143,7 @@ export function launch(
   onStep?: (actor: Actor<AnyStateMachine>) => void,
 ): Result<RunHandle> {
   const feed = new EventFeed();
-  const host = hostWith(baseHost, { audit: feed.tee(baseHost.audit, runId) });
+  const host: Host = { ...baseHost, audit: feed.tee(baseHost.audit, runId) };
   let waiting: RunWait[] | undefined;
   let settleQueued = false;
   const parkedStages = new Set<unknown>();

@@ -45,12 +45,13 @@ export async function invokeTool(
       );
   });
   const timeout = deadline(context.limits.timeoutMs, context.signal, () => onAbort());
-  // Read only by tools that use it: most finish without ever building it.
-  const finished = runGuarded(
-    tool,
-    args,
-    withSignal(context, () => timeout.signal),
-  );
+  const finished = runGuarded(tool, args, {
+    ...context,
+    // Read only by tools that use it: most finish without ever building it.
+    get signal() {
+      return timeout.signal;
+    },
+  });
   try {
     const outcome = await Promise.race([finished, stopped]);
     return outcome.ok
@@ -64,18 +65,6 @@ export async function invokeTool(
   } finally {
     timeout.clear();
   }
-}
-
-/**
- * The caller's context with `signal` read from `signalOf` when the tool reads it. Its other
- * properties are copied as they are defined, so a getter stays one (the host builds a command's
- * environment only when a command reads it).
- */
-function withSignal(context: ToolContext, signalOf: () => AbortSignal): ToolContext {
-  return Object.defineProperties({} as ToolContext, {
-    ...Object.getOwnPropertyDescriptors(context),
-    signal: { get: signalOf, enumerable: true, configurable: true },
-  });
 }
 
 /** A thrown StagechartError is kept as the tool's typed failure; anything else is a crash. */
