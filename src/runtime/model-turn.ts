@@ -104,10 +104,35 @@ async function generate(
   }
 }
 
-/** The envelope's tools and the completion channel — the only tools a stage's model sees. */
+/** A stage execution's manifest, kept with what it was built from. */
+interface Manifest {
+  stage: ModelCallInput["stage"];
+  tools: Host["tools"];
+  manifest: LanguageModelV3FunctionTool[];
+}
+
+/** Manifests by envelope: a stage execution keeps its envelope (one array) for all its calls. */
+const manifests = new WeakMap<readonly string[], Manifest>();
+
+/**
+ * The envelope's tools and the completion channel — the only tools a stage's model sees. Built
+ * once for a stage execution's calls: the same envelope, stage and host tools give the same list.
+ */
 function toolManifest(
   host: Host,
   { stage, envelope }: ModelCallInput,
+): LanguageModelV3FunctionTool[] {
+  const kept = manifests.get(envelope);
+  if (kept?.stage === stage && kept.tools === host.tools) return kept.manifest;
+  const manifest = buildManifest(host, stage, envelope);
+  manifests.set(envelope, { stage, tools: host.tools, manifest });
+  return manifest;
+}
+
+function buildManifest(
+  host: Host,
+  stage: ModelCallInput["stage"],
+  envelope: readonly string[],
 ): LanguageModelV3FunctionTool[] {
   const tools = envelope.flatMap((name) => {
     const tool = host.tools.get(name);

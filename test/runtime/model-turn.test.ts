@@ -52,3 +52,26 @@ describe("a model call's timeout", () => {
     expect(new Set(signals).size).toBe(3);
   });
 });
+
+describe("a stage's tool manifest", () => {
+  it("is built once for all the calls of a stage execution", async () => {
+    const h = harness(THREE_TURNS);
+    const manifests: unknown[] = [];
+    const doGenerate = h.host.model.model.doGenerate.bind(h.host.model.model);
+    h.host.model.model.doGenerate = (call) => {
+      manifests.push(call.tools);
+      return doGenerate(call);
+    };
+
+    await runStage(h.host, stageInput(loadStage("plan")));
+
+    expect(manifests).toHaveLength(3);
+    expect(new Set(manifests).size).toBe(1);
+    expect((manifests[0] as { name: string }[]).map((tool) => tool.name)).toEqual([
+      "Read",
+      "Grep",
+      "Glob",
+      "submit_plan",
+    ]);
+  });
+});
