@@ -45,6 +45,19 @@ describe("a deadline", () => {
     }
   });
 
+  it("adds one listener to the signal it follows, however many calls follow it", () => {
+    const caller = new AbortController();
+    const added = vi.spyOn(caller.signal, "addEventListener");
+    const calls = Array.from({ length: 5 }, () => deadline(60_000, caller.signal));
+    for (const call of calls.slice(0, 4)) call.clear();
+    const last = calls[4]?.signal;
+    caller.abort("stage cancelled");
+
+    expect(added).toHaveBeenCalledTimes(1);
+    expect(last?.reason).toBe("stage cancelled");
+    expect(calls[0]?.signal.aborted).toBe(false);
+  });
+
   it("tells its onAbort of a timeout or of the followed signal's abort, with the signal's reason", async () => {
     const caller = new AbortController();
     const heard: unknown[] = [];
