@@ -61,7 +61,7 @@ class CallDeadline implements Deadline {
     ms: number,
     private readonly parent: AbortSignal | undefined,
     private readonly onAbort: ((reason: unknown) => void) | undefined,
-    private readonly series?: SpareController,
+    private series?: SpareController,
   ) {
     if (parent?.aborted) this.abort(parent.reason);
     else if (parent) follow(parent, this);
@@ -82,6 +82,8 @@ class CallDeadline implements Deadline {
     clearTimeout(this.timer);
     if (this.parent) unfollow(this.parent, this);
     if (this.series && this.controller) this.series.giveBack(this.controller);
+    // Given back once: a later call may be using it by the time this is cleared again.
+    this.series = undefined;
   };
 
   abort(reason: unknown): void {
@@ -92,8 +94,8 @@ class CallDeadline implements Deadline {
   }
 }
 
-const timeUp = (deadline: CallDeadline, ms: number) =>
-  deadline.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError"));
+const timeUp = (expired: CallDeadline, ms: number) =>
+  expired.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError"));
 
 /**
  * The deadlines following each signal. A signal gets one listener, which tells them all, where

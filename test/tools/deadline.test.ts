@@ -105,6 +105,18 @@ describe("a series of deadlines", () => {
     after.clear();
   });
 
+  it("gives a signal back once, however often its call is cleared", () => {
+    const next = deadlineSeries();
+    const first = next(60_000);
+    const signal = first.signal;
+    first.clear();
+    const second = next(60_000);
+    expect(second.signal).toBe(signal);
+    first.clear();
+    expect(next(60_000).signal).not.toBe(signal);
+    second.clear();
+  });
+
   it("aborts a reused signal only for the call now running: its own timeout or its parent", () => {
     const next = deadlineSeries();
     const first = next(60_000, new AbortController().signal);
