@@ -1,7 +1,8 @@
-import type { AnyActorRef } from "xstate";
+import { type AnyActorRef, type AnyStateMachine, createMachine } from "xstate";
 import { createAskMachine, type InputAnswer, type InputRequest } from "../compiler/ask-stage.js";
 import type { JsonValue } from "../definitions/contract.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { Host } from "./host.js";
 import { firstOf, type Interactor } from "./interactors.js";
@@ -15,8 +16,13 @@ export interface ResumeInput extends InputAnswer {
   stageExecutionId?: string;
 }
 
-/** The ask-stage machine bound to a host: its audit log and the interactors that take values. */
-export function askMachineFor(host: Host) {
+/**
+ * The ask-stage machine bound to a host: its audit log and the interactors that take values.
+ * A pipeline none of whose stages asks (nor those of the pipelines it runs) never invokes it:
+ * it gets one machine that is never bound, rather than one built for each run.
+ */
+export function askMachineFor(host: Host, pipeline: PipelineDefinition): AnyStateMachine {
+  if (!asksForInput(pipeline)) return NEVER_ASKED;
   return createAskMachine({
     audit: (event) => host.audit.emit(event),
     canAsk: () => askers(host.interactors).length > 0,
@@ -24,6 +30,14 @@ export function askMachineFor(host: Host) {
     problems: answerProblems,
   });
 }
+
+const NEVER_ASKED: AnyStateMachine = createMachine({ id: "ask" });
+
+/** Whether a stage of the pipeline, or of a pipeline it runs, asks a person for a value. */
+const asksForInput = (pipeline: PipelineDefinition): boolean =>
+  Object.values(pipeline.stages).some(
+    (stage) => stage.kind === "ask" || (stage.kind === "pipeline" && asksForInput(stage.pipeline)),
+  );
 
 const askers = (interactors: readonly Interactor[]) =>
   interactors.filter((interactor) => interactor.askValue !== undefined);

@@ -22,6 +22,7 @@ import { builtinTools } from "../tools/index.js";
 import { type AnyTool, DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/types.js";
 import type { Interactor } from "./interactors.js";
 import { type Journal, MemoryJournal } from "./journal.js";
+import { lazyRecord } from "./lazy-record.js";
 import { HostMemory } from "./memory.js";
 import type { RunStore } from "./persistence.js";
 import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
@@ -58,7 +59,10 @@ export interface Host {
    * journaled, audited or recorded.
    */
   redact: Redactor;
-  /** The environment commands run with: the host's, without the keys `redact` removes. */
+  /**
+   * The environment commands run with: the host's, without the keys `redact` removes. Built when
+   * a command first reads it (listing `process.env` costs more than the rest of a host).
+   */
   commandEnv: Readonly<Record<string, string>>;
   clock: { now(): number };
   audit: AuditSink;
@@ -138,7 +142,7 @@ export function createHost(options: HostOptions): Host {
     },
     sandbox: bashConfinement({ ...DEFAULT_SANDBOX, ...options.sandbox }),
     redact,
-    commandEnv: withoutProviderKeys(env, redact),
+    commandEnv: lazyRecord(() => withoutProviderKeys(env, redact)),
     clock: options.clock ?? { now: Date.now },
     audit: options.audit,
     transcripts: options.transcripts ?? options.store ?? new MemoryTranscripts(),

@@ -100,7 +100,7 @@ export function compileRunMachine(
   };
   return createPipelineMachine(pipeline, {
     stageMachine: stageMachineFor(pipelineHost),
-    askMachine: askMachineFor(pipelineHost),
+    askMachine: askMachineFor(pipelineHost, pipeline),
     runCode: (stage, input, signal) => runCodeStage(pipelineHost, stage, input, signal),
     audit: (event) => pipelineHost.audit.emit(event),
     refusal: (context, event) => refuseControl(pipeline, context, event)?.toModelView(),

@@ -13,7 +13,7 @@ import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
 import { type Redactor, redactContent, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
-import { deadline } from "../tools/deadline.js";
+import { deadlineSeries } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";
 import { modelCallKey, RECORDED_CALL, type RecordedCall } from "./journal.js";
@@ -69,6 +69,9 @@ export async function callModel(
   );
 }
 
+/** The model calls' timeouts: a call's signal is an earlier call's when nothing can hear it any more. */
+const modelCallDeadline = deadlineSeries();
+
 async function generate(
   host: Host,
   input: ModelCallInput,
@@ -83,7 +86,7 @@ async function generate(
     turn: input.turn,
     position: input.position,
   };
-  const timeout = deadline(host.limits.modelCallTimeoutMs, signal);
+  const timeout = modelCallDeadline(host.limits.modelCallTimeoutMs, signal);
   const options: LanguageModelV3CallOptions = {
     prompt: toPrompt(
       host.transcripts.read(input.stageExecutionId, transcriptCutoff(input.attempt, input.turn)),
@@ -101,10 +104,35 @@ async function generate(
   }
 }
 
-/** The envelope's tools and the completion channel — the only tools a stage's model sees. */
+/** A stage execution's manifest, kept with what it was built from. */
+interface Manifest {
+  stage: ModelCallInput["stage"];
+  tools: Host["tools"];
+  manifest: LanguageModelV3FunctionTool[];
+}
+
+/** Manifests by envelope: a stage execution keeps its envelope (one array) for all its calls. */
+const manifests = new WeakMap<readonly string[], Manifest>();
+
+/**
+ * The envelope's tools and the completion channel — the only tools a stage's model sees. Built
+ * once for a stage execution's calls: the same envelope, stage and host tools give the same list.
+ */
 function toolManifest(
   host: Host,
   { stage, envelope }: ModelCallInput,
+): LanguageModelV3FunctionTool[] {
+  const kept = manifests.get(envelope);
+  if (kept?.stage === stage && kept.tools === host.tools) return kept.manifest;
+  const manifest = buildManifest(host, stage, envelope);
+  manifests.set(envelope, { stage, tools: host.tools, manifest });
+  return manifest;
+}
+
+function buildManifest(
+  host: Host,
+  stage: ModelCallInput["stage"],
+  envelope: readonly string[],
 ): LanguageModelV3FunctionTool[] {
   const tools = envelope.flatMap((name) => {
     const tool = host.tools.get(name);

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import { loadPipelineFile } from "../../src/definitions/index.js";
 import type { PipelineDefinition, PipelineStage } from "../../src/definitions/pipeline-types.js";
+import { askMachineFor } from "../../src/runtime/ask-stages.js";
 import type { Interactor } from "../../src/runtime/interactors.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
@@ -290,5 +291,25 @@ next:
     const result = await resumed.value.result;
     expect(result.status).toBe("suspended");
     expect(result.waiting).toMatchObject([{ kind: "input", stageId: "decide" }]);
+  });
+});
+
+describe("the ask machine a run is compiled with", () => {
+  const withAsk = () => pipelineOf({ id: "asks", stages: [ask("decide")] });
+  const nested = () =>
+    pipelineOf({
+      id: "outer",
+      stages: [{ kind: "pipeline", id: "inner", pipeline: withAsk() }],
+    });
+  const withoutAsk = () =>
+    pipelineOf({ id: "codes", stages: [code("only", async () => ({ verdict: "ok" }))] });
+
+  it("is built for each host only when a stage of the pipeline, or of one it runs, asks", () => {
+    const first = harness("stages: {}").host;
+    const second = harness("stages: {}").host;
+
+    expect(askMachineFor(first, withAsk())).not.toBe(askMachineFor(second, withAsk()));
+    expect(askMachineFor(first, nested())).not.toBe(askMachineFor(second, nested()));
+    expect(askMachineFor(first, withoutAsk())).toBe(askMachineFor(second, withoutAsk()));
   });
 });

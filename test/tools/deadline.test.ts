@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { deadline } from "../../src/tools/deadline.js";
+import { deadline, deadlineSeries } from "../../src/tools/deadline.js";
 
 describe("a deadline", () => {
   it("aborts its signal with a TimeoutError when the time is up", async () => {
@@ -45,6 +45,19 @@ describe("a deadline", () => {
     }
   });
 
+  it("adds one listener to the signal it follows, however many calls follow it", () => {
+    const caller = new AbortController();
+    const added = vi.spyOn(caller.signal, "addEventListener");
+    const calls = Array.from({ length: 5 }, () => deadline(60_000, caller.signal));
+    for (const call of calls.slice(0, 4)) call.clear();
+    const last = calls[4]?.signal;
+    caller.abort("stage cancelled");
+
+    expect(added).toHaveBeenCalledTimes(1);
+    expect(last?.reason).toBe("stage cancelled");
+    expect(calls[0]?.signal.aborted).toBe(false);
+  });
+
   it("tells its onAbort of a timeout or of the followed signal's abort, with the signal's reason", async () => {
     const caller = new AbortController();
     const heard: unknown[] = [];
@@ -53,5 +66,66 @@ describe("a deadline", () => {
     deadline(5, undefined, (reason) => heard.push((reason as DOMException).name));
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(heard).toEqual(["stage cancelled", "TimeoutError"]);
+  });
+});
+
+describe("a series of deadlines", () => {
+  it("gives a call the signal of an earlier one that is over and that nothing listens to", () => {
+    const next = deadlineSeries();
+    const first = next(60_000);
+    const signal = first.signal;
+    first.clear();
+    const second = next(60_000);
+    expect(second.signal).toBe(signal);
+    second.clear();
+  });
+
+  it("gives a fresh signal to a call while an earlier one is still running", () => {
+    const next = deadlineSeries();
+    const running = next(60_000);
+    const other = next(60_000);
+    expect(other.signal).not.toBe(running.signal);
+    running.clear();
+    other.clear();
+  });
+
+  it("gives a fresh signal after one that aborted, or that a listener still holds", async () => {
+    const next = deadlineSeries();
+    const timedOut = next(5);
+    const aborted = timedOut.signal;
+    await new Promise((resolve) => aborted.addEventListener("abort", resolve));
+    timedOut.clear();
+    const heard = next(60_000);
+    expect(heard.signal).not.toBe(aborted);
+    expect(heard.signal.aborted).toBe(false);
+    heard.signal.addEventListener("abort", () => {});
+    heard.clear();
+    const after = next(60_000);
+    expect(after.signal).not.toBe(heard.signal);
+    after.clear();
+  });
+
+  it("gives a signal back once, however often its call is cleared", () => {
+    const next = deadlineSeries();
+    const first = next(60_000);
+    const signal = first.signal;
+    first.clear();
+    const second = next(60_000);
+    expect(second.signal).toBe(signal);
+    first.clear();
+    expect(next(60_000).signal).not.toBe(signal);
+    second.clear();
+  });
+
+  it("aborts a reused signal only for the call now running: its own timeout or its parent", () => {
+    const next = deadlineSeries();
+    const first = next(60_000, new AbortController().signal);
+    const signal = first.signal;
+    first.clear();
+    const caller = new AbortController();
+    const second = next(60_000, caller.signal);
+    expect(second.signal).toBe(signal);
+    caller.abort("stage cancelled");
+    expect(signal.reason).toBe("stage cancelled");
   });
 });
