@@ -26,21 +26,39 @@ function filesLoadedBy(args: string[], status = 0): string[] {
 }
 
 /**
- * The packages a command line loads: imported from node_modules, or bundled into one of the CLI
- * bundle's files it loads (esbuild heads each bundled module with a `// node_modules/…` line).
+ * The package modules a command line loads (paths from `node_modules/`): imported or required
+ * from node_modules, or bundled into one of the CLI bundle's files it loads (esbuild heads each
+ * bundled module with a `// node_modules/…` line).
  */
-function packagesLoadedBy(args: string[], status = 0): Set<string> {
-  const packages = new Set<string>();
-  const name = /node_modules\/((?:@[^/]+\/)?[^/"]+)/g;
+function packageModulesLoadedBy(args: string[], status = 0): string[] {
+  const modules = new Set<string>();
+  const path = /node_modules\/[^\s"]+/g;
   for (const url of filesLoadedBy(args, status)) {
     const text =
-      url.startsWith("file:") && url.endsWith(".mjs") ? readFileSync(new URL(url), "utf8") : "";
+      url.startsWith("file:") && /\/dist\/[^/]+\.[cm]js$/.test(url)
+        ? readFileSync(new URL(url), "utf8")
+        : "";
     const bundled = text.split("\n").filter((line) => line.startsWith("// node_modules/"));
-    for (const where of [url, ...bundled])
-      for (const m of where.matchAll(name)) packages.add(m[1] as string);
+    for (const where of [url, ...bundled]) for (const m of where.matchAll(path)) modules.add(m[0]);
   }
-  return packages;
+  return [...modules];
 }
+
+/** The packages a command line loads (see `packageModulesLoadedBy`). */
+const packagesLoadedBy = (args: string[], status = 0): Set<string> =>
+  new Set(
+    packageModulesLoadedBy(args, status).map(
+      (module) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(module)?.[1] as string,
+    ),
+  );
+
+/** Ajv's compiler (its core, code generation and dialects) among `modules`, and ajv-formats. */
+const ajvCompilerIn = (modules: string[]): string[] =>
+  modules.filter((module) =>
+    /node_modules\/(ajv\/dist\/(core|ajv|2019|2020)\.js|ajv\/dist\/compile\/|ajv-formats\/)/.test(
+      module,
+    ),
+  );
 
 /** The modules of stagechart's own bundled into the CLI bundle's files a command line loads. */
 const bundledModulesLoadedBy = (args: string[]): string[] =>
@@ -82,6 +100,22 @@ describe("starting the CLI", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "broken.md"), "---\nid: a\nid: b\n---\nHello.\n");
     expect(packagesLoadedBy(["validate", join(dir, "broken.md")], 1).has("yaml")).toBe(true);
+  });
+
+  it("validate checks the bundled files' plain schemas without loading Ajv's compiler, which a schema to compile loads", () => {
+    expect(ajvCompilerIn(packageModulesLoadedBy(["validate", "machines/", "stages/"]))).toEqual([]);
+    const dir = tempDir();
+    const stage = readFileSync(join(REPO, "stages", "plan.md"), "utf8");
+    writeFileSync(
+      join(dir, "plan.md"),
+      stage.replace("summary: { type: string }", 'summary: { type: string, pattern: "^[A-Z]" }'),
+    );
+    expect(ajvCompilerIn(packageModulesLoadedBy(["validate", dir]))).not.toEqual([]);
+    writeFileSync(
+      join(dir, "plan.md"),
+      stage.replace("summary: { type: string }", 'summary: { type: string, pattern: "(" }'),
+    );
+    expect(ajvCompilerIn(packageModulesLoadedBy(["validate", dir], 1))).not.toEqual([]);
   });
 
   it("runs from the build's CLI bundle: a few files, none resolved from node_modules one by one", () => {
