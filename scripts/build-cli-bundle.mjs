@@ -71,11 +71,13 @@ const AJV_ENTRIES = ["ajv", "ajv/dist/2019.js", "ajv/dist/2020.js", "ajv-formats
 const AJV_BUNDLE = "./cli-ajv.cjs";
 
 /**
- * Ajv's compiler and ajv-formats (some 300 kB) are kept out of the chunks: `validate` of plain
- * schemas never compiles one, and every chunk a command loads is parsed whether it runs or not.
- * Each entry point becomes a module that requires dist/cli-ajv.cjs at run time (json-schema.js
- * when a schema is first compiled, the MCP client's validator when it loads); one bundle,
- * required once, so every Ajv file still exists once in the process.
+ * Ajv's compiler and ajv-formats (some 300 kB) and the 2020-12 meta-schema validator
+ * (dist/meta-schema-2020.cjs, 90 kB) are kept out of the chunks: `validate` of plain schemas
+ * neither compiles nor checks one, and every chunk a command loads is parsed whether it runs or
+ * not. Each Ajv entry point becomes a module that requires dist/cli-ajv.cjs at run time
+ * (json-schema.js when a schema is first compiled, the MCP client's validator when it loads);
+ * one bundle, required once, so every Ajv file still exists once in the process. The
+ * meta-schema validator is required from dist/ beside the chunks, when a schema is compiled.
  */
 const ajvApart = {
   name: "ajv-apart",
@@ -85,6 +87,10 @@ const ajvApart = {
     );
     context.onResolve({ filter: entry }, ({ path }) => ({ path, namespace: "ajv-apart" }));
     context.onResolve({ filter: /^\.\/cli-ajv\.cjs$/ }, ({ path }) => ({ path, external: true }));
+    context.onResolve({ filter: /[\\/]dist[\\/]meta-schema-2020\.cjs$/ }, () => ({
+      path: "./meta-schema-2020.cjs",
+      external: true,
+    }));
     context.onLoad({ filter: /.*/, namespace: "ajv-apart" }, ({ path }) => ({
       contents: `module.exports = require(${JSON.stringify(AJV_BUNDLE)})(${JSON.stringify(path)});`,
       loader: "js",
