@@ -20,12 +20,12 @@ const anyValue: ValueCheck = () => true;
 const aString: ValueCheck = (value) => typeof value === "string";
 const aCount: ValueCheck = (value) => Number.isInteger(value) && (value as number) >= 0;
 const aFiniteNumber: ValueCheck = (value) => Number.isFinite(value);
-/** Subschemas and `required` are checked by plainObject and plainArray. */
+/** `type`, subschemas and `required`: checked by plainNode, plainObject and plainArray. */
 const checkedApart: ValueCheck = () => true;
 
 /** Keywords that apply to any instance: their values are data, never subschemas. */
 const ANY_TYPE = new Map<string, ValueCheck>([
-  ["type", anyValue],
+  ["type", checkedApart],
   ["enum", (value) => Array.isArray(value) && value.length > 0],
   ["const", anyValue],
   ["title", aString],
