@@ -63,7 +63,56 @@ const noZodLocales = {
   },
 };
 
-for (const file of readdirSync(dist)) if (/^cli(-\w+)?\.mjs$/.test(file)) rmSync(join(dist, file));
+/**
+ * Ajv's entry points, bundled on their own into dist/cli-ajv.cjs (see `ajvApart`), each loaded
+ * by its own function so that a dialect is initialized only when a schema first needs it.
+ */
+const AJV_ENTRIES = ["ajv", "ajv/dist/2019.js", "ajv/dist/2020.js", "ajv-formats"];
+const AJV_BUNDLE = "./cli-ajv.cjs";
+
+/**
+ * Ajv's compiler and ajv-formats (some 300 kB) and the 2020-12 meta-schema validator
+ * (dist/meta-schema-2020.cjs, 90 kB) are kept out of the chunks: `validate` of plain schemas
+ * neither compiles nor checks one, and every chunk a command loads is parsed whether it runs or
+ * not. Each Ajv entry point becomes a module that requires dist/cli-ajv.cjs at run time
+ * (json-schema.js when a schema is first compiled, the MCP client's validator when it loads);
+ * one bundle, required once, so every Ajv file still exists once in the process. The
+ * meta-schema validator is required from dist/ beside the chunks, when a schema is compiled.
+ */
+const ajvApart = {
+  name: "ajv-apart",
+  setup(context) {
+    const entry = new RegExp(
+      `^(${AJV_ENTRIES.map((id) => id.replace(/[./]/g, "\\$&")).join("|")})$`,
+    );
+    context.onResolve({ filter: entry }, ({ path }) => ({ path, namespace: "ajv-apart" }));
+    context.onResolve({ filter: /^\.\/cli-ajv\.cjs$/ }, ({ path }) => ({ path, external: true }));
+    context.onResolve({ filter: /[\\/]dist[\\/]meta-schema-2020\.cjs$/ }, () => ({
+      path: "./meta-schema-2020.cjs",
+      external: true,
+    }));
+    context.onLoad({ filter: /.*/, namespace: "ajv-apart" }, ({ path }) => ({
+      contents: `module.exports = require(${JSON.stringify(AJV_BUNDLE)})(${JSON.stringify(path)});`,
+      loader: "js",
+    }));
+  },
+};
+
+for (const file of readdirSync(dist))
+  if (/^cli(-\w+)?\.[cm]js$/.test(file)) rmSync(join(dist, file));
+await build({
+  stdin: {
+    contents: `const load = { ${AJV_ENTRIES.map((id) => `${JSON.stringify(id)}: () => require(${JSON.stringify(id)})`).join(", ")} };\nmodule.exports = (id) => load[id]();`,
+    resolveDir: dist,
+    loader: "js",
+  },
+  outfile: join(dist, AJV_BUNDLE),
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  logLevel: "warning",
+});
 await build({
   entryPoints: { cli: join(dist, "cli", "main.js") },
   outdir: dist,
@@ -75,7 +124,7 @@ await build({
   platform: "node",
   target: "node20",
   external: EXTERNAL,
-  plugins: [bundledRequire, noZodLocales],
+  plugins: [bundledRequire, noZodLocales, ajvApart],
   // Bundled CommonJS modules that require Node's built-ins need a `require` in an ES module.
   banner: {
     js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);',

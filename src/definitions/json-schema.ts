@@ -72,16 +72,13 @@ const compiledByText = new Map<string, ValidateFunction>();
 
 /**
  * Whether `schema` is a valid schema, with the problems `compileSchema` would report: a plain
- * schema (see `isPlainSchema`) in the default dialect is only checked against its meta-schema,
- * since compiling cannot fail on it; any other is compiled (and kept for the run).
+ * schema (see `isPlainSchema`) in the default dialect is valid without a check, since it passes
+ * its meta-schema and compiling cannot fail on it; any other is compiled (and kept for the run).
  */
 export function checkJsonSchema(schema: JsonSchema): Result<void, SchemaProblem[]> {
-  const meta = schema.$schema === undefined ? precompiledMeta2020() : undefined;
-  if (!meta || compiled.has(schema) || !isPlainSchema(schema)) {
-    const result = compileSchema(schema);
-    return result.ok ? ok(undefined) : result;
-  }
-  return meta(schema) ? ok(undefined) : err(metaSchemaProblems(meta.errors));
+  if (schema.$schema === undefined && isPlainSchema(schema)) return ok(undefined);
+  const result = compileSchema(schema);
+  return result.ok ? ok(undefined) : result;
 }
 
 /** Compiles once per schema (Ajv strict mode); problems point into the schema. Never throws. */

@@ -26,25 +26,50 @@ function filesLoadedBy(args: string[], status = 0): string[] {
 }
 
 /**
- * The packages a command line loads: imported from node_modules, or bundled into one of the CLI
- * bundle's files it loads (esbuild heads each bundled module with a `// node_modules/…` line).
+ * The package modules a command line loads (paths from `node_modules/`): imported or required
+ * from node_modules, or bundled into one of the CLI bundle's files it loads (esbuild heads each
+ * bundled module with a `// node_modules/…` line).
  */
-function packagesLoadedBy(args: string[], status = 0): Set<string> {
-  const packages = new Set<string>();
-  const name = /node_modules\/((?:@[^/]+\/)?[^/"]+)/g;
+function packageModulesLoadedBy(args: string[], status = 0): string[] {
+  const modules = new Set<string>();
+  const path = /node_modules\/[^\s"]+/g;
   for (const url of filesLoadedBy(args, status)) {
     const text =
-      url.startsWith("file:") && url.endsWith(".mjs") ? readFileSync(new URL(url), "utf8") : "";
+      url.startsWith("file:") && /\/dist\/[^/]+\.[cm]js$/.test(url)
+        ? readFileSync(new URL(url), "utf8")
+        : "";
     const bundled = text.split("\n").filter((line) => line.startsWith("// node_modules/"));
-    for (const where of [url, ...bundled])
-      for (const m of where.matchAll(name)) packages.add(m[1] as string);
+    for (const where of [url, ...bundled]) for (const m of where.matchAll(path)) modules.add(m[0]);
   }
-  return packages;
+  return [...modules];
+}
+
+/** The packages a command line loads (see `packageModulesLoadedBy`). */
+const packagesLoadedBy = (args: string[], status = 0): Set<string> =>
+  new Set(
+    packageModulesLoadedBy(args, status).map(
+      (module) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(module)?.[1] as string,
+    ),
+  );
+
+/**
+ * What checks and compiles JSON Schemas among the files a command line loads: Ajv's compiler
+ * (its core, code generation and dialects), ajv-formats, and the 2020-12 meta-schema validator
+ * built with the CLI (dist/meta-schema-2020.cjs, whether required or bundled into a chunk).
+ */
+function schemaCheckersLoadedBy(args: string[], status = 0): string[] {
+  const ajv = packageModulesLoadedBy(args, status).filter((module) =>
+    /node_modules\/(ajv\/dist\/(core|ajv|2019|2020)\.js|ajv\/dist\/compile\/|ajv-formats\/)/.test(
+      module,
+    ),
+  );
+  const own = [...filesLoadedBy(args, status), ...bundledModulesLoadedBy(args, status)];
+  return [...ajv, ...own.filter((file) => file.endsWith("dist/meta-schema-2020.cjs"))];
 }
 
 /** The modules of stagechart's own bundled into the CLI bundle's files a command line loads. */
-const bundledModulesLoadedBy = (args: string[]): string[] =>
-  filesLoadedBy(args)
+const bundledModulesLoadedBy = (args: string[], status = 0): string[] =>
+  filesLoadedBy(args, status)
     .filter((url) => url.endsWith(".mjs"))
     .flatMap((url) => readFileSync(new URL(url), "utf8").split("\n"))
     .flatMap((line) => (line.startsWith("// dist/") ? [line.slice(3)] : []));
@@ -67,7 +92,7 @@ describe("starting the CLI", () => {
 
   it("validate without --mcp loads neither the model providers, the MCP client, the tools nor the runtime", () => {
     const loaded = packagesLoadedBy(["validate", "machines/", "stages/"]);
-    expect(loaded.has("ajv")).toBe(true);
+    expect(loaded.has("zod")).toBe(true);
     expect(loaded.has("@modelcontextprotocol/sdk")).toBe(false);
     expect([...loaded].filter((name) => name.startsWith("@ai-sdk/"))).toEqual([]);
     expect(RUNTIME.filter((name) => loaded.has(name))).toEqual([]);
@@ -82,6 +107,27 @@ describe("starting the CLI", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "broken.md"), "---\nid: a\nid: b\n---\nHello.\n");
     expect(packagesLoadedBy(["validate", join(dir, "broken.md")], 1).has("yaml")).toBe(true);
+  });
+
+  it("validate checks the bundled files' plain schemas with neither Ajv's compiler nor the meta-schema, which a schema to compile loads", () => {
+    expect(schemaCheckersLoadedBy(["validate", "machines/", "stages/"])).toEqual([]);
+    const dir = tempDir();
+    const stage = readFileSync(join(REPO, "stages", "plan.md"), "utf8");
+    const withSummary = (summary: string) =>
+      writeFileSync(join(dir, "plan.md"), stage.replace("summary: { type: string }", summary));
+    withSummary('summary: { type: string, pattern: "^[A-Z]" }');
+    expect(schemaCheckersLoadedBy(["validate", dir])).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/meta-schema-2020/),
+        expect.stringMatching(/ajv\/dist\/core/),
+      ]),
+    );
+    withSummary('summary: { type: string, pattern: "(" }');
+    expect(schemaCheckersLoadedBy(["validate", dir], 1)).not.toEqual([]);
+    withSummary("summary: { type: string, minLength: -1 }");
+    expect(schemaCheckersLoadedBy(["validate", dir], 1)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/meta-schema-2020/)]),
+    );
   });
 
   it("runs from the build's CLI bundle: a few files, none resolved from node_modules one by one", () => {

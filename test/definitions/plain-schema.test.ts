@@ -41,6 +41,15 @@ describe("a plain JSON Schema", () => {
     ["$schema", { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object" }],
     ["a boolean subschema", { type: "object", properties: { a: true } }],
     ["a __proto__ property", JSON.parse('{"type":"object","properties":{"__proto__":{}}}')],
+    ["a negative length (its meta-schema refuses it)", { type: "string", minLength: -1 }],
+    ["a count that is not an integer", { type: "array", maxItems: 1.5 }],
+    ["a bound that is a string", { type: "number", minimum: "0" }],
+    ["a bound that is not finite", { type: "integer", maximum: Number.POSITIVE_INFINITY }],
+    ["a title that is not a string", { type: "string", title: 3 }],
+    [
+      "a property required twice",
+      { type: "object", required: ["a", "a"], properties: { a: { type: "string" } } },
+    ],
   ])("is not one with %s: that schema is compiled", (_, schema) => {
     expect(isPlainSchema(schema)).toBe(false);
   });
@@ -52,7 +61,10 @@ describe("a plain JSON Schema", () => {
   });
 });
 
-/** What strict mode or the meta-schema refuses, or what makes a schema not plain. */
+/**
+ * What strict mode or the meta-schema refuses, or what makes a schema not plain: values of the
+ * wrong kind under a keyword a plain schema may hold, among them.
+ */
 const spoiler = fc.constantFrom<JsonSchema>(
   { minLength: 1 },
   { minimum: "x" },
@@ -72,6 +84,15 @@ const spoiler = fc.constantFrom<JsonSchema>(
   { enum: "x" },
   { properties: 3 },
   { enum: [] },
+  { minLength: -1 },
+  { maxLength: 1.5 },
+  { minItems: "1" },
+  { maxItems: -2 },
+  { minimum: "0" },
+  { maximum: Number.NaN },
+  { minimum: Number.NEGATIVE_INFINITY },
+  { description: null },
+  { required: ["a", "a"] },
 );
 
 /** Schemas mostly plain, a part of them spoiled by one keyword (see `spoiler`). */

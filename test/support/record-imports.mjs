@@ -1,5 +1,6 @@
 // `node --import ./record-imports.mjs …`: records every import (see import-hooks.mjs), and at exit
-// every CommonJS module required from node_modules (a `require` goes through no import hook).
+// every CommonJS module required from node_modules or the build's `.cjs` files (a `require` goes
+// through no import hook).
 import { appendFileSync } from "node:fs";
 import { createRequire, register } from "node:module";
 import { pathToFileURL } from "node:url";
@@ -9,7 +10,7 @@ register("./import-hooks.mjs", import.meta.url);
 const required = createRequire(import.meta.url).cache;
 process.on("exit", () => {
   const files = Object.keys(required)
-    .filter((file) => file.includes("/node_modules/"))
+    .filter((file) => file.includes("/node_modules/") || file.endsWith(".cjs"))
     .map((file) => `${pathToFileURL(file).href}\n`);
   appendFileSync(process.env.STAGECHART_IMPORT_LOG, files.join(""));
 });
