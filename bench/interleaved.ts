@@ -36,8 +36,12 @@ export interface InterleavedTiming {
    * what other processes on the machine do moves it far less than the wall-clock time.
    */
   cpuRatio: Spread;
-  /** A 95 % confidence interval for the median of the rounds' ratios (`medianInterval`). */
-  ratioInterval: Interval;
+  /**
+   * The wall-clock ratio of each pair of rounds (the geometric mean of a round and the next, which
+   * ran the two sides in the other order, so what running first or second does cancels out), its
+   * median with a 95 % confidence interval for it (`medianInterval`).
+   */
+  pairedRatio: Interval & { median: number };
   rounds: number;
 }
 
@@ -87,9 +91,17 @@ export async function timeInterleaved(
     candidateMs: spreadOf(times.candidate.map((t) => t.wall)),
     ratio: spreadOf(ratios("wall")),
     cpuRatio: spreadOf(ratios("cpu")),
-    ratioInterval: medianInterval(ratios("wall")),
+    pairedRatio: pairedRatioOf(ratios("wall")),
     rounds: plan.rounds,
   };
+}
+
+/** Rounds 0 and 1, 2 and 3, …: each pair's geometric mean ratio, then their median and interval. */
+export function pairedRatioOf(ratios: readonly number[]): Interval & { median: number } {
+  const pairs: number[] = [];
+  for (let round = 0; round + 1 < ratios.length; round += 2)
+    pairs.push(Math.sqrt((ratios[round] ?? Number.NaN) * (ratios[round + 1] ?? Number.NaN)));
+  return { median: spreadOf(pairs).median, ...medianInterval(pairs) };
 }
 
 export function spreadOf(values: readonly number[]): Spread {
@@ -102,7 +114,8 @@ export function spreadOf(values: readonly number[]): Spread {
  * A confidence interval for the median of independent draws, whatever their distribution: the
  * k-th smallest and k-th largest of the n values, with k the largest for which a Binomial(n, ½)
  * falls below k with probability at most (1 − confidence) / 2 (so the median lies between them
- * with at least that confidence). All of them when there are too few for any k.
+ * with at least that confidence). All of them when there are too few for any k, with the
+ * confidence that range has (1 − 2^(1−n)).
  */
 export function medianInterval(values: readonly number[], confidence = 0.95): Interval {
   const sorted = [...values].sort((a, b) => a - b);
@@ -121,6 +134,6 @@ export function medianInterval(values: readonly number[], confidence = 0.95): In
   }
   const at = (index: number) => sorted[index] ?? Number.NaN;
   return k === 0
-    ? { low: at(0), high: at(n - 1), confidence }
+    ? { low: at(0), high: at(n - 1), confidence: n === 0 ? 0 : 1 - 2 ** (1 - n) }
     : { low: at(k - 1), high: at(n - k), confidence };
 }

@@ -189,10 +189,10 @@ export class SqliteStore
   /** Newest first, as summaries (`getRun` has the rest). */
   listRuns(query: RunQuery = {}): RunSummary[] {
     const { status, updatedSince, limit = -1 } = query;
-    const page = status === undefined ? this.sql.runs : this.sql.runsOfStatus;
-    return this.guarded(() =>
-      page.all({ status: status ?? null, since: updatedSince ?? null, limit }),
-    );
+    return this.guarded(() => {
+      const page = status === undefined ? this.sql.runs : this.sql.runsOfStatus;
+      return page.all({ status: status ?? null, since: updatedSince ?? null, limit });
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { medianInterval } from "../../bench/interleaved.js";
+import { medianInterval, pairedRatioOf } from "../../bench/interleaved.js";
 
 /** 1 … n in a scrambled order: the k-th smallest value is k. */
 const scrambled = (n: number): number[] =>
@@ -17,7 +17,19 @@ describe("the confidence interval for the median of the rounds' ratios", () => {
     expect([low, high]).toEqual([761, 841]);
   });
 
-  it("spans every value when there are too few for any narrower one", () => {
-    expect(medianInterval([3, 1, 2, 5, 4])).toEqual({ low: 1, high: 5, confidence: 0.95 });
+  it("spans every value when there are too few for any narrower one, with that range's confidence", () => {
+    expect(medianInterval([3, 1, 2, 5, 4])).toEqual({ low: 1, high: 5, confidence: 0.9375 });
+  });
+});
+
+describe("the paired rounds' ratio", () => {
+  it("cancels what running first does: a round and the next, in the other order, as one", () => {
+    // The candidate reads 1.0 at heart; whichever side runs second is 10 % slower.
+    const rounds = Array.from({ length: 9 }, (_, round) => (round % 2 === 0 ? 1.1 : 1 / 1.1));
+    const paired = pairedRatioOf(rounds);
+    expect(paired.median).toBeCloseTo(1, 12);
+    expect(paired.low).toBeCloseTo(1, 12);
+    expect(paired.high).toBeCloseTo(1, 12);
+    expect(medianInterval(rounds).high).toBeCloseTo(1.1, 12);
   });
 });
