@@ -169,6 +169,14 @@ describe("stage files on disk", () => {
     });
   });
 
+  it("directories are walked in code-point order, whatever the machine's locale", async () => {
+    const dir = tempDir();
+    writeFiles(dir, { "b.md": seedPlan, "B.md": seedPlan, "a.md": seedPlan, "_x.md": seedPlan });
+    expect((await expandDefinitionPaths([dir])).files).toEqual(
+      ["B.md", "_x.md", "a.md", "b.md"].map((name) => join(dir, name)),
+    );
+  });
+
   it("a *.script.yaml file is a scripted model, any other YAML a pipeline, anything else a stage", () => {
     expect(
       ["a.md", "m/p.yaml", "p.YML", "m/p.script.yaml", "p.script.yml", "p.txt"].map(definitionKind),
