@@ -1,36 +1,54 @@
 import { createScriptedModel } from "../../src/index.js";
 import { runBare } from "../bare-xstate.js";
-import { timeSideBySide } from "../measure.js";
+import { type InterleavingPlan, timeInterleaved } from "../interleaved.js";
 import { type Comparison, compare } from "../report.js";
 import { runToEnd } from "../stagechart-runs.js";
 import { hostFor, lookupTool, pipelineOf, scriptOf, type Workload } from "../workload.js";
 
-/** (a) An in-memory stagechart run against a bare XState machine doing the same turns. */
+/** Runs a side makes per round: a round is tens of milliseconds, not a few clock ticks. */
+const RUNS_PER_ROUND = 20;
+const PLAN: InterleavingPlan = { warmupRounds: 5, rounds: 41, collectGarbage: false };
+
+/**
+ * (a) An in-memory stagechart run against a bare XState machine doing the same turns. The two
+ * alternate round by round (`timeInterleaved`), so both see the machine's load of the moment
+ * (timed one after the other for seconds each, the ratio moved by a tenth from one bench run to
+ * the next); the row is the median of the rounds' ratios, wall and CPU.
+ */
 export async function engineOverhead(workload: Workload): Promise<Comparison> {
   const pipeline = await pipelineOf(workload);
   const lookup = lookupTool(workload.outputBytes);
-  const [bare, engine] = await timeSideBySide(
+  const rounds = (run: () => Promise<unknown>) => async () => {
+    for (let i = 0; i < RUNS_PER_ROUND; i++) await run();
+  };
+  const timing = await timeInterleaved(
     {
-      name: "bare XState",
-      fn: () => runBare(workload, createScriptedModel(scriptOf(workload)), lookup),
+      baseline: {
+        run: rounds(() => runBare(workload, createScriptedModel(scriptOf(workload)), lookup)),
+      },
+      candidate: { run: rounds(() => runToEnd(pipeline, hostFor(workload))) },
     },
-    { name: "stagechart in memory", fn: () => runToEnd(pipeline, hostFor(workload)) },
+    PLAN,
   );
+  const bareMs = timing.baselineMs.median / RUNS_PER_ROUND;
+  const engineMs = timing.candidateMs.median / RUNS_PER_ROUND;
   const turns = workload.stages * workload.turns;
-  return compare(
+  const row = compare(
     `engine overhead: ${workload.stages} stages × ${workload.turns} turns, per run`,
     "ms",
-    { label: "bare XState", value: bare.medianMs },
-    { label: "in memory", value: engine.medianMs },
+    { label: "bare XState", value: bareMs },
+    { label: "in memory", value: engineMs },
     {
       modelTurns: turns,
-      bareMsPerTurn: bare.medianMs / turns,
-      stagechartMsPerTurn: engine.medianMs / turns,
-      bareRmePercent: bare.rme,
-      stagechartRmePercent: engine.rme,
-      bareSamples: bare.samples,
-      stagechartSamples: engine.samples,
+      bareMsPerTurn: bareMs / turns,
+      stagechartMsPerTurn: engineMs / turns,
+      rounds: timing.rounds,
+      runsPerRound: RUNS_PER_ROUND,
+      ratioQuartiles: `${timing.ratio.p25.toFixed(2)}–${timing.ratio.p75.toFixed(2)}`,
+      cpuRatio: timing.cpuRatio.median,
+      cpuRatioQuartiles: `${timing.cpuRatio.p25.toFixed(2)}–${timing.cpuRatio.p75.toFixed(2)}`,
     },
     2,
   );
+  return { ...row, ratio: timing.ratio.median };
 }
