@@ -68,7 +68,7 @@ export function createReplayModel(cassette: Cassette): ModelHandle {
       );
     },
   };
-  return { model, capabilities: { toolCalling: true } };
+  return { model, capabilities: { toolCalling: true }, releasesSignal: true };
 }
 
 const placeKey = (relativeExecution: string, call: number): string =>

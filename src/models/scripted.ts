@@ -104,7 +104,12 @@ export function createScriptedModel(
     },
   };
   const interactor = scriptAnswerer(script);
-  return { model, capabilities: { toolCalling: true }, ...(interactor && { interactor }) };
+  return {
+    model,
+    capabilities: { toolCalling: true },
+    releasesSignal: true,
+    ...(interactor && { interactor }),
+  };
 }
 
 export async function createScriptedModelFromFile(

@@ -19,6 +19,13 @@ export interface ModelHandle {
    * `answers`. Hosted models leave it out.
    */
   interactor?: Interactor;
+  /**
+   * The model lets go of a call's `abortSignal` when the call settles: no listener left on it and
+   * no signal derived from it (`AbortSignal.any`) still listening. Its calls may then be given an
+   * earlier call's signal (an `AbortController` less per call). The scripted and replaying models
+   * say so; a provider over `fetch` does not (a request keeps its listener until collected).
+   */
+  releasesSignal?: boolean;
 }
 
 export interface ModelCapabilities {

@@ -142,7 +142,10 @@ export function createHost(options: HostOptions): Host {
     },
     sandbox: bashConfinement({ ...DEFAULT_SANDBOX, ...options.sandbox }),
     redact,
-    commandEnv: lazyRecord(() => withoutProviderKeys(env, redact)),
+    // Read when a command first needs it: keys set since the host was made are scrubbed too.
+    commandEnv: lazyRecord(() =>
+      withoutProviderKeys(env, bothRedactors(redact, environmentKeysRedactor(env))),
+    ),
     clock: options.clock ?? { now: Date.now },
     audit: options.audit,
     transcripts: options.transcripts ?? options.store ?? new MemoryTranscripts(),

@@ -8,8 +8,8 @@ export function lazyRecord<T extends object>(build: () => T): T {
   let built = false;
   const filled = (): T => {
     if (!built) {
-      built = true;
       Object.assign(target, build());
+      built = true;
     }
     return target;
   };

@@ -13,7 +13,7 @@ import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
 import { type Redactor, redactContent, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
-import { deadlineSeries } from "../tools/deadline.js";
+import { deadline, deadlineSeries } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";
 import { modelCallKey, RECORDED_CALL, type RecordedCall } from "./journal.js";
@@ -69,8 +69,12 @@ export async function callModel(
   );
 }
 
-/** The model calls' timeouts: a call's signal is an earlier call's when nothing can hear it any more. */
-const modelCallDeadline = deadlineSeries();
+/**
+ * The timeouts of calls to models that release their signal (`ModelHandle.releasesSignal`): a
+ * call's signal is an earlier call's when nothing can hear it any more. Other models' calls each
+ * get their own: a listener on a signal derived from it would not show.
+ */
+const releasedSignalDeadline = deadlineSeries();
 
 async function generate(
   host: Host,
@@ -86,7 +90,10 @@ async function generate(
     turn: input.turn,
     position: input.position,
   };
-  const timeout = modelCallDeadline(host.limits.modelCallTimeoutMs, signal);
+  const timeoutMs = host.limits.modelCallTimeoutMs;
+  const timeout = host.model.releasesSignal
+    ? releasedSignalDeadline(timeoutMs, signal)
+    : deadline(timeoutMs, signal);
   const options: LanguageModelV3CallOptions = {
     prompt: toPrompt(
       host.transcripts.read(input.stageExecutionId, transcriptCutoff(input.attempt, input.turn)),

@@ -55,6 +55,8 @@ const unheard = (signal: AbortSignal): boolean => getEventListeners(signal, "abo
 class CallDeadline implements Deadline {
   private controller: AbortController | undefined;
   private aborted: { reason: unknown } | undefined;
+  /** Its controller was given back to the series: nothing of this call is left to abort. */
+  private over = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -81,13 +83,18 @@ class CallDeadline implements Deadline {
   readonly clear = (): void => {
     clearTimeout(this.timer);
     if (this.parent) unfollow(this.parent, this);
-    if (this.series && this.controller) this.series.giveBack(this.controller);
+    if (this.series && this.controller) {
+      this.series.giveBack(this.controller);
+      // A later call may be using it now: this deadline no longer aborts it.
+      this.controller = undefined;
+      this.over = true;
+    }
     // Given back once: a later call may be using it by the time this is cleared again.
     this.series = undefined;
   };
 
   abort(reason: unknown): void {
-    if (this.aborted) return;
+    if (this.aborted || this.over) return;
     this.aborted = { reason };
     this.onAbort?.(reason);
     this.controller?.abort(reason);
@@ -112,7 +119,16 @@ function follow(parent: AbortSignal, deadline: CallDeadline): void {
     parent.addEventListener(
       "abort",
       () => {
-        for (const each of [...all]) each.abort(parent.reason);
+        for (const each of [...all]) {
+          try {
+            each.abort(parent.reason);
+          } catch (error) {
+            // One follower's failing `onAbort` must not keep the others from hearing it.
+            queueMicrotask(() => {
+              throw error;
+            });
+          }
+        }
         all.clear();
       },
       { once: true },

@@ -80,4 +80,14 @@ describe("a host's command environment", () => {
     expect(host.commandEnv).toBe(host.commandEnv);
     expect(counted.listings()).toBe(1);
   });
+
+  it("scrubs a provider key set after the host was made, and every variable holding it", () => {
+    const env: Record<string, string> = { PATH: "/usr/bin" };
+    const model = createScriptedModel({ file: "none.script.yaml", stages: new Map() });
+    const host = createHost({ model, audit: new MemoryAuditLog(), root: tempDir(), env });
+    env.OPENAI_API_KEY = "sk-rotated-999";
+    env.OPENAI_BASE_URL = "https://u:sk-rotated-999@proxy.example/v1";
+
+    expect(host.commandEnv).toEqual({ PATH: "/usr/bin" });
+  });
 });

@@ -19,4 +19,16 @@ describe("a lazy record", () => {
     expect(JSON.stringify(record)).toBe('{"PATH":"/usr/bin","HOME":"/home/me"}');
     expect(builds).toBe(1);
   });
+
+  it("is built again on the next look when building it threw", () => {
+    let builds = 0;
+    const record = lazyRecord(() => {
+      builds++;
+      if (builds === 1) throw new Error("transient");
+      return { PATH: "/usr/bin" };
+    });
+    expect(() => record.PATH).toThrow("transient");
+    expect(record.PATH).toBe("/usr/bin");
+    expect(builds).toBe(2);
+  });
 });

@@ -38,6 +38,20 @@ describe("a model call's timeout", () => {
     expect(signals[0]?.aborted).toBe(false);
   });
 
+  it("gives each call a signal of its own when the model does not say it releases them", async () => {
+    // A provider may listen on a signal derived from the call's (AbortSignal.any), which no
+    // listener count on the call's own signal shows: only models that say so get one reused.
+    const h = harness(THREE_TURNS);
+    const { releasesSignal: _, ...unsaid } = h.host.model;
+    const host = { ...h.host, model: unsaid };
+    const signals = watchSignals(unsaid);
+
+    await runStage(host, stageInput(loadStage("plan")));
+
+    expect(signals).toHaveLength(3);
+    expect(new Set(signals).size).toBe(3);
+  });
+
   it("gives each call a signal of its own when the model keeps listening to the last one", async () => {
     const h = harness(THREE_TURNS);
     const signals = watchSignals(h.host.model);

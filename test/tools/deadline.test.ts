@@ -128,4 +128,33 @@ describe("a series of deadlines", () => {
     caller.abort("stage cancelled");
     expect(signal.reason).toBe("stage cancelled");
   });
+
+  it("no longer aborts a signal it gave back, though its parent aborts while it is cleared", () => {
+    const next = deadlineSeries();
+    const parent = new AbortController();
+    let second: ReturnType<typeof next> | undefined;
+    // A follower told first ends the first call and starts the next, mid-dispatch.
+    deadline(60_000, parent.signal, () => {
+      first.clear();
+      second = next(60_000);
+    });
+    const first = next(60_000, parent.signal);
+    const signal = first.signal;
+    parent.abort("stage cancelled");
+    expect(second?.signal).toBe(signal);
+    expect(signal.aborted).toBe(false);
+    second?.clear();
+  });
+
+  it("tells every follower of an aborted signal, though one's onAbort throws", async () => {
+    const parent = new AbortController();
+    const thrown = new Promise((resolve) => process.once("uncaughtException", resolve));
+    deadline(60_000, parent.signal, () => {
+      throw new Error("listener failed");
+    });
+    const other = deadline(60_000, parent.signal);
+    parent.abort("stage cancelled");
+    expect(other.signal.reason).toBe("stage cancelled");
+    expect(((await thrown) as Error).message).toBe("listener failed");
+  });
 });
