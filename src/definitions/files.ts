@@ -115,8 +115,9 @@ export interface ExpandedPaths {
 /**
  * Expands paths to definition files: a file stands for itself (whatever its name, so that a
  * wrong one is reported); a directory for every `*.md`, `*.yaml` and `*.yml` below it that is
- * not a directory, sorted by code point (the same order on every machine, and no ICU collator to
- * load, a twentieth of `validate`'s time). A directory that cannot be listed (permissions, a path
+ * not a directory, sorted by UTF-16 code unit (JavaScript's `<`: the same walk on every machine,
+ * and no ICU collator to load, a twentieth of `validate`'s time; the diagnostics `validate`
+ * prints are still sorted by file in the locale's order). A directory that cannot be listed (permissions, a path
  * too long, removed meanwhile) is a `StageFileUnreadable` diagnostic naming it; the rest is
  * still expanded. A pi-workflows workflow directory stands for itself, and a workflows root (a
  * directory with a workflow directory in it) for its workflows and the scripted models beside
@@ -143,7 +144,7 @@ async function collectDefinitionFiles(directory: string, found: ExpandedPaths): 
     found.diagnostics.push(diagnostic(directory, START, DIAGNOSTIC_CODES.fileUnreadable, message));
     return;
   }
-  entries.sort((a, b) => byCodePoint(a.name, b.name));
+  entries.sort((a, b) => byCodeUnit(a.name, b.name));
   const workflows = workflowKeys(directory);
   if (workflows.length > 0) {
     // A root's own files are the workflows' scripted models; its other Markdown is phases.
@@ -163,7 +164,7 @@ async function collectDefinitionFiles(directory: string, found: ExpandedPaths): 
   }
 }
 
-const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 const isDefinitionFileName = (name: string): boolean =>
   /\.(?:md|ya?ml)$/i.test(name) && !/^readme\.md$/i.test(name);

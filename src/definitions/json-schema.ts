@@ -92,12 +92,8 @@ export function compileSchema(schema: JsonSchema): Result<SchemaValidator, Schem
     return ok(equal);
   }
   const dialect = dialectOf(schema.$schema);
-  const ajv = dialect === undefined ? undefined : DIALECTS.get(dialect)?.();
-  if (ajv && !withFormats.has(ajv) && mayUseFormats(text)) {
-    (require("ajv-formats") as (ajv: AnyAjv) => AnyAjv)(ajv);
-    withFormats.add(ajv);
-  }
-  if (!ajv) {
+  const loadAjv = dialect === undefined ? undefined : DIALECTS.get(dialect);
+  if (!loadAjv) {
     return err([
       {
         path: ["$schema"],
@@ -106,6 +102,12 @@ export function compileSchema(schema: JsonSchema): Result<SchemaValidator, Schem
     ]);
   }
   try {
+    // Inside the try: a dialect and the formats are required here, the first time one is needed.
+    const ajv = loadAjv();
+    if (!withFormats.has(ajv) && mayUseFormats(text)) {
+      (require("ajv-formats") as (ajv: AnyAjv) => AnyAjv)(ajv);
+      withFormats.add(ajv);
+    }
     const metaErrors = metaSchemaErrors(ajv, dialect, schema);
     if (metaErrors) return err(metaSchemaProblems(metaErrors));
     const validate = ajv.compile(schema);
@@ -120,13 +122,31 @@ export function compileSchema(schema: JsonSchema): Result<SchemaValidator, Schem
   }
 }
 
-/** Undefined for what JSON cannot hold (a cycle, a BigInt): Ajv then reports it, as before. */
+/**
+ * The schema's JSON text, by which equal schemas share one compilation; undefined when JSON would
+ * not hold it exactly (a cycle, a BigInt, a Date, a non-finite number, `undefined`, a class
+ * instance), so such a schema is compiled, and reported, on its own.
+ */
 function jsonTextOf(schema: JsonSchema): string | undefined {
   try {
-    return JSON.stringify(schema);
+    return JSON.stringify(schema, exactJson);
   } catch {
     return undefined;
   }
+}
+
+function exactJson(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  const original = this[key];
+  const exact =
+    original === null ||
+    typeof original === "string" ||
+    typeof original === "boolean" ||
+    (typeof original === "number" && Number.isFinite(original)) ||
+    Array.isArray(original) ||
+    (typeof original === "object" &&
+      [Object.prototype, null].includes(Object.getPrototypeOf(original)));
+  if (!exact) throw new Error("not JSON");
+  return value;
 }
 
 /** A schema whose text names no `format` key needs no formats (unknown text: it may). */

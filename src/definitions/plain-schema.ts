@@ -8,7 +8,9 @@
  * compile, so checking a definition need neither check nor compile it (Ajv's code generation was
  * the largest part of `validate`). A node without `type` may hold only `enum`, `const`, `title`
  * and `description`. Anything else: false, and the schema is compiled to find out. A cycle
- * (possible from YAML aliases): false.
+ * (possible from YAML aliases), nesting deeper than MAX_PLAIN_DEPTH (compiling it may overflow
+ * the stack), or a property name that is not well-formed UTF-16 (Ajv makes names URI fragments):
+ * false.
  */
 export function isPlainSchema(schema: unknown): boolean {
   return plainNode(schema, new Set());
@@ -62,8 +64,11 @@ const BY_TYPE: Record<string, ReadonlyMap<string, ValueCheck>> = {
 /** What a node without `type` allows beside ANY_TYPE's keywords: nothing. */
 const UNTYPED: ReadonlyMap<string, ValueCheck> = new Map();
 
+/** Subschemas deeper than this are compiled to find out: Ajv's compiler recurses per level. */
+const MAX_PLAIN_DEPTH = 32;
+
 function plainNode(node: unknown, ancestors: Set<object>): boolean {
-  if (!isRecord(node) || ancestors.has(node)) return false;
+  if (!isRecord(node) || ancestors.has(node) || ancestors.size >= MAX_PLAIN_DEPTH) return false;
   const type = node.type;
   const allowed = !Object.hasOwn(node, "type")
     ? UNTYPED
@@ -84,6 +89,7 @@ function plainObject(node: Record<string, unknown>, ancestors: Set<object>): boo
   if (properties !== undefined && !isRecord(properties)) return false;
   const listed = properties ?? {};
   if (Object.hasOwn(listed, "__proto__")) return false;
+  if (!Object.keys(listed).every(isWellFormed)) return false;
   if (!Object.values(listed).every((property) => plainNode(property, ancestors))) return false;
   if (required !== undefined) {
     if (!Array.isArray(required)) return false;
@@ -102,6 +108,10 @@ function plainObject(node: Record<string, unknown>, ancestors: Set<object>): boo
 function plainArray(node: Record<string, unknown>, ancestors: Set<object>): boolean {
   return node.items === undefined || plainNode(node.items, ancestors);
 }
+
+/** No lone surrogate (`String.prototype.isWellFormed`, not in this project's ES2023 lib). */
+const isWellFormed = (name: string): boolean =>
+  !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(name);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -128,6 +128,33 @@ describe("starting the CLI", () => {
     expect(schemaCheckersLoadedBy(["validate", dir], 1)).toEqual(
       expect.arrayContaining([expect.stringMatching(/meta-schema-2020/)]),
     );
+  });
+
+  it("validate reports a schema it cannot compile for a missing Ajv bundle as a problem, never a crash", () => {
+    const copy = tempDir();
+    cpSync(join(REPO, "bin"), join(copy, "bin"), { recursive: true });
+    cpSync(join(REPO, "dist"), join(copy, "dist"), { recursive: true });
+    cpSync(join(REPO, "package.json"), join(copy, "package.json"));
+    symlinkSync(join(REPO, "node_modules"), join(copy, "node_modules"));
+    rmSync(join(copy, "dist", "cli-ajv.cjs"));
+    const dir = tempDir();
+    const stage = readFileSync(join(REPO, "stages", "plan.md"), "utf8");
+    writeFileSync(
+      join(dir, "plan.md"),
+      stage.replace("summary: { type: string }", 'summary: { type: string, pattern: "^[A-Z]" }'),
+    );
+    writeFileSync(join(dir, "lint.md"), readFileSync(join(REPO, "stages", "lint.md"), "utf8"));
+    const child = spawnSync(
+      process.execPath,
+      [join(copy, "bin", "stagechart.js"), "validate", dir],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(child.status).toBe(1);
+    expect(child.stderr).not.toMatch(/internal error/);
+    expect(child.stdout).toMatch(/plan\.md.*StageCompletionSchemaInvalid.*cli-ajv/s);
+    expect(child.stdout).toMatch(/2 files checked/);
   });
 
   it("runs from the build's CLI bundle: a few files, none resolved from node_modules one by one", () => {

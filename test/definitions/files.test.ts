@@ -169,7 +169,7 @@ describe("stage files on disk", () => {
     });
   });
 
-  it("directories are walked in code-point order, whatever the machine's locale", async () => {
+  it("directories are walked in UTF-16 code-unit order, whatever the machine's locale", async () => {
     const dir = tempDir();
     writeFiles(dir, { "b.md": seedPlan, "B.md": seedPlan, "a.md": seedPlan, "_x.md": seedPlan });
     expect((await expandDefinitionPaths([dir])).files).toEqual(

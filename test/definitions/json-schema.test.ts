@@ -122,6 +122,16 @@ describe("compiling a schema JSON cannot hold", () => {
     (looped.properties as Record<string, unknown>).self = looped;
     expect(() => compileSchema(looped)).not.toThrow();
   });
+
+  it("shares no compilation with a schema whose JSON text it has (a YAML 1.1 date, a NaN)", () => {
+    const titled = (title: unknown): JsonSchema => ({ type: "string", title, $comment: "apart" });
+    expect(compileSchema(titled("2001-12-14T00:00:00.000Z")).ok).toBe(true);
+    expect(compileSchema(titled(new Date("2001-12-14"))).ok).toBe(false);
+    expect(compileSchema({ type: "number", const: null, $comment: "apart" }).ok).toBe(true);
+    expect(compileSchema({ type: "number", const: Number.NaN, $comment: "apart" }).ok).toBe(
+      compileSchema({ type: "number", const: Number.NaN, $comment: "alone" }).ok,
+    );
+  });
 });
 
 describe("formats", () => {

@@ -54,6 +54,23 @@ describe("a plain JSON Schema", () => {
     expect(isPlainSchema(schema)).toBe(false);
   });
 
+  it("is not one when a property name is not well-formed UTF-16: Ajv cannot make it a URI fragment", () => {
+    const schema: JsonSchema = { type: "object", properties: { "\ud800": { type: "string" } } };
+    expect(isPlainSchema(schema)).toBe(false);
+    expect(checkJsonSchema(schema).ok).toBe(false);
+    expect(isPlainSchema({ type: "object", properties: { "😀": { type: "string" } } })).toBe(true);
+  });
+
+  it("is not one when nested deeper than compiling is sure to survive, which compiling then checks", () => {
+    const nested = (depth: number): JsonSchema =>
+      depth === 0 ? { type: "string" } : { type: "array", items: nested(depth - 1) };
+    expect(isPlainSchema(nested(30))).toBe(true);
+    expect(isPlainSchema(nested(40))).toBe(false);
+    const deep = nested(3_000);
+    expect(isPlainSchema(deep)).toBe(false);
+    expect(checkJsonSchema(deep).ok).toBe(false);
+  });
+
   it("is not one when it holds itself (a YAML alias can make a cycle)", () => {
     const schema: JsonSchema = { type: "object", properties: {} };
     (schema.properties as JsonSchema).self = schema;
