@@ -120,8 +120,8 @@ export interface ExpandedPaths {
  * still expanded. A pi-workflows workflow directory stands for itself, and a workflows root (a
  * directory with a workflow directory in it) for its workflows and the scripted models beside
  * them: their Markdown files are phases, not stage files. Directories are listed synchronously,
- * as definition files are read, each once; an entry listed as a regular file is not looked at
- * again (one wait for the disk per file, the walk's whole cost, otherwise).
+ * as definition files are read, each once, and an entry listed as a regular file is not looked
+ * at again: an asynchronous `stat` per file was a wait on the thread pool each.
  */
 export async function expandDefinitionPaths(paths: readonly string[]): Promise<ExpandedPaths> {
   const found: ExpandedPaths = { files: [], workflows: [], diagnostics: [] };
