@@ -98,6 +98,32 @@ const ajvApart = {
   },
 };
 
+/**
+ * commander requires node:child_process when it loads (2 ms of every command's start), for one
+ * use: spawning a command's own executable, which stagechart's commands never are. Here it is
+ * required when commander first spawns one.
+ */
+const lazyChildProcess = {
+  name: "lazy-child-process",
+  setup(context) {
+    context.onLoad(
+      { filter: /[\\/]node_modules[\\/]commander[\\/]lib[\\/]command\.js$/ },
+      ({ path }) => {
+        const source = readFileSync(path, "utf8");
+        const eager = "const childProcess = require('node:child_process');";
+        if (!source.includes(eager)) throw new Error(`${path} no longer declares: ${eager}`);
+        const lazy =
+          "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };";
+        const spawns = source.match(/childProcess\.\w+/g) ?? [];
+        if (spawns.some((use) => use !== "childProcess.spawn")) {
+          throw new Error(`${path} uses more of node:child_process than spawn`);
+        }
+        return { contents: source.replace(eager, lazy), loader: "js" };
+      },
+    );
+  },
+};
+
 for (const file of readdirSync(dist))
   if (/^cli(-\w+)?\.[cm]js$/.test(file)) rmSync(join(dist, file));
 await build({
@@ -124,7 +150,7 @@ await build({
   platform: "node",
   target: "node20",
   external: EXTERNAL,
-  plugins: [bundledRequire, noZodLocales, ajvApart],
+  plugins: [bundledRequire, noZodLocales, ajvApart, lazyChildProcess],
   // Bundled CommonJS modules that require Node's built-ins need a `require` in an ES module.
   banner: {
     js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);',

@@ -1,5 +1,4 @@
-import type { Dirent } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { type Dirent, readdirSync, type Stats, statSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { type RegularRead, readRegularFile } from "../files.js";
 import {
@@ -11,7 +10,7 @@ import {
   START,
 } from "./diagnostics.js";
 import { splitFrontmatter } from "./frontmatter.js";
-import { isWorkflowDirectory, workflowKeys } from "./pi-workflows/detect.js";
+import { hasWorkflowFile, workflowKeysAmong } from "./pi-workflows/detect.js";
 import { type StageDefinition, stageFromFrontmatter } from "./stage.js";
 import type { DataPath } from "./yaml-source.js";
 
@@ -121,23 +120,25 @@ export interface ExpandedPaths {
  * too long, removed meanwhile) is a `StageFileUnreadable` diagnostic naming it; the rest is
  * still expanded. A pi-workflows workflow directory stands for itself, and a workflows root (a
  * directory with a workflow directory in it) for its workflows and the scripted models beside
- * them: their Markdown files are phases, not stage files.
+ * them: their Markdown files are phases, not stage files. Directories are listed synchronously,
+ * as definition files are read, each once, and an entry listed as a regular file is not looked
+ * at again: an asynchronous `stat` per file was a wait on the thread pool each.
  */
 export async function expandDefinitionPaths(paths: readonly string[]): Promise<ExpandedPaths> {
   const found: ExpandedPaths = { files: [], workflows: [], diagnostics: [] };
   for (const path of paths) {
-    const info = await stat(path).catch(() => undefined);
-    if (info?.isDirectory() && isWorkflowDirectory(path)) found.workflows.push(path);
-    else if (info?.isDirectory()) await collectDefinitionFiles(path, found);
+    const info = statOf(path);
+    if (info?.isDirectory() && hasWorkflowFile(path)) found.workflows.push(path);
+    else if (info?.isDirectory()) collectDefinitionFiles(path, found);
     else found.files.push(path);
   }
   return found;
 }
 
-async function collectDefinitionFiles(directory: string, found: ExpandedPaths): Promise<void> {
+function collectDefinitionFiles(directory: string, found: ExpandedPaths): void {
   let entries: Dirent[];
   try {
-    entries = await readdir(directory, { withFileTypes: true });
+    entries = readdirSync(directory, { withFileTypes: true });
   } catch (error) {
     const why = (error as NodeJS.ErrnoException).code ?? String(error);
     const message = `is a directory that cannot be read: ${why}`;
@@ -145,7 +146,7 @@ async function collectDefinitionFiles(directory: string, found: ExpandedPaths): 
     return;
   }
   entries.sort((a, b) => byCodeUnit(a.name, b.name));
-  const workflows = workflowKeys(directory);
+  const workflows = workflowKeysAmong(directory, entries);
   if (workflows.length > 0) {
     // A root's own files are the workflows' scripted models; its other Markdown is phases.
     found.workflows.push(...workflows.map((key) => join(directory, key)));
@@ -157,8 +158,8 @@ async function collectDefinitionFiles(directory: string, found: ExpandedPaths): 
   for (const entry of entries) {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) {
-      if (!SKIPPED_DIRECTORIES.has(entry.name)) await collectDefinitionFiles(path, found);
-    } else if (isDefinitionFileName(entry.name) && (await isNotDirectory(path))) {
+      if (!SKIPPED_DIRECTORIES.has(entry.name)) collectDefinitionFiles(path, found);
+    } else if (isDefinitionFileName(entry.name) && (entry.isFile() || isNotDirectory(path))) {
       found.files.push(path);
     }
   }
@@ -170,10 +171,20 @@ const isDefinitionFileName = (name: string): boolean =>
   /\.(?:md|ya?ml)$/i.test(name) && !/^readme\.md$/i.test(name);
 
 /**
- * Files, links to files, and special files (FIFOs, devices), which loading then refuses; linked
- * directories are not followed, so a link cycle cannot loop, and dangling links are skipped.
+ * Links to files and special files (FIFOs, devices), which loading then refuses (a regular file
+ * needs no look: its listing says what it is); linked directories are not followed, so a link
+ * cycle cannot loop, and dangling links are skipped.
  */
-async function isNotDirectory(path: string): Promise<boolean> {
-  const target = await stat(path).catch(() => undefined);
+function isNotDirectory(path: string): boolean {
+  const target = statOf(path);
   return target !== undefined && !target.isDirectory();
+}
+
+/** What `path` is (links followed), or undefined if it cannot be looked at. */
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
 }

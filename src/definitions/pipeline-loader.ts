@@ -25,7 +25,7 @@ import type { PipelineDefinition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
 import { parseYamlSource } from "./yaml-source.js";
 
-interface PipelineLoader {
+export interface PipelineLoader {
   stageFile(file: string): Promise<StageSource>;
   pipelineFile(file: string): Promise<LoadResult<PipelineDefinition>>;
   /** `baseDir` is what the spec's file paths are relative to. */
@@ -36,11 +36,6 @@ interface PipelineLoader {
 type Chain = readonly ChainLink[];
 type ChainLink = { key: string | PipelineSpec; name: string };
 
-/**
- * Loads pipelines for a host with these tool names. Each distinct stage or pipeline file is
- * loaded once per loader, however many pipelines use it; entries resolve one after another, so
- * a file met again is either finished or on the chain being loaded (a cycle).
- */
 /** The built-in tools' names (src/tools), copied so definitions stay below the tools layer. */
 export const BUILTIN_TOOL_NAMES: readonly string[] = [
   "Read",
@@ -53,7 +48,12 @@ export const BUILTIN_TOOL_NAMES: readonly string[] = [
 
 /**
  * A loader that checks stages' tools against `toolNames` (the host's; the built-ins by default)
- * and brings in code modules with `loadModule` (imports them by default).
+ * and brings in code modules with `loadModule` (imports them by default). Each distinct stage or
+ * pipeline file is loaded once per loader, however many pipelines use it; entries resolve one
+ * after another, so a file met again is either finished or on the chain being loaded (a cycle).
+ * A pipeline spec object that loaded (with the directory its paths are relative to) is reused
+ * too: its definition is the same wherever it is met. One with problems is loaded again where
+ * met, so that a cycle's problem names the chain that meets it.
  */
 export function createPipelineLoader(
   toolNames: readonly string[] = BUILTIN_TOOL_NAMES,
@@ -61,6 +61,7 @@ export function createPipelineLoader(
 ): PipelineLoader {
   const stageFiles = new Map<string, Promise<StageSource>>();
   const pipelineFiles = new Map<string, Promise<LoadResult<PipelineDefinition>>>();
+  const specs = new Map<PipelineSpec, Map<string, LoadResult<PipelineDefinition>>>();
   const modules = new Map<string, Promise<ModuleLoad>>();
   const importOnce = (path: string) => remember(modules, path, () => loadModule(path));
 
@@ -75,10 +76,14 @@ export function createPipelineLoader(
       return buildPipeline(source.value, resolver(dirname(file), [...chain, link]), toolNames);
     });
 
-  const pipelineSpec = (spec: PipelineSpec, baseDir: string, chain: Chain) => {
+  const pipelineSpec = async (spec: PipelineSpec, baseDir: string, chain: Chain) => {
+    const loaded = specs.get(spec)?.get(resolve(baseDir));
+    if (loaded) return loaded;
     const source = specSource(spec);
     const link = { key: spec, name: source.file };
-    return buildPipeline(source, resolver(baseDir, [...chain, link]), toolNames);
+    const result = await buildPipeline(source, resolver(baseDir, [...chain, link]), toolNames);
+    if (result.ok) specs.set(spec, (specs.get(spec) ?? new Map()).set(resolve(baseDir), result));
+    return result;
   };
 
   const resolver =

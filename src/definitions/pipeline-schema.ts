@@ -340,8 +340,19 @@ const rawEntry = {
 
 type RawEntry = z.output<(typeof rawEntry)["ts"]>;
 
-/** The schema of one entry under `stages`: YAML takes files, sub-pipeline files, code references, commands and asks. */
+const entrySchemas: Partial<Record<PipelineForm, z.ZodType<StageEntry>>> = {};
+
+/**
+ * The schema of one entry under `stages`: YAML takes files, sub-pipeline files, code references,
+ * commands and asks. Built once per form, when first asked for: zod compiles a parser for each
+ * schema object when it first parses, so one built per pipeline was compiled for every pipeline.
+ */
 export function stageEntrySchema(form: PipelineForm): z.ZodType<StageEntry> {
+  entrySchemas[form] ??= buildStageEntrySchema(form);
+  return entrySchemas[form];
+}
+
+function buildStageEntrySchema(form: PipelineForm): z.ZodType<StageEntry> {
   const kinds = ENTRY_KINDS[form];
   const listed = `${kinds.slice(0, -1).join(", ")} or ${kinds.at(-1)}`;
   return (rawEntry[form] as z.ZodType<RawEntry>)

@@ -1,3 +1,4 @@
+import { importModuleUnhashed } from "./code-reference.js";
 import { byPosition, type Diagnostic, type LoadResult, uniqueDiagnostics } from "./diagnostics.js";
 import { definitionKind, expandDefinitionPaths } from "./files.js";
 import { validateWorkflows } from "./pi-workflows/validate.js";
@@ -24,7 +25,8 @@ export async function validatePaths(
   paths: readonly string[],
   options: ValidateOptions = {},
 ): Promise<ValidationReport> {
-  const loader = createPipelineLoader(options.toolNames);
+  // Only the diagnostics are kept: no definition, so no module's hash.
+  const loader = createPipelineLoader(options.toolNames, importModuleUnhashed);
   const { loadScript } = options;
   const expanded = await expandDefinitionPaths(paths);
   const files = expanded.files.filter((file) => loadScript || definitionKind(file) !== "script");

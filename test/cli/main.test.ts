@@ -168,6 +168,14 @@ describe("starting the CLI", () => {
     }
   });
 
+  it("neither --version nor validate loads node:child_process, which commander needs only to run a command's own executable (stagechart has none)", () => {
+    for (const args of [["--version"], ["validate", "machines/", "stages/"]]) {
+      const loaded = filesLoadedBy(args);
+      expect(loaded).toContain("node:path");
+      expect(loaded).not.toContain("node:child_process");
+    }
+  });
+
   it("still lists every command in --help, and refuses an unknown one", async () => {
     const out: string[] = [];
     const io = { stdout: (t: string) => out.push(t), stderr: (t: string) => out.push(t) };

@@ -127,6 +127,28 @@ describe("definePipeline", () => {
     });
   });
 
+  it("builds a sub-pipeline spec used by several stages once: they hold one definition", async () => {
+    const inner = definePipeline({
+      id: "inner",
+      entry: "check",
+      stages: { check: { run: "true" } },
+    });
+    const loadedOuter = await loadPipeline(
+      definePipeline({
+        id: "outer",
+        entry: "first",
+        stages: { first: { pipeline: inner }, second: { pipeline: inner } },
+        next: { first: "second" },
+      }),
+    );
+    if (!loadedOuter.ok) throw new Error(JSON.stringify(loadedOuter.diagnostics));
+    const { first, second } = loadedOuter.value.stages;
+    if (first?.kind !== "pipeline" || second?.kind !== "pipeline")
+      throw new Error("not sub-pipelines");
+    expect(first.pipeline.id).toBe("inner");
+    expect(second.pipeline).toBe(first.pipeline);
+  });
+
   it("types targets, visits, hooks and guards by the spec's own stage and guard names", () => {
     const spec = definePipeline({
       id: "typed",

@@ -1,5 +1,4 @@
 import { basename, dirname, join, resolve } from "node:path";
-import { loadPipeline } from "../define-pipeline.js";
 import {
   DIAGNOSTIC_CODES,
   type Diagnostic,
@@ -9,7 +8,12 @@ import {
   START,
   uniqueDiagnostics,
 } from "../diagnostics.js";
-import { BUILTIN_TOOL_NAMES } from "../pipeline-loader.js";
+import {
+  BUILTIN_TOOL_NAMES,
+  createPipelineLoader,
+  type PipelineLoader,
+} from "../pipeline-loader.js";
+import type { PipelineSpec } from "../pipeline-spec.js";
 import type { PipelineDefinition } from "../pipeline-types.js";
 import { KEBAB_CASE } from "../stage-schema.js";
 import { workflowKeys } from "./detect.js";
@@ -95,20 +99,38 @@ export async function loadWorkflowPipeline(
   return loaded.ok ? { ...loaded, value: { ...loaded.value, file: resolve(dir) } } : loaded;
 }
 
-/** The pipeline of workflow `key` of a loaded root, with the problems of everything it uses. */
+/**
+ * What loading several workflows of one root for a host with `toolNames` shares: each workflow
+ * is translated and built once, however many of the loaded pipelines use it.
+ */
+export interface WorkflowSession {
+  built: Map<string, PipelineSpec>;
+  loader: PipelineLoader;
+}
+
+export const workflowSession = (toolNames: readonly string[]): WorkflowSession => ({
+  built: new Map(),
+  loader: createPipelineLoader(toolNames),
+});
+
+/**
+ * The pipeline of workflow `key` of a loaded root, with the problems of everything it uses;
+ * `session` (for the same host's `toolNames`) shares what other workflows of the root built.
+ */
 export async function pipelineOf(
   root: WorkflowRoot,
   key: string,
   toolNames: readonly string[],
+  session: WorkflowSession = workflowSession(toolNames),
 ): Promise<LoadResult<PipelineDefinition>> {
   const found = uniqueDiagnostics(
     closureOf(root, key).flatMap((k) => root.diagnostics.get(k) ?? []),
   );
   const workflow = root.kept.get(key);
   if (!workflow || found.some(isError)) return { ok: false, diagnostics: found };
-  const translated = workflowPipeline(workflow, root.kept, toolNames);
+  const translated = workflowPipeline(workflow, root.kept, toolNames, session.built);
   if (!translated.spec) return { ok: false, diagnostics: [...found, ...translated.diagnostics] };
-  const pipeline = await loadPipeline(translated.spec, { baseDir: root.root, toolNames });
+  const pipeline = await session.loader.pipelineSpec(translated.spec, root.root);
   if (!pipeline.ok) return { ok: false, diagnostics: [...found, ...pipeline.diagnostics] };
   return {
     ok: true,

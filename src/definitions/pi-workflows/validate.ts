@@ -1,6 +1,12 @@
 import { basename, dirname, join, resolve } from "node:path";
 import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, START } from "../diagnostics.js";
-import { loadWorkflowRoot, pipelineOf, type WorkflowRoot } from "./load.js";
+import {
+  loadWorkflowRoot,
+  pipelineOf,
+  type WorkflowRoot,
+  type WorkflowSession,
+  workflowSession,
+} from "./load.js";
 import type { WorkflowDefinition } from "./types.js";
 import { WORKFLOW_FILE } from "./types.js";
 
@@ -13,19 +19,22 @@ export async function validateWorkflows(
   dirs: readonly string[],
   toolNames: readonly string[],
 ): Promise<{ files: string[]; diagnostics: Diagnostic[] }> {
-  const roots = new Map<string, WorkflowRoot>();
+  const roots = new Map<string, { root: WorkflowRoot; session: WorkflowSession }>();
   const files: string[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const dir of dirs) {
     const rootDir = dirname(resolve(dir));
-    let root = roots.get(rootDir);
-    if (!root) {
-      root = await loadWorkflowRoot(rootDir);
-      roots.set(rootDir, root);
-      diagnostics.push(...duplicateCommandNames([...root.kept.values()]));
+    let loadedRoot = roots.get(rootDir);
+    if (!loadedRoot) {
+      loadedRoot = { root: await loadWorkflowRoot(rootDir), session: workflowSession(toolNames) };
+      roots.set(rootDir, loadedRoot);
+      diagnostics.push(...duplicateCommandNames([...loadedRoot.root.kept.values()]));
     }
+    const { root, session } = loadedRoot;
     const key = basename(resolve(dir));
-    const loaded = await pipelineOf(root, key, toolNames);
+    // Each workflow is translated and built once for the root, whatever number of the
+    // pipelines checked use it: the result, problems included, is the same for each.
+    const loaded = await pipelineOf(root, key, toolNames, session);
     diagnostics.push(...(loaded.ok ? loaded.warnings : loaded.diagnostics));
     files.push(join(dir, WORKFLOW_FILE), ...phaseFiles(root.kept.get(key)));
   }

@@ -2,6 +2,12 @@ import { symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadWorkflowPipeline } from "../../../src/definitions/pi-workflows/index.js";
+import {
+  loadWorkflowRoot,
+  pipelineOf,
+  workflowSession,
+} from "../../../src/definitions/pi-workflows/load.js";
+import { BUILTIN_TOOL_NAMES } from "../../../src/definitions/pipeline-loader.js";
 import { hiddenWorkflow, phase, putFiles, releaseRoot } from "../../support/pi-workflows.js";
 import { tempDir } from "../../support/stages.js";
 
@@ -15,6 +21,17 @@ async function problemsOf(root: string, key: string): Promise<string[]> {
 }
 
 describe("a pi-workflows directory as a pipeline", () => {
+  it("builds each workflow of a root once for every pipeline that uses it (validate loads each workflow of a root, and a subworkflow inside each that uses it)", async () => {
+    const root = await loadWorkflowRoot(releaseRoot());
+    const session = workflowSession(BUILTIN_TOOL_NAMES);
+    const review = await pipelineOf(root, "code-review", BUILTIN_TOOL_NAMES, session);
+    const release = await pipelineOf(root, "release", BUILTIN_TOOL_NAMES, session);
+    if (!review.ok || !release.ok) throw new Error("the release root did not load");
+    const inRelease = release.value.stages["code-review"];
+    if (inRelease?.kind !== "pipeline") throw new Error("code-review is not a sub-pipeline");
+    expect(inRelease.pipeline).toBe(review.value);
+  });
+
   it("turns each phase into a stage with the phase's id and workflow_step, and each subworkflow into a sub-pipeline named by its key", async () => {
     const root = releaseRoot();
     const loaded = await loadWorkflowPipeline(join(root, "release"));
