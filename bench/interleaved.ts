@@ -104,6 +104,9 @@ export function pairedRatioOf(ratios: readonly number[]): Interval & { median: n
   return { median: spreadOf(pairs).median, ...medianInterval(pairs) };
 }
 
+/** A spread's quartiles as the rows print them: "0.95–1.06". */
+export const quartilesOf = ({ p25, p75 }: Spread): string => `${p25.toFixed(2)}–${p75.toFixed(2)}`;
+
 export function spreadOf(values: readonly number[]): Spread {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.round(q * (sorted.length - 1))] ?? Number.NaN;

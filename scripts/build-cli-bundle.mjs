@@ -29,8 +29,8 @@ const EXTERNAL = [
 /**
  * src/definitions/json-schema.ts requires Ajv's other dialects and formats lazily through
  * `createRequire`, which esbuild leaves to run time: that would load a second, unbundled Ajv
- * beside the bundled one. Here its `require` becomes the bundle's own, so every Ajv file is
- * bundled once and still initialized only when first required.
+ * beside the bundled one. Here its `require` becomes the bundle's own, which `ajvApart` (below)
+ * points at dist/cli-ajv.cjs: every Ajv file exists once, initialized only when first required.
  */
 const bundledRequire = {
   name: "bundled-require",

@@ -1,6 +1,6 @@
 import { createScriptedModel } from "../../src/index.js";
 import { runBare } from "../bare-xstate.js";
-import { type InterleavingPlan, timeInterleaved } from "../interleaved.js";
+import { type InterleavingPlan, quartilesOf, timeInterleaved } from "../interleaved.js";
 import { type Comparison, compare } from "../report.js";
 import { runToEnd } from "../stagechart-runs.js";
 import { hostFor, lookupTool, pipelineOf, scriptOf, type Workload } from "../workload.js";
@@ -44,9 +44,9 @@ export async function engineOverhead(workload: Workload): Promise<Comparison> {
       stagechartMsPerTurn: engineMs / turns,
       rounds: timing.rounds,
       runsPerRound: RUNS_PER_ROUND,
-      ratioQuartiles: `${timing.ratio.p25.toFixed(2)}–${timing.ratio.p75.toFixed(2)}`,
+      ratioQuartiles: quartilesOf(timing.ratio),
       cpuRatio: timing.cpuRatio.median,
-      cpuRatioQuartiles: `${timing.cpuRatio.p25.toFixed(2)}–${timing.cpuRatio.p75.toFixed(2)}`,
+      cpuRatioQuartiles: quartilesOf(timing.cpuRatio),
     },
     2,
   );

@@ -4,7 +4,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { createScriptedModel, SqliteStore } from "../../src/index.js";
-import { type InterleavedTiming, timeInterleaved } from "../interleaved.js";
+import { type InterleavedTiming, quartilesOf, timeInterleaved } from "../interleaved.js";
 import { langGraphAgent, runLangGraph } from "../langgraph.js";
 import { type Comparison, compare } from "../report.js";
 import { runToEnd } from "../stagechart-runs.js";
@@ -73,9 +73,9 @@ function interleavedRow(
       rounds: timing.rounds,
       langGraphMsQuartiles: `${timing.baselineMs.p25.toFixed(1)}–${timing.baselineMs.p75.toFixed(1)}`,
       stagechartMsQuartiles: `${timing.candidateMs.p25.toFixed(1)}–${timing.candidateMs.p75.toFixed(1)}`,
-      ratioQuartiles: `${timing.ratio.p25.toFixed(2)}–${timing.ratio.p75.toFixed(2)}`,
+      ratioQuartiles: quartilesOf(timing.ratio),
       cpuRatioMedian: timing.cpuRatio.median,
-      cpuRatioQuartiles: `${timing.cpuRatio.p25.toFixed(2)}–${timing.cpuRatio.p75.toFixed(2)}`,
+      cpuRatioQuartiles: quartilesOf(timing.cpuRatio),
     },
   );
   return { ...row, ratio: timing.ratio.median };

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { main } from "../../src/cli/main.js";
 import { SqliteStore } from "../../src/store/index.js";
-import { timeInterleaved } from "../interleaved.js";
+import { quartilesOf, timeInterleaved } from "../interleaved.js";
 import { type Comparison, compare } from "../report.js";
 
 /** Options as large as a CLI run stores (pipeline file, model spec, ctx, definition hashes). */
@@ -64,7 +64,7 @@ export async function runsListing(dir: string, many: number): Promise<Comparison
       page: PAGE,
       printedBytes: `${printed[few]} and ${printed[lots]}`,
       rounds: timing.rounds,
-      ratioQuartiles: `${timing.ratio.p25.toFixed(2)}–${timing.ratio.p75.toFixed(2)}`,
+      ratioQuartiles: quartilesOf(timing.ratio),
       ratioMedian: timing.ratio.median,
       pairedRatioMedian: timing.pairedRatio.median,
       ratioLow: timing.pairedRatio.low,

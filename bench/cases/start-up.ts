@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { spreadOf } from "../interleaved.js";
+import { quartilesOf, spreadOf } from "../interleaved.js";
 import { type Comparison, compare } from "../report.js";
 
 /** Rounds of the three commands; each round runs all three, in an order that turns round by round. */
@@ -39,7 +39,7 @@ export function startUp(): Comparison[] | undefined {
       {
         goalRatio,
         rounds: ROUNDS,
-        ratioQuartiles: `${ratios.p25.toFixed(2)}–${ratios.p75.toFixed(2)}`,
+        ratioQuartiles: quartilesOf(ratios),
       },
     );
     return { ...compared, ratio: ratios.median };

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { SqliteStore } from "../../src/index.js";
-import { spreadOf } from "../interleaved.js";
+import { quartilesOf, spreadOf } from "../interleaved.js";
 import { type Comparison, compare } from "../report.js";
 import { runToEnd } from "../stagechart-runs.js";
 import { hostFor, pipelineOf, type Workload } from "../workload.js";
@@ -47,10 +47,7 @@ async function turnTimes(workload: Workload, store?: SqliteStore): Promise<TurnT
   return { early: cpu.early, late: cpu.late, earlyWall: wall.early, lateWall: wall.late };
 }
 
-const quartiles = (values: readonly number[]): string => {
-  const spread = spreadOf(values);
-  return `${spread.p25.toFixed(2)}–${spread.p75.toFixed(2)}`;
-};
+const quartiles = (values: readonly number[]): string => quartilesOf(spreadOf(values));
 
 /**
  * (f) A single stage of `turns` turns: the CPU time a turn takes near its end against near its

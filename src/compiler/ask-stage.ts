@@ -1,4 +1,4 @@
-import { assign, fromPromise, setup } from "xstate";
+import { assign, createMachine, fromPromise, setup } from "xstate";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
 import type { JsonSchema } from "../definitions/json-schema.js";
 import type { AuditEventInput } from "../inspect/audit.js";
@@ -41,6 +41,9 @@ export interface AskContext {
  * nobody there, parks (tag `suspended`) until an answer is sent in (`INPUT_ANSWER`, from a
  * resume). Only a valid answer ends it; the value is its output. Tag `ask-pending` says it waits.
  */
+/** The ask machine of a pipeline not bound to services, or whose stages never ask: never run. */
+export const UNBOUND_ASK_MACHINE = createMachine({ id: "ask" });
+
 export function createAskMachine(services: AskServices): AskMachine {
   compiled ??= compileAskMachine();
   // An empty machine of the ask setup carries its implementations for these services.

@@ -14,6 +14,7 @@ import type { JsonValue, StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput } from "../inspect/audit.js";
+import { UNBOUND_ASK_MACHINE } from "./ask-stage.js";
 import { fingerprint } from "./definition-hash.js";
 import { MachineCache, withImplementations } from "./machine-cache.js";
 import { spawnedGroupState } from "./pipeline-group-run.js";
@@ -206,7 +207,7 @@ export const pipelineCompiles = (): number => compiledPipelines.compiles;
 /** What a compiled machine runs with until a run provides its own services: nothing. */
 const NOT_BOUND: PipelineServices = {
   stageMachine: createMachine({ id: "stage" }),
-  askMachine: createMachine({ id: "ask" }),
+  askMachine: UNBOUND_ASK_MACHINE,
   runCode: () => Promise.reject(new Error("a compiled pipeline does not run stages by itself")),
   audit: () => undefined,
 };

@@ -1,5 +1,6 @@
 import { type Dirent, readdirSync, type Stats, statSync } from "node:fs";
 import { basename, extname, join } from "node:path";
+import { byCodeUnit } from "../code-unit-order.js";
 import { type RegularRead, readRegularFile } from "../files.js";
 import {
   DIAGNOSTIC_CODES,
@@ -164,8 +165,6 @@ function collectDefinitionFiles(directory: string, found: ExpandedPaths): void {
     }
   }
 }
-
-const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 const isDefinitionFileName = (name: string): boolean =>
   /\.(?:md|ya?ml)$/i.test(name) && !/^readme\.md$/i.test(name);

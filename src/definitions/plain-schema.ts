@@ -1,3 +1,5 @@
+import { isRecord } from "./contract.js";
+
 /**
  * Whether a JSON Schema is plain: built only from keywords Ajv compiles without any check of its
  * own, each under the one `type` it applies to (so strict mode's `strictTypes` has nothing to
@@ -112,7 +114,3 @@ function plainArray(node: Record<string, unknown>, ancestors: Set<object>): bool
 /** No lone surrogate (`String.prototype.isWellFormed`, not in this project's ES2023 lib). */
 const isWellFormed = (name: string): boolean =>
   !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(name);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}

@@ -1,5 +1,10 @@
-import { type AnyActorRef, type AnyStateMachine, createMachine } from "xstate";
-import { createAskMachine, type InputAnswer, type InputRequest } from "../compiler/ask-stage.js";
+import type { AnyActorRef, AnyStateMachine } from "xstate";
+import {
+  createAskMachine,
+  type InputAnswer,
+  type InputRequest,
+  UNBOUND_ASK_MACHINE,
+} from "../compiler/ask-stage.js";
 import type { JsonValue } from "../definitions/contract.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -22,7 +27,7 @@ export interface ResumeInput extends InputAnswer {
  * it gets one machine that is never bound, rather than one built for each run.
  */
 export function askMachineFor(host: Host, pipeline: PipelineDefinition): AnyStateMachine {
-  if (!asksForInput(pipeline)) return NEVER_ASKED;
+  if (!asksForInput(pipeline)) return UNBOUND_ASK_MACHINE;
   return createAskMachine({
     audit: (event) => host.audit.emit(event),
     canAsk: () => askers(host.interactors).length > 0,
@@ -30,8 +35,6 @@ export function askMachineFor(host: Host, pipeline: PipelineDefinition): AnyStat
     problems: answerProblems,
   });
 }
-
-const NEVER_ASKED: AnyStateMachine = createMachine({ id: "ask" });
 
 /** Whether a stage of the pipeline, or of a pipeline it runs, asks a person for a value. */
 const asksForInput = (pipeline: PipelineDefinition): boolean =>

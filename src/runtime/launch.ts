@@ -39,7 +39,7 @@ import { type Host, sandboxNotice } from "./host.js";
 import { rulesGrantPolicy } from "./rules.js";
 import { refuseControl } from "./run-checks.js";
 import { stageMachineFor } from "./run-stage.js";
-import { currentShape, damagedSnapshot, missingInvocations } from "./snapshot-shape.js";
+import { currentShape, damagedSnapshot, restoreProblem } from "./snapshot-shape.js";
 import {
   describeWaits,
   isQuiescent,
@@ -323,12 +323,9 @@ function restoredStages(
 ): Result<Survey> {
   const corrupt = (problem: string) =>
     err(damagedSnapshot(runId, `it does not restore into ${pipelineId}: ${problem}`));
-  const state = actor.getSnapshot();
-  if (state.status === "error")
-    return corrupt(toStagechartError(state.error, "Session/SnapshotCorrupt").message);
+  const problem = restoreProblem(actor);
+  if (problem !== undefined) return corrupt(problem);
   try {
-    const missing = missingInvocations(actor);
-    if (missing.length > 0) return corrupt(missing.join("; "));
     return ok(survey(actor));
   } catch (error) {
     return corrupt(toStagechartError(error, "Session/SnapshotCorrupt").message);

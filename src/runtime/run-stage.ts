@@ -2,7 +2,7 @@ import { type Actor, createActor, type Snapshot, toPromise } from "xstate";
 import { createStageMachine } from "../compiler/stage-machine.js";
 import type { StageInput, StageResult } from "../compiler/stage-types.js";
 import type { Host } from "./host.js";
-import { damagedSnapshot, missingInvocations, stageAsCompiled } from "./snapshot-shape.js";
+import { damagedSnapshot, restoreProblem, stageAsCompiled } from "./snapshot-shape.js";
 import { createStageServices } from "./stage-services.js";
 
 export type StageMachine = ReturnType<typeof createStageMachine>;
@@ -37,8 +37,8 @@ export function createStageActor(
   } catch (error) {
     throw corrupt(error instanceof Error ? error.message : String(error));
   }
-  const missing = missingInvocations(actor);
-  if (missing.length > 0) throw corrupt(missing.join("; "));
+  const problem = restoreProblem(actor);
+  if (problem !== undefined) throw corrupt(problem);
   return actor;
 }
 

@@ -6,7 +6,7 @@ import { runningStages } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import type { StageMachineContext } from "../compiler/stage-context.js";
 import { isRecord } from "../definitions/contract.js";
-import { StagechartError } from "../errors.js";
+import { StagechartError, toStagechartError } from "../errors.js";
 
 /**
  * The shape of a stored run snapshot, checked before it is restored (DESIGN.md §6): the pipeline
@@ -145,6 +145,22 @@ export function checkSnapshotShape(runId: string, snapshot: unknown): Stagechart
  * Where a restored actor tree lacks the child an active state invokes (a call, a stage): such a
  * state would wait forever for an actor that is not there. Empty when nothing is missing.
  */
+/**
+ * Why a restored actor cannot go on, or undefined when it can: XState could not restore its
+ * snapshot (the actor is then in `error`, it does not throw), or a state's invoked actor is
+ * missing (see `missingInvocations`).
+ */
+export function restoreProblem(actor: AnyActorRef): string | undefined {
+  const state = actor.getSnapshot() as { status: string; error?: unknown };
+  try {
+    if (state.status === "error") throw state.error;
+    const missing = missingInvocations(actor);
+    return missing.length > 0 ? missing.join("; ") : undefined;
+  } catch (error) {
+    return toStagechartError(error, "Session/SnapshotCorrupt").message;
+  }
+}
+
 export function missingInvocations(actor: AnyActorRef, at = ""): string[] {
   const snapshot = actor.getSnapshot() as {
     status: string;

@@ -295,7 +295,7 @@ export class SqliteStore
 
   /** The run's transcript entries, by stage execution then key. */
   transcriptsOf(runId: string): RunTranscriptRow[] {
-    return this.guarded(() => this.entries.recorded(runId).transcripts);
+    return this.guarded(() => this.entries.transcriptsOf(runId));
   }
 
   /** What pipelines keep between runs (`PipelineMemory`), in the `memory` table. */

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
+import { byCodeUnit } from "../code-unit-order.js";
 import type { RunEntries, StepCommit } from "../runtime/persistence.js";
 import { storeCorrupt } from "../runtime/persistence.js";
-import { compareKeys } from "./key-order.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { entryMisfiled } from "./store-errors.js";
@@ -128,21 +128,23 @@ export class StepEntries {
    * a run that went on without the calls it had recorded would make them again.)
    */
   entriesOf(runId: string): RunEntries {
+    const journal = this.journalOf(runId);
+    const decode = decodedWith(journal);
     return {
-      journal: this.journalOf(runId),
+      journal,
+      // Tool results come from the journal just read, not from a lookup per entry.
       transcriptRows: (stageExecutionId) =>
-        this.transcriptRows(stageExecutionId).map(({ key, entry }) => ({ key, entry })),
+        this.storedTranscripts(stageExecutionId).map((stored) => {
+          const { key, entry } = decode(stored);
+          return { key, entry };
+        }),
     };
   }
 
-  /** Every entry the run had recorded by `step` (by its last step when not given), decoded. */
-  recorded(
-    runId: string,
-    step?: number,
-  ): { journal: JournalRow[]; transcripts: RunTranscriptRow[] } {
-    const stored = this.stored(runId, step);
-    const journal = asRows(stored.journal);
-    return { journal, transcripts: stored.transcripts.map(decodedWith(journal)) };
+  /** Every entry the run had recorded by its last step: its transcripts, decoded. */
+  transcriptsOf(runId: string): RunTranscriptRow[] {
+    const stored = this.stored(runId);
+    return stored.transcripts.map(decodedWith(asRows(stored.journal)));
   }
 
   journalOf(runId: string): JournalRow[] {
@@ -161,10 +163,7 @@ export class StepEntries {
     const found = this.firstValue.get(runId, key);
     const damaged = this.firstDamaged.get(runId);
     if (damaged !== null && damaged !== undefined && (!found || damaged < found.step))
-      throw storeCorrupt(`the journal entries of run ${runId}'s step ${damaged} do not read back`, {
-        runId,
-        step: damaged,
-      });
+      throw unreadableColumn(runId, "journal", damaged);
     if (found && found.value === null)
       throw storeCorrupt(`the journal entry ${key} of run ${runId} does not read back`, { runId });
     return found?.value ?? undefined;
@@ -172,23 +171,23 @@ export class StepEntries {
 
   /** One stage execution's entries before `before`, in key order; only those are decoded. */
   transcriptRows(stageExecutionId: string, before?: string): RunTranscriptRow[] {
+    return this.storedTranscripts(stageExecutionId, before).map((stored) =>
+      decodedTranscript(stored, (key) => this.journalValue(key)),
+    );
+  }
+
+  /** One stage execution's stored entries before `before`, in key order, still undecoded. */
+  private storedTranscripts(stageExecutionId: string, before?: string): StoredTranscript[] {
     const runId = runIdOfExecution(stageExecutionId);
     const damaged = this.damagedTranscripts.get(runId);
-    if (damaged !== null && damaged !== undefined) {
-      const what = `the transcripts entries of run ${runId}'s step ${damaged} do not read back`;
-      throw storeCorrupt(what, { runId, step: damaged });
-    }
+    if (damaged !== null && damaged !== undefined)
+      throw unreadableColumn(runId, "transcripts", damaged);
     const latest = new Map<string, StoredTranscript>();
     for (const { step, stored } of this.ofExecution.all(runId, stageExecutionId)) {
       const entry = storedTranscript(runId, step, stored);
       if (before === undefined || entry[1] < before) latest.set(entry[1], entry);
     }
-    return [...latest.values()].sort(byExecutionThenKey).map((stored) => this.decoded(stored));
-  }
-
-  /** A stored transcript entry decoded, its tool result read from the journal if kept there. */
-  private decoded(stored: StoredTranscript): RunTranscriptRow {
-    return decodedTranscript(stored, (key) => this.journalValue(key));
+    return [...latest.values()].sort(byExecutionThenKey);
   }
 
   /**
@@ -256,9 +255,15 @@ function columnOf(
     Array.isArray(entries) &&
     entries.every(column === "journal" ? isStoredJournal : isStoredTranscript);
   if (valid) return entries as [string, ...unknown[]][];
-  const what = `the ${column} entries of run ${runId}'s step ${row.step} do not read back`;
-  throw storeCorrupt(what, { runId, step: row.step });
+  throw unreadableColumn(runId, column, row.step);
 }
+
+/** A step's entries column that does not read back: `Session/StoreCorrupt`, naming it. */
+const unreadableColumn = (runId: string, column: "journal" | "transcripts", step: number) =>
+  storeCorrupt(`the ${column} entries of run ${runId}'s step ${step} do not read back`, {
+    runId,
+    step,
+  });
 
 const isText = (part: unknown): part is string => typeof part === "string";
 
@@ -297,4 +302,4 @@ function decodedTranscript(
 }
 
 const byExecutionThenKey = (a: StoredTranscript, b: StoredTranscript): number =>
-  compareKeys(a[0], b[0]) || compareKeys(a[1], b[1]);
+  byCodeUnit(a[0], b[0]) || byCodeUnit(a[1], b[1]);

@@ -748,6 +748,19 @@ stages:
       );
     });
 
+    it("naming a state the stage does not have is refused as Session/SnapshotCorrupt", async () => {
+      const h = harness(PLAN_OK);
+      const input = stageInput(loadStage("plan"));
+      const first = createStageActor(h.host, input);
+      first.start();
+      await waitFor(first, (s) => s.matches({ act: "calling" }));
+      const stored = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+      first.stop();
+      expect(() =>
+        createStageActor(h.host, input, { snapshot: { ...stored, value: "nowhere" } }),
+      ).toThrow(expect.objectContaining({ code: "Session/SnapshotCorrupt" }));
+    });
+
     it("taken while waiting for a grant restores into an actor that finishes the stage", async () => {
       const h = harness(EDIT_THEN_SUBMIT, { unansweredGrants: "suspend" });
       const input = stageInput(loadStage("plan"));

@@ -3,6 +3,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { TOOL_RUN } from "../../src/runtime/journal.js";
+import { StepEntries } from "../../src/store/step-entries.js";
 import {
   failure,
   newRun,
@@ -97,6 +98,22 @@ describe("a store from when the journal and transcripts were tables (schema 10)"
       [2, "t9"],
     ]);
     expect(okValue(store.getRun("run-2")).updatedAt).toBe("t9");
+  });
+
+  it("resumes from one read of the journal: a transcript's tool results are not looked up again", () => {
+    const store = openStore(storeAtSchema10());
+    const lookups = vi.spyOn(StepEntries.prototype, "journalValue");
+    try {
+      const entries = store.entriesOf("run-1");
+      expect(entries.transcriptRows("run-1/plan/1")).toEqual([
+        { key: "k0", entry: user("system") },
+        { key: "k1", entry: toolEntry },
+        { key: "k2", entry: user("late") },
+      ]);
+      expect(lookups).not.toHaveBeenCalled();
+    } finally {
+      lookups.mockRestore();
+    }
   });
 
   it("forks a step with what it had recorded by then, and nothing recorded after it", () => {

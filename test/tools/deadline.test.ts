@@ -70,16 +70,6 @@ describe("a deadline", () => {
 });
 
 describe("a series of deadlines", () => {
-  it("gives a call the signal of an earlier one that is over and that nothing listens to", () => {
-    const next = deadlineSeries();
-    const first = next(60_000);
-    const signal = first.signal;
-    first.clear();
-    const second = next(60_000);
-    expect(second.signal).toBe(signal);
-    second.clear();
-  });
-
   it("gives a fresh signal to a call while an earlier one is still running", () => {
     const next = deadlineSeries();
     const running = next(60_000);
@@ -105,7 +95,7 @@ describe("a series of deadlines", () => {
     after.clear();
   });
 
-  it("gives a signal back once, however often its call is cleared", () => {
+  it("gives a call the signal of an earlier one that is over and nothing listens to, and that only once, however often the earlier call is cleared", () => {
     const next = deadlineSeries();
     const first = next(60_000);
     const signal = first.signal;

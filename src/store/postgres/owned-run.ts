@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { byCodeUnit } from "../../code-unit-order.js";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
@@ -16,7 +17,6 @@ import {
 } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
-import { compareKeys } from "../key-order.js";
 import type { NewRun, RunPatch, RunRecord, StoredSnapshot } from "../records.js";
 import { isValidRunId } from "../run-ids.js";
 import { leaseLost, noSnapshot, runExists, runIdInvalid, runNotFound } from "../store-errors.js";
@@ -283,7 +283,7 @@ export class OwnedRun implements RunStore {
 
   transcriptRows(stageExecutionId: string): TranscriptRow[] {
     const entries = [...(this.transcripts.get(stageExecutionId) ?? [])];
-    return entries.sort(([a], [b]) => compareKeys(a, b)).map(([key, entry]) => ({ key, entry }));
+    return entries.sort(([a], [b]) => byCodeUnit(a, b)).map(([key, entry]) => ({ key, entry }));
   }
 
   recall(namespace: string, key: string): Promise<JsonValue | undefined> {
