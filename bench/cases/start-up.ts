@@ -50,7 +50,8 @@ export function startUp(): Comparison[] | undefined {
   ];
 }
 
-function elapsedMs(args: string[]): number {
+/** Wall time of one `node <args>` process started from the project's root. */
+export function elapsedMs(args: string[]): number {
   const start = performance.now();
   const child = spawnSync(process.execPath, args, { cwd: process.cwd(), stdio: "ignore" });
   if (child.status !== 0) throw new Error(`node ${args.join(" ")} exited ${child.status}`);
