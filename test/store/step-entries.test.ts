@@ -188,6 +188,29 @@ describe("a step's entries", () => {
     expect(tables).not.toContain("transcripts");
   });
 
+  it("name the journal entry holding their tool result, whether the same object or an equal copy", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    const other = { ...toolEntry, toolCallId: "c2", result: { text: "another body" } };
+    store.commitStep("run-1", {
+      events: [],
+      journal: [{ key: "tool:run-1/c1", value: toolRun }],
+      transcripts: [
+        { stageExecutionId: "run-1/plan/1", key: "k1", entry: toolEntry },
+        { stageExecutionId: "run-1/plan/1", key: "k2", entry: structuredClone(toolEntry) },
+        { stageExecutionId: "run-1/plan/1", key: "k3", entry: other },
+      ],
+    });
+    const db = new Database(path, { readonly: true });
+    const transcripts = db.prepare("SELECT transcripts FROM steps").pluck().get();
+    db.close();
+    expect(JSON.parse(String(transcripts))).toEqual([
+      ["run-1/plan/1", "k1", { ...toolEntry, result: null }, "tool:run-1/c1"],
+      ["run-1/plan/1", "k2", { ...toolEntry, result: null }, "tool:run-1/c1"],
+      ["run-1/plan/1", "k3", other],
+    ]);
+  });
+
   it("must be the step's run's: an entry another run's key names is refused, nothing stored", () => {
     const { store } = tempStore();
     store.createRun(newRun("run-1"));
