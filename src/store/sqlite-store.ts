@@ -134,12 +134,14 @@ export class SqliteStore
     const runId = this.immediately(() =>
       this.queue.claim(owner, ttlMs, this.now(), this.timestamp(), only),
     );
+    if (runId !== undefined) this.log.release(runId);
     const claimed = runId === undefined ? undefined : this.getRun(runId);
     return claimed?.ok ? claimed.value : undefined;
   }
 
   /** Gives a stopped run back: `owner`'s lease given up and the run queued, in one transaction. */
   requeueRun(runId: string, owner: string): boolean {
+    this.log.release(runId);
     return this.immediately(() => this.queue.requeue(runId, owner, this.timestamp()));
   }
 
@@ -323,6 +325,7 @@ export class SqliteStore
   ): Result<void> {
     const now = this.now();
     const lease = { runId, owner, expiresAt: now + ttlMs, now };
+    this.log.release(runId);
     return this.immediately(() => claimLease(this.sql, lease, holderGone));
   }
 
@@ -337,6 +340,7 @@ export class SqliteStore
 
   /** Gives the lease up; a lease held by another owner is left alone. */
   releaseLease(runId: string, owner: string): void {
+    this.log.release(runId);
     this.guarded(() => this.sql.releaseLease.run({ runId, owner }));
   }
 

@@ -16,6 +16,13 @@ import { auditRunMismatch, noSnapshot, runNotFound } from "./store-errors.js";
  */
 export class StepLog {
   private readonly keyframes = new SnapshotKeyframes();
+  /**
+   * Each run's last step as this store appended it: read from the file at the run's first append
+   * here, then kept (issue 14: two lookups a commit). Only the run's lease holder appends steps
+   * for it, so it is let go whenever the lease changes hands, the run leaves `running`, or a
+   * transaction rolls back.
+   */
+  private readonly tails = new Map<string, { step: number; lastSeq: number }>();
 
   constructor(
     private readonly sql: Statements,
@@ -24,16 +31,15 @@ export class StepLog {
 
   /** Appends the step's row: its events numbered after the run's last, its entries, its snapshot. */
   append(runId: string, step: StepCommit, at: string, carried?: StoredEntries): AuditEvent[] {
-    if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
-    const last = this.sql.lastStep.get(runId);
-    let seq = last?.lastSeq ?? 0;
+    const last = this.tails.get(runId) ?? this.storedTail(runId);
+    let seq = last.lastSeq;
     const recorded = step.events.map((input): AuditEvent => {
       if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
       seq += 1;
       return { seq, at, ...input };
     });
     const entries = toStepEntries(runId, step, carried);
-    const number = (last?.step ?? 0) + 1;
+    const number = last.step + 1;
     const snapshot =
       step.snapshot === undefined
         ? undefined
@@ -43,17 +49,28 @@ export class StepLog {
             stagechartVersion: VERSION,
           };
     this.history.record(runId, number, seq, at, toStepEvents(recorded), entries, snapshot);
+    this.tails.set(runId, { step: number, lastSeq: seq });
     return recorded;
   }
 
-  /** The run no longer commits steps here (it ended or parked): its keyframe is let go. */
-  release(runId: string): void {
-    this.keyframes.forget(runId);
+  private storedTail(runId: string): { step: number; lastSeq: number } {
+    if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
+    return this.sql.lastStep.get(runId) ?? { step: 0, lastSeq: 0 };
   }
 
-  /** A transaction failed: a keyframe it wrote may not be stored, so none is trusted. */
+  /**
+   * The run no longer commits steps here, or may have committed some elsewhere (it ended or
+   * parked, its lease changed hands): its keyframe and its last step are let go.
+   */
+  release(runId: string): void {
+    this.keyframes.forget(runId);
+    this.tails.delete(runId);
+  }
+
+  /** A transaction failed: a keyframe or last step it wrote may not be stored, so none is trusted. */
   rolledBack(): void {
     this.keyframes.forget();
+    this.tails.clear();
   }
 
   /** The run's latest snapshot: `Session/SnapshotCorrupt` when it does not read back. */

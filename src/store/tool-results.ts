@@ -21,14 +21,21 @@ export interface TranscriptWrite {
  * carrying a second copy. Entries of other steps carry their own.
  */
 export function resultReferences(step: Pick<StepCommit, "journal" | "transcripts">) {
-  const journaled = new Map<string, string>();
-  for (const { key, value } of step.journal ?? []) {
-    if (key.startsWith("tool:") && isToolRun(value))
-      journaled.set(JSON.stringify(value.result), key);
-  }
+  const runs = (step.journal ?? []).filter(
+    (each): each is { key: string; value: { result: unknown } } =>
+      each.key.startsWith("tool:") && isToolRun(each.value),
+  );
+  // Most often the entry holds the very result the journal does: no JSON is made for it then.
+  const same = new Map(runs.map(({ key, value }) => [value.result, key]));
+  let byText: Map<string, string> | undefined;
   /** The journal key holding the entry's result, if the step journaled it. */
-  return (entry: TranscriptEntry): string | undefined =>
-    entry.role === "tool" ? journaled.get(JSON.stringify(entry.result)) : undefined;
+  return (entry: TranscriptEntry): string | undefined => {
+    if (entry.role !== "tool") return undefined;
+    const kept = same.get(entry.result);
+    if (kept !== undefined) return kept;
+    byText ??= new Map(runs.map(({ key, value }) => [JSON.stringify(value.result), key]));
+    return byText.get(JSON.stringify(entry.result));
+  };
 }
 
 /** A step's transcript rows, each tool result the step journaled stored there only. */

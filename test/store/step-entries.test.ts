@@ -116,6 +116,26 @@ describe("a store from when the journal and transcripts were tables (schema 10)"
     }
   });
 
+  it("looks for a stage execution's transcript only if the run's steps so far hold some of it", () => {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    const entry = (id: string, key: string) => ({ stageExecutionId: id, key, entry: user(key) });
+    for (let turn = 0; turn < 20; turn += 1)
+      store.commitStep("run-1", { events: [], transcripts: [entry("run-1/plan/1", `k${turn}`)] });
+    const ofExecution = Reflect.get(Reflect.get(store, "entries"), "ofExecution");
+    const scans = vi.spyOn(ofExecution, "all");
+
+    const entries = store.entriesOf("run-1");
+    // A stage execution the run starts now: no step is read for it, then or after its entries.
+    expect(entries.transcriptRows("run-1/build/1")).toEqual([]);
+    store.commitStep("run-1", { events: [], transcripts: [entry("run-1/build/1", "b0")] });
+    expect(entries.transcriptRows("run-1/review/1")).toEqual([]);
+    expect(scans).not.toHaveBeenCalled();
+    // One the steps hold: read, all of it.
+    expect(entries.transcriptRows("run-1/plan/1")).toHaveLength(20);
+    expect(scans).toHaveBeenCalledTimes(1);
+  });
+
   it("forks a step with what it had recorded by then, and nothing recorded after it", () => {
     const store = openStore(storeAtSchema10());
     okValue(store.forkRun("run-1", 1, newRun("at-1"), { events: [forked("at-1")] }));
@@ -186,6 +206,29 @@ describe("a step's entries", () => {
     });
     expect(tables).not.toContain("journal");
     expect(tables).not.toContain("transcripts");
+  });
+
+  it("name the journal entry holding their tool result, whether the same object or an equal copy", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    const other = { ...toolEntry, toolCallId: "c2", result: { text: "another body" } };
+    store.commitStep("run-1", {
+      events: [],
+      journal: [{ key: "tool:run-1/c1", value: toolRun }],
+      transcripts: [
+        { stageExecutionId: "run-1/plan/1", key: "k1", entry: toolEntry },
+        { stageExecutionId: "run-1/plan/1", key: "k2", entry: structuredClone(toolEntry) },
+        { stageExecutionId: "run-1/plan/1", key: "k3", entry: other },
+      ],
+    });
+    const db = new Database(path, { readonly: true });
+    const transcripts = db.prepare("SELECT transcripts FROM steps").pluck().get();
+    db.close();
+    expect(JSON.parse(String(transcripts))).toEqual([
+      ["run-1/plan/1", "k1", { ...toolEntry, result: null }, "tool:run-1/c1"],
+      ["run-1/plan/1", "k2", { ...toolEntry, result: null }, "tool:run-1/c1"],
+      ["run-1/plan/1", "k3", other],
+    ]);
   });
 
   it("must be the step's run's: an entry another run's key names is refused, nothing stored", () => {
