@@ -25,6 +25,33 @@ export function checkpoint(db: Database.Database): void {
   }
 }
 
+/** How long a statement waits for another process's lock before the store reports it locked. */
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Puts the file in WAL mode. While another process is still creating the file (its first write
+ * transaction, before WAL), SQLite refuses the switch at once rather than wait, as waiting there
+ * could deadlock: it is tried again until that process is done, for as long as a lock is waited for.
+ */
+function switchToWal(db: Database.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      Atomics.wait(PAUSE, 0, 0, 10);
+    }
+  }
+}
+
+/** Something to wait on synchronously: nothing ever wakes it, so a wait lasts its timeout. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+const isBusy = (error: unknown): boolean =>
+  error instanceof Database.SqliteError && error.code.startsWith("SQLITE_BUSY");
+
 /** The store's SQLite file, opened (created with its directories when missing) in WAL mode. */
 export function openDatabase(path: string): Database.Database {
   makeDirectories(dirname(path));
@@ -33,11 +60,11 @@ export function openDatabase(path: string): Database.Database {
     // Every commit rewrites each page it touches whole: small pages keep that close to the
     // bytes a step adds (issue 14). Only a new, empty file takes it; an older one keeps its own.
     db.pragma("page_size = 1024");
-    db.pragma("journal_mode = WAL");
+    switchToWal(db);
     // In WAL mode NORMAL cannot corrupt the file and loses nothing when the process dies; a
     // power cut may drop the last commits, which resume treats like an earlier crash.
     db.pragma("synchronous = NORMAL");
-    db.pragma("busy_timeout = 5000");
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // Fewer automatic checkpoints: a page many commits rewrite reaches the file fewer times.
     db.pragma("wal_autocheckpoint = 4000");
     return db;
