@@ -46,9 +46,9 @@ export interface RunEntries {
   /**
    * A stage execution's transcript entries in key order, decoded when asked: a damaged entry
    * fails the reads of its own stage execution only (a step's transcripts that do not read back
-   * at all, those of every stage execution). What the run had recorded when its entries were
-   * read: a reader reads a stage execution's transcript before it puts into it, so a store may
-   * answer none for a stage execution its steps then held nothing of.
+   * at all, those of every stage execution). A reader must read a stage execution's transcript
+   * before it puts into it: a store may answer none for a stage execution of which no entry was
+   * stored when the entries were read.
    */
   transcriptRows(stageExecutionId: string): TranscriptRow[];
 }

@@ -109,7 +109,11 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
     for (const { key, value } of journal) this.committed.set(key, value);
   }
 
-  /** Loaded before its first put too, so that the copy kept here is the whole transcript. */
+  /**
+   * Loaded before its first put too, so that the copy kept here is the whole transcript (and as
+   * `RunEntries.transcriptRows` requires: entries stored after the run's entries were read are
+   * this recorder's own).
+   */
   private transcriptOf(stageExecutionId: string): OrderedTranscript {
     let transcript = this.kept.get(stageExecutionId);
     if (!transcript) {

@@ -160,6 +160,7 @@ export class SqliteStore
       }
       const began = this.lastSeq(runId) > 0;
       this.appendStep(runId, { events: [cancelledBeforeStart(runId, reason, began)] });
+      this.log.release(runId);
       return this.getRun(runId);
     });
   }
@@ -239,6 +240,8 @@ export class SqliteStore
       const created = this.createRun(run);
       if (!created.ok) return created;
       this.appendStep(run.runId, first, copied);
+      // Its owner commits the rest, under a lease.
+      this.log.release(run.runId);
       return created;
     });
   }

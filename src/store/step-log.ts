@@ -1,3 +1,4 @@
+import Database from "better-sqlite3";
 import { err, type Result } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { StepCommit } from "../runtime/persistence.js";
@@ -7,7 +8,7 @@ import { decodeSnapshot, eventsAfter, type StoredSnapshot, toStepEvents } from "
 import { SnapshotKeyframes, snapshotJson } from "./snapshot-delta.js";
 import type { Statements } from "./statements.js";
 import { type StoredEntries, toStepEntries } from "./step-entries.js";
-import { auditRunMismatch, noSnapshot, runNotFound } from "./store-errors.js";
+import { auditRunMismatch, noSnapshot, runNotFound, stepTaken } from "./store-errors.js";
 
 /**
  * What a run's steps write to the SQLite store — one row each, with its audit events, journal and
@@ -19,8 +20,10 @@ export class StepLog {
   /**
    * Each run's last step as this store appended it: read from the file at the run's first append
    * here, then kept (issue 14: two lookups a commit). Only the run's lease holder appends steps
-   * for it, so it is let go whenever the lease changes hands, the run leaves `running`, or a
-   * transaction rolls back.
+   * for it, so it is let go when this store takes the lease (`acquireLease`, `claimRun`: what
+   * correctness rests on) and when a transaction rolls back; leaving `running`, giving the lease
+   * up or requeuing only frees it. An owner that lost its lease unawares numbers a step another
+   * owner took: `Session/LeaseLost`, the steps' key refusing it.
    */
   private readonly tails = new Map<string, { step: number; lastSeq: number }>();
 
@@ -48,7 +51,11 @@ export class StepLog {
             definitionHash: step.definitionHash ?? null,
             stagechartVersion: VERSION,
           };
-    this.history.record(runId, number, seq, at, toStepEvents(recorded), entries, snapshot);
+    try {
+      this.history.record(runId, number, seq, at, toStepEvents(recorded), entries, snapshot);
+    } catch (error) {
+      throw isStepTaken(error) ? stepTaken(runId, number) : error;
+    }
     this.tails.set(runId, { step: number, lastSeq: seq });
     return recorded;
   }
@@ -90,3 +97,7 @@ export class StepLog {
     return eventsAfter(runId, steps, afterSeq);
   }
 }
+
+const isStepTaken = (error: unknown): boolean =>
+  error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+

@@ -118,6 +118,14 @@ export const leaseLost = (runId: string, owner: string): StagechartError =>
     owner,
   });
 
+/** A step number another owner of the run committed first: this one lost its lease unawares. */
+export const stepTaken = (runId: string, step: number): StagechartError =>
+  new StagechartError(
+    "Session/LeaseLost",
+    `step ${step} of ${runId} was committed by another owner of the run: this owner lost its lease; its step is not stored`,
+    { runId, step },
+  );
+
 export const definitionNotFound = (definitionHash: string): StagechartError =>
   new StagechartError(
     "Session/DefinitionNotFound",

@@ -116,26 +116,6 @@ describe("a store from when the journal and transcripts were tables (schema 10)"
     }
   });
 
-  it("looks for a stage execution's transcript only if the run's steps so far hold some of it", () => {
-    const { store } = tempStore();
-    store.createRun(newRun("run-1"));
-    const entry = (id: string, key: string) => ({ stageExecutionId: id, key, entry: user(key) });
-    for (let turn = 0; turn < 20; turn += 1)
-      store.commitStep("run-1", { events: [], transcripts: [entry("run-1/plan/1", `k${turn}`)] });
-    const ofExecution = Reflect.get(Reflect.get(store, "entries"), "ofExecution");
-    const scans = vi.spyOn(ofExecution, "all");
-
-    const entries = store.entriesOf("run-1");
-    // A stage execution the run starts now: no step is read for it, then or after its entries.
-    expect(entries.transcriptRows("run-1/build/1")).toEqual([]);
-    store.commitStep("run-1", { events: [], transcripts: [entry("run-1/build/1", "b0")] });
-    expect(entries.transcriptRows("run-1/review/1")).toEqual([]);
-    expect(scans).not.toHaveBeenCalled();
-    // One the steps hold: read, all of it.
-    expect(entries.transcriptRows("run-1/plan/1")).toHaveLength(20);
-    expect(scans).toHaveBeenCalledTimes(1);
-  });
-
   it("forks a step with what it had recorded by then, and nothing recorded after it", () => {
     const store = openStore(storeAtSchema10());
     okValue(store.forkRun("run-1", 1, newRun("at-1"), { events: [forked("at-1")] }));
@@ -310,6 +290,31 @@ function damageStoredEntry(path: string, part: string, damaged: string): void {
   db.close();
 }
 
+describe("a durable run's transcripts", () => {
+  it("looks for a stage execution's transcript only if the run's steps so far hold some of it", () => {
+    const { store } = tempStore();
+    store.createRun(newRun("run-1"));
+    const entry = (id: string, key: string) => ({ stageExecutionId: id, key, entry: user(key) });
+    for (let turn = 0; turn < 20; turn += 1)
+      store.commitStep("run-1", { events: [], transcripts: [entry("run-1/plan/1", `k${turn}`)] });
+    const statements = Reflect.get(store, "entries");
+    const scans = vi.spyOn(Reflect.get(statements, "ofExecution"), "all");
+    const transcribed = vi.spyOn(Reflect.get(statements, "transcribed"), "all");
+
+    const entries = store.entriesOf("run-1");
+    // A stage execution the run starts now: no step is read for it, then or after its entries.
+    expect(entries.transcriptRows("run-1/build/1")).toEqual([]);
+    store.commitStep("run-1", { events: [], transcripts: [entry("run-1/build/1", "b0")] });
+    expect(entries.transcriptRows("run-1/review/1")).toEqual([]);
+    expect(scans).not.toHaveBeenCalled();
+    // One the steps hold: read, all of it.
+    expect(entries.transcriptRows("run-1/plan/1")).toHaveLength(20);
+    expect(scans).toHaveBeenCalledTimes(1);
+    // Which stage executions the steps hold entries of was read once, at the first ask.
+    expect(transcribed).toHaveBeenCalledTimes(1);
+  });
+});
+
 describe("a fork of a run with a damaged entry", () => {
   it("copies the entries as stored: only the damaged entry's stage execution fails its reads", () => {
     const { store, path } = tempStore();
@@ -352,8 +357,10 @@ describe("a run whose transcripts column does not read back", () => {
     expect(entries.journal).toEqual([
       { key: "model:run-1/run-1/plan/1/0", value: JSON.stringify({ reply: "first" }) },
     ]);
-    expect(() => entries.transcriptRows("run-1/plan/1")).toThrow(
-      expect.objectContaining({ code: "Session/StoreCorrupt" }),
-    );
+    // Every transcript read of the run fails, that of a stage execution it names or not.
+    for (const execution of ["run-1/plan/1", "run-1/build/1", "run-1/build/1"])
+      expect(() => entries.transcriptRows(execution)).toThrow(
+        expect.objectContaining({ code: "Session/StoreCorrupt" }),
+      );
   });
 });

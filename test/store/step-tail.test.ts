@@ -92,4 +92,20 @@ describe("a run's last step", () => {
 
     expect(stepsIn(path, "run-1")).toEqual(gapless(2));
   });
+
+  it("refuses a step another owner numbered first, when this one lost its lease unawares", () => {
+    const { store: stale, path } = tempStore();
+    const taker = openStore(path);
+    stale.createRun(newRun("run-1"));
+    okValue(stale.acquireLease("run-1", "stale", 60_000));
+    stale.commitStep("run-1", step("run-1", 1));
+    // The stale owner is taken for gone; the taker commits before it notices.
+    okValue(taker.acquireLease("run-1", "taker", 60_000, () => true));
+    taker.commitStep("run-1", step("run-1", 2));
+
+    expect(() => stale.commitStep("run-1", step("run-1", 3))).toThrow(
+      expect.objectContaining({ code: "Session/LeaseLost", context: { runId: "run-1", step: 2 } }),
+    );
+    expect(stepsIn(path, "run-1")).toEqual(gapless(2));
+  });
 });
