@@ -100,4 +100,3 @@ export class StepLog {
 
 const isStepTaken = (error: unknown): boolean =>
   error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_PRIMARYKEY";
-
