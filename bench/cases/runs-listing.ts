@@ -42,8 +42,7 @@ const PROCESSES = 9;
  * loading the CLI) is the same whatever the store holds, so the command over `many` runs takes
  * the command over 10 (median of 9 processes, the built binary) plus that difference: the row's
  * ratio and interval (the goal's, `bench/goals.ts`). The processes over `many` are timed too, as
- * a check (`processMsOverMany`): a few processes move by more than a percent. Without a build the row is the in-process
- * listing alone.
+ * a check (`processMsOverMany`). Without a build the row is the in-process listing alone.
  */
 export async function runsListing(dir: string, many: number): Promise<Comparison> {
   const few = storeOf(join(dir, `runs-${FEW}.db`), FEW);
@@ -67,61 +66,55 @@ export async function runsListing(dir: string, many: number): Promise<Comparison
     { warmupRounds: 50, rounds: ROUNDS, collectGarbage: false },
   );
   const listingMs = timing.baselineMs.median;
-  const inProcess = {
-    inProcessMs: `${listingMs.toFixed(3)} and ${timing.candidateMs.median.toFixed(3)}`,
-    inProcessRatio: timing.pairedRatio.median,
-    inProcessRatioLow: timing.pairedRatio.low,
-    inProcessRatioHigh: timing.pairedRatio.high,
-    inProcessRatioQuartiles: quartilesOf(timing.ratio),
-    inProcessCpuRatio: timing.cpuRatio.median,
-    addedMicroseconds: (timing.pairedRatio.median - 1) * listingMs * 1000,
-  };
-  const shared = {
-    page: PAGE,
-    printedBytes: `${printed[few]} and ${printed[lots]}`,
-    rounds: timing.rounds,
-    ratioConfidence: timing.pairedRatio.confidence,
-    goalRatio: 1,
-  };
-  const bin = join(process.cwd(), "bin", "stagechart.js");
-  if (!existsSync(join(process.cwd(), "dist", "cli", "main.js"))) {
-    const row = compare(
-      `runs --json over ${many} stored runs (in process)`,
-      "ms",
-      { label: `${FEW} runs`, value: listingMs },
-      { label: `${many} runs`, value: timing.candidateMs.median },
-      {
-        ...shared,
-        ...inProcess,
-        ratioLow: inProcess.inProcessRatioLow,
-        ratioHigh: inProcess.inProcessRatioHigh,
-      },
-    );
-    return { ...row, ratio: timing.pairedRatio.median };
-  }
-  // Both stores' processes, alternating; the larger store's are a check, too noisy to be the row.
-  const processMs = { [few]: [] as number[], [lots]: [] as number[] };
-  for (let i = 0; i < PROCESSES; i++)
-    for (const path of i % 2 === 0 ? [few, lots] : [lots, few])
-      processMs[path]?.push(elapsedMs([bin, ...args(path)]));
-  const commandMs = spreadOf(processMs[few] ?? []).median;
-  const added = (ratio: number) => (ratio - 1) * listingMs;
-  const overCommand = (ratio: number) => 1 + added(ratio) / commandMs;
+  const processes = commandProcesses([few, lots], args);
+  // What the listing over `many` adds, over the command's time (the listing's own, unbuilt).
+  const commandMs = processes ? spreadOf(processes[0]).median : listingMs;
+  const overCommand = (ratio: number) => 1 + ((ratio - 1) * listingMs) / commandMs;
   const row = compare(
-    `runs --json over ${many} stored runs (the command)`,
+    `runs --json over ${many} stored runs (${processes ? "the command" : "in process"})`,
     "ms",
     { label: `${FEW} runs`, value: commandMs },
-    { label: `${many} runs`, value: commandMs + added(timing.pairedRatio.median) },
+    { label: `${many} runs`, value: commandMs * overCommand(timing.pairedRatio.median) },
     {
-      ...shared,
-      processes: PROCESSES,
-      processMsOverMany: spreadOf(processMs[lots] ?? []).median,
+      page: PAGE,
+      printedBytes: `${printed[few]} and ${printed[lots]}`,
+      rounds: timing.rounds,
+      ratioConfidence: timing.pairedRatio.confidence,
+      goalRatio: 1,
+      ...(processes && {
+        processes: PROCESSES,
+        processMsOverMany: spreadOf(processes[1]).median,
+      }),
       ratioLow: overCommand(timing.pairedRatio.low),
       ratioHigh: overCommand(timing.pairedRatio.high),
-      ...inProcess,
+      inProcessMs: `${listingMs.toFixed(3)} and ${timing.candidateMs.median.toFixed(3)}`,
+      inProcessRatio: timing.pairedRatio.median,
+      inProcessRatioLow: timing.pairedRatio.low,
+      inProcessRatioHigh: timing.pairedRatio.high,
+      inProcessRatioQuartiles: quartilesOf(timing.ratio),
+      inProcessCpuRatio: timing.cpuRatio.median,
+      addedMicroseconds: (timing.pairedRatio.median - 1) * listingMs * 1000,
     },
   );
   return { ...row, ratio: overCommand(timing.pairedRatio.median) };
+}
+
+/**
+ * `PROCESSES` `stagechart runs` processes over each store, alternating, the built binary: the
+ * first store's are the command's time, the others a check (a few processes move by more than
+ * a percent). Undefined when not built.
+ */
+function commandProcesses(
+  stores: [string, string],
+  args: (path: string) => string[],
+): [number[], number[]] | undefined {
+  if (!existsSync(join(process.cwd(), "dist", "cli", "main.js"))) return undefined;
+  const bin = join(process.cwd(), "bin", "stagechart.js");
+  const times: [number[], number[]] = [[], []];
+  for (let i = 0; i < PROCESSES; i++)
+    for (const side of i % 2 === 0 ? [0, 1] : [1, 0])
+      times[side]?.push(elapsedMs([bin, ...args(stores[side] ?? "")]));
+  return times;
 }
 
 function storeOf(path: string, runs: number): string {

@@ -48,7 +48,7 @@ export interface RunEntries {
    * fails the reads of its own stage execution only (a step's transcripts that do not read back
    * at all, those of every stage execution). A reader must read a stage execution's transcript
    * before it puts into it: a store may answer none for a stage execution of which no entry was
-   * stored when the entries were read.
+   * stored when the first transcript was asked for.
    */
   transcriptRows(stageExecutionId: string): TranscriptRow[];
 }

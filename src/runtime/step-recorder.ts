@@ -111,8 +111,7 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
 
   /**
    * Loaded before its first put too, so that the copy kept here is the whole transcript (and as
-   * `RunEntries.transcriptRows` requires: entries stored after the run's entries were read are
-   * this recorder's own).
+   * `RunEntries.transcriptRows` requires).
    */
   private transcriptOf(stageExecutionId: string): OrderedTranscript {
     let transcript = this.kept.get(stageExecutionId);

@@ -55,7 +55,7 @@ const isBusy = (error: unknown): boolean =>
 /** The store's SQLite file, opened (created with its directories when missing) in WAL mode. */
 export function openDatabase(path: string): Database.Database {
   makeDirectories(dirname(path));
-  const db = new Database(path);
+  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   try {
     // Every commit rewrites each page it touches whole: small pages keep that close to the
     // bytes a step adds (issue 14). Only a new, empty file takes it; an older one keeps its own.
@@ -64,7 +64,6 @@ export function openDatabase(path: string): Database.Database {
     // In WAL mode NORMAL cannot corrupt the file and loses nothing when the process dies; a
     // power cut may drop the last commits, which resume treats like an earlier crash.
     db.pragma("synchronous = NORMAL");
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // Fewer automatic checkpoints: a page many commits rewrite reaches the file fewer times.
     db.pragma("wal_autocheckpoint = 4000");
     return db;

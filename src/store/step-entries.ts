@@ -88,8 +88,7 @@ export class StepEntries {
   private readonly ofExecution: Database.Statement<[string, string], StoredTranscriptRow>;
   private readonly firstDamaged: Database.Statement<[string], number | null>;
   private readonly damagedTranscripts: Database.Statement<[string], number | null>;
-  private readonly lastStep: Database.Statement<[string], number>;
-  private readonly transcribed: Database.Statement<[string, number], string>;
+  private readonly transcribed: Database.Statement<[string], string>;
 
   constructor(db: Database.Database) {
     this.upTo = db.prepare<[string, number], StepEntryRow>(
@@ -120,13 +119,10 @@ export class StepEntries {
         "SELECT min(step) FROM steps WHERE run_id = ? AND transcripts IS NOT NULL AND NOT json_valid(transcripts)",
       )
       .pluck();
-    this.lastStep = db
-      .prepare<[string], number>("SELECT COALESCE(max(step), 0) FROM steps WHERE run_id = ?")
-      .pluck();
     this.transcribed = db
-      .prepare<[string, number], string>(
+      .prepare<[string], string>(
         `SELECT DISTINCT e.value ->> 0 FROM steps s, json_each(s.transcripts) e
-         WHERE s.run_id = ? AND s.step <= ? AND s.transcripts IS NOT NULL`,
+         WHERE s.run_id = ? AND s.transcripts IS NOT NULL`,
       )
       .pluck();
   }
@@ -138,20 +134,19 @@ export class StepEntries {
    * fails every transcript read of the run. An unparsable journal column fails this read, since
    * a run that went on without the calls it had recorded would make them again.)
    *
-   * A transcript is looked for only if the run's steps so far hold entries of its stage
-   * execution: which ones do is read once, at the first transcript asked for. Steps committed
-   * after this read are the reader's own, and a reader reads a transcript before it puts into it
-   * (issue 14: each stage execution a durable run started read every step's transcripts).
+   * A transcript is looked for only if the run's steps hold entries of its stage execution:
+   * which ones do is read once, at the first transcript asked for, before the reader put any
+   * (it reads a transcript before it puts into it; issue 14: each stage execution a durable run
+   * started read every step's transcripts).
    */
   entriesOf(runId: string): RunEntries {
     const journal = this.journalOf(runId);
     const decode = decodedWith(journal);
-    const upTo = this.lastStep.get(runId) ?? 0;
     let transcribed: Set<string> | undefined;
     return {
       journal,
       transcriptRows: (stageExecutionId) => {
-        transcribed ??= this.transcribedBy(runId, upTo);
+        transcribed ??= this.transcribedBy(runId);
         if (!transcribed.has(stageExecutionId)) return [];
         // Tool results come from the journal just read, not from a lookup per entry.
         return this.storedTranscripts(stageExecutionId).map((stored) => {
@@ -162,12 +157,12 @@ export class StepEntries {
     };
   }
 
-  /** The stage executions with transcript entries in the run's steps up to `step`. */
-  private transcribedBy(runId: string, step: number): Set<string> {
+  /** The stage executions with transcript entries in the run's steps. */
+  private transcribedBy(runId: string): Set<string> {
     const damaged = this.damagedTranscripts.get(runId);
     if (damaged !== null && damaged !== undefined)
       throw unreadableColumn(runId, "transcripts", damaged);
-    return new Set(this.transcribed.all(runId, step));
+    return new Set(this.transcribed.all(runId));
   }
 
   /** Every entry the run had recorded by its last step: its transcripts, decoded. */
