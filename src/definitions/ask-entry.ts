@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "../zod.js";
 import { checkJsonSchema, type JsonSchema } from "./json-schema.js";
 
 /**
@@ -10,8 +10,7 @@ export const askEntrySchema = z
     {
       prompt: z
         .string({ error: "must be the question to ask" })
-        .trim()
-        .min(1, { error: "must be the question to ask, not empty" }),
+        .check(z.trim(), z.minLength(1, { error: "must be the question to ask, not empty" })),
       schema: z.record(z.string(), z.unknown(), {
         error: "must be a JSON Schema of the answer",
       }),
@@ -23,12 +22,18 @@ export const askEntrySchema = z
           : "must be { prompt, schema }",
     },
   )
-  .superRefine((ask, ctx) => {
-    const compiled = checkJsonSchema(ask.schema as JsonSchema);
-    if (compiled.ok) return;
-    for (const problem of compiled.error) {
-      ctx.addIssue({ code: "custom", path: ["schema", ...problem.path], message: problem.message });
-    }
-  });
+  .check(
+    z.superRefine((ask, ctx) => {
+      const compiled = checkJsonSchema(ask.schema as JsonSchema);
+      if (compiled.ok) return;
+      for (const problem of compiled.error) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["schema", ...problem.path],
+          message: problem.message,
+        });
+      }
+    }),
+  );
 
 export type AskEntry = { prompt: string; schema: JsonSchema };

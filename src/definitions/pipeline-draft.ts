@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "../zod.js";
 import type { GuardFunction, StageHooks, TransitionHook } from "./contract.js";
 import { isRecord } from "./contract.js";
 import { DIAGNOSTIC_CODES, type DiagnosticCode, type Severity } from "./diagnostics.js";
@@ -74,8 +74,9 @@ export function readDraft(form: PipelineForm, data: unknown, report: Report): Pi
     );
     return draft;
   }
-  const field = <T>(key: string, schema: z.ZodType<T>) => parseAt(schema, data[key], [key], report);
-  const optional = <T>(key: string, schema: z.ZodType<T>) =>
+  const field = <T>(key: string, schema: z.ZodMiniType<T>) =>
+    parseAt(schema, data[key], [key], report);
+  const optional = <T>(key: string, schema: z.ZodMiniType<T>) =>
     data[key] === undefined ? undefined : field(key, schema);
 
   const id = field("id", pipelineIdSchema);
@@ -147,7 +148,7 @@ function readStages(
   }
 }
 
-function parseAt<T>(schema: z.ZodType<T>, value: unknown, at: DataPath, report: Report) {
+function parseAt<T>(schema: z.ZodMiniType<T>, value: unknown, at: DataPath, report: Report) {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   for (const issue of parsed.error.issues) {

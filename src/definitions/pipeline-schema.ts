@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "../zod.js";
 import { type AskEntry, askEntrySchema } from "./ask-entry.js";
 import {
   type CodeStageFunction,
@@ -48,8 +48,8 @@ const kindOf = (value: unknown): string =>
   value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
 
 /** One of several shapes chosen by the value's kind, so errors come from the shape the author meant. */
-function byKind<T>(branches: Partial<Record<ValueKind, z.ZodType<T>>>, expected: string) {
-  return z.unknown().transform((value, ctx): T => {
+function byKind<T>(branches: Partial<Record<ValueKind, z.ZodMiniType<T>>>, expected: string) {
+  return z.transform((value: unknown, ctx): T => {
     const branch = branches[kindOf(value) as ValueKind];
     if (!branch) {
       ctx.issues.push({ code: "custom", message: `must be ${expected}`, input: value });
@@ -67,8 +67,7 @@ function byKind<T>(branches: Partial<Record<ValueKind, z.ZodType<T>>>, expected:
 const text = (what: string) =>
   z
     .string({ error: `must be ${what}` })
-    .trim()
-    .min(1, { error: `must be ${what}, not empty` });
+    .check(z.trim(), z.minLength(1, { error: `must be ${what}, not empty` }));
 const stageName = text("a stage id");
 const target = text("a stage id, done, fail or cancel");
 const ordered = z.union([z.number(), z.string()], { error: "compares with a number or a string" });
@@ -76,34 +75,43 @@ const present = (raw: object, key: string): boolean =>
   (raw as Record<string, unknown>)[key] !== undefined;
 
 const rawCondition = mapping("a condition", {
-  path: z
-    .string({ error: "must be a dotted path" })
-    .regex(FACT_PATH, { error: "must be a dotted path under verdict, output, parsed or ctx" })
-    .optional(),
-  equals: z.unknown().optional(),
-  notEquals: z.unknown().optional(),
-  lt: ordered.optional(),
-  lte: ordered.optional(),
-  gt: ordered.optional(),
-  gte: ordered.optional(),
-  in: z.array(z.unknown(), { error: "takes a list of values" }).optional(),
-  exists: z.boolean({ error: "takes true or false" }).optional(),
-  visits: stageName.optional(),
+  path: z.optional(
+    z
+      .string({ error: "must be a dotted path" })
+      .check(
+        z.regex(FACT_PATH, { error: "must be a dotted path under verdict, output, parsed or ctx" }),
+      ),
+  ),
+  equals: z.optional(z.unknown()),
+  notEquals: z.optional(z.unknown()),
+  lt: z.optional(ordered),
+  lte: z.optional(ordered),
+  gt: z.optional(ordered),
+  gte: z.optional(ordered),
+  in: z.optional(z.array(z.unknown(), { error: "takes a list of values" })),
+  exists: z.optional(z.boolean({ error: "takes true or false" })),
+  visits: z.optional(stageName),
   get all() {
-    return z.array(conditionSchema, { error: "takes a list of conditions" }).min(1).optional();
+    return conditions();
   },
   get any() {
-    return z.array(conditionSchema, { error: "takes a list of conditions" }).min(1).optional();
+    return conditions();
   },
   get not() {
-    return conditionSchema.optional();
+    return z.optional(conditionSchema);
   },
-  guard: text("a guard name").optional(),
+  guard: z.optional(text("a guard name")),
 });
+
+function conditions() {
+  return z.optional(
+    z.array(conditionSchema, { error: "takes a list of conditions" }).check(z.minLength(1)),
+  );
+}
 
 type RawCondition = z.output<typeof rawCondition>;
 
-function checkCondition(raw: RawCondition, ctx: z.RefinementCtx<RawCondition>): void {
+function checkCondition(raw: RawCondition, ctx: z.core.$RefinementCtx<RawCondition>): void {
   const issue = (path: string[], message: string) =>
     ctx.addIssue({ code: "custom", path, message });
   const [kind, ...extra] = CONDITION_KINDS.filter((key) => present(raw, key));
@@ -145,49 +153,59 @@ function toCondition(raw: RawCondition): Condition {
   return { path: raw.path ?? "", op, value: raw[op] };
 }
 
-const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
-  rawCondition.superRefine(checkCondition).transform(toCondition),
+const conditionSchema: z.ZodMiniType<Condition> = z.lazy(() =>
+  z.pipe(rawCondition.check(z.superRefine(checkCondition)), z.transform(toCondition)),
 );
 
-const rule: z.ZodType<Rule> = mapping("a rule", { when: conditionSchema.optional(), to: target });
+const rule: z.ZodMiniType<Rule> = mapping("a rule", {
+  when: z.optional(conditionSchema),
+  to: target,
+});
 
 const joinPolicy = byKind<JoinPolicy>(
   {
-    string: z
-      .enum(JOIN_POLICIES, { error: `must be ${JOIN_POLICIES.join(", ")} or { quorum: k }` })
-      .transform((kind) => ({ kind })),
-    object: mapping("{ quorum: k }", {
-      quorum: z.int({ error: "must be a whole number of siblings" }),
-    }).transform(({ quorum }) => ({ kind: "quorum" as const, k: quorum })),
+    string: z.pipe(
+      z.enum(JOIN_POLICIES, { error: `must be ${JOIN_POLICIES.join(", ")} or { quorum: k }` }),
+      z.transform((kind) => ({ kind })),
+    ),
+    object: z.pipe(
+      mapping("{ quorum: k }", { quorum: z.int({ error: "must be a whole number of siblings" }) }),
+      z.transform(({ quorum }) => ({ kind: "quorum" as const, k: quorum })),
+    ),
   },
   `${JOIN_POLICIES.join(", ")} or { quorum: k }`,
 );
 
-const parallel = mapping("a parallel group", {
-  parallel: z.array(stageName, { error: "must be a list of stage ids" }),
-  join: text("a stage id or done"),
-  policy: joinPolicy.optional(),
-  maxConcurrency: z
-    .int({ error: "must be a whole number" })
-    .min(1, { error: "must be at least 1" })
-    .optional(),
-}).transform(
-  ({ parallel: siblings, join, policy, maxConcurrency }): Transition => ({
-    kind: "parallel",
-    siblings,
-    join,
-    policy: policy ?? { kind: "fail-fast" },
-    ...(maxConcurrency !== undefined && { maxConcurrency }),
+const parallel = z.pipe(
+  mapping("a parallel group", {
+    parallel: z.array(stageName, { error: "must be a list of stage ids" }),
+    join: text("a stage id or done"),
+    policy: z.optional(joinPolicy),
+    maxConcurrency: z.optional(
+      z.int({ error: "must be a whole number" }).check(z.gte(1, { error: "must be at least 1" })),
+    ),
   }),
+  z.transform(
+    ({ parallel: siblings, join, policy, maxConcurrency }): Transition => ({
+      kind: "parallel",
+      siblings,
+      join,
+      policy: policy ?? { kind: "fail-fast" },
+      ...(maxConcurrency !== undefined && { maxConcurrency }),
+    }),
+  ),
 );
 
 export const transitionSchema = byKind<Transition>(
   {
-    string: target.transform((to): Transition => ({ kind: "rules", rules: [{ to }] })),
-    array: z
-      .array(rule)
-      .min(1, { error: "needs at least one rule" })
-      .transform((rules): Transition => ({ kind: "rules", rules })),
+    string: z.pipe(
+      target,
+      z.transform((to): Transition => ({ kind: "rules", rules: [{ to }] })),
+    ),
+    array: z.pipe(
+      z.array(rule).check(z.minLength(1, { error: "needs at least one rule" })),
+      z.transform((rules): Transition => ({ kind: "rules", rules })),
+    ),
     object: parallel,
   },
   "a target (a stage id, done or fail), a list of rules, or a parallel group",
@@ -195,11 +213,11 @@ export const transitionSchema = byKind<Transition>(
 
 const toolRule = z
   .string({ error: "must be a tool rule" })
-  .regex(TOOL_RULE, { error: 'must be Tool or Tool(pattern), e.g. "Bash(git status)"' });
+  .check(z.regex(TOOL_RULE, { error: 'must be Tool or Tool(pattern), e.g. "Bash(git status)"' }));
 
 export const grantsSchema = mapping("grants", {
-  approve: z.array(toolRule, { error: "must be a list of tool rules" }).optional(),
-  deny: z.array(toolRule, { error: "must be a list of tool rules" }).optional(),
+  approve: z.optional(z.array(toolRule, { error: "must be a list of tool rules" })),
+  deny: z.optional(z.array(toolRule, { error: "must be a list of tool rules" })),
 });
 
 export const descriptionSchema = z.string({ error: "must be a string" });
@@ -207,7 +225,9 @@ export const stageIdSchema = stageName;
 
 export const pipelineIdSchema = z
   .string({ error: "must be a string" })
-  .regex(KEBAB_CASE, { error: "must be kebab-case: lowercase words joined by single hyphens" });
+  .check(
+    z.regex(KEBAB_CASE, { error: "must be kebab-case: lowercase words joined by single hyphens" }),
+  );
 
 export const jsonSchemaObject = z.record(z.string(), z.unknown(), {
   error: "must be a JSON Schema object",
@@ -243,12 +263,12 @@ export const transitionHookSchema = fn<TransitionHook>("a function");
 export const hooksSchema = z.record(
   z.string(),
   mapping("stage hooks", {
-    gate: fn<NonNullable<StageHooks["gate"]>>("a gate function").optional(),
-    assert: fn<NonNullable<StageHooks["assert"]>>("an assert function").optional(),
-    exit: fn<NonNullable<StageHooks["exit"]>>("an exit function").optional(),
-    refuseCompletion: fn<NonNullable<StageHooks["refuseCompletion"]>>(
-      "a refuseCompletion function",
-    ).optional(),
+    gate: z.optional(fn<NonNullable<StageHooks["gate"]>>("a gate function")),
+    assert: z.optional(fn<NonNullable<StageHooks["assert"]>>("an assert function")),
+    exit: z.optional(fn<NonNullable<StageHooks["exit"]>>("an exit function")),
+    refuseCompletion: z.optional(
+      fn<NonNullable<StageHooks["refuseCompletion"]>>("a refuseCompletion function"),
+    ),
   }),
   { error: "must map stage ids to { gate, assert, exit, refuseCompletion }" },
 );
@@ -268,23 +288,25 @@ const ENTRY_KINDS = {
   ts: ["file", "stage", "pipeline", "code", "run", "ask"],
 };
 
-const stageFile = text("a path to a stage file").optional();
+const stageFile = z.optional(text("a path to a stage file"));
 const pipelineFile = text("a path to a pipeline file");
 const command = {
-  run: text("a command").optional(),
-  timeoutMs: z
-    .int({ error: "must be a whole number of milliseconds" })
-    .min(1, { error: "must be at least 1" })
-    .optional(),
+  run: z.optional(text("a command")),
+  timeoutMs: z.optional(
+    z
+      .int({ error: "must be a whole number of milliseconds" })
+      .check(z.gte(1, { error: "must be at least 1" })),
+  ),
 };
 
 /** The completion fields an LLM stage hands on as its output (Exit's declarative form). */
-const output = z
-  .array(text("a field of the completion payload"), {
-    error: "must be a list of fields of the completion payload",
-  })
-  .min(1, { error: "must name at least one field of the completion payload" })
-  .optional();
+const output = z.optional(
+  z
+    .array(text("a field of the completion payload"), {
+      error: "must be a list of fields of the completion payload",
+    })
+    .check(z.minLength(1, { error: "must name at least one field of the completion payload" })),
+);
 
 const position = { line: z.int(), column: z.int() };
 const templatePart = z.discriminatedUnion("kind", [
@@ -298,7 +320,7 @@ const templatePart = z.discriminatedUnion("kind", [
 ]);
 
 /** Everything the loader and the runtime read from a StageDefinition; a hand-made one lacking any of it is refused. */
-const loadedStage = stageFrontmatterSchema.extend({
+const loadedStage = z.extend(stageFrontmatterSchema, {
   tags: z.array(z.string()),
   extensions: z.record(z.string(), z.unknown()),
   body: z.string(),
@@ -315,48 +337,50 @@ const rawEntry = {
   yaml: mapping("a stage entry", {
     file: stageFile,
     output,
-    pipeline: pipelineFile.optional(),
-    code: fn<CodeStageFunction>("a code reference").optional(),
+    pipeline: z.optional(pipelineFile),
+    code: z.optional(fn<CodeStageFunction>("a code reference")),
     ...command,
-    ask: askEntrySchema.optional(),
+    ask: z.optional(askEntrySchema),
   }),
   ts: mapping("a stage entry", {
     file: stageFile,
     output,
-    stage: z
-      .custom<StageDefinition>((value) => loadedStage.safeParse(value).success, {
+    stage: z.optional(
+      z.custom<StageDefinition>((value) => loadedStage.safeParse(value).success, {
         error: "must be a loaded StageDefinition (from loadStageFile or parseStageDefinition)",
-      })
-      .optional(),
-    pipeline: byKind<string | PipelineSpec>(
-      { string: pipelineFile, object: z.custom<PipelineSpec>(isRecord) },
-      "a pipeline spec or a path to a pipeline file",
-    ).optional(),
-    code: fn<CodeStageFunction>("a code stage function").optional(),
+      }),
+    ),
+    pipeline: z.optional(
+      byKind<string | PipelineSpec>(
+        { string: pipelineFile, object: z.custom<PipelineSpec>(isRecord) },
+        "a pipeline spec or a path to a pipeline file",
+      ),
+    ),
+    code: z.optional(fn<CodeStageFunction>("a code stage function")),
     ...command,
-    ask: askEntrySchema.optional(),
+    ask: z.optional(askEntrySchema),
   }),
 };
 
 type RawEntry = z.output<(typeof rawEntry)["ts"]>;
 
-const entrySchemas: Partial<Record<PipelineForm, z.ZodType<StageEntry>>> = {};
+const entrySchemas: Partial<Record<PipelineForm, z.ZodMiniType<StageEntry>>> = {};
 
 /**
  * The schema of one entry under `stages`: YAML takes files, sub-pipeline files, code references,
  * commands and asks. Built once per form, when first asked for: zod compiles a parser for each
  * schema object when it first parses, so one built per pipeline was compiled for every pipeline.
  */
-export function stageEntrySchema(form: PipelineForm): z.ZodType<StageEntry> {
+export function stageEntrySchema(form: PipelineForm): z.ZodMiniType<StageEntry> {
   entrySchemas[form] ??= buildStageEntrySchema(form);
   return entrySchemas[form];
 }
 
-function buildStageEntrySchema(form: PipelineForm): z.ZodType<StageEntry> {
+function buildStageEntrySchema(form: PipelineForm): z.ZodMiniType<StageEntry> {
   const kinds = ENTRY_KINDS[form];
   const listed = `${kinds.slice(0, -1).join(", ")} or ${kinds.at(-1)}`;
-  return (rawEntry[form] as z.ZodType<RawEntry>)
-    .superRefine((raw, ctx) => {
+  const checked = (rawEntry[form] as z.ZodMiniType<RawEntry>).check(
+    z.superRefine((raw, ctx) => {
       const [kind, ...extra] = kinds.filter((key) => present(raw, key));
       if (kind === undefined) {
         ctx.addIssue({ code: "custom", message: `a stage entry needs one of ${listed}` });
@@ -382,8 +406,9 @@ function buildStageEntrySchema(form: PipelineForm): z.ZodType<StageEntry> {
           message: "only a run entry takes timeoutMs",
         });
       }
-    })
-    .transform(toEntry);
+    }),
+  );
+  return z.pipe(checked, z.transform(toEntry));
 }
 
 function toEntry(raw: RawEntry): StageEntry {

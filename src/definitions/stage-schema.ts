@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "../zod.js";
 
 /** The frontmatter contract of a stage file (seed 001, DESIGN.md §3.1). */
 
@@ -29,55 +29,58 @@ export const KEBAB_CASE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 const toolName = (what: string) =>
-  z.string({ error: `${what} must be a tool name` }).regex(TOOL_NAME, {
-    error: `${what} must be 1–64 letters, digits, "_" or "-" (the names providers accept)`,
-  });
+  z.string({ error: `${what} must be a tool name` }).check(
+    z.regex(TOOL_NAME, {
+      error: `${what} must be 1–64 letters, digits, "_" or "-" (the names providers accept)`,
+    }),
+  );
 
 const jsonSchemaObject = (what: string) =>
   z.record(z.string(), z.unknown(), { error: `${what} must be a JSON Schema object` });
 
 const retryPolicy = z
   .strictObject({
-    maxAttempts: z.int({ error: "maxAttempts must be an integer" }).min(1, {
-      error: "maxAttempts must be at least 1 (1 means no retries)",
-    }),
+    maxAttempts: z
+      .int({ error: "maxAttempts must be an integer" })
+      .check(z.gte(1, { error: "maxAttempts must be at least 1 (1 means no retries)" })),
     backoff: z.enum(BACKOFF_KINDS, { error: `backoff must be one of ${BACKOFF_KINDS.join(", ")}` }),
-    delayMs: z.int().min(0, { error: "delayMs must be 0 or more" }).optional(),
-    maxDelayMs: z.int().min(0, { error: "maxDelayMs must be 0 or more" }).optional(),
+    delayMs: z.optional(z.int().check(z.gte(0, { error: "delayMs must be 0 or more" }))),
+    maxDelayMs: z.optional(z.int().check(z.gte(0, { error: "maxDelayMs must be 0 or more" }))),
   })
-  .refine(
-    (p) => p.maxDelayMs === undefined || p.maxDelayMs >= (p.delayMs ?? DEFAULT_BACKOFF_DELAY_MS),
-    {
-      error: "maxDelayMs must not be less than delayMs",
-      path: ["maxDelayMs"],
-    },
+  .check(
+    z.refine(
+      (p) => p.maxDelayMs === undefined || p.maxDelayMs >= (p.delayMs ?? DEFAULT_BACKOFF_DELAY_MS),
+      { error: "maxDelayMs must not be less than delayMs", path: ["maxDelayMs"] },
+    ),
   );
 
 export const stageFrontmatterSchema = z.looseObject({
-  id: z.string({ error: "id must be a string" }).regex(KEBAB_CASE, {
-    error: "id must be kebab-case: lowercase letters and digits in words joined by single hyphens",
-  }),
+  id: z.string({ error: "id must be a string" }).check(
+    z.regex(KEBAB_CASE, {
+      error:
+        "id must be kebab-case: lowercase letters and digits in words joined by single hyphens",
+    }),
+  ),
   name: z
     .string({ error: "name must be a string" })
-    .trim()
-    .min(1, { error: "name must not be empty" }),
-  description: z.string({ error: "description must be a string" }).optional(),
+    .check(z.trim(), z.minLength(1, { error: "name must not be empty" })),
+  description: z.optional(z.string({ error: "description must be a string" })),
   allowedTools: z.array(toolName("each allowedTools entry"), {
     error: "allowedTools must be a list of tool names (it may be empty: [])",
   }),
   completionTool: toolName("completionTool"),
   completionSchema: jsonSchemaObject("completionSchema"),
-  inputsSchema: jsonSchemaObject("inputsSchema").optional(),
+  inputsSchema: z.optional(jsonSchemaObject("inputsSchema")),
   retryPolicy,
-  turnCap: z.int({ error: "turnCap must be an integer" }).min(1, {
-    error: "turnCap must be at least 1",
-  }),
+  turnCap: z
+    .int({ error: "turnCap must be an integer" })
+    .check(z.gte(1, { error: "turnCap must be at least 1" })),
   resolutionPolicy: z.enum(RESOLUTION_POLICIES, {
     error: `resolutionPolicy must be one of ${RESOLUTION_POLICIES.join(", ")}`,
   }),
-  tags: z
-    .array(z.string({ error: "each tag must be a string" }), { error: "tags must be a list" })
-    .optional(),
+  tags: z.optional(
+    z.array(z.string({ error: "each tag must be a string" }), { error: "tags must be a list" }),
+  ),
 });
 
 export type StageFrontmatter = z.infer<typeof stageFrontmatterSchema>;

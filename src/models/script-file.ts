@@ -1,4 +1,3 @@
-import type { z } from "zod";
 import type { JsonValue } from "../definitions/contract.js";
 import {
   DIAGNOSTIC_CODES,
@@ -9,6 +8,7 @@ import {
 } from "../definitions/diagnostics.js";
 import { readDefinitionText } from "../definitions/files.js";
 import { type DataPath, parseYamlSource } from "../definitions/yaml-source.js";
+import type * as z from "../zod.js";
 import { scriptFileSchema } from "./script-schema.js";
 
 export interface ScriptedToolCall {

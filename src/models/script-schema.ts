@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "../zod.js";
 import type { ScriptEntry, ScriptReply } from "./script-file.js";
 
 const DEFAULT_ERROR_STATUS = 503;
@@ -14,44 +14,55 @@ const mapping = <Shape extends z.core.$ZodLooseShape>(what: string, shape: Shape
         : `${what} must be a mapping`,
   });
 
-const toolName = z.string({ error: "must be a tool name" }).min(1, { error: "must not be empty" });
+const toolName = z
+  .string({ error: "must be a tool name" })
+  .check(z.minLength(1, { error: "must not be empty" }));
 const args = z.record(z.string(), z.unknown(), {
   error: "must be a mapping of argument names to values",
 });
 const tokenCount = z
   .int({ error: "must be a whole number of tokens" })
-  .min(0, { error: "must be 0 or more" });
+  .check(z.gte(0, { error: "must be 0 or more" }));
 
-const call = mapping("a call", { tool: toolName, args: args.optional() });
+const call = mapping("a call", { tool: toolName, args: z.optional(args) });
 
 const rawEntry = mapping("an entry", {
-  tool: toolName.optional(),
-  args: args.optional(),
-  text: z.string({ error: "must be a string" }).optional(),
-  calls: z
-    .array(call, { error: "must be a list of {tool, args}" })
-    .min(1, { error: "must not be empty" })
-    .optional(),
-  error: z.string({ error: "must be a message" }).min(1, { error: "must not be empty" }).optional(),
-  status: z
-    .int({ error: "must be an HTTP status code" })
-    .min(400, { error: "must be an error status, 400–599" })
-    .max(599, { error: "must be an error status, 400–599" })
-    .optional(),
-  delayMs: z
-    .int({ error: "must be a whole number of milliseconds" })
-    .min(0, { error: "must be 0 or more" })
-    .optional(),
-  usage: mapping("usage", {
-    inputTokens: tokenCount.optional(),
-    outputTokens: tokenCount.optional(),
-  }).optional(),
+  tool: z.optional(toolName),
+  args: z.optional(args),
+  text: z.optional(z.string({ error: "must be a string" })),
+  calls: z.optional(
+    z
+      .array(call, { error: "must be a list of {tool, args}" })
+      .check(z.minLength(1, { error: "must not be empty" })),
+  ),
+  error: z.optional(
+    z.string({ error: "must be a message" }).check(z.minLength(1, { error: "must not be empty" })),
+  ),
+  status: z.optional(
+    z
+      .int({ error: "must be an HTTP status code" })
+      .check(
+        z.gte(400, { error: "must be an error status, 400–599" }),
+        z.lte(599, { error: "must be an error status, 400–599" }),
+      ),
+  ),
+  delayMs: z.optional(
+    z
+      .int({ error: "must be a whole number of milliseconds" })
+      .check(z.gte(0, { error: "must be 0 or more" })),
+  ),
+  usage: z.optional(
+    mapping("usage", {
+      inputTokens: z.optional(tokenCount),
+      outputTokens: z.optional(tokenCount),
+    }),
+  ),
 });
 
 type RawEntry = z.output<typeof rawEntry>;
 
-const entry = rawEntry
-  .superRefine((raw, ctx) => {
+const checkedEntry = rawEntry.check(
+  z.superRefine((raw, ctx) => {
     const kinds = REPLY_KINDS.filter((kind) => raw[kind] !== undefined);
     if (kinds.length === 0) {
       ctx.addIssue({
@@ -76,8 +87,9 @@ const entry = rawEntry
         message: "only an error entry takes status",
       });
     }
-  })
-  .transform(toEntry);
+  }),
+);
+const entry = z.pipe(checkedEntry, z.transform(toEntry));
 
 /** A stage id, or `pipelineId/stageId`. */
 const STAGE_KEY = /^[^\s/]+(?:\/[^\s/]+)?$/;
@@ -85,7 +97,7 @@ const STAGE_KEY = /^[^\s/]+(?:\/[^\s/]+)?$/;
 /** The shape of a `*.script.yaml` file (DESIGN.md §3.3); messages read after the key's path. */
 export const scriptFileSchema = mapping("a script", {
   stages: z.record(
-    z.string().regex(STAGE_KEY),
+    z.string().check(z.regex(STAGE_KEY)),
     z.array(entry, { error: "must be a list of entries" }),
     {
       error: (issue) =>
@@ -97,9 +109,9 @@ export const scriptFileSchema = mapping("a script", {
     },
   ),
   /** What a person asked by an ask stage answers, one answer per round of the stage. */
-  answers: z
-    .record(
-      z.string().regex(STAGE_KEY),
+  answers: z.optional(
+    z.record(
+      z.string().check(z.regex(STAGE_KEY)),
       z.array(z.json(), { error: "must be a list of answers, one per round of the stage" }),
       {
         error: (issue) =>
@@ -107,8 +119,8 @@ export const scriptFileSchema = mapping("a script", {
             ? "an answers key is the id of an ask stage, without spaces"
             : "must be a mapping of ask stage ids to lists of answers",
       },
-    )
-    .optional(),
+    ),
+  ),
 });
 
 /** Runs only on entries the refinement accepted, so exactly one reply kind is present. */
