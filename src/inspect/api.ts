@@ -1,8 +1,8 @@
-import { z } from "zod";
 import type { JsonValue } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { AsyncRunStore } from "../store/index.js";
 import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
+import * as z from "../zod.js";
 import { answerAsk } from "./ask-answers.js";
 import { controlFromPage } from "./control-route.js";
 import type { LiveRegistry } from "./live.js";

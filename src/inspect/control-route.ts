@@ -1,13 +1,17 @@
-import { z } from "zod";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { requestControl } from "../runtime/control.js";
 import type { AsyncRunStore } from "../store/index.js";
+import * as z from "../zod.js";
 
 const controlBody = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("CANCEL"), reason: z.string().optional() }),
-  z.object({ type: z.literal("OVERRIDE"), to: z.string().min(1), reason: z.string().min(1) }),
-  z.object({ type: z.literal("REDO"), stage: z.string().min(1) }),
+  z.object({ type: z.literal("CANCEL"), reason: z.optional(z.string()) }),
+  z.object({
+    type: z.literal("OVERRIDE"),
+    to: z.string().check(z.minLength(1)),
+    reason: z.string().check(z.minLength(1)),
+  }),
+  z.object({ type: z.literal("REDO"), stage: z.string().check(z.minLength(1)) }),
 ]);
 
 /**

@@ -5,11 +5,11 @@ import type {
   SharedV3ProviderMetadata,
   SharedV3Warning,
 } from "@ai-sdk/provider";
-import { z } from "zod";
 import { argsDigest } from "../compiler/act-rules.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { readRegularText } from "../files.js";
 import type { JsonValue } from "../tools/types.js";
+import * as z from "../zod.js";
 
 /**
  * A cassette: every model exchange of one run, in the order the calls were made. Each exchange
@@ -66,12 +66,12 @@ export interface ExchangePlace {
 }
 
 const callInfoSchema = z.object({
-  runId: z.string().min(1),
-  stageId: z.string().min(1),
-  stageExecutionId: z.string().min(1),
-  attempt: z.int().min(1),
-  turn: z.int().min(1),
-  position: z.int().min(0),
+  runId: z.string().check(z.minLength(1)),
+  stageId: z.string().check(z.minLength(1)),
+  stageExecutionId: z.string().check(z.minLength(1)),
+  attempt: z.int().check(z.gte(1)),
+  turn: z.int().check(z.gte(1)),
+  position: z.int().check(z.gte(0)),
 });
 
 /**
@@ -115,22 +115,22 @@ const exchangeSchema = z.object({
     z.object({
       response: z.object({
         content: z.array(z.looseObject({ type: z.string() })),
-        finishReason: z.object({ unified: z.string(), raw: z.string().optional() }),
+        finishReason: z.object({ unified: z.string(), raw: z.optional(z.string()) }),
         usage: z.looseObject({
           inputTokens: z.looseObject({}),
           outputTokens: z.looseObject({}),
         }),
         warnings: z.array(z.looseObject({ type: z.string() })),
-        providerMetadata: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+        providerMetadata: z.optional(z.record(z.string(), z.record(z.string(), z.unknown()))),
       }),
     }),
     z.object({
       error: z.object({
         name: z.string(),
         message: z.string(),
-        url: z.string().optional(),
-        statusCode: z.int().optional(),
-        isRetryable: z.boolean().optional(),
+        url: z.optional(z.string()),
+        statusCode: z.optional(z.int()),
+        isRetryable: z.optional(z.boolean()),
       }),
     }),
   ]),
@@ -138,7 +138,7 @@ const exchangeSchema = z.object({
 
 const cassetteSchema = z.object({
   version: z.literal(1),
-  runId: z.string().min(1),
+  runId: z.string().check(z.minLength(1)),
   model: z.object({ provider: z.string(), modelId: z.string() }),
   exchanges: z.array(exchangeSchema),
 });

@@ -10,8 +10,8 @@ import {
   type LanguageModelV3ToolCall,
   type LanguageModelV3Usage,
 } from "@ai-sdk/provider";
-import { z } from "zod";
 import type { LoadResult } from "../definitions/diagnostics.js";
+import * as z from "../zod.js";
 import { scriptAnswerer } from "./script-answers.js";
 import { loadScriptFile, type Script, type ScriptEntry } from "./script-file.js";
 import type { ModelHandle, StagechartCallInfo } from "./types.js";
@@ -24,12 +24,13 @@ export interface ScriptedModelOptions {
 }
 
 /** The part of the call info that picks the entry; the rest is not needed here. */
-const callInfoSchema: z.ZodType<Pick<StagechartCallInfo, "stageId" | "pipelineId" | "position">> =
-  z.object({
-    stageId: z.string().min(1),
-    pipelineId: z.string().min(1).optional(),
-    position: z.int().min(0).optional(),
-  });
+const callInfoSchema: z.ZodMiniType<
+  Pick<StagechartCallInfo, "stageId" | "pipelineId" | "position">
+> = z.object({
+  stageId: z.string().check(z.minLength(1)),
+  pipelineId: z.optional(z.string().check(z.minLength(1))),
+  position: z.optional(z.int().check(z.gte(0))),
+});
 
 interface Answer {
   content: (LanguageModelV3Text | LanguageModelV3ToolCall)[];

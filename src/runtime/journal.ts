@@ -1,7 +1,7 @@
-import { z } from "zod";
 import type { ModelReply } from "../compiler/act-rules.js";
 import type { ToolRun } from "../compiler/stage-types.js";
 import { ERROR_CLASSES, type ErrorCode, type ErrorView } from "../errors.js";
+import * as z from "../zod.js";
 import { decodeRow, storeCorrupt } from "./persistence.js";
 
 /**
@@ -15,7 +15,7 @@ export interface Journal {
    * the `shape` its call records is `Session/StoreCorrupt`, naming the key: a damaged entry is
    * never taken for an absent one, so its call is not made again.
    */
-  get<T>(key: string, shape: z.ZodType<T>): T | undefined;
+  get<T>(key: string, shape: z.ZodMiniType<T>): T | undefined;
   record(key: string, value: unknown): void;
   /**
    * Resolves once every write made so far is stored, rejects with the store's failure. Only a
@@ -33,7 +33,7 @@ export interface Journal {
 export class MemoryJournal implements Journal {
   private readonly records = new Map<string, unknown>();
 
-  get<T>(key: string, shape: z.ZodType<T>): T | undefined {
+  get<T>(key: string, shape: z.ZodMiniType<T>): T | undefined {
     if (!this.records.has(key)) return undefined;
     const checked = shape.safeParse(this.records.get(key));
     if (!checked.success)
@@ -47,7 +47,7 @@ export class MemoryJournal implements Journal {
 }
 
 /** A journal entry's text back as the value its call recorded. */
-export const decodeJournalEntry = <T>(key: string, text: string, shape: z.ZodType<T>): T =>
+export const decodeJournalEntry = <T>(key: string, text: string, shape: z.ZodMiniType<T>): T =>
   decodeRow(text, shape, `journal entry ${key}`, { key });
 
 /** The n-th model call of a stage execution (failed calls count: a retry is the next call). */
@@ -62,27 +62,30 @@ export type RecordedCall = { reply: ModelReply } | { failure: ErrorView };
 
 const errorCode = z.custom<ErrorCode>((code) => typeof code === "string" && code.includes("/"));
 
-const errorView: z.ZodType<ErrorView> = z.object({
+const errorView: z.ZodMiniType<ErrorView> = z.object({
   class: z.enum(ERROR_CLASSES),
   code: errorCode,
   message: z.string(),
   context: z.record(z.string(), z.unknown()),
 });
 
-export const RECORDED_CALL: z.ZodType<RecordedCall> = z.union([
+export const RECORDED_CALL: z.ZodMiniType<RecordedCall> = z.union([
   z.object({
     reply: z.object({
       text: z.string(),
       calls: z.array(z.object({ toolCallId: z.string(), tool: z.string(), input: z.string() })),
-      usage: z.object({ inputTokens: z.number().optional(), outputTokens: z.number().optional() }),
+      usage: z.object({
+        inputTokens: z.optional(z.number()),
+        outputTokens: z.optional(z.number()),
+      }),
     }),
   }),
   z.object({ failure: errorView }),
 ]);
 
-export const TOOL_RUN: z.ZodType<ToolRun> = z.object({
+export const TOOL_RUN: z.ZodMiniType<ToolRun> = z.object({
   ok: z.boolean(),
   result: z.json(),
-  code: errorCode.optional(),
+  code: z.optional(errorCode),
   durationMs: z.number(),
 });

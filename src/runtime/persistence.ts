@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { readlinkSync } from "node:fs";
 import { hostname } from "node:os";
-import type { z } from "zod";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventInput } from "../inspect/audit.js";
+import type * as z from "../zod.js";
 import type { ControlQueue, ControlSettlement } from "./control.js";
 import type { Journal } from "./journal.js";
 import type { TranscriptRow, TranscriptStore } from "./transcripts.js";
@@ -111,7 +111,7 @@ export const storeCorrupt = (what: string, context: Record<string, unknown>): St
 /** A stored row's JSON text back as a value of `shape`; anything else is `Session/StoreCorrupt`. */
 export function decodeRow<T>(
   text: string,
-  shape: z.ZodType<T>,
+  shape: z.ZodMiniType<T>,
   what: string,
   context: Record<string, unknown>,
 ): T {

@@ -1,5 +1,4 @@
 import type { AnyActorRef, AnyStateMachine } from "xstate";
-import { z } from "zod";
 import { groupsAsRun } from "../compiler/pipeline-group-run.js";
 import type { PipelineContext } from "../compiler/pipeline-machine.js";
 import { runningStages } from "../compiler/pipeline-parallel.js";
@@ -7,6 +6,7 @@ import { stageOfState } from "../compiler/pipeline-states.js";
 import type { StageMachineContext } from "../compiler/stage-context.js";
 import { isRecord } from "../definitions/contract.js";
 import { StagechartError, toStagechartError } from "../errors.js";
+import * as z from "../zod.js";
 
 /**
  * The shape of a stored run snapshot, checked before it is restored (DESIGN.md §6): the pipeline
@@ -18,11 +18,11 @@ import { StagechartError, toStagechartError } from "../errors.js";
 const STATUSES = ["active", "done", "error", "stopped"] as const;
 
 type StateValue = string | { [key: string]: StateValue };
-const stateValue: z.ZodType<StateValue> = z.lazy(() =>
+const stateValue: z.ZodMiniType<StateValue> = z.lazy(() =>
   z.union([z.string(), z.record(z.string(), stateValue)]),
 );
 
-const count = z.number().int().nonnegative();
+const count = z.number().check(z.int(), z.gte(0));
 const record = z.record(z.string(), z.unknown());
 const stageResult = z.looseObject({
   stageId: z.string(),
@@ -41,7 +41,7 @@ const pipelineContext = z.looseObject({
   results: z.record(z.string(), stageResult),
   upstream: z.array(stageResult),
   upstreamOf: z.record(z.string(), z.array(stageResult)),
-  current: z.string().optional(),
+  current: z.optional(z.string()),
   groups: z.record(z.string(), z.record(z.string(), z.enum(["queued", "running", "settled"]))),
 });
 
@@ -83,7 +83,7 @@ const askContext = z.looseObject({
 
 const child = z.looseObject({ src: z.string(), snapshot: z.unknown() });
 
-const machineSnapshot = (context: z.ZodType) =>
+const machineSnapshot = (context: z.ZodMiniType) =>
   z.looseObject({
     status: z.enum(STATUSES),
     value: stateValue,
@@ -104,7 +104,7 @@ const workerSnapshot = z.looseObject({ status: z.enum(STATUSES) });
  * The schema of a child by its `src`: a stage machine, a sub-pipeline, Act's worker, or a
  * promise actor.
  */
-const schemaOfChild = (src: string): z.ZodType =>
+const schemaOfChild = (src: string): z.ZodMiniType =>
   src === "stage"
     ? stageSnapshot
     : src === "ask"
@@ -116,7 +116,7 @@ const schemaOfChild = (src: string): z.ZodType =>
           : promiseSnapshot;
 
 /** Where a snapshot's shape is wrong, as `path: problem`; empty when it has the expected shape. */
-function shapeProblems(snapshot: unknown, schema: z.ZodType, at: string[] = []): string[] {
+function shapeProblems(snapshot: unknown, schema: z.ZodMiniType, at: string[] = []): string[] {
   const parsed = schema.safeParse(snapshot);
   if (!parsed.success)
     return parsed.error.issues.map(

@@ -1,6 +1,6 @@
-import type { z } from "zod";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
+import type * as z from "../zod.js";
 import type { ControlSettlement } from "./control.js";
 import { decodeJournalEntry, type Journal } from "./journal.js";
 import type { RunEntries, RunStore, StepCommit } from "./persistence.js";
@@ -66,7 +66,7 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
     this.controls.push(settlement);
   }
 
-  get<T>(key: string, shape: z.ZodType<T>): T | undefined {
+  get<T>(key: string, shape: z.ZodMiniType<T>): T | undefined {
     const text = this.storedEntries().journal.get(key);
     if (text !== undefined) return decodeJournalEntry(key, text, shape);
     const recorded = this.committed.has(key) ? this.committed : this.journal;

@@ -3,9 +3,9 @@ import type {
   LanguageModelV3Prompt,
   LanguageModelV3ToolResultOutput,
 } from "@ai-sdk/provider";
-import { z } from "zod";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../tools/types.js";
+import * as z from "../zod.js";
 import { decodeRow } from "./persistence.js";
 
 /** Where stage transcripts live: keyed entries per stage execution, never in machine context. */
@@ -82,7 +82,7 @@ export class MemoryTranscripts implements TranscriptStore {
   }
 }
 
-const TRANSCRIPT_ENTRY: z.ZodType<TranscriptEntry> = z.discriminatedUnion("role", [
+const TRANSCRIPT_ENTRY: z.ZodMiniType<TranscriptEntry> = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), text: z.string() }),
   z.object({ role: z.literal("user"), text: z.string() }),
   z.object({

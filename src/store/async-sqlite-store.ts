@@ -1,10 +1,10 @@
-import type { z } from "zod";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import { type ErrorView, ok, type Result } from "../errors.js";
 import type { ControlStatus, Requester } from "../runtime/control.js";
 import type { StepCommit } from "../runtime/persistence.js";
+import type * as z from "../zod.js";
 import type { AsyncRunStore } from "./postgres/async-run-store.js";
 import type { ClaimFilter, DefinitionBundle, NewRun, RunPatch, RunQuery } from "./records.js";
 import { SqliteStore, type StoreOptions } from "./sqlite-store.js";
@@ -73,7 +73,7 @@ export class AsyncSqliteStore implements AsyncRunStore {
   async claimRun(owner: string, ttlMs: number, only?: ClaimFilter) {
     return this.store.claimRun(owner, ttlMs, only);
   }
-  async get<T>(key: string, shape: z.ZodType<T>) {
+  async get<T>(key: string, shape: z.ZodMiniType<T>) {
     return this.store.get(key, shape);
   }
   async record(key: string, value: unknown) {

@@ -1,8 +1,8 @@
 import type Database from "better-sqlite3";
-import { z } from "zod";
 import type { JsonValue } from "../definitions/contract.js";
 import type { MemoryEntry } from "../definitions/memory.js";
 import { decodeRow } from "../runtime/persistence.js";
+import * as z from "../zod.js";
 
 interface MemoryRow {
   key: string;
@@ -10,7 +10,7 @@ interface MemoryRow {
   updatedAt: string;
 }
 
-const JSON_VALUE: z.ZodType<JsonValue> = z.json();
+const JSON_VALUE: z.ZodMiniType<JsonValue> = z.json();
 
 /**
  * The `memory` table (migration 3): JSON values pipelines keep between runs, by namespace and

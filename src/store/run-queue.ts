@@ -1,11 +1,11 @@
 import type Database from "better-sqlite3";
-import { z } from "zod";
 import type { AuditEventInput } from "../inspect/audit.js";
 import { decodeRow } from "../runtime/persistence.js";
+import * as z from "../zod.js";
 import type { ClaimFilter, DefinitionBundle } from "./records.js";
 
 /** A stored bundle read back: anything else is `Session/StoreCorrupt`. */
-export const DEFINITION_BUNDLE: z.ZodType<DefinitionBundle> = z.object({
+export const DEFINITION_BUNDLE: z.ZodMiniType<DefinitionBundle> = z.object({
   entry: z.string(),
   files: z.record(z.string(), z.string()),
 });

@@ -1,5 +1,4 @@
 import type Database from "better-sqlite3";
-import type { z } from "zod";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
@@ -11,6 +10,7 @@ import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { RunEntries, StepCommit } from "../runtime/persistence.js";
 import type { TranscriptRow, TranscriptStore } from "../runtime/transcripts.js";
+import type * as z from "../zod.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork.js";
 import { StepHistory, type StepRecord } from "./history.js";
@@ -258,7 +258,7 @@ export class SqliteStore
     return this.guarded(() => this.log.auditOf(runId, afterSeq));
   }
 
-  get<T>(key: string, shape: z.ZodType<T>): T | undefined {
+  get<T>(key: string, shape: z.ZodMiniType<T>): T | undefined {
     const value = this.guarded(() => this.entries.journalValue(key));
     return value === undefined ? undefined : decodeJournalEntry(key, value, shape);
   }

@@ -1,28 +1,33 @@
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
 import { err, ok, type Result, StagechartError } from "../errors.js";
+import * as z from "../zod.js";
 import type { Fixtures } from "./drive.js";
 import type { PathList } from "./paths.js";
 
 const pathList = z.object({
-  pipelineId: z.string().min(1),
+  pipelineId: z.string().check(z.minLength(1)),
   strategy: z.enum(["shortest", "simple"]),
-  ctx: z.record(z.string(), z.unknown()).optional(),
+  ctx: z.optional(z.record(z.string(), z.unknown())),
   paths: z.array(
     z.object({
-      id: z.string().min(1),
-      steps: z.array(z.object({ stage: z.string().min(1), outcome: z.string().min(1) })),
+      id: z.string().check(z.minLength(1)),
+      steps: z.array(
+        z.object({
+          stage: z.string().check(z.minLength(1)),
+          outcome: z.string().check(z.minLength(1)),
+        }),
+      ),
       end: z.enum(["done", "failed", "cancelled", "suspended"]),
     }),
   ),
 });
 
 const fixtures = z.record(
-  z.string().min(1),
+  z.string().check(z.minLength(1)),
   z.object({
     verdict: z.enum(["ok", "skip", "fail"]),
-    reason: z.string().optional(),
-    output: z.unknown().optional(),
+    reason: z.optional(z.string()),
+    output: z.optional(z.unknown()),
   }),
 );
 

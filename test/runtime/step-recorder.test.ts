@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { StepRecorder } from "../../src/runtime/step-recorder.js";
+import * as z from "../../src/zod.js";
 import { newRun, tempStore } from "../store/support/temp-store.js";
 
 const KEY = "model:run-1/run-1/plan/1/0";

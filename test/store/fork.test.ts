@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import type { AuditEventInput } from "../../src/inspect/audit.js";
+import * as z from "../../src/zod.js";
 import { failure, manualClock, newRun, okValue, tempStore } from "./support/temp-store.js";
 
 const forked = (runId: string): AuditEventInput => ({

@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it, vi } from "vitest";
-import { z } from "zod";
 import { TOOL_RUN } from "../../src/runtime/journal.js";
 import { StepEntries } from "../../src/store/step-entries.js";
+import * as z from "../../src/zod.js";
 import {
   failure,
   newRun,

@@ -1,4 +1,3 @@
-import type { z } from "zod";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
@@ -8,6 +7,7 @@ import type { AuditEvent } from "../../inspect/audit.js";
 import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
 import type { StepCommit } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
+import type * as z from "../../zod.js";
 import type { StepRecord } from "../history.js";
 import type {
   ClaimFilter,
@@ -96,7 +96,7 @@ export interface AsyncRunStore {
   watchQueue?(onQueued: () => void): Promise<Result<{ close(): Promise<void> }>>;
 
   /** Journal: recorded model and tool results by idempotency key; the first value is kept. */
-  get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined>;
+  get<T>(key: string, shape: z.ZodMiniType<T>): Promise<T | undefined>;
   record(key: string, value: unknown): Promise<void>;
 
   /** Transcripts: keyed entries per stage execution. */

@@ -1,4 +1,3 @@
-import type { z } from "zod";
 import { byCodeUnit } from "../../code-unit-order.js";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
@@ -17,6 +16,7 @@ import {
 } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
+import type * as z from "../../zod.js";
 import type { NewRun, RunPatch, RunRecord, StoredSnapshot } from "../records.js";
 import { isValidRunId } from "../run-ids.js";
 import { leaseLost, noSnapshot, runExists, runIdInvalid, runNotFound } from "../store-errors.js";
@@ -251,7 +251,7 @@ export class OwnedRun implements RunStore {
     });
   }
 
-  get<T>(key: string, shape: z.ZodType<T>): T | undefined {
+  get<T>(key: string, shape: z.ZodMiniType<T>): T | undefined {
     const text = this.journal.get(key);
     return text === undefined ? undefined : decodeJournalEntry(key, text, shape);
   }

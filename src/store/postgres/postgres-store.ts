@@ -1,5 +1,4 @@
 import type pg from "pg";
-import type { z } from "zod";
 import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
@@ -9,6 +8,7 @@ import type { AuditEvent } from "../../inspect/audit.js";
 import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
 import type { StepCommit } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
+import type * as z from "../../zod.js";
 import type { StepRecord } from "../history.js";
 import type {
   ClaimFilter,
@@ -233,7 +233,7 @@ export class PostgresStore implements AsyncRunStore {
     return reads.auditOf(this.pooled, runId, afterSeq);
   }
 
-  async get<T>(key: string, shape: z.ZodType<T>): Promise<T | undefined> {
+  async get<T>(key: string, shape: z.ZodMiniType<T>): Promise<T | undefined> {
     return reads.journalEntry(this.pooled, key, shape);
   }
 

@@ -1,4 +1,3 @@
-import { z } from "zod";
 import type { JsonValue } from "../../definitions/contract.js";
 import type { MemoryEntry } from "../../definitions/memory.js";
 import { err, ok, type Result } from "../../errors.js";
@@ -6,6 +5,7 @@ import type { AuditEvent } from "../../inspect/audit.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
 import { decodeRow } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
+import * as z from "../../zod.js";
 import type { StepRecord } from "../history.js";
 import {
   decodeSnapshot,
@@ -70,7 +70,7 @@ export async function auditOf(
 export async function journalEntry<T>(
   query: Query,
   key: string,
-  shape: z.ZodType<T>,
+  shape: z.ZodMiniType<T>,
 ): Promise<T | undefined> {
   const { rows } = await query("SELECT value FROM journal WHERE key = $1", [key]);
   return rows[0] ? decodeJournalEntry(key, rows[0].value, shape) : undefined;
@@ -143,7 +143,7 @@ export async function recent(
   }));
 }
 
-const JSON_VALUE: z.ZodType<JsonValue> = z.json();
+const JSON_VALUE: z.ZodMiniType<JsonValue> = z.json();
 
 const decodeMemory = (namespace: string, key: string, text: string): JsonValue =>
   decodeRow(text, JSON_VALUE, `memory entry ${namespace}/${key}`, { namespace, key });

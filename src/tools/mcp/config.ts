@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
-import { z } from "zod";
 import { err, ok, type Result, StagechartError } from "../../errors.js";
 import { readRegularText } from "../../files.js";
+import * as z from "../../zod.js";
 import { serverNameFromCommand, splitCommandLine } from "./command-line.js";
 import { SERVER_NAME } from "./naming.js";
 
@@ -97,10 +97,10 @@ function splitServerName(spec: string): { name: string; command: string } | unde
 const entrySchema = z.looseObject({
   command: z
     .string({ error: "needs a command (only stdio servers, started by a command, are supported)" })
-    .min(1, { error: "needs a non-empty command" }),
-  args: z.array(z.string(), { error: "args must be a list of strings" }).optional(),
-  env: z.record(z.string(), z.string(), { error: "env must map names to strings" }).optional(),
-  cwd: z.string({ error: "cwd must be a string" }).optional(),
+    .check(z.minLength(1, { error: "needs a non-empty command" })),
+  args: z.optional(z.array(z.string(), { error: "args must be a list of strings" })),
+  env: z.optional(z.record(z.string(), z.string(), { error: "env must map names to strings" })),
+  cwd: z.optional(z.string({ error: "cwd must be a string" })),
 });
 
 const configSchema = z.looseObject({

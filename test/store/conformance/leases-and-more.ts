@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../../src/store/index.js";
+import * as z from "../../../src/zod.js";
 import {
   damageLatestSnapshot,
   failure,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "../../../src/zod.js";
 import { failure, newRun, okValue, type StoreHarness, started } from "./harness.js";
 
 /** Runs, steps and their audit, the journal and transcripts: what every store must do alike. */

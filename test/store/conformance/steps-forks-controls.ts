@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import type { PipelineEvent } from "../../../src/compiler/pipeline-machine.js";
 import type { ErrorView } from "../../../src/errors.js";
+import * as z from "../../../src/zod.js";
 import { failure, manualClock, newRun, okValue, type StoreHarness, started } from "./harness.js";
 
 const entry = (text: string) => ({ role: "user" as const, text });

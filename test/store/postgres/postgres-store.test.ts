@@ -4,11 +4,11 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { StagechartError } from "../../../src/errors.js";
 import { MIGRATIONS, SqliteStore } from "../../../src/store/index.js";
 import { POSTGRES_MIGRATIONS } from "../../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import * as z from "../../../src/zod.js";
 import { noPostgres, testPostgres } from "../../support/postgres.js";
 import { AUDIT_ROWS_AT_SCHEMA_8, expectMigratedAudit } from "../support/audit-rows.js";
 
