@@ -5,7 +5,7 @@
 // The chunks sit directly in dist/, one level below the package root like every dist/ file,
 // since src/paths.ts and src/version.ts find the package root from their own location.
 import { readdirSync, readFileSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -124,6 +124,23 @@ const lazyChildProcess = {
   },
 };
 
+/**
+ * stagechart's zod (dist/zod.js: the functions its schemas call, from zod's functional build) is
+ * bundled on its own into dist/cli-zod.mjs, which every chunk imports. Bundled with the rest, its
+ * files would share chunks with the classic zod the AI SDK and MCP SDK bring, and a chunk holds
+ * whole files: `validate` then loaded 310 kB of zod for the 75 kB it runs.
+ */
+const ZOD_BUNDLE = "./cli-zod.mjs";
+const zodApart = {
+  name: "zod-apart",
+  setup(context) {
+    const ours = join(dist, "zod.js");
+    context.onResolve({ filter: /[\\/]zod\.js$/ }, ({ path, resolveDir }) =>
+      resolve(resolveDir, path) === ours ? { path: ZOD_BUNDLE, external: true } : undefined,
+    );
+  },
+};
+
 for (const file of readdirSync(dist))
   if (/^cli(-\w+)?\.[cm]js$/.test(file)) rmSync(join(dist, file));
 await build({
@@ -140,6 +157,15 @@ await build({
   logLevel: "warning",
 });
 await build({
+  entryPoints: [join(dist, "zod.js")],
+  outfile: join(dist, ZOD_BUNDLE),
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  logLevel: "warning",
+});
+await build({
   entryPoints: { cli: join(dist, "cli", "main.js") },
   outdir: dist,
   chunkNames: "cli-[hash]",
@@ -150,7 +176,7 @@ await build({
   platform: "node",
   target: "node20",
   external: EXTERNAL,
-  plugins: [bundledRequire, noZodLocales, ajvApart, lazyChildProcess],
+  plugins: [bundledRequire, noZodLocales, ajvApart, zodApart, lazyChildProcess],
   // Bundled CommonJS modules that require Node's built-ins need a `require` in an ES module.
   banner: {
     js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);',

@@ -100,6 +100,18 @@ describe("starting the CLI", () => {
     expect(bundled.filter((module) => module.startsWith("dist/tools/"))).toEqual([]);
   });
 
+  it("validate loads only the zod that stagechart's schemas call: neither zod's classic build nor its JSON Schema conversion", () => {
+    const zod = packageModulesLoadedBy(["validate", "machines/", "stages/"]).filter((module) =>
+      module.startsWith("node_modules/zod/"),
+    );
+    expect(zod).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^node_modules\/zod\/v4\/mini\//)]),
+    );
+    expect(zod.filter((module) => /\/classic\/|json-schema|\/compile\.js$/.test(module))).toEqual(
+      [],
+    );
+  });
+
   it("validate reads valid plain YAML without the `yaml` package, which a problem to report loads", () => {
     const loaded = packagesLoadedBy(["validate", "machines/", "stages/"]);
     expect(loaded.has("js-yaml")).toBe(true);
