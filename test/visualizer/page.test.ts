@@ -11,7 +11,7 @@ import { launch, missingBrowser, screenshot, watchedPage } from "./chromium.js";
 const skip = missingBrowser();
 const TASK = ["--task", "rename auth to authentication"];
 
-/** A copy of code-review-parallel whose test stage never submits (it fails) and whose lint asks for a grant nobody answers. */
+/** A copy of code-review-parallel whose test stage never submits (it fails) while lint's model is still answering. */
 function failFastPipeline(dir: string): string {
   const yaml = readFileSync(
     join(REPO_ROOT, "machines/code-review-parallel.yaml"),
@@ -22,7 +22,9 @@ function failFastPipeline(dir: string): string {
   const grep = script.indexOf("    - tool: Grep\n      args: { pattern: auth }");
   const test = script.indexOf("  test:\n");
   const review = script.indexOf("  review:\n");
-  const changed = `${script.slice(0, plan)}  plan:\n${script.slice(grep, test)}  test:\n    - text: "I will not run the tests."\n  lint:\n    - tool: Edit\n      args: { path: src/auth.ts, old: "export const auth", new: "export const x" }\n${script.slice(review)}`;
+  // With an immediate reply, lint's own failure (its Edit is outside its envelope, and its
+  // script then runs out) raced test's, and won it now and then under load.
+  const changed = `${script.slice(0, plan)}  plan:\n${script.slice(grep, test)}  test:\n    - text: "I will not run the tests."\n  lint:\n    - tool: Edit\n      args: { path: src/auth.ts, old: "export const auth", new: "export const x" }\n      delayMs: 60000\n${script.slice(review)}`;
   writeFileSync(join(dir, "ff.yaml"), yaml);
   writeFileSync(join(dir, "ff.script.yaml"), changed);
   return join(dir, "ff.yaml");
