@@ -135,9 +135,15 @@ const zodApart = {
   name: "zod-apart",
   setup(context) {
     const ours = join(dist, "zod.js");
-    context.onResolve({ filter: /[\\/]zod\.js$/ }, ({ path, resolveDir }) =>
-      resolve(resolveDir, path) === ours ? { path: ZOD_BUNDLE, external: true } : undefined,
-    );
+    let redirected = 0;
+    context.onResolve({ filter: /[\\/]zod\.js$/ }, ({ path, resolveDir }) => {
+      if (resolve(resolveDir, path) !== ours) return undefined;
+      redirected += 1;
+      return { path: ZOD_BUNDLE, external: true };
+    });
+    context.onEnd(() => {
+      if (redirected === 0) throw new Error(`no import of ${ours} was pointed at ${ZOD_BUNDLE}`);
+    });
   },
 };
 

@@ -1,4 +1,4 @@
-import type * as z from "../zod.js";
+import * as z from "../zod.js";
 import type { GuardFunction, StageHooks, TransitionHook } from "./contract.js";
 import { isRecord } from "./contract.js";
 import { DIAGNOSTIC_CODES, type DiagnosticCode, type Severity } from "./diagnostics.js";
@@ -149,7 +149,15 @@ function readStages(
 }
 
 function parseAt<T>(schema: z.ZodMiniType<T>, value: unknown, at: DataPath, report: Report) {
-  const parsed = schema.safeParse(value);
+  let parsed: ReturnType<typeof schema.safeParse>;
+  try {
+    parsed = schema.safeParse(value);
+  } catch (error) {
+    // A TypeScript spec can hold an object that contains itself, which zod refuses by throwing.
+    if (!(error instanceof z.$ZodCyclicError)) throw error;
+    report(at, DIAGNOSTIC_CODES.pipelineDefinitionInvalid, `${where(at)}: contains itself`);
+    return undefined;
+  }
   if (parsed.success) return parsed.data;
   for (const issue of parsed.error.issues) {
     const inner = issue.path.filter((p): p is string | number => typeof p !== "symbol");

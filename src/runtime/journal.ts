@@ -15,7 +15,7 @@ export interface Journal {
    * the `shape` its call records is `Session/StoreCorrupt`, naming the key: a damaged entry is
    * never taken for an absent one, so its call is not made again.
    */
-  get<T>(key: string, shape: z.ZodMiniType<T>): T | undefined;
+  get<T>(key: string, shape: z.core.$ZodType<T>): T | undefined;
   record(key: string, value: unknown): void;
   /**
    * Resolves once every write made so far is stored, rejects with the store's failure. Only a
@@ -33,9 +33,9 @@ export interface Journal {
 export class MemoryJournal implements Journal {
   private readonly records = new Map<string, unknown>();
 
-  get<T>(key: string, shape: z.ZodMiniType<T>): T | undefined {
+  get<T>(key: string, shape: z.core.$ZodType<T>): T | undefined {
     if (!this.records.has(key)) return undefined;
-    const checked = shape.safeParse(this.records.get(key));
+    const checked = z.safeParse(shape, this.records.get(key));
     if (!checked.success)
       throw storeCorrupt(`journal entry ${key} is not what was written there`, { key });
     return checked.data;
@@ -47,7 +47,7 @@ export class MemoryJournal implements Journal {
 }
 
 /** A journal entry's text back as the value its call recorded. */
-export const decodeJournalEntry = <T>(key: string, text: string, shape: z.ZodMiniType<T>): T =>
+export const decodeJournalEntry = <T>(key: string, text: string, shape: z.core.$ZodType<T>): T =>
   decodeRow(text, shape, `journal entry ${key}`, { key });
 
 /** The n-th model call of a stage execution (failed calls count: a retry is the next call). */

@@ -6,7 +6,7 @@ import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventInput } from "../inspect/audit.js";
-import type * as z from "../zod.js";
+import * as z from "../zod.js";
 import type { ControlQueue, ControlSettlement } from "./control.js";
 import type { Journal } from "./journal.js";
 import type { TranscriptRow, TranscriptStore } from "./transcripts.js";
@@ -111,7 +111,7 @@ export const storeCorrupt = (what: string, context: Record<string, unknown>): St
 /** A stored row's JSON text back as a value of `shape`; anything else is `Session/StoreCorrupt`. */
 export function decodeRow<T>(
   text: string,
-  shape: z.ZodMiniType<T>,
+  shape: z.core.$ZodType<T>,
   what: string,
   context: Record<string, unknown>,
 ): T {
@@ -121,7 +121,7 @@ export function decodeRow<T>(
   } catch {
     throw storeCorrupt(`${what} is not valid JSON`, context);
   }
-  const checked = shape.safeParse(value);
+  const checked = z.safeParse(shape, value);
   if (!checked.success) throw storeCorrupt(`${what} is not what was written there`, context);
   return checked.data;
 }

@@ -66,7 +66,7 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
     this.controls.push(settlement);
   }
 
-  get<T>(key: string, shape: z.ZodMiniType<T>): T | undefined {
+  get<T>(key: string, shape: z.core.$ZodType<T>): T | undefined {
     const text = this.storedEntries().journal.get(key);
     if (text !== undefined) return decodeJournalEntry(key, text, shape);
     const recorded = this.committed.has(key) ? this.committed : this.journal;

@@ -73,7 +73,7 @@ export class AsyncSqliteStore implements AsyncRunStore {
   async claimRun(owner: string, ttlMs: number, only?: ClaimFilter) {
     return this.store.claimRun(owner, ttlMs, only);
   }
-  async get<T>(key: string, shape: z.ZodMiniType<T>) {
+  async get<T>(key: string, shape: z.core.$ZodType<T>) {
     return this.store.get(key, shape);
   }
   async record(key: string, value: unknown) {

@@ -258,7 +258,7 @@ export class SqliteStore
     return this.guarded(() => this.log.auditOf(runId, afterSeq));
   }
 
-  get<T>(key: string, shape: z.ZodMiniType<T>): T | undefined {
+  get<T>(key: string, shape: z.core.$ZodType<T>): T | undefined {
     const value = this.guarded(() => this.entries.journalValue(key));
     return value === undefined ? undefined : decodeJournalEntry(key, value, shape);
   }

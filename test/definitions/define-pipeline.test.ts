@@ -292,6 +292,20 @@ describe("definePipeline", () => {
       );
     });
 
+    it("a condition that contains itself is PipelineDefinitionInvalid, never an exception", async () => {
+      const condition: { all: unknown[] } = { all: [{ path: "verdict", equals: "ok" }] };
+      condition.all.push(condition);
+      const spec = {
+        id: "self-condition",
+        entry: "a",
+        stages: { a: { code: () => ({ verdict: "ok" }) } },
+        next: { a: [{ when: condition, to: "done" }] },
+      } as unknown as PipelineSpec;
+      expect(await problemsOf(spec)).toMatchObject([
+        { code: "Validation/PipelineDefinitionInvalid", message: "next.a: contains itself" },
+      ]);
+    });
+
     it("a spec that contains itself is PipelineCycle", async () => {
       const spec: PipelineSpec = { id: "loop", entry: "again", stages: {} };
       spec.stages.again = { pipeline: spec };

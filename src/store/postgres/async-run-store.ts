@@ -96,7 +96,7 @@ export interface AsyncRunStore {
   watchQueue?(onQueued: () => void): Promise<Result<{ close(): Promise<void> }>>;
 
   /** Journal: recorded model and tool results by idempotency key; the first value is kept. */
-  get<T>(key: string, shape: z.ZodMiniType<T>): Promise<T | undefined>;
+  get<T>(key: string, shape: z.core.$ZodType<T>): Promise<T | undefined>;
   record(key: string, value: unknown): Promise<void>;
 
   /** Transcripts: keyed entries per stage execution. */

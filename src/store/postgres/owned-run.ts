@@ -251,7 +251,7 @@ export class OwnedRun implements RunStore {
     });
   }
 
-  get<T>(key: string, shape: z.ZodMiniType<T>): T | undefined {
+  get<T>(key: string, shape: z.core.$ZodType<T>): T | undefined {
     const text = this.journal.get(key);
     return text === undefined ? undefined : decodeJournalEntry(key, text, shape);
   }

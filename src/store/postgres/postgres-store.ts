@@ -233,7 +233,7 @@ export class PostgresStore implements AsyncRunStore {
     return reads.auditOf(this.pooled, runId, afterSeq);
   }
 
-  async get<T>(key: string, shape: z.ZodMiniType<T>): Promise<T | undefined> {
+  async get<T>(key: string, shape: z.core.$ZodType<T>): Promise<T | undefined> {
     return reads.journalEntry(this.pooled, key, shape);
   }
 

@@ -70,7 +70,7 @@ export async function auditOf(
 export async function journalEntry<T>(
   query: Query,
   key: string,
-  shape: z.ZodMiniType<T>,
+  shape: z.core.$ZodType<T>,
 ): Promise<T | undefined> {
   const { rows } = await query("SELECT value FROM journal WHERE key = $1", [key]);
   return rows[0] ? decodeJournalEntry(key, rows[0].value, shape) : undefined;
