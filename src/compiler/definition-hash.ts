@@ -77,7 +77,7 @@ export function describeDrift(
     pieces.set(piece, [...(pieces.get(piece) ?? []), name]);
   }
   return [...pieces]
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => byLocale(a, b))
     .flatMap(([piece, names]) => {
       if (!names.some((name) => name in after)) return [`${piece} removed`];
       if (!names.some((name) => name in before)) return [`${piece} added`];
@@ -112,8 +112,13 @@ function digest(value: unknown): string {
   return hash("sha256", stableJson(value), "hex").slice(0, 16);
 }
 
-/** `localeCompare`'s order (ECMA-402 defines it as this collator's), without a collator per call. */
-const byLocale = new Intl.Collator().compare;
+/**
+ * The order of a definition's keys in its hash: one locale's, named. The default collator follows
+ * the process's locale (LANG), which would give the same definition another hash on a machine set
+ * to Danish, say, where "aa" sorts after "z", and a resume there a false DefinitionDrift. en-US
+ * is the order hashes stored before this had, made under it.
+ */
+const byLocale = new Intl.Collator("en-US").compare;
 
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;

@@ -99,8 +99,12 @@ export function formatDiagnostic(d: Diagnostic): string {
   return `${d.file}:${d.line}:${d.column} ${d.code} ${message}`;
 }
 
+/** Files in one locale's order, whatever the process's locale (LANG); made when first sorted. */
+let fileOrder: Intl.Collator | undefined;
+
 export function byPosition(a: Diagnostic, b: Diagnostic): number {
-  return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column;
+  fileOrder ??= new Intl.Collator("en-US");
+  return fileOrder.compare(a.file, b.file) || a.line - b.line || a.column - b.column;
 }
 
 /** The same problem found twice (a stage file used by two pipelines, or loaded on its own too) is reported once. */

@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { describeDrift, fingerprint } from "../../src/compiler/definition-hash.js";
 import type { JsonValue } from "../../src/definitions/contract.js";
@@ -51,5 +53,33 @@ describe("definition drift", () => {
     expect(drift(review(), rerouted)).toEqual([
       "pipeline (context, entry, transitions, grants) changed",
     ]);
+  });
+});
+
+describe("a definition's hash", () => {
+  it("is the same under every locale the process runs in", () => {
+    const script = `
+      import { loadPipeline } from "./dist/definitions/index.js";
+      import { fingerprint } from "./dist/compiler/definition-hash.js";
+      const loaded = await loadPipeline({
+        id: "locale-free",
+        entry: "a",
+        context: { type: "object", properties: { aardvark: { type: "string" }, bee: { type: "string" } } },
+        stages: { a: { code: () => ({ verdict: "ok" }) } },
+        next: { a: "done" },
+      });
+      console.log(fingerprint(loaded.value).hash);
+    `;
+    const hashUnder = (locale: string) => {
+      const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+        cwd: resolve(import.meta.dirname, "../.."),
+        env: { ...process.env, LC_ALL: locale, LANG: locale },
+        encoding: "utf8",
+      });
+      expect(child.status, child.stderr).toBe(0);
+      return child.stdout.trim();
+    };
+    // Danish sorts "aa" after "z"; Lithuanian puts "y" between "i" and "k".
+    expect(new Set(["en_US.UTF-8", "da_DK.UTF-8", "lt_LT.UTF-8"].map(hashUnder)).size).toBe(1);
   });
 });
