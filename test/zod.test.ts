@@ -1,18 +1,5 @@
-import { spawnSync } from "node:child_process";
-import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-
-const REPO = resolve(import.meta.dirname, "..");
-
-/** What an ES module script prints, run in a Node process of its own: zod's settings fresh (needs `npm run build`). */
-function printedBy(script: string): string {
-  const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-    cwd: REPO,
-    encoding: "utf8",
-  });
-  expect(child.status, child.stderr).toBe(0);
-  return child.stdout.trim();
-}
+import { printedBy } from "./support/fresh-process.js";
 
 describe("stagechart's zod (src/zod.ts)", () => {
   it("gives English messages when nothing else set a locale", () => {

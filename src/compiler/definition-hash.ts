@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
+import { byEnUsCollation } from "../en-us-order.js";
 
 /**
  * What a run was compiled from, piece by piece: one hash per stage and one for the rest (ctx
@@ -77,7 +78,7 @@ export function describeDrift(
     pieces.set(piece, [...(pieces.get(piece) ?? []), name]);
   }
   return [...pieces]
-    .sort(([a], [b]) => byLocale(a, b))
+    .sort(([a], [b]) => byEnUsCollation(a, b))
     .flatMap(([piece, names]) => {
       if (!names.some((name) => name in after)) return [`${piece} removed`];
       if (!names.some((name) => name in before)) return [`${piece} added`];
@@ -112,19 +113,11 @@ function digest(value: unknown): string {
   return hash("sha256", stableJson(value), "hex").slice(0, 16);
 }
 
-/**
- * The order of a definition's keys in its hash: one locale's, named. The default collator follows
- * the process's locale (LANG), which would give the same definition another hash on a machine set
- * to Danish, say, where "aa" sorts after "z", and a resume there a false DefinitionDrift. en-US
- * is the order hashes stored before this had, made under it.
- */
-const byLocale = new Intl.Collator("en-US").compare;
-
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const entries = Object.entries(value).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => byLocale(a, b));
+    entries.sort(([a], [b]) => byEnUsCollation(a, b));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";

@@ -1,3 +1,4 @@
+import { byEnUsCollation } from "../en-us-order.js";
 import type { ErrorCode } from "../errors.js";
 
 /** Every problem a definition file (stage, pipeline, script) can have, each pointing at a place in it. */
@@ -99,12 +100,8 @@ export function formatDiagnostic(d: Diagnostic): string {
   return `${d.file}:${d.line}:${d.column} ${d.code} ${message}`;
 }
 
-/** Files in one locale's order, whatever the process's locale (LANG); made when first sorted. */
-let fileOrder: Intl.Collator | undefined;
-
 export function byPosition(a: Diagnostic, b: Diagnostic): number {
-  fileOrder ??= new Intl.Collator("en-US");
-  return fileOrder.compare(a.file, b.file) || a.line - b.line || a.column - b.column;
+  return byEnUsCollation(a.file, b.file) || a.line - b.line || a.column - b.column;
 }
 
 /** The same problem found twice (a stage file used by two pipelines, or loaded on its own too) is reported once. */

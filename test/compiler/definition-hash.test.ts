@@ -1,9 +1,8 @@
-import { spawnSync } from "node:child_process";
-import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { describeDrift, fingerprint } from "../../src/compiler/definition-hash.js";
 import type { JsonValue } from "../../src/definitions/contract.js";
 import type { PipelineStage } from "../../src/definitions/pipeline-types.js";
+import { printedBy } from "../support/fresh-process.js";
 import { code, llm, pipelineOf } from "../support/pipelines.js";
 
 const review = (edit?: (text: string) => string) =>
@@ -70,15 +69,7 @@ describe("a definition's hash", () => {
       });
       console.log(fingerprint(loaded.value).hash);
     `;
-    const hashUnder = (locale: string) => {
-      const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-        cwd: resolve(import.meta.dirname, "../.."),
-        env: { ...process.env, LC_ALL: locale, LANG: locale },
-        encoding: "utf8",
-      });
-      expect(child.status, child.stderr).toBe(0);
-      return child.stdout.trim();
-    };
+    const hashUnder = (locale: string) => printedBy(script, { LC_ALL: locale, LANG: locale });
     // Danish sorts "aa" after "z"; Lithuanian puts "y" between "i" and "k".
     expect(new Set(["en_US.UTF-8", "da_DK.UTF-8", "lt_LT.UTF-8"].map(hashUnder)).size).toBe(1);
   });

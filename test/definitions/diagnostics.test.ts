@@ -1,6 +1,5 @@
-import { spawnSync } from "node:child_process";
-import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { printedBy } from "../support/fresh-process.js";
 
 describe("diagnostics by position", () => {
   it("list files in one order whatever the process's locale", () => {
@@ -9,12 +8,7 @@ describe("diagnostics by position", () => {
       const at = (file) => ({ file, line: 1, column: 1 });
       console.log([at("z.md"), at("aa.md"), at("b.md")].sort(byPosition).map((d) => d.file).join(" "));
     `;
-    const orderUnder = (locale: string) =>
-      spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-        cwd: resolve(import.meta.dirname, "../.."),
-        env: { ...process.env, LC_ALL: locale, LANG: locale },
-        encoding: "utf8",
-      }).stdout.trim();
+    const orderUnder = (locale: string) => printedBy(script, { LC_ALL: locale, LANG: locale });
     // Danish sorts "aa" after "z".
     expect(orderUnder("da_DK.UTF-8")).toBe("aa.md b.md z.md");
     expect(orderUnder("en_US.UTF-8")).toBe("aa.md b.md z.md");
