@@ -3,6 +3,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { err, ok, type Result, StagechartError } from "../errors.js";
+import { idleLimited } from "./idle-timeout.js";
 import { type ModelEnv, PROVIDER_SETTINGS } from "./key-variables.js";
 import { secretRedactor, splitUrlKey, withoutUrlCredentials } from "./redact.js";
 import type { ModelHandle } from "./types.js";
@@ -34,7 +35,8 @@ export interface HostedModelOptions {
  * `anthropic:<model>` (Messages), `openai-compatible:<baseURL>#<model>[?tools=false]` (Ollama,
  * vLLM, llama.cpp server). The spec is checked before the key. The key is the one a base URL
  * carries in its userinfo (`http://user:KEY@host/v1`), else the key variable's; it is read
- * here, once, and only the provider client keeps it — the URL it gets has no credentials.
+ * here, once, and only the provider client keeps it — the URL it gets has no credentials. A
+ * call's idle limit is watched on its HTTP exchange (`idleLimited`).
  */
 export function resolveHostedModel(
   provider: HostedProvider,
@@ -58,8 +60,9 @@ export function resolveHostedModel(
       ),
     );
   }
+  const { modelId } = parsed.value;
   return ok({
-    model: languageModel(provider, parsed.value.modelId, server.url, apiKey),
+    model: idleLimited((fetch) => languageModel(provider, modelId, server.url, apiKey, fetch)),
     capabilities: { toolCalling: parsed.value.toolCalling },
     redact: secretRedactor([apiKey, variableKey]),
   });
@@ -81,17 +84,20 @@ function languageModel(
   modelId: string,
   baseURL: string | undefined,
   apiKey: string | undefined,
+  fetch: typeof globalThis.fetch | undefined,
 ): LanguageModelV3 {
+  const common = { ...(baseURL && { baseURL }), ...(fetch && { fetch }) };
   switch (provider) {
     case "openai":
-      return createOpenAI({ apiKey, ...(baseURL && { baseURL }) }).chat(modelId);
+      return createOpenAI({ apiKey, ...common }).chat(modelId);
     case "anthropic":
-      return createAnthropic({ apiKey, ...(baseURL && { baseURL }) }).messages(modelId);
+      return createAnthropic({ apiKey, ...common }).messages(modelId);
     case "openai-compatible":
       return createOpenAICompatible({
         name: provider,
         baseURL: baseURL ?? "",
         ...(apiKey && { apiKey }),
+        ...(fetch && { fetch }),
         includeUsage: true,
       }).chatModel(modelId);
   }

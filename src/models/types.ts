@@ -51,4 +51,10 @@ export interface StagechartCallInfo {
    * run. A resumed run passes it so a scripted model continues where it stopped.
    */
   position?: number;
+  /**
+   * How long the server may pause mid-reply before the call fails with an `IdleTimeoutError`:
+   * the host's `modelIdleTimeoutMs`. The hosted models watch it; models that make no HTTP
+   * request have nothing to watch.
+   */
+  idleTimeoutMs?: number;
 }

@@ -88,6 +88,11 @@ export interface HostLimits {
   providerRetryDelayMs: number;
   /** A model call still unanswered after this long fails as `ProviderTransient/ModelTimeout`. */
   modelCallTimeoutMs: number;
+  /**
+   * A hosted model's call whose server, having begun its reply (sent its headers), sends nothing
+   * more of it for this long fails as `ProviderTransient/IdleTimeout`.
+   */
+  modelIdleTimeoutMs: number;
 }
 
 export interface HostOptions {
@@ -139,6 +144,7 @@ export function createHost(options: HostOptions): Host {
       providerRetries: options.limits?.providerRetries ?? 3,
       providerRetryDelayMs: options.limits?.providerRetryDelayMs ?? 1000,
       modelCallTimeoutMs: options.limits?.modelCallTimeoutMs ?? 300_000,
+      modelIdleTimeoutMs: options.limits?.modelIdleTimeoutMs ?? 60_000,
     },
     sandbox: bashConfinement({ ...DEFAULT_SANDBOX, ...options.sandbox }),
     redact,

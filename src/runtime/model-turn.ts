@@ -11,6 +11,7 @@ import { transcriptCutoff } from "../compiler/transcript-keys.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
+import { IDLE_TIMEOUT_ERROR } from "../models/idle-timeout.js";
 import { type Redactor, redactContent, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { deadline, deadlineSeries } from "../tools/deadline.js";
@@ -89,6 +90,7 @@ async function generate(
     attempt: input.attempt,
     turn: input.turn,
     position: input.position,
+    idleTimeoutMs: host.limits.modelIdleTimeoutMs,
   };
   const timeoutMs = host.limits.modelCallTimeoutMs;
   const timeout = host.model.releasesSignal
@@ -198,8 +200,8 @@ function summarize(host: Host, toolName: string, args: JsonValue): string {
 
 /**
  * Provider failures as stagechart errors: a refusal of tool calling is ProviderCapability,
- * retryable ones (429, 5xx, timeouts, a 2xx reply the client cannot parse) are
- * ProviderTransient, other HTTP errors ExtensionHost. Only the status, the URL without
+ * retryable ones (429, 5xx, timeouts, a server gone quiet, a 2xx reply the client cannot
+ * parse) are ProviderTransient, other HTTP errors ExtensionHost. Only the status, the URL without
  * its query and the retry-after hint are kept, and every key the host knows is removed from the
  * message — never headers or bodies.
  */
@@ -226,6 +228,12 @@ function providerError(
     return isSuccess(error.statusCode)
       ? new StagechartError("ProviderTransient/ProviderError", message, context)
       : new StagechartError("ExtensionHost/ProviderRejected", message, context);
+  }
+  if (error instanceof Error && error.name === IDLE_TIMEOUT_ERROR) {
+    return new StagechartError(
+      "ProviderTransient/IdleTimeout",
+      `the model call stalled: ${message}`,
+    );
   }
   if (error instanceof Error && error.name === "TimeoutError") {
     return new StagechartError(

@@ -91,3 +91,41 @@ describe("a host's command environment", () => {
     expect(host.commandEnv).toEqual({ PATH: "/usr/bin" });
   });
 });
+
+describe("a host's model calls", () => {
+  /** The scripted plan stage's model, keeping the idle limit each call was given. */
+  function idleLimitsTold(limits?: { modelIdleTimeoutMs: number }) {
+    const told: unknown[] = [];
+    const h = harness(GREP_THEN_SUBMIT, limits && { limits });
+    const { model } = h.host.model;
+    const host = {
+      ...h.host,
+      model: {
+        ...h.host.model,
+        model: {
+          ...model,
+          doGenerate: (options: Parameters<typeof model.doGenerate>[0]) => {
+            told.push(options.providerOptions?.stagechart?.idleTimeoutMs);
+            return model.doGenerate(options);
+          },
+        },
+      },
+    };
+    return { host, told };
+  }
+
+  it("tell the model how long its server may stay silent: 60 s, or the host's modelIdleTimeoutMs", async () => {
+    const pipeline = pipelineOf({ id: "plan-only", stages: [llm("plan")] });
+    for (const [limits, expected] of [
+      [undefined, 60_000],
+      [{ modelIdleTimeoutMs: 1500 }, 1500],
+    ] as const) {
+      const { host, told } = idleLimitsTold(limits);
+      const started = startRun(pipeline, { host, task: "refactor", runId: "run-1" });
+      if (!started.ok) throw started.error;
+
+      expect((await started.value.result).status).toBe("done");
+      expect(told).toEqual([expected, expected]);
+    }
+  });
+});

@@ -14,7 +14,15 @@ export type ServerReply = (
   | { hold: true }
   /** A 200 whose body is exactly this text, whatever the format: garbled JSON, say. */
   | { body: string }
-) & { delayMs?: number; usage?: { input: number; output: number } };
+) & {
+  delayMs?: number;
+  usage?: { input: number; output: number };
+  /**
+   * The headers at once, then the body in eight pieces, one every `trickleMs`: a server that is
+   * slow but never quite silent for longer than that.
+   */
+  trickleMs?: number;
+};
 
 export interface ReceivedRequest {
   path: string;
@@ -64,8 +72,10 @@ export async function startLlmServer(script: readonly ServerReply[]): Promise<Ll
     const format = request.path.endsWith("/messages") ? anthropic : openai;
     const ids = () => `call_${++callIds}`;
     if ("status" in reply) return send(res, reply.status, format.error(reply), reply.headers);
-    if ("body" in reply) return sendText(res, reply.body);
-    send(res, 200, format.reply(reply, String(body.model), ids));
+    const text =
+      "body" in reply ? reply.body : JSON.stringify(format.reply(reply, String(body.model), ids));
+    if (reply.trickleMs) return trickle(res, text, reply.trickleMs);
+    sendText(res, text);
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -201,6 +211,19 @@ function sendText(
 ): void {
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(text);
+}
+
+/** `text` in eight pieces, `everyMs` apart, the first `everyMs` after the headers. */
+async function trickle(res: ServerResponse, text: string, everyMs: number): Promise<void> {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.flushHeaders();
+  const size = Math.ceil(text.length / 8);
+  for (let start = 0; start < text.length; start += size) {
+    await sleep(everyMs);
+    if (res.destroyed) return;
+    res.write(text.slice(start, start + size));
+  }
+  res.end();
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
