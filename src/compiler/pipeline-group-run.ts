@@ -15,7 +15,7 @@ import {
   settledSibling,
   tallyOf,
 } from "./pipeline-parallel.js";
-import { actorOf, childInput, resultOf, stageOfState } from "./pipeline-states.js";
+import { actorOf, childInput, enteredBy, resultOf, stageOfState } from "./pipeline-states.js";
 
 /** A child's done or error event: its id names the sibling. */
 type ChildEvent = EventObject & { actorId: string; output?: StageResult | PipelineOutput };
@@ -65,7 +65,10 @@ export function spawnedGroupState(
       if (kind === "code" || kind === "command")
         enqueue({ type: "codeExited", params: { result: settled } });
       const before = tallyOf(context, from).started;
-      const after = settledSibling(context, group, settled);
+      const after = {
+        ...settledSibling(context, group, settled),
+        entered: (context.entered ?? 0) + enteredBy(child.output),
+      };
       enqueue.assign(after);
       for (const action of start(
         siblings.slice(before, tallyOf({ ...context, ...after }, from).started),

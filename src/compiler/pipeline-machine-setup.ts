@@ -100,15 +100,20 @@ export function pipelineSetup(
         services.audit(codeExitEvent(context.runId, params.result)),
       enter: assign(({ context }, params: { stageId: string; sibling?: boolean }) => ({
         visits: { ...context.visits, [params.stageId]: (context.visits[params.stageId] ?? 0) + 1 },
+        // A sub-pipeline's stages count as they are entered, in it (`enteredBy` on its end).
+        ...(pipeline.stages[params.stageId]?.kind !== "pipeline" && {
+          entered: (context.entered ?? 0) + 1,
+        }),
         ...(!params.sibling && { current: params.stageId }),
         upstreamOf: {
           ...context.upstreamOf,
           [params.stageId]: params.sibling ? [] : context.upstream,
         },
       })),
-      record: assign(({ context }, params: { result: StageResult }) =>
-        recorded(context, params.result),
-      ),
+      record: assign(({ context }, params: { result: StageResult; entered: number }) => ({
+        ...recorded(context, params.result),
+        entered: (context.entered ?? 0) + params.entered,
+      })),
       leaveStage: assign({ current: undefined }),
       handOn: assign((_, params: { upstream: StageResult[] }) => ({ upstream: params.upstream })),
       restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
@@ -118,8 +123,11 @@ export function pipelineSetup(
         current: groupState(params.group),
         ...startedGroup(context, params),
       })),
-      settle: assign(({ context }, params: GroupParams & { result: StageResult }) =>
-        settledSibling(context, params, params.result),
+      settle: assign(
+        ({ context }, params: GroupParams & { result: StageResult; entered: number }) => ({
+          ...settledSibling(context, params, params.result),
+          entered: (context.entered ?? 0) + params.entered,
+        }),
       ),
       cancelRunning: ({ context }, params: { reason: string }) => {
         for (const stageId of runningStages(context)) {

@@ -60,6 +60,8 @@ export interface CodeStageInput {
   stageExecutionId: string;
   ctx: Readonly<Record<string, unknown>>;
   upstream: readonly StageResult[];
+  /** Stage executions the run entered before this one (`ctx.stagesBefore`). */
+  stagesBefore?: number;
 }
 
 export interface PipelineInput {
@@ -67,13 +69,15 @@ export interface PipelineInput {
   ctx: Readonly<Record<string, unknown>>;
   /** Set when the pipeline runs as a stage of another: the id and execution of that stage. */
   asStage?: { stageId: string; stageExecutionId: string };
+  /** Stage executions the run entered before this (sub-)pipeline started. */
+  enteredBefore?: number;
   /** What a reopened run's stages did before it ended done, carried on (see `reopenRun`). */
   carried?: CarriedContext;
 }
 
 export type CarriedContext = Pick<
   PipelineContext,
-  "visits" | "modelCalls" | "results" | "upstream" | "upstreamOf" | "groups"
+  "visits" | "modelCalls" | "results" | "upstream" | "upstreamOf" | "groups" | "entered"
 >;
 
 export type RunStatus = "done" | "failed" | "cancelled";
@@ -84,6 +88,8 @@ export interface PipelineOutput {
   result: StageResult;
   /** The latest result of every stage that ran. */
   results: Record<string, StageResult>;
+  /** A sub-pipeline's: the stage executions it entered, its own sub-pipelines' included. */
+  entered?: number;
   error?: ErrorView;
 }
 
@@ -112,6 +118,15 @@ export interface PipelineContext {
   asStage?: { stageId: string; stageExecutionId: string };
   ctx: Readonly<Record<string, unknown>>;
   visits: Record<string, number>;
+  /**
+   * Stage executions this pipeline entered, those of its sub-pipelines included (a sub-pipeline
+   * stage is not one itself: its stages are), so a stage can be told how many the run entered
+   * before it (`ctx.stagesBefore`) across sub-pipelines and loops, and a resumed run counts on.
+   * Absent from snapshots stored before it was kept, where it counts from 0.
+   */
+  entered?: number;
+  /** For a sub-pipeline: the stage executions the run had entered when it started. */
+  enteredBefore?: number;
   /** Model calls per stage so far, so a repeated stage's scripted model continues where it was. */
   modelCalls: Record<string, number>;
   results: Record<string, StageResult>;
@@ -273,8 +288,10 @@ export function compilePipelineMachine(
       pipelineId: pipeline.id,
       runId: input.runId,
       ...(input.asStage && { asStage: input.asStage }),
+      ...(input.enteredBefore !== undefined && { enteredBefore: input.enteredBefore }),
       ctx: input.ctx,
       visits: {},
+      entered: 0,
       modelCalls: {},
       results: {},
       upstream: [],
@@ -332,6 +349,7 @@ function pipelineOutput(pipeline: PipelineDefinition, context: PipelineContext):
   return {
     status,
     results: context.results,
+    ...(context.asStage && { entered: context.entered ?? 0 }),
     ...(context.error && { error: context.error }),
     result: {
       stageId,

@@ -10,6 +10,7 @@ import {
   actorOf,
   childInput,
   type DoneArgs,
+  enteredBy,
   executionId,
   exitActions,
   fail,
@@ -34,7 +35,11 @@ export function parallelState(
       const stage = pipeline.stages[sibling] as PipelineStage;
       const settle = (result: (args: DoneArgs) => StageResult) => ({
         type: "settle",
-        params: (args: DoneArgs) => ({ ...group, result: result(args) }),
+        params: (args: DoneArgs) => ({
+          ...group,
+          result: result(args),
+          entered: enteredBy(args.event.output),
+        }),
       });
       return [
         sibling,

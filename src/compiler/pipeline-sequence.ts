@@ -4,6 +4,7 @@ import {
   actorOf,
   childInput,
   type DoneArgs,
+  enteredBy,
   exitActions,
   fail,
   groupState,
@@ -42,7 +43,13 @@ function afterStage(pipeline: PipelineDefinition, stage: PipelineStage) {
   const stageId = stage.id;
   const record = [
     ...exitActions(stage),
-    { type: "record", params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }) },
+    {
+      type: "record",
+      params: ({ event }: DoneArgs) => ({
+        result: resultOf(event.output),
+        entered: enteredBy(event.output),
+      }),
+    },
   ];
   const transition = pipeline.next[stageId];
   const failure = {

@@ -24,6 +24,23 @@ export const stageOfState = (state: string): string =>
 export const executionId = (context: PipelineContext, stageId: string): string =>
   `${context.asStage?.stageExecutionId ?? context.runId}/${stageId}/${context.visits[stageId] ?? 1}`;
 
+/** The stage executions the run has entered, this pipeline's and its sub-pipelines' included. */
+const enteredInRun = (context: PipelineContext): number =>
+  (context.enteredBefore ?? 0) + (context.entered ?? 0);
+
+/**
+ * What a stage entered just now is told the run entered before it: its own entry (the `enter`
+ * action, run before its child's input is taken) already counted.
+ */
+const stagesBefore = (context: PipelineContext): number => Math.max(0, enteredInRun(context) - 1);
+
+/**
+ * The stage executions a child that ended entered: a sub-pipeline's count, none for a stage (nor
+ * for a child that crashed, which has no output).
+ */
+export const enteredBy = (output: StageResult | PipelineOutput | undefined): number =>
+  output !== undefined && "status" in output && "result" in output ? (output.entered ?? 0) : 0;
+
 export function actorOf(stage: PipelineStage): string {
   switch (stage.kind) {
     case "llm":
@@ -58,6 +75,7 @@ export function childInput(
           pipelineId: pipeline.id,
           ctx: context.ctx,
           upstream,
+          stagesBefore: stagesBefore(context),
           modelCallsBefore: context.modelCalls[stage.id] ?? 0,
           ...(stage.outputFields !== undefined && { outputFields: stage.outputFields }),
         };
@@ -66,6 +84,7 @@ export function childInput(
           runId: context.runId,
           ctx: context.ctx,
           asStage: { stageId: stage.id, stageExecutionId },
+          enteredBefore: enteredInRun(context),
         };
       case "ask":
         return {
@@ -82,6 +101,7 @@ export function childInput(
           stageExecutionId,
           ctx: context.ctx,
           upstream,
+          stagesBefore: stagesBefore(context),
         };
     }
   };

@@ -27,6 +27,8 @@ export interface StageMachineContext {
   pipelineId?: string;
   ctx: Readonly<Record<string, unknown>>;
   upstream: readonly StageResult[];
+  /** Absent from snapshots stored before it was kept. */
+  stagesBefore?: number;
   stageContext?: StageContext;
   envelope: string[];
   attempt: number;
@@ -202,6 +204,7 @@ export const enterInput = ({ context }: { context: StageMachineContext }): Enter
   stageExecutionId: context.stageExecutionId,
   ctx: context.ctx,
   upstream: context.upstream,
+  ...(context.stagesBefore !== undefined && { stagesBefore: context.stagesBefore }),
 });
 
 /** Exit runs after an Assert that said `ok` or `skip`, handing on these fields. */

@@ -60,6 +60,7 @@ function compileStageMachine() {
       ...(input.pipelineId !== undefined && { pipelineId: input.pipelineId }),
       ctx: input.ctx ?? {},
       upstream: input.upstream ?? [],
+      ...(input.stagesBefore !== undefined && { stagesBefore: input.stagesBefore }),
       envelope: [],
       attempt: 1,
       turn: 0,

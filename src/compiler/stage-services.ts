@@ -59,6 +59,7 @@ export interface SetupInput {
   stageExecutionId: string;
   ctx: Readonly<Record<string, unknown>>;
   upstream: readonly StageResult[];
+  stagesBefore?: number;
 }
 
 export interface SetupOutput {

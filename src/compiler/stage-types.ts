@@ -80,6 +80,8 @@ export interface StageInput {
   /** The pipeline's ctx fields (without the core-provided ones). */
   ctx?: Readonly<Record<string, unknown>>;
   upstream?: readonly StageResult[];
+  /** Stage executions the run entered before this one (`ctx.stagesBefore`); 0 when absent. */
+  stagesBefore?: number;
   /** Model calls earlier executions of this stage made in the run (a scripted model's position). */
   modelCallsBefore?: number;
   /** The completion fields Exit hands on as output (all of parsed when absent). */

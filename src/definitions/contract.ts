@@ -41,6 +41,11 @@ export type StageContext = Readonly<Record<string, unknown>> & {
   upstream: readonly StageResult[];
   workflowRunId: string;
   stageExecutionId: string;
+  /**
+   * How many stage executions the run entered before this one, those of sub-pipelines and
+   * repeated stages included (sub-pipeline stages themselves are not counted: their stages are).
+   */
+  stagesBefore: number;
 };
 
 export interface AssertOutcome {

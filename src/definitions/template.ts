@@ -4,7 +4,7 @@ import { DIAGNOSTIC_CODES, type DiagnosticCode, type Position } from "./diagnost
 /**
  * The narrow template language of stage bodies (DESIGN.md §3.1): `{{ctx.<path>}}`,
  * `{{ctx.upstream[i].<path>}}`, `{{ctx.workflowRunId}}`, `{{ctx.stageExecutionId}}`,
- * `{{stage.id}}`, `{{stage.name}}`. No conditionals, loops or expressions. `\{{` is a literal `{{`.
+ * `{{ctx.stagesBefore}}`, `{{stage.id}}`, `{{stage.name}}`. No conditionals, loops or expressions. `\{{` is a literal `{{`.
  * Parsed once at load time; rendered at a stage's Init.
  */
 
@@ -48,6 +48,7 @@ export const CORE_CTX_FIELDS: ReadonlySet<string> = new Set([
   "upstream",
   "workflowRunId",
   "stageExecutionId",
+  "stagesBefore",
 ]);
 const STAGE_FIELDS = new Set(["id", "name"]);
 const PATH = /^[A-Za-z_$][\w$-]*(?:\.[A-Za-z_$][\w$-]*|\[\d+\])*$/;
@@ -127,6 +128,9 @@ function checkPlaceholder(raw: string): string | undefined {
   if (first === "host") return `${shown}: ctx.host is a runtime surface, not template-addressable`;
   if ((first === "workflowRunId" || first === "stageExecutionId") && rest.length > 0) {
     return `${shown}: ctx.${first} is a string with no fields`;
+  }
+  if (first === "stagesBefore" && rest.length > 0) {
+    return `${shown}: ctx.stagesBefore is a number with no fields`;
   }
   if (first === "upstream" && rest.length > 0 && typeof rest[0] !== "number") {
     return `${shown}: ctx.upstream is a list; index it, e.g. {{ctx.upstream[0].output}}`;

@@ -44,6 +44,7 @@ export async function runCodeStage(
     upstream: input.upstream,
     workflowRunId: input.runId,
     stageExecutionId: input.stageExecutionId,
+    stagesBefore: input.stagesBefore ?? 0,
   });
   audit("StageSetup", { kind: stage.kind, upstream: input.upstream.length });
   let calls = 0;

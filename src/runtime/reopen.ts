@@ -142,10 +142,18 @@ function reopenPoint(
   if (!(context.visits[stage] ?? 0)) return refused("it has not run in this run");
   if (onlyASibling(pipeline, stage))
     return refused("it runs only as a parallel sibling; redo the stage that fans out to it");
-  const { visits, modelCalls, results, upstreamOf, groups } = context;
+  const { visits, modelCalls, results, upstreamOf, groups, entered } = context;
   return ok({
     stage,
     from,
-    carried: { visits, modelCalls, results, upstreamOf, groups, upstream: upstreamOf[stage] ?? [] },
+    carried: {
+      visits,
+      modelCalls,
+      results,
+      upstreamOf,
+      groups,
+      upstream: upstreamOf[stage] ?? [],
+      ...(entered !== undefined && { entered }),
+    },
   });
 }

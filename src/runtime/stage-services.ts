@@ -91,7 +91,7 @@ function guardRuleOf(host: Host): (call: ProposedCall) => string | undefined {
 /** Setup (DESIGN.md §4.1): narrow the tools, check the model and the inputs, build ctx. */
 function setupStage(
   host: Host,
-  { stage, runId, stageExecutionId, ctx, upstream }: SetupInput,
+  { stage, runId, stageExecutionId, ctx, upstream, stagesBefore }: SetupInput,
 ): SetupOutput {
   if (!host.model.capabilities.toolCalling) throw missingToolCalling(host.model.model);
   const missing = stage.allowedTools.filter((name) => !host.tools.has(name));
@@ -132,6 +132,7 @@ function setupStage(
     upstream: Object.freeze([...upstream]),
     workflowRunId: runId,
     stageExecutionId,
+    stagesBefore: stagesBefore ?? 0,
   });
   return { stageContext, envelope: [...stage.allowedTools] };
 }

@@ -62,4 +62,50 @@ describe("the compiled pipeline machine", () => {
     // work, check, fix, work, check: check ran last, though fix was the last one recorded first.
     expect((await run.value.result).output).toEqual({ stage: "check", passed: true });
   });
+
+  it("tells each stage how many stage executions the run entered before it, through sub-pipelines, repeats and parallel groups", async () => {
+    const h = harness("stages: {}");
+    const told: string[] = [];
+    const noting = (id: string) =>
+      code(id, ({ ctx }) => {
+        told.push(`${ctx.stageExecutionId.slice("run-1/".length)}: ${ctx.stagesBefore}`);
+        return { verdict: "ok" };
+      });
+    const inner = pipelineOf({ id: "inner", stages: [noting("x"), noting("y")], next: { x: "y" } });
+    const lone = pipelineOf({ id: "lone", stages: [noting("z")] });
+    const pipeline = pipelineOf({
+      stages: [
+        noting("a"),
+        { kind: "pipeline", id: "sub", pipeline: inner },
+        noting("b"),
+        noting("p"),
+        { kind: "pipeline", id: "q", pipeline: lone },
+        noting("last"),
+      ],
+      next: {
+        a: "sub",
+        sub: "b",
+        b: {
+          kind: "rules",
+          rules: [{ when: { visits: "b", op: "lt", value: 2 }, to: "sub" }, { to: "p" }],
+        },
+        p: { kind: "parallel", siblings: ["q"], join: "last", policy: { kind: "all-settled" } },
+      },
+    });
+    const run = startRun(pipeline, { host: h.host, runId: "run-1" });
+    if (!run.ok) throw run.error;
+    expect((await run.value.result).status).toBe("done");
+    expect(told).toEqual([
+      "a/1: 0",
+      "sub/1/x/1: 1",
+      "sub/1/y/1: 2",
+      "b/1: 3",
+      "sub/2/x/1: 4", // the sub-pipeline again: its own visits start over, the run's count does not
+      "sub/2/y/1: 5",
+      "b/2: 6",
+      "p/1: 7",
+      "q/1/z/1: 8",
+      "last/1: 9",
+    ]);
+  });
 });

@@ -6,14 +6,30 @@ import type { PhaseDefinition, WorkflowDefinition } from "./types.js";
 /** How long one phase may go without a `workflow_step` call, per attempt. */
 const PHASE_TURN_CAP = 40;
 
-/** Where a phase sits in its workflow, for its prompt. */
+/** Where a workflow runs in a run: what its phases' prompts name beyond the workflow itself. */
+export interface RunPlace {
+  /**
+   * The workflow the run started: its `initialMessage` heads every phase of the run, and its
+   * name and key are `{workflowName}` and `{workflowKey}`, in subworkflows too.
+   */
+  root: WorkflowDefinition;
+  /** The names of the workflows from the root down to this one. */
+  trail: readonly string[];
+  /** What follows this workflow's last entry, found outward; none at the root. */
+  after?: string;
+}
+
+/** Where a phase sits in its workflow and in the run, for its prompt. */
 export interface PhasePlace {
   workflow: WorkflowDefinition;
   /** 0-based, among the workflow's entries (subworkflow references included). */
   index: number;
+  run: RunPlace;
+  /** The entry before this phase in its workflow; none for its first. */
   previous?: string;
+  /** The entry after this phase, in its workflow or else outward; none at the root's end. */
   next?: string;
-  /** The workflow's first concrete phase, found through its subworkflows. */
+  /** The root workflow's first concrete phase, found through its subworkflows. */
   first: PhaseDefinition;
 }
 
@@ -60,33 +76,47 @@ export function allowedTools(phase: PhaseDefinition, toolNames: readonly string[
     : toolNames.filter((tool) => !named((phase.tools as { blacklist: string[] }).blacklist)(tool));
 }
 
+/** What ends the root workflow, as `{nextPhaseName}` names it. */
+const END_OF_RUN = "DONE";
+
 function body(phase: PhaseDefinition, place: PhasePlace, toolNames: readonly string[]): string {
-  const { workflow } = place;
+  const { workflow, run, first } = place;
   const blocked = toolNames.filter((tool) => !allowedTools(phase, toolNames).includes(tool));
-  const names: Record<string, string> = {
-    workflowName: workflow.name,
-    workflowKey: workflow.key,
-    phaseId: phase.id,
-    phaseName: phase.name,
-    phaseEmoji: phase.emoji,
-    previousPhaseName: place.previous ?? "(start)",
-    nextPhaseName: place.next ?? `(end of ${workflow.name})`,
-    blockedToolsList: blocked.length > 0 ? blocked.join(", ") : "(none)",
-    toolName: STEP_TOOL,
-    firstPhaseId: place.first.id,
-    firstPhaseName: place.first.name,
-    firstPhaseEmoji: place.first.emoji,
+  const rootNames = {
+    workflowName: run.root.name,
+    workflowKey: run.root.key,
+    firstPhaseId: first.id,
+    firstPhaseName: first.name,
+    firstPhaseEmoji: first.emoji,
   };
-  // Names are text; only the task and the run id are filled in when the stage starts.
-  const variables: Record<string, string> = {
-    ...Object.fromEntries(
-      Object.entries(names).map(([key, value]) => [key, escapeTemplate(value)]),
-    ),
-    description: "{{ctx.task}}",
-    taskId: "{{ctx.workflowRunId}}",
+  // Names are text; the task, the run id and the step count are filled in when the stage starts.
+  const filledIn = { description: "{{ctx.task}}", taskId: "{{ctx.workflowRunId}}" };
+  const phaseVariables = {
+    ...asText({
+      ...rootNames,
+      phaseId: phase.id,
+      phaseName: phase.name,
+      phaseEmoji: phase.emoji,
+      previousPhaseName: place.previous ?? "(start)",
+      nextPhaseName: place.next ?? END_OF_RUN,
+      blockedToolsList: blocked.length > 0 ? blocked.join(", ") : "(none)",
+      toolName: STEP_TOOL,
+      breadcrumbPath: [...run.trail, phase.name].join(" > "),
+    }),
+    ...filledIn,
+    globalStepCount: "{{ctx.stagesBefore}}",
   };
-  const resolve = (text: string) => substitute(escapeTemplate(text), variables);
-  const task = workflow.initialMessage ? resolve(workflow.initialMessage) : "Task: {{ctx.task}}";
+  const profiles = first.availableProfiles.join(", ");
+  const headVariables = {
+    ...asText({ ...rootNames, firstPhaseProfiles: profiles || "(none)" }),
+    ...filledIn,
+  };
+  const task = run.root.initialMessage
+    ? substitute(escapeTemplate(run.root.initialMessage), headVariables)
+    : "Task: {{ctx.task}}";
+  const next = place.next
+    ? `the next is ${place.next}.`
+    : `it is the last phase: the workflow is then ${END_OF_RUN}.`;
   const loop = workflow.loopable
     ? `\`{action: "loop"}\` starts "${workflow.name}" again from its first phase.`
     : `Looping is disabled for "${workflow.name}".`;
@@ -99,12 +129,12 @@ function body(phase: PhaseDefinition, place: PhasePlace, toolNames: readonly str
     "",
     "## This phase",
     "",
-    resolve(phase.instructions),
+    substitute(escapeTemplate(phase.instructions), phaseVariables),
     "",
     "## Ending the phase",
     "",
     escapeTemplate(
-      `When this phase is done, call \`${STEP_TOOL}\` with \`{action: "next", summary: "…"}\`; the next is ${names.nextPhaseName}. ${loop} \`{action: "cancel"}\`, called twice in a row, ends the whole workflow.`,
+      `When this phase is done, call \`${STEP_TOOL}\` with \`{action: "next", summary: "…"}\`; ${next} ${loop} \`{action: "cancel"}\`, called twice in a row, ends the whole workflow.`,
     ),
     "",
   ].join("\n");
@@ -113,7 +143,11 @@ function body(phase: PhaseDefinition, place: PhasePlace, toolNames: readonly str
 /** Upstream text may hold `{{`: stagechart templates would read it, so it is made literal. */
 const escapeTemplate = (text: string): string => text.replace(/\{\{/g, "\\{{");
 
-/** `{name}` placeholders (seed-origins §A.2); unknown ones stay as written. */
+/** Names made literal for a stagechart template. */
+const asText = (names: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(names).map(([key, value]) => [key, escapeTemplate(value)]));
+
+/** Upstream's `{name}` placeholders; unknown ones stay as written. */
 const substitute = (text: string, variables: Record<string, string>): string =>
   text.replace(/(?<![{\\])\{(\w+)\}(?!\})/g, (whole, name: string) =>
     Object.hasOwn(variables, name) ? (variables[name] as string) : whole,

@@ -7,27 +7,34 @@ import type {
   StageSpec,
   TransitionSpec,
 } from "../pipeline-spec.js";
-import { phaseStage } from "./phase-stage.js";
+import { phaseStage, type RunPlace } from "./phase-stage.js";
 import { stepHooks } from "./step-tool.js";
 import type { PhaseDefinition, PhaseEntry, WorkflowDefinition, WorkflowSet } from "./types.js";
 
 const actionIs = (action: string): ConditionSpec => ({ path: "output.action", equals: action });
 
 /**
- * A workflow as a pipeline (seed 003 on stagechart): each phase a stage with its phase id, each
- * `{subworkflow: key}` a sub-pipeline stage whose pipeline id is the key — so the pi-workflows
- * path stack is the run's actor tree. On `output.action`: `next` goes to the following entry (or
- * ends the workflow, returning to its parent), `loop` to the workflow's first entry (only if it
- * is loopable), `cancel` ends the run cancelled; a subworkflow that ended cancelled cancels its
- * parent too. `workflows` holds every workflow a reference may name; references are checked.
+ * A workflow as a pipeline: each phase a stage with its phase id, each `{subworkflow: key}` a
+ * sub-pipeline stage whose pipeline id is the key — so the pi-workflows path stack is the run's
+ * actor tree. On `output.action`: `next` goes to the following entry (or ends the workflow,
+ * returning to its parent), `loop` to the workflow's first entry (only if it is loopable),
+ * `cancel` ends the run cancelled; a subworkflow that ended cancelled cancels its parent too.
+ * `workflows` holds every workflow a reference may name; references are checked.
+ *
+ * `place` is where the workflow runs in a run of `place.root`: its phases' prompts name the
+ * root, the path down to them and what follows the workflow, so a subworkflow used in two places
+ * is two pipelines. `built` holds each one by workflow and place, so it is built once however
+ * many of the pipelines loaded with it use it there.
  */
 export function workflowPipeline(
   workflow: WorkflowDefinition,
   workflows: WorkflowSet,
   toolNames: readonly string[],
   built = new Map<string, PipelineSpec>(),
+  place: RunPlace = { root: workflow, trail: [workflow.name] },
 ): { spec?: PipelineSpec; diagnostics: Diagnostic[] } {
-  const done = built.get(workflow.key);
+  const builtKey = JSON.stringify([workflow.key, place.root.key, place.trail, place.after ?? null]);
+  const done = built.get(builtKey);
   if (done) return { spec: done, diagnostics: [] };
   const diagnostics: Diagnostic[] = [];
   const ids = stageIds(workflow.phases);
@@ -38,9 +45,16 @@ export function workflowPipeline(
   for (const [index, phase] of workflow.phases.entries()) {
     const id = ids[index] as string;
     const successor = ids[index + 1] ?? "done";
+    const after = nameOf(workflow.phases[index + 1]) ?? place.after;
     if (phase.kind === "subworkflow") {
       const child = workflows.get(phase.key);
-      const sub = child && workflowPipeline(child, workflows, toolNames, built);
+      const sub =
+        child &&
+        workflowPipeline(child, workflows, toolNames, built, {
+          root: place.root,
+          trail: [...place.trail, child.name],
+          ...(after !== undefined && { after }),
+        });
       diagnostics.push(...(sub?.diagnostics ?? []));
       if (!sub?.spec) return { diagnostics };
       stages[id] = { pipeline: sub.spec };
@@ -50,13 +64,16 @@ export function workflowPipeline(
       ];
       continue;
     }
+    const previous = nameOf(workflow.phases[index - 1]);
     const stage = phaseStage(
       phase,
       {
         workflow,
         index,
-        first: firstPhase(workflow, workflows) as PhaseDefinition,
-        ...neighbours(workflow.phases, index),
+        run: place,
+        first: firstPhase(place.root, workflows) as PhaseDefinition,
+        ...(previous !== undefined && { previous }),
+        ...(after !== undefined && { next: after }),
       },
       toolNames,
     );
@@ -77,7 +94,7 @@ export function workflowPipeline(
     next,
     hooks,
   };
-  built.set(workflow.key, spec);
+  built.set(builtKey, spec);
   return { spec, diagnostics };
 }
 
@@ -113,12 +130,6 @@ const nameOf = (entry: PhaseEntry | undefined): string | undefined =>
     : entry.kind === "phase"
       ? entry.name
       : `subworkflow ${entry.key}`;
-
-function neighbours(phases: readonly PhaseEntry[], index: number) {
-  const previous = nameOf(phases[index - 1]);
-  const next = nameOf(phases[index + 1]);
-  return { ...(previous && { previous }), ...(next && { next }) };
-}
 
 /** Why a workflow cannot be run on its own: it is a subworkflow only. */
 export function notRunnable(workflow: WorkflowDefinition): Diagnostic | undefined {

@@ -21,15 +21,23 @@ async function problemsOf(root: string, key: string): Promise<string[]> {
 }
 
 describe("a pi-workflows directory as a pipeline", () => {
-  it("builds each workflow of a root once for every pipeline that uses it (validate loads each workflow of a root, and a subworkflow inside each that uses it)", async () => {
+  it("builds each workflow once for each place it runs at: a subworkflow inside a workflow is headed by that workflow, not as it is on its own", async () => {
     const root = await loadWorkflowRoot(releaseRoot());
     const session = workflowSession(BUILTIN_TOOL_NAMES);
     const review = await pipelineOf(root, "code-review", BUILTIN_TOOL_NAMES, session);
     const release = await pipelineOf(root, "release", BUILTIN_TOOL_NAMES, session);
-    if (!review.ok || !release.ok) throw new Error("the release root did not load");
+    const again = await pipelineOf(root, "release", BUILTIN_TOOL_NAMES, session);
+    if (!review.ok || !release.ok || !again.ok) throw new Error("the release root did not load");
     const inRelease = release.value.stages["code-review"];
     if (inRelease?.kind !== "pipeline") throw new Error("code-review is not a sub-pipeline");
-    expect(inRelease.pipeline).toBe(review.value);
+    expect(again.value.stages["code-review"]).toBe(inRelease);
+    expect(inRelease.pipeline).not.toBe(review.value);
+    const phaseBody = (pipeline: typeof review.value) => {
+      const stage = pipeline.stages["static-analysis"];
+      return stage?.kind === "llm" ? stage.definition.body : "";
+    };
+    expect(phaseBody(inRelease.pipeline)).toContain("Release task");
+    expect(phaseBody(review.value)).not.toContain("Release task");
   });
 
   it("turns each phase into a stage with the phase's id and workflow_step, and each subworkflow into a sub-pipeline named by its key", async () => {
