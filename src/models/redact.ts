@@ -6,8 +6,19 @@ export type Redactor = (text: string) => string;
 
 const REDACTED = "[redacted]";
 
+/**
+ * Keys shorter than this are not looked for in text. Local servers take placeholders (`ollama`,
+ * `EMPTY`, `k`) that are no secret, and replacing every occurrence of one in a model's reply or a
+ * tool's output corrupts it (`{"kind": …}` → `{"[redacted]ind": …}`); a key issued by a provider
+ * is far longer.
+ */
+export const MIN_SECRET_LENGTH = 8;
+
 export function secretRedactor(secrets: readonly (string | undefined)[]): Redactor {
-  const known = [...new Set(secrets)].filter((secret): secret is string => !!secret);
+  const known = [...new Set(secrets)].filter(
+    (secret): secret is string => secret !== undefined && secret.length >= MIN_SECRET_LENGTH,
+  );
+  if (known.length === 0) return (text) => text;
   return (text) => known.reduce((out, secret) => out.split(secret).join(REDACTED), text);
 }
 

@@ -42,6 +42,23 @@ describe("stagechart run on a hosted model", () => {
     );
   });
 
+  it("keeps the model's replies whole when its key is a short placeholder found in them", async () => {
+    vi.stubEnv("OPENAI_COMPATIBLE_API_KEY", "a");
+    server = await startLlmServer(CODE_REVIEW_REPLIES);
+    const project = demoProject();
+    const run = await codeReview(project, "rename", `openai-compatible:${server.origin}/v1#m`);
+
+    expect(summaryOf(run.stdout)).toMatchObject({ status: "done" });
+    expect(readFileSync(join(project, "src/auth.ts"), "utf8")).toContain(
+      "export const authentication",
+    );
+    const shown = await storeCommand(project, "show", summaryOf(run.stdout).runId, "--json");
+    expect(JSON.parse(shown.stdout).output).toMatchObject({
+      summary: "The rename matches the plan.",
+    });
+    expect(shown.stdout).not.toContain("[redacted]");
+  });
+
   it("fails before any request on a model declared without tool calling", async () => {
     server = await startLlmServer([]);
     const run = await codeReview(

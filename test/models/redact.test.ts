@@ -3,6 +3,14 @@ import { redactContent, redactStrings, secretRedactor } from "../../src/models/r
 
 const redact = secretRedactor(["sk-secret"]);
 
+describe("secretRedactor", () => {
+  it("never looks for a key too short to be a secret: placeholders leave text as it is", () => {
+    const placeholders = secretRedactor(["k", "EMPTY", "ollama"]);
+    expect(placeholders('{"kind": "EMPTY ollama"}')).toBe('{"kind": "EMPTY ollama"}');
+    expect(secretRedactor(["k", "sk-secret"])("kind sk-secret")).toBe("kind [redacted]");
+  });
+});
+
 describe("redactStrings", () => {
   it("removes a secret from every string, however deep, keys excepted", () => {
     const value = { "sk-secret": ["a sk-secret b", { deeper: "sk-secret" }], n: 1, none: null };
