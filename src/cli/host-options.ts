@@ -18,6 +18,7 @@ import { type Interactor, terminalInteractor } from "../runtime/interactors.js";
 import type { SecurityMode } from "../runtime/security-mode.js";
 import { SANDBOX_MODES, type SandboxMode } from "../tools/bash-sandbox.js";
 import { type AnyTool, builtinTools, type McpSources } from "../tools/index.js";
+import type { Terminal } from "./io.js";
 import type { PromptWatcher } from "./live-progress.js";
 
 /** What a run needs to be run again by `resume`: stored with the run. */
@@ -135,21 +136,23 @@ const scriptBeside = (pipelineFile: string): string =>
 const FILE_MODELS = new Set(["scripted", "replay"]);
 
 /**
- * The host of a CLI run: the model, the root, the mode, a terminal prompt when interactive, and
- * the built-in tools plus `extraTools` (the run's MCP tools). `prompts` is told when the terminal
- * prompt opens and closes, so the live progress stays off the prompt's line.
+ * The host of a CLI run: the model, the root, the mode, a prompt on `terminal` unless headless
+ * (no terminal: nobody is asked), and the built-in tools plus `extraTools` (the run's MCP tools).
+ * `prompts` is told when the terminal prompt opens and closes, so the live progress stays off the
+ * prompt's line.
  */
 export async function hostFor(
   settings: HostSettings,
   extraTools: readonly AnyTool[] = [],
   prompts?: PromptWatcher,
+  terminal?: Terminal,
 ): Promise<Result<Host>> {
   // Refused here too, before the command opens (or creates) a store.
   const root = checkRoot(settings.root);
   if (!root.ok) return root;
   const model = await modelFor(settings);
   if (!model.ok) return model;
-  const interactive = !settings.headless && Boolean(process.stdin.isTTY);
+  const prompted = settings.headless ? undefined : terminal;
   return {
     ok: true,
     value: createHost({
@@ -157,8 +160,8 @@ export async function hostFor(
       audit: new MemoryAuditLog(),
       root: settings.root,
       mode: settings.mode,
-      interactors: interactive
-        ? [watched(terminalInteractor(), prompts)]
+      interactors: prompted
+        ? [watched(terminalInteractor(prompted), prompts)]
         : model.value.interactor
           ? [model.value.interactor]
           : [],

@@ -4,7 +4,12 @@ import type { GrantDecision } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { LiveRoot } from "../inspect/live.js";
-import { DEFAULT_INSPECT_PORT, type InspectServer, startInspectServer } from "../inspect/server.js";
+import {
+  DEFAULT_INSPECT_PORT,
+  type InspectServer,
+  runPageUrl,
+  startInspectServer,
+} from "../inspect/server.js";
 import { openSkyRelay, type RelayOpener } from "../inspect/stately-relay.js";
 import { createRunInspector, inspectorFor } from "../inspect/stream.js";
 import type { Host } from "../runtime/host.js";
@@ -21,6 +26,8 @@ export interface Inspection {
    * the page's Approve/Deny resumes the suspended run), and the run never waits for a page.
    */
   withPage(host: Host, headless: boolean): Host;
+  /** Prints the run's page on the inspect server: `inspect: http://127.0.0.1:<port>/runs/<runId>`. */
+  announce(runId: string): void;
   /** Once the run ended: the page has its final state, then the stream and the server close. */
   finish(runId: string): Promise<void>;
 }
@@ -67,6 +74,7 @@ function withStately(local: Inspection | undefined, io: CliIo, openRelay: RelayO
       },
     },
     withPage: (host, headless) => (local ? local.withPage(host, headless) : host),
+    announce: (runId) => local?.announce(runId),
     finish: async (runId) => {
       relay.stop();
       await local?.finish(runId);
@@ -97,10 +105,7 @@ export async function attachInspection(
 ): Promise<Inspection> {
   const base = `127.0.0.1:${port}`;
   let owned: InspectServer | undefined;
-  if (!(await listening(base))) {
-    owned = await serveStore(port, storeFlag);
-    if (owned) io.stderr(`inspect: ${owned.url}\n`);
-  }
+  if (!(await listening(base))) owned = await serveStore(port, storeFlag);
   let streaming = true;
   const stream = createRunInspector(`ws://${base}/ws/inspect`, (reason) => {
     streaming = false;
@@ -111,6 +116,7 @@ export async function attachInspection(
     inspect: stream.inspect,
     withPage: (host, headless) =>
       headless ? host : { ...host, interactors: [...host.interactors, interactor] },
+    announce: (runId) => io.stderr(`inspect: ${runPageUrl(`http://${base}/`, runId)}\n`),
     finish: async (runId) => {
       // No run started (refused before it), or no stream: there is no final state to wait for.
       if (runId && streaming) await finalStateShown(base, runId);

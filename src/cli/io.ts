@@ -11,6 +11,17 @@ export interface CliIo {
   terminalWidth?(): number | undefined;
   /** Whether what goes to stdout is coloured (default: not). */
   colour?: boolean;
+  /**
+   * The terminal a person answers prompts at: there when stdin is one. Without it nobody is
+   * asked live, and a run is headless whatever its flags say.
+   */
+  terminal?: Terminal;
+}
+
+/** Where a prompt is read (stdin) and asked (stderr). */
+export interface Terminal {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
 }
 
 let shared: CliIo | undefined;
@@ -29,6 +40,7 @@ export function processIo(): CliIo {
         ? process.stdout.columns || 80
         : undefined,
     colour: pc.isColorSupported,
+    ...(process.stdin.isTTY && { terminal: { input: process.stdin, output: process.stderr } }),
   };
   return shared;
 }

@@ -31,7 +31,7 @@ export async function withRunHost(
     );
     if (!pipeline) return EXIT.failed;
     const progress = progressFor(io, json);
-    const host = await hostFor(settings, tools, progress);
+    const host = await hostFor(settings, tools, progress, io.terminal);
     if (!host.ok) return refuse(io, json, host.error, run.runId, run.status);
     const warning = sandboxWarning(host.value);
     if (warning)
@@ -42,3 +42,7 @@ export async function withRunHost(
     await mcp.value.close();
   }
 }
+
+/** Whether nobody answers the run live: `--headless`, or no terminal to ask on. */
+export const isHeadless = (settings: HostSettings, io: CliIo): boolean =>
+  settings.headless || io.terminal === undefined;

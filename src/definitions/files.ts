@@ -5,6 +5,7 @@ import { type RegularRead, readRegularFile } from "../files.js";
 import {
   DIAGNOSTIC_CODES,
   type Diagnostic,
+  type DiagnosticCode,
   diagnostic,
   type LoadResult,
   type Position,
@@ -20,11 +21,24 @@ export const MAX_DEFINITION_BYTES = 1024 * 1024;
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/** Reads a definition file as UTF-8 text, or explains why it cannot be one. */
+/** What a definition file is read as: it names the file in problems, and its too-large code. */
+export type DefinitionFileKind = DefinitionKind | "workflow" | "phase";
+
+const FILE_KINDS: Record<DefinitionFileKind, { name: string; tooLarge: DiagnosticCode }> = {
+  stage: { name: "stage file", tooLarge: DIAGNOSTIC_CODES.stageFileTooLarge },
+  pipeline: { name: "pipeline file", tooLarge: DIAGNOSTIC_CODES.pipelineFileTooLarge },
+  script: { name: "script file", tooLarge: DIAGNOSTIC_CODES.scriptFileTooLarge },
+  // A pi-workflows workflow's files: its workflow.yaml and its phases.
+  workflow: { name: "workflow file", tooLarge: DIAGNOSTIC_CODES.workflowFileTooLarge },
+  phase: { name: "phase file", tooLarge: DIAGNOSTIC_CODES.workflowFileTooLarge },
+};
+
+/** Reads a definition file of `kind` as UTF-8 text, or explains why it cannot be one. */
 export async function readDefinitionText(
   file: string,
-  what = "stage file",
+  kind: DefinitionFileKind = "stage",
 ): Promise<{ ok: true; text: string } | { ok: false; diagnostics: Diagnostic[] }> {
+  const { name: what, tooLarge } = FILE_KINDS[kind];
   const problem = (code: Diagnostic["code"], message: string) => ({
     ok: false as const,
     diagnostics: [diagnostic(file, START, code, message)],
@@ -45,14 +59,10 @@ export async function readDefinitionText(
     return problem(DIAGNOSTIC_CODES.fileUnreadable, `is ${read.what}, not a regular file`);
   }
   const { bytes, size } = read;
-  if (size > MAX_DEFINITION_BYTES) {
-    return problem(
-      DIAGNOSTIC_CODES.fileTooLarge,
-      `is ${size} bytes; a ${what} is limited to ${MAX_DEFINITION_BYTES} bytes`,
-    );
-  }
-  if (bytes.length > MAX_DEFINITION_BYTES) {
-    return problem(DIAGNOSTIC_CODES.fileTooLarge, `is larger than ${MAX_DEFINITION_BYTES} bytes`);
+  if (size > MAX_DEFINITION_BYTES || bytes.length > MAX_DEFINITION_BYTES) {
+    // A file that grew while it was read is known only to be larger than the limit.
+    const found = size > MAX_DEFINITION_BYTES ? `is ${size} bytes` : "grew while it was read";
+    return problem(tooLarge, `${found}; a ${what} is limited to ${MAX_DEFINITION_BYTES} bytes`);
   }
   if (bytes.includes(0))
     return problem(DIAGNOSTIC_CODES.fileBinary, "is a binary file (it contains NUL bytes)");

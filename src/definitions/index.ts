@@ -2,6 +2,7 @@ export type * from "./contract.js";
 export { definePipeline, type LoadPipelineOptions, loadPipeline } from "./define-pipeline.js";
 export * from "./diagnostics.js";
 export {
+  type DefinitionFileKind,
   type DefinitionKind,
   definitionKind,
   expandDefinitionPaths,

@@ -199,7 +199,7 @@ async function readPipelineSource(
   file: string,
   importOnce: (path: string) => Promise<ModuleLoad>,
 ): Promise<{ ok: true; value: PipelineSource } | { ok: false; diagnostics: Diagnostic[] }> {
-  const read = await readDefinitionText(file, "pipeline file");
+  const read = await readDefinitionText(file, "pipeline");
   if (!read.ok) return read;
   if (!/\.ya?ml$/i.test(file)) {
     const problem = diagnostic(

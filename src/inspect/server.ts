@@ -131,6 +131,10 @@ export async function startInspectServer(options: InspectServerOptions): Promise
   };
 }
 
+/** The page of one run on the server at `serverUrl` (its root page, with its token if any). */
+export const runPageUrl = (serverUrl: string, runId: string): string =>
+  serverUrl.replace(/\/(\?|$)/, `/runs/${encodeURIComponent(runId)}$1`);
+
 /** A fresh access token for a server reachable from other hosts. */
 export const newToken = (): string => randomBytes(18).toString("base64url");
 

@@ -37,7 +37,7 @@ export interface Script {
 }
 
 export async function loadScriptFile(file: string): Promise<LoadResult<Script>> {
-  const read = await readDefinitionText(file, "script file");
+  const read = await readDefinitionText(file, "script");
   return read.ok ? parseScript(read.text, file) : read;
 }
 

@@ -29,5 +29,10 @@ export {
   sampleContext,
 } from "./paths.js";
 export { type PathRecord, type PathRun, type RunPathOptions, runPath } from "./run-path.js";
-export { type TestReport, testPipeline } from "./test-pipeline.js";
+export {
+  type PathResult,
+  type TestPipelineOptions,
+  type TestReport,
+  testPipeline,
+} from "./test-pipeline.js";
 export { type PathTestOptions, pathTests, type RegisterTest } from "./vitest.js";

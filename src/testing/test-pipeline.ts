@@ -4,11 +4,32 @@ import type { Fixtures } from "./drive.js";
 import { type PathList, type PathOptions, pipelinePaths } from "./paths.js";
 import { type PathRecord, runPath } from "./run-path.js";
 
+/** How one path's run went: passed (`ok`) or failed, and why. */
+export interface PathResult {
+  id: string;
+  ok: boolean;
+  expected: PathRecord;
+  actual: PathRecord;
+  reason?: string;
+}
+
 export interface TestReport {
   passed: number;
   failed: number;
-  paths: { id: string; ok: boolean; expected: PathRecord; actual: PathRecord; reason?: string }[];
+  paths: PathResult[];
   coverage: Coverage;
+}
+
+export interface TestPipelineOptions extends PathOptions {
+  /** A saved `paths --json` list to replay instead of generating the paths. */
+  paths?: PathList;
+  timeoutMs?: number;
+  fixtures?: Fixtures;
+  /**
+   * Told of each path as soon as its run ended (paths run one after another, in the list's
+   * order): its result, and how many of how many paths have ended.
+   */
+  onPathDone?: (result: PathResult, progress: { done: number; total: number }) => void;
 }
 
 /**
@@ -17,29 +38,28 @@ export interface TestReport {
  */
 export async function testPipeline(
   pipeline: PipelineDefinition,
-  options: PathOptions & { paths?: PathList; timeoutMs?: number; fixtures?: Fixtures } = {},
+  options: TestPipelineOptions = {},
 ): Promise<TestReport> {
   const list = options.paths ?? pipelinePaths(pipeline, options);
   const runs = [];
-  for (const path of list.paths)
-    runs.push(
-      await runPath(pipeline, path, {
-        ctx: list.ctx ?? options.ctx,
-        ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-        ...(options.fixtures && { fixtures: options.fixtures }),
-      }),
-    );
-  const passed = runs.filter((run) => run.ok).length;
+  const results: PathResult[] = [];
+  for (const path of list.paths) {
+    const run = await runPath(pipeline, path, {
+      ctx: list.ctx ?? options.ctx,
+      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      ...(options.fixtures && { fixtures: options.fixtures }),
+    });
+    const { id, ok, expected, actual, reason } = run;
+    const result = { id, ok, expected, actual, ...(reason !== undefined && { reason }) };
+    runs.push(run);
+    results.push(result);
+    options.onPathDone?.(result, { done: results.length, total: list.paths.length });
+  }
+  const passed = results.filter((result) => result.ok).length;
   return {
     passed,
-    failed: runs.length - passed,
-    paths: runs.map(({ id, ok, expected, actual, reason }) => ({
-      id,
-      ok,
-      expected,
-      actual,
-      ...(reason !== undefined && { reason }),
-    })),
+    failed: results.length - passed,
+    paths: results,
     coverage: transitionCoverage(pipeline, runs),
   };
 }

@@ -1,7 +1,8 @@
+import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.js";
+import { REPO_ROOT, runCli, runCliOn } from "../support/cli.js";
 import { MACHINES_DIR, project } from "../support/pipeline-files.js";
 
 type PathsJson = {
@@ -170,5 +171,61 @@ describe("stagechart test", () => {
           'condition unsatisfiable under the schema: no payload the completionSchema accepts makes output.approved equals "yes"',
       },
     ]);
+  });
+});
+
+/**
+ * `stagechart test <pipeline>` in a process of its own, its stdout read as it comes: each line
+ * with the time (ms since the start) it arrived.
+ */
+function linesAsTheyCome(pipeline: string) {
+  const child = spawn(process.execPath, [join(REPO_ROOT, "bin/stagechart.js"), "test", pipeline], {
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 60_000,
+  });
+  const start = performance.now();
+  const lines: { text: string; at: number }[] = [];
+  let partial = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    const at = performance.now() - start;
+    const parts = (partial + chunk.toString()).split("\n");
+    partial = parts.pop() ?? "";
+    for (const text of parts) lines.push({ text, at });
+  });
+  return new Promise<{ code: number | null; lines: typeof lines }>((resolve) =>
+    child.on("close", (code) => resolve({ code, lines })),
+  );
+}
+
+describe("stagechart test prints each path as its run ends", () => {
+  it("the first path's line comes while the other paths still run, and the summary last", async () => {
+    const { code, lines } = await linesAsTheyCome("code-review-parallel");
+    expect(code).toBe(0);
+    const paths = lines.filter((line) => /^pass path-\d+$/.test(line.text));
+    expect(paths.length).toBeGreaterThan(2);
+    expect(paths[0]?.text).toBe("pass path-1");
+    const summary = lines.at(-1);
+    expect(summary?.text).toMatch(/^\d+ passed, 0 failed; (\d+)\/\1 transitions covered$/);
+    // Written all at once at the end, the lines would arrive together; here the other paths'
+    // runs (about a second in all) come between the first path's line and the last one's.
+    expect((paths.at(-1)?.at ?? 0) - (paths[0]?.at ?? 0)).toBeGreaterThan(100);
+  });
+
+  it("counts the paths on a terminal, not when piped, and --json keeps its one report", async () => {
+    const onTerminal = await runCliOn({ terminalWidth: 80 }, "test", "code-review");
+    const counted = onTerminal.stdout.trim().split("\n");
+    const total = counted.length - 1;
+    expect(counted.slice(0, total)).toEqual(
+      Array.from({ length: total }, (_, i) => `[${i + 1}/${total}] pass path-${i + 1}`),
+    );
+    expect(counted.at(-1)).toMatch(new RegExp(`^${total} passed, 0 failed; `));
+    const piped = (await runCli("test", "code-review")).stdout.trim().split("\n");
+    expect(piped.slice(0, total)).toEqual(
+      Array.from({ length: total }, (_, i) => `pass path-${i + 1}`),
+    );
+    const json = await runCliOn({ terminalWidth: 80 }, "test", "code-review", "--json");
+    const report = JSON.parse(json.stdout) as TestJson;
+    expect(Object.keys(report)).toEqual(["passed", "failed", "paths", "coverage"]);
+    expect(report.paths).toHaveLength(total);
   });
 });

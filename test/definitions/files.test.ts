@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, symlinkSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -11,6 +11,7 @@ import {
   MAX_DEFINITION_BYTES,
   validatePaths,
 } from "../../src/definitions/index.js";
+import { loadScriptFile } from "../../src/models/script-file.js";
 import { MACHINES_DIR, PIPELINE, placeOf, project } from "../support/pipeline-files.js";
 import { STAGES_DIR, seedPlan, tempDir, writeFiles } from "../support/stages.js";
 
@@ -229,5 +230,70 @@ describe("stage files on disk", () => {
     expect(report.diagnostics.map((d) => [d.code, d.message.split(",")[0]])).toEqual([
       ["Validation/UnknownTool", 'allowedTools names "Write"'],
     ]);
+  });
+});
+
+describe("a definition file over the size limit is named by its kind", () => {
+  // The bundled files, copied fresh, each with a comment or body line that takes it past 1 MiB.
+  const padding = (comment: string) => `\n${comment}${"x".repeat(MAX_DEFINITION_BYTES)}\n`;
+  const grown = (source: string, file: string, comment: string) => {
+    const dir = tempDir();
+    cpSync(source, dir, { recursive: true });
+    appendFileSync(join(dir, file), padding(comment));
+    return dir;
+  };
+  const firstProblem = async (load: Promise<{ ok: boolean; diagnostics?: unknown[] }>) => {
+    const result = await load;
+    return result.ok ? undefined : result.diagnostics?.[0];
+  };
+  const release = join(MACHINES_DIR, "pi-release/release");
+
+  it.each([
+    [
+      "a stage file",
+      () => {
+        const dir = grown(STAGES_DIR, "plan.md", "");
+        return firstProblem(loadStageFile(join(dir, "plan.md")));
+      },
+      "Validation/StageFileTooLarge",
+      "stage file",
+    ],
+    [
+      "a pipeline file",
+      () => {
+        const dir = grown(MACHINES_DIR, "code-review.yaml", "# ");
+        return firstProblem(loadPipelineFile(join(dir, "code-review.yaml")));
+      },
+      "Validation/PipelineFileTooLarge",
+      "pipeline file",
+    ],
+    [
+      "a scripted model's file",
+      () => {
+        const dir = grown(MACHINES_DIR, "code-review.script.yaml", "# ");
+        return firstProblem(loadScriptFile(join(dir, "code-review.script.yaml")));
+      },
+      "Validation/ScriptFileTooLarge",
+      "script file",
+    ],
+    [
+      "a pi-workflows workflow file",
+      async () => (await validatePaths([grown(release, "workflow.yaml", "# ")])).diagnostics[0],
+      "Validation/WorkflowFileTooLarge",
+      "workflow file",
+    ],
+    [
+      "a pi-workflows phase file",
+      async () => (await validatePaths([grown(release, "build.md", "")])).diagnostics[0],
+      "Validation/WorkflowFileTooLarge",
+      "phase file",
+    ],
+  ])("%s: its own code, and a message that names it", async (_what, load, code, name) => {
+    expect(await load()).toMatchObject({
+      code,
+      message: expect.stringMatching(
+        new RegExp(`^is \\d+ bytes; a ${name} is limited to ${MAX_DEFINITION_BYTES} bytes$`),
+      ),
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { Terminal } from "../../src/cli/io.js";
 import { main } from "../../src/cli/main.js";
 
 export interface CliRun {
@@ -12,14 +13,17 @@ export interface CliRun {
 /** Runs the stagechart command in-process, capturing what it prints. */
 export const runCli = (...argv: string[]): Promise<CliRun> => runCliOn({}, ...argv);
 
-/** `runCli`, with stdout a terminal `terminalWidth` wide when that is given. */
+/**
+ * `runCli`, with stdout a terminal `terminalWidth` wide when that is given, and a person at
+ * `terminal` (stdin a terminal) when that is given.
+ */
 export async function runCliOn(
-  terminal: { terminalWidth?: number },
+  on: { terminalWidth?: number; terminal?: Terminal },
   ...argv: string[]
 ): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
-  const { terminalWidth } = terminal;
+  const { terminalWidth, terminal } = on;
   const code = await main(argv, {
     stdout: (text) => {
       stdout += text;
@@ -28,6 +32,7 @@ export async function runCliOn(
       stderr += text;
     },
     ...(terminalWidth !== undefined && { terminalWidth: () => terminalWidth }),
+    ...(terminal && { terminal }),
   });
   return { code, stdout, stderr };
 }

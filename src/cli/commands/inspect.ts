@@ -5,6 +5,7 @@ import {
   DEFAULT_INSPECT_PORT,
   isLoopback,
   newToken,
+  runPageUrl,
   startInspectServer,
 } from "../../inspect/server.js";
 import { refuse } from "../drive.js";
@@ -64,9 +65,7 @@ async function inspect(runId: string | undefined, flags: InspectFlags, io: CliIo
     await served.value.close();
     return refuse(io, false, toStagechartError(error, "ExtensionHost/InspectFailed"));
   }
-  const page = runId
-    ? server.url.replace(/\/(\?|$)/, `/runs/${encodeURIComponent(runId)}$1`)
-    : server.url;
+  const page = runId ? runPageUrl(server.url, runId) : server.url;
   io.stdout(`stagechart inspect: ${page}  (Ctrl-C to stop)\n`);
   if (flags.open) openBrowser(page);
   await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()));

@@ -16,7 +16,7 @@ import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { collect } from "../options.js";
-import { withRunHost } from "../run-host.js";
+import { isHeadless, withRunHost } from "../run-host.js";
 import { openExistingRunTarget, type RunTarget } from "../run-target.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
 
@@ -211,11 +211,12 @@ async function continueRun(
         stored,
         async (pipeline, host, progress) => {
           const inspection = await inspecting.ready();
+          inspection?.announce(runId);
           const resumed = await relaunch(
             pipeline,
             stored,
             {
-              host: inspection ? inspection.withPage(host, settings.headless) : host,
+              host: inspection ? inspection.withPage(host, isHeadless(settings, io)) : host,
               ...(inspection && { inspect: inspection.inspect }),
             },
             target.value,

@@ -10,7 +10,7 @@ import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
-import { withRunHost } from "../run-host.js";
+import { isHeadless, withRunHost } from "../run-host.js";
 import { openRunTarget } from "../run-target.js";
 import { STORE_HELP } from "../store.js";
 
@@ -97,7 +97,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
         try {
           const inspection = await inspecting.ready();
           const started = await target.value.start(pipeline, {
-            host: inspection ? inspection.withPage(host, settings.headless) : host,
+            host: inspection ? inspection.withPage(host, isHeadless(settings, io)) : host,
             ...(inspection && { inspect: inspection.inspect }),
             resumeWith: { ...settings },
             ...(flags.runId !== undefined && { runId: flags.runId }),
@@ -106,6 +106,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
           });
           if (!started.ok) return refuse(io, flags.json, started.error, flags.runId);
           inspecting.ranAs(started.value.runId);
+          inspection?.announce(started.value.runId);
           return await drive(started.value, io, Boolean(flags.json), progress);
         } finally {
           await target.value.close();

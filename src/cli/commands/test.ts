@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { StagechartError } from "../../errors.js";
 import type { ControlEventName } from "../../testing/events.js";
 import { readFixtureFile, readPathFile } from "../../testing/path-file.js";
-import { testPipeline } from "../../testing/test-pipeline.js";
+import { type TestPipelineOptions, testPipeline } from "../../testing/test-pipeline.js";
 import { type CliIo, EXIT } from "../io.js";
 import { loadPipelineForCli } from "../pipelines.js";
 import { controlEvents } from "./paths.js";
@@ -46,13 +46,10 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
         const report = await testPipeline(pipeline, {
           ...(saved?.ok ? { paths: saved.value } : { events: flags.events }),
           ...(fixtures?.ok && { fixtures: fixtures.value }),
+          ...(!flags.json && { onPathDone: pathLines(io) }),
         });
         if (flags.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
         else {
-          for (const path of report.paths)
-            io.stdout(
-              `${path.ok ? "pass" : "FAIL"} ${path.id}${path.reason ? `: ${path.reason}` : ""}\n`,
-            );
           const { covered, total, uncovered } = report.coverage.transitions;
           io.stdout(
             `${report.passed} passed, ${report.failed} failed; ${covered}/${total} transitions covered\n`,
@@ -61,5 +58,17 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
         }
         setExit(report.failed === 0 ? EXIT.done : EXIT.failed);
       },
+    );
+}
+
+/**
+ * Each path's line as soon as its run ended (`pass <id>`, `FAIL <id>: <reason>`), counted
+ * (`[3/13] pass path-3`) when stdout is a terminal.
+ */
+function pathLines(io: CliIo): NonNullable<TestPipelineOptions["onPathDone"]> {
+  const counted = io.terminalWidth?.() !== undefined;
+  return (path, { done, total }) =>
+    io.stdout(
+      `${counted ? `[${done}/${total}] ` : ""}${path.ok ? "pass" : "FAIL"} ${path.id}${path.reason ? `: ${path.reason}` : ""}\n`,
     );
 }

@@ -10,7 +10,7 @@ import type { PhaseDefinition } from "./types.js";
 export async function parsePhaseFile(
   file: string,
 ): Promise<{ phase?: PhaseDefinition; diagnostics: Diagnostic[] }> {
-  const read = await readDefinitionText(file, "phase file");
+  const read = await readDefinitionText(file, "phase");
   if (!read.ok) return { diagnostics: read.diagnostics };
   const split = splitFrontmatter(read.text, file);
   if (!split.ok) return { diagnostics: split.diagnostics };

@@ -22,7 +22,7 @@ export async function parseWorkflow(
   key: string,
 ): Promise<{ workflow?: WorkflowDefinition; diagnostics: Diagnostic[] }> {
   const file = join(root, key, WORKFLOW_FILE);
-  const read = await readDefinitionText(file, "workflow file");
+  const read = await readDefinitionText(file, "workflow");
   if (!read.ok) return { diagnostics: read.diagnostics };
   const parsed = parseYamlSource(read.text);
   if (!parsed.ok) {
