@@ -3,15 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
 import type { AsyncRunStore } from "../../src/store/postgres/async-run-store.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import type { WorkerPool } from "../../src/store/postgres/worker-pool.js";
 import { runWorker, type WorkerEvent } from "../../src/worker/run-worker.js";
 import { noPostgres, sharedStores } from "../store/postgres/support/shared-store.js";
-import { demoProject } from "../support/cli.js";
-import { DEMO_SERVER } from "../support/mcp.js";
-import { executionProblems, queueRuns, until } from "../support/worker-fleet.js";
+import { queueRuns, until } from "../support/worker-fleet.js";
 
 const stores = sharedStores();
 const pools: WorkerPool[] = [];
@@ -95,46 +92,6 @@ describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store
       await later.close();
     }
   });
-
-  it("keeps a claimed run's lease renewed while it is prepared, however long that takes", async () => {
-    const { url, store } = await stores.fresh();
-    const project = demoProject();
-    // An MCP server that takes 2.5 lease times to start: the worker starts it before the run. The
-    // lease is long enough that a loaded machine's scheduling delays do not let it lapse.
-    const slowServer = join(project, "slow-mcp-server.mjs");
-    writeFileSync(
-      slowServer,
-      `await new Promise((later) => setTimeout(later, 12500));\nawait import(${JSON.stringify(DEMO_SERVER)});\n`,
-    );
-    const quiet = { stdout: () => {}, stderr: () => {} };
-    const detached = await main(
-      [
-        ...["run", "code-review", "--task", "Add auth", "--detach", "--run-id", "slow-prepare"],
-        ...["--root", project, "--store", url, "--mcp", `demo=${process.execPath} ${slowServer}`],
-      ],
-      quiet,
-    );
-    expect(detached).toBe(0);
-
-    const { events } = worker({ store, leaseTtlMs: 5000, pollMs: 50 });
-    // Once this worker has claimed the run, another asks for runs all along: it never gets it.
-    // (Asking from the start raced this worker's first claim, and sometimes won it.)
-    await until(async () => (await store.leaseHolder("slow-prepare")) !== undefined);
-    const rival = await stores.reopen(url);
-    const taken: string[] = [];
-    await until(async () => {
-      const claimed = await rival.claimRun("rival-worker", 5000);
-      if (claimed) taken.push(claimed.runId);
-      return claimed !== undefined || events.some((event) => event.kind === "finished");
-    }, 100);
-
-    expect({ taken, events }).toMatchObject({ taken: [] });
-    expect(events.filter((event) => event.kind !== "warning")).toMatchObject([
-      { kind: "started", runId: "slow-prepare" },
-      { kind: "finished", runId: "slow-prepare", outcome: { status: "done" } },
-    ]);
-    expect(executionProblems(await store.auditOf("slow-prepare"))).toEqual([]);
-  }, 60_000);
 
   it("fails a run whose stored bundle cannot be written out, audited with its code: no worker takes it again", async () => {
     const { store } = await stores.fresh();
