@@ -7,7 +7,7 @@
  * |---|---|
  * | `ToolTerminal/InvalidToolInput` | arguments fail the tool's schema; an invalid regex; an Edit whose old and new are equal; a Read offset past the end |
  * | `ToolTerminal/InvalidToolSchema` | the tool's own input schema does not compile (a bug in the tool) |
- * | `ToolTerminal/SandboxEscape` | a path or pattern that is absolute, climbs out with `..`, resolves through a link to outside the root, contains NUL, or cannot be resolved |
+ * | `ToolTerminal/SandboxEscape` | a path or pattern that is absolute, climbs out with `..`, resolves through a link to outside the root, contains NUL, or cannot be resolved; a file or directory replaced by a link between its check and its opening |
  * | `ToolTerminal/FileNotFound` | the path does not exist |
  * | `ToolTerminal/IsDirectory` | a file was expected (Read, Edit, Write) |
  * | `ToolTerminal/NotARegularFile` | a FIFO, socket or device given to Read, Edit, Write or Grep (walks skip them) |
