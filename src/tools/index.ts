@@ -19,7 +19,7 @@
  * | `ToolTerminal/EditNoMatch` | Edit's `old` does not occur (and the edit is not already applied) |
  * | `ToolTerminal/EditAmbiguous` | Edit's `old` occurs more than once without `replaceAll` |
  * | `ToolTerminal/SpawnFailed` | Bash, or its sandbox, could not start (a non-zero exit is a result, not an error) |
- * | `ToolTerminal/SandboxUnavailable` | Bash under a host that requires the sandbox, where bubblewrap cannot run |
+ * | `ToolTerminal/SandboxUnavailable` | Bash where bubblewrap cannot run (not installed, or no user namespaces), unless the host allows unconfined Bash |
  * | `ToolTerminal/ToolCrashed` | the tool threw, or returned something that is not an outcome |
  * | `ToolTransient/ToolTimeout` | the call ran past `limits.timeoutMs` (or Bash's own `timeoutMs`) |
  * | `Cancellation/StageCancelled` | the context's signal aborted before the call finished |
