@@ -22,20 +22,25 @@ export function readRegularFile(file: string, limit: number): RegularRead {
     throw error;
   }
   try {
-    const info = fstatSync(fd);
-    if (info.isDirectory()) return { kind: "directory" };
-    if (!info.isFile()) return { kind: "special", what: specialKind(info) };
-    if (info.size >= limit) return { kind: "file", bytes: Buffer.alloc(0), size: info.size };
-    // One byte more than its size, so a file that grew since is read up to the limit anyway.
-    const buffer = Buffer.alloc(Math.min(limit, info.size + 1));
-    let read = 0;
-    for (let got = -1; got !== 0 && read < buffer.length; read += got) {
-      got = readSync(fd, buffer, read, buffer.length - read, read);
-    }
-    return { kind: "file", bytes: buffer.subarray(0, read), size: info.size };
+    return readOpenFile(fd, limit);
   } finally {
     closeSync(fd);
   }
+}
+
+/** `readRegularFile` of a file already open for reading (non-blocking); leaves it open. */
+export function readOpenFile(fd: number, limit: number): RegularRead {
+  const info = fstatSync(fd);
+  if (info.isDirectory()) return { kind: "directory" };
+  if (!info.isFile()) return { kind: "special", what: specialKind(info) };
+  if (info.size >= limit) return { kind: "file", bytes: Buffer.alloc(0), size: info.size };
+  // One byte more than its size, so a file that grew since is read up to the limit anyway.
+  const buffer = Buffer.alloc(Math.min(limit, info.size + 1));
+  let read = 0;
+  for (let got = -1; got !== 0 && read < buffer.length; read += got) {
+    got = readSync(fd, buffer, read, buffer.length - read, read);
+  }
+  return { kind: "file", bytes: buffer.subarray(0, read), size: info.size };
 }
 
 /** What kind of special file `info` describes, as a phrase: "a FIFO (named pipe)", … */

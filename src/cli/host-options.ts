@@ -16,7 +16,7 @@ import {
 } from "../runtime/host.js";
 import { type Interactor, terminalInteractor } from "../runtime/interactors.js";
 import type { SecurityMode } from "../runtime/security-mode.js";
-import { SANDBOX_MODES, type SandboxMode } from "../tools/bash-sandbox.js";
+import { refusalMessage, SANDBOX_MODES, type SandboxMode } from "../tools/bash-sandbox.js";
 import { type AnyTool, builtinTools, type McpSources } from "../tools/index.js";
 import type { Terminal } from "./io.js";
 import type { PromptWatcher } from "./live-progress.js";
@@ -47,25 +47,35 @@ export interface HostSettings {
   sandbox?: SandboxMode;
   /** Sandboxed commands may use the network (`--allow-network`). */
   network?: true;
+  /** Where bubblewrap cannot run, Bash runs unconfined rather than refused (`--unconfined-bash`). */
+  unconfinedBash?: true;
 }
 
 export interface SandboxFlags {
   sandbox?: SandboxMode;
   allowNetwork?: boolean;
+  unconfinedBash?: boolean;
 }
 
-/** `--sandbox` and `--allow-network`, the flags that say how Bash is confined. */
+/** The environment's opt-in to unconfined Bash, for every run and resume of this process. */
+const UNCONFINED_BASH_VARIABLE = "STAGECHART_UNCONFINED_BASH";
+
+/** `--sandbox`, `--allow-network` and `--unconfined-bash`, the flags that say how Bash is confined. */
 export function addSandboxOptions(command: Command): Command {
   return command
     .addOption(
       new Option(
         "--sandbox <mode>",
-        "run Bash inside bubblewrap: required (refuse Bash without it), auto (unconfined, with a warning, where it cannot run), off",
+        "run Bash inside bubblewrap: required (refuse Bash without it), auto (the same, unless --unconfined-bash), off",
       )
         .choices(SANDBOX_MODES)
         .default("auto"),
     )
-    .option("--allow-network", "let sandboxed commands use the network (default: none)");
+    .option("--allow-network", "let sandboxed commands use the network (default: none)")
+    .option(
+      "--unconfined-bash",
+      `where bubblewrap cannot run, run Bash unconfined (it can read and write anything you can) instead of refusing it; also ${UNCONFINED_BASH_VARIABLE}=1`,
+    );
 }
 
 export function settingsFor(
@@ -91,6 +101,7 @@ export function settingsFor(
       ...(flags.mcp && { mcp: flags.mcp }),
       sandbox: flags.sandbox ?? "auto",
       ...(flags.allowNetwork && { network: true }),
+      ...(flags.unconfinedBash && { unconfinedBash: true }),
     },
     flags.model,
   );
@@ -167,20 +178,23 @@ export async function hostFor(
           : [],
       unansweredGrants: settings.onGrant,
       tools: [...builtinTools(), ...extraTools],
-      sandbox: { mode: settings.sandbox ?? "auto", network: settings.network === true },
+      sandbox: {
+        mode: settings.sandbox ?? "auto",
+        network: settings.network === true,
+        allowUnconfined:
+          settings.unconfinedBash === true || process.env[UNCONFINED_BASH_VARIABLE] === "1",
+      },
     }),
   };
 }
 
 /** The warning line for a run whose Bash will not be sandboxed, or undefined. */
 export function sandboxWarning(host: Host): string | undefined {
-  const notice = sandboxNotice(host);
-  if (!notice) return undefined;
-  const what =
-    notice.bash === "refused"
-      ? "Bash is refused (--sandbox required)"
-      : "Bash runs unconfined: commands can read and write anything this user can";
-  return `stagechart: warning: ${what}; ${String(notice.reason)}`;
+  const { sandbox } = host;
+  if (sandbox.sandboxed || sandboxNotice(host) === undefined) return undefined;
+  if (sandbox.bash === "refused") return `stagechart: warning: ${refusalMessage(sandbox)}`;
+  const what = "Bash runs unconfined: commands can read and write anything this user can";
+  return `stagechart: warning: ${what}; ${sandbox.reason}`;
 }
 
 /** The run's model; without `--model`, the pipeline's script, which must be there. */

@@ -6,6 +6,11 @@ export const AUDIT_EVENT_TYPES = [
   "RunReopened",
   /** A resume, answer or control event the run refused, with the error; nothing else changed. */
   "RequestRefused",
+  /**
+   * After RunStarted or RunResumed, when the run's Bash will not be sandboxed: `{mode, reason,
+   * bash: "unconfined" | "refused"}`, with `allowUnconfined: true` when the host's opt-in let it
+   * run unconfined.
+   */
   "SandboxUnavailable",
   "RunSuspended",
   "RunCompleted",

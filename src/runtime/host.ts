@@ -109,7 +109,11 @@ export interface HostOptions {
   grantPolicy?: (request: GrantRequest) => PolicyDecision;
   hooks?: Readonly<Record<string, StageHooks>>;
   limits?: Partial<Omit<HostLimits, "tool">> & { tool?: Partial<ToolLimits> };
-  /** Bash's sandbox: mode `auto`, no network, `bwrap` on PATH unless given. */
+  /**
+   * Bash's sandbox: mode `auto`, no network, `bwrap` on PATH unless given. Where bubblewrap
+   * cannot run, Bash is refused unless `allowUnconfined` is set (then it runs unconfined, and the
+   * run's audit log says so).
+   */
   sandbox?: Partial<SandboxSettings>;
   /** Where provider keys are found, and what commands inherit without them: process.env by default. */
   env?: ModelEnv;
@@ -191,11 +195,14 @@ export function checkRoot(root: string): Result<string> {
 
 /**
  * What a run says at its start when its Bash will not be sandboxed: the mode, why, and whether
- * Bash runs unconfined or is refused. Nothing when the host has no Bash or Bash is sandboxed.
+ * Bash runs unconfined or is refused; `allowUnconfined` when it runs unconfined because the host
+ * chose to let it where the sandbox cannot be used. Nothing when the host has no Bash or Bash is
+ * sandboxed.
  */
 export function sandboxNotice(host: Host): Record<string, unknown> | undefined {
   const { sandbox } = host;
   if (sandbox.sandboxed || !host.tools.has("Bash")) return undefined;
-  const bash = sandbox.mode === "required" ? "refused" : "unconfined";
-  return { mode: sandbox.mode, reason: sandbox.reason, bash };
+  const { mode, reason, bash } = sandbox;
+  const allowed = bash === "unconfined" && mode !== "off";
+  return { mode, reason, bash, ...(allowed && { allowUnconfined: true }) };
 }

@@ -6,8 +6,8 @@ import { join } from "node:path";
 export const SANDBOX_MODES = ["required", "auto", "off"] as const;
 /**
  * `required`: Bash runs only inside the sandbox and is refused where it cannot be used;
- * `auto`: inside the sandbox where it can be used, unconfined (and said so) elsewhere;
- * `off`: unconfined.
+ * `auto`: the same, unless the host allows unconfined Bash, which then runs unconfined where the
+ * sandbox cannot be used; `off`: unconfined.
  */
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
@@ -18,24 +18,60 @@ export interface SandboxSettings {
   network: boolean;
   /** The bubblewrap binary: a name looked up on PATH, or a path. */
   bwrap: string;
+  /**
+   * In mode `auto`, where bubblewrap cannot run, Bash runs unconfined instead of being refused.
+   * A boundary must not vanish unasked, so only an explicit choice turns this on.
+   */
+  allowUnconfined: boolean;
 }
 
-export const DEFAULT_SANDBOX: SandboxSettings = { mode: "auto", network: false, bwrap: "bwrap" };
+export const DEFAULT_SANDBOX: SandboxSettings = {
+  mode: "auto",
+  network: false,
+  bwrap: "bwrap",
+  allowUnconfined: false,
+};
 
-/** How Bash runs on this host: inside bubblewrap, or not, and why not. */
+/** How Bash runs on this host: inside bubblewrap, or not and why not, unconfined or refused. */
 export type BashConfinement =
   | { sandboxed: true; bwrap: string; network: boolean }
-  | { sandboxed: false; mode: SandboxMode; reason: string };
+  | { sandboxed: false; mode: SandboxMode; reason: string; bash: "unconfined" | "refused" };
 
 /** Settles how Bash runs, trying bubblewrap (once per binary and network setting) unless off. */
 export function bashConfinement(settings: SandboxSettings): BashConfinement {
   if (settings.mode === "off") {
-    return { sandboxed: false, mode: "off", reason: "the host turned the sandbox off" };
+    return {
+      sandboxed: false,
+      mode: "off",
+      reason: "the host turned the sandbox off",
+      bash: "unconfined",
+    };
   }
   const problem = bubblewrapProblem(settings.bwrap, settings.network);
-  return problem === undefined
-    ? { sandboxed: true, bwrap: settings.bwrap, network: settings.network }
-    : { sandboxed: false, mode: settings.mode, reason: problem };
+  if (problem === undefined) {
+    return { sandboxed: true, bwrap: settings.bwrap, network: settings.network };
+  }
+  const unconfined = settings.mode === "auto" && settings.allowUnconfined;
+  return {
+    sandboxed: false,
+    mode: settings.mode,
+    reason: problem,
+    bash: unconfined ? "unconfined" : "refused",
+  };
+}
+
+/** Why Bash is refused under `confinement`, and what would let it run. */
+export function refusalMessage(confinement: { mode: SandboxMode; reason: string }): string {
+  const install =
+    "Install bubblewrap (e.g. `apt-get install bubblewrap`) where it can create user namespaces";
+  if (confinement.mode === "required") {
+    return `Bash is refused: the host requires the bubblewrap sandbox, and ${confinement.reason}. ${install}`;
+  }
+  return (
+    `Bash is refused: it runs only in the bubblewrap sandbox, and ${confinement.reason}. ` +
+    `${install}, or allow Bash to run unconfined, able to read and write anything this user can ` +
+    "(--unconfined-bash, STAGECHART_UNCONFINED_BASH=1, or sandbox.allowUnconfined in createHost)"
+  );
 }
 
 const probed = new Map<string, string | undefined>();

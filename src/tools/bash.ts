@@ -6,6 +6,7 @@ import {
   bashConfinement,
   bwrapArguments,
   DEFAULT_SANDBOX,
+  refusalMessage,
 } from "./bash-sandbox.js";
 import { deadline } from "./deadline.js";
 import { cancelled, failure, success, timedOut } from "./outcome.js";
@@ -20,8 +21,9 @@ export interface BashArgs {
 
 /**
  * Runs a shell command in the project root, inside bubblewrap when the context's confinement says
- * so (see `bwrapArguments` for what the command sees). Unconfined, a command can touch anything
- * the process can; refused when the host requires a sandbox it cannot have. The stage envelope,
+ * so (see `bwrapArguments` for what the command sees). Where the sandbox cannot be used, Bash is
+ * refused, unless the host chose to let it run unconfined, where a command can touch anything
+ * the process can. The stage envelope,
  * the guard rules (which see the command as the call's summary) and approvals fence it too.
  */
 export const bashTool: Tool<BashArgs> = {
@@ -49,8 +51,8 @@ export const bashTool: Tool<BashArgs> = {
 function runCommand({ command, timeoutMs }: BashArgs, context: ToolContext): Promise<ToolOutcome> {
   if (context.signal.aborted) return Promise.resolve(cancelled("Bash"));
   const confinement = context.sandbox ?? bashConfinement(DEFAULT_SANDBOX);
-  if (!confinement.sandboxed && confinement.mode === "required") {
-    const message = `Bash is refused: the host requires the sandbox, and ${confinement.reason}`;
+  if (!confinement.sandboxed && confinement.bash === "refused") {
+    const message = refusalMessage(confinement);
     return Promise.resolve(failure("ToolTerminal/SandboxUnavailable", message, { command }));
   }
   const ownTimeout = timeoutMs === undefined ? undefined : deadline(timeoutMs, context.signal);

@@ -1,7 +1,7 @@
-import { fileFailure, readTextFile, writeFileAtomic } from "./files.js";
+import { fileFailure } from "./files.js";
 import { failure, success } from "./outcome.js";
-import { resolveInRoot } from "./sandbox.js";
-import type { Tool } from "./types.js";
+import { openInRoot, type PlaceInRoot, readTextIn } from "./root-files.js";
+import type { Tool, ToolOutcome } from "./types.js";
 
 export interface EditArgs {
   path: string;
@@ -35,36 +35,48 @@ export const editTool: Tool<EditArgs> = {
     if (old === replacement) {
       return failure("ToolTerminal/InvalidToolInput", "old and new are the same text", { path });
     }
-    const resolved = resolveInRoot(root, path);
-    if (!resolved.ok) return resolved;
-    const text = await readTextFile(resolved.value, path);
-    if (!text.ok) return text;
-
-    const found = occurrences(text.value, old);
-    if (isAlreadyApplied(text.value, found, old, replacement)) {
-      return success({ path, replacements: 0, alreadyApplied: true });
-    }
-    if (found.length === 0) {
-      return failure("ToolTerminal/EditNoMatch", `the text to replace does not occur in ${path}`, {
-        path,
-      });
-    }
-    if (found.length > 1 && !replaceAll) {
-      return failure(
-        "ToolTerminal/EditAmbiguous",
-        `the text to replace occurs ${found.length} times in ${path}; add surrounding lines to ` +
-          "make it unique, or set replaceAll",
-        { path, occurrences: found.length },
-      );
-    }
+    const place = openInRoot(root, path);
+    if (!place.ok) return place;
     try {
-      await writeFileAtomic(resolved.value, replaceAt(text.value, found, old.length, replacement));
-    } catch (error) {
-      return fileFailure(error, path);
+      return await replaceIn(place.value, { path, old, new: replacement, replaceAll });
+    } finally {
+      place.value.directory.close();
     }
-    return success({ path, replacements: found.length, alreadyApplied: false });
   },
 };
+
+/** The edit, made in the file's directory as it was opened: read and written through it. */
+async function replaceIn(place: PlaceInRoot, args: Required<EditArgs>): Promise<ToolOutcome> {
+  const { path, old, new: replacement, replaceAll } = args;
+  const file = readTextIn(place, path);
+  if (!file.ok) return file;
+  const { text, mode } = file.value;
+
+  const found = occurrences(text, old);
+  if (isAlreadyApplied(text, found, old, replacement)) {
+    return success({ path, replacements: 0, alreadyApplied: true });
+  }
+  if (found.length === 0) {
+    return failure("ToolTerminal/EditNoMatch", `the text to replace does not occur in ${path}`, {
+      path,
+    });
+  }
+  if (found.length > 1 && !replaceAll) {
+    return failure(
+      "ToolTerminal/EditAmbiguous",
+      `the text to replace occurs ${found.length} times in ${path}; add surrounding lines to ` +
+        "make it unique, or set replaceAll",
+      { path, occurrences: found.length },
+    );
+  }
+  try {
+    const edited = replaceAt(text, found, old.length, replacement);
+    await place.directory.writeFileAtomic(place.name, edited, mode);
+  } catch (error) {
+    return fileFailure(error, path);
+  }
+  return success({ path, replacements: found.length, alreadyApplied: false });
+}
 
 /** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
 function occurrences(text: string, needle: string): number[] {

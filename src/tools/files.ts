@@ -1,8 +1,5 @@
-import { randomBytes } from "node:crypto";
-import { chmod, rename, stat, unlink, writeFile } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import { type RegularRead, readRegularFile } from "../files.js";
+import type { RegularRead } from "../files.js";
 import type { ToolOutcome } from "./types.js";
 
 /** Larger files are refused rather than loaded whole into memory. */
@@ -22,6 +19,11 @@ export function fileError(error: unknown, path: string): StagechartError {
     EEXIST: ["ToolTerminal/NotADirectory", "has a file where a directory should be"],
     EACCES: ["ToolTerminal/PermissionDenied", "cannot be accessed: permission denied"],
     EPERM: ["ToolTerminal/PermissionDenied", "cannot be accessed: operation not permitted"],
+    // Files are opened without following links, after their path was checked with its links.
+    ELOOP: [
+      "ToolTerminal/SandboxEscape",
+      "was replaced by a symbolic link after it was checked; it is not followed",
+    ],
   };
   const [errorCode, why] = (code && known[code]) || [
     "ToolTerminal/FileSystemError",
@@ -35,14 +37,8 @@ export const fileFailure = (error: unknown, path: string): ToolOutcome => ({
   error: fileError(error, path),
 });
 
-/** A UTF-8 text file's content; directories, special, binary and oversized files are errors. */
-export async function readTextFile(absolute: string, path: string): Promise<Result<string>> {
-  let read: RegularRead;
-  try {
-    read = readRegularFile(absolute, MAX_TEXT_FILE_BYTES + 1);
-  } catch (error) {
-    return err(fileError(error, path));
-  }
+/** The text of what reading a file found; directories, special, binary and oversized files are errors. */
+export function textOf(read: RegularRead, path: string): Result<string> {
   if (read.kind === "directory") return err(fileError({ code: "EISDIR" }, path));
   if (read.kind === "special") return err(notARegularFile(path, read.what));
   if (read.size > MAX_TEXT_FILE_BYTES || read.bytes.length > MAX_TEXT_FILE_BYTES) {
@@ -76,29 +72,5 @@ function decodeText(bytes: Buffer, path: string): Result<string> {
     return ok(utf8.decode(bytes));
   } catch {
     return binary("it is not UTF-8 text");
-  }
-}
-
-/**
- * Replaces `absolute` with `content` through a temporary file in the same directory and a
- * rename, so a crash leaves the old file or the new one, never half of each. An existing file
- * keeps its permission bits (a script stays executable).
- */
-export async function writeFileAtomic(absolute: string, content: string): Promise<void> {
-  const mode = await stat(absolute).then(
-    (info) => info.mode & 0o7777,
-    () => undefined,
-  );
-  const temporary = join(
-    dirname(absolute),
-    `.${basename(absolute)}.${randomBytes(6).toString("hex")}.tmp`,
-  );
-  try {
-    await writeFile(temporary, content, { flag: "wx" });
-    if (mode !== undefined) await chmod(temporary, mode);
-    await rename(temporary, absolute);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
   }
 }

@@ -1,9 +1,10 @@
 import { stat } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
+import { relative, sep } from "node:path";
 import { specialKind } from "../files.js";
-import { fileFailure, notARegularFile, readTextFile } from "./files.js";
+import { fileFailure, notARegularFile } from "./files.js";
 import { listFiles, patternLeavesRoot } from "./list-files.js";
 import { cancelled, failure, success } from "./outcome.js";
+import { readTextFile } from "./root-files.js";
 import { resolveInRoot } from "./sandbox.js";
 import type { Tool } from "./types.js";
 
@@ -85,7 +86,7 @@ export const grepTool: Tool<GrepArgs> = {
     let truncated = false;
     for (const file of files) {
       if (signal.aborted) return cancelled("Grep");
-      const text = await readTextFile(join(root, file), file);
+      const text = readTextFile(root, file);
       if (!text.ok) continue;
       for (const [index, line] of text.value.split(/\r?\n/).entries()) {
         if (!regex.test(line)) continue;

@@ -7,7 +7,7 @@
  * |---|---|
  * | `ToolTerminal/InvalidToolInput` | arguments fail the tool's schema; an invalid regex; an Edit whose old and new are equal; a Read offset past the end |
  * | `ToolTerminal/InvalidToolSchema` | the tool's own input schema does not compile (a bug in the tool) |
- * | `ToolTerminal/SandboxEscape` | a path or pattern that is absolute, climbs out with `..`, resolves through a link to outside the root, contains NUL, or cannot be resolved |
+ * | `ToolTerminal/SandboxEscape` | a path or pattern that is absolute, climbs out with `..`, resolves through a link to outside the root, contains NUL, or cannot be resolved; a file or directory replaced by a link between its check and its opening |
  * | `ToolTerminal/FileNotFound` | the path does not exist |
  * | `ToolTerminal/IsDirectory` | a file was expected (Read, Edit, Write) |
  * | `ToolTerminal/NotARegularFile` | a FIFO, socket or device given to Read, Edit, Write or Grep (walks skip them) |
@@ -19,7 +19,7 @@
  * | `ToolTerminal/EditNoMatch` | Edit's `old` does not occur (and the edit is not already applied) |
  * | `ToolTerminal/EditAmbiguous` | Edit's `old` occurs more than once without `replaceAll` |
  * | `ToolTerminal/SpawnFailed` | Bash, or its sandbox, could not start (a non-zero exit is a result, not an error) |
- * | `ToolTerminal/SandboxUnavailable` | Bash under a host that requires the sandbox, where bubblewrap cannot run |
+ * | `ToolTerminal/SandboxUnavailable` | Bash where bubblewrap cannot run (not installed, or no user namespaces), unless the host allows unconfined Bash |
  * | `ToolTerminal/ToolCrashed` | the tool threw, or returned something that is not an outcome |
  * | `ToolTransient/ToolTimeout` | the call ran past `limits.timeoutMs` (or Bash's own `timeoutMs`) |
  * | `Cancellation/StageCancelled` | the context's signal aborted before the call finished |

@@ -1,6 +1,5 @@
-import { readTextFile } from "./files.js";
 import { failure, success } from "./outcome.js";
-import { resolveInRoot } from "./sandbox.js";
+import { readTextFile } from "./root-files.js";
 import type { Tool } from "./types.js";
 
 export interface ReadArgs {
@@ -32,9 +31,7 @@ export const readTool: Tool<ReadArgs> = {
   mutates: false,
   summarize: (args) => args.path,
   async execute({ path, offset = 1, limit = DEFAULT_READ_LIMIT }, { root }) {
-    const resolved = resolveInRoot(root, path);
-    if (!resolved.ok) return resolved;
-    const text = await readTextFile(resolved.value, path);
+    const text = readTextFile(root, path);
     if (!text.ok) return text;
     const lines = splitLines(text.value);
     if (offset > Math.max(lines.length, 1)) {

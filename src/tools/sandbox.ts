@@ -1,4 +1,8 @@
 import { readlinkSync, realpathSync } from "node:fs";
+
+// The system's realpath: one call, where the JavaScript one looks at every component in turn.
+const realpath = realpathSync.native;
+
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 
@@ -26,7 +30,7 @@ export function resolveInRoot(root: string, userPath: string): Result<string, St
   let realRoot: string;
   let resolved: string;
   try {
-    realRoot = realpathSync(root);
+    realRoot = realpath(root);
     resolved = resolveLinks(resolve(realRoot, userPath), 0);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
@@ -46,7 +50,7 @@ export function isOutside(relativePath: string): boolean {
 /** realpath of `path`; for a path that does not exist yet, where it would be created. */
 function resolveLinks(path: string, hops: number): string {
   try {
-    return realpathSync(path);
+    return realpath(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "ENOENT" && code !== "ENOTDIR") throw error;

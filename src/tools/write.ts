@@ -1,9 +1,6 @@
-import { mkdir, stat } from "node:fs/promises";
-import { dirname } from "node:path";
-import { readRegularFile, specialKind } from "../files.js";
-import { fileFailure, notARegularFile, writeFileAtomic } from "./files.js";
+import { fileFailure, notARegularFile } from "./files.js";
 import { failure, success } from "./outcome.js";
-import { resolveInRoot } from "./sandbox.js";
+import { openInRoot } from "./root-files.js";
 import type { Tool } from "./types.js";
 
 export interface WriteArgs {
@@ -29,32 +26,39 @@ export const writeTool: Tool<WriteArgs> = {
   mutates: true,
   summarize: (args) => args.path,
   async execute({ path, content }, { root }) {
-    const resolved = resolveInRoot(root, path);
-    if (!resolved.ok) return resolved;
-    const bytes = Buffer.byteLength(content);
+    const place = openInRoot(root, path, { create: true });
+    if (!place.ok) return place;
+    const { directory, name } = place.value;
+    const bytes = Buffer.from(content);
     try {
-      const existing = await stat(resolved.value).catch(() => undefined);
-      if (existing?.isDirectory()) {
+      const found = readExisting(() => directory.readFile(name, bytes.length + 1));
+      const existing = found?.read;
+      if (existing?.kind === "directory") {
         return failure("ToolTerminal/IsDirectory", `${path} is a directory, not a file`, { path });
       }
-      if (existing && !existing.isFile()) {
-        return { ok: false, error: notARegularFile(path, specialKind(existing)) };
+      if (existing?.kind === "special") {
+        return { ok: false, error: notARegularFile(path, existing.what) };
       }
-      const same = existing?.size === bytes && holds(resolved.value, Buffer.from(content));
-      if (same) {
-        return success({ path, bytes, created: false, unchanged: true });
+      if (existing?.size === bytes.length && existing.bytes.equals(bytes)) {
+        return success({ path, bytes: bytes.length, created: false, unchanged: true });
       }
-      await mkdir(dirname(resolved.value), { recursive: true });
-      await writeFileAtomic(resolved.value, content);
-      return success({ path, bytes, created: !existing, unchanged: false });
+      // An existing file keeps its permission bits: a script stays executable.
+      await directory.writeFileAtomic(name, content, found?.mode);
+      return success({ path, bytes: bytes.length, created: !existing, unchanged: false });
     } catch (error) {
       return fileFailure(error, path);
+    } finally {
+      directory.close();
     }
   },
 };
 
-/** Whether the regular file `file` holds exactly `content`. */
-function holds(file: string, content: Buffer): boolean {
-  const read = readRegularFile(file, content.length + 1);
-  return read.kind === "file" && read.bytes.equals(content);
+/** What reading the file found, or undefined when there is none yet. */
+function readExisting<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
 }

@@ -859,14 +859,33 @@ describe("a run whose Bash is not sandboxed says so at its start", () => {
   const listsHome = () =>
     pipelineOf({ stages: [{ kind: "command", id: "look", command: "ls /root", timeoutMs: 5000 }] });
 
-  it("auto without bubblewrap: SandboxUnavailable right after RunStarted, and Bash runs unconfined", async () => {
+  it("auto without bubblewrap: SandboxUnavailable right after RunStarted, and Bash is refused", async () => {
     const h = harness("stages: {}", { mode: "yolo", sandbox: { bwrap: NO_BWRAP } });
     const result = await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
     expect(h.types().slice(0, 2)).toEqual(["RunStarted", "SandboxUnavailable"]);
     expect(h.audit.of("run-1")[1]?.payload).toEqual({
       mode: "auto",
       reason: `bubblewrap (${NO_BWRAP}) is not installed`,
-      bash: "unconfined",
+      bash: "refused",
+    });
+    expect(result.results.look?.verdict).toBe("fail");
+    expect(h.types()).toContain("ToolFailed");
+  });
+
+  it("auto without bubblewrap, unconfined Bash allowed: the event records the choice, and Bash runs", async () => {
+    const h = harness("stages: {}", {
+      mode: "yolo",
+      sandbox: { bwrap: NO_BWRAP, allowUnconfined: true },
+    });
+    const result = await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
+    expect(h.audit.of("run-1")[1]).toMatchObject({
+      type: "SandboxUnavailable",
+      payload: {
+        mode: "auto",
+        reason: `bubblewrap (${NO_BWRAP}) is not installed`,
+        bash: "unconfined",
+        allowUnconfined: true,
+      },
     });
     expect(result.results.look?.verdict).toBe("ok");
   });

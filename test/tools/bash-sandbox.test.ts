@@ -15,7 +15,12 @@ import { codeOf, makeProject, outputOf, type Project } from "./project.js";
 const ON_CI = process.env.CI === "true";
 const available = bashConfinement({ ...DEFAULT_SANDBOX, mode: "required" });
 const missing = available.sandboxed ? undefined : available.reason;
-const UNCONFINED: BashConfinement = { sandboxed: false, mode: "off", reason: "turned off" };
+const UNCONFINED: BashConfinement = {
+  sandboxed: false,
+  mode: "off",
+  reason: "turned off",
+  bash: "unconfined",
+};
 
 /** Files a test put outside its tmp world (home, system directories), removed afterwards. */
 const placed: string[] = [];
@@ -263,7 +268,17 @@ describe("when the sandbox cannot be used", () => {
       ? readFileSync(join(project.world, "calls"), "utf8").split("\n").filter(Boolean).length
       : 0;
 
-  it("says bubblewrap is not installed, and auto runs Bash unconfined", async () => {
+  /** Bash's outcome for a command that would leave a marker in the root. */
+  const markerRun = async (project: Project, sandbox: BashConfinement) => {
+    const outcome = await invokeTool(
+      bashTool,
+      { command: "echo ran > marker" },
+      { ...project.context(), sandbox },
+    );
+    return { outcome, ran: existsSync(join(project.root, "marker")) };
+  };
+
+  it("refuses Bash where bubblewrap is not installed, saying how to install it", async () => {
     const project = makeProject();
     const bwrap = join(project.world, "no-such-bwrap");
     const confinement = bashConfinement({ ...DEFAULT_SANDBOX, bwrap });
@@ -271,9 +286,52 @@ describe("when the sandbox cannot be used", () => {
       sandboxed: false,
       mode: "auto",
       reason: `bubblewrap (${bwrap}) is not installed`,
+      bash: "refused",
+    });
+    const { outcome, ran } = await markerRun(project, confinement);
+    expect(codeOf(outcome)).toBe("ToolTerminal/SandboxUnavailable");
+    expect(outcome.ok ? "" : outcome.error.message).toContain("apt-get install bubblewrap");
+    expect(outcome.ok ? "" : outcome.error.message).toContain("--unconfined-bash");
+    expect(ran).toBe(false);
+  });
+
+  it("refuses Bash where bubblewrap is there but cannot make namespaces", async () => {
+    const project = makeProject();
+    const bwrap = fakeBwrap(
+      project,
+      "echo 'bwrap: No permissions to creating new namespace' >&2; exit 1",
+    );
+    const { outcome, ran } = await markerRun(
+      project,
+      bashConfinement({ ...DEFAULT_SANDBOX, bwrap }),
+    );
+    expect(codeOf(outcome)).toBe("ToolTerminal/SandboxUnavailable");
+    expect(outcome.ok ? "" : outcome.error.message).toContain("user namespaces");
+    expect(ran).toBe(false);
+  });
+
+  it("runs Bash unconfined where bubblewrap cannot run only when the host allows it", async () => {
+    const project = makeProject();
+    const bwrap = join(project.world, "no-such-bwrap");
+    const confinement = bashConfinement({ ...DEFAULT_SANDBOX, bwrap, allowUnconfined: true });
+    expect(confinement).toEqual({
+      sandboxed: false,
+      mode: "auto",
+      reason: `bubblewrap (${bwrap}) is not installed`,
+      bash: "unconfined",
     });
     const output = await runIn(project, confinement, `cat ${project.outside}/secret.txt`);
     expect(output).toContain(SECRET);
+  });
+
+  it("keeps Bash refused under a host that requires the sandbox, allowed unconfined or not", async () => {
+    const project = makeProject();
+    const bwrap = join(project.world, "no-such-bwrap");
+    const settings = { ...DEFAULT_SANDBOX, bwrap, mode: "required" as const };
+    const confinement = bashConfinement({ ...settings, allowUnconfined: true });
+    const { outcome, ran } = await markerRun(project, confinement);
+    expect(codeOf(outcome)).toBe("ToolTerminal/SandboxUnavailable");
+    expect(ran).toBe(false);
   });
 
   it("says why bubblewrap failed when it cannot make namespaces", () => {
@@ -303,6 +361,7 @@ describe("when the sandbox cannot be used", () => {
       sandboxed: false,
       mode: "off",
       reason: "the host turned the sandbox off",
+      bash: "unconfined",
     });
     expect(callsOf(project)).toBe(0);
   });

@@ -44,7 +44,10 @@ const allStopped = (marker: string) => waitFor(() => processesWith(marker).lengt
 /** The kill tests run both inside the sandbox (where it can be used) and unconfined. */
 const CONFINEMENTS: [string, BashConfinement | undefined][] = [
   ["as the host runs it", undefined],
-  ["unconfined", { sandboxed: false, mode: "off", reason: "turned off by the test" }],
+  [
+    "unconfined",
+    { sandboxed: false, mode: "off", reason: "turned off by the test", bash: "unconfined" },
+  ],
 ];
 
 describe("Bash", () => {
