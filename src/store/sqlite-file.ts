@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 
@@ -23,6 +23,18 @@ export function checkpoint(db: Database.Database): void {
   } catch {
     // Left to SQLite's next automatic checkpoint.
   }
+}
+
+/** Which file a path names: its device and inode. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** The identity of the file at `path`, or undefined when there is none. */
+export function identityOf(path: string): FileIdentity | undefined {
+  const stats = statSync(path, { throwIfNoEntry: false });
+  return stats && { dev: stats.dev, ino: stats.ino };
 }
 
 /** How long a statement waits for another process's lock before the store reports it locked. */

@@ -109,7 +109,7 @@ export class SqliteStore
   createRun(run: NewRun): Result<RunRecord> {
     const record = newRunRecord(run, this.timestamp());
     if (!record.ok) return record;
-    const inserted = this.guarded(() => this.sql.insertRun.run(toRunRow(record.value)));
+    const inserted = this.written(() => this.sql.insertRun.run(toRunRow(record.value)));
     if (inserted.changes === 0) return err(runExists(run.runId));
     return record;
   }
@@ -121,7 +121,7 @@ export class SqliteStore
 
   /** Content-addressed: saving a hash already stored keeps its first bundle. */
   saveDefinition(hash: string, bundle: DefinitionBundle): void {
-    this.guarded(() => this.queue.saveDefinition(hash, bundle, this.timestamp()));
+    this.written(() => this.queue.saveDefinition(hash, bundle, this.timestamp()));
   }
 
   loadDefinition(hash: string): Result<DefinitionBundle> {
@@ -309,7 +309,7 @@ export class SqliteStore
   }
 
   remember(namespace: string, key: string, value: JsonValue): void {
-    this.guarded(() => this.memory.remember(namespace, key, value, this.timestamp()));
+    this.written(() => this.memory.remember(namespace, key, value, this.timestamp()));
   }
 
   recent(namespace: string, limit: number): MemoryEntry[] {
@@ -338,13 +338,13 @@ export class SqliteStore
    */
   renewLease(runId: string, owner: string, ttlMs: number): Result<void> {
     const lease = { runId, owner, expiresAt: this.now() + ttlMs };
-    return this.guarded(() => renewLease(this.sql, lease));
+    return this.written(() => renewLease(this.sql, lease));
   }
 
   /** Gives the lease up; a lease held by another owner is left alone. */
   releaseLease(runId: string, owner: string): void {
     this.log.release(runId);
-    this.guarded(() => this.sql.releaseLease.run({ runId, owner }));
+    this.written(() => this.sql.releaseLease.run({ runId, owner }));
   }
 
   /** Queues a control event for the run's live owner (`Session/RunNotFound` for no such run). */
@@ -359,7 +359,7 @@ export class SqliteStore
   }
 
   takeControl(id: number): boolean {
-    return this.guarded(() => this.controls.takeControl(id, this.now()));
+    return this.written(() => this.controls.takeControl(id, this.now()));
   }
 
   pendingControls(runId: string): ControlRequest[] {
@@ -374,7 +374,7 @@ export class SqliteStore
     id: number,
     outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
   ): boolean {
-    return this.guarded(() => this.controls.settleAt(id, outcome, this.timestamp()));
+    return this.written(() => this.controls.settleAt(id, outcome, this.timestamp()));
   }
 
   leaseHolder(

@@ -35,6 +35,17 @@ export function storeFailure(path: string, cause: unknown): unknown {
   );
 }
 
+/**
+ * The store's file was deleted or replaced under an open connection: its writes since are lost
+ * with it (`storeGone` says which, and that there is nothing of them to resume).
+ */
+export const storeReplaced = (path: string, deleted: boolean): StagechartError =>
+  new StagechartError(
+    "Session/StoreUnavailable",
+    `the store at ${path} was ${deleted ? "deleted" : "replaced by another file"} while in use: what was written to it since is not stored`,
+    { path, storeGone: deleted ? "deleted" : "replaced" },
+  );
+
 const OWN_MAKING = ["SQLITE_CONSTRAINT", "SQLITE_MISUSE", "SQLITE_RANGE", "SQLITE_MISMATCH"];
 
 const isCorruption = (cause: unknown): boolean =>
