@@ -31,6 +31,9 @@ export abstract class SqliteConnection {
   /** A transaction failed: nothing kept in memory about what it wrote is to be trusted. */
   protected abstract rolledBack(): void;
 
+  /** A transaction committed, to the file the path names. */
+  protected abstract committed(): void;
+
   /** Runs `work`, with a failing SQLite call told as what it means for the user. */
   protected guarded<T>(work: () => T): T {
     try {
@@ -54,6 +57,7 @@ export abstract class SqliteConnection {
       throw error;
     }
     this.stillStored();
+    this.committed();
     return result;
   }
 
