@@ -52,11 +52,12 @@ export abstract class SqliteConnection {
     let result: T;
     try {
       result = this.guarded(() => this.transaction.immediate(work) as T);
+      this.stillStored();
     } catch (error) {
+      // Rolled back, or committed to a file that is gone: nothing of it is stored either way.
       this.rolledBack();
       throw error;
     }
-    this.stillStored();
     this.committed();
     return result;
   }
