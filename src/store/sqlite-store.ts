@@ -117,13 +117,18 @@ export class SqliteStore
     }
   }
 
+  /** Stores the run's row, then checkpoints it: a WAL lost later cannot take the row with it. */
   createRun(run: NewRun): Result<RunRecord> {
+    const created = this.insertRun(run);
+    if (created.ok) checkpoint(this.db);
+    return created;
+  }
+
+  private insertRun(run: NewRun): Result<RunRecord> {
     const record = newRunRecord(run, this.timestamp());
     if (!record.ok) return record;
     const inserted = this.written(() => this.sql.insertRun.run(toRunRow(record.value)));
     if (inserted.changes === 0) return err(runExists(run.runId));
-    // In the main file from the start: a WAL lost later cannot take the run's row with it.
-    checkpoint(this.db);
     return record;
   }
 
@@ -250,7 +255,7 @@ export class SqliteStore
     const forked = this.immediately((): Result<RunRecord> => {
       const copied = this.forks.entriesAt(source, step, run.runId);
       if (!copied) return err(forkUnavailable(source, step));
-      const created = this.createRun(run);
+      const created = this.insertRun(run);
       if (!created.ok) return created;
       this.appendStep(run.runId, first, copied);
       return created;
