@@ -26,7 +26,9 @@ export async function drive(
   // A run stopped by its store (or a lost lease) is left resumable, but the command failed.
   const stopped = status === "suspended" && error !== undefined;
   if (stopped) {
-    io.stderr(`${error.code}: ${error.message} (run ${runId} is kept as stored, to resume)\n`);
+    // A store deleted or replaced under the run has nothing of it left to resume.
+    const kept = error.context.storeGone ? "" : ` (run ${runId} is kept as stored, to resume)`;
+    io.stderr(`${error.code}: ${error.message}${kept}\n`);
   }
   if (json) {
     io.stdout(

@@ -141,6 +141,9 @@ export class AsyncSqliteStore implements AsyncRunStore {
   async leaseHolder(runId: string) {
     return this.store.leaseHolder(runId);
   }
+  async lostSteps() {
+    return this.store.lostSteps();
+  }
   async close() {
     this.store.close();
   }

@@ -1,12 +1,18 @@
+import { resolve } from "node:path";
 import type Database from "better-sqlite3";
-import { storeFailure } from "./store-errors.js";
+import { type FileIdentity, identityOf } from "./sqlite-file.js";
+import { storeFailure, storeReplaced, storeUnavailable } from "./store-errors.js";
 
 /**
- * The SQLite store's open file and its clock, and the two ways the store runs a call on it:
- * guarded (a failing SQLite call told as what it means for the user) or in a transaction.
+ * The SQLite store's open file and its clock, and the ways the store runs a call on it: guarded
+ * (a failing SQLite call told as what it means for the user), and for a write, in a transaction
+ * or `written`, each checked to have reached the file the path still names.
  */
 export abstract class SqliteConnection {
   private readonly transaction: Database.Transaction<(work: () => unknown) => unknown>;
+  /** Where the file was opened, and which file that was: see `stillStored`. */
+  private readonly absolutePath: string;
+  private readonly identity: FileIdentity | undefined;
 
   protected constructor(
     protected readonly db: Database.Database,
@@ -14,6 +20,8 @@ export abstract class SqliteConnection {
     protected readonly now: () => number,
   ) {
     this.transaction = db.transaction((work) => work());
+    this.absolutePath = resolve(path);
+    this.identity = identityOf(this.absolutePath);
   }
 
   close(): void {
@@ -22,6 +30,9 @@ export abstract class SqliteConnection {
 
   /** A transaction failed: nothing kept in memory about what it wrote is to be trusted. */
   protected abstract rolledBack(): void;
+
+  /** A transaction committed, to the file the path names. */
+  protected abstract committed(): void;
 
   /** Runs `work`, with a failing SQLite call told as what it means for the user. */
   protected guarded<T>(work: () => T): T {
@@ -38,12 +49,43 @@ export abstract class SqliteConnection {
    * another process's commit made stale.
    */
   protected immediately<T>(work: () => T): T {
+    let result: T;
     try {
-      return this.guarded(() => this.transaction.immediate(work) as T);
+      result = this.guarded(() => this.transaction.immediate(work) as T);
+      this.stillStored();
     } catch (error) {
+      // Rolled back, or committed to a file that is gone: nothing of it is stored either way.
       this.rolledBack();
       throw error;
     }
+    this.committed();
+    return result;
+  }
+
+  /** A write outside a transaction: `guarded`, then checked as a transaction is (`stillStored`). */
+  protected written<T>(work: () => T): T {
+    const result = this.guarded(work);
+    this.stillStored();
+    return result;
+  }
+
+  /**
+   * Throws `Session/StoreUnavailable` once the path no longer names the file this connection
+   * writes to (it was deleted, or another file put in its place): SQLite goes on writing to the
+   * open file without a word, and a run would end "done" with nothing anyone can read back. One
+   * stat of the path, after each write; what was written is then gone with the file.
+   */
+  private stillStored(): void {
+    const { identity } = this;
+    if (!identity) return;
+    let now: FileIdentity | undefined;
+    try {
+      now = identityOf(this.absolutePath);
+    } catch (cause) {
+      throw storeUnavailable(this.path, cause);
+    }
+    if (now?.dev !== identity.dev || now.ino !== identity.ino)
+      throw storeReplaced(this.path, now === undefined);
   }
 
   protected timestamp(): string {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 
@@ -13,16 +13,35 @@ function makeDirectories(dir: string): void {
 }
 
 /**
- * Copies the WAL into the main file. Best effort: a checkpoint that cannot finish (a reader
- * in the way, a full disk) loses nothing, the WAL still holds every commit. PASSIVE: the WAL
- * file is kept and written over from its start, not cut to nothing and grown again (issue 14).
+ * Copies the WAL into the main file; whether all of it is there now. Best effort: a checkpoint
+ * that cannot finish (a reader in the way, a full disk) loses nothing, the WAL still holds every
+ * commit. PASSIVE: the WAL file is kept and written over from its start, not cut to nothing and
+ * grown again.
  */
-export function checkpoint(db: Database.Database): void {
+export function checkpoint(db: Database.Database): boolean {
   try {
-    db.pragma("wal_checkpoint(PASSIVE)");
+    const [result] = db.pragma("wal_checkpoint(PASSIVE)") as {
+      busy: number;
+      log: number;
+      checkpointed: number;
+    }[];
+    return result !== undefined && result.busy === 0 && result.checkpointed === result.log;
   } catch {
     // Left to SQLite's next automatic checkpoint.
+    return false;
   }
+}
+
+/** Which file a path names: its device and inode. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** The identity of the file at `path`, or undefined when there is none. */
+export function identityOf(path: string): FileIdentity | undefined {
+  const stats = statSync(path, { throwIfNoEntry: false });
+  return stats && { dev: stats.dev, ino: stats.ino };
 }
 
 /** How long a statement waits for another process's lock before the store reports it locked. */

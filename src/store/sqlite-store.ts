@@ -3,7 +3,7 @@ import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { MemoryEntry, PipelineMemory } from "../definitions/memory.js";
-import type { ErrorView } from "../errors.js";
+import type { ErrorView, StagechartError } from "../errors.js";
 import { err, ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../inspect/audit.js";
 import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
@@ -14,6 +14,7 @@ import type * as z from "../zod.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork.js";
 import { StepHistory, type StepRecord } from "./history.js";
+import { LiveMarks, type StepTail } from "./live-marks.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
 import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
@@ -45,6 +46,7 @@ import {
   runLocked,
   runNotFound,
   runNotQueued,
+  stepsLost,
   storeUnavailable,
 } from "./store-errors.js";
 
@@ -78,6 +80,9 @@ export class SqliteStore
   private readonly forks: ForkCopier;
   private readonly controls: ControlRequests;
   private readonly queue: RunQueue;
+  private readonly marks: LiveMarks;
+  /** The runs the transaction under way appended steps to, and how far: marked once it commits. */
+  private readonly appended = new Map<string, StepTail>();
 
   private constructor(db: Database.Database, path: string, now: () => number) {
     super(db, path, now);
@@ -89,6 +94,12 @@ export class SqliteStore
     this.forks = new ForkCopier(db, this.entries);
     this.controls = new ControlRequests(db);
     this.queue = new RunQueue(db);
+    this.marks = new LiveMarks(path);
+  }
+
+  override close(): void {
+    this.marks.close();
+    super.close();
   }
 
   static open(path: string, options: StoreOptions = {}): Result<SqliteStore> {
@@ -106,10 +117,17 @@ export class SqliteStore
     }
   }
 
+  /** Stores the run's row, then checkpoints it: a WAL lost later cannot take the row with it. */
   createRun(run: NewRun): Result<RunRecord> {
+    const created = this.insertRun(run);
+    if (created.ok) checkpoint(this.db);
+    return created;
+  }
+
+  private insertRun(run: NewRun): Result<RunRecord> {
     const record = newRunRecord(run, this.timestamp());
     if (!record.ok) return record;
-    const inserted = this.guarded(() => this.sql.insertRun.run(toRunRow(record.value)));
+    const inserted = this.written(() => this.sql.insertRun.run(toRunRow(record.value)));
     if (inserted.changes === 0) return err(runExists(run.runId));
     return record;
   }
@@ -121,7 +139,7 @@ export class SqliteStore
 
   /** Content-addressed: saving a hash already stored keeps its first bundle. */
   saveDefinition(hash: string, bundle: DefinitionBundle): void {
-    this.guarded(() => this.queue.saveDefinition(hash, bundle, this.timestamp()));
+    this.written(() => this.queue.saveDefinition(hash, bundle, this.timestamp()));
   }
 
   loadDefinition(hash: string): Result<DefinitionBundle> {
@@ -134,20 +152,20 @@ export class SqliteStore
     const runId = this.immediately(() =>
       this.queue.claim(owner, ttlMs, this.now(), this.timestamp(), only),
     );
-    if (runId !== undefined) this.log.release(runId);
+    if (runId !== undefined) this.letGo(runId);
     const claimed = runId === undefined ? undefined : this.getRun(runId);
     return claimed?.ok ? claimed.value : undefined;
   }
 
   /** Gives a stopped run back: `owner`'s lease given up and the run queued, in one transaction. */
   requeueRun(runId: string, owner: string): boolean {
-    this.log.release(runId);
+    this.letGo(runId);
     return this.immediately(() => this.queue.requeue(runId, owner, this.timestamp()));
   }
 
   /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did (or it never was). */
   cancelQueuedRun(runId: string, reason?: string): Result<RunRecord> {
-    return this.immediately((): Result<RunRecord> => {
+    const cancelled = this.immediately((): Result<RunRecord> => {
       if (!this.queue.cancelQueued(runId, this.now(), this.timestamp())) {
         const run = this.getRun(runId);
         if (!run.ok) return run;
@@ -160,14 +178,15 @@ export class SqliteStore
       }
       const began = this.lastSeq(runId) > 0;
       this.appendStep(runId, { events: [cancelledBeforeStart(runId, reason, began)] });
-      this.log.release(runId);
       return this.getRun(runId);
     });
+    if (cancelled.ok) this.settle(runId);
+    return cancelled;
   }
 
   /**
    * A run that leaves `running` (it ended, or parked) is then checkpointed: its rows move from
-   * the WAL into the main file, so losing the WAL later cannot lose it.
+   * the WAL into the main file, so losing the WAL later cannot lose it, and its mark goes.
    */
   updateRun(runId: string, patch: RunPatch): Result<RunRecord> {
     const updated = this.immediately((): Result<RunRecord> => {
@@ -177,10 +196,7 @@ export class SqliteStore
       this.sql.updateRun.run(toRunRow(updated));
       return this.getRun(runId);
     });
-    if (updated.ok && updated.value.status !== "running") {
-      this.log.release(runId);
-      checkpoint(this.db);
-    }
+    if (updated.ok && updated.value.status !== "running") this.settle(runId);
     return updated;
   }
 
@@ -210,6 +226,8 @@ export class SqliteStore
   private appendStep(runId: string, step: StepCommit, carried?: StoredEntries): AuditEvent[] {
     const at = this.timestamp();
     const recorded = this.log.append(runId, step, at, carried);
+    const tail = this.log.tailOf(runId);
+    if (tail) this.appended.set(runId, tail);
     this.controls.settleInStep(step.controls ?? [], at);
     return recorded;
   }
@@ -234,16 +252,20 @@ export class SqliteStore
    * journal and transcript entries `source` had recorded by that step (under the new run's keys).
    */
   forkRun(source: string, step: number, run: NewRun, first: StepCommit): Result<RunRecord> {
-    return this.immediately((): Result<RunRecord> => {
+    const forked = this.immediately((): Result<RunRecord> => {
       const copied = this.forks.entriesAt(source, step, run.runId);
       if (!copied) return err(forkUnavailable(source, step));
-      const created = this.createRun(run);
+      const created = this.insertRun(run);
       if (!created.ok) return created;
       this.appendStep(run.runId, first, copied);
-      // Its owner commits the rest, under a lease.
-      this.log.release(run.runId);
       return created;
     });
+    // Its owner commits the rest, under a lease; its row is in the main file, as a new run's is.
+    if (forked.ok) {
+      this.letGo(run.runId);
+      checkpoint(this.db);
+    }
+    return forked;
   }
 
   lastSeq(runId: string): number {
@@ -309,7 +331,7 @@ export class SqliteStore
   }
 
   remember(namespace: string, key: string, value: JsonValue): void {
-    this.guarded(() => this.memory.remember(namespace, key, value, this.timestamp()));
+    this.written(() => this.memory.remember(namespace, key, value, this.timestamp()));
   }
 
   recent(namespace: string, limit: number): MemoryEntry[] {
@@ -328,7 +350,7 @@ export class SqliteStore
   ): Result<void> {
     const now = this.now();
     const lease = { runId, owner, expiresAt: now + ttlMs, now };
-    this.log.release(runId);
+    this.letGo(runId);
     return this.immediately(() => claimLease(this.sql, lease, holderGone));
   }
 
@@ -338,13 +360,13 @@ export class SqliteStore
    */
   renewLease(runId: string, owner: string, ttlMs: number): Result<void> {
     const lease = { runId, owner, expiresAt: this.now() + ttlMs };
-    return this.guarded(() => renewLease(this.sql, lease));
+    return this.written(() => renewLease(this.sql, lease));
   }
 
   /** Gives the lease up; a lease held by another owner is left alone. */
   releaseLease(runId: string, owner: string): void {
-    this.log.release(runId);
-    this.guarded(() => this.sql.releaseLease.run({ runId, owner }));
+    this.letGo(runId);
+    this.written(() => this.sql.releaseLease.run({ runId, owner }));
   }
 
   /** Queues a control event for the run's live owner (`Session/RunNotFound` for no such run). */
@@ -359,7 +381,7 @@ export class SqliteStore
   }
 
   takeControl(id: number): boolean {
-    return this.guarded(() => this.controls.takeControl(id, this.now()));
+    return this.written(() => this.controls.takeControl(id, this.now()));
   }
 
   pendingControls(runId: string): ControlRequest[] {
@@ -374,7 +396,7 @@ export class SqliteStore
     id: number,
     outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
   ): boolean {
-    return this.guarded(() => this.controls.settleAt(id, outcome, this.timestamp()));
+    return this.written(() => this.controls.settleAt(id, outcome, this.timestamp()));
   }
 
   leaseHolder(
@@ -384,7 +406,55 @@ export class SqliteStore
     return holder && { ...holder, expiresInMs: holder.expiresAt - this.now() };
   }
 
+  /**
+   * Runs whose steps the store lost: a run whose mark (see `LiveMarks`) says it committed more
+   * steps than the store holds — its WAL was deleted or damaged after a crash — as
+   * `Session/StoreDamaged`, naming the run, what it had and what is left. The marks are read
+   * before the steps, and a run's owner marks a step after committing it: a run being written
+   * meanwhile is never taken for one that lost steps.
+   */
+  lostSteps(): StagechartError[] {
+    const marks = this.marks.marks();
+    return marks.flatMap((mark) => {
+      const stored = this.guarded(() => this.sql.lastStep.get(mark.runId)) ?? {
+        step: 0,
+        lastSeq: 0,
+      };
+      if (stored.step >= mark.step) return [];
+      const runExists = this.guarded(() => this.sql.runExists.get(mark.runId)) !== undefined;
+      return [stepsLost(this.path, mark, stored, runExists)];
+    });
+  }
+
+  /** The run is not written here for now: what is kept about it in memory is let go. */
+  private letGo(runId: string): void {
+    this.log.release(runId);
+    this.marks.forget(runId);
+  }
+
+  /** The run left `running`: checkpointed, and its mark removed once all of it is in the main file. */
+  private settle(runId: string): void {
+    this.letGo(runId);
+    if (checkpoint(this.db)) this.guardedMark(() => this.marks.settled(runId));
+  }
+
+  protected committed(): void {
+    const appended = [...this.appended];
+    this.appended.clear();
+    for (const [runId, tail] of appended) this.guardedMark(() => this.marks.committed(runId, tail));
+  }
+
   protected rolledBack(): void {
     this.log.rolledBack();
+    this.appended.clear();
+  }
+
+  /** A mark that cannot be written is `Session/StoreUnavailable`, naming where it goes. */
+  private guardedMark(work: () => void): void {
+    try {
+      work();
+    } catch (cause) {
+      throw storeUnavailable(this.marks.dir, cause);
+    }
   }
 }

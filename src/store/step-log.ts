@@ -60,6 +60,11 @@ export class StepLog {
     return recorded;
   }
 
+  /** The run's last step as this store appended it, if it did since it last let the run go. */
+  tailOf(runId: string): { step: number; lastSeq: number } | undefined {
+    return this.tails.get(runId);
+  }
+
   private storedTail(runId: string): { step: number; lastSeq: number } {
     if (this.sql.runExists.get(runId) === undefined) throw runNotFound(runId);
     return this.sql.lastStep.get(runId) ?? { step: 0, lastSeq: 0 };

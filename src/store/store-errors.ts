@@ -35,6 +35,54 @@ export function storeFailure(path: string, cause: unknown): unknown {
   );
 }
 
+/**
+ * The store's file was deleted or replaced under an open connection: its writes since are lost
+ * with it (`storeGone` says which, and that there is nothing of them to resume).
+ */
+export const storeReplaced = (path: string, deleted: boolean): StagechartError =>
+  new StagechartError(
+    "Session/StoreUnavailable",
+    `the store at ${path} was ${deleted ? "deleted" : "replaced by another file"} while in use: what was written to it since is not stored`,
+    { path, storeGone: deleted ? "deleted" : "replaced" },
+  );
+
+/**
+ * A run whose mark outside the database says it committed more steps than the store holds: the
+ * WAL that held the rest was deleted or damaged after a crash.
+ */
+export const stepsLost = (
+  path: string,
+  mark: { runId: string; step: number; lastSeq: number; file: string },
+  stored: { step: number; lastSeq: number },
+  runExists: boolean,
+): StagechartError => {
+  const { runId } = mark;
+  const had = `run ${runId} had committed ${mark.step} step(s) (audit seq ${mark.lastSeq})`;
+  const left = !runExists
+    ? "the store has no such run: its row and steps were lost"
+    : stored.step === 0
+      ? "the store holds none of them: they were lost"
+      : `the store holds ${stored.step}: the later ones were lost`;
+  const from = stored.step === 0 ? "starts it again" : `goes on from step ${stored.step}`;
+  const next = runExists
+    ? `resume --force ${from}, doing again what the lost steps did`
+    : `remove ${mark.file} once this is dealt with`;
+  return new StagechartError(
+    "Session/StoreDamaged",
+    `${had}, but ${left} with the write-ahead log (${path}-wal), deleted or damaged after a crash; ${next}`,
+    {
+      runId,
+      path,
+      committedSteps: mark.step,
+      committedSeq: mark.lastSeq,
+      storedSteps: stored.step,
+      storedSeq: stored.lastSeq,
+      runExists,
+      mark: mark.file,
+    },
+  );
+};
+
 const OWN_MAKING = ["SQLITE_CONSTRAINT", "SQLITE_MISUSE", "SQLITE_RANGE", "SQLITE_MISMATCH"];
 
 const isCorruption = (cause: unknown): boolean =>

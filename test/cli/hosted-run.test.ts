@@ -18,10 +18,11 @@ afterEach(async () => {
 const codeReview = (project: string, task: string, model: string, ...extra: string[]) =>
   runPipelineIn(project, "code-review", task, "--model", model, "--headless", "--json", ...extra);
 
-/** Every byte the run store holds on disk: the database and its write-ahead log. */
+/** Every byte the run store holds on disk: the database, its write-ahead log, its live runs' marks. */
 const storeBytes = (dir: string) =>
-  readdirSync(dir)
-    .map((name) => readFileSync(join(dir, name)).toString("latin1"))
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => readFileSync(join(entry.parentPath, entry.name)).toString("latin1"))
     .join("\n");
 
 describe("stagechart run on a hosted model", () => {

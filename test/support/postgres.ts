@@ -48,6 +48,12 @@ export interface TestPostgres {
   password: string;
   /** A new empty database, as a URL with the role's password in it. */
   createDatabase(): Promise<string>;
+  /**
+   * Stops the server, keeps it down for `downMs`, and starts it again on the same port with the
+   * same data. `fast` ends every session with a message, as a restart for maintenance does;
+   * `immediate` drops them unannounced, as a crash does.
+   */
+  restart(downMs: number, mode?: "fast" | "immediate"): Promise<void>;
   /** Stops the server and removes its directory. */
   stop(): Promise<void>;
 }
@@ -100,23 +106,16 @@ export async function startPostgres(bin: string): Promise<TestPostgres> {
   const data = join(dir, "data");
   const host = "127.0.0.1";
   const port = await freePort();
+  const settings = `-p ${port} -k ${dir} -c listen_addresses=${host} -c fsync=off`;
+  const start = () =>
+    asServer("pg_ctl", ["-D", data, "-l", join(dir, "server.log"), "-w", "-o", settings, "start"]);
   try {
     await asServer("initdb", [
       ...["-D", data, "-U", TEST_ROLE, `--pwfile=${pwfile}`, "-E", "UTF8", "--no-sync"],
       ...["--auth-local=trust", "--auth-host=scram-sha-256"],
     ]);
     rmSync(pwfile);
-    const settings = `-p ${port} -k ${dir} -c listen_addresses=${host} -c fsync=off`;
-    await asServer("pg_ctl", [
-      "-D",
-      data,
-      "-l",
-      join(dir, "server.log"),
-      "-w",
-      "-o",
-      settings,
-      "start",
-    ]);
+    await start();
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
@@ -140,6 +139,11 @@ export async function startPostgres(bin: string): Promise<TestPostgres> {
         await admin.end();
       }
       return urlOf(name);
+    },
+    async restart(downMs, mode = "fast") {
+      await asServer("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]);
+      await new Promise((later) => setTimeout(later, downMs));
+      await start();
     },
     async stop() {
       try {

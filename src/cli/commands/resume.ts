@@ -15,6 +15,7 @@ import type { HostSettings } from "../host-options.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
+import { lostStepsOf, warnLost } from "../lost-steps.js";
 import { collect } from "../options.js";
 import { isHeadless, withRunHost } from "../run-host.js";
 import { openExistingRunTarget, type RunTarget } from "../run-target.js";
@@ -41,7 +42,10 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .description("continue a stopped or interrupted run from its last step")
     .argument("<runId>")
     .option(storeOption, STORE_HELP)
-    .option("--force", "resume even if the pipeline changed since the run was saved")
+    .option(
+      "--force",
+      "resume even if the pipeline changed since the run was saved, or the store lost steps of it",
+    )
     .addOption(approveOption())
     .addOption(denyOption())
     .addOption(inputOption())
@@ -183,8 +187,14 @@ async function continueRun(
   if (!target.ok) return refuse(io, flags.json, target.error, runId);
   const { store } = target.value;
   try {
+    const lost = await lostStepsOf(store, runId);
     const run = await store.getRun(runId);
-    if (!run.ok) return refuse(io, flags.json, run.error, runId);
+    if (!run.ok) return refuse(io, flags.json, lost[0] ?? run.error, runId);
+    // Going on from what is left would do again what the lost steps did: only when told to.
+    // A cancel runs nothing of it, so it goes ahead.
+    if (lost[0] && !flags.force && event?.type !== "CANCEL")
+      return refuse(io, flags.json, lost[0], runId, run.value.status);
+    warnLost(io, lost);
     // Another live process runs it: that process is asked, through the store.
     if (event && holderIsLive(await store.leaseHolder(runId))) {
       const answered = await controlLiveRun(store, runId, event, flags, io);

@@ -8,6 +8,7 @@ import type { AsyncRunStore } from "../../store/index.js";
 import { openExistingAnyStore } from "../any-store.js";
 import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
+import { lostStepsOf, warnLost } from "../lost-steps.js";
 import { positiveInteger } from "../options.js";
 import { progressLine } from "../progress.js";
 import { noStoreFor, STORE_HELP, storePathFor } from "../store.js";
@@ -75,6 +76,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
           ...(limit !== undefined && { limit: limit + 1 }),
         });
         const runs = page.slice(0, limit);
+        warnLost(io, await lostStepsOf(store));
         if (flags.json) io.stdout(`${JSON.stringify(runs, null, 2)}\n`);
         else if (runs.length === 0)
           io.stdout(flags.status ? `no ${flags.status} runs\n` : "no runs yet\n");
@@ -95,8 +97,10 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
     .option("--json", "print the run as JSON")
     .action((runId: string, flags: Flags) =>
       withStore(async (store) => {
+        const lost = await lostStepsOf(store, runId);
         const run = await describeStoredRun(store, runId);
-        if (!run.ok) return refuse(io, flags.json, run.error, runId);
+        if (!run.ok) return refuse(io, flags.json, lost[0] ?? run.error, runId);
+        warnLost(io, lost);
         warnDamaged(io, runId, run.value.timeline);
         if (flags.json) {
           io.stdout(`${JSON.stringify(run.value, null, 2)}
@@ -133,8 +137,10 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
     .option("--json", "print the events as a JSON array")
     .action((runId: string, flags: Flags) =>
       withStore(async (store) => {
+        const lost = await lostStepsOf(store, runId);
         const run = await store.getRun(runId);
-        if (!run.ok) return refuse(io, flags.json, run.error, runId);
+        if (!run.ok) return refuse(io, flags.json, lost[0] ?? run.error, runId);
+        warnLost(io, lost);
         const events = await store.auditOf(runId);
         warnDamaged(io, runId, events);
         if (flags.json) io.stdout(`${JSON.stringify(events, null, 2)}\n`);

@@ -2,7 +2,7 @@ import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
 import type { MemoryEntry } from "../../definitions/memory.js";
-import type { ErrorView, Result } from "../../errors.js";
+import type { ErrorView, Result, StagechartError } from "../../errors.js";
 import type { AuditEvent } from "../../inspect/audit.js";
 import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
 import type { StepCommit } from "../../runtime/persistence.js";
@@ -94,6 +94,11 @@ export interface AsyncRunStore {
    * `LISTEN/NOTIFY`), so an idle worker wakes at once instead of at its next poll.
    */
   watchQueue?(onQueued: () => void): Promise<Result<{ close(): Promise<void> }>>;
+  /**
+   * Runs whose steps the store lost where it can tell (SQLite: a WAL deleted or damaged after a
+   * crash), each as `Session/StoreDamaged` naming the run, what it had and what is left.
+   */
+  lostSteps?(): Promise<StagechartError[]>;
 
   /** Journal: recorded model and tool results by idempotency key; the first value is kept. */
   get<T>(key: string, shape: z.core.$ZodType<T>): Promise<T | undefined>;

@@ -351,11 +351,21 @@ export class PostgresStore implements AsyncRunStore {
     return retryingConflicts(() => this.transactionOnce(work));
   }
 
+  /**
+   * A checked-out connection is the caller's to watch: the pool listens for errors on idle ones
+   * only, and a connection that drops unwatched (a server restarting, a network cut) throws an
+   * unhandled 'error' event that ends the process. Watched, the drop fails the query under way
+   * (or the next one), and the connection is released as broken, never pooled again.
+   */
   private async transactionOnce<T>(work: (query: Query, client: pg.PoolClient) => Promise<T>) {
     let client: pg.PoolClient | undefined;
     let broken: Error | undefined;
+    const dropped = (error: Error) => {
+      broken ??= error;
+    };
     try {
       client = await this.pool.connect();
+      client.on("error", dropped);
       const on = client;
       await on.query("BEGIN");
       const result = await work((text, values) => on.query(text, values), on);
@@ -367,6 +377,7 @@ export class PostgresStore implements AsyncRunStore {
       });
       throw postgresFailure(this.url, cause);
     } finally {
+      client?.off("error", dropped);
       client?.release(broken);
     }
   }

@@ -284,6 +284,43 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
       await store.close();
     }
   });
+
+  it("tells a connection dropped under a step's transaction as Session/StoreUnavailable, stores none of it, and the process goes on", async () => {
+    const url = await postgres().createDatabase();
+    const opened = await PostgresStore.open(url, { poolSize: 1 });
+    if (!opened.ok) throw opened.error;
+    const store = opened.value;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const step = (n: number) => ({
+      events: [{ type: "StageInit" as const, runId: "run-1", payload: { n } }],
+      snapshot: { n },
+    });
+    try {
+      await store.createRun(newRun("run-1"));
+      await store.commitStep("run-1", step(1));
+      // The step's transaction waits on the run's row, locked here; its connection is cut under it.
+      await admin.query("BEGIN; SELECT 1 FROM runs WHERE run_id = 'run-1' FOR UPDATE");
+      const committing = store.commitStep("run-1", step(2)).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await until(async () => (await waitingBackends(admin)).length > 0);
+      await admin.query("SELECT pg_terminate_backend($1)", [(await waitingBackends(admin))[0]]);
+      await admin.query("COMMIT");
+
+      // An 'error' event nobody listened for would have ended this process (and the test) here.
+      expect(await committing).toMatchObject({ code: "Session/StoreUnavailable" });
+      expect((await store.auditOf("run-1")).map((event) => event.seq)).toEqual([1]);
+      expect(await store.snapshotAtStep("run-1", 2)).toEqual({ n: 1 });
+      const next = await store.commitStep("run-1", step(3));
+      expect(next.map((event) => event.seq)).toEqual([2]);
+      expect(await store.snapshotAtStep("run-1", 2)).toEqual({ n: 3 });
+    } finally {
+      await admin.end();
+      await store.close();
+    }
+  });
 });
 
 type TableColumns = Record<string, string[]>;

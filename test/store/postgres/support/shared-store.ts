@@ -30,6 +30,8 @@ export function sharedStores() {
     },
     /** Another store on the database at `url`, as another process would open. */
     reopen: openStore,
+    /** The server itself (to restart it under the stores). */
+    server,
   };
 }
 

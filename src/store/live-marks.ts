@@ -1,0 +1,132 @@
+import { createHash } from "node:crypto";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+
+/** How far a run's steps reached: its last step's number and its last audit event's seq. */
+export interface StepTail {
+  step: number;
+  lastSeq: number;
+}
+
+/** A run's mark: how far it had committed, and the file that says so. */
+export interface LiveMark extends StepTail {
+  runId: string;
+  file: string;
+}
+
+/** A mark's first line has a fixed width, so that each write covers the one before it whole. */
+const TAIL_WIDTH = 40;
+
+const tailLine = ({ step, lastSeq }: StepTail): string =>
+  `${step} ${lastSeq}`.padEnd(TAIL_WIDTH - 1).concat("\n");
+
+/**
+ * How far each live run of a SQLite store has committed, kept outside the database: one small
+ * file per run in `<store>.live/` (its tail on the first line, rewritten in place after each
+ * commit, its run id on the second), and removed once the run left `running` and a checkpoint
+ * put its steps in the main file. Until then its steps may live only in the WAL, and a WAL
+ * deleted or damaged after a crash loses them without a trace in the database: the mark is what
+ * tells that they were there. Each write goes to the page cache, unsynced, as the WAL's own
+ * commits do: a killed process loses none. Only a run's lease holder commits its steps, so each
+ * mark has one writer at a time.
+ */
+export class LiveMarks {
+  readonly dir: string;
+  private readonly open = new Map<string, number>();
+
+  constructor(storePath: string) {
+    this.dir = `${storePath}.live`;
+  }
+
+  /** Records that `runId` has committed up to `tail`. */
+  committed(runId: string, tail: StepTail): void {
+    let fd = this.open.get(runId);
+    if (fd === undefined) {
+      fd = this.create(runId);
+      this.open.set(runId, fd);
+      writeSync(fd, `${tailLine(tail)}${runId}\n`, 0);
+      return;
+    }
+    writeSync(fd, tailLine(tail), 0);
+  }
+
+  /** The run's mark file, opened empty: its folder made when missing (or removed meanwhile). */
+  private create(runId: string): number {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return openSync(this.fileOf(runId), "w");
+      } catch (error) {
+        const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
+        if (!missing || attempt >= 3) throw error;
+        // Another process's `settled` may remove the empty folder between these two calls.
+        mkdirSync(this.dir, { recursive: true });
+      }
+    }
+  }
+
+  /** The run is not written here for now: its file is closed, its mark stays. */
+  forget(runId: string): void {
+    const fd = this.open.get(runId);
+    if (fd === undefined) return;
+    this.open.delete(runId);
+    closeSync(fd);
+  }
+
+  /**
+   * Every step of the run is in the main file: its mark is not needed any more (nor the folder,
+   * once no run has one).
+   */
+  settled(runId: string): void {
+    this.forget(runId);
+    rmSync(this.fileOf(runId), { force: true });
+    try {
+      rmdirSync(this.dir);
+    } catch {
+      // Another run's mark is there (ENOTEMPTY), or the folder is gone already.
+    }
+  }
+
+  /** Closes every mark's file, leaving the marks. */
+  close(): void {
+    for (const runId of [...this.open.keys()]) this.forget(runId);
+  }
+
+  /** Every mark there is; a file that does not read back as one is passed over. */
+  marks(): LiveMark[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+    const marks: LiveMark[] = [];
+    for (const name of names) {
+      const file = join(this.dir, name);
+      let text: string;
+      try {
+        text = readFileSync(file, "utf8");
+      } catch {
+        continue;
+      }
+      const [step, lastSeq] = text.slice(0, TAIL_WIDTH).trim().split(" ").map(Number);
+      const runId = text.slice(TAIL_WIDTH).replace(/\n$/, "");
+      if (Number.isSafeInteger(step) && Number.isSafeInteger(lastSeq) && runId !== "")
+        marks.push({ runId, step: step as number, lastSeq: lastSeq as number, file });
+    }
+    return marks;
+  }
+
+  /** A file name for any run id: a hash of it (an id may be long, or `..`). */
+  private fileOf(runId: string): string {
+    return join(this.dir, createHash("sha256").update(runId).digest("hex").slice(0, 32));
+  }
+}

@@ -1,0 +1,116 @@
+import { copyFileSync, cpSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { StagechartError } from "../../src/errors.js";
+import type { SqliteStore } from "../../src/store/index.js";
+import { newRun, okValue, openStore, tempDir, tempStore } from "./support/temp-store.js";
+
+const step = (runId: string, n: number) => ({
+  events: [{ type: "StageInit" as const, runId, payload: { n } }],
+  snapshot: { n },
+});
+
+const commitSteps = (store: SqliteStore, runId: string, count: number) => {
+  for (let n = 1; n <= count; n++) store.commitStep(runId, step(runId, n));
+};
+
+/**
+ * The store at `path` as it is left when its WAL is lost while its process is killed: its main
+ * file (as of the last checkpoint) and the live runs' marks beside it, copied elsewhere.
+ */
+function withoutItsWal(path: string, marks = path): SqliteStore {
+  const copy = join(tempDir(), "runs.db");
+  copyFileSync(path, copy);
+  if (existsSync(`${marks}.live`)) cpSync(`${marks}.live`, `${copy}.live`, { recursive: true });
+  return openStore(copy);
+}
+
+const pathOf = (store: SqliteStore): string => Reflect.get(store, "path");
+
+const contextsOf = (errors: StagechartError[]) =>
+  errors.map(({ code, context }) => ({ code, ...context }));
+
+describe("a SQLite store's live runs, marked outside the database", () => {
+  it("a run's row reaches the main file as it is created, before any checkpoint of its steps", () => {
+    const { store, path } = tempStore();
+    okValue(store.createRun(newRun("run-1")));
+    commitSteps(store, "run-1", 3);
+
+    const left = withoutItsWal(path);
+    expect(okValue(left.getRun("run-1")).status).toBe("running");
+    expect(left.stepsOf("run-1")).toEqual([]);
+  });
+
+  it("tells the steps a lost WAL took: what the run had committed and what is left", () => {
+    const { store, path } = tempStore();
+    okValue(store.createRun(newRun("run-1")));
+    commitSteps(store, "run-1", 4);
+
+    const left = withoutItsWal(path);
+    const [lost] = left.lostSteps();
+    expect(lost?.message).toContain(`${pathOf(left)}-wal`);
+    expect(contextsOf(left.lostSteps())).toEqual([
+      expect.objectContaining({
+        code: "Session/StoreDamaged",
+        runId: "run-1",
+        committedSteps: 4,
+        committedSeq: 4,
+        storedSteps: 0,
+        storedSeq: 0,
+        runExists: true,
+      }),
+    ]);
+  });
+
+  it("tells a run whose row was lost too (the main file from before it was created)", () => {
+    const { store, path } = tempStore();
+    const before = join(tempDir(), "runs.db");
+    copyFileSync(path, before);
+    okValue(store.createRun(newRun("run-1")));
+    commitSteps(store, "run-1", 2);
+
+    const left = withoutItsWal(before, path);
+    expect(contextsOf(left.lostSteps())).toEqual([
+      expect.objectContaining({ runId: "run-1", committedSteps: 2, runExists: false }),
+    ]);
+  });
+
+  it("tells nothing while the WAL is there: the same store opened again, after a crash", () => {
+    const { store, path } = tempStore();
+    okValue(store.createRun(newRun("run-1")));
+    commitSteps(store, "run-1", 4);
+
+    expect(openStore(path).lostSteps()).toEqual([]);
+    expect(store.lostSteps()).toEqual([]);
+  });
+
+  it("drops a run's mark once it ended and its steps are in the main file", () => {
+    const { store, path } = tempStore();
+    okValue(store.createRun(newRun("run-1")));
+    commitSteps(store, "run-1", 2);
+    expect(existsSync(`${path}.live`)).toBe(true);
+
+    okValue(store.updateRun("run-1", { status: "done" }));
+    expect(existsSync(`${path}.live`)).toBe(false);
+    expect(withoutItsWal(path).lostSteps()).toEqual([]);
+  });
+
+  it("keeps marks apart: a run resumed by another process goes on marking from the steps stored", () => {
+    const { store, path } = tempStore();
+    okValue(store.createRun(newRun("run-1")));
+    okValue(store.createRun(newRun("run-2")));
+    commitSteps(store, "run-1", 3);
+    commitSteps(store, "run-2", 1);
+    okValue(store.updateRun("run-2", { status: "failed" }));
+
+    // Another process takes run-1 over and commits a step more.
+    const other = openStore(path);
+    okValue(other.acquireLease("run-1", "other", 15_000));
+    other.commitStep("run-1", step("run-1", 4));
+
+    // run-2's end checkpointed run-1's first three steps; only the fourth was in the WAL alone.
+    expect(contextsOf(withoutItsWal(path).lostSteps())).toEqual([
+      expect.objectContaining({ runId: "run-1", committedSteps: 4, storedSteps: 3 }),
+    ]);
+  });
+});
