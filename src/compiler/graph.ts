@@ -16,10 +16,17 @@ export interface Edge {
   label: string;
 }
 
-/** Draws a compiled machine from `xstate/graph`'s directed graph: nested states drawn nested. */
-export function renderGraph(machine: AnyStateMachine, format: GraphFormat): string {
+/**
+ * Draws a compiled machine from `xstate/graph`'s directed graph: nested states drawn nested.
+ * `descriptions` (by stage id, see `stageDescriptions`) go on the stages' nodes in JSON.
+ */
+export function renderGraph(
+  machine: AnyStateMachine,
+  format: GraphFormat,
+  descriptions: ReadonlyMap<string, string> = new Map(),
+): string {
   const root = toDirectedGraph(machine);
-  if (format === "json") return `${JSON.stringify(graphJson(root), null, 2)}\n`;
+  if (format === "json") return `${JSON.stringify(graphJson(root, descriptions), null, 2)}\n`;
   const edges = collectEdges(root);
   return format === "mermaid" ? mermaid(root, edges) : dot(root, edges);
 }
@@ -59,22 +66,37 @@ export interface JsonEdge {
 
 export interface JsonNode {
   id: string;
+  /** What the stage this state runs is for, from its definition. */
+  description?: string;
   children: JsonNode[];
   edges: JsonEdge[];
 }
 
 /**
  * xstate/graph's directed graph as JSON, with the eventless transitions it leaves out (a parallel
- * group's edges to its join and to `failed`, a sibling's queued → running) among each node's edges.
+ * group's edges to its join and to `failed`, a sibling's queued → running) among each node's edges,
+ * and on each stage's node (a top-level state, or a parallel group's region) its description.
  */
-export function graphJson(node: DirectedGraphNode): JsonNode {
+export function graphJson(
+  node: DirectedGraphNode,
+  descriptions: ReadonlyMap<string, string> = new Map(),
+  stageLevel = false,
+): JsonNode {
   const evented = node.edges.map((edge) =>
     jsonEdge(edge.source.id, edge.target.id, edge.transition),
   );
   const eventless = (node.stateNode.always ?? []).flatMap((transition) =>
     (transition.target ?? []).map((target) => jsonEdge(node.id, target.id, transition)),
   );
-  return { id: node.id, children: node.children.map(graphJson), edges: [...evented, ...eventless] };
+  const description = stageLevel ? descriptions.get(node.stateNode.key) : undefined;
+  const childrenAreStages =
+    node.stateNode.type === "parallel" || node.id === node.stateNode.machine.id;
+  return {
+    id: node.id,
+    ...(description !== undefined && { description }),
+    children: node.children.map((child) => graphJson(child, descriptions, childrenAreStages)),
+    edges: [...evented, ...eventless],
+  };
 }
 
 function jsonEdge(

@@ -18,7 +18,8 @@ import {
   type StageFrontmatter,
   stageFrontmatterSchema,
 } from "./stage-schema.js";
-import { parseTemplate, type Template } from "./template.js";
+import { parseTemplate, type Template, type TemplateScope } from "./template.js";
+import { unknownFieldAdvice } from "./unknown-fields.js";
 
 export type BackoffKind = (typeof BACKOFF_KINDS)[number];
 export type ResolutionPolicy = (typeof RESOLUTION_POLICIES)[number];
@@ -79,10 +80,23 @@ export function stageFromFrontmatter(
     );
   } else {
     fields = checkShape(data as Record<string, unknown>, report);
+    warnOfUnknownFields(data as Record<string, unknown>, frontmatter, file, diagnostics);
   }
 
   const { template, problems } = parseTemplate(frontmatter.body, frontmatter.bodyLine);
   for (const p of problems) diagnostics.push(diagnostic(file, p, p.code, p.message));
+  if (fields && fields.description === undefined) {
+    for (const part of template.parts)
+      if (part.kind === "placeholder" && part.path[0] === "stage" && part.path[1] === "description")
+        diagnostics.push(
+          diagnostic(
+            file,
+            part,
+            DIAGNOSTIC_CODES.templateForbidden,
+            `{{${part.raw}}}: the stage has no description to fill it with; add one to the frontmatter`,
+          ),
+        );
+  }
   if (frontmatter.body.trim() === "") {
     diagnostics.push(
       diagnostic(
@@ -105,7 +119,38 @@ export function stageFromFrontmatter(
   };
 }
 
+/** What `{{stage.<field>}}` placeholders read: the stage's scalar frontmatter fields. */
+export function templateStageOf(stage: StageDefinition): TemplateScope["stage"] {
+  return {
+    id: stage.id,
+    name: stage.name,
+    ...(stage.description !== undefined && { description: stage.description }),
+    completionTool: stage.completionTool,
+    turnCap: stage.turnCap,
+    resolutionPolicy: stage.resolutionPolicy,
+  };
+}
+
 type Report = (path: readonly (string | number)[], code: DiagnosticCode, message: string) => void;
+
+/**
+ * Unknown keys are the author's own metadata and stay silent, unless one looks like a field
+ * misspelt or a setting stagechart does not have under that name: a warning says what to use.
+ */
+function warnOfUnknownFields(
+  data: Record<string, unknown>,
+  frontmatter: Frontmatter,
+  file: string,
+  diagnostics: Diagnostic[],
+): void {
+  for (const key of Object.keys(data)) {
+    if (KNOWN_STAGE_FIELDS.has(key)) continue;
+    const advice = unknownFieldAdvice(key, KNOWN_STAGE_FIELDS);
+    if (advice === undefined) continue;
+    const at = frontmatter.locate([key]);
+    diagnostics.push(diagnostic(file, at, DIAGNOSTIC_CODES.fieldUnknown, advice, "warning"));
+  }
+}
 
 /** Reports every problem of the frontmatter's fields; returns them parsed when they parse. */
 function checkShape(data: Record<string, unknown>, report: Report): StageFrontmatter | undefined {

@@ -2,9 +2,10 @@ import { err, ok, type Result, StagechartError } from "../errors.js";
 import { DIAGNOSTIC_CODES, type DiagnosticCode, type Position } from "./diagnostics.js";
 
 /**
- * The narrow template language of stage bodies (DESIGN.md §3.1): `{{ctx.<path>}}`,
- * `{{ctx.upstream[i].<path>}}`, `{{ctx.workflowRunId}}`, `{{ctx.stageExecutionId}}`,
- * `{{ctx.stagesBefore}}`, `{{stage.id}}`, `{{stage.name}}`. No conditionals, loops or expressions. `\{{` is a literal `{{`.
+ * The narrow template language of stage bodies: `{{ctx.<path>}}`, `{{ctx.upstream[i].<path>}}`,
+ * `{{ctx.workflowRunId}}`, `{{ctx.stageExecutionId}}`, `{{ctx.stagesBefore}}`, and the stage's
+ * own scalar frontmatter fields, `{{stage.id}}`, `{{stage.name}}`, `{{stage.turnCap}}`…
+ * (`STAGE_TEMPLATE_FIELDS`). No conditionals, loops or expressions. `\{{` is a literal `{{`.
  * Parsed once at load time; rendered at a stage's Init.
  */
 
@@ -38,9 +39,25 @@ export interface TemplateProblem extends Position {
   message: string;
 }
 
+/**
+ * The stage's own frontmatter fields a body may read as `{{stage.<field>}}`: the scalar ones.
+ * Lists and schemas are left out: a prompt that needs them says them in its own words.
+ */
+export const STAGE_TEMPLATE_FIELDS = [
+  "id",
+  "name",
+  "description",
+  "completionTool",
+  "turnCap",
+  "resolutionPolicy",
+] as const;
+
+export type StageTemplateField = (typeof STAGE_TEMPLATE_FIELDS)[number];
+
 export interface TemplateScope {
   ctx: Readonly<Record<string, unknown>>;
-  stage: { id: string; name: string };
+  /** The stage's scalar fields; `description` only when the stage has one. */
+  stage: { id: string; name: string } & Partial<Record<StageTemplateField, string | number>>;
 }
 
 /** ctx fields the engine gives every stage; a run's own ctx cannot set them. */
@@ -50,7 +67,8 @@ export const CORE_CTX_FIELDS: ReadonlySet<string> = new Set([
   "stageExecutionId",
   "stagesBefore",
 ]);
-const STAGE_FIELDS = new Set(["id", "name"]);
+const STAGE_FIELDS: ReadonlySet<string> = new Set(STAGE_TEMPLATE_FIELDS);
+const STAGE_FIELD_LIST = STAGE_TEMPLATE_FIELDS.map((field) => `{{stage.${field}}}`).join(", ");
 const PATH = /^[A-Za-z_$][\w$-]*(?:\.[A-Za-z_$][\w$-]*|\[\d+\])*$/;
 const SEGMENT = /\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]/g;
 
@@ -108,7 +126,7 @@ export function parseTemplate(
 function checkPlaceholder(raw: string): string | undefined {
   const shown = `{{${raw}}}`;
   if (!PATH.test(raw)) {
-    return `${shown} is not a placeholder: templates allow only {{ctx.<path>}} and {{stage.id|name}}, no conditionals, loops or expressions`;
+    return `${shown} is not a placeholder: templates allow only {{ctx.<path>}} and {{stage.<field>}}, no conditionals, loops or expressions`;
   }
   const [namespace, first, ...rest] = splitPath(raw);
   if (namespace === "env") {
@@ -116,7 +134,7 @@ function checkPlaceholder(raw: string): string | undefined {
   }
   if (namespace === "stage") {
     if (typeof first === "string" && STAGE_FIELDS.has(first) && rest.length === 0) return undefined;
-    return `${shown}: only {{stage.id}} and {{stage.name}} are available`;
+    return `${shown}: a template reads only the stage's scalar fields: ${STAGE_FIELD_LIST}`;
   }
   if (namespace !== "ctx") {
     return `${shown}: unknown namespace "${String(namespace)}"; placeholders start with ctx. or stage.`;

@@ -5,6 +5,7 @@ import { collectEdges, drawablePipeline } from "../compiler/graph.js";
 import { createStageMachine } from "../compiler/stage-machine.js";
 import type { StageServices } from "../compiler/stage-services.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { descriptionOf } from "../definitions/stage-descriptions.js";
 
 /** A chart laid out both ways by the server (chart-layout.ts): the page keeps the better fit. */
 export interface ChartLayouts {
@@ -20,6 +21,8 @@ export interface ChartNode {
   type: "atomic" | "compound" | "parallel" | "final" | "history";
   /** The stage this state runs, when it runs one (a stage state, or a sibling's region). */
   stage?: string;
+  /** What the stage is for, from its definition (its `description`). */
+  description?: string;
   /** A sub-pipeline stage: the sub-pipeline's own chart, drawn inside the stage. */
   sub?: Chart;
   initial?: string;
@@ -69,6 +72,8 @@ export function pipelineChart(pipeline: PipelineDefinition): Chart {
   const chart = chartOf(drawablePipeline(pipeline), new Set(Object.keys(pipeline.stages)));
   const nest = (node: ChartNode): void => {
     const stage = node.stage ? pipeline.stages[node.stage] : undefined;
+    const description = stage && descriptionOf(stage);
+    if (description !== undefined) node.description = description;
     if (stage?.kind === "pipeline") node.sub = pipelineChart(stage.pipeline);
     node.children.forEach(nest);
   };

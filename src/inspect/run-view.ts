@@ -1,3 +1,5 @@
+import { isRecord } from "../definitions/contract.js";
+import { stagePathOf } from "../definitions/stage-descriptions.js";
 import type { Result } from "../errors.js";
 import type { RunWait } from "../runtime/suspension.js";
 import type { AsyncRunStore, RunRecord, StoredSnapshot } from "../store/index.js";
@@ -20,6 +22,8 @@ export interface StageSummary {
   stageExecutionId?: string;
   verdict?: string;
   reason?: string;
+  /** What the stage is for, as its definition says (see `stageDescriptionsByPath`). */
+  description?: string;
 }
 
 /** A run as `show` and the visualizer describe it, on either store. */
@@ -43,22 +47,29 @@ function viewOf(run: RunRecord, timeline: AuditEvent[], snapshot: Result<StoredS
           | RunWait[]
           | undefined)
       : undefined;
+  const started = events.find((e) => e.type === "RunStarted")?.payload.stageDescriptions;
+  const descriptions = (isRecord(started) ? started : {}) as Record<string, unknown>;
   return {
     ...run,
     state,
-    stages: events.filter((e) => e.type === "StageExited").map(stageSummary),
+    stages: events
+      .filter((e) => e.type === "StageExited")
+      .map((event) => stageSummary(event, descriptions)),
     ...(waiting && { waiting }),
     tokens: tokenUsage(events),
     timeline,
   };
 }
 
-function stageSummary(event: AuditEvent): StageSummary {
+function stageSummary(event: AuditEvent, descriptions: Record<string, unknown>): StageSummary {
   const { verdict, reason } = event.payload as { verdict?: string; reason?: string };
+  const path = event.stageExecutionId && stagePathOf(event.runId, event.stageExecutionId);
+  const description = path ? descriptions[path] : undefined;
   return {
     stageId: event.stageId,
     stageExecutionId: event.stageExecutionId,
     verdict,
     ...(reason && { reason }),
+    ...(typeof description === "string" && { description }),
   };
 }

@@ -34,6 +34,8 @@ export interface Script {
   stages: Map<string, ScriptEntry[]>;
   /** Answers to ask stages by stage id, one per round of the stage. */
   answers?: Map<string, JsonValue[]>;
+  /** Where a key of the file sits (`["stages", "plan"]`), for problems found in it later. */
+  locate?: (path: DataPath) => Position;
 }
 
 export async function loadScriptFile(file: string): Promise<LoadResult<Script>> {
@@ -62,6 +64,7 @@ export function parseScript(text: string, file: string): LoadResult<Script> {
         file,
         stages: new Map(Object.entries(parsed.data.stages)),
         answers: new Map(Object.entries(parsed.data.answers ?? {}) as [string, JsonValue[]][]),
+        locate: yaml.value.locate,
       },
       warnings: [],
     };

@@ -10,7 +10,11 @@ import {
   type LanguageModelV3ToolCall,
   type LanguageModelV3Usage,
 } from "@ai-sdk/provider";
-import type { LoadResult } from "../definitions/diagnostics.js";
+import { closestName } from "../definitions/closest-name.js";
+import { DIAGNOSTIC_CODES, type LoadResult } from "../definitions/diagnostics.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { scriptStageProblems } from "../definitions/script-stages.js";
+import { StagechartError } from "../errors.js";
 import * as z from "../zod.js";
 import { scriptAnswerer } from "./script-answers.js";
 import { loadScriptFile, type Script, type ScriptEntry } from "./script-file.js";
@@ -40,7 +44,9 @@ interface Answer {
 
 /**
  * A deterministic, offline `LanguageModelV3` that answers each call with the next entry of the
- * calling stage's script (DESIGN.md §3.3).
+ * calling stage's script (the format: docs/scripted-model.md). A stage the script has no entries
+ * for fails at its first call with `Validation/ScriptStageMissing`; a stage whose entries have
+ * run out gets a line of text, which the stage treats as any reply without a tool call.
  */
 export function createScriptedModel(
   script: Script,
@@ -65,10 +71,11 @@ export function createScriptedModel(
     const index = position ?? cursors.get(key) ?? 0;
     cursors.set(key, index + 1);
     const entries = script.stages.get(key);
-    const entry = entries?.[index];
+    if (entries === undefined) throw stageMissing(script, stageId, pipelineId);
+    const entry = entries[index];
     if (entry === undefined) {
-      const why = entries === undefined ? "no script" : "no more entries";
-      return reply(call, {}, [{ type: "text", text: `(scripted model: ${why} for stage ${key})` }]);
+      const text = `(scripted model: no more entries for stage ${key})`;
+      return reply(call, {}, [{ type: "text", text }]);
     }
     // A zero-length timer still costs a macrotask; benchmarks make thousands of calls.
     if (entry.delayMs > 0) await delay(entry.delayMs, call.abortSignal);
@@ -109,8 +116,37 @@ export function createScriptedModel(
     model,
     capabilities: { toolCalling: true },
     releasesSignal: true,
+    checkPipeline: (pipeline) => unknownStages(script, pipeline),
     ...(interactor && { interactor }),
   };
+}
+
+/** The script's keys that name no stage of `pipeline` it could answer, as one error. */
+function unknownStages(script: Script, pipeline: PipelineDefinition): StagechartError | undefined {
+  const problems = scriptStageProblems(script, pipeline).filter((p) => p.severity === "error");
+  if (problems.length === 0) return undefined;
+  return new StagechartError(
+    DIAGNOSTIC_CODES.scriptStageUnknown,
+    `the scripted model ${script.file} does not fit pipeline ${pipeline.id}: ${problems.map((p) => p.message).join("; ")}`,
+    { script: script.file, pipelineId: pipeline.id, problems: problems.map((p) => p.message) },
+  );
+}
+
+/** A call from a stage the script has no entries for: the run fails here, not at the turn cap. */
+function stageMissing(
+  script: Script,
+  stageId: string,
+  pipelineId: string | undefined,
+): StagechartError {
+  const keys = [...script.stages.keys()];
+  const near = closestName(stageId, keys);
+  const of = pipelineId === undefined ? "" : ` of pipeline ${pipelineId}`;
+  const has = keys.length > 0 ? `its stages are ${keys.join(", ")}` : "it has no stages";
+  return new StagechartError(
+    DIAGNOSTIC_CODES.scriptStageMissing,
+    `the scripted model ${script.file} has no entries for stage ${stageId}${of}; ${has}${near === undefined ? "" : ` (is ${near} a misspelling of ${stageId}?)`}`,
+    { script: script.file, stageId, ...(pipelineId !== undefined && { pipelineId }), stages: keys },
+  );
 }
 
 export async function createScriptedModelFromFile(

@@ -1,4 +1,6 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import type { StagechartError } from "../errors.js";
 import type { Interactor } from "../runtime/interactors.js";
 import type { Redactor } from "./redact.js";
 
@@ -26,6 +28,12 @@ export interface ModelHandle {
    * say so; a provider over `fetch` does not (a request keeps its listener until collected).
    */
   releasesSignal?: boolean;
+  /**
+   * Why the model cannot run `pipeline`, checked before a run starts or resumes: a scripted
+   * model's script naming stages the pipeline does not have. Models that can run any pipeline
+   * leave it out.
+   */
+  checkPipeline?: (pipeline: PipelineDefinition) => StagechartError | undefined;
 }
 
 export interface ModelCapabilities {

@@ -6,6 +6,7 @@ import type { Host } from "./host.js";
 import { compileRunMachine, endEventOf } from "./launch.js";
 import type { RunStore } from "./persistence.js";
 import { checkContext } from "./run-checks.js";
+import { runStartedPayload } from "./run-started.js";
 
 /**
  * Compiles a pipeline for a host: an ordinary XState machine, which other machines may invoke
@@ -31,7 +32,7 @@ export function compilePipeline(pipeline: PipelineDefinition, host: Host): Pipel
         audit.emit({
           type: "RunStarted",
           runId,
-          payload: { pipelineId: pipeline.id, ctx, embedded: true },
+          payload: runStartedPayload(pipeline, { ctx, embedded: true }),
         });
       },
       ends: (context) => {

@@ -10,6 +10,7 @@ import { checkRoot, type Host } from "./host.js";
 import { type GrantAnswer, type Launch, launch, type RunHandle } from "./launch.js";
 import { LEASE_TTL_MS, leaseOwner, ownerIsGone, type RunStore } from "./persistence.js";
 import { checkContext } from "./run-checks.js";
+import { runStartedPayload } from "./run-started.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 
 export { compilePipeline } from "./embedded.js";
@@ -33,7 +34,10 @@ export interface RunOptions {
   inspect?: Observer<InspectionEvent>;
 }
 
-/** Starts a run of a pipeline. Invalid ctx is refused before anything runs. */
+/**
+ * Starts a run of a pipeline. Invalid ctx, and a model that cannot run the pipeline (a script
+ * naming stages it does not have), are refused before anything runs.
+ */
 export function startRun(pipeline: PipelineDefinition, options: RunOptions): Result<RunHandle> {
   const root = checkRoot(options.host.root);
   if (!root.ok) return root;
@@ -46,7 +50,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
       ),
     );
   const ctx = { ...options.ctx, ...(options.task !== undefined && { task: options.task }) };
-  const invalid = checkContext(pipeline, ctx);
+  const invalid = checkContext(pipeline, ctx) ?? options.host.model.checkPipeline?.(pipeline);
   if (invalid) return err(invalid);
   const store = options.store ?? options.host.store;
   if (!store)
@@ -130,6 +134,8 @@ export function resumeRun(
       ),
     );
   }
+  const unfit = options.host.model.checkPipeline?.(pipeline);
+  if (unfit) return err(unfit);
   const { hash } = fingerprint(pipeline);
   const durable = takeLease(store, runId, hash, options.leaseTtlMs);
   if (!durable.ok) return durable;
@@ -212,10 +218,8 @@ function resumePoint(
   });
 }
 
-const started = (pipeline: PipelineDefinition, ctx: Record<string, unknown>) => ({
-  pipelineId: pipeline.id,
-  ctx,
-});
+const started = (pipeline: PipelineDefinition, ctx: Record<string, unknown>) =>
+  runStartedPayload(pipeline, { ctx });
 
 /** The run's lease, taken for a launch by a new owner; `Session/RunLocked` while another holds it. */
 export function takeLease(

@@ -1,6 +1,7 @@
 import type { SetupInput, SetupOutput, StageServices } from "../compiler/stage-services.js";
 import type { ProposedCall, StageContext, ToolRun } from "../compiler/stage-types.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
+import { templateStageOf } from "../definitions/stage.js";
 import { renderTemplate } from "../definitions/template.js";
 import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling } from "../models/capabilities.js";
@@ -20,7 +21,7 @@ export function createStageServices(host: Host): StageServices {
     init: async ({ stage, stageContext }) => {
       const rendered = renderTemplate(stage.template, {
         ctx: stageContext,
-        stage: { id: stage.id, name: stage.name },
+        stage: templateStageOf(stage),
       });
       if (!rendered.ok) throw rendered.error;
       return rendered.value;

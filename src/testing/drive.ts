@@ -230,7 +230,11 @@ export function drivenModel(
   exits: ExitCounter,
   sendControl: (event: PipelineEvent) => void,
 ): ModelHandle {
-  const scripted = createScriptedModel({ file: `${pipelineId}.paths`, stages: drive.script });
+  // Keyed by stage execution (`plan@1`), not by stage: no pipeline check of the keys.
+  const { checkPipeline: _keyedByExecution, ...scripted } = createScriptedModel({
+    file: `${pipelineId}.paths`,
+    stages: drive.script,
+  });
   const calls = new Map<string, number>();
   const inner = scripted.model;
   const answer = (key: string, options: LanguageModelV3CallOptions, info: StagechartCallInfo) => {

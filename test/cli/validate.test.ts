@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { cpSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
@@ -6,6 +7,22 @@ import { MACHINES_DIR, PIPELINE, project } from "../support/pipeline-files.js";
 import { STAGES_DIR, seedPlan, tempDir, writeFiles } from "../support/stages.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
+
+/** What validate says of the bundled pipelines, their scripts and the stages. */
+const BUNDLED_REPORT = [
+  ...[
+    "arena-debate.redebate.script.yaml:7:1",
+    "arena-debate.script.yaml:5:1",
+    "arena-debate.veto.script.yaml:5:1",
+  ].map(
+    (at) =>
+      `${MACHINES_DIR}/${at} Validation/ScriptStageMissing warning: the script has no entries for self-heal (in sub-pipeline arena-sandbox), a model stage of arena-debate; a run that reaches it fails there with Validation/ScriptStageMissing`,
+  ),
+  `${MACHINES_DIR}/pi-release/release.cancel.script.yaml:3:1 Validation/ScriptStageMissing warning: the script has no entries for manual-review (in sub-pipeline code-review) and publish, model stages of release; a run that reaches one of them fails there with Validation/ScriptStageMissing`,
+  `${MACHINES_DIR}/task-lifecycle.test-failure.script.yaml:6:1 Validation/ScriptStageMissing warning: the script has no entries for revert, a model stage of task-lifecycle; a run that reaches it fails there with Validation/ScriptStageMissing`,
+  "39 files checked: 0 errors, 5 warnings — valid",
+  "",
+].join("\n");
 
 describe("stagechart validate", () => {
   it("exits 0 on the bundled stages with a summary line", async () => {
@@ -17,13 +34,50 @@ describe("stagechart validate", () => {
     });
   });
 
-  it("exits 0 on the bundled pipelines, their scripted models and the stages", async () => {
+  it("exits 0 on the bundled pipelines, their scripted models and the stages, warning of the model stages each variant script stops short of", async () => {
     const run = await runCli("validate", MACHINES_DIR, STAGES_DIR);
-    expect(run).toEqual({
-      code: 0,
-      stdout: "39 files checked: 0 errors, 0 warnings — valid\n",
-      stderr: "",
+    expect(run).toEqual({ code: 0, stdout: BUNDLED_REPORT, stderr: "" });
+  });
+
+  it("checks a script against the pipeline given with it: a misspelt stage is an error naming the closest one", async () => {
+    const dir = tempDir();
+    const script = readFileSync(join(MACHINES_DIR, "code-review.script.yaml"), "utf8");
+    writeFiles(dir, { "mine.script.yaml": script.replace("\n  review:", "\n  reveiw:") });
+    const lineOf = (start: string) => script.split("\n").findIndex((l) => l.startsWith(start)) + 1;
+    const file = join(dir, "mine.script.yaml");
+    const run = await runCli("validate", file, join(MACHINES_DIR, "code-review.yaml"));
+    expect(run.code).toBe(1);
+    expect(run.stdout.split("\n")).toEqual([
+      `${file}:${lineOf("stages:")}:1 Validation/ScriptStageMissing warning: the script has no entries for review, a model stage of code-review; a run that reaches it fails there with Validation/ScriptStageMissing`,
+      `${file}:${lineOf("  review:")}:3 Validation/ScriptStageUnknown script stage reveiw is not a stage of pipeline code-review; did you mean review?`,
+      "2 files checked: 1 error, 1 warning — invalid",
+      "",
+    ]);
+  });
+
+  it("checks a script against the pipeline it is named after, among several", async () => {
+    const dir = tempDir();
+    cpSync(MACHINES_DIR, join(dir, "machines"), { recursive: true });
+    cpSync(STAGES_DIR, join(dir, "stages"), { recursive: true });
+    const file = join(dir, "machines/code-review.mine.script.yaml");
+    writeFiles(join(dir, "machines"), {
+      "code-review.mine.script.yaml":
+        "stages:\n  plan: [{ text: hi }]\n  execute: [{ text: hi }]\n  reviw: [{ text: hi }]\n",
     });
+    const run = await runCli("validate", join(dir, "machines"), "--json");
+    expect(JSON.parse(run.stdout).filter((d: { file: string }) => d.file === file)).toEqual([
+      expect.objectContaining({
+        line: 1,
+        severity: "warning",
+        code: "Validation/ScriptStageMissing",
+      }),
+      expect.objectContaining({
+        line: 4,
+        column: 3,
+        code: "Validation/ScriptStageUnknown",
+        message: "script stage reviw is not a stage of pipeline code-review; did you mean review?",
+      }),
+    ]);
   });
 
   it("checks a pipeline with its stage files, reporting a problem found both ways once", async () => {
@@ -172,7 +226,7 @@ describe("stagechart", () => {
         encoding: "utf8",
       },
     );
-    expect(out).toBe("39 files checked: 0 errors, 0 warnings — valid\n");
+    expect(out).toBe(BUNDLED_REPORT.replaceAll(`${MACHINES_DIR}/`, "machines/"));
   });
 
   it("reports a directory it cannot list as StageFileUnreadable naming it, checks the rest, and never throws", async () => {

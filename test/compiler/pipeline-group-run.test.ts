@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
 import { resumeRun, startRun } from "../../src/runtime/run.js";
 import { openStore } from "../support/live-runs.js";
-import { CODE_REVIEW_SCRIPT, llm, pipelineOf, waits } from "../support/pipelines.js";
+import { codeReviewScriptOf, llm, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
 
@@ -26,7 +26,7 @@ type Stored = { value: unknown; context: PipelineContext };
 describe("a run stored inside a parallel group", () => {
   it("resumes from a snapshot stored while groups ran as a region per sibling", async () => {
     const file = join(tempDir(), "runs.db");
-    const host = () => harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
+    const host = () => harness(codeReviewScriptOf("plan"), { unansweredGrants: "suspend" }).host;
     const started = startRun(group, {
       host: host(),
       store: openStore(file),
@@ -63,7 +63,7 @@ describe("a run stored inside a parallel group", () => {
 
   it("is refused as corrupt when a running sibling's actor is missing from it", async () => {
     const file = join(tempDir(), "runs.db");
-    const host = () => harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
+    const host = () => harness(codeReviewScriptOf("plan"), { unansweredGrants: "suspend" }).host;
     const started = startRun(group, {
       host: host(),
       store: openStore(file),

@@ -103,6 +103,86 @@ describe("a stage file", () => {
     expect(plan.extensions).toEqual({ owner: "platform-team", "x-review": { required: true } });
   });
 
+  it("lets its body read its scalar fields, and refuses {{stage.description}} when it has none", () => {
+    const body = (text: string) =>
+      `${text}\nTurns: {{stage.turnCap}}, ends with {{stage.completionTool}}. {{stage.description}}\n`;
+    const described = body(
+      seedPlan.replace("turnCap: 20", "turnCap: 20\ndescription: Plans a change"),
+    );
+    expect(parseStageDefinition(described, FILE)).toMatchObject({ ok: true, warnings: [] });
+    const bare = body(seedPlan);
+    expect(problems(parseStageDefinition(bare, FILE))).toEqual([
+      expect.objectContaining({
+        line: bare.split("\n").length - 1,
+        column: (bare.split("\n").at(-2) as string).indexOf("{{stage.description}}") + 1,
+        code: "Validation/TemplateForbidden",
+        message:
+          "{{stage.description}}: the stage has no description to fill it with; add one to the frontmatter",
+      }),
+    ]);
+    expect(
+      problems(parseStageDefinition(`${seedPlan}\n{{stage.tags}}\n`, FILE)).map((d) => d.code),
+    ).toEqual(["Validation/TemplateForbidden"]);
+  });
+
+  describe("unknown frontmatter keys", () => {
+    const warningsOf = (...lines: string[]) => {
+      const text = seedPlan.replace("turnCap: 20", ["turnCap: 20", ...lines].join("\n"));
+      const result = parseStageDefinition(text, FILE);
+      if (!result.ok) throw new Error(JSON.stringify(result.diagnostics));
+      return result.warnings.map(({ line, column, code, severity, message }) => ({
+        at: `${line}:${column}`,
+        code,
+        severity,
+        message,
+      }));
+    };
+    const turnCapLine = lineOf(seedPlan, "turnCap");
+
+    it("stay silent when they look like the author's own metadata", () => {
+      expect(warningsOf("owner: alice", "x-review: { required: true }", "ticket: ABC-12")).toEqual(
+        [],
+      );
+    });
+
+    it("warn of a key close to a field, naming the field, and are still ignored", () => {
+      expect(warningsOf("turncap: 5", "turnCaps: 5", "completiontool: done", "tag: [x]")).toEqual(
+        ["turnCap", "turnCap", "completionTool", "tags"].map((field, i) => ({
+          at: `${turnCapLine + 1 + i}:1`,
+          code: "Validation/StageFieldUnknown",
+          severity: "warning",
+          message: `unknown key "${["turncap", "turnCaps", "completiontool", "tag"][i]}" is ignored; did you mean "${field}"?`,
+        })),
+      );
+      const text = seedPlan.replace("turnCap: 20", "turnCap: 20\nturncap: 5");
+      expect(loaded(parseStageDefinition(text, FILE))).toMatchObject({
+        turnCap: 20,
+        extensions: { turncap: 5 },
+      });
+    });
+
+    it("warn of a limit stagechart does not have, saying what bounds a stage instead", () => {
+      const messages = warningsOf(
+        "timeoutMs: 10",
+        "max_tokens: 5",
+        "budget: 3",
+        "temperature: 0.2",
+        "maxTurns: 4",
+        "retries: 2",
+        "tools: [Read]",
+      ).map((w) => w.message);
+      expect(messages).toEqual([
+        'unknown key "timeoutMs" is ignored: a stage has no time limit: turnCap bounds its model turns per attempt, and the host option modelCallTimeoutMs each model call',
+        'unknown key "max_tokens" is ignored: stagechart sets no token or cost budget: turnCap bounds the model turns of an attempt, and retryPolicy.maxAttempts the attempts',
+        'unknown key "budget" is ignored: stagechart sets no token or cost budget: turnCap bounds the model turns of an attempt, and retryPolicy.maxAttempts the attempts',
+        'unknown key "temperature" is ignored: a stage does not choose its model or its sampling: the run\'s model is picked with --model',
+        'unknown key "maxTurns" is ignored: use turnCap, the model turns an attempt may take',
+        'unknown key "retries" is ignored: use retryPolicy: { maxAttempts, backoff }',
+        'unknown key "tools" is ignored: use allowedTools, the tools the stage may call',
+      ]);
+    });
+  });
+
   it("accepts an empty allowedTools list", () => {
     const text = withLine(seedPlan, "allowedTools", "allowedTools: []");
     expect(loaded(parseStageDefinition(text, FILE)).allowedTools).toEqual([]);

@@ -37,6 +37,28 @@ describe("templates", () => {
     expect(render("{{stage.id}} ({{stage.name}})")).toBe("execute (Execute)");
   });
 
+  it("render every scalar field of the stage's frontmatter", () => {
+    const { template, problems } = parseTemplate(
+      "{{stage.description}}: end with {{stage.completionTool}} within {{stage.turnCap}} turns ({{stage.resolutionPolicy}})",
+    );
+    expect(problems).toEqual([]);
+    const rendered = renderTemplate(template, {
+      ctx: {},
+      stage: {
+        id: "execute",
+        name: "Execute",
+        description: "Carries out the plan",
+        completionTool: "submit_diff",
+        turnCap: 12,
+        resolutionPolicy: "fail",
+      },
+    });
+    expect(rendered).toEqual({
+      ok: true,
+      value: "Carries out the plan: end with submit_diff within 12 turns (fail)",
+    });
+  });
+
   it("follow dotted paths and [n] indexes, upstream included", () => {
     expect(render("{{ctx.files[1]}} {{ctx.limits.maxLines}} {{ctx.limits.strict}}")).toBe(
       "src/token.ts 400 true",
@@ -106,7 +128,12 @@ describe("templates", () => {
       ["{{}}", "no conditionals, loops or expressions"],
       ["{{task}}", 'unknown namespace "task"'],
       ["{{ctx}}", "name a field under ctx"],
-      ["{{stage.allowedTools}}", "only {{stage.id}} and {{stage.name}}"],
+      [
+        "{{stage.allowedTools}}",
+        "reads only the stage's scalar fields: {{stage.id}}, {{stage.name}}, {{stage.description}}, {{stage.completionTool}}, {{stage.turnCap}}, {{stage.resolutionPolicy}}",
+      ],
+      ["{{stage.owner}}", "reads only the stage's scalar fields"],
+      ["{{stage.turnCap.max}}", "reads only the stage's scalar fields"],
       ["{{ctx.workflowRunId.x}}", "is a string with no fields"],
       ["{{ctx.stagesBefore.x}}", "is a number with no fields"],
       ["{{ctx.upstream.output}}", "ctx.upstream is a list; index it"],

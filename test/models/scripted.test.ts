@@ -4,6 +4,7 @@ import {
   type LanguageModelV3StreamPart,
 } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
+import { StagechartError } from "../../src/errors.js";
 import {
   createScriptedModel,
   parseScript,
@@ -127,7 +128,7 @@ describe("the scripted model as a LanguageModelV3", () => {
     expect(result.finishReason).toEqual({ unified: "stop", raw: "stop" });
   });
 
-  it("answers with text once a stage's entries run out, and for a stage with no script", async () => {
+  it("answers with text once a stage's entries run out", async () => {
     const model = modelFor();
     expect(await contentOf(model, { stageId: "review" })).toEqual([
       { type: "text", text: "plain review" },
@@ -137,9 +138,24 @@ describe("the scripted model as a LanguageModelV3", () => {
         { type: "text", text: "(scripted model: no more entries for stage review)" },
       ]);
     }
-    expect(await contentOf(model, { stageId: "deploy" })).toEqual([
-      { type: "text", text: "(scripted model: no script for stage deploy)" },
-    ]);
+  });
+
+  it("fails the first call of a stage the script has no entries for, naming the stage and the script's stages", async () => {
+    const failure = await generate(modelFor(), { stageId: "deploy", pipelineId: "ship" }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(StagechartError);
+    expect(failure).toMatchObject({
+      code: "Validation/ScriptStageMissing",
+      message:
+        "the scripted model machines/code-review.script.yaml has no entries for stage deploy of pipeline ship; its stages are plan, test, review, code-review/review, slow, counted",
+      context: { stageId: "deploy", pipelineId: "ship" },
+    });
+    const misspelt = modelFor("stages:\n  reveiw: [{ text: hi }]\n");
+    await expect(generate(misspelt, { stageId: "review" })).rejects.toThrow(
+      "has no entries for stage review; its stages are reveiw (is reveiw a misspelling of review?)",
+    );
   });
 });
 

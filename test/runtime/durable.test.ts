@@ -10,7 +10,14 @@ import type { StepCommit } from "../../src/runtime/persistence.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { fillDisk } from "../store/support/temp-store.js";
-import { CODE_REVIEW_SCRIPT, code, llm, pipelineOf, waits } from "../support/pipelines.js";
+import {
+  CODE_REVIEW_SCRIPT,
+  code,
+  codeReviewScriptOf,
+  llm,
+  pipelineOf,
+  waits,
+} from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
 import { liveActor } from "./support/live-actor.js";
@@ -186,7 +193,7 @@ describe("a durable run", () => {
       definitionHash: fingerprint(pipeline).hash,
       options: { ctx: { task: "t" } },
     });
-    const h = harness(CODE_REVIEW_SCRIPT);
+    const h = harness(codeReviewScriptOf("plan", "execute"));
     const scripted = h.host.model.model;
     let requests = 0;
     const counted = {
@@ -470,7 +477,7 @@ describe("a suspended run", () => {
         },
       },
     });
-    const h = harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" });
+    const h = harness(codeReviewScriptOf("plan"), { unansweredGrants: "suspend" });
     const first = handleOf(
       startRun(group, { host: h.host, store: openStore(file), runId: "p1", task: "t" }),
     );
@@ -484,7 +491,7 @@ describe("a suspended run", () => {
     expect(suspension).toBeGreaterThan(slowExit);
     const proposalId = parked.waiting?.[0]?.kind === "grant" ? parked.waiting[0].proposalId : "";
     const resumed = resumeRun(group, "p1", {
-      host: harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host,
+      host: harness(codeReviewScriptOf("plan"), { unansweredGrants: "suspend" }).host,
       store,
       answers: [{ proposalId, decision: "deny" }],
     });
@@ -590,7 +597,7 @@ describe("a durable step", () => {
     });
     const handle = handleOf(
       startRun(pipelineOf({ id: "one", stages: [llm("plan")] }), {
-        host: harness(CODE_REVIEW_SCRIPT).host,
+        host: harness(codeReviewScriptOf("plan")).host,
         store: watched,
         runId: "one",
         task: "t",

@@ -28,6 +28,24 @@ const deny = callbackInteractor("test", () => "deny");
 const approve = callbackInteractor("test", () => "approve");
 
 describe("a stage execution", () => {
+  it("renders the stage's own scalar fields into its system prompt", async () => {
+    const h = harness(PLAN_OK);
+    const stage = loadStage("plan", (text) =>
+      text
+        .replace("turnCap: 20", "turnCap: 20\ndescription: Plans a change")
+        .concat(
+          "\n{{stage.name}} ({{stage.description}}): {{stage.turnCap}} turns, then {{stage.completionTool}}; {{stage.resolutionPolicy}}.\n",
+        ),
+    );
+    await runStage(h.host, stageInput(stage));
+    expect(h.host.transcripts.read("run-1/plan/1")[0]).toMatchObject({
+      role: "system",
+      text: expect.stringContaining(
+        "Plan (Plans a change): 20 turns, then submit_plan; retry-later.",
+      ),
+    });
+  });
+
   it("runs the seed-000 Plan sequence: denied Edit, envelope Grep, submit_plan, Exit", async () => {
     const h = harness(
       `

@@ -65,24 +65,36 @@ export const waits = (
     });
   });
 
-export const CODE_REVIEW_SCRIPT = `
-stages:
-  plan:
+/** The scripted replies of the code-review stages, by stage. */
+const CODE_REVIEW_REPLIES: Record<string, string> = {
+  plan: `  plan:
     - tool: Edit
       args: { path: src/auth.ts, old: "'a'", new: "'b'" }
     - tool: Grep
       args: { pattern: auth }
     - tool: submit_plan
       args: { summary: "Split the module", steps: ["extract", "test"] }
-  execute:
+`,
+  execute: `  execute:
     - tool: Edit
       args: { path: src/auth.ts, old: "export const auth", new: "export const authentication" }
     - tool: submit_diff
       args: { summary: "Renamed auth", files: [{ path: src/auth.ts, change: modified }] }
-  review:
+`,
+  review: `  review:
     - tool: submit_review
       args: { approved: true, summary: "Good", findings: [] }
-`;
+`,
+};
+
+/**
+ * The code-review replies of `stages` alone: a script naming a stage its pipeline lacks is
+ * refused before the run starts.
+ */
+export const codeReviewScriptOf = (...stages: string[]): string =>
+  `\nstages:\n${stages.map((stage) => CODE_REVIEW_REPLIES[stage] ?? "").join("")}`;
+
+export const CODE_REVIEW_SCRIPT = codeReviewScriptOf("plan", "execute", "review");
 
 /**
  * plan, then execute fans out to test and lint under `policy` and they join at review, which goes

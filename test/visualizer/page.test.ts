@@ -166,6 +166,12 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
     expect(
       await page.locator(`tr[data-seq="${inParallel.lastSeq + 1}"]`).getAttribute("class"),
     ).toContain("future");
+    // A stage's description is its box's tooltip, and heads its details.
+    expect(await page.locator('[data-state="review"] > title').textContent()).toMatch(
+      /^review: Judge the change against the task/,
+    );
+    await page.locator('[data-state="review"]').click();
+    await page.locator(".details .description").getByText("Judge the change").waitFor();
     await page.locator('[data-state="plan"]').click();
     await page.locator(".details .transcript li").first().waitFor();
     await screenshot(page, "replay");

@@ -148,6 +148,12 @@ export class ChartView {
       transform: `translate(${laid.x ?? 0} ${laid.y ?? 0})`,
     });
     if (node.stage) group.setAttribute("data-stage-node", node.stage);
+    if (node.description) {
+      // An SVG <title> is the group's tooltip, and what a screen reader says of it.
+      const title = svg("title");
+      title.textContent = `${node.key}: ${node.description}`;
+      group.append(title);
+    }
     const width = laid.width ?? 0;
     const height = laid.height ?? 0;
     group.append(svg("rect", { width, height, rx: 10, class: "frame" }));

@@ -41,6 +41,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   const grants = h("section", { class: "grants", "aria-label": "grant requests" });
   const controls = new RunControls(api);
   let stageIds: string[] = [];
+  let descriptions = new Map<string, string>();
   const range = h("input", {
     type: "range",
     min: 1,
@@ -89,6 +90,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     const graph = await graphAsked;
     chart = new ChartView(graph.pipeline, graph.layouts);
     stageIds = stagesOf(graph.pipeline.root);
+    descriptions = descriptionsOf(graph.pipeline.root);
     chartHost.replaceChildren(chart.element);
     chart.draw();
     chart.pickStage((stageId) => {
@@ -214,8 +216,11 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     const tools = mine.filter((e) =>
       ["ToolApproved", "ToolDenied", "ToolSucceeded", "ToolFailed"].includes(e.type),
     );
+    const stageId = mine.find((e) => e.stageId)?.stageId;
+    const description = stageId === undefined ? undefined : descriptions.get(stageId);
     details.replaceChildren(
       h("h2", {}, stageExecutionId),
+      ...(description ? [h("p", { class: "description" }, description)] : []),
       h(
         "p",
         { class: "stats" },
@@ -297,6 +302,18 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   renderAsks();
   await showStep();
   socket.shown(runId, events.at(-1)?.seq ?? 0);
+}
+
+/** What each stage drawn is for, by stage id, sub-pipelines' stages included. */
+function descriptionsOf(node: Chart["root"]): Map<string, string> {
+  const found = new Map<string, string>();
+  const walk = (current: Chart["root"]): void => {
+    if (current.stage && current.description) found.set(current.stage, current.description);
+    current.children.forEach(walk);
+    if (current.sub) walk(current.sub.root);
+  };
+  walk(node);
+  return found;
 }
 
 /** The stages of the run's own pipeline, in the chart's order (a sub-pipeline's are its own). */

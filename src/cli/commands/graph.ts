@@ -5,6 +5,7 @@ import {
   type GraphFormat,
   renderGraph,
 } from "../../compiler/graph.js";
+import { stageDescriptions } from "../../definitions/stage-descriptions.js";
 import { type CliIo, EXIT } from "../io.js";
 import { loadPipelineForCli } from "../pipelines.js";
 
@@ -19,7 +20,7 @@ export function registerGraph(program: Command, io: CliIo, setExit: (code: numbe
     .action(async (name: string, flags: { format: GraphFormat }) => {
       const pipeline = await loadPipelineForCli(name, io, [], { for: "inspection" });
       if (!pipeline) return setExit(EXIT.failed);
-      io.stdout(renderGraph(drawablePipeline(pipeline), flags.format));
+      io.stdout(renderGraph(drawablePipeline(pipeline), flags.format, stageDescriptions(pipeline)));
       setExit(EXIT.done);
     });
 }

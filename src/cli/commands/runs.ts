@@ -117,8 +117,11 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         if (error) io.stdout(`error: ${error.code}: ${error.message}\n`);
         for (const wait of waiting ?? []) io.stdout(`${waitLine(runId, wait)}\n`);
         io.stdout("stages:\n");
-        for (const s of stages)
-          io.stdout(`  ${s.stageExecutionId}  ${s.verdict}${s.reason ? ` · ${s.reason}` : ""}\n`);
+        for (const s of stages) {
+          const why = s.reason ? ` · ${s.reason}` : "";
+          const what = s.description ? ` — ${s.description}` : "";
+          io.stdout(`  ${s.stageExecutionId}  ${s.verdict}${why}${what}\n`);
+        }
         io.stdout(`tokens: ${tokenLine(tokens.total)}\n`);
         for (const t of tokens.stages) io.stdout(`  ${t.stageExecutionId}  ${tokenLine(t)}\n`);
         io.stdout("timeline:\n");

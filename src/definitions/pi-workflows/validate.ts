@@ -1,5 +1,6 @@
 import { basename, dirname, join, resolve } from "node:path";
 import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, START } from "../diagnostics.js";
+import type { PipelineDefinition } from "../pipeline-types.js";
 import {
   loadWorkflowRoot,
   pipelineOf,
@@ -18,8 +19,14 @@ import { WORKFLOW_FILE } from "./types.js";
 export async function validateWorkflows(
   dirs: readonly string[],
   toolNames: readonly string[],
-): Promise<{ files: string[]; diagnostics: Diagnostic[] }> {
+): Promise<{
+  files: string[];
+  diagnostics: Diagnostic[];
+  /** The workflows that loaded, by their directory as given. */
+  pipelines: Map<string, PipelineDefinition>;
+}> {
   const roots = new Map<string, { root: WorkflowRoot; session: WorkflowSession }>();
+  const pipelines = new Map<string, PipelineDefinition>();
   const files: string[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const dir of dirs) {
@@ -36,9 +43,10 @@ export async function validateWorkflows(
     // pipelines checked use it: the result, problems included, is the same for each.
     const loaded = await pipelineOf(root, key, toolNames, session);
     diagnostics.push(...(loaded.ok ? loaded.warnings : loaded.diagnostics));
+    if (loaded.ok) pipelines.set(dir, loaded.value);
     files.push(join(dir, WORKFLOW_FILE), ...phaseFiles(root.kept.get(key)));
   }
-  return { files, diagnostics };
+  return { files, diagnostics, pipelines };
 }
 
 const phaseFiles = (workflow: WorkflowDefinition | undefined): string[] =>
