@@ -65,6 +65,8 @@ export interface CodeStageInput {
 export interface PipelineInput {
   runId: string;
   ctx: Readonly<Record<string, unknown>>;
+  /** What the entry stage receives: the upstream of the stage this pipeline runs as (none at the root). */
+  upstream?: readonly StageResult[];
   /** Set when the pipeline runs as a stage of another: the id and execution of that stage. */
   asStage?: { stageId: string; stageExecutionId: string };
   /** What a reopened run's stages did before it ended done, carried on (see `reopenRun`). */
@@ -277,7 +279,7 @@ export function compilePipelineMachine(
       visits: {},
       modelCalls: {},
       results: {},
-      upstream: [],
+      upstream: [...(input.upstream ?? [])],
       upstreamOf: {},
       groups: {},
       tallies: {},

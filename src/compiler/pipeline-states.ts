@@ -38,8 +38,8 @@ export function actorOf(stage: PipelineStage): string {
 }
 
 /**
- * The child's input; parallel siblings get empty upstream. A sub-pipeline gets none either: its
- * entry, like every entry, starts from the ctx alone (what the loader checks templates against).
+ * The child's input; parallel siblings get empty upstream. A sub-pipeline is handed its stage's
+ * upstream (the result before it, or a join's results), which its entry stage receives.
  */
 export function childInput(
   pipeline: PipelineDefinition,
@@ -65,6 +65,7 @@ export function childInput(
         return {
           runId: context.runId,
           ctx: context.ctx,
+          upstream,
           asStage: { stageId: stage.id, stageExecutionId },
         };
       case "ask":

@@ -68,21 +68,26 @@ export function createPipelineLoader(
   const stageFile = (file: string) =>
     remember(stageFiles, resolve(file), () => loadStageSource(file));
 
+  // A pipeline loaded as a stage of another is checked apart from one loaded by itself: its
+  // entry receives what its stage receives, which the pipeline that has the stage checks.
   const pipelineFile = (file: string, chain: Chain) =>
-    remember(pipelineFiles, resolve(file), async () => {
+    remember(pipelineFiles, loadKey(resolve(file), chain), async () => {
       const source = await readPipelineSource(file, importOnce);
       if (!source.ok) return source;
       const link = { key: resolve(file), name: file };
-      return buildPipeline(source.value, resolver(dirname(file), [...chain, link]), toolNames);
+      const resolveStage = resolver(dirname(file), [...chain, link]);
+      return buildPipeline(source.value, resolveStage, toolNames, chain.length > 0);
     });
 
   const pipelineSpec = async (spec: PipelineSpec, baseDir: string, chain: Chain) => {
-    const loaded = specs.get(spec)?.get(resolve(baseDir));
+    const key = loadKey(resolve(baseDir), chain);
+    const loaded = specs.get(spec)?.get(key);
     if (loaded) return loaded;
     const source = specSource(spec);
     const link = { key: spec, name: source.file };
-    const result = await buildPipeline(source, resolver(baseDir, [...chain, link]), toolNames);
-    if (result.ok) specs.set(spec, (specs.get(spec) ?? new Map()).set(resolve(baseDir), result));
+    const resolveStage = resolver(baseDir, [...chain, link]);
+    const result = await buildPipeline(source, resolveStage, toolNames, chain.length > 0);
+    if (result.ok) specs.set(spec, (specs.get(spec) ?? new Map()).set(key, result));
     return result;
   };
 
@@ -190,6 +195,10 @@ function remember<T>(cache: Map<string, Promise<T>>, key: string, load: () => Pr
   cache.set(key, loading);
   return loading;
 }
+
+/** What a loaded pipeline is kept under: its path, apart for a pipeline loaded as a stage. */
+const loadKey = (path: string, chain: Chain): string =>
+  chain.length > 0 ? `as a stage: ${path}` : path;
 
 /** A path written in a pipeline, taken relative to the pipeline's directory. */
 const near = (baseDir: string, path: string): string =>

@@ -14,9 +14,10 @@ export interface LoadedStage {
 
 /**
  * What an LLM stage needs from the pipeline it runs in: its id, the host's tools, the ctx fields
- * its template reads and the upstream results it indexes. Problems inside the stage file are
- * reported there (at the key or placeholder), naming the pipeline, since another pipeline may
- * use the same file without them.
+ * its template reads and the upstream results it indexes (a sub-pipeline's entry, those its
+ * pipeline stage is entered with). Problems inside the stage file are reported there (at the key
+ * or placeholder), naming the pipeline, since another pipeline may use the same file without
+ * them. `asStage`: the pipeline is loaded as a stage of another, which checks its entry's reads.
  */
 export function checkStageContracts(
   pipeline: string,
@@ -24,10 +25,11 @@ export function checkStageContracts(
   loaded: Record<string, LoadedStage>,
   toolNames: readonly string[],
   report: Report,
+  asStage = false,
 ): Diagnostic[] {
   const found: Diagnostic[] = [];
   const declared = declaredFields(draft.context);
-  const arrivals = upstreamArrivals(pipeline, draft);
+  const arrivals = upstreamArrivals(pipeline, draft, asStage);
   for (const [id, { stage, locateField }] of Object.entries(loaded)) {
     if (stage.kind !== "llm") continue;
     const definition = stage.definition;
@@ -59,9 +61,33 @@ export function checkStageContracts(
     });
     checkOutputFields(id, stage, report);
     found.push(...unresolvedCtx(pipeline, definition, declared));
-    found.push(...unavailableUpstream(id, definition, arrivals.get(id) ?? []));
+  }
+  for (const [id, { stage }] of Object.entries(loaded)) {
+    const ways = arrivals.get(id) ?? [];
+    for (const reader of readersOf(stage)) {
+      const entered = reader.via
+        ? ways.map((way) => ({ ...way, how: `${reader.via}, entered ${way.how}` }))
+        : ways;
+      found.push(...unavailableUpstream(reader.id, reader.definition, entered));
+    }
   }
   return found;
+}
+
+/**
+ * The LLM stages that receive the upstream `stage` is entered with: itself, or a sub-pipeline's
+ * entry (and so on down), `via` that pipeline stage.
+ */
+function readersOf(
+  stage: PipelineStage,
+  via?: string,
+): { id: string; definition: StageDefinition; via?: string }[] {
+  if (stage.kind === "llm")
+    return [{ id: stage.id, definition: stage.definition, ...(via !== undefined && { via }) }];
+  if (stage.kind !== "pipeline") return [];
+  const entry = stage.pipeline.stages[stage.pipeline.entry];
+  const as = via ?? `as the entry of pipeline ${stage.pipeline.id} (stage ${stage.id})`;
+  return entry ? readersOf(entry, as) : [];
 }
 
 /** The fields an LLM stage hands on must be declared by its completion schema. */
@@ -112,17 +138,26 @@ interface Arrival {
   how: string;
   /** The count is a minimum (a join under `any` or `quorum`), not the exact number. */
   atLeast?: boolean;
+  /**
+   * The way in of a pipeline's entry when the pipeline runs by itself: a pipeline whose entry
+   * reads upstream may be meant as another's stage, so reading past it is only a warning.
+   */
+  byItself?: boolean;
 }
 
-function upstreamArrivals(pipeline: string, draft: PipelineDraft): Map<string, Arrival[]> {
+function upstreamArrivals(
+  pipeline: string,
+  draft: PipelineDraft,
+  asStage: boolean,
+): Map<string, Arrival[]> {
   const arrivals = new Map<string, Arrival[]>();
   const add = (id: string, arrival: Arrival) => {
     const known = arrivals.get(id);
     if (known) known.push(arrival);
     else arrivals.set(id, [arrival]);
   };
-  if (draft.entry !== undefined) {
-    add(draft.entry, { count: 0, how: `as the entry of pipeline ${pipeline}` });
+  if (draft.entry !== undefined && !asStage) {
+    add(draft.entry, { count: 0, how: `as the entry of pipeline ${pipeline}`, byItself: true });
   }
   for (const [from, transition] of Object.entries(draft.next)) {
     if (transition.kind === "rules") {
@@ -169,7 +204,9 @@ function unavailableUpstream(
     }
     const index = part.path[2];
     if (typeof index !== "number") return [];
-    const short = arrivals.find((arrival) => arrival.count <= index);
+    const short =
+      arrivals.find((arrival) => arrival.count <= index && !arrival.byItself) ??
+      arrivals.find((arrival) => arrival.count <= index);
     if (!short) return [];
     const results = short.count === 1 ? "1 upstream result" : `${short.count} upstream results`;
     const receives = short.atLeast
@@ -181,6 +218,7 @@ function unavailableUpstream(
         part,
         DIAGNOSTIC_CODES.ctxUnresolved,
         `{{${part.raw}}} has no value when ${id} runs ${short.how}: ${receives}`,
+        short.byItself ? "warning" : "error",
       ),
     ];
   });

@@ -537,17 +537,22 @@ describe("sub-pipelines and code stages", () => {
     expect(deepest?.stageExecutionId).toBe("run-1/middle-stage/1/inner-stage/1/deepest/1");
   });
 
-  it("a sub-pipeline's entry receives no upstream, like every entry, whatever its stage received", async () => {
+  it("a sub-pipeline's entry receives its stage's upstream: the result before it", async () => {
     const h = harness("stages: {}");
-    const seen: number[] = [];
+    const seen: unknown[] = [];
     const inner = pipelineOf({
       id: "inner",
       stages: [
         code("inner-entry", ({ ctx }) => {
-          seen.push(ctx.upstream.length);
+          seen.push(ctx.upstream.map((result) => [result.stageId, result.output]));
+          return { verdict: "ok", output: { entry: "inner" } };
+        }),
+        code("inner-next", ({ ctx }) => {
+          seen.push(ctx.upstream.map((result) => result.stageId));
           return { verdict: "ok", output: { entry: "inner" } };
         }),
       ],
+      next: { "inner-entry": "inner-next" },
     });
     const outer = pipelineOf({
       id: "outer",
@@ -560,11 +565,70 @@ describe("sub-pipelines and code stages", () => {
     });
     const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
     expect(result).toMatchObject({ status: "done", output: { entry: "inner" } });
-    expect(seen).toEqual([0]);
+    expect(seen).toEqual([[["first", { from: "first" }]], ["inner-entry"]]);
     const setup = h.audit
       .of("run-1")
       .find((e) => e.type === "StageSetup" && e.stageId === "inner-entry");
-    expect(setup?.payload).toMatchObject({ upstream: 0 });
+    expect(setup?.payload).toMatchObject({ upstream: 1 });
+  });
+
+  it("a sub-pipeline used as a join hands the siblings' results to its entry; one as a sibling, none", async () => {
+    const h = harness("stages: {}");
+    const seen: Record<string, string[]> = {};
+    const inner = (id: string) =>
+      pipelineOf({
+        id,
+        stages: [
+          code(`${id}-entry`, ({ ctx }) => {
+            seen[id] = ctx.upstream.map((result) => result.stageId);
+            return { verdict: "ok" };
+          }),
+        ],
+      });
+    const outer = pipelineOf({
+      id: "outer",
+      stages: [
+        code("fan", () => ({ verdict: "ok" })),
+        code("a", () => ({ verdict: "ok", output: "a" })),
+        { kind: "pipeline", id: "b", pipeline: inner("sibling") },
+        { kind: "pipeline", id: "joined", pipeline: inner("join") },
+      ],
+      next: {
+        fan: {
+          kind: "parallel",
+          siblings: ["a", "b"],
+          join: "joined",
+          policy: { kind: "all-settled" },
+        },
+      },
+    });
+    const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
+    expect(result.status).toBe("done");
+    expect(seen).toEqual({ sibling: [], join: ["a", "b"] });
+  });
+
+  it("an LLM entry of a sub-pipeline renders {{ctx.upstream[0].output.*}} from the stage before", async () => {
+    const h = harness(`
+stages:
+  plan:
+    - tool: submit_plan
+      args: { summary: "Split the module", steps: ["extract"] }
+  execute:
+    - tool: submit_diff
+      args: { summary: "Renamed auth", files: [{ path: src/auth.ts, change: modified }] }
+`);
+    const inner = pipelineOf({ id: "inner", stages: [llm("execute")] });
+    const outer = pipelineOf({
+      id: "outer",
+      stages: [llm("plan"), { kind: "pipeline", id: "sub", pipeline: inner }],
+      next: { plan: "sub" },
+    });
+    const result = await started(startRun(outer, { host: h.host, runId: "run-1", task: "t" }))
+      .result;
+    expect(result).toMatchObject({ status: "done", output: { summary: "Renamed auth" } });
+    const [system] = h.host.transcripts.read("run-1/sub/1/execute/1");
+    expect(system).toMatchObject({ role: "system" });
+    expect(system?.role === "system" && system.text).toContain("Summary: Split the module");
   });
 
   it("a failing sub-pipeline fails its stage", async () => {
