@@ -110,6 +110,19 @@ export function pipelineSetup(
         recorded(context, params.result),
       ),
       leaveStage: assign({ current: undefined }),
+      /** Kept for the stage execution the override enters: the target's next visit. */
+      noteOverride: assign(({ context, event }, params: { target: string }) => {
+        if (event.type !== "OVERRIDE") return {};
+        const from = currentStage(context);
+        return {
+          override: {
+            reason: event.reason,
+            ...(from !== undefined && { from }),
+            stageId: params.target,
+            visit: (context.visits[params.target] ?? 0) + 1,
+          },
+        };
+      }),
       handOn: assign((_, params: { upstream: StageResult[] }) => ({ upstream: params.upstream })),
       restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
         upstream: context.upstreamOf[params.stageId] ?? [],

@@ -10,7 +10,7 @@ import {
   type StateValue,
   type setup,
 } from "xstate";
-import type { JsonValue, StageResult } from "../definitions/contract.js";
+import type { JsonValue, OverrideNote, StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput } from "../inspect/audit.js";
@@ -60,6 +60,8 @@ export interface CodeStageInput {
   stageExecutionId: string;
   ctx: Readonly<Record<string, unknown>>;
   upstream: readonly StageResult[];
+  /** Set when an override entered this stage execution: `ctx.override`. */
+  override?: OverrideNote;
 }
 
 export interface PipelineInput {
@@ -69,6 +71,8 @@ export interface PipelineInput {
   upstream?: readonly StageResult[];
   /** Set when the pipeline runs as a stage of another: the id and execution of that stage. */
   asStage?: { stageId: string; stageExecutionId: string };
+  /** Set when an override entered the pipeline's stage: its entry stage is told why. */
+  override?: OverrideNote;
   /** What a reopened run's stages did before it ended done, carried on (see `reopenRun`). */
   carried?: CarriedContext;
 }
@@ -123,6 +127,8 @@ export interface PipelineContext {
   upstreamOf: Record<string, StageResult[]>;
   /** The stage (or fan-out stage of the group) running now. */
   current?: string;
+  /** The last override: why, from where, and the stage execution (stage and visit) it entered. */
+  override?: OverrideNote & { stageId: string; visit: number };
   groups: Record<string, Record<string, SiblingState>>;
   /** By group; absent from snapshots stored before it was kept, where it is counted once. */
   tallies?: Record<string, GroupTally>;
@@ -283,6 +289,9 @@ export function compilePipelineMachine(
       upstreamOf: {},
       groups: {},
       tallies: {},
+      ...(input.override && {
+        override: { ...input.override, stageId: pipeline.entry, visit: 1 },
+      }),
       ...input.carried,
     }),
     initial: pipeline.entry,

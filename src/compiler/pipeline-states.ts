@@ -1,4 +1,4 @@
-import type { StageResult } from "../definitions/contract.js";
+import type { OverrideNote, StageResult } from "../definitions/contract.js";
 import {
   CANCEL,
   DONE,
@@ -49,6 +49,7 @@ export function childInput(
   return ({ context }: { context: PipelineContext }) => {
     const upstream = mode === "sibling" ? [] : context.upstream;
     const stageExecutionId = executionId(context, stage.id);
+    const override = overrideOf(context, stage.id);
     switch (stage.kind) {
       case "llm":
         return {
@@ -60,6 +61,7 @@ export function childInput(
           upstream,
           modelCallsBefore: context.modelCalls[stage.id] ?? 0,
           ...(stage.outputFields !== undefined && { outputFields: stage.outputFields }),
+          ...override,
         };
       case "pipeline":
         return {
@@ -67,6 +69,7 @@ export function childInput(
           ctx: context.ctx,
           upstream,
           asStage: { stageId: stage.id, stageExecutionId },
+          ...override,
         };
       case "ask":
         return {
@@ -83,9 +86,20 @@ export function childInput(
           stageExecutionId,
           ctx: context.ctx,
           upstream,
+          ...override,
         };
     }
   };
+}
+
+/**
+ * `{override}` for the stage execution the last override entered (the stage, at the visit it
+ * made it), and nothing for any other: a later visit of the stage was not entered by it.
+ */
+function overrideOf(context: PipelineContext, stageId: string): { override?: OverrideNote } {
+  const last = context.override;
+  if (last?.stageId !== stageId || last.visit !== context.visits[stageId]) return {};
+  return { override: { reason: last.reason, ...(last.from !== undefined && { from: last.from }) } };
 }
 
 /** A child's output as a StageResult: sub-pipelines hand back theirs under `result`. */
@@ -141,6 +155,7 @@ export function controlTransitions(targets: readonly string[]) {
         target: `.${target}`,
         actions: [
           { type: "cancelRunning", params: { reason: `overridden to ${target}` } },
+          { type: "noteOverride", params: { target } },
           {
             type: "audit",
             params: (args: {

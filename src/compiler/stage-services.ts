@@ -1,4 +1,4 @@
-import type { JsonValue } from "../definitions/contract.js";
+import type { JsonValue, OverrideNote } from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
 import type { AuditEventInput } from "../inspect/audit.js";
 import type {
@@ -59,6 +59,8 @@ export interface SetupInput {
   stageExecutionId: string;
   ctx: Readonly<Record<string, unknown>>;
   upstream: readonly StageResult[];
+  /** Why an override entered the stage execution, when one did: `ctx.override`. */
+  override?: OverrideNote;
 }
 
 export interface SetupOutput {

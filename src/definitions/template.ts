@@ -4,7 +4,7 @@ import { DIAGNOSTIC_CODES, type DiagnosticCode, type Position } from "./diagnost
 /**
  * The narrow template language of stage bodies (DESIGN.md §3.1): `{{ctx.<path>}}`,
  * `{{ctx.upstream[i].<path>}}`, `{{ctx.workflowRunId}}`, `{{ctx.stageExecutionId}}`,
- * `{{stage.id}}`, `{{stage.name}}`. No conditionals, loops or expressions. `\{{` is a literal `{{`.
+ * `{{ctx.override.reason}}`, `{{ctx.override.from}}`, `{{stage.id}}`, `{{stage.name}}`. No conditionals, loops or expressions. `\{{` is a literal `{{`.
  * Parsed once at load time; rendered at a stage's Init.
  */
 
@@ -48,7 +48,10 @@ export const CORE_CTX_FIELDS: ReadonlySet<string> = new Set([
   "upstream",
   "workflowRunId",
   "stageExecutionId",
+  "override",
 ]);
+/** What `ctx.override` holds: why an override entered the stage, and the stage it came from. */
+const OVERRIDE_FIELDS = new Set(["reason", "from"]);
 const STAGE_FIELDS = new Set(["id", "name"]);
 const PATH = /^[A-Za-z_$][\w$-]*(?:\.[A-Za-z_$][\w$-]*|\[\d+\])*$/;
 const SEGMENT = /\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]/g;
@@ -127,6 +130,9 @@ function checkPlaceholder(raw: string): string | undefined {
   if (first === "host") return `${shown}: ctx.host is a runtime surface, not template-addressable`;
   if ((first === "workflowRunId" || first === "stageExecutionId") && rest.length > 0) {
     return `${shown}: ctx.${first} is a string with no fields`;
+  }
+  if (first === "override" && (rest.length !== 1 || !OVERRIDE_FIELDS.has(String(rest[0])))) {
+    return `${shown}: only {{ctx.override.reason}} and {{ctx.override.from}} are available (empty unless an override entered the stage)`;
   }
   if (first === "upstream" && rest.length > 0 && typeof rest[0] !== "number") {
     return `${shown}: ctx.upstream is a list; index it, e.g. {{ctx.upstream[0].output}}`;

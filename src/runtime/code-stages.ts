@@ -44,6 +44,7 @@ export async function runCodeStage(
     upstream: input.upstream,
     workflowRunId: input.runId,
     stageExecutionId: input.stageExecutionId,
+    ...(input.override && { override: input.override }),
   });
   audit("StageSetup", { kind: stage.kind, upstream: input.upstream.length });
   let calls = 0;

@@ -19,7 +19,8 @@ export function createStageServices(host: Host): StageServices {
     setup: async (input) => setupStage(host, input),
     init: async ({ stage, stageContext }) => {
       const rendered = renderTemplate(stage.template, {
-        ctx: stageContext,
+        // `{{ctx.override.*}}` is empty in a stage execution no override entered.
+        ctx: stageContext.override ? stageContext : { ...stageContext, override: NO_OVERRIDE },
         stage: { id: stage.id, name: stage.name },
       });
       if (!rendered.ok) throw rendered.error;
@@ -88,10 +89,12 @@ function guardRuleOf(host: Host): (call: ProposedCall) => string | undefined {
   };
 }
 
+const NO_OVERRIDE = Object.freeze({ reason: "", from: "" });
+
 /** Setup (DESIGN.md §4.1): narrow the tools, check the model and the inputs, build ctx. */
 function setupStage(
   host: Host,
-  { stage, runId, stageExecutionId, ctx, upstream }: SetupInput,
+  { stage, runId, stageExecutionId, ctx, upstream, override }: SetupInput,
 ): SetupOutput {
   if (!host.model.capabilities.toolCalling) throw missingToolCalling(host.model.model);
   const missing = stage.allowedTools.filter((name) => !host.tools.has(name));
@@ -132,6 +135,7 @@ function setupStage(
     upstream: Object.freeze([...upstream]),
     workflowRunId: runId,
     stageExecutionId,
+    ...(override && { override }),
   });
   return { stageContext, envelope: [...stage.allowedTools] };
 }

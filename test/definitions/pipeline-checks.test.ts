@@ -277,6 +277,16 @@ describe("pipeline checks", () => {
       );
     });
 
+    it("{{ctx.override.reason}} and {{ctx.override.from}} need no context field: the engine sets them", async () => {
+      const plan = seedPlan.replace(
+        "Task: {{ctx.task}}",
+        "Task: {{ctx.task}}\nOverridden from {{ctx.override.from}}: {{ctx.override.reason}}",
+      );
+      const { places, result } = await load(PIPELINE, { "stages/plan.md": plan });
+      expect(result.ok).toBe(true);
+      expect(places).toEqual([]);
+    });
+
     it("the same stage file in two pipelines: each reports its own problems", async () => {
       const declares = PIPELINE;
       const lacks = PIPELINE.replace("id: small", "id: bare").replace(/context:\n.*\n.*\n/, "");
