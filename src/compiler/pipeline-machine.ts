@@ -23,6 +23,7 @@ import { parallelState } from "./pipeline-parallel.js";
 import { stageState } from "./pipeline-sequence.js";
 import { controlTransitions, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
+import type { StageSlots } from "./stage-slots.js";
 import { onlyASibling } from "./topology.js";
 
 /** What the pipeline machine asks of the world besides its stages' lifecycle machine. */
@@ -38,6 +39,8 @@ export interface PipelineServices {
     signal: AbortSignal,
   ): Promise<StageResult>;
   audit(event: AuditEventInput): void;
+  /** The session's parallel stage cap: a code or command stage holds a slot while it runs. */
+  slots?: StageSlots;
   /**
    * Set when the machine is a run of its own, invoked by another app's machine: told as the run
    * begins (not when it is restored; a throw refuses its input) and as it ends.

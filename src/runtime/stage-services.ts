@@ -67,6 +67,7 @@ export function createStageServices(host: Host): StageServices {
       host.transcripts.put(stageExecutionId, key, entry),
     audit: (event) => host.audit.emit(event),
     now: () => host.clock.now(),
+    ...(host.stageSlots && { slots: host.stageSlots }),
     providerRetries: {
       max: host.limits.providerRetries,
       delayMs: (failures, error) =>
