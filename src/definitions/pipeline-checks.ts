@@ -49,15 +49,11 @@ export type ResolvedStage =
 
 export type StageResolver = (id: string, entry: StageEntry) => Promise<ResolvedStage>;
 
-/**
- * Normalises and checks a pipeline. Never throws: the definition, or every problem found.
- * `asStage`: the pipeline is loaded as a stage of another, which checks what its entry receives.
- */
+/** Normalises and checks a pipeline. Never throws: the definition, or every problem found. */
 export async function buildPipeline(
   source: PipelineSource,
   resolveStage: StageResolver,
   toolNames: readonly string[],
-  asStage = false,
 ): Promise<LoadResult<PipelineDefinition>> {
   const diagnostics: Diagnostic[] = [];
   const report: Report = (path, code, message, severity) =>
@@ -80,7 +76,7 @@ export async function buildPipeline(
   checkHooks(draft, loaded, report);
   if (draft.nextComplete) checkGraph(draft, report);
   const pipelineName = draft.id ?? source.file;
-  diagnostics.push(...checkStageContracts(pipelineName, draft, loaded, toolNames, report, asStage));
+  diagnostics.push(...checkStageContracts(pipelineName, draft, loaded, toolNames, report));
   return finish(source, draft, loaded, diagnostics);
 }
 

@@ -21,6 +21,7 @@ import {
 } from "./pipeline-checks.js";
 import type { StageEntry } from "./pipeline-schema.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
+import { entryUpstreamWarnings } from "./pipeline-stage-checks.js";
 import type { PipelineDefinition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
 import { parseYamlSource } from "./yaml-source.js";
@@ -68,26 +69,21 @@ export function createPipelineLoader(
   const stageFile = (file: string) =>
     remember(stageFiles, resolve(file), () => loadStageSource(file));
 
-  // A pipeline loaded as a stage of another is checked apart from one loaded by itself: its
-  // entry receives what its stage receives, which the pipeline that has the stage checks.
   const pipelineFile = (file: string, chain: Chain) =>
-    remember(pipelineFiles, loadKey(resolve(file), chain), async () => {
+    remember(pipelineFiles, resolve(file), async () => {
       const source = await readPipelineSource(file, importOnce);
       if (!source.ok) return source;
       const link = { key: resolve(file), name: file };
-      const resolveStage = resolver(dirname(file), [...chain, link]);
-      return buildPipeline(source.value, resolveStage, toolNames, chain.length > 0);
+      return buildPipeline(source.value, resolver(dirname(file), [...chain, link]), toolNames);
     });
 
   const pipelineSpec = async (spec: PipelineSpec, baseDir: string, chain: Chain) => {
-    const key = loadKey(resolve(baseDir), chain);
-    const loaded = specs.get(spec)?.get(key);
+    const loaded = specs.get(spec)?.get(resolve(baseDir));
     if (loaded) return loaded;
     const source = specSource(spec);
     const link = { key: spec, name: source.file };
-    const resolveStage = resolver(baseDir, [...chain, link]);
-    const result = await buildPipeline(source, resolveStage, toolNames, chain.length > 0);
-    if (result.ok) specs.set(spec, (specs.get(spec) ?? new Map()).set(key, result));
+    const result = await buildPipeline(source, resolver(baseDir, [...chain, link]), toolNames);
+    if (result.ok) specs.set(spec, (specs.get(spec) ?? new Map()).set(resolve(baseDir), result));
     return result;
   };
 
@@ -118,9 +114,19 @@ export function createPipelineLoader(
 
   return {
     stageFile,
-    pipelineFile: (file) => pipelineFile(file, []),
-    pipelineSpec: (spec, baseDir) => pipelineSpec(spec, baseDir, []),
+    pipelineFile: async (file) => byItself(await pipelineFile(file, [])),
+    pipelineSpec: async (spec, baseDir) => byItself(await pipelineSpec(spec, baseDir, [])),
   };
+}
+
+/**
+ * A pipeline loaded to run by itself, with what its entry reads of an upstream it will not
+ * receive (which it does receive as a stage of another: the same definition serves both).
+ */
+function byItself(result: LoadResult<PipelineDefinition>): LoadResult<PipelineDefinition> {
+  if (!result.ok) return result;
+  const warnings = entryUpstreamWarnings(result.value);
+  return warnings.length > 0 ? { ...result, warnings: [...result.warnings, ...warnings] } : result;
 }
 
 function llmStage(
@@ -195,10 +201,6 @@ function remember<T>(cache: Map<string, Promise<T>>, key: string, load: () => Pr
   cache.set(key, loading);
   return loading;
 }
-
-/** What a loaded pipeline is kept under: its path, apart for a pipeline loaded as a stage. */
-const loadKey = (path: string, chain: Chain): string =>
-  chain.length > 0 ? `as a stage: ${path}` : path;
 
 /** A path written in a pipeline, taken relative to the pipeline's directory. */
 const near = (baseDir: string, path: string): string =>

@@ -2,7 +2,7 @@ import { isRecord } from "./contract.js";
 import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, type Position } from "./diagnostics.js";
 import type { JsonSchema } from "./json-schema.js";
 import type { PipelineDraft, Report } from "./pipeline-draft.js";
-import type { PipelineStage, Transition } from "./pipeline-types.js";
+import type { PipelineDefinition, PipelineStage, Transition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
 import type { DataPath } from "./yaml-source.js";
 
@@ -17,7 +17,9 @@ export interface LoadedStage {
  * its template reads and the upstream results it indexes (a sub-pipeline's entry, those its
  * pipeline stage is entered with). Problems inside the stage file are reported there (at the key
  * or placeholder), naming the pipeline, since another pipeline may use the same file without
- * them. `asStage`: the pipeline is loaded as a stage of another, which checks its entry's reads.
+ * them. The entry's own way in depends on where the pipeline runs: by itself, it receives
+ * nothing (`entryUpstreamWarnings`); as a stage, what its stage receives, which the pipeline
+ * that has the stage checks.
  */
 export function checkStageContracts(
   pipeline: string,
@@ -25,11 +27,10 @@ export function checkStageContracts(
   loaded: Record<string, LoadedStage>,
   toolNames: readonly string[],
   report: Report,
-  asStage = false,
 ): Diagnostic[] {
   const found: Diagnostic[] = [];
   const declared = declaredFields(draft.context);
-  const arrivals = upstreamArrivals(pipeline, draft, asStage);
+  const arrivals = upstreamArrivals(draft);
   for (const [id, { stage, locateField }] of Object.entries(loaded)) {
     if (stage.kind !== "llm") continue;
     const definition = stage.definition;
@@ -145,20 +146,29 @@ interface Arrival {
   byItself?: boolean;
 }
 
-function upstreamArrivals(
-  pipeline: string,
-  draft: PipelineDraft,
-  asStage: boolean,
-): Map<string, Arrival[]> {
+/**
+ * `{{ctx.upstream[i]…}}` in the stages that receive what a pipeline's entry is entered with,
+ * for the pipeline run by itself, where the entry receives nothing: only a warning, since a
+ * pipeline whose entry reads upstream may be meant as another's stage.
+ */
+export function entryUpstreamWarnings(pipeline: PipelineDefinition): Diagnostic[] {
+  const entry = pipeline.stages[pipeline.entry];
+  if (!entry) return [];
+  const byItself = { count: 0, how: `as the entry of pipeline ${pipeline.id}`, byItself: true };
+  return readersOf(entry).flatMap((reader) =>
+    unavailableUpstream(reader.id, reader.definition, [
+      reader.via ? { ...byItself, how: `${reader.via}, entered ${byItself.how}` } : byItself,
+    ]),
+  );
+}
+
+function upstreamArrivals(draft: PipelineDraft): Map<string, Arrival[]> {
   const arrivals = new Map<string, Arrival[]>();
   const add = (id: string, arrival: Arrival) => {
     const known = arrivals.get(id);
     if (known) known.push(arrival);
     else arrivals.set(id, [arrival]);
   };
-  if (draft.entry !== undefined && !asStage) {
-    add(draft.entry, { count: 0, how: `as the entry of pipeline ${pipeline}`, byItself: true });
-  }
   for (const [from, transition] of Object.entries(draft.next)) {
     if (transition.kind === "rules") {
       for (const rule of transition.rules) add(rule.to, { count: 1, how: `after ${from}` });
