@@ -2,7 +2,7 @@ import { duels, ROLES, START_RATING } from "./consensus.js";
 /**
  * What the arena debate keeps between runs, in the pipeline memory (the run store's `memory`
  * table in a durable run): each agent's rating, the past debates, the traces, and the run's
- * deliberation for its sandbox (a sub-pipeline starts from ctx alone, so it reads it here).
+ * deliberation for store-memory, which the sandbox (handing on its execution) comes between.
  */
 export const NS = {
   elo: "arena-debate/elo",

@@ -1,5 +1,3 @@
-import { NS } from "./memory.js";
-
 /**
  * Seed 002's SandboxedExecution: run the plan's tasks one after another through Bash (the host's
  * sandbox, guards and security mode apply), validate the outcome, let the Critic repair a failed
@@ -37,21 +35,16 @@ async function bash(callTool, command) {
   return { ok: true, exitCode, stderr };
 }
 /**
- * Runs the pending tasks in order until one exits non-zero. The plan comes from the run's
- * deliberation on entry, from the Critic's repair after a heal. A task the host refuses to run
- * fails the stage: no repair of the plan can change that.
+ * Runs the pending tasks in order until one exits non-zero. The plan comes from the decision the
+ * sandbox stage is handed on entry, from the Critic's repair after a heal. A task the host
+ * refuses to run fails the stage: no repair of the plan can change that.
  * @type {CodeStageFunction}
  */
-export const runTasks = async ({ ctx, callTool, memory }) => {
+export const runTasks = async ({ ctx, callTool }) => {
   const healed = ctx.upstream[0]?.stageId === "self-heal";
   const execution = healed
     ? { ...executionOf(ctx) }
-    : {
-        completed: [],
-        pending: planOf(await memory.recall(NS.deliberations, ctx.workflowRunId)),
-        ran: [],
-        heals: 0,
-      };
+    : { completed: [], pending: planOf(ctx.upstream[0]?.output), ran: [], heals: 0 };
   const { failed: _failed, ...state } = execution;
   const completed = [...state.completed];
   const ran = [...state.ran];
@@ -73,9 +66,9 @@ export const runTasks = async ({ ctx, callTool, memory }) => {
   }
   return { verdict: "ok", output: { ...state, completed, pending, ran } };
 };
-function planOf(deliberation) {
-  const tasks = deliberation?.plan?.tasks;
-  if (!Array.isArray(tasks)) throw new Error("the run's deliberation holds no plan to execute");
+function planOf(decision) {
+  const tasks = decision?.plan?.tasks;
+  if (!Array.isArray(tasks)) throw new Error("the decision handed on holds no plan to execute");
   return tasks;
 }
 /**

@@ -88,8 +88,9 @@ export const aggregate = ({ ctx }) => {
   };
 };
 /**
- * ResolvingDecision: PROCEED or REJECT. The deliberation is kept in memory under the run's id,
- * where the sandbox (which starts from ctx alone) and the stages after it read it.
+ * ResolvingDecision: PROCEED or REJECT, handed on (the sandbox executes its plan). The
+ * deliberation is also kept in memory under the run's id, where store-memory reads it after the
+ * sandbox, whose output is the execution.
  * @type {CodeStageFunction}
  */
 export const resolveDecision = async ({ ctx, memory }) => {

@@ -41,6 +41,8 @@ export interface HostSettings {
   headless: boolean;
   /** What a grant request nobody can answer does: denied, or the run suspends until `resume`. */
   onGrant: UnansweredGrants;
+  /** The session's parallel stage cap (`--max-parallel`); absent: none. */
+  maxParallel?: number;
   /** The run's MCP servers (`--mcp`, `--mcp-config`), started again by `resume`. */
   mcp?: McpSources;
   /** Bash's sandbox (`--sandbox`); absent in runs stored before it existed: `auto`. */
@@ -88,6 +90,7 @@ export function settingsFor(
     headless?: boolean;
     onGrant?: UnansweredGrants;
     mcp?: McpSources | undefined;
+    maxParallel?: number;
   } & SandboxFlags,
 ): HostSettings {
   return withModel(
@@ -98,6 +101,7 @@ export function settingsFor(
       mode: flags.mode,
       headless: Boolean(flags.headless),
       onGrant: flags.onGrant ?? "deny",
+      ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
       ...(flags.mcp && { mcp: flags.mcp }),
       sandbox: flags.sandbox ?? "auto",
       ...(flags.allowNetwork && { network: true }),
@@ -177,6 +181,9 @@ export async function hostFor(
           ? [model.value.interactor]
           : [],
       unansweredGrants: settings.onGrant,
+      ...(settings.maxParallel !== undefined && {
+        limits: { maxParallelStages: settings.maxParallel },
+      }),
       tools: [...builtinTools(), ...extraTools],
       sandbox: {
         mode: settings.sandbox ?? "auto",

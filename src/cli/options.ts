@@ -1,9 +1,16 @@
-import { InvalidArgumentError } from "commander";
+import { InvalidArgumentError, Option } from "commander";
 /** commander's accumulator for a repeatable option: `--set a=1 --set b=2` → `["a=1", "b=2"]`. */
 export const collect = (value: string, previous: readonly string[] = []): string[] => [
   ...previous,
   value,
 ];
+
+/** `--max-parallel <n>`, for the commands that run a pipeline: the session's parallel stage cap. */
+export const maxParallelOption = (): Option =>
+  new Option(
+    "--max-parallel <n>",
+    "at most n LLM, code and command stages work at once, across parallel groups and sub-pipelines (default: no cap)",
+  ).argParser(positiveInteger);
 
 /** commander's parser for an option that takes a whole number, 1 or more. */
 export function positiveInteger(text: string): number {

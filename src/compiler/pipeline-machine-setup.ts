@@ -24,6 +24,7 @@ import {
 } from "./pipeline-parallel.js";
 import { codeExitEvent, currentStage, executionId, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
+import { withSlot } from "./stage-slots.js";
 import { mayOverride, mayRedo } from "./topology.js";
 
 /**
@@ -48,11 +49,13 @@ export function pipelineSetup(
     actors: {
       stage: services.stageMachine,
       ask: services.askMachine,
-      code: fromPromise<StageResult, CodeStageInput>(({ input, signal }) => {
+      code: fromPromise<StageResult, CodeStageInput>(({ input, signal, self }) => {
         const stage = pipeline.stages[input.stageId];
         if (stage?.kind !== "code" && stage?.kind !== "command")
           throw new Error(`${input.stageId} is not a code stage`);
-        return services.runCode(stage, input, signal);
+        return withSlot(services.slots, input.stageExecutionId, self, () =>
+          services.runCode(stage, input, signal),
+        );
       }),
       ...subMachines,
     },
@@ -115,6 +118,19 @@ export function pipelineSetup(
         entered: (context.entered ?? 0) + params.entered,
       })),
       leaveStage: assign({ current: undefined }),
+      /** Kept for the stage execution the override enters: the target's next visit. */
+      noteOverride: assign(({ context, event }, params: { target: string }) => {
+        if (event.type !== "OVERRIDE") return {};
+        const from = currentStage(context);
+        return {
+          override: {
+            reason: event.reason,
+            ...(from !== undefined && { from }),
+            stageId: params.target,
+            visit: (context.visits[params.target] ?? 0) + 1,
+          },
+        };
+      }),
       handOn: assign((_, params: { upstream: StageResult[] }) => ({ upstream: params.upstream })),
       restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
         upstream: context.upstreamOf[params.stageId] ?? [],

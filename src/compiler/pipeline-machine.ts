@@ -10,7 +10,7 @@ import {
   type StateValue,
   type setup,
 } from "xstate";
-import type { JsonValue, StageResult } from "../definitions/contract.js";
+import type { JsonValue, OverrideNote, StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput } from "../inspect/audit.js";
@@ -23,6 +23,7 @@ import { parallelState } from "./pipeline-parallel.js";
 import { stageState } from "./pipeline-sequence.js";
 import { controlTransitions, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
+import type { StageSlots } from "./stage-slots.js";
 import { onlyASibling } from "./topology.js";
 
 /** What the pipeline machine asks of the world besides its stages' lifecycle machine. */
@@ -38,6 +39,8 @@ export interface PipelineServices {
     signal: AbortSignal,
   ): Promise<StageResult>;
   audit(event: AuditEventInput): void;
+  /** The session's parallel stage cap: a code or command stage holds a slot while it runs. */
+  slots?: StageSlots;
   /**
    * Set when the machine is a run of its own, invoked by another app's machine: told as the run
    * begins (not when it is restored; a throw refuses its input) and as it ends.
@@ -62,15 +65,21 @@ export interface CodeStageInput {
   upstream: readonly StageResult[];
   /** Stage executions the run entered before this one (`ctx.stagesBefore`). */
   stagesBefore?: number;
+  /** Set when an override entered this stage execution: `ctx.override`. */
+  override?: OverrideNote;
 }
 
 export interface PipelineInput {
   runId: string;
   ctx: Readonly<Record<string, unknown>>;
+  /** What the entry stage receives: the upstream of the stage this pipeline runs as (none at the root). */
+  upstream?: readonly StageResult[];
   /** Set when the pipeline runs as a stage of another: the id and execution of that stage. */
   asStage?: { stageId: string; stageExecutionId: string };
   /** Stage executions the run entered before this (sub-)pipeline started. */
   enteredBefore?: number;
+  /** Set when an override entered the pipeline's stage: its entry stage is told why. */
+  override?: OverrideNote;
   /** What a reopened run's stages did before it ended done, carried on (see `reopenRun`). */
   carried?: CarriedContext;
 }
@@ -136,6 +145,8 @@ export interface PipelineContext {
   upstreamOf: Record<string, StageResult[]>;
   /** The stage (or fan-out stage of the group) running now. */
   current?: string;
+  /** The last override: why, from where, and the stage execution (stage and visit) it entered. */
+  override?: OverrideNote & { stageId: string; visit: number };
   groups: Record<string, Record<string, SiblingState>>;
   /** By group; absent from snapshots stored before it was kept, where it is counted once. */
   tallies?: Record<string, GroupTally>;
@@ -294,10 +305,13 @@ export function compilePipelineMachine(
       entered: 0,
       modelCalls: {},
       results: {},
-      upstream: [],
+      upstream: [...(input.upstream ?? [])],
       upstreamOf: {},
       groups: {},
       tallies: {},
+      ...(input.override && {
+        override: { ...input.override, stageId: pipeline.entry, visit: 1 },
+      }),
       ...input.carried,
     }),
     initial: pipeline.entry,

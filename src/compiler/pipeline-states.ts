@@ -1,4 +1,4 @@
-import type { StageResult } from "../definitions/contract.js";
+import type { OverrideNote, StageResult } from "../definitions/contract.js";
 import {
   CANCEL,
   DONE,
@@ -55,8 +55,8 @@ export function actorOf(stage: PipelineStage): string {
 }
 
 /**
- * The child's input; parallel siblings get empty upstream. A sub-pipeline gets none either: its
- * entry, like every entry, starts from the ctx alone (what the loader checks templates against).
+ * The child's input; parallel siblings get empty upstream. A sub-pipeline is handed its stage's
+ * upstream (the result before it, or a join's results), which its entry stage receives.
  */
 export function childInput(
   pipeline: PipelineDefinition,
@@ -66,6 +66,7 @@ export function childInput(
   return ({ context }: { context: PipelineContext }) => {
     const upstream = mode === "sibling" ? [] : context.upstream;
     const stageExecutionId = executionId(context, stage.id);
+    const override = overrideOf(context, stage.id);
     switch (stage.kind) {
       case "llm":
         return {
@@ -78,13 +79,16 @@ export function childInput(
           stagesBefore: stagesBefore(context),
           modelCallsBefore: context.modelCalls[stage.id] ?? 0,
           ...(stage.outputFields !== undefined && { outputFields: stage.outputFields }),
+          ...override,
         };
       case "pipeline":
         return {
           runId: context.runId,
           ctx: context.ctx,
+          upstream,
           asStage: { stageId: stage.id, stageExecutionId },
           enteredBefore: enteredInRun(context),
+          ...override,
         };
       case "ask":
         return {
@@ -102,9 +106,20 @@ export function childInput(
           ctx: context.ctx,
           upstream,
           stagesBefore: stagesBefore(context),
+          ...override,
         };
     }
   };
+}
+
+/**
+ * `{override}` for the stage execution the last override entered (the stage, at the visit it
+ * made it), and nothing for any other: a later visit of the stage was not entered by it.
+ */
+function overrideOf(context: PipelineContext, stageId: string): { override?: OverrideNote } {
+  const last = context.override;
+  if (last?.stageId !== stageId || last.visit !== context.visits[stageId]) return {};
+  return { override: { reason: last.reason, ...(last.from !== undefined && { from: last.from }) } };
 }
 
 /** A child's output as a StageResult: sub-pipelines hand back theirs under `result`. */
@@ -160,6 +175,7 @@ export function controlTransitions(targets: readonly string[]) {
         target: `.${target}`,
         actions: [
           { type: "cancelRunning", params: { reason: `overridden to ${target}` } },
+          { type: "noteOverride", params: { target } },
           {
             type: "audit",
             params: (args: {

@@ -1,3 +1,4 @@
+import type { OverrideNote } from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
 import type { ErrorCode, ErrorView } from "../errors.js";
 import type { AuditEventType } from "../inspect/audit.js";
@@ -56,6 +57,8 @@ export interface StageMachineContext {
   attempts?: AttemptRecord[];
   /** The completion fields Exit hands on as output (all of parsed when absent). */
   outputFields?: readonly string[];
+  /** Why an override entered this stage execution, for its ctx and its system prompt. */
+  override?: OverrideNote;
   /** What Exit handed on, once it ran. */
   exited?: { output?: JsonValue };
   verdict?: Verdict;
@@ -205,6 +208,7 @@ export const enterInput = ({ context }: { context: StageMachineContext }): Enter
   ctx: context.ctx,
   upstream: context.upstream,
   ...(context.stagesBefore !== undefined && { stagesBefore: context.stagesBefore }),
+  ...(context.override !== undefined && { override: context.override }),
 });
 
 /** Exit runs after an Assert that said `ok` or `skip`, handing on these fields. */

@@ -1,3 +1,4 @@
+import type { OverrideNote } from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
 import { type ErrorCode, type ErrorView, StagechartError, toStagechartError } from "../errors.js";
 import type { JsonValue } from "../tools/types.js";
@@ -78,6 +79,25 @@ export function retryEntry(
     role: "user",
     text: `Attempt ${attempt} of ${maxAttempts}. The previous attempt was not accepted${reason ? `: ${reason}` : "."}`,
   };
+}
+
+/**
+ * The system prompt of a stage execution an override entered: the body, and why the run was
+ * moved here, so the model knows (as a retry's reason reaches it) — unless the body already
+ * places the reason itself (`{{ctx.override.*}}`).
+ */
+export function withOverrideNote(
+  stage: StageDefinition,
+  override: OverrideNote | undefined,
+  prompt: string,
+): string {
+  if (!override) return prompt;
+  const placed = stage.template.parts.some(
+    (part) => part.kind === "placeholder" && part.path[0] === "ctx" && part.path[1] === "override",
+  );
+  if (placed) return prompt;
+  const from = override.from ? ` from stage ${override.from}` : "";
+  return `${prompt}\n\nThis stage was entered by an override${from}. The reason given: ${override.reason}`;
 }
 
 export function errorView(

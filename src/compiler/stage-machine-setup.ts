@@ -29,6 +29,7 @@ import {
   type StageFinish,
 } from "./stage-phases.js";
 import type { SetupOutput, StageServices } from "./stage-services.js";
+import { withSlot } from "./stage-slots.js";
 import type {
   GateAnswer,
   GrantDecision,
@@ -57,9 +58,17 @@ export function stageMachineSetup(services: StageServices) {
       output: StageResult;
     },
     actors: {
-      enterStage: fromPromise<StageEntry, EnterInput>(({ input }) => enterStage(services, input)),
+      // Setup, a gate checked again and Assert are work: each waits for the stage's slot.
+      enterStage: fromPromise<StageEntry, EnterInput>(({ input, self }) =>
+        withSlot(services.slots, input.stageExecutionId, self._parent, () =>
+          enterStage(services, input),
+        ),
+      ),
       checkGate: fromPromise<GateAnswer, { stage: StageDefinition; stageContext: StageContext }>(
-        ({ input }) => services.checkGate(input),
+        ({ input, self }) =>
+          withSlot(services.slots, input.stageContext.stageExecutionId, self._parent, () =>
+            services.checkGate(input),
+          ),
       ),
       actWorker: fromCallback<ActCommand, undefined, ActReport>(({ self, sendBack, receive }) =>
         actWorker(services, self, sendBack, receive),
@@ -67,8 +76,10 @@ export function stageMachineSetup(services: StageServices) {
       askInteractors: fromPromise<GrantDecision, GrantRequest>(({ input, signal }) =>
         services.askInteractors(input, signal),
       ),
-      finishStage: fromPromise<StageFinish, FinishInput>(({ input }) =>
-        finishStage(services, input),
+      finishStage: fromPromise<StageFinish, FinishInput>(({ input, self }) =>
+        withSlot(services.slots, input.stageContext.stageExecutionId, self._parent, () =>
+          finishStage(services, input),
+        ),
       ),
       waitUntil: fromPromise<void, { until: number }>(({ input, signal }) =>
         sleep(input.until - services.now(), signal),
@@ -352,10 +363,13 @@ function actWorker(
     inFlight++;
     // Made inside the promise: a call (or its input) that throws as it is made has failed, as
     // one that rejects has, and is reported the same.
+    // A call is the stage's work: made once the stage holds its slot (at once if it does).
+    const slotted = <T>(call: () => Promise<T>) =>
+      withSlot(services.slots, context.stageExecutionId, self._parent, call);
     if (command.type === "CALL_MODEL") {
       const { modelCalls } = context;
       new Promise<TurnOutcome>((resolve) =>
-        resolve(services.callModel(modelCallInput({ context }), controller.signal)),
+        resolve(slotted(() => services.callModel(modelCallInput({ context }), controller.signal))),
       ).then(
         (output) => settled({ type: "MODEL_REPLIED", modelCalls, output }),
         (error: unknown) => settled({ type: "MODEL_FAILED", modelCalls, error }),
@@ -363,7 +377,7 @@ function actWorker(
     } else {
       const proposalId = key;
       new Promise<ToolRun>((resolve) =>
-        resolve(services.runTool(toolCallInput({ context }), controller.signal)),
+        resolve(slotted(() => services.runTool(toolCallInput({ context }), controller.signal))),
       ).then(
         (output) => settled({ type: "TOOL_RAN", proposalId, output }),
         (error: unknown) => settled({ type: "TOOL_CRASHED", proposalId, error }),

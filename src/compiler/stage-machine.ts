@@ -67,6 +67,7 @@ function compileStageMachine() {
       modelCalls: 0,
       modelCallsBefore: input.modelCallsBefore ?? 0,
       ...(input.outputFields !== undefined && { outputFields: input.outputFields }),
+      ...(input.override !== undefined && { override: input.override }),
       batch: [],
       callIndex: 0,
       grants: {},

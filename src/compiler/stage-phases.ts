@@ -1,4 +1,5 @@
 import type { JsonValue } from "../tools/types.js";
+import { withOverrideNote } from "./stage-entries.js";
 import type { AssertInput, SetupInput, SetupOutput, StageServices } from "./stage-services.js";
 import type { AssertOutcome, GateAnswer } from "./stage-types.js";
 
@@ -43,7 +44,9 @@ export async function enterStage(services: StageServices, input: EnterInput): Pr
       entry.setup = setUp;
       entry.endedAt.setup = services.now();
     }
-    entry.prompt = await services.init({ stage: input.stage, stageContext: setUp.stageContext });
+    const { stageContext } = setUp;
+    const body = await services.init({ stage: input.stage, stageContext });
+    entry.prompt = withOverrideNote(input.stage, stageContext.override, body);
     entry.endedAt.init = services.now();
   } catch (error) {
     entry.failed = { phase: "init", error };

@@ -1,6 +1,7 @@
-import type { JsonValue } from "../definitions/contract.js";
+import type { JsonValue, OverrideNote } from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
 import type { AuditEventInput } from "../inspect/audit.js";
+import type { StageSlots } from "./stage-slots.js";
 import type {
   AssertOutcome,
   AttemptRecord,
@@ -48,6 +49,8 @@ export interface StageServices {
   writeTranscript(stageExecutionId: string, key: string, entry: TranscriptEntry): void;
   audit(event: AuditEventInput): void;
   now(): number;
+  /** The session's parallel stage cap: a stage holds a slot while it works (none: no cap). */
+  slots?: StageSlots;
   /** How many provider errors in a row a stage retries, and how long it waits before each. */
   /** How long to wait before the next try: the backoff, or longer if the provider asked. */
   providerRetries: { max: number; delayMs(failures: number, error: unknown): number };
@@ -60,6 +63,8 @@ export interface SetupInput {
   ctx: Readonly<Record<string, unknown>>;
   upstream: readonly StageResult[];
   stagesBefore?: number;
+  /** Why an override entered the stage execution, when one did: `ctx.override`. */
+  override?: OverrideNote;
 }
 
 export interface SetupOutput {

@@ -1,4 +1,9 @@
-import type { JsonValue, StageResult, TranscriptEntry } from "../definitions/contract.js";
+import type {
+  JsonValue,
+  OverrideNote,
+  StageResult,
+  TranscriptEntry,
+} from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
 import type { ErrorCode } from "../errors.js";
 
@@ -86,4 +91,6 @@ export interface StageInput {
   modelCallsBefore?: number;
   /** The completion fields Exit hands on as output (all of parsed when absent). */
   outputFields?: readonly string[];
+  /** Set when an override entered this stage execution: why, and from where. */
+  override?: OverrideNote;
 }

@@ -36,6 +36,15 @@ export interface StageResult {
   error?: ErrorView;
 }
 
+/**
+ * Why an operator moved a run to a stage (OVERRIDE): the stage execution it entered is told,
+ * as `ctx.override`; the stage the run was at, when it was at one.
+ */
+export interface OverrideNote {
+  reason: string;
+  from?: string;
+}
+
 /** The ctx a stage sees: the pipeline's fields plus the core-provided ones. Frozen after Setup. */
 export type StageContext = Readonly<Record<string, unknown>> & {
   upstream: readonly StageResult[];
@@ -46,6 +55,8 @@ export type StageContext = Readonly<Record<string, unknown>> & {
    * repeated stages included (sub-pipeline stages themselves are not counted: their stages are).
    */
   stagesBefore: number;
+  /** Set only for the stage execution an override entered. */
+  override?: OverrideNote;
 };
 
 export interface AssertOutcome {

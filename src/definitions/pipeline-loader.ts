@@ -21,6 +21,7 @@ import {
 } from "./pipeline-checks.js";
 import type { StageEntry } from "./pipeline-schema.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
+import { entryUpstreamWarnings } from "./pipeline-stage-checks.js";
 import type { PipelineDefinition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
 import { parseYamlSource } from "./yaml-source.js";
@@ -113,9 +114,19 @@ export function createPipelineLoader(
 
   return {
     stageFile,
-    pipelineFile: (file) => pipelineFile(file, []),
-    pipelineSpec: (spec, baseDir) => pipelineSpec(spec, baseDir, []),
+    pipelineFile: async (file) => byItself(await pipelineFile(file, [])),
+    pipelineSpec: async (spec, baseDir) => byItself(await pipelineSpec(spec, baseDir, [])),
   };
+}
+
+/**
+ * A pipeline loaded to run by itself, with what its entry reads of an upstream it will not
+ * receive (which it does receive as a stage of another: the same definition serves both).
+ */
+function byItself(result: LoadResult<PipelineDefinition>): LoadResult<PipelineDefinition> {
+  if (!result.ok) return result;
+  const warnings = entryUpstreamWarnings(result.value);
+  return warnings.length > 0 ? { ...result, warnings: [...result.warnings, ...warnings] } : result;
 }
 
 function llmStage(

@@ -2,7 +2,7 @@ import { isRecord } from "./contract.js";
 import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, type Position } from "./diagnostics.js";
 import type { JsonSchema } from "./json-schema.js";
 import type { PipelineDraft, Report } from "./pipeline-draft.js";
-import type { PipelineStage, Transition } from "./pipeline-types.js";
+import type { PipelineDefinition, PipelineStage, Transition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
 import type { DataPath } from "./yaml-source.js";
 
@@ -14,9 +14,12 @@ export interface LoadedStage {
 
 /**
  * What an LLM stage needs from the pipeline it runs in: its id, the host's tools, the ctx fields
- * its template reads and the upstream results it indexes. Problems inside the stage file are
- * reported there (at the key or placeholder), naming the pipeline, since another pipeline may
- * use the same file without them.
+ * its template reads and the upstream results it indexes (a sub-pipeline's entry, those its
+ * pipeline stage is entered with). Problems inside the stage file are reported there (at the key
+ * or placeholder), naming the pipeline, since another pipeline may use the same file without
+ * them. The entry's own way in depends on where the pipeline runs: by itself, it receives
+ * nothing (`entryUpstreamWarnings`); as a stage, what its stage receives, which the pipeline
+ * that has the stage checks.
  */
 export function checkStageContracts(
   pipeline: string,
@@ -27,7 +30,7 @@ export function checkStageContracts(
 ): Diagnostic[] {
   const found: Diagnostic[] = [];
   const declared = declaredFields(draft.context);
-  const arrivals = upstreamArrivals(pipeline, draft);
+  const arrivals = upstreamArrivals(draft);
   for (const [id, { stage, locateField }] of Object.entries(loaded)) {
     if (stage.kind !== "llm") continue;
     const definition = stage.definition;
@@ -59,9 +62,33 @@ export function checkStageContracts(
     });
     checkOutputFields(id, stage, report);
     found.push(...unresolvedCtx(pipeline, definition, declared));
-    found.push(...unavailableUpstream(id, definition, arrivals.get(id) ?? []));
+  }
+  for (const [id, { stage }] of Object.entries(loaded)) {
+    const ways = arrivals.get(id) ?? [];
+    for (const reader of readersOf(stage)) {
+      const entered = reader.via
+        ? ways.map((way) => ({ ...way, how: `${reader.via}, entered ${way.how}` }))
+        : ways;
+      found.push(...unavailableUpstream(reader.id, reader.definition, entered));
+    }
   }
   return found;
+}
+
+/**
+ * The LLM stages that receive the upstream `stage` is entered with: itself, or a sub-pipeline's
+ * entry (and so on down), `via` that pipeline stage.
+ */
+function readersOf(
+  stage: PipelineStage,
+  via?: string,
+): { id: string; definition: StageDefinition; via?: string }[] {
+  if (stage.kind === "llm")
+    return [{ id: stage.id, definition: stage.definition, ...(via !== undefined && { via }) }];
+  if (stage.kind !== "pipeline") return [];
+  const entry = stage.pipeline.stages[stage.pipeline.entry];
+  const as = via ?? `as the entry of pipeline ${stage.pipeline.id} (stage ${stage.id})`;
+  return entry ? readersOf(entry, as) : [];
 }
 
 /** The fields an LLM stage hands on must be declared by its completion schema. */
@@ -112,18 +139,36 @@ interface Arrival {
   how: string;
   /** The count is a minimum (a join under `any` or `quorum`), not the exact number. */
   atLeast?: boolean;
+  /**
+   * The way in of a pipeline's entry when the pipeline runs by itself: a pipeline whose entry
+   * reads upstream may be meant as another's stage, so reading past it is only a warning.
+   */
+  byItself?: boolean;
 }
 
-function upstreamArrivals(pipeline: string, draft: PipelineDraft): Map<string, Arrival[]> {
+/**
+ * `{{ctx.upstream[i]…}}` in the stages that receive what a pipeline's entry is entered with,
+ * for the pipeline run by itself, where the entry receives nothing: only a warning, since a
+ * pipeline whose entry reads upstream may be meant as another's stage.
+ */
+export function entryUpstreamWarnings(pipeline: PipelineDefinition): Diagnostic[] {
+  const entry = pipeline.stages[pipeline.entry];
+  if (!entry) return [];
+  const byItself = { count: 0, how: `as the entry of pipeline ${pipeline.id}`, byItself: true };
+  return readersOf(entry).flatMap((reader) =>
+    unavailableUpstream(reader.id, reader.definition, [
+      reader.via ? { ...byItself, how: `${reader.via}, entered ${byItself.how}` } : byItself,
+    ]),
+  );
+}
+
+function upstreamArrivals(draft: PipelineDraft): Map<string, Arrival[]> {
   const arrivals = new Map<string, Arrival[]>();
   const add = (id: string, arrival: Arrival) => {
     const known = arrivals.get(id);
     if (known) known.push(arrival);
     else arrivals.set(id, [arrival]);
   };
-  if (draft.entry !== undefined) {
-    add(draft.entry, { count: 0, how: `as the entry of pipeline ${pipeline}` });
-  }
   for (const [from, transition] of Object.entries(draft.next)) {
     if (transition.kind === "rules") {
       for (const rule of transition.rules) add(rule.to, { count: 1, how: `after ${from}` });
@@ -169,7 +214,9 @@ function unavailableUpstream(
     }
     const index = part.path[2];
     if (typeof index !== "number") return [];
-    const short = arrivals.find((arrival) => arrival.count <= index);
+    const short =
+      arrivals.find((arrival) => arrival.count <= index && !arrival.byItself) ??
+      arrivals.find((arrival) => arrival.count <= index);
     if (!short) return [];
     const results = short.count === 1 ? "1 upstream result" : `${short.count} upstream results`;
     const receives = short.atLeast
@@ -181,6 +228,7 @@ function unavailableUpstream(
         part,
         DIAGNOSTIC_CODES.ctxUnresolved,
         `{{${part.raw}}} has no value when ${id} runs ${short.how}: ${receives}`,
+        short.byItself ? "warning" : "error",
       ),
     ];
   });

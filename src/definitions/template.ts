@@ -3,9 +3,10 @@ import { DIAGNOSTIC_CODES, type DiagnosticCode, type Position } from "./diagnost
 
 /**
  * The narrow template language of stage bodies: `{{ctx.<path>}}`, `{{ctx.upstream[i].<path>}}`,
- * `{{ctx.workflowRunId}}`, `{{ctx.stageExecutionId}}`, `{{ctx.stagesBefore}}`, and the stage's
- * own scalar frontmatter fields, `{{stage.id}}`, `{{stage.name}}`, `{{stage.turnCap}}`…
- * (`STAGE_TEMPLATE_FIELDS`). No conditionals, loops or expressions. `\{{` is a literal `{{`.
+ * `{{ctx.workflowRunId}}`, `{{ctx.stageExecutionId}}`, `{{ctx.stagesBefore}}`,
+ * `{{ctx.override.reason}}`, `{{ctx.override.from}}`, and the stage's own scalar frontmatter
+ * fields, `{{stage.id}}`, `{{stage.name}}`, `{{stage.turnCap}}`… (`STAGE_TEMPLATE_FIELDS`). No
+ * conditionals, loops or expressions. `\{{` is a literal `{{`.
  * Parsed once at load time; rendered at a stage's Init.
  */
 
@@ -66,7 +67,10 @@ export const CORE_CTX_FIELDS: ReadonlySet<string> = new Set([
   "workflowRunId",
   "stageExecutionId",
   "stagesBefore",
+  "override",
 ]);
+/** What `ctx.override` holds: why an override entered the stage, and the stage it came from. */
+const OVERRIDE_FIELDS = new Set(["reason", "from"]);
 const STAGE_FIELDS: ReadonlySet<string> = new Set(STAGE_TEMPLATE_FIELDS);
 const STAGE_FIELD_LIST = STAGE_TEMPLATE_FIELDS.map((field) => `{{stage.${field}}}`).join(", ");
 const PATH = /^[A-Za-z_$][\w$-]*(?:\.[A-Za-z_$][\w$-]*|\[\d+\])*$/;
@@ -149,6 +153,9 @@ function checkPlaceholder(raw: string): string | undefined {
   }
   if (first === "stagesBefore" && rest.length > 0) {
     return `${shown}: ctx.stagesBefore is a number with no fields`;
+  }
+  if (first === "override" && (rest.length !== 1 || !OVERRIDE_FIELDS.has(String(rest[0])))) {
+    return `${shown}: only {{ctx.override.reason}} and {{ctx.override.from}} are available (empty unless an override entered the stage)`;
   }
   if (first === "upstream" && rest.length > 0 && typeof rest[0] !== "number") {
     return `${shown}: ctx.upstream is a list; index it, e.g. {{ctx.upstream[0].output}}`;

@@ -45,6 +45,7 @@ export async function runCodeStage(
     workflowRunId: input.runId,
     stageExecutionId: input.stageExecutionId,
     stagesBefore: input.stagesBefore ?? 0,
+    ...(input.override && { override: input.override }),
   });
   audit("StageSetup", { kind: stage.kind, upstream: input.upstream.length });
   let calls = 0;

@@ -1,5 +1,6 @@
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import type { StageSlots } from "../compiler/stage-slots.js";
 import type { GrantRequest, PolicyDecision } from "../compiler/stage-types.js";
 import type { StageHooks } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
@@ -27,7 +28,7 @@ import { HostMemory } from "./memory.js";
 import type { RunStore } from "./persistence.js";
 import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
 import type { SecurityMode } from "./security-mode.js";
-
+import { stageSlotsFor } from "./stage-slots.js";
 import { MemoryTranscripts, type TranscriptStore } from "./transcripts.js";
 
 /**
@@ -51,6 +52,8 @@ export interface Host {
   grantPolicy: (request: GrantRequest) => PolicyDecision;
   hooks: Readonly<Record<string, StageHooks>>;
   limits: HostLimits;
+  /** The session's parallel stage cap (`limits.maxParallelStages`); none when unlimited. */
+  stageSlots?: StageSlots;
   /** How Bash runs: inside bubblewrap, or not and why (settled when the host is created). */
   sandbox: BashConfinement;
   /**
@@ -93,6 +96,11 @@ export interface HostLimits {
    * more of it for this long fails as `ProviderTransient/IdleTimeout`.
    */
   modelIdleTimeoutMs: number;
+  /**
+   * The session's parallel stage cap: at most this many LLM, code and command stages work at
+   * once in the host's runs, across parallel groups and sub-pipelines (`Infinity`: no cap).
+   */
+  maxParallelStages: number;
 }
 
 export interface HostOptions {
@@ -131,6 +139,8 @@ export function createHost(options: HostOptions): Host {
   const checked = checkRoot(root);
   const env = options.env ?? process.env;
   const redact = bothRedactors(redactorOf(options.model), environmentKeysRedactor(env));
+  const maxParallelStages = options.limits?.maxParallelStages ?? Number.POSITIVE_INFINITY;
+  const stageSlots = stageSlotsFor(maxParallelStages);
   return {
     // A bad root is kept as given: startRun and resumeRun refuse it (Validation/RootInvalid).
     root: checked.ok ? checked.value : resolve(root),
@@ -149,7 +159,9 @@ export function createHost(options: HostOptions): Host {
       providerRetryDelayMs: options.limits?.providerRetryDelayMs ?? 1000,
       modelCallTimeoutMs: options.limits?.modelCallTimeoutMs ?? 300_000,
       modelIdleTimeoutMs: options.limits?.modelIdleTimeoutMs ?? 60_000,
+      maxParallelStages,
     },
+    ...(stageSlots && { stageSlots }),
     sandbox: bashConfinement({ ...DEFAULT_SANDBOX, ...options.sandbox }),
     redact,
     // Read when a command first needs it: keys set since the host was made are scrubbed too.

@@ -103,6 +103,7 @@ export function compileRunMachine(
     askMachine: askMachineFor(pipelineHost, pipeline),
     runCode: (stage, input, signal) => runCodeStage(pipelineHost, stage, input, signal),
     audit: (event) => pipelineHost.audit.emit(event),
+    ...(host.stageSlots && { slots: host.stageSlots }),
     refusal: (context, event) => refuseControl(pipeline, context, event)?.toModelView(),
     ...(run && { run }),
   });

@@ -20,7 +20,8 @@ export function createStageServices(host: Host): StageServices {
     setup: async (input) => setupStage(host, input),
     init: async ({ stage, stageContext }) => {
       const rendered = renderTemplate(stage.template, {
-        ctx: stageContext,
+        // `{{ctx.override.*}}` is empty in a stage execution no override entered.
+        ctx: stageContext.override ? stageContext : { ...stageContext, override: NO_OVERRIDE },
         stage: templateStageOf(stage),
       });
       if (!rendered.ok) throw rendered.error;
@@ -67,6 +68,7 @@ export function createStageServices(host: Host): StageServices {
       host.transcripts.put(stageExecutionId, key, entry),
     audit: (event) => host.audit.emit(event),
     now: () => host.clock.now(),
+    ...(host.stageSlots && { slots: host.stageSlots }),
     providerRetries: {
       max: host.limits.providerRetries,
       delayMs: (failures, error) =>
@@ -89,10 +91,12 @@ function guardRuleOf(host: Host): (call: ProposedCall) => string | undefined {
   };
 }
 
+const NO_OVERRIDE = Object.freeze({ reason: "", from: "" });
+
 /** Setup (DESIGN.md §4.1): narrow the tools, check the model and the inputs, build ctx. */
 function setupStage(
   host: Host,
-  { stage, runId, stageExecutionId, ctx, upstream, stagesBefore }: SetupInput,
+  { stage, runId, stageExecutionId, ctx, upstream, stagesBefore, override }: SetupInput,
 ): SetupOutput {
   if (!host.model.capabilities.toolCalling) throw missingToolCalling(host.model.model);
   const missing = stage.allowedTools.filter((name) => !host.tools.has(name));
@@ -134,6 +138,7 @@ function setupStage(
     workflowRunId: runId,
     stageExecutionId,
     stagesBefore: stagesBefore ?? 0,
+    ...(override && { override }),
   });
   return { stageContext, envelope: [...stage.allowedTools] };
 }

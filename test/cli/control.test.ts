@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/index.js";
@@ -113,6 +113,60 @@ describe("cancel of a run another live process runs", () => {
     expect(store.getRun("r2")).toMatchObject({ ok: true, value: { status: "running" } });
     expect(store.auditOf("r2").at(-1)?.type).toBe("RequestRefused");
     store.close();
+  });
+});
+
+describe("an override of a stored run", () => {
+  it("tells the stage it enters why, in that stage's system prompt", async () => {
+    const project = demoProject();
+    const plan = readFileSync(join(REPO_ROOT, "stages/plan.md"), "utf8");
+    for (const id of ["first", "second"])
+      writeFileSync(join(project, `${id}.md`), plan.replace("id: plan", `id: ${id}`));
+    writeFileSync(
+      join(project, "p.yaml"),
+      `id: p
+context: { type: object, properties: { task: { type: string } } }
+entry: first
+stages:
+  first: { file: ./first.md }
+  second: { file: ./second.md }
+next:
+  first: second
+`,
+    );
+    // first asks for a tool outside its envelope: headless, the run suspends on the grant.
+    writeFileSync(
+      join(project, "p.script.yaml"),
+      `stages:
+  first:
+    - { tool: Edit, args: { path: src/auth.ts, old: auth, new: authentication } }
+  second:
+    - { tool: submit_plan, args: { summary: "skipped ahead", steps: [] } }
+`,
+    );
+    const started = await runCli(
+      ...["run", join(project, "p.yaml"), "--task", "rename auth", "--run-id", "r5"],
+      ...["--root", project, "--store", storeOf(project), "--headless", "--on-grant", "suspend"],
+      "--json",
+    );
+    expect(summaryOf(started.stdout), started.stderr).toMatchObject({ status: "suspended" });
+    const reason = "the plan is already agreed with the team";
+    const override = await runCli(
+      ...["override", "r5", "--to", "second", "--reason", reason],
+      ...["--store", storeOf(project), "--json"],
+    );
+    expect(override.code, override.stderr).toBe(0);
+    expect(summaryOf(override.stdout)).toMatchObject({ runId: "r5", status: "done" });
+    const store = openStore(project);
+    const [system] = store
+      .transcriptsOf("r5")
+      .filter((row) => row.stageExecutionId === "r5/second/1")
+      .map((row) => row.entry);
+    store.close();
+    expect(system).toMatchObject({ role: "system" });
+    expect(system?.role === "system" && system.text).toContain(
+      `This stage was entered by an override from stage first. The reason given: ${reason}`,
+    );
   });
 });
 

@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { settingsFor } from "../../src/cli/host-options.js";
+import { hostFor, settingsFor } from "../../src/cli/host-options.js";
+import { SqliteStore } from "../../src/store/index.js";
 import { bashConfinement, DEFAULT_SANDBOX } from "../../src/tools/bash-sandbox.js";
 import {
   demoProject,
@@ -197,4 +198,102 @@ describe("Bash on a machine without bubblewrap (the installed binary, on a PATH 
       });
     },
   );
+});
+
+describe("--max-parallel", () => {
+  /** Two sub-pipelines side by side, each running test and lint side by side: four at once. */
+  function nestedProject(): string {
+    const project = demoProject();
+    const stage = (name: string) => readFileSync(join(REPO_ROOT, "stages", `${name}.md`), "utf8");
+    const context = "context: { type: object, properties: { task: { type: string } } }";
+    const files: Record<string, string> = {
+      "start.md": stage("plan").replace("id: plan", "id: start"),
+      "fan.md": stage("plan").replace("id: plan", "id: fan"),
+      "test.md": stage("test"),
+      "lint.md": stage("lint"),
+      "outer.yaml": `id: outer
+${context}
+entry: start
+stages:
+  start: { file: ./start.md }
+  left: { pipeline: ./checks.yaml }
+  right: { pipeline: ./checks.yaml }
+next:
+  start: { parallel: [left, right], join: done }
+`,
+      "checks.yaml": `id: checks
+${context}
+entry: fan
+stages:
+  fan: { file: ./fan.md }
+  test: { file: ./test.md }
+  lint: { file: ./lint.md }
+next:
+  fan: { parallel: [test, lint], join: done, maxConcurrency: 2 }
+`,
+      "outer.script.yaml": `stages:
+  start: [{ tool: submit_plan, args: { summary: s, steps: [] } }]
+  fan: [{ tool: submit_plan, args: { summary: s, steps: [] } }]
+  test: [{ tool: submit_test, args: { passed: true, summary: s, failures: [] }, delayMs: 150 }]
+  lint: [{ tool: submit_lint, args: { clean: true, issues: [] }, delayMs: 150 }]
+`,
+    };
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(project, name), text);
+    return project;
+  }
+
+  /** The most test and lint executions between their StageSetup and StageExited at once. */
+  function peakOf(project: string, runId: string): number {
+    const opened = SqliteStore.open(join(project, ".stagechart/runs.db"));
+    if (!opened.ok) throw opened.error;
+    const events = opened.value.auditOf(runId);
+    opened.value.close();
+    const working = new Set<string>();
+    let peak = 0;
+    for (const event of events) {
+      if (event.stageId !== "test" && event.stageId !== "lint") continue;
+      const execution = event.stageExecutionId as string;
+      if (event.type === "StageSetup") working.add(execution);
+      if (event.type === "StageExited") working.delete(execution);
+      peak = Math.max(peak, working.size);
+    }
+    return peak;
+  }
+
+  it("caps the stages working at once across the run's groups and sub-pipelines, and is stored for resume", async () => {
+    const project = nestedProject();
+    const outer = join(project, "outer.yaml");
+    for (const [runId, flags, peak] of [
+      ["capped", ["--max-parallel", "2"], 2],
+      ["free", [], 4],
+    ] as const) {
+      const run = await runIn(project, "run", outer, "--task", "t", "--run-id", runId, ...flags);
+      expect(run.code, run.stderr).toBe(0);
+      expect(peakOf(project, runId), runId).toBe(peak);
+    }
+    const opened = SqliteStore.open(join(project, ".stagechart/runs.db"));
+    if (!opened.ok) throw opened.error;
+    const stored = opened.value.getRun("capped");
+    opened.value.close();
+    expect(stored.ok && stored.value.options).toMatchObject({ maxParallel: 2 });
+  });
+
+  it("reaches the host as its maxParallelStages, absent: no cap", async () => {
+    const base = { pipelineFile: "machines/code-review.yaml", mode: "ask" as const };
+    const capped = await hostFor(settingsFor({ ...base, maxParallel: 3 }));
+    expect(capped.ok && capped.value.limits.maxParallelStages).toBe(3);
+    expect(capped.ok && capped.value.stageSlots).toBeDefined();
+    const free = await hostFor(settingsFor(base));
+    expect(free.ok && free.value.limits.maxParallelStages).toBe(Number.POSITIVE_INFINITY);
+    expect(free.ok && free.value.stageSlots).toBeUndefined();
+  });
+
+  it.each(["0", "-2", "1.5", "many"])("--max-parallel %s is a usage error", async (n) => {
+    const project = demoProject();
+    const run = await runPipelineIn(project, "code-review", "t", "--max-parallel", n);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--max-parallel");
+    const resume = await storeCommand(project, "resume", "r1", "--max-parallel", n);
+    expect(resume.code).toBe(2);
+  });
 });

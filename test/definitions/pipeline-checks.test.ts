@@ -277,6 +277,16 @@ describe("pipeline checks", () => {
       );
     });
 
+    it("{{ctx.override.reason}} and {{ctx.override.from}} need no context field: the engine sets them", async () => {
+      const plan = seedPlan.replace(
+        "Task: {{ctx.task}}",
+        "Task: {{ctx.task}}\nOverridden from {{ctx.override.from}}: {{ctx.override.reason}}",
+      );
+      const { places, result } = await load(PIPELINE, { "stages/plan.md": plan });
+      expect(result.ok).toBe(true);
+      expect(places).toEqual([]);
+    });
+
     it("the same stage file in two pipelines: each reports its own problems", async () => {
       const declares = PIPELINE;
       const lacks = PIPELINE.replace("id: small", "id: bare").replace(/context:\n.*\n.*\n/, "");
@@ -363,6 +373,50 @@ describe("pipeline checks", () => {
       expect(await messages(`entry: peek\n${stages}next:\n  peek: a\n`)).toContain(
         "{{ctx.upstream[1].output}} has no value when peek runs as the entry of pipeline p: it then receives 0 upstream results",
       );
+    });
+
+    it("a sub-pipeline's entry may index what its pipeline stage is entered with", async () => {
+      const peek = seedPlan
+        .replace("id: plan", "id: peek")
+        .replace("Task: {{ctx.task}}", "Before: {{ctx.upstream[0].output.summary}}");
+      const sub = "id: inner\nentry: peek\nstages:\n  peek: { file: ../stages/peek.md }\n";
+      const commands = "  a: { run: x }\n  b: { run: x }\n";
+      const stages = `stages:\n${commands}  sub: { pipeline: ./inner.yaml }\n`;
+      const files = { "stages/peek.md": peek, "machines/inner.yaml": sub };
+      const unresolved = (places: string[]) => places.filter((p) => p.includes("CtxUnresolved"));
+      const after = await load(`id: p\nentry: a\n${stages}next:\n  a: sub\n  sub: b\n`, files);
+      expect(after.result.ok).toBe(true);
+      expect(after.places).toEqual([]);
+      const joined = await load(
+        `id: p\nentry: a\n${stages}next:\n  a: { parallel: [b, c], join: sub }\n`.replace(
+          "  sub:",
+          "  c: { run: x }\n  sub:",
+        ),
+        files,
+      );
+      expect(joined.result.ok).toBe(true);
+      expect(unresolved(joined.places)).toEqual([]);
+
+      const sibling = await load(
+        `id: p\nentry: a\n${stages}next:\n  a: { parallel: [b, sub], join: done }\n`,
+        files,
+      );
+      expect(sibling.result.ok).toBe(false);
+      const where = `stages/peek.md:${positionOf(peek, "{{ctx.upstream")} Validation/StageCtxUnresolved`;
+      expect(sibling.places).toEqual([where]);
+      expect(messagesOf(sibling.result)).toEqual([
+        "{{ctx.upstream[0].output.summary}} has no value when peek runs as the entry of pipeline inner (stage sub), entered as a parallel sibling after a: it then receives 0 upstream results",
+      ]);
+
+      // By itself the sub-pipeline's entry receives nothing: said, as a warning only.
+      const alone = await loadPipelineFile(join(after.dir, "machines/inner.yaml"));
+      expect(alone.ok).toBe(true);
+      expect(alone.ok && alone.warnings.map((d) => [d.severity, d.message])).toEqual([
+        [
+          "warning",
+          "{{ctx.upstream[0].output.summary}} has no value when peek runs as the entry of pipeline inner: it then receives 0 upstream results",
+        ],
+      ]);
     });
 
     it("a join that names one of its own siblings is InvalidParallelPlan", async () => {

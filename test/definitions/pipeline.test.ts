@@ -532,21 +532,24 @@ next:
       ]);
     });
 
-    it("a sub-pipeline's entry receives no upstream, even placed after a stage: {{ctx.upstream[0]}} is StageCtxUnresolved", async () => {
-      const peek = seedPlan
-        .replace("id: plan", "id: peek")
-        .replace("Task: {{ctx.task}}", "Before: {{ctx.upstream[0].output}}");
+    it("a sub-pipeline's entry receives what its stage receives: after a stage, {{ctx.upstream[0]}} but no [1]", async () => {
+      const peek = (index: number) =>
+        seedPlan
+          .replace("id: plan", "id: peek")
+          .replace("Task: {{ctx.task}}", `Before: {{ctx.upstream[${index}].output}}`);
       const sub = `id: sub\nentry: peek\nstages:\n  peek: { file: ../../stages/peek.md }\n`;
       const yaml = PIPELINE.replace(
         "{ file: ../stages/review.md }",
         "{ pipeline: ./sub/peek.yaml }",
       );
-      const { dir, result } = await load(yaml, {
-        "machines/sub/peek.yaml": sub,
-        "stages/peek.md": peek,
-      });
-      expect(placesOf(dir, result)).toContain(
-        `stages/peek.md:${positionOf(peek, "{{ctx.upstream")} Validation/StageCtxUnresolved`,
+      const loadWith = (index: number) =>
+        load(yaml, { "machines/sub/peek.yaml": sub, "stages/peek.md": peek(index) });
+      const first = await loadWith(0);
+      expect(first.result.ok).toBe(true);
+      expect(placesOf(first.dir, first.result)).toEqual([]);
+      const second = await loadWith(1);
+      expect(placesOf(second.dir, second.result)).toContain(
+        `stages/peek.md:${positionOf(peek(1), "{{ctx.upstream")} Validation/StageCtxUnresolved`,
       );
     });
 

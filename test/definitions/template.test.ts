@@ -137,6 +137,9 @@ describe("templates", () => {
       ["{{ctx.workflowRunId.x}}", "is a string with no fields"],
       ["{{ctx.stagesBefore.x}}", "is a number with no fields"],
       ["{{ctx.upstream.output}}", "ctx.upstream is a list; index it"],
+      ["{{ctx.override}}", "only {{ctx.override.reason}} and {{ctx.override.from}}"],
+      ["{{ctx.override.to}}", "only {{ctx.override.reason}} and {{ctx.override.from}}"],
+      ["{{ctx.override.reason.x}}", "only {{ctx.override.reason}} and {{ctx.override.from}}"],
     ])("%s is TemplateForbidden", (placeholder, why) => {
       expect(problemsOf(`Hi ${placeholder}`)).toEqual([
         {
@@ -172,7 +175,7 @@ describe("templates", () => {
 
   it("list the ctx fields a body reads, without core-provided ones", () => {
     const { template } = parseTemplate(
-      "{{ctx.task}}\n{{ctx.files[0]}} {{ctx.limits.maxLines}} {{ctx.upstream[0].output}} {{ctx.workflowRunId}} {{ctx.stagesBefore}} {{stage.id}}",
+      "{{ctx.task}}\n{{ctx.files[0]}} {{ctx.limits.maxLines}} {{ctx.upstream[0].output}} {{ctx.workflowRunId}} {{ctx.stagesBefore}} {{ctx.override.reason}} {{ctx.override.from}} {{stage.id}}",
     );
     expect(template.ctxReferences).toEqual([
       { field: "task", expression: "ctx.task", line: 1, column: 1 },

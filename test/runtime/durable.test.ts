@@ -285,6 +285,57 @@ describe("a durable run", () => {
     expect(again.x).toBe(1);
   });
 
+  it("stopped inside a sub-pipeline's entry, resumes it with the upstream its stage handed on", async () => {
+    const file = join(tempDir(), "runs.db");
+    const seen: unknown[] = [];
+    const nested = (ms: number, started: () => void) =>
+      pipelineOf({
+        id: "outer",
+        stages: [
+          code("first", () => ({ verdict: "ok", output: { decision: "PROCEED" } })),
+          {
+            kind: "pipeline",
+            id: "sub",
+            pipeline: pipelineOf({
+              id: "inner",
+              stages: [
+                code("entry", async ({ ctx, signal }) => {
+                  started();
+                  await new Promise((resolve) => setTimeout(resolve, ms));
+                  if (signal.aborted) throw signal.reason;
+                  seen.push(ctx.upstream.map((result) => result.output));
+                  return { verdict: "ok" };
+                }),
+              ],
+            }),
+          },
+        ],
+        next: { first: "sub" },
+      });
+    let running!: () => void;
+    const inFlight = new Promise<void>((resolve) => {
+      running = resolve;
+    });
+    const first = handleOf(
+      startRun(nested(5000, running), {
+        host: harness("stages: {}").host,
+        store: openStore(file),
+        runId: "r7",
+      }),
+    );
+    await inFlight;
+    first.stop();
+    expect((await first.result).status).toBe("suspended");
+    const resumed = resumeRun(
+      nested(5, () => undefined),
+      "r7",
+      { host: harness("stages: {}").host, store: openStore(file), force: true },
+    );
+    if (!resumed.ok) throw resumed.error;
+    expect((await resumed.value.result).status).toBe("done");
+    expect(seen).toEqual([[{ decision: "PROCEED" }]]);
+  });
+
   it("a run held by a live process is Session/RunLocked", async () => {
     const file = join(tempDir(), "runs.db");
     const first = handleOf(

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { assign, createActor, setup, toPromise, waitFor } from "xstate";
 import type { StageResult } from "../../src/definitions/contract.js";
+import type { PipelineStage } from "../../src/definitions/pipeline-types.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import { compilePipeline, type RunHandle, startRun } from "../../src/runtime/run.js";
 import { bashConfinement, DEFAULT_SANDBOX } from "../../src/tools/bash-sandbox.js";
@@ -537,17 +538,22 @@ describe("sub-pipelines and code stages", () => {
     expect(deepest?.stageExecutionId).toBe("run-1/middle-stage/1/inner-stage/1/deepest/1");
   });
 
-  it("a sub-pipeline's entry receives no upstream, like every entry, whatever its stage received", async () => {
+  it("a sub-pipeline's entry receives its stage's upstream: the result before it", async () => {
     const h = harness("stages: {}");
-    const seen: number[] = [];
+    const seen: unknown[] = [];
     const inner = pipelineOf({
       id: "inner",
       stages: [
         code("inner-entry", ({ ctx }) => {
-          seen.push(ctx.upstream.length);
+          seen.push(ctx.upstream.map((result) => [result.stageId, result.output]));
+          return { verdict: "ok", output: { entry: "inner" } };
+        }),
+        code("inner-next", ({ ctx }) => {
+          seen.push(ctx.upstream.map((result) => result.stageId));
           return { verdict: "ok", output: { entry: "inner" } };
         }),
       ],
+      next: { "inner-entry": "inner-next" },
     });
     const outer = pipelineOf({
       id: "outer",
@@ -560,11 +566,70 @@ describe("sub-pipelines and code stages", () => {
     });
     const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
     expect(result).toMatchObject({ status: "done", output: { entry: "inner" } });
-    expect(seen).toEqual([0]);
+    expect(seen).toEqual([[["first", { from: "first" }]], ["inner-entry"]]);
     const setup = h.audit
       .of("run-1")
       .find((e) => e.type === "StageSetup" && e.stageId === "inner-entry");
-    expect(setup?.payload).toMatchObject({ upstream: 0 });
+    expect(setup?.payload).toMatchObject({ upstream: 1 });
+  });
+
+  it("a sub-pipeline used as a join hands the siblings' results to its entry; one as a sibling, none", async () => {
+    const h = harness("stages: {}");
+    const seen: Record<string, string[]> = {};
+    const inner = (id: string) =>
+      pipelineOf({
+        id,
+        stages: [
+          code(`${id}-entry`, ({ ctx }) => {
+            seen[id] = ctx.upstream.map((result) => result.stageId);
+            return { verdict: "ok" };
+          }),
+        ],
+      });
+    const outer = pipelineOf({
+      id: "outer",
+      stages: [
+        code("fan", () => ({ verdict: "ok" })),
+        code("a", () => ({ verdict: "ok", output: "a" })),
+        { kind: "pipeline", id: "b", pipeline: inner("sibling") },
+        { kind: "pipeline", id: "joined", pipeline: inner("join") },
+      ],
+      next: {
+        fan: {
+          kind: "parallel",
+          siblings: ["a", "b"],
+          join: "joined",
+          policy: { kind: "all-settled" },
+        },
+      },
+    });
+    const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
+    expect(result.status).toBe("done");
+    expect(seen).toEqual({ sibling: [], join: ["a", "b"] });
+  });
+
+  it("an LLM entry of a sub-pipeline renders {{ctx.upstream[0].output.*}} from the stage before", async () => {
+    const h = harness(`
+stages:
+  plan:
+    - tool: submit_plan
+      args: { summary: "Split the module", steps: ["extract"] }
+  execute:
+    - tool: submit_diff
+      args: { summary: "Renamed auth", files: [{ path: src/auth.ts, change: modified }] }
+`);
+    const inner = pipelineOf({ id: "inner", stages: [llm("execute")] });
+    const outer = pipelineOf({
+      id: "outer",
+      stages: [llm("plan"), { kind: "pipeline", id: "sub", pipeline: inner }],
+      next: { plan: "sub" },
+    });
+    const result = await started(startRun(outer, { host: h.host, runId: "run-1", task: "t" }))
+      .result;
+    expect(result).toMatchObject({ status: "done", output: { summary: "Renamed auth" } });
+    const [system] = h.host.transcripts.read("run-1/sub/1/execute/1");
+    expect(system).toMatchObject({ role: "system" });
+    expect(system?.role === "system" && system.text).toContain("Summary: Split the module");
   });
 
   it("a failing sub-pipeline fails its stage", async () => {
@@ -661,6 +726,100 @@ describe("control events", () => {
     });
     expect(events.find((e) => e.type === "StageCancelled")?.stageId).toBe("one");
     expect(transitions(events)).toContain("override:one->three");
+  });
+
+  describe("the stage an override enters is told why, that execution only", () => {
+    const PLANS = `
+stages:
+  plan:
+    - tool: submit_plan
+      args: { summary: "first", steps: [] }
+    - tool: submit_plan
+      args: { summary: "second", steps: [] }
+`;
+    const overridden = (plan = llm("plan")) =>
+      pipelineOf({
+        stages: [waits("one", 5000), waits("two", 10), plan],
+        next: {
+          one: "two",
+          two: "plan",
+          plan: {
+            kind: "rules",
+            rules: [{ when: { visits: "plan", op: "lt", value: 2 }, to: "plan" }, { to: "done" }],
+          },
+        },
+      });
+    const systemPrompt = (h: ReturnType<typeof harness>, execution: string) => {
+      const [entry] = h.host.transcripts.read(execution);
+      return entry?.role === "system" ? entry.text : "";
+    };
+    const overrideToPlan = async (h: ReturnType<typeof harness>, plan?: PipelineStage) => {
+      const run = started(startRun(overridden(plan), { host: h.host, runId: "run-1", task: "t" }));
+      await waitFor(liveActor(run), (s) => s.context.current === "one");
+      expect(run.send({ type: "OVERRIDE", to: "plan", reason: "two is known good" }).ok).toBe(true);
+      expect((await run.result).status).toBe("done");
+    };
+
+    it("in its system prompt", async () => {
+      const h = harness(PLANS);
+      await overrideToPlan(h);
+      expect(systemPrompt(h, "run-1/plan/1")).toContain(
+        "This stage was entered by an override from stage one. The reason given: two is known good",
+      );
+      expect(systemPrompt(h, "run-1/plan/2")).not.toContain("override");
+    });
+
+    it("as {{ctx.override.reason}} and {{ctx.override.from}}, empty in a stage no override entered", async () => {
+      const h = harness(PLANS);
+      const plan = llm("plan", (text) =>
+        text.replace(
+          "Task: {{ctx.task}}",
+          "Task: {{ctx.task}}\nWhy: [{{ctx.override.reason}}] from [{{ctx.override.from}}]",
+        ),
+      );
+      await overrideToPlan(h, plan);
+      const first = systemPrompt(h, "run-1/plan/1");
+      expect(first).toContain("Why: [two is known good] from [one]");
+      expect(first).not.toContain("This stage was entered by an override");
+      expect(systemPrompt(h, "run-1/plan/2")).toContain("Why: [] from []");
+    });
+
+    it("as ctx.override of a code stage, and of a sub-pipeline's entry", async () => {
+      const h = harness("stages: {}");
+      const seen: Record<string, unknown> = {};
+      const sees = (id: string) =>
+        code(id, ({ ctx }) => {
+          seen[`${ctx.workflowRunId} ${id}`] = ctx.override ?? null;
+          return { verdict: "ok" };
+        });
+      const pipeline = pipelineOf({
+        stages: [
+          waits("one", 5000),
+          sees("two"),
+          sees("three"),
+          {
+            kind: "pipeline",
+            id: "sub",
+            pipeline: pipelineOf({ id: "inner", stages: [sees("inner-entry")] }),
+          },
+        ],
+        next: { one: "two", two: "three", three: "sub" },
+      });
+      for (const [runId, to] of [
+        ["run-1", "three"],
+        ["run-2", "sub"],
+      ] as const) {
+        const run = started(startRun(pipeline, { host: h.host, runId }));
+        await waitFor(liveActor(run), (s) => s.context.current === "one");
+        expect(run.send({ type: "OVERRIDE", to, reason: `skip to ${to}` }).ok).toBe(true);
+        expect((await run.result).status).toBe("done");
+      }
+      expect(seen).toEqual({
+        "run-1 three": { reason: "skip to three", from: "one" },
+        "run-1 inner-entry": null,
+        "run-2 inner-entry": { reason: "skip to sub", from: "one" },
+      });
+    });
   });
 
   it("OVERRIDE to a stage the topology cannot reach is Session/IllegalTransition", async () => {

@@ -11,6 +11,7 @@ import { drive, refuse } from "../drive.js";
 import { type HostSettings, withModel } from "../host-options.js";
 import { type CliIo, EXIT } from "../io.js";
 import type { Progress } from "../live-progress.js";
+import { maxParallelOption } from "../options.js";
 import { withRunHost } from "../run-host.js";
 import { openExistingRunTarget, type RunTarget } from "../run-target.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
@@ -38,6 +39,7 @@ interface ForkFlags {
   headless?: boolean;
   force?: boolean;
   detach?: boolean;
+  maxParallel?: number;
 }
 
 /** `fork <runId> --at <step>`: a new run from a step of a stored run, on either store. */
@@ -63,6 +65,7 @@ export function registerFork(program: Command, io: CliIo, setExit: (code: number
     .addOption(inputForOption())
     .option("--headless", "no interactive prompts, even on a terminal")
     .option("--json", "print a JSON summary last on stdout")
+    .addOption(maxParallelOption())
     .addOption(
       new Option(
         "--detach",
@@ -220,6 +223,10 @@ async function storedFromFile(
 
 /** The source run's settings, with whoever forks deciding about prompts, and the model if given. */
 function forkSettings(stored: HostSettings, flags: ForkFlags): HostSettings {
-  const settings = { ...stored, headless: Boolean(flags.headless) };
+  const settings = {
+    ...stored,
+    headless: Boolean(flags.headless),
+    ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
+  };
   return flags.model === undefined ? settings : withModel(settings, flags.model);
 }

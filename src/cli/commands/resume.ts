@@ -16,7 +16,7 @@ import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { lostStepsOf, warnLost } from "../lost-steps.js";
-import { collect } from "../options.js";
+import { collect, maxParallelOption } from "../options.js";
 import { isHeadless, withRunHost } from "../run-host.js";
 import { openExistingRunTarget, type RunTarget } from "../run-target.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
@@ -32,6 +32,7 @@ interface StoredRunFlags extends ControlFlags {
   headless?: boolean;
   inspect?: string | true;
   stately?: boolean;
+  maxParallel?: number;
 }
 
 /** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
@@ -54,6 +55,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--inspect [port]", INSPECT_HELP)
     .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
+    .addOption(maxParallelOption())
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(await continueRun(runId, flags, io)),
     );
@@ -204,6 +206,8 @@ async function continueRun(
     const settings = {
       ...(run.value.options as unknown as HostSettings),
       headless: Boolean(flags.headless),
+      // The run's own cap carries on unless this resume sets another.
+      ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
     };
     // A refusal leaves the run as it was: say so with its status.
     const refused = (error: StagechartError) =>

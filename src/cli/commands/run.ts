@@ -9,6 +9,7 @@ import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
+import { maxParallelOption } from "../options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { isHeadless, withRunHost } from "../run-host.js";
 import { openRunTarget } from "../run-target.js";
@@ -29,6 +30,7 @@ interface RunFlags extends McpFlags, SandboxFlags {
   inspect?: string | true;
   stately?: boolean;
   detach?: boolean;
+  maxParallel?: number;
 }
 
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -70,6 +72,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option("--inspect [port]", INSPECT_HELP)
     .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
+    .addOption(maxParallelOption())
     .option(
       "--detach",
       "do not run it here: store it as queued, with its definition, for a worker; prints its id",
