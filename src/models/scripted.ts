@@ -45,7 +45,7 @@ interface Answer {
 /**
  * A deterministic, offline `LanguageModelV3` that answers each call with the next entry of the
  * calling stage's script (the format: docs/scripted-model.md). A stage the script has no entries
- * for fails at its first call with `Validation/ScriptStageMissing`; a stage whose entries have
+ * (or an empty list) fails at its first call with `Validation/ScriptStageMissing`; a stage whose entries have
  * run out gets a line of text, which the stage treats as any reply without a tool call.
  */
 export function createScriptedModel(
@@ -71,7 +71,9 @@ export function createScriptedModel(
     const index = position ?? cursors.get(key) ?? 0;
     cursors.set(key, index + 1);
     const entries = script.stages.get(key);
-    if (entries === undefined) throw stageMissing(script, stageId, pipelineId);
+    // An empty list says the script never reaches the stage: as if it were not there.
+    if (entries === undefined || entries.length === 0)
+      throw stageMissing(script, stageId, pipelineId);
     const entry = entries[index];
     if (entry === undefined) {
       const text = `(scripted model: no more entries for stage ${key})`;

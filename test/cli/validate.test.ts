@@ -8,22 +8,6 @@ import { STAGES_DIR, seedPlan, tempDir, writeFiles } from "../support/stages.js"
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
-/** What validate says of the bundled pipelines, their scripts and the stages. */
-const BUNDLED_REPORT = [
-  ...[
-    "arena-debate.redebate.script.yaml:7:1",
-    "arena-debate.script.yaml:5:1",
-    "arena-debate.veto.script.yaml:5:1",
-  ].map(
-    (at) =>
-      `${MACHINES_DIR}/${at} Validation/ScriptStageMissing warning: the script has no entries for self-heal (in sub-pipeline arena-sandbox), a model stage of arena-debate; a run that reaches it fails there with Validation/ScriptStageMissing`,
-  ),
-  `${MACHINES_DIR}/pi-release/release.cancel.script.yaml:3:1 Validation/ScriptStageMissing warning: the script has no entries for manual-review (in sub-pipeline code-review) and publish, model stages of release; a run that reaches one of them fails there with Validation/ScriptStageMissing`,
-  `${MACHINES_DIR}/task-lifecycle.test-failure.script.yaml:6:1 Validation/ScriptStageMissing warning: the script has no entries for revert, a model stage of task-lifecycle; a run that reaches it fails there with Validation/ScriptStageMissing`,
-  "39 files checked: 0 errors, 5 warnings — valid",
-  "",
-].join("\n");
-
 describe("stagechart validate", () => {
   it("exits 0 on the bundled stages with a summary line", async () => {
     const run = await runCli("validate", STAGES_DIR);
@@ -34,9 +18,13 @@ describe("stagechart validate", () => {
     });
   });
 
-  it("exits 0 on the bundled pipelines, their scripted models and the stages, warning of the model stages each variant script stops short of", async () => {
+  it("exits 0 on the bundled pipelines, their scripted models and the stages, with no warning: each variant script lists the model stages it stops short of, empty", async () => {
     const run = await runCli("validate", MACHINES_DIR, STAGES_DIR);
-    expect(run).toEqual({ code: 0, stdout: BUNDLED_REPORT, stderr: "" });
+    expect(run).toEqual({
+      code: 0,
+      stdout: "39 files checked: 0 errors, 0 warnings — valid\n",
+      stderr: "",
+    });
   });
 
   it("checks a script against the pipeline given with it: a misspelt stage is an error naming the closest one", async () => {
@@ -226,7 +214,7 @@ describe("stagechart", () => {
         encoding: "utf8",
       },
     );
-    expect(out).toBe(BUNDLED_REPORT.replaceAll(`${MACHINES_DIR}/`, "machines/"));
+    expect(out).toBe("39 files checked: 0 errors, 0 warnings — valid\n");
   });
 
   it("reports a directory it cannot list as StageFileUnreadable naming it, checks the rest, and never throws", async () => {

@@ -152,6 +152,10 @@ describe("the scripted model as a LanguageModelV3", () => {
         "the scripted model machines/code-review.script.yaml has no entries for stage deploy of pipeline ship; its stages are plan, test, review, code-review/review, slow, counted",
       context: { stageId: "deploy", pipelineId: "ship" },
     });
+    const stopsShort = modelFor("stages:\n  review: []\n");
+    await expect(generate(stopsShort, { stageId: "review" })).rejects.toMatchObject({
+      code: "Validation/ScriptStageMissing",
+    });
     const misspelt = modelFor("stages:\n  reveiw: [{ text: hi }]\n");
     await expect(generate(misspelt, { stageId: "review" })).rejects.toThrow(
       "has no entries for stage review; its stages are reveiw (is reveiw a misspelling of review?)",
