@@ -1,0 +1,39 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT, runCli } from "../support/cli.js";
+
+/** The README's figures whose commands take too long for the default suite (readme-figures.test.ts has the rest). */
+const README = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+
+function quoted(pattern: RegExp): number[] {
+  const match = README.match(pattern);
+  if (!match) throw new Error(`README no longer says ${pattern}`);
+  return match.slice(1).map(Number);
+}
+
+describe("the README's long figures, as the commands print them", () => {
+  it("paths task-lifecycle --max-visits 5", async () => {
+    const [count] = quoted(/`--max-visits 5` gives (\d+) paths/);
+    const { code, stdout } = await runCli("paths", "task-lifecycle", "--max-visits", "5", "--json");
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as { paths: unknown[] }).paths.length).toBe(count);
+  });
+
+  it("test arena-debate with verify-identity's fixture", async () => {
+    const [passed, total, covered, transitions] = quoted(
+      /it passes (\d+) of (\d+) paths\s+\((\d+) of (\d+) transitions\)/,
+    );
+    const fixtures = join(mkdtempSync(join(tmpdir(), "stagechart-fixtures-")), "fixtures.json");
+    writeFileSync(fixtures, '{"verify-identity": {"verdict": "ok"}}');
+    const { stdout } = await runCli("test", "arena-debate", "--fixtures", fixtures, "--json");
+    const report = JSON.parse(stdout) as {
+      passed: number;
+      failed: number;
+      coverage: { transitions: { covered: number; total: number } };
+    };
+    expect([report.passed, report.passed + report.failed]).toEqual([passed, total]);
+    expect(report.coverage.transitions).toMatchObject({ covered, total: transitions });
+  });
+});
