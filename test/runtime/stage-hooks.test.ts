@@ -99,7 +99,7 @@ describe("the Assert hook", () => {
 
   it("sees a cap hit on its attempt, with the transcript that led there", async () => {
     const seen: AssertHookInput[] = [];
-    const h = harness("stages: { plan: [] }", {
+    const h = harness('stages: { plan: [{ text: "thinking" }, { text: "still thinking" }] }', {
       hooks: {
         plan: {
           assert: (input) => {
