@@ -43,6 +43,16 @@ export async function withRunHost(
   }
 }
 
-/** Whether nobody answers the run live: `--headless`, or no terminal to ask on. */
-export const isHeadless = (settings: HostSettings, io: CliIo): boolean =>
-  settings.headless || io.terminal === undefined;
+export const WAIT_FOR_PAGE_HELP =
+  "with --inspect and no terminal: grant requests and questions wait for the inspect page's answer (the run waits until one comes)";
+
+/**
+ * Whether the inspect page answers the run's grant requests and questions: on a terminal (beside
+ * its prompt), or without one when `--wait-for-page` asks for it — never by default without one,
+ * so a run nobody watches does not wait forever.
+ */
+export const pageAnswers = (
+  settings: HostSettings,
+  io: CliIo,
+  waitForPage: boolean | undefined,
+): boolean => !settings.headless && (io.terminal !== undefined || waitForPage === true);

@@ -258,6 +258,18 @@ describe("run --headless --inspect: nobody answers live, the --on-grant policy a
     expect(summary.waiting).toEqual([expect.objectContaining({ kind: "grant", tool: "Edit" })]);
     expect(asked).toEqual([]);
   }, 30_000);
+
+  it("without a terminal, --wait-for-page makes the page the one who answers", async () => {
+    const { code, summary, asked, audit } = await runBesidePage(
+      "approve",
+      undefined,
+      "--wait-for-page",
+    );
+    expect(code).toBe(0);
+    expect(summary.status).toBe("done");
+    expect(asked).toHaveLength(1);
+    expect(audit).toContainEqual(editApproved);
+  }, 30_000);
 });
 
 describe("run --inspect on a terminal: the page answers beside the terminal", () => {

@@ -43,7 +43,7 @@ describe.skipIf(skip)(
       const { page, offsite, consoleErrors } = await watchedPage(browser);
       const running = runCli(
         ...["run", join(dir, "deciding.yaml"), "--root", dir, "--store", join(dir, "runs.db")],
-        ...["--run-id", "ask-live", "--inspect", String(port), "--json"],
+        ...["--run-id", "ask-live", "--inspect", String(port), "--wait-for-page", "--json"],
       );
       await expect
         .poll(async () => (await fetch(url("/api/runs/ask-live"))).status, { timeout: 20000 })

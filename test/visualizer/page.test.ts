@@ -63,9 +63,10 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
       ...TASK,
       "--run-id",
       "live-1",
-      // Not --headless: a headless run answers no grant live (its --on-grant policy applies).
+      // No terminal here: --wait-for-page makes the page the one who answers grants live.
       "--inspect",
       String(port),
+      "--wait-for-page",
       "--json",
     );
     await expect

@@ -17,7 +17,7 @@ import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { lostStepsOf, warnLost } from "../lost-steps.js";
 import { collect, maxParallelOption } from "../options.js";
-import { isHeadless, withRunHost } from "../run-host.js";
+import { pageAnswers, WAIT_FOR_PAGE_HELP, withRunHost } from "../run-host.js";
 import { openExistingRunTarget, type RunTarget } from "../run-target.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
 
@@ -30,6 +30,7 @@ interface StoredRunFlags extends ControlFlags {
   input?: string;
   inputFor?: string;
   headless?: boolean;
+  waitForPage?: boolean;
   inspect?: string | true;
   stately?: boolean;
   maxParallel?: number;
@@ -53,6 +54,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .addOption(inputForOption())
     .option("--headless", "no interactive prompts, even on a terminal")
     .option("--inspect [port]", INSPECT_HELP)
+    .option("--wait-for-page", WAIT_FOR_PAGE_HELP)
     .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .addOption(maxParallelOption())
@@ -230,7 +232,7 @@ async function continueRun(
             pipeline,
             stored,
             {
-              host: inspection ? inspection.withPage(host, isHeadless(settings, io)) : host,
+              host: inspection ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage)) : host,
               ...(inspection && { inspect: inspection.inspect }),
             },
             target.value,

@@ -11,7 +11,7 @@ import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { maxParallelOption } from "../options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
-import { isHeadless, withRunHost } from "../run-host.js";
+import { pageAnswers, WAIT_FOR_PAGE_HELP, withRunHost } from "../run-host.js";
 import { openRunTarget } from "../run-target.js";
 import { STORE_HELP } from "../store.js";
 
@@ -22,6 +22,7 @@ interface RunFlags extends McpFlags, SandboxFlags {
   record?: string;
   mode: SecurityMode;
   headless?: boolean;
+  waitForPage?: boolean;
   onGrant: UnansweredGrants;
   root?: string;
   store?: string;
@@ -70,6 +71,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option("--store <path|url>", STORE_HELP)
     .option("--run-id <id>", "the run's id (default: generated)")
     .option("--inspect [port]", INSPECT_HELP)
+    .option("--wait-for-page", WAIT_FOR_PAGE_HELP)
     .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .addOption(maxParallelOption())
@@ -100,7 +102,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
         try {
           const inspection = await inspecting.ready();
           const started = await target.value.start(pipeline, {
-            host: inspection ? inspection.withPage(host, isHeadless(settings, io)) : host,
+            host: inspection ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage)) : host,
             ...(inspection && { inspect: inspection.inspect }),
             resumeWith: { ...settings },
             ...(flags.runId !== undefined && { runId: flags.runId }),
