@@ -232,7 +232,9 @@ async function continueRun(
             pipeline,
             stored,
             {
-              host: inspection ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage)) : host,
+              host: inspection
+                ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
+                : host,
               ...(inspection && { inspect: inspection.inspect }),
             },
             target.value,

@@ -102,7 +102,9 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
         try {
           const inspection = await inspecting.ready();
           const started = await target.value.start(pipeline, {
-            host: inspection ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage)) : host,
+            host: inspection
+              ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
+              : host,
             ...(inspection && { inspect: inspection.inspect }),
             resumeWith: { ...settings },
             ...(flags.runId !== undefined && { runId: flags.runId }),
