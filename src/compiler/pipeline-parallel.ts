@@ -97,14 +97,18 @@ export function crashedResult(context: PipelineContext, sibling: string): StageR
   };
 }
 
-/** A group's eventless ways out, taken once its policy decides: to `failed`, or to its join. */
+/**
+ * A group's eventless ways out, taken once its policy decides: to `failed`, or to its join. An
+ * `all-settled` group joins whatever its siblings end with (`decideGroup` never fails it), so it
+ * has no way to `failed`: an edge there could never be taken, nor covered by a test.
+ */
 export function groupDecisions(
   from: string,
   siblings: readonly string[],
   join: Target,
   policy: JoinPolicy,
 ) {
-  return [
+  const decisions = [
     {
       guard: { type: "groupDecides", params: { group: from, policy, decision: "fail" } },
       target: "failed",
@@ -161,6 +165,7 @@ export function groupDecisions(
       ],
     },
   ];
+  return policy.kind === "all-settled" ? decisions.filter((d) => d.target !== "failed") : decisions;
 }
 
 function describePolicy(p: JoinPolicy): string {

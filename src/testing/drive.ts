@@ -13,8 +13,21 @@ import { computesOutput, resultFor, type StageOutcome, stageOutcomes } from "./o
 import { type PathStep, pipelinePaths } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
 
-/** The outcome a code or command stage ends with in a test run, by stage id, instead of running. */
-export type Fixtures = Record<string, CodeStageOutcome>;
+/**
+ * What a code or command stage ends with in a test run instead of running, by stage id: one
+ * outcome for every path, or one per outcome a path names for the stage (`{"ok": {…}, "fail": {…}}`).
+ */
+export type Fixtures = Record<string, CodeStageOutcome | Record<string, CodeStageOutcome>>;
+
+/** Whether a stage's fixture gives one outcome per outcome a path names, rather than one for all. */
+const byOutcome = (
+  fixture: Fixtures[string] | undefined,
+): fixture is Record<string, CodeStageOutcome> =>
+  fixture !== undefined && typeof fixture.verdict !== "string";
+
+/** A stage's fixture when it gives one outcome for every path (a per-outcome one is the drive's, visit by visit). */
+const oneForAll = (fixture: Fixtures[string] | undefined): CodeStageOutcome | undefined =>
+  byOutcome(fixture) ? undefined : fixture;
 
 /** What drives a real run down one path: a script per stage execution, gate answers, the order of steps. */
 export interface Drive {
@@ -97,8 +110,10 @@ export function driveFor(
     const key = `${step.stage}@${visitOf(index)}`;
     const event = controlEventOf(step.outcome);
     if (event) {
-      if (kind !== "llm")
+      if (kind !== "llm") {
         drive.notDriven ??= `step ${index + 1}: ${step.outcome} is sent while a stage's model is called; ${step.stage} is a ${kind} stage`;
+        drive.unrunnable = true;
+      }
       answerGate(key, step.stage, "proceed");
       drive.controls.set(key, { step: index, event });
       continue;
@@ -108,22 +123,32 @@ export function driveFor(
       drive.notDriven ??= `step ${index + 1}: ${step.stage} has no outcome ${step.outcome} now`;
       continue;
     }
-    const fixture = fixtures[step.stage];
     const stage = pipeline.stages[step.stage];
-    const stub = stubOf(pipeline, outcome, fixture);
+    const listed = fixtures[step.stage];
+    // Only code and command stages run what a fixture can stand in for.
+    const given = kind === "code" || kind === "command" ? listed : undefined;
+    const fixture = byOutcome(given) ? given[outcome.name] : given;
+    // A per-outcome fixture stands in for this visit only; a one-for-all one for every visit.
+    const stub = byOutcome(given) ? fixture : stubOf(pipeline, outcome, fixture);
     if (stub) drive.stubs.set(key, stub);
+    const unrunnable = (why: string) => {
+      drive.notDriven ??= `step ${index + 1}: ${why}`;
+      drive.unrunnable = true;
+    };
     if (stage?.kind === "pipeline") {
       const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key);
-      if (why) drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why}`;
+      if (why?.unrunnable) unrunnable(`${step.stage} is a pipeline stage: ${why.reason}`);
+      else if (why)
+        drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why.reason}`;
     } else if (kind === "ask") {
       if (outcome.drive.kind === "answer" && outcome.drive.value !== undefined)
         drive.inputs.set(key, outcome.drive.value);
-    } else if (kind !== "llm" && !fixture && !stub)
+    } else if (byOutcome(given) && !fixture)
+      unrunnable(`${step.stage}'s fixtures have no ${JSON.stringify(outcome.name)}`);
+    else if (kind !== "llm" && !fixture && !stub)
       drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
-    else if (kind !== "llm" && fixture && fixture.verdict !== outcome.verdict) {
-      drive.notDriven ??= `step ${index + 1}: ${step.stage}'s fixture ends ${fixture?.verdict}, the path ${outcome.verdict}`;
-      drive.unrunnable = true;
-    }
+    else if (fixture && fixture.verdict !== outcome.verdict)
+      unrunnable(`${step.stage}'s fixture ends ${fixture.verdict}, the path ${outcome.verdict}`);
     answerGate(key, step.stage, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
     drive.script.set(key, repliesFor(pipeline, outcome));
     drive.stepOf.set(key, index);
@@ -160,7 +185,8 @@ function stubOf(
  * needs (`done` for ok, `failed` for fail), and answers its ask stages and gates as that path says, under
  * the execution of the sub-pipeline stage they run in (`<stage>@<visit>/<inner stage>@<inner
  * visit>`, see `executionKey`), so each visit of it is driven afresh; they do not wait for the
- * outer path's steps. Returns why it cannot.
+ * outer path's steps. Returns why it cannot, `unrunnable` when no run could take the path (rather
+ * than the sub-path's real code deciding).
  */
 function driveSubPipeline(
   drive: Drive,
@@ -168,15 +194,15 @@ function driveSubPipeline(
   verdict: string,
   ctx: Record<string, unknown>,
   execution: string,
-): string | undefined {
+): { reason: string; unrunnable: boolean } | undefined {
   const end = verdict === "ok" ? "done" : "failed";
   const path = pipelinePaths(sub, { ctx }).paths.find((p) => p.end === end);
-  if (!path) return `no path of ${sub.id} ends ${end}`;
+  if (!path) return { reason: `no path of ${sub.id} ends ${end}`, unrunnable: true };
   const outcomeOf = (step: PathStep) =>
     stageOutcomes(sub, step.stage).outcomes.find((o) => o.name === step.outcome);
   const visits = visitsAlong(sub, ctx, path.steps, outcomeOf);
   const inner = driveFor(sub, path.steps, outcomeOf, (index) => visits[index] ?? 1, {}, ctx);
-  if (inner.notDriven) return inner.notDriven;
+  if (inner.notDriven) return { reason: inner.notDriven, unrunnable: inner.unrunnable === true };
   for (const [key, entries] of inner.script) drive.script.set(`${execution}/${key}`, entries);
   for (const [key, value] of inner.inputs) drive.inputs.set(`${execution}/${key}`, value);
   for (const [key, answer] of inner.gates) drive.gates.set(`${execution}/${key}`, answer);
@@ -324,7 +350,7 @@ export class ExitCounter {
 /**
  * The pipeline with each code or command stage ending without running: with the drive's stub for
  * the visit when the drive stubs it (a visit the path does not reach fails), else with its
- * fixture when it has one.
+ * fixture when it has one for every path.
  */
 export function withStandIns(
   pipeline: PipelineDefinition,
@@ -339,7 +365,7 @@ export function withStandIns(
           verdict: "fail",
           reason: `the path does not reach ${ctx.stageExecutionId}`,
         };
-    const fixture = fixtures[id];
+    const fixture = oneForAll(fixtures[id]);
     return fixture && (() => fixture);
   };
   const stages = Object.fromEntries(

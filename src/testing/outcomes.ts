@@ -1,3 +1,4 @@
+import { refusalEntry } from "../compiler/stage-entries.js";
 import type { ExitInput } from "../compiler/stage-services.js";
 import type { JsonValue, StageResult, Verdict } from "../definitions/contract.js";
 import { compileSchema } from "../definitions/json-schema.js";
@@ -179,6 +180,8 @@ function completionFor(
     const output = payloadFor(ANY_OBJECT, onOutput);
     if (!payload.ok) return payload;
     if (!output.ok) return output;
+    const refused = refusedTwice(pipeline, stageId, payload.value);
+    if (refused) return { ok: false, reason: refused };
     const drive = { kind: "complete" as const, payload: payload.value, stubsExit: true as const };
     return { ok: true, drive: { ...drive, output: output.value as JsonValue } };
   }
@@ -186,10 +189,44 @@ function completionFor(
     defaultExit({ parsed, outputFields: stage.outputFields } as ExitInput);
   const payload = payloadFor(completionSchema, requirements, 1, handOn);
   if (!payload.ok) return payload;
+  const refused = refusedTwice(pipeline, stageId, payload.value);
+  if (refused) return { ok: false, reason: refused };
   return {
     ok: true,
     drive: { kind: "complete", payload: payload.value, output: handOn(payload.value) },
   };
+}
+
+/**
+ * Why no run completes the stage with `payload`, when its `refuseCompletion` hook refuses it
+ * (as pi-workflows' `loop` under `loopable: false`) and refuses it again when called once more
+ * with it, the refusal before it in the transcript — as a drive scripts the call (a two-step
+ * confirmation, pi-workflows' `cancel`, is let through the second time).
+ */
+function refusedTwice(
+  pipeline: PipelineDefinition,
+  stageId: string,
+  payload: Record<string, unknown>,
+): string | undefined {
+  const refuse = pipeline.hooks[stageId]?.refuseCompletion;
+  const stage = pipeline.stages[stageId];
+  if (!refuse || stage?.kind !== "llm") return undefined;
+  const { definition } = stage;
+  const parsed = payload as JsonValue;
+  const first = refuse({ stage: definition, parsed, transcript: [] });
+  if (first === undefined) return undefined;
+  const call = { toolCallId: "probe", tool: definition.completionTool, args: parsed };
+  const again = refuse({
+    stage: definition,
+    parsed,
+    transcript: [
+      { role: "assistant", text: "", calls: [call] },
+      refusalEntry(definition, call.toolCallId, first),
+    ],
+  });
+  return again === undefined
+    ? undefined
+    : `the stage's refuseCompletion hook refuses ${JSON.stringify(payload)}, and again when it is called with it once more: ${again}`;
 }
 
 /** A code or command stage whose rules read its output: an `ok` per split of them, and `fail`. */

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { isRecord } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import * as z from "../zod.js";
 import type { Fixtures } from "./drive.js";
@@ -22,14 +23,20 @@ const pathList = z.object({
   ),
 });
 
-const fixtures = z.record(
-  z.string().check(z.minLength(1)),
-  z.object({
-    verdict: z.enum(["ok", "skip", "fail"]),
-    reason: z.optional(z.string()),
-    output: z.optional(z.unknown()),
-  }),
-);
+const outcome = z.object({
+  verdict: z.enum(["ok", "skip", "fail"]),
+  reason: z.optional(z.string()),
+  output: z.optional(z.unknown()),
+});
+
+const byOutcome = z.record(z.string().check(z.minLength(1)), outcome);
+
+/**
+ * By stage: one outcome for every path (it names a `verdict`), or one per outcome a path names
+ * for the stage; told apart first, so an issue is reported in the shape the file meant.
+ */
+const fixtures = z.record(z.string().check(z.minLength(1)), z.unknown());
+const fixtureOf = (value: unknown) => (isRecord(value) && "verdict" in value ? outcome : byOutcome);
 
 type Invalid = (problem: string) => Result<never>;
 
@@ -49,7 +56,8 @@ async function readJson(file: string, invalid: Invalid, hint: string): Promise<R
 }
 
 /**
- * A fixtures file, `{"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?, "reason"?}}`: what
+ * A fixtures file, `{"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?, "reason"?}}`, or
+ * per outcome a path names, `{"<stageId>": {"ok": {"verdict": "ok", …}, "fail": {…}}}`: what
  * each code or command stage ends with in a test run, or `Validation/FixturesFileInvalid`.
  */
 export async function readFixtureFile(file: string): Promise<Result<Fixtures>> {
@@ -57,14 +65,22 @@ export async function readFixtureFile(file: string): Promise<Result<Fixtures>> {
     err(new StagechartError("Validation/FixturesFileInvalid", `${file} ${problem}`, { file }));
   const json = await readJson(file, invalid, 'write {"<stageId>": {"verdict": "ok"}}');
   if (!json.ok) return json;
-  const parsed = fixtures.safeParse(json.value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return invalid(
-      `is not a fixture map: ${issue?.path.join(".") || "the top"}: ${issue?.message}`,
+  const notAMap = (
+    issue: { path: PropertyKey[]; message: string } | undefined,
+    at: string[] = [],
+  ) =>
+    invalid(
+      `is not a fixture map: ${[...at, ...(issue?.path ?? [])].join(".") || "the top"}: ${issue?.message}`,
     );
+  const parsed = fixtures.safeParse(json.value);
+  if (!parsed.success) return notAMap(parsed.error.issues[0]);
+  const read: Fixtures = {};
+  for (const [stage, fixture] of Object.entries(parsed.data)) {
+    const checked = fixtureOf(fixture).safeParse(fixture);
+    if (!checked.success) return notAMap(checked.error.issues[0], [stage]);
+    read[stage] = checked.data as Fixtures[string];
   }
-  return ok(parsed.data as Fixtures);
+  return ok(read);
 }
 
 /** A saved `stagechart paths --json` list, or `Validation/PathsFileInvalid` saying what is wrong. */

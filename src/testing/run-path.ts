@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createActor, type InspectionEvent } from "xstate";
 import { drawnSiblingEdges } from "../compiler/pipeline-group-run.js";
+import type { StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type AuditEvent, MemoryAuditLog } from "../inspect/audit.js";
 import { createHost, type Host } from "../runtime/host.js";
@@ -23,15 +24,17 @@ import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } f
 import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
 import type { PathStep, PipelinePath } from "./paths.js";
 import { sampleContext } from "./paths.js";
+import { resultRecorder, stepMismatch } from "./step-outcomes.js";
 
 /** What a path says the run does, and what the run did: its transitions and how it ended. */
 export interface PathRecord {
   transitions: string[];
   /**
    * `refused`: the run did not start; `timed-out`: it had not ended when the time was up;
-   * `not-run`: the path cannot be taken on the statechart as it is now, so it was not driven.
+   * `left-path`: it took a transition the path does not, and was stopped there; `not-run`: the
+   * path cannot be taken on the statechart as it is now, or cannot be driven, so it was not run.
    */
-  end: PathEnd | "refused" | "timed-out" | "not-run";
+  end: PathEnd | "refused" | "timed-out" | "left-path" | "not-run";
 }
 
 export interface PathRun {
@@ -59,7 +62,8 @@ export interface RunPathOptions {
 /**
  * Drives the real compiled pipeline down one path, in memory: a scripted model per stage
  * execution synthesized from the path's outcomes, gate answers, grant requests left to suspend,
- * real Ajv, approval order and audit. Compares the run's `SMTransition`s and end with the path.
+ * real Ajv, approval order and audit. Compares what each stage execution ended with, and the
+ * run's `SMTransition`s and end, with the path; a run that leaves the path is stopped there.
  */
 export async function runPath(
   pipeline: PipelineDefinition,
@@ -82,42 +86,51 @@ export async function runPath(
   );
   const real =
     model.refused || drive.unrunnable
-      ? { record: { transitions: [], end: "not-run" as const }, covered: [] }
+      ? { record: { transitions: [], end: "not-run" as const }, covered: [], results: new Map() }
       : await realRun(
           withStandIns(pipeline, fixtures, drive),
           ctx,
           path.steps,
           drive,
+          expected.transitions,
           options.timeoutMs ?? 60_000,
         );
+  const visitOf = (index: number) => model.visits[index] ?? 1;
   const reason =
     model.refused ??
     (model.end !== undefined && model.end !== path.end
       ? `the pipeline now ends this path ${model.end}, not ${path.end}`
       : undefined) ??
+    stepMismatch(path.steps, outcomes, visitOf, real.results) ??
     differs(expected, real.record) ??
-    undefined;
+    stepMismatch(path.steps, outcomes, visitOf, real.results, true);
+  // A path the drive cannot force: why, then (unless it was not run at all) what the run did.
+  const notDriven =
+    drive.notDriven &&
+    !model.refused &&
+    `not driven: ${drive.notDriven}${drive.unrunnable ? "" : `; ${reason}`}`;
   return {
     id,
     ok: reason === undefined,
     expected,
     actual: real.record,
-    ...(reason !== undefined && {
-      reason: drive.notDriven && !model.refused ? `not driven: ${drive.notDriven}` : reason,
-    }),
+    ...(reason !== undefined && { reason: notDriven || reason }),
     covered: real.covered,
     modelled: model.covered,
   };
 }
 
 function differs(expected: PathRecord, actual: PathRecord): string | undefined {
-  if (actual.end !== expected.end) return `the run ended ${actual.end}, the path ${expected.end}`;
   const at = expected.transitions.findIndex((t, i) => actual.transitions[i] !== t);
-  if (at >= 0)
-    return `transition ${at + 1}: expected ${expected.transitions[at]}, got ${actual.transitions[at] ?? "nothing"}`;
-  if (actual.transitions.length > expected.transitions.length)
-    return `the run went on: ${actual.transitions[expected.transitions.length]}`;
-  return undefined;
+  const transitions =
+    at >= 0
+      ? `transition ${at + 1}: expected ${expected.transitions[at]}, got ${actual.transitions[at] ?? "nothing"}`
+      : actual.transitions.length > expected.transitions.length
+        ? `the run went on: ${actual.transitions[expected.transitions.length]}`
+        : undefined;
+  if (actual.end === "left-path") return `the run left the path: ${transitions}`;
+  if (actual.end !== expected.end) return `the run ended ${actual.end}, the path ${expected.end}`;
+  return transitions;
 }
 
 export type OutcomeFinder = (step: PathStep) => StageOutcome | undefined;
@@ -217,8 +230,10 @@ async function realRun(
   ctx: Record<string, unknown>,
   steps: readonly PathStep[],
   drive: Drive,
+  /** The transitions the path's steps produce: the run is stopped once it takes another. */
+  expected: readonly string[],
   timeoutMs: number,
-): Promise<{ record: PathRecord; covered: string[] }> {
+): Promise<{ record: PathRecord; covered: string[]; results: Map<string, StageResult> }> {
   const root = mkdtempSync(join(tmpdir(), "stagechart-test-"));
   const audit = new MemoryAuditLog();
   const subPipelines = Object.values(pipeline.stages).flatMap((s) =>
@@ -227,8 +242,21 @@ async function realRun(
   const exits = new ExitCounter(steps, new Set(subPipelines));
   audit.subscribe((event) => exits.observe(event));
   const covered = new Set<string>();
+  const results = new Map<string, StageResult>();
   // The handle exists once the run has started; a control step is sent only after that.
   let handle: RunHandle | undefined;
+  // A run off the path would wait for steps that never come: it is stopped once it leaves it.
+  let left = false;
+  let taken = 0;
+  audit.subscribe((event) => {
+    const text = event.payload.pipelineId === pipeline.id ? describeTransition(event) : undefined;
+    if (text === undefined || left) return;
+    if (text !== expected[taken++]) {
+      left = true;
+      // Not from inside the transition that recorded it.
+      queueMicrotask(() => handle?.stop());
+    }
+  });
   const host: Host = createHost({
     model: drivenModel(drive, pipeline.id, exits, (event) => handle?.send(event)),
     audit,
@@ -246,28 +274,38 @@ async function realRun(
       host,
       ctx,
       runId: "path",
-      inspect: { next: edgeRecorder(covered) },
+      inspect: { next: both(edgeRecorder(covered), resultRecorder(results)) },
     });
-    if (!started.ok) return { record: { transitions: [], end: "refused" }, covered: [] };
+    if (!started.ok) return { record: { transitions: [], end: "refused" }, covered: [], results };
     const run = started.value;
     handle = run;
+    if (left) run.stop();
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       run.stop();
     }, timeoutMs);
     const result = await run.result.finally(() => clearTimeout(timer));
+    // Stopped, a run is suspended; one that had already ended keeps its end.
+    const stopped = result.status === "suspended";
     return {
       record: {
         transitions: transitionsOf(audit.events, pipeline.id),
-        end: timedOut ? "timed-out" : result.status,
+        end: timedOut ? "timed-out" : left && stopped ? "left-path" : result.status,
       },
       covered: [...covered],
+      results,
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
 }
+
+const both =
+  (...observers: ((event: InspectionEvent) => void)[]) =>
+  (event: InspectionEvent) => {
+    for (const observe of observers) observe(event);
+  };
 
 function transitionsOf(events: readonly AuditEvent[], pipelineId: string): string[] {
   return events.flatMap((event) => {

@@ -15,7 +15,7 @@ export interface PathTestOptions extends PathOptions {
   covering?: boolean;
   /** Register one more test, last, requiring every transition of the graph to be covered. */
   coverage?: boolean;
-  /** Per test (default 60 s). */
+  /** Per test (default 60 s); a run still going a little before that is stopped, so its path fails with its own reason. */
   timeoutMs?: number;
   /** What code and command stages end with instead of running, by stage id (`test --fixtures`). */
   fixtures?: Fixtures;
@@ -34,6 +34,7 @@ export function pathTests(
   const listed = options.paths ?? pipelinePaths(pipeline, options);
   const list = options.covering ? coveringPaths(pipeline, listed) : listed;
   const timeoutMs = options.timeoutMs ?? 60_000;
+  const runTimeoutMs = timeoutMs - Math.min(1_000, timeoutMs / 10);
   const runs: PathRun[] = [];
   for (const path of list.paths) {
     const steps = path.steps.map((s) => `${s.stage}: ${s.outcome}`).join(" → ");
@@ -42,7 +43,7 @@ export function pathTests(
       async () => {
         const run = await runPath(pipeline, path, {
           ctx: list.ctx,
-          timeoutMs,
+          timeoutMs: runTimeoutMs,
           ...(options.fixtures && { fixtures: options.fixtures }),
         });
         runs.push(run);

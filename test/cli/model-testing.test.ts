@@ -93,7 +93,7 @@ describe("stagechart test", () => {
     expect(refused.stderr).toContain("unknown pause");
   });
 
-  it("drives a command stage with the outcome a --fixtures file gives it, and refuses a bad file", async () => {
+  it("drives a command stage with the outcome a --fixtures file gives it, one for all paths or one per outcome, and refuses a bad file", async () => {
     const edited = pipelineCopy("code-review", (yaml) =>
       yaml
         .replace(
@@ -104,19 +104,30 @@ describe("stagechart test", () => {
     );
     const dir = project({
       "fixtures.json": JSON.stringify({ check: { verdict: "ok", output: { passed: 3 } } }),
+      "by-outcome.json": JSON.stringify({
+        check: { ok: { verdict: "ok", output: { passed: 3 } }, fail: { verdict: "fail" } },
+      }),
       "bad.json": JSON.stringify({ check: { verdict: "maybe" } }),
     });
     const passes = (report: TestJson) =>
       report.paths.filter((p) => p.ok && p.expected.end === "done").length;
     const real = JSON.parse((await runCli("test", edited, "--json")).stdout) as TestJson;
     expect(passes(real)).toBe(0);
-    expect(real.paths.map((p) => p.reason)).toContain(
-      "not driven: step 3: check is a command stage whose outcome no script forces; give it a fixture",
+    expect(real.paths.map((p) => p.reason)).toContainEqual(
+      expect.stringMatching(
+        /^not driven: step 3: check is a command stage whose outcome no script forces; give it a fixture; step 3 \(check: ok\): check ended fail \(.+\), not ok$/,
+      ),
     );
     const fixed = JSON.parse(
       (await runCli("test", edited, "--fixtures", join(dir, "fixtures.json"), "--json")).stdout,
     ) as TestJson;
     expect(passes(fixed)).toBeGreaterThan(0);
+    const byOutcome = await runCli("test", edited, "--fixtures", join(dir, "by-outcome.json"));
+    expect({
+      code: byOutcome.code,
+      summary: byOutcome.stdout.match(/\d+ passed, \d+ failed/)?.[0],
+    }).toEqual({ code: 0, summary: expect.stringMatching(/ 0 failed$/) });
+    expect((await runCli("test", "--help")).stdout).toMatch(/--fixtures[\s\S]*"ok":\s+\{"verdict"/);
     const bad = await runCli("test", edited, "--fixtures", join(dir, "bad.json"));
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("Validation/FixturesFileInvalid");

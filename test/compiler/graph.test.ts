@@ -104,6 +104,17 @@ describe("the JSON graph", () => {
     });
   });
 
+  it("draws no way to failed from an all-settled group, whose policy joins whatever its siblings end with", () => {
+    const pipeline = reviewLoop();
+    const fanOut = pipeline.next.execute;
+    if (fanOut?.kind === "parallel") fanOut.policy = { kind: "all-settled" };
+    const edges = edgesOf(JSON.parse(renderGraph(drawablePipeline(pipeline), "json")));
+    const fromGroup = edges.filter((e) => e.source === "demo.execute_parallel");
+    expect(fromGroup.map((e) => [e.target, e.description])).toEqual([
+      ["demo.review", "all-settled policy met"],
+    ]);
+  });
+
   it("keeps xstate/graph's evented edges, each with the rule it stands for", () => {
     const edges = edgesOf(JSON.parse(renderGraph(drawablePipeline(failFast()), "json")));
     const fromReview = edges.filter(

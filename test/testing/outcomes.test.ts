@@ -87,6 +87,36 @@ describe("the outcomes of an LLM stage", () => {
     ]);
   });
 
+  it("report an outcome whose payload the stage's refuseCompletion hook refuses even when called again with it as unsatisfiable, with the refusal", () => {
+    const approvedOnly = (parsed: unknown) =>
+      (parsed as { approved?: boolean }).approved ? undefined : "only an approval ends this review";
+    const { outcomes, unsatisfiable } = stageOutcomes(
+      reviewRoutedBy(when({ path: "output.approved", op: "equals", value: true }), {
+        review: { refuseCompletion: ({ parsed }: { parsed: unknown }) => approvedOnly(parsed) },
+      }),
+      "review",
+    );
+    expect(outcomes.map((o) => o.name)).toContain("ok: output.approved equals true");
+    expect(unsatisfiable).toEqual([
+      {
+        stage: "review",
+        name: "ok: not output.approved equals true",
+        reason: expect.stringMatching(
+          /^the stage's refuseCompletion hook refuses \{.*"approved":false.*\}, and again when it is called with it once more: only an approval ends this review$/,
+        ),
+      },
+    ]);
+  });
+
+  it("keep an outcome whose payload the refuseCompletion hook accepts when called again with it (a two-step confirmation)", () => {
+    const confirmed = ({ transcript }: { transcript: readonly { role: string }[] }) =>
+      transcript.some((entry) => entry.role === "tool") ? undefined : "call again to confirm";
+    const pipeline = reviewRoutedBy(when({ path: "output.approved", op: "equals", value: true }), {
+      review: { refuseCompletion: confirmed },
+    });
+    expect(stageOutcomes(pipeline, "review").unsatisfiable).toEqual([]);
+  });
+
   it("read output.* conditions on what the stage hands on: a field its YAML output: leaves out never holds", () => {
     const pipeline = pipelineOf({
       stages: [{ ...llm("review"), outputFields: ["summary"] } as never, llm("execute")],

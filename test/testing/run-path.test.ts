@@ -34,16 +34,10 @@ describe("testPipeline on the real engine", () => {
     });
   }
 
-  it("passes every simple path of an all-settled group run one at a time, whose only uncovered edge cannot happen", async () => {
+  it("passes every simple path of an all-settled group run one at a time and covers every transition", async () => {
     const report = await testPipeline(fanOut({ kind: "all-settled" }, 1), { strategy: "simple" });
     expect(report.paths.filter((p) => !p.ok)).toEqual([]);
-    expect(report.coverage.transitions.uncovered).toEqual([
-      {
-        transition:
-          "fan-out.execute_parallel -> fan-out.failed [always: all-settled policy failed]",
-        reason: "unreachable",
-      },
-    ]);
+    expect(report.coverage.transitions.uncovered).toEqual([]);
   });
 });
 
@@ -130,12 +124,30 @@ describe("runPath through a code stage", () => {
     end: "failed" as const,
   };
 
-  it("reports a path the real code does not take as not driven, saying which stage needs a fixture", async () => {
+  it("reports a path the real code does not take as not driven, saying which stage needs a fixture and what it did", async () => {
     const run = await runPath(checked, failedCheck);
     expect(run.ok).toBe(false);
     expect(run.reason).toBe(
-      "not driven: step 2: check is a code stage whose outcome no script forces; give it a fixture",
+      "not driven: step 2: check is a code stage whose outcome no script forces; give it a fixture; step 2 (check: fail): check ended ok, not fail",
     );
+  });
+
+  it("does not run a path that sends a control event from a code stage, which no model call could send", async () => {
+    const started = Date.now();
+    const run = await runPath(checked, {
+      steps: [
+        { stage: "plan", outcome: "ok" },
+        { stage: "check", outcome: "CANCEL" },
+      ],
+      end: "cancelled",
+    });
+    expect(run).toMatchObject({
+      ok: false,
+      actual: { end: "not-run" },
+      reason:
+        "not driven: step 2: CANCEL is sent while a stage's model is called; check is a code stage",
+    });
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it("drives a code stage with the fixture a user supplies, and says when the fixture ends otherwise", async () => {

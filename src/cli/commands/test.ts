@@ -21,7 +21,7 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
     )
     .option(
       "--fixtures <file>",
-      'what code and command stages end with: {"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?}}',
+      'what code and command stages end with: {"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?}}, or by the path\'s outcome for the stage: {"<stageId>": {"ok": {"verdict": "ok", …}, "fail": {…}}}',
     )
     .option("--json", "print the report as JSON")
     .action(
