@@ -2,9 +2,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach, beforeEach } from "vitest";
 import { main } from "../../src/cli/main.js";
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import type { AsyncRunStore } from "../../src/store/postgres/async-run-store.js";
+import type { WorkerPool } from "../../src/store/postgres/worker-pool.js";
+import { runWorker, type WorkerEvent } from "../../src/worker/run-worker.js";
 import { withDelays } from "./delayed-scripts.js";
 
 /** The repository: two folders up, or the working directory when compiled elsewhere (bench). */
@@ -134,4 +137,45 @@ export function executionProblems(events: readonly AuditEvent[]): string[] {
   const ends = events.filter((event) => event.type === "RunCompleted").length;
   if (ends !== 1) problems.push(`${ends} RunCompleted events`);
   return problems;
+}
+
+/**
+ * `startWorker` for a test file: each worker it starts is SIGKILLed after its test, whatever
+ * happens (a test that fails or times out must not leave its workers behind).
+ */
+export function workerProcesses(): (url: string, flags: string[]) => WorkerProcess {
+  const started: WorkerProcess[] = [];
+  afterEach(() => {
+    for (const worker of started.splice(0)) worker.child.kill("SIGKILL");
+  });
+  return (url, flags) => {
+    const spawned = startWorker(url, flags);
+    started.push(spawned);
+    return spawned;
+  };
+}
+
+/**
+ * `runWorker` in this process for a test file, each pool stopped after its test whatever
+ * happens, with its own cache directory; what each worker told, in order.
+ */
+export function workerPools(): (options: Parameters<typeof runWorker>[0]) => {
+  pool: WorkerPool;
+  events: WorkerEvent[];
+} {
+  const pools: WorkerPool[] = [];
+  beforeEach(() => {
+    process.env.XDG_CACHE_HOME = mkdtempSync(join(tmpdir(), "stagechart-worker-cache-"));
+  });
+  // A loaded machine may take a while to stop a pool: its slots' claims, its LISTEN connection.
+  afterEach(async () => {
+    for (const pool of pools.splice(0)) await pool.stop();
+    delete process.env.XDG_CACHE_HOME;
+  }, 30_000);
+  return (options) => {
+    const events: WorkerEvent[] = [];
+    const pool = runWorker({ ...options, onEvent: (event) => events.push(event) });
+    pools.push(pool);
+    return { pool, events };
+  };
 }

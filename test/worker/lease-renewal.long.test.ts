@@ -1,32 +1,15 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
-import type { WorkerPool } from "../../src/store/postgres/worker-pool.js";
-import { runWorker, type WorkerEvent } from "../../src/worker/run-worker.js";
 import { noPostgres, sharedStores } from "../store/postgres/support/shared-store.js";
 import { demoProject } from "../support/cli.js";
 import { DEMO_SERVER } from "../support/mcp.js";
-import { executionProblems, until } from "../support/worker-fleet.js";
+import { executionProblems, until, workerPools } from "../support/worker-fleet.js";
 
 // Its MCP server takes 12.5 s to start, by design: a long case, run under `npm run test:long`.
 const stores = sharedStores();
-const pools: WorkerPool[] = [];
-beforeEach(() => {
-  process.env.XDG_CACHE_HOME = mkdtempSync(join(tmpdir(), "stagechart-worker-cache-"));
-});
-afterEach(async () => {
-  for (const pool of pools.splice(0)) await pool.stop();
-  delete process.env.XDG_CACHE_HOME;
-}, 30_000);
-
-function worker(options: Parameters<typeof runWorker>[0]) {
-  const events: WorkerEvent[] = [];
-  const pool = runWorker({ ...options, onEvent: (event) => events.push(event) });
-  pools.push(pool);
-  return { pool, events };
-}
+const worker = workerPools();
 
 describe.skipIf(noPostgres)("stagechart worker (runWorker) on a PostgreSQL store", () => {
   it("keeps a claimed run's lease renewed while it is prepared, however long that takes", async () => {

@@ -1,25 +1,15 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { noPostgres, sharedStores } from "../store/postgres/support/shared-store.js";
 import {
   executionProblems,
   queueRuns,
   runsOf,
-  startWorker,
   until,
-  type WorkerProcess,
+  workerProcesses,
 } from "../support/worker-fleet.js";
 
 const stores = sharedStores();
-const started: WorkerProcess[] = [];
-// A test that fails or times out must not leave its workers behind.
-afterEach(() => {
-  for (const worker of started.splice(0)) worker.child.kill("SIGKILL");
-});
-const worker = (url: string, flags: string[]) => {
-  const spawned = startWorker(url, flags);
-  started.push(spawned);
-  return spawned;
-};
+const worker = workerProcesses();
 
 /** A lease short enough that runs whose owner lost the store are taken over within the test. */
 const FLAGS = ["--concurrency", "2", "--lease-ttl", "1500", "--poll", "50"];

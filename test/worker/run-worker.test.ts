@@ -2,32 +2,14 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AsyncRunStore } from "../../src/store/postgres/async-run-store.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
-import type { WorkerPool } from "../../src/store/postgres/worker-pool.js";
-import { runWorker, type WorkerEvent } from "../../src/worker/run-worker.js";
 import { noPostgres, sharedStores } from "../store/postgres/support/shared-store.js";
-import { queueRuns, until } from "../support/worker-fleet.js";
+import { queueRuns, until, workerPools } from "../support/worker-fleet.js";
 
 const stores = sharedStores();
-const pools: WorkerPool[] = [];
-beforeEach(() => {
-  process.env.XDG_CACHE_HOME = mkdtempSync(join(tmpdir(), "stagechart-worker-cache-"));
-});
-// A loaded machine may take a while to stop a pool: its slots' claims, its LISTEN connection.
-afterEach(async () => {
-  for (const pool of pools.splice(0)) await pool.stop();
-  delete process.env.XDG_CACHE_HOME;
-}, 30_000);
-
-/** `runWorker`, stopped after the test whatever happens; what it told, in order. */
-function worker(options: Parameters<typeof runWorker>[0]) {
-  const events: WorkerEvent[] = [];
-  const pool = runWorker({ ...options, onEvent: (event) => events.push(event) });
-  pools.push(pool);
-  return { pool, events };
-}
+const worker = workerPools();
 
 /** The store with its calls of `name` passed through `around` (a worker that dies there, …). */
 function intercepted<K extends keyof AsyncRunStore>(
