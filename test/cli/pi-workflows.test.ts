@@ -5,7 +5,7 @@ import { CANCEL_PENDING, LOOP_REFUSED } from "../../src/definitions/pi-workflows
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import { runCli, summaryOf } from "../support/cli.js";
 import { live } from "../support/crash-runs.js";
-import { releaseRoot } from "../support/pi-workflows.js";
+import { releaseRoot, writeGrantScript } from "../support/pi-workflows.js";
 import { tempDir } from "../support/stages.js";
 
 /** Runs `release` of a fresh copy of machines/pi-release with one of its scripts (or `script`). */
@@ -88,20 +88,7 @@ describe("stagechart run <pi-workflows directory>", () => {
 
   it("show prints where a stopped run is as the pi-workflows breadcrumb, and the run resumes from there", async () => {
     const root = releaseRoot();
-    writeFileSync(
-      join(root, "release.grant.script.yaml"),
-      `stages:
-  build:
-    - { tool: workflow_step, args: { action: next } }
-  static-analysis:
-    - { tool: Bash, args: { command: "echo outside the whitelist" } }
-    - { tool: workflow_step, args: { action: next } }
-  manual-review:
-    - { tool: workflow_step, args: { action: next } }
-  publish:
-    - { tool: workflow_step, args: { action: next } }
-`,
-    );
+    const grantScript = writeGrantScript(root);
     const project = tempDir();
     const store = join(project, "runs.db");
     const started = await runCli(
@@ -110,7 +97,7 @@ describe("stagechart run <pi-workflows directory>", () => {
       "--task",
       "Ship",
       "--model",
-      `scripted:${join(root, "release.grant.script.yaml")}`,
+      `scripted:${grantScript}`,
       "--root",
       project,
       "--store",

@@ -27,3 +27,26 @@ export const hiddenWorkflow = (
   name: string,
   phases: (string | { subworkflow: string })[],
 ): string => `name: ${name}\nshow: workflows\nphases: ${JSON.stringify(phases)}\n`;
+
+/**
+ * A script for the release workflow whose static-analysis phase calls Bash outside its whitelist
+ * (a grant request: the run suspends when nobody answers it), written into `root`; its path.
+ */
+export function writeGrantScript(root: string): string {
+  const file = join(root, "release.grant.script.yaml");
+  writeFileSync(
+    file,
+    `stages:
+  build:
+    - { tool: workflow_step, args: { action: next } }
+  static-analysis:
+    - { tool: Bash, args: { command: "echo outside the whitelist" } }
+    - { tool: workflow_step, args: { action: next } }
+  manual-review:
+    - { tool: workflow_step, args: { action: next } }
+  publish:
+    - { tool: workflow_step, args: { action: next } }
+`,
+  );
+  return file;
+}

@@ -1,9 +1,9 @@
-import { appendFileSync, writeFileSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SqliteStore } from "../../../src/store/index.js";
 import { runCli, summaryOf } from "../../support/cli.js";
-import { releaseRoot } from "../../support/pi-workflows.js";
+import { releaseRoot, writeGrantScript } from "../../support/pi-workflows.js";
 import { tempDir } from "../../support/stages.js";
 
 /** A fresh copy of machines/pi-release whose every phase says its `{globalStepCount}`. */
@@ -74,20 +74,7 @@ describe("{globalStepCount} in a run of a pi-workflows directory", () => {
 
   it("goes on counting in a resumed run, from where the stopped one was", async () => {
     const root = countingRelease();
-    writeFileSync(
-      join(root, "release.grant.script.yaml"),
-      `stages:
-  build:
-    - { tool: workflow_step, args: { action: next } }
-  static-analysis:
-    - { tool: Bash, args: { command: "echo outside the whitelist" } }
-    - { tool: workflow_step, args: { action: next } }
-  manual-review:
-    - { tool: workflow_step, args: { action: next } }
-  publish:
-    - { tool: workflow_step, args: { action: next } }
-`,
-    );
+    const grantScript = writeGrantScript(root);
     const store = join(tempDir(), "runs.db");
     const started = await runCli(
       "run",
@@ -95,7 +82,7 @@ describe("{globalStepCount} in a run of a pi-workflows directory", () => {
       "--task",
       "Ship",
       "--model",
-      `scripted:${join(root, "release.grant.script.yaml")}`,
+      `scripted:${grantScript}`,
       "--root",
       tempDir(),
       "--store",
