@@ -1,22 +1,19 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type Answer, type ErrorReply, formatOf } from "./llm-wire-formats.js";
 
 /** One answer of the test server, in whichever wire format the request arrived in. */
 export type ServerReply = (
-  | { toolCalls: { name: string; args: unknown }[] }
-  /** Tool calls whose arguments are sent exactly as given, valid JSON or not (OpenAI format). */
-  | { rawToolCalls: { name: string; arguments: string }[] }
-  | { text: string }
+  | Answer
   /** An error in the format's own body; `type` defaults to what the status usually carries. */
-  | { status: number; message: string; type?: string; headers?: Record<string, string> }
+  | (ErrorReply & { headers?: Record<string, string> })
   /** Never answers: the request stays open until the client gives up. */
   | { hold: true }
   /** A 200 whose body is exactly this text, whatever the format: garbled JSON, say. */
   | { body: string }
 ) & {
   delayMs?: number;
-  usage?: { input: number; output: number };
   /**
    * The headers at once, then the body in eight pieces, one every `trickleMs`: a server that is
    * slow but never quite silent for longer than that.
@@ -30,6 +27,8 @@ export interface ReceivedRequest {
   body: Record<string, unknown>;
   /** The client closed the connection before the reply was sent. */
   aborted: boolean;
+  /** Why the server refused the request as the real API would (400), taking no reply for it. */
+  refused?: string;
 }
 
 export interface LlmServer {
@@ -43,15 +42,19 @@ export interface LlmServer {
 
 /**
  * A local model server on 127.0.0.1 (port 0) for the real AI SDK provider clients. It speaks
- * OpenAI chat completions (`POST …/chat/completions`) and Anthropic messages
- * (`POST …/messages`), without streaming, answering each request with the script's next reply.
- * A request after the script's end gets a 400, so a test that asks too often fails loudly.
+ * OpenAI chat completions (`POST …/chat/completions`), OpenAI responses (`POST …/responses`)
+ * and Anthropic messages (`POST …/messages`), without streaming, answering each request with
+ * the script's next reply. A request the real API would refuse — no messages, a conversation
+ * Anthropic does not take, a tool call left unanswered — gets that API's 400 instead, without
+ * taking a reply. A request after the script's end gets a 400, so a test that asks too often
+ * fails loudly.
  */
 export async function startLlmServer(script: readonly ServerReply[]): Promise<LlmServer> {
   const requests: ReceivedRequest[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   let next = 0;
   let callIds = 0;
+  const nextId = () => ++callIds;
 
   const server = createServer(async (req, res) => {
     const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
@@ -66,14 +69,20 @@ export async function startLlmServer(script: readonly ServerReply[]): Promise<Ll
       if (!res.writableFinished) request.aborted = true;
     });
     for (const waiter of waiters.filter((w) => requests.length >= w.count)) waiter.resolve();
+    const format = formatOf(request.path);
+    const refusal = format.refusal(body);
+    if (refusal) {
+      request.refused = refusal.message;
+      return send(res, 400, format.error({ status: 400, ...refusal }));
+    }
     const reply = script[next++] ?? { status: 400, message: "test server: the script has ended" };
     if (reply.delayMs) await sleep(reply.delayMs);
     if ("hold" in reply || res.destroyed) return;
-    const format = request.path.endsWith("/messages") ? anthropic : openai;
-    const ids = () => `call_${++callIds}`;
     if ("status" in reply) return send(res, reply.status, format.error(reply), reply.headers);
     const text =
-      "body" in reply ? reply.body : JSON.stringify(format.reply(reply, String(body.model), ids));
+      "body" in reply
+        ? reply.body
+        : JSON.stringify(format.reply(reply, String(body.model), nextId));
     if (reply.trickleMs) return trickle(res, text, reply.trickleMs);
     sendText(res, text);
   });
@@ -94,105 +103,6 @@ export async function startLlmServer(script: readonly ServerReply[]): Promise<Ll
     },
   };
 }
-
-type Answer = Exclude<ServerReply, { status: number } | { hold: true } | { body: string }>;
-
-interface WireFormat {
-  reply(reply: Answer, model: string, nextId: () => string): unknown;
-  error(reply: { status: number; message: string; type?: string }): unknown;
-}
-
-const usageOf = (reply: Answer) => reply.usage ?? { input: 120, output: 30 };
-
-const openai: WireFormat = {
-  reply(reply, model, nextId) {
-    const calls =
-      "toolCalls" in reply
-        ? reply.toolCalls.map((c) => ({ name: c.name, arguments: JSON.stringify(c.args) }))
-        : "rawToolCalls" in reply
-          ? reply.rawToolCalls
-          : [];
-    const usage = usageOf(reply);
-    return {
-      id: "chatcmpl-test",
-      object: "chat.completion",
-      created: 1_700_000_000,
-      model,
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: "assistant",
-            content: "text" in reply ? reply.text : null,
-            ...(calls.length > 0 && {
-              tool_calls: calls.map((fn) => ({ id: nextId(), type: "function", function: fn })),
-            }),
-          },
-          finish_reason: calls.length > 0 ? "tool_calls" : "stop",
-        },
-      ],
-      usage: {
-        prompt_tokens: usage.input,
-        completion_tokens: usage.output,
-        total_tokens: usage.input + usage.output,
-      },
-    };
-  },
-  error: ({ status, message, type }) => ({
-    error: { message, type: type ?? errorType(status, OPENAI_ERRORS), code: null },
-  }),
-};
-
-const anthropic: WireFormat = {
-  reply(reply, model, nextId) {
-    const content =
-      "toolCalls" in reply
-        ? reply.toolCalls.map((c) => ({
-            type: "tool_use",
-            id: nextId(),
-            name: c.name,
-            input: c.args,
-          }))
-        : "rawToolCalls" in reply
-          ? reply.rawToolCalls.map((c) => ({
-              type: "tool_use",
-              id: nextId(),
-              name: c.name,
-              input: JSON.parse(c.arguments),
-            }))
-          : [{ type: "text", text: reply.text }];
-    const usage = usageOf(reply);
-    return {
-      id: "msg_test",
-      type: "message",
-      role: "assistant",
-      model,
-      content,
-      stop_reason: "text" in reply ? "end_turn" : "tool_use",
-      stop_sequence: null,
-      usage: { input_tokens: usage.input, output_tokens: usage.output },
-    };
-  },
-  error: ({ status, message, type }) => ({
-    type: "error",
-    error: { type: type ?? errorType(status, ANTHROPIC_ERRORS), message },
-  }),
-};
-
-const OPENAI_ERRORS = {
-  400: "invalid_request_error",
-  429: "rate_limit_exceeded",
-  5: "server_error",
-};
-const ANTHROPIC_ERRORS = {
-  400: "invalid_request_error",
-  429: "rate_limit_error",
-  529: "overloaded_error",
-  5: "api_error",
-};
-/** The error type of a status: its own, else its class's (`5` for any 5xx), else a 4xx's. */
-const errorType = (status: number, types: Record<number, string>) =>
-  types[status] ?? (status >= 500 ? types[5] : types[400]);
 
 function send(
   res: ServerResponse,

@@ -1,0 +1,175 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type LlmServer, startLlmServer } from "./llm-server.js";
+
+let server: LlmServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function post(path: string, body: Record<string, unknown>) {
+  server ??= await startLlmServer([{ text: "ok" }]);
+  const response = await fetch(`${server.origin}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const user = (text: string) => ({ role: "user", content: [{ type: "text", text }] });
+const toolUse = (id: string) => ({
+  role: "assistant",
+  content: [{ type: "tool_use", id, name: "Grep", input: {} }],
+});
+const toolResult = (id: string) => ({
+  role: "user",
+  content: [{ type: "tool_result", tool_use_id: id, content: "found" }],
+});
+
+/** An Anthropic request with these messages, as the AI SDK client sends one. */
+const anthropic = (messages: unknown[]) => ({
+  model: "m",
+  max_tokens: 4096,
+  system: [{ type: "text", text: "instructions" }],
+  messages,
+});
+
+describe("the test server refuses what the Anthropic Messages API refuses", () => {
+  it.each([
+    ["no messages (only a system prompt)", [], "messages: at least one message is required"],
+    [
+      "a first message that is not the user's",
+      [toolUse("t1"), toolResult("t1")],
+      'messages: first message must use the "user" role',
+    ],
+    [
+      "two user turns in a row",
+      [user("a"), user("b")],
+      'messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row',
+    ],
+    [
+      "a tool_use the next message does not answer",
+      [user("go"), toolUse("t1"), user("go on")],
+      "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: t1.",
+    ],
+    [
+      "a tool_result after text in its message",
+      [
+        user("go"),
+        toolUse("t1"),
+        { role: "user", content: [{ type: "text", text: "x" }, ...toolResult("t1").content] },
+      ],
+      "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: t1.",
+    ],
+    [
+      "a tool_result answering no tool_use of the message before",
+      [
+        user("go"),
+        { role: "assistant", content: [{ type: "text", text: "hm" }] },
+        toolResult("t9"),
+      ],
+      "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: t9.",
+    ],
+    [
+      "an empty assistant message before the last",
+      [user("go"), { role: "assistant", content: [] }, user("go on")],
+      "messages.1: all messages must have non-empty content except for the optional final assistant message",
+    ],
+    [
+      "an empty text block",
+      [{ role: "user", content: [{ type: "text", text: "" }] }],
+      "messages.0.content.0.text: text content blocks must be non-empty",
+    ],
+  ])("refuses %s with a 400 in Anthropic's error body", async (_, messages, message) => {
+    const refused = await post("/v1/messages", anthropic(messages));
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({
+      type: "error",
+      error: { type: "invalid_request_error", message: expect.stringContaining(message) },
+    });
+    expect(server?.requests[0]?.refused).toContain(message);
+  });
+
+  it("answers a conversation that keeps the rules, taking the script's reply", async () => {
+    const answered = await post(
+      "/v1/messages",
+      anthropic([user("go"), toolUse("t1"), toolResult("t1")]),
+    );
+    expect(answered).toMatchObject({ status: 200, body: { content: [{ text: "ok" }] } });
+  });
+
+  it("takes no reply for a refused request: the next one gets it", async () => {
+    await post("/v1/messages", anthropic([]));
+    const answered = await post("/v1/messages", anthropic([user("go")]));
+    expect(answered).toMatchObject({ status: 200, body: { content: [{ text: "ok" }] } });
+  });
+});
+
+describe("the test server refuses what OpenAI's APIs refuse", () => {
+  const call = (id: string) => ({
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id, type: "function", function: { name: "Grep", arguments: "{}" } }],
+  });
+
+  it.each([
+    [
+      "no messages",
+      [],
+      "Invalid 'messages': empty array. Expected an array with minimum length 1",
+      "messages",
+    ],
+    [
+      "a tool call no tool message answers",
+      [{ role: "system", content: "s" }, call("c1"), { role: "user", content: "go on" }],
+      "The following tool_call_ids did not have response messages: c1",
+      "messages.[1].role",
+    ],
+    [
+      "a tool message answering no call",
+      [
+        { role: "user", content: "go" },
+        { role: "tool", tool_call_id: "c9", content: "x" },
+      ],
+      "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'",
+      "messages.[1].role",
+    ],
+  ])("refuses %s on Chat Completions", async (_, messages, message, param) => {
+    const refused = await post("/v1/chat/completions", { model: "m", messages });
+    expect(refused).toEqual({
+      status: 400,
+      body: {
+        error: {
+          message: expect.stringContaining(message),
+          type: "invalid_request_error",
+          param,
+          code: null,
+        },
+      },
+    });
+  });
+
+  it.each([
+    ["no input", [], "Invalid 'input': empty array"],
+    [
+      "a function call without its output",
+      [
+        { role: "user", content: [{ type: "input_text", text: "go" }] },
+        { type: "function_call", call_id: "c1", name: "Grep", arguments: "{}" },
+      ],
+      "No tool output found for function call c1.",
+    ],
+    [
+      "a function call output without its call",
+      [{ type: "function_call_output", call_id: "c9", output: "x" }],
+      "No tool call found for function call output with call_id c9.",
+    ],
+  ])("refuses %s on Responses", async (_, input, message) => {
+    const refused = await post("/v1/responses", { model: "m", input });
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { error: { message: expect.stringContaining(message), param: "input" } },
+    });
+  });
+});
