@@ -22,6 +22,18 @@ export function errorResult(
   return { class: code.slice(0, code.indexOf("/")), code, message, context };
 }
 
+/**
+ * The user turn that opens a stage's conversation, after its system prompt. A model answers a
+ * user turn — Anthropic refuses a request without one — and the instructions stay in the
+ * system prompt, which outranks what users and tool results say.
+ */
+export function openingEntry(stage: StageDefinition): TranscriptEntry {
+  return {
+    role: "user",
+    text: `Begin the stage "${stage.name}" as instructed. When the work is done, call \`${stage.completionTool}\` with the result.`,
+  };
+}
+
 export function steeringEntry(stage: StageDefinition): TranscriptEntry {
   return {
     role: "user",

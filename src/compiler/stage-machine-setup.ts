@@ -19,7 +19,7 @@ import {
   type StageMachineContext,
   toolCallInput,
 } from "./stage-context.js";
-import { retryEntry, toolResultEntry } from "./stage-entries.js";
+import { openingEntry, retryEntry, toolResultEntry } from "./stage-entries.js";
 import {
   type EnterInput,
   enterStage,
@@ -160,7 +160,7 @@ export function stageMachineSetup(services: StageServices) {
             [params.waitField]: Math.max(0, context.waitUntil - services.now()),
           },
         }),
-      /** Setup's and Init's records: their audit events, and Init's system prompt. */
+      /** Setup's and Init's records: their audit events, and Init's system prompt and opening turn. */
       recordEntry: ({ context }, entry: StageEntry) => {
         const record = (
           type: AuditParams["type"],
@@ -190,6 +190,11 @@ export function stageMachineSetup(services: StageServices) {
           context.stageExecutionId,
           transcriptKey({ attempt: 0, turn: 0, slot: 0, index: 0 }),
           { role: "system", text: entry.prompt },
+        );
+        services.writeTranscript(
+          context.stageExecutionId,
+          transcriptKey({ attempt: 0, turn: 0, slot: 0, index: 1 }),
+          openingEntry(context.stage),
         );
         record("StageInit", { promptChars: entry.prompt.length }, entry.endedAt.init);
       },

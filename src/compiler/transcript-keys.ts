@@ -4,7 +4,7 @@
  * overwrites it instead of duplicating it, and sorting the keys gives the transcript's order.
  */
 export interface EntryPosition {
-  /** 0 for the system prompt, then the 1-based attempt. */
+  /** 0 for the stage's opening (its system prompt, then the user turn), then the 1-based attempt. */
   attempt: number;
   /** 0 before the attempt's first turn (the retry message), then the 1-based turn. */
   turn: number;

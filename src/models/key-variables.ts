@@ -3,6 +3,7 @@ import { type Redactor, secretRedactor } from "./redact.js";
 /** The environment variables each hosted provider reads: its key, and where it is served from. */
 export const PROVIDER_SETTINGS = {
   openai: { key: "OPENAI_API_KEY", baseURL: "OPENAI_BASE_URL", keyRequired: true },
+  "openai-responses": { key: "OPENAI_API_KEY", baseURL: "OPENAI_BASE_URL", keyRequired: true },
   anthropic: { key: "ANTHROPIC_API_KEY", baseURL: "ANTHROPIC_BASE_URL", keyRequired: true },
   "openai-compatible": { key: "OPENAI_COMPATIBLE_API_KEY", baseURL: undefined, keyRequired: false },
 } as const;
@@ -11,9 +12,9 @@ export const PROVIDER_SETTINGS = {
 export type ModelEnv = Readonly<Record<string, string | undefined>>;
 
 /** The variables that hold provider API keys: stagechart knows their values are secrets. */
-export const PROVIDER_KEY_VARIABLES: readonly string[] = Object.values(PROVIDER_SETTINGS).map(
-  (settings) => settings.key,
-);
+export const PROVIDER_KEY_VARIABLES: readonly string[] = [
+  ...new Set(Object.values(PROVIDER_SETTINGS).map((settings) => settings.key)),
+];
 
 /** Removes from a text the value of every provider key variable set in `env`. */
 export const environmentKeysRedactor = (env: ModelEnv): Redactor =>

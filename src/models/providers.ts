@@ -10,7 +10,7 @@ import type { ModelHandle } from "./types.js";
 
 export type { ModelEnv };
 
-const HOSTED_PROVIDERS = ["openai", "anthropic", "openai-compatible"] as const;
+const HOSTED_PROVIDERS = ["openai", "openai-responses", "anthropic", "openai-compatible"] as const;
 export type HostedProvider = (typeof HOSTED_PROVIDERS)[number];
 
 /** What a hosted spec names after its `<provider>:`. */
@@ -32,11 +32,12 @@ export interface HostedModelOptions {
 
 /**
  * A hosted model through its AI SDK provider: `openai:<model>` (Chat Completions),
- * `anthropic:<model>` (Messages), `openai-compatible:<baseURL>#<model>[?tools=false]` (Ollama,
- * vLLM, llama.cpp server). The spec is checked before the key. The key is the one a base URL
- * carries in its userinfo (`http://user:KEY@host/v1`), else the key variable's; it is read
- * here, once, and only the provider client keeps it — the URL it gets has no credentials. A
- * call's idle limit is watched on its HTTP exchange (`idleLimited`).
+ * `openai-responses:<model>` (Responses), `anthropic:<model>` (Messages),
+ * `openai-compatible:<baseURL>#<model>[?tools=false]` (Ollama, vLLM, llama.cpp server). The
+ * spec is checked before the key. The key is the one a base URL carries in its userinfo
+ * (`http://user:KEY@host/v1`), else the key variable's; it is read here, once, and only the
+ * provider client keeps it — the URL it gets has no credentials. A call's idle limit is watched
+ * on its HTTP exchange (`idleLimited`).
  */
 export function resolveHostedModel(
   provider: HostedProvider,
@@ -90,6 +91,8 @@ function languageModel(
   switch (provider) {
     case "openai":
       return createOpenAI({ apiKey, ...common }).chat(modelId);
+    case "openai-responses":
+      return createOpenAI({ apiKey, ...common }).responses(modelId);
     case "anthropic":
       return createAnthropic({ apiKey, ...common }).messages(modelId);
     case "openai-compatible":
@@ -142,6 +145,7 @@ function named(provider: HostedProvider, modelId: string): Result<HostedTarget> 
 
 const EXAMPLES: Record<HostedProvider, string> = {
   openai: "openai:gpt-4.1",
+  "openai-responses": "openai-responses:gpt-5",
   anthropic: "anthropic:claude-sonnet-4-5",
   "openai-compatible": "openai-compatible:http://localhost:11434/v1#llama3.1",
 };

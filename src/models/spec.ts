@@ -27,6 +27,10 @@ const KINDS = new Map<string, { names: string; form: string; resolve: Resolve }>
   ["scripted", { names: "script file", form: "scripted:<file>", resolve: (t) => scripted(t) }],
   ["replay", { names: "cassette", form: "replay:<cassette>", resolve: createReplayModelFromFile }],
   ["openai", { names: "model", form: "openai:<model>", resolve: hosted("openai") }],
+  [
+    "openai-responses",
+    { names: "model", form: "openai-responses:<model>", resolve: hosted("openai-responses") },
+  ],
   ["anthropic", { names: "model", form: "anthropic:<model>", resolve: hosted("anthropic") }],
   [
     "openai-compatible",
@@ -43,7 +47,7 @@ export const MODEL_SPEC_FORMS = [...KINDS.values()].map((kind) => kind.form).joi
 
 /**
  * Resolves a `--model` spec: `scripted:<file>` (the deterministic offline model),
- * `replay:<cassette>`, `openai:<model>`, `anthropic:<model>` or
+ * `replay:<cassette>`, `openai:<model>`, `openai-responses:<model>`, `anthropic:<model>` or
  * `openai-compatible:<baseURL>#<model>[?tools=false]`. Keys come from `env` (the process
  * environment). A spec is echoed in errors without the credentials of a URL in it.
  */

@@ -170,20 +170,21 @@ function appendMessage(prompt: LanguageModelV3Message[], entry: TranscriptEntry)
     case "user":
       prompt.push({ role: "user", content: [{ type: "text", text: entry.text }] });
       break;
-    case "assistant":
-      prompt.push({
-        role: "assistant",
-        content: [
-          ...(entry.text ? [{ type: "text" as const, text: entry.text }] : []),
-          ...entry.calls.map((call) => ({
-            type: "tool-call" as const,
-            toolCallId: call.toolCallId,
-            toolName: call.tool,
-            input: call.args,
-          })),
-        ],
-      });
+    case "assistant": {
+      const content = [
+        ...(entry.text ? [{ type: "text" as const, text: entry.text }] : []),
+        ...entry.calls.map((call) => ({
+          type: "tool-call" as const,
+          toolCallId: call.toolCallId,
+          toolName: call.tool,
+          input: call.args,
+        })),
+      ];
+      // A reply with neither text nor calls has nothing to repeat, and Anthropic refuses an
+      // empty message; the steering message after it still tells the model what it missed.
+      if (content.length > 0) prompt.push({ role: "assistant", content });
       break;
+    }
     case "tool": {
       const part = {
         type: "tool-result" as const,

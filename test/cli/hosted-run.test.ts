@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { demoProject, runPipelineIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { CODE_REVIEW_REPLIES } from "../support/code-review-replies.js";
-import { TEST_KEY } from "../support/hosted-models.js";
+import { PROVIDERS, TEST_KEY } from "../support/hosted-models.js";
 import { type LlmServer, startLlmServer } from "../support/llm-server.js";
 import { tempDir } from "../support/stages.js";
 
@@ -160,6 +160,34 @@ describe("stagechart run on a hosted model", () => {
     const stored = storeBytes(dirname(storeOf(project)));
     for (const text of [audit.stdout, show.stdout, stored, readFileSync(cassette, "utf8")])
       expect(text).not.toContain(TEST_KEY);
+  });
+});
+
+describe.each(PROVIDERS)("code-review on $provider", (p) => {
+  it("runs to done through a grant it suspends on and a resume from the stored conversation", async () => {
+    server = await startLlmServer(CODE_REVIEW_REPLIES);
+    for (const [name, value] of Object.entries(p.env(server))) vi.stubEnv(name, value);
+    const project = demoProject();
+
+    const run = await codeReview(
+      project,
+      "refactor auth module",
+      p.spec(server),
+      "--on-grant",
+      "suspend",
+    );
+    const { runId, status, waiting } = summaryOf(run.stdout);
+    expect(status).toBe("suspended");
+    const deny = ["--deny", waiting[0].proposalId, "--headless", "--json"];
+    const resumed = await storeCommand(project, "resume", runId, ...deny);
+
+    expect(summaryOf(resumed.stdout)).toMatchObject({ status: "done" });
+    expect(server.requests.map((r) => [r.path, r.refused])).toEqual(
+      CODE_REVIEW_REPLIES.map(() => [p.path, undefined]),
+    );
+    expect(readFileSync(join(project, "src/auth.ts"), "utf8")).toContain(
+      "export const authentication",
+    );
   });
 });
 

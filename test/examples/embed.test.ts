@@ -71,7 +71,7 @@ describe("examples/embed: an XState app that invokes code-review", () => {
     expect(requests).toHaveLength(7);
     expect(requests[4]?.aborted).toBe(true);
     expect(messagesOf(requests[5])).toEqual(messagesOf(requests[4]));
-    expect(messagesOf(requests[5])).toEqual(["system", "assistant", "tool"]);
+    expect(messagesOf(requests[5])).toEqual(["system", "user", "assistant", "tool"]);
     const { runId } = summaryOf(second.stdout()) as { runId: string };
     const store = SqliteStore.open(join(project, "runs.db"));
     if (!store.ok) throw store.error;

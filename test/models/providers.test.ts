@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { resolveHostedModel } from "../../src/models/providers.js";
 import { resolveModelSpec } from "../../src/models/spec.js";
 import { runStage } from "../../src/runtime/run-stage.js";
-import { hostedModel, PROVIDERS } from "../support/hosted-models.js";
+import { type HostedProviderCase, hostedModel, PROVIDERS } from "../support/hosted-models.js";
 import { type LlmServer, startLlmServer } from "../support/llm-server.js";
 import { loadStage, modelHarness, stageInput } from "../support/stage-harness.js";
 
@@ -50,6 +50,35 @@ describe.each(PROVIDERS)("the $provider provider over HTTP", (p) => {
     expect(JSON.stringify(server.requests[1]?.body)).toContain("src/auth.ts");
   });
 
+  it("opens the stage's first request with a user turn after the instructions", async () => {
+    server = await startLlmServer([{ toolCalls: [submitPlan] }]);
+    const h = modelHarness(await hostedModel(p.spec(server), p.env(server)));
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(result.verdict).toBe("ok");
+    const [first] = server.requests;
+    expect(first?.refused).toBeUndefined();
+    const { instructions, turns } = conversationOf(p.wire, first?.body ?? {});
+    expect(instructions).toContain("Task: refactor auth module");
+    expect(turns).toEqual([
+      {
+        role: "user",
+        text: 'Begin the stage "Plan" as instructed. When the work is done, call `submit_plan` with the result.',
+      },
+    ]);
+  });
+
+  it("steers a reply with nothing in it, and the next request is still one the provider takes", async () => {
+    server = await startLlmServer([{ text: "" }, { toolCalls: [submitPlan] }]);
+    const h = modelHarness(await hostedModel(p.spec(server), p.env(server)));
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(server.requests.map((r) => r.refused)).toEqual([undefined, undefined]);
+    expect(result).toMatchObject({ verdict: "ok", parsed: submitPlan.args });
+  });
+
   it("offers the model the stage's envelope and its completion tool, and nothing else", async () => {
     server = await startLlmServer([{ toolCalls: [submitPlan] }]);
     const h = modelHarness(await hostedModel(p.spec(server), p.env(server)));
@@ -63,6 +92,7 @@ describe.each(PROVIDERS)("the $provider provider over HTTP", (p) => {
 describe("model specs", () => {
   it.each([
     ["openai:gpt-4.1", "OPENAI_API_KEY"],
+    ["openai-responses:gpt-5", "OPENAI_API_KEY"],
     ["anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"],
   ])("refuses %s without %s, before anything runs", async (spec, variable) => {
     const resolved = await resolveModelSpec(spec, { [variable]: "  " });
@@ -92,6 +122,7 @@ describe("model specs", () => {
 
   it.each([
     ["openai:", "model"],
+    ["openai-responses:", "model"],
     ["anthropic:", "model"],
     ["openai: ", "model"],
     ["anthropic:\t", "model"],
@@ -172,3 +203,22 @@ describe("a key in a base URL", () => {
     if (!resolved.ok) expect(JSON.stringify(resolved.error.toModelView())).not.toContain(KEY);
   });
 });
+
+/**
+ * A request's instructions and the turns after them, as text: Anthropic keeps the instructions
+ * in `system`, OpenAI's APIs in a first `system` (or `developer`) message.
+ */
+function conversationOf(wire: HostedProviderCase["wire"], body: Record<string, unknown>) {
+  const textOf = (content: unknown): string =>
+    typeof content === "string"
+      ? content
+      : (content as { text?: string }[]).map((part) => part.text ?? "").join("");
+  const messages = (body[wire === "responses" ? "input" : "messages"] ?? []) as {
+    role: string;
+    content: unknown;
+  }[];
+  const turns = messages.map((m) => ({ role: m.role, text: textOf(m.content) }));
+  if (wire === "anthropic") return { instructions: textOf(body.system), turns };
+  const [first, ...rest] = turns;
+  return { instructions: first?.text, turns: rest };
+}

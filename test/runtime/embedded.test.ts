@@ -132,7 +132,7 @@ describe("a pipeline embedded in another app, on a host with a store", () => {
     // Only the call in flight when the app saved itself, then review: nothing recorded again.
     expect(second.map((c) => c.stage)).toEqual(["execute", "review"]);
     expect(second[0]?.roles).toEqual(first[4]?.roles);
-    expect(second[0]?.roles).toEqual(["system", "assistant", "tool"]);
+    expect(second[0]?.roles).toEqual(["system", "user", "assistant", "tool"]);
     const store = openStore(file);
     expect(store.getRun("embedded-1")).toMatchObject({ ok: true, value: { status: "done" } });
     const types = store.auditOf("embedded-1").map((e) => e.type);

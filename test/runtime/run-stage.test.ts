@@ -123,7 +123,11 @@ stages:
       role: "system",
       text: expect.stringContaining("Task: refactor auth module"),
     });
-    expect(transcript[2]).toMatchObject({
+    expect(transcript[1]).toEqual({
+      role: "user",
+      text: 'Begin the stage "Plan" as instructed. When the work is done, call `submit_plan` with the result.',
+    });
+    expect(transcript[3]).toMatchObject({
       role: "tool",
       tool: "Edit",
       isError: true,
@@ -133,8 +137,8 @@ stages:
         context: { denied: true },
       },
     });
-    expect(transcript[4]).toMatchObject({ role: "tool", tool: "Grep", isError: false });
-    expect(JSON.stringify(transcript[4])).toContain("src/auth.ts");
+    expect(transcript[5]).toMatchObject({ role: "tool", tool: "Grep", isError: false });
+    expect(JSON.stringify(transcript[5])).toContain("src/auth.ts");
     expect(existsSync(join(h.root, "src/auth.ts"))).toBe(true);
   });
 
@@ -164,8 +168,11 @@ stages:
     h.host.model = { ...h.host.model, model: spy };
     await runStage(h.host, stageInput(loadStage("plan")));
     expect(seen).toEqual([
-      { tools: ["Read", "Grep", "Glob", "submit_plan"], roles: ["system"] },
-      { tools: ["Read", "Grep", "Glob", "submit_plan"], roles: ["system", "assistant", "tool"] },
+      { tools: ["Read", "Grep", "Glob", "submit_plan"], roles: ["system", "user"] },
+      {
+        tools: ["Read", "Grep", "Glob", "submit_plan"],
+        roles: ["system", "user", "assistant", "tool"],
+      },
     ]);
   });
 
@@ -212,7 +219,7 @@ stages:
         reason: "schema",
         errors: ["(root) must have required property 'steps'"],
       });
-      expect(h.host.transcripts.read("run-1/plan/1")[2]).toMatchObject({
+      expect(h.host.transcripts.read("run-1/plan/1")[3]).toMatchObject({
         role: "tool",
         tool: "submit_plan",
         isError: true,
@@ -255,7 +262,7 @@ stages:
       expect(h.types()).toContain("Steered");
       const turns = h.audit.events.filter((e) => e.type === "ModelTurn").map((e) => e.payload.turn);
       expect(turns).toEqual([1, 2]);
-      expect(h.host.transcripts.read("run-1/plan/1")[2]).toMatchObject({
+      expect(h.host.transcripts.read("run-1/plan/1")[3]).toMatchObject({
         role: "user",
         text: expect.stringContaining("`submit_plan`"),
       });
@@ -363,7 +370,7 @@ stages:
         { source: "headless", code: "ToolTerminal/NoInteractor" },
         { source: "headless", code: "ToolTerminal/NoInteractor" },
       ]);
-      expect(h.host.transcripts.read("run-1/plan/1")[2]).toMatchObject({
+      expect(h.host.transcripts.read("run-1/plan/1")[3]).toMatchObject({
         result: { code: "ToolTerminal/NoInteractor" },
       });
     });
@@ -493,9 +500,10 @@ stages:
         expect(delayMs).toBeGreaterThanOrEqual(delay - 5);
         const transcript = h.host.transcripts.read("run-1/plan/1");
         expect(transcript.filter((e) => e.role === "system")).toHaveLength(1);
-        expect(transcript.find((e) => e.role === "user")).toMatchObject({
-          text: "Attempt 2 of 2. The previous attempt was not accepted: a plan needs steps",
-        });
+        expect(transcript.filter((e) => e.role === "user").map((e) => e.text)).toEqual([
+          expect.stringContaining('Begin the stage "Plan"'),
+          "Attempt 2 of 2. The previous attempt was not accepted: a plan needs steps",
+        ]);
       },
     );
 

@@ -69,12 +69,13 @@ describe("the Assert hook", () => {
     expect(first.ctx).toMatchObject({ task: "refactor auth module", upstream: [] });
     expect(first.transcript.map((entry) => entry.role)).toEqual([
       "system",
+      "user",
       "assistant",
       "tool",
       "assistant",
       "tool",
     ]);
-    expect(first.transcript[2]).toMatchObject({ tool: "submit_plan", isError: true });
+    expect(first.transcript[3]).toMatchObject({ tool: "submit_plan", isError: true });
 
     expect(second.parsed).toEqual({ summary: "second", steps: ["extract"] });
     expect(second.attempts).toEqual([
@@ -90,7 +91,7 @@ describe("the Assert hook", () => {
     ]);
     expect(second.ctx.attempts).toEqual(second.attempts);
     expect(second.transcript).toEqual(h.host.transcripts.read("run-1/plan/1"));
-    expect(second.transcript.find((entry) => entry.role === "user")).toMatchObject({
+    expect(second.transcript.findLast((entry) => entry.role === "user")).toMatchObject({
       text: expect.stringContaining("a plan needs steps"),
     });
     // One read of the whole transcript per Assert (and the one just above), none per turn.
@@ -114,7 +115,8 @@ describe("the Assert hook", () => {
     expect(result).toMatchObject({ verdict: "fail", capHit: true });
     expect(seen[0]?.attempts).toEqual([{ attempt: 1, turns: 2, capHit: true }]);
     expect(seen[0]?.parsed).toBeUndefined();
-    expect(seen[0]?.transcript.filter((entry) => entry.role === "user")).toHaveLength(2);
+    // the opening turn, then a steering message after each text reply
+    expect(seen[0]?.transcript.filter((entry) => entry.role === "user")).toHaveLength(3);
   });
 });
 

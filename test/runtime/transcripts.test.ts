@@ -100,6 +100,18 @@ describe("transcripts", () => {
     ]);
   });
 
+  it("leave out a reply with neither text nor calls: providers refuse an empty message", () => {
+    const steering = "Plain text does not end this stage.";
+    const prompt = toPrompt([
+      { role: "system", text: "You plan." },
+      { role: "user", text: "Begin." },
+      { role: "assistant", text: "", calls: [] },
+      { role: "user", text: steering },
+    ]);
+    expect(prompt.map((message) => message.role)).toEqual(["system", "user", "user"]);
+    expect(prompt.at(-1)).toEqual({ role: "user", content: [{ type: "text", text: steering }] });
+  });
+
   it("make each entry's message once: a later turn's prompt reuses the earlier turns' messages, all but a trailing run of tool results", () => {
     const earlier: TranscriptEntry[] = [
       { role: "system", text: "You plan." },

@@ -19,6 +19,18 @@ export const PROVIDERS = [
     expectedKeyHeader: `Bearer ${TEST_KEY}`,
   },
   {
+    provider: "openai-responses",
+    wire: "responses",
+    path: "/v1/responses",
+    spec: () => "openai-responses:test-model",
+    env: (server: LlmServer) => ({
+      OPENAI_API_KEY: TEST_KEY,
+      OPENAI_BASE_URL: `${server.origin}/v1`,
+    }),
+    keyHeader: (headers: Record<string, unknown>) => headers.authorization,
+    expectedKeyHeader: `Bearer ${TEST_KEY}`,
+  },
+  {
     provider: "anthropic",
     wire: "anthropic",
     path: "/v1/messages",

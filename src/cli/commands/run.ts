@@ -50,7 +50,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     )
     .option(
       "--model <spec>",
-      "scripted:<file> (default: the pipeline's bundled script), replay:<cassette>, openai:<model>, anthropic:<model>, openai-compatible:<baseURL>#<model>",
+      "scripted:<file> (default: the pipeline's bundled script), replay:<cassette>, openai:<model>, openai-responses:<model>, anthropic:<model>, openai-compatible:<baseURL>#<model>",
     )
     .option("--record <file>", "write every model exchange of the run to this cassette (JSON)")
     .addOption(
