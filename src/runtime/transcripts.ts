@@ -172,7 +172,7 @@ function appendMessage(prompt: LanguageModelV3Message[], entry: TranscriptEntry)
       break;
     case "assistant": {
       const content = [
-        ...(entry.text ? [{ type: "text" as const, text: entry.text }] : []),
+        ...(entry.text.trim() ? [{ type: "text" as const, text: entry.text }] : []),
         ...entry.calls.map((call) => ({
           type: "tool-call" as const,
           toolCallId: call.toolCallId,
@@ -180,8 +180,9 @@ function appendMessage(prompt: LanguageModelV3Message[], entry: TranscriptEntry)
           input: call.args,
         })),
       ];
-      // A reply with neither text nor calls has nothing to repeat, and Anthropic refuses an
-      // empty message; the steering message after it still tells the model what it missed.
+      // Blank text says nothing, and Anthropic refuses a text block without a word in it; a
+      // reply with nothing else has nothing to repeat, and Anthropic refuses an empty message
+      // (the steering message after it still tells the model what it missed).
       if (content.length > 0) prompt.push({ role: "assistant", content });
       break;
     }

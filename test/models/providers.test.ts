@@ -79,6 +79,19 @@ describe.each(PROVIDERS)("the $provider provider over HTTP", (p) => {
     expect(result).toMatchObject({ verdict: "ok", parsed: submitPlan.args });
   });
 
+  it("keeps blank text beside a tool call out of the next request, which the provider takes", async () => {
+    server = await startLlmServer([
+      { text: "\n\n", toolCalls: [{ name: "Grep", args: { pattern: "auth" } }] },
+      { toolCalls: [submitPlan] },
+    ]);
+    const h = modelHarness(await hostedModel(p.spec(server), p.env(server)));
+
+    const result = await runStage(h.host, stageInput(plan));
+
+    expect(server.requests.map((r) => r.refused)).toEqual([undefined, undefined]);
+    expect(result).toMatchObject({ verdict: "ok", parsed: submitPlan.args });
+  });
+
   it("offers the model the stage's envelope and its completion tool, and nothing else", async () => {
     server = await startLlmServer([{ toolCalls: [submitPlan] }]);
     const h = modelHarness(await hostedModel(p.spec(server), p.env(server)));

@@ -100,16 +100,29 @@ describe("transcripts", () => {
     ]);
   });
 
-  it("leave out a reply with neither text nor calls: providers refuse an empty message", () => {
+  it("leave out blank reply text, and a reply with nothing else: providers refuse them", () => {
     const steering = "Plain text does not end this stage.";
+    const grep = { toolCallId: "1", tool: "Grep", args: { pattern: "a" } };
     const prompt = toPrompt([
       { role: "system", text: "You plan." },
       { role: "user", text: "Begin." },
       { role: "assistant", text: "", calls: [] },
       { role: "user", text: steering },
+      { role: "assistant", text: " \n", calls: [] },
+      { role: "user", text: steering },
+      { role: "assistant", text: "\n\n", calls: [grep] },
     ]);
-    expect(prompt.map((message) => message.role)).toEqual(["system", "user", "user"]);
-    expect(prompt.at(-1)).toEqual({ role: "user", content: [{ type: "text", text: steering }] });
+    expect(prompt.map((message) => message.role)).toEqual([
+      "system",
+      "user",
+      "user",
+      "user",
+      "assistant",
+    ]);
+    expect(prompt.at(-1)).toEqual({
+      role: "assistant",
+      content: [{ type: "tool-call", toolCallId: "1", toolName: "Grep", input: { pattern: "a" } }],
+    });
   });
 
   it("make each entry's message once: a later turn's prompt reuses the earlier turns' messages, all but a trailing run of tool results", () => {

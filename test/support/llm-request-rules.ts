@@ -75,8 +75,9 @@ export function chatCompletionsRefusal(body: Json): Refusal | undefined {
 
 /**
  * Anthropic Messages: at least one message, the first a user's, user and assistant turns
- * alternating, none empty (but a final assistant one), and each `tool_use` answered by a
- * `tool_result` at the start of the very next message — which answers nothing else.
+ * alternating, none empty (but a final assistant one) nor with only blank text, and each
+ * `tool_use` answered by a `tool_result` at the start of the very next message — which answers
+ * nothing else.
  */
 export function anthropicMessagesRefusal(body: Json): Refusal | undefined {
   if (typeof body.max_tokens !== "number") return { message: "max_tokens: Field required" };
@@ -103,11 +104,11 @@ export function anthropicMessagesRefusal(body: Json): Refusal | undefined {
         message: `messages.${i}: all messages must have non-empty content except for the optional final assistant message`,
       };
     }
+    const texts = blocks.filter((block) => block.type === "text").map((block) => block.text);
+    if (texts.includes("")) return { message: "messages: text content blocks must be non-empty" };
+    if (texts.length > 0 && texts.every((text) => typeof text === "string" && text.trim() === ""))
+      return { message: "messages: text content blocks must contain non-whitespace text" };
     for (const [j, block] of blocks.entries()) {
-      if (block.type === "text" && block.text === "")
-        return {
-          message: `messages.${i}.content.${j}.text: text content blocks must be non-empty`,
-        };
       if (block.type === "tool_result") {
         const asked = idsOf(messages[i - 1], "tool_use", "id");
         if (!asked.includes(block.tool_use_id)) {

@@ -79,7 +79,12 @@ describe("the test server refuses what the Anthropic Messages API refuses", () =
     [
       "an empty text block",
       [{ role: "user", content: [{ type: "text", text: "" }] }],
-      "messages.0.content.0.text: text content blocks must be non-empty",
+      "messages: text content blocks must be non-empty",
+    ],
+    [
+      "a message whose only text is blank",
+      [user("go"), { role: "assistant", content: [{ type: "text", text: "\n\n" }] }, user("on")],
+      "messages: text content blocks must contain non-whitespace text",
     ],
   ])("refuses %s with a 400 in Anthropic's error body", async (_, messages, message) => {
     const refused = await post("/v1/messages", anthropic(messages));

@@ -5,11 +5,14 @@ import {
   responsesRefusal,
 } from "./llm-request-rules.js";
 
-/** A reply the test server answers with: tool calls, or text (`""` for an empty reply). */
+/**
+ * A reply the test server answers with: tool calls, with text before them or not, or text alone
+ * (`""` for an empty reply).
+ */
 export type Answer = (
-  | { toolCalls: { name: string; args: unknown }[] }
+  | { toolCalls: { name: string; args: unknown }[]; text?: string }
   /** Tool calls whose arguments are sent exactly as given, valid JSON or not. */
-  | { rawToolCalls: { name: string; arguments: string }[] }
+  | { rawToolCalls: { name: string; arguments: string }[]; text?: string }
   | { text: string }
 ) & { usage?: { input: number; output: number } };
 
@@ -28,6 +31,9 @@ export interface WireFormat {
 }
 
 const usageOf = (reply: Answer) => reply.usage ?? { input: 120, output: 30 };
+
+/** The text of a reply, `""` when it has none. */
+const textOf = (reply: Answer): string => reply.text ?? "";
 
 /** The calls of a reply, arguments as JSON text. */
 const callsOf = (reply: Answer): { name: string; arguments: string }[] =>
@@ -62,7 +68,7 @@ export const chatCompletions: WireFormat = {
           index: 0,
           message: {
             role: "assistant",
-            content: "text" in reply ? reply.text : null,
+            content: calls.length > 0 && !reply.text ? null : textOf(reply),
             ...(calls.length > 0 && {
               tool_calls: calls.map((fn) => ({
                 id: `call_${nextId()}`,
@@ -88,17 +94,16 @@ export const chatCompletions: WireFormat = {
 export const anthropicMessages: WireFormat = {
   refusal: anthropicMessagesRefusal,
   reply(reply, model, nextId) {
-    const content =
-      "text" in reply
-        ? reply.text === ""
-          ? []
-          : [{ type: "text", text: reply.text }]
-        : callsOf(reply).map((c) => ({
-            type: "tool_use",
-            id: `toolu_${nextId()}`,
-            name: c.name,
-            input: JSON.parse(c.arguments),
-          }));
+    const calls = callsOf(reply);
+    const content = [
+      ...(textOf(reply) === "" ? [] : [{ type: "text", text: textOf(reply) }]),
+      ...calls.map((c) => ({
+        type: "tool_use",
+        id: `toolu_${nextId()}`,
+        name: c.name,
+        input: JSON.parse(c.arguments),
+      })),
+    ];
     const usage = usageOf(reply);
     return {
       id: "msg_test",
@@ -106,7 +111,7 @@ export const anthropicMessages: WireFormat = {
       role: "assistant",
       model,
       content,
-      stop_reason: "text" in reply ? "end_turn" : "tool_use",
+      stop_reason: calls.length > 0 ? "tool_use" : "end_turn",
       stop_sequence: null,
       usage: { input_tokens: usage.input, output_tokens: usage.output },
     };
@@ -123,24 +128,21 @@ export const responses: WireFormat = {
   reply(reply, model, nextId) {
     const calls = callsOf(reply);
     const usage = usageOf(reply);
-    const output =
-      "text" in reply
-        ? [
-            {
-              type: "message",
-              id: `msg_${nextId()}`,
-              status: "completed",
-              role: "assistant",
-              content:
-                reply.text === ""
-                  ? []
-                  : [{ type: "output_text", text: reply.text, annotations: [] }],
-            },
-          ]
-        : calls.map((fn) => {
-            const id = nextId();
-            return { type: "function_call", id: `fc_${id}`, call_id: `call_${id}`, ...fn };
-          });
+    const message = {
+      type: "message",
+      id: `msg_${nextId()}`,
+      status: "completed",
+      role: "assistant",
+      content:
+        textOf(reply) === "" ? [] : [{ type: "output_text", text: textOf(reply), annotations: [] }],
+    };
+    const output = [
+      ...(calls.length === 0 || textOf(reply) !== "" ? [message] : []),
+      ...calls.map((fn) => {
+        const id = nextId();
+        return { type: "function_call", id: `fc_${id}`, call_id: `call_${id}`, ...fn };
+      }),
+    ];
     return {
       id: "resp_test",
       object: "response",
