@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { InspectionEvent, Observer, Snapshot } from "xstate";
 import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import { outlineOf } from "../definitions/pipeline-outline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { ResumeInput } from "./ask-stages.js";
@@ -68,7 +69,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
       runId,
       pipelineId: pipeline.id,
       definitionHash: hash,
-      options: { ...options.resumeWith, ctx, definition: parts },
+      options: { ...options.resumeWith, ctx, definition: parts, outline: outlineOf(pipeline) },
     }),
   );
   if (!created.ok) return created;
