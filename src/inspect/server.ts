@@ -272,13 +272,19 @@ let streams = 0;
 /**
  * Any XState app's `createWebSocketInspector` stream. Every actor system numbers its actors from
  * `x:0`, so each stream's ids are prefixed with the stream's own number: two runs never merge.
+ * Once the stream closes, its machines' live view ends (every message sent before the close has
+ * been received by then).
  */
 function acceptInspection(ws: WebSocket, live: LiveRegistry) {
   const stream = `${++streams}:`;
   const own = (id: unknown) => (typeof id === "string" ? `${stream}${id}` : id);
+  const roots = new Set<string>();
+  ws.on("close", () => live.end(roots));
   ws.on("message", (data) => {
     const text = data.toString();
     const message = parse(text) as StatelyInspectionEvent | undefined;
+    if (message?.type === "@xstate.actor" && typeof message.sessionId === "string")
+      roots.add(`${stream}${message.rootId ?? message.sessionId}`);
     if (message && typeof message.type === "string" && typeof message.sessionId === "string")
       live.receive(
         {
