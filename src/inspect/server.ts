@@ -34,6 +34,8 @@ export type InspectServerOptions = InspectedStore & {
 export interface InspectServer {
   /** The page's address, with the token when there is one. */
   url: string;
+  /** Where a run's live stream goes (`createRunInspector(streamUrl)`), with the token if any. */
+  streamUrl: string;
   port: number;
   live: LiveRegistry;
   /**
@@ -109,6 +111,7 @@ export async function startInspectServer(options: InspectServerOptions): Promise
   const shownHost = host.includes(":") ? `[${host}]` : host;
   return {
     url: `http://${shownHost}:${port}/${options.token ? `?token=${options.token}` : ""}`,
+    streamUrl: `ws://${shownHost}:${port}/ws/inspect${options.token ? `?token=${options.token}` : ""}`,
     port,
     live,
     flush: async (runId) => {
