@@ -68,20 +68,21 @@ function appDirectory(): string {
 }
 
 describe("the package's inspect server (needs npm run build)", () => {
-  it("runs the README's example: the app serves the page over its store and streams its run to it live", async () => {
+  it("runs the README's examples: an app runs a pipeline, then serves the page over its store and streams its next run to it live", async () => {
     const dir = appDirectory();
-    writeFileSync(join(dir, "app.mjs"), readmeExample("library-inspect-example"));
-    const app = spawn(process.execPath, ["app.mjs"], {
+    const app = [readmeExample("library-example"), readmeExample("library-inspect-example")];
+    writeFileSync(join(dir, "app.mjs"), app.join("\n"));
+    const child = spawn(process.execPath, ["app.mjs"], {
       cwd: dir,
       stdio: ["ignore", "pipe", "inherit"],
     });
     let stdout = "";
     const printed = new Promise<void>((resolve, reject) => {
-      app.stdout.on("data", (chunk) => {
+      child.stdout.on("data", (chunk) => {
         stdout += chunk;
         if (/^done$/m.test(stdout)) resolve();
       });
-      app.once("exit", (code) => reject(new Error(`the app exited (${code}): ${stdout}`)));
+      child.once("exit", (code) => reject(new Error(`the app exited (${code}): ${stdout}`)));
     });
     try {
       await printed;
@@ -95,9 +96,9 @@ describe("the package's inspect server (needs npm run build)", () => {
       expect(await api(`/api/runs/${runId}`)).toMatchObject({ runId, status: "done" });
       expect(await api(`/api/runs/${runId}/graph`)).toMatchObject({ pipeline: { root: {} } });
     } finally {
-      app.kill("SIGINT");
+      child.kill("SIGINT");
     }
-    const [code] = await once(app, "exit");
+    const [code] = await once(child, "exit");
     expect(code).toBe(0);
   });
 });
