@@ -56,8 +56,9 @@ const endOf = (stdout: string) =>
 type Saved = { children: Record<string, { snapshot: Saved }>; value: unknown; status: string };
 
 describe("an app that persists its snapshot from its audit listener, in the middle of a step", () => {
-  // Each cut is an audit event the app saved at, synchronously, and was killed right after: the
-  // run's actors were then inside a transition (a settled child whose event is being taken).
+  // Each cut is an audit event the app saved at, synchronously, and was killed right after. At
+  // all but ToolSucceeded (told inside the tool call) the run's actors were inside a transition
+  // then: one taking a settled child's event, the child settled and the machine not yet moved.
   const cuts: [string, string][] = [
     ["code-review", "StageSetup:plan"],
     ["code-review", "StageExited:plan"],
