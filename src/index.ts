@@ -2,6 +2,7 @@ export * from "./compiler/index.js";
 export * from "./definitions/index.js";
 export * from "./errors.js";
 export * from "./inspect/audit.js";
+export * from "./inspect/index.js";
 export * from "./inspect/token-usage.js";
 export * from "./models/index.js";
 export * from "./runtime/index.js";

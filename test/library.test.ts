@@ -1,4 +1,7 @@
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -9,7 +12,7 @@ import {
   SqliteStore,
   startRun,
 } from "../src/index.js";
-import { demoProject } from "./support/cli.js";
+import { demoProject, REPO_ROOT } from "./support/cli.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
@@ -38,6 +41,65 @@ describe("the package entry", () => {
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     expect(store.value.getRun(runId)).toMatchObject({ ok: true, value: { status: "done" } });
     store.value.close();
+  });
+});
+
+/** The README's code block after `<!-- marker -->`. */
+function readmeExample(marker: string): string {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const block = readme.split(`<!-- ${marker} -->`)[1]?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  if (!block) throw new Error(`the README has no example marked ${marker}`);
+  return block;
+}
+
+/**
+ * A directory an app's developer might run the README's examples in: the package installed
+ * (linked to this checkout, which `npm run build` built), the bundled pipelines beside it, and
+ * a fresh copy of the demo project as `examples/auth-service`.
+ */
+function appDirectory(): string {
+  const dir = mkdtempSync(join(tmpdir(), "stagechart-app-"));
+  mkdirSync(join(dir, "node_modules"));
+  symlinkSync(REPO_ROOT, join(dir, "node_modules/stagechart"), "dir");
+  symlinkSync(join(REPO_ROOT, "machines"), join(dir, "machines"), "dir");
+  symlinkSync(join(REPO_ROOT, "stages"), join(dir, "stages"), "dir");
+  cpSync(demoProject(), join(dir, "examples/auth-service"), { recursive: true });
+  return dir;
+}
+
+describe("the package's inspect server (needs npm run build)", () => {
+  it("runs the README's examples: an app runs a pipeline, then serves the page over its store and streams its next run to it live", async () => {
+    const dir = appDirectory();
+    const app = [readmeExample("library-example"), readmeExample("library-inspect-example")];
+    writeFileSync(join(dir, "app.mjs"), app.join("\n"));
+    const child = spawn(process.execPath, ["app.mjs"], {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let stdout = "";
+    const printed = new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (chunk) => {
+        stdout += chunk;
+        if (/^done$/m.test(stdout)) resolve();
+      });
+      child.once("exit", (code) => reject(new Error(`the app exited (${code}): ${stdout}`)));
+    });
+    try {
+      await printed;
+      const page = stdout.match(/^inspect: (http:\/\/127\.0\.0\.1:\d+)\/runs\/(\S+)$/m);
+      if (!page) throw new Error(`no page printed: ${stdout}`);
+      const [, origin, runId] = page;
+      const api = async (path: string) => (await fetch(`${origin}${path}`)).json();
+      await expect
+        .poll(() => api("/api/live"))
+        .toEqual([expect.objectContaining({ runId, status: "done", closed: true })]);
+      expect(await api(`/api/runs/${runId}`)).toMatchObject({ runId, status: "done" });
+      expect(await api(`/api/runs/${runId}/graph`)).toMatchObject({ pipeline: { root: {} } });
+    } finally {
+      child.kill("SIGINT");
+    }
+    const [code] = await once(child, "exit");
+    expect(code).toBe(0);
   });
 });
 

@@ -89,8 +89,8 @@ process.once("SIGTERM", saveAndExit);
 process.once("SIGINT", saveAndExit);
 audit.subscribe((event) => {
   console.log(`${event.type}${event.stageId ? ` ${event.stageId}` : ""}`);
-  if (event.type === "StageExited" && event.stageId === options["exit-after"])
-    setImmediate(saveAndExit);
+  // Saved right here, in the middle of the step that exits the stage: that snapshot restores too.
+  if (event.type === "StageExited" && event.stageId === options["exit-after"]) saveAndExit();
 });
 
 console.log(saved ? `restored ${options.state}` : "started");

@@ -1,4 +1,4 @@
-import { type AnyStateMachine, StateMachine } from "xstate";
+import { type AnyActorRef, type AnyStateMachine, StateMachine } from "xstate";
 
 /**
  * Compiled machines kept by key (a definition's hash): each key is compiled once, and past
@@ -55,6 +55,7 @@ export function withImplementations<M extends AnyStateMachine>(
   const prototype = StateMachine.prototype as unknown as Record<string, () => unknown>;
   for (const method of SELF_BOUND)
     (copy as Record<string, unknown>)[method] = prototype[method]?.bind(copy);
+  (copy as Record<string, unknown>).start = startTakingSettledChildren(copy);
   const own = machine.implementations;
   (copy as { implementations: AnyStateMachine["implementations"] }).implementations = {
     actors: { ...own.actors, ...implementations.actors },
@@ -63,4 +64,29 @@ export function withImplementations<M extends AnyStateMachine>(
     delays: { ...own.delays, ...implementations.delays },
   };
   return copy;
+}
+
+/**
+ * XState's `start`, which starts a restored snapshot's active children, that then also starts
+ * its settled ones (done or failed) so that they hand the actor their done or error event again.
+ *
+ * A snapshot an app persists while one of these machines is between the moment a child settled
+ * and the end of the transition that takes the child's event (an audit listener runs there) holds
+ * the machine in the state before that transition with the child already settled. Our machines
+ * stop every child whose event they took, so a settled child still held was not taken. XState
+ * restores it but does not start it, and nothing would ever move the machine on; a settled actor
+ * that starts relays its event to its parent (queued until the parent's mailbox opens), so the
+ * restored machine takes that transition again. Its actions run again: a step the snapshot had
+ * not kept is redone, as for any snapshot older than the run's last step (the journal answers
+ * its calls).
+ */
+function startTakingSettledChildren(machine: AnyStateMachine) {
+  const start = StateMachine.prototype.start;
+  return (snapshot: { children: Record<string, AnyActorRef | undefined> }) => {
+    start.call(machine, snapshot as Parameters<typeof start>[0]);
+    for (const child of Object.values(snapshot.children)) {
+      const status = child?.getSnapshot().status;
+      if (status === "done" || status === "error") child?.start();
+    }
+  };
 }

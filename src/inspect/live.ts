@@ -23,7 +23,10 @@ export interface LiveRoot {
   rootId: string;
   name: string;
   runId?: string;
+  /** The root's last status; `stopped` once its stream closed while it was still active. */
   status?: string;
+  /** Its stream closed: nothing more will come, and the state is the last it sent. */
+  closed?: true;
   value?: unknown;
   state: ChartState;
   /** Bytes received on the stream for this root so far. */
@@ -50,6 +53,8 @@ export class LiveRegistry {
   /** Each root's actors, so folding one root's state does not walk every root's. */
   private readonly members = new Map<string, Map<string, LiveActor>>();
   private readonly roots = new Map<string, { bytes: number; messages: number }>();
+  /** The roots whose stream closed. */
+  private readonly ended = new Set<string>();
   private readonly grants = new Map<string, { grant: PendingGrant; answer: Answerer }>();
 
   /** The questions live runs' ask stages wait on. */
@@ -87,6 +92,19 @@ export class LiveRegistry {
     if (root) this.tell({ type: "live", root });
   }
 
+  /**
+   * The stream these roots came on closed (the app stopped, or went away): their live view ends
+   * with the last state they sent, a root still active then shown `stopped`, and pages are told.
+   */
+  end(rootIds: Iterable<string>): void {
+    for (const rootId of rootIds) {
+      if (this.ended.has(rootId)) continue;
+      this.ended.add(rootId);
+      const root = this.root(rootId);
+      if (root) this.tell({ type: "live", root });
+    }
+  }
+
   /** Every root seen, newest last. */
   list(): LiveRoot[] {
     return [...this.roots.keys()].flatMap((id) => {
@@ -101,11 +119,14 @@ export class LiveRegistry {
     const members = [...(this.members.get(rootId)?.values() ?? [])];
     const context = isRecord(top.context) ? top.context : {};
     const counts = this.roots.get(rootId) ?? { bytes: 0, messages: 0 };
+    const closed = this.ended.has(rootId);
+    const status = closed && (top.status ?? "active") === "active" ? "stopped" : top.status;
     return {
       rootId,
       name: top.name,
       ...(typeof context.runId === "string" && { runId: context.runId }),
-      ...(top.status && { status: top.status }),
+      ...(status && { status }),
+      ...(closed && { closed: true as const }),
       value: top.value,
       state: chartStateOf(members),
       ...counts,

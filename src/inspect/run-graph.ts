@@ -1,6 +1,11 @@
 import { existsSync, statSync } from "node:fs";
 import { materialiseBundle } from "../bundles/materialise.js";
 import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
+import {
+  drawableDefinition,
+  isPipelineOutline,
+  type PipelineOutline,
+} from "../definitions/pipeline-outline.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { AsyncRunStore, RunRecord } from "../store/index.js";
 import {
@@ -33,9 +38,11 @@ export async function liveGraphOf(
 
 /**
  * The run's compiled statechart and the stage lifecycle, drawn from the definition stored with
- * the run (by its hash: what the run was queued with, whatever its file became since); a run with
- * none stored, from its pipeline file. Either is loaded for its structure only: no code module of
- * the pipeline is imported, so opening a chart runs nothing of what the store or file holds.
+ * the run (by its hash: what the run was queued with, whatever its file became since), else from
+ * the outline the run stored as it started (a library or embedded run has no file to draw from);
+ * a run with neither, from its pipeline file. Each is loaded for its structure only: no code
+ * module of the pipeline is imported, so opening a chart runs nothing of what the store or file
+ * holds.
  */
 export async function runGraphOf(store: AsyncRunStore, run: RunRecord): Promise<Result<Graph>> {
   const byHash = `definition\u0000${run.definitionHash}`;
@@ -43,10 +50,36 @@ export async function runGraphOf(store: AsyncRunStore, run: RunRecord): Promise<
   if (known) return known;
   const stored = await storedEntry(store, run.definitionHash);
   if (stored) return remembered(byHash, () => drawGraph(stored));
+  const { outline } = run.options;
+  if (isPipelineOutline(outline)) return remembered(byHash, () => drawOutline(run.runId, outline));
   const file = run.options.pipelineFile;
   if (typeof file === "string" && existsSync(file))
     return remembered(`${file}\u0000${statSync(file).mtimeMs}`, () => drawGraph(file));
+  if (typeof file !== "string")
+    return err(
+      new StagechartError(
+        "Validation/PipelineNotFound",
+        `run ${run.runId} stored neither its pipeline's outline nor its file: its chart cannot be drawn`,
+        { runId: run.runId },
+      ),
+    );
   return drawGraph(file);
+}
+
+async function drawOutline(runId: string, outline: PipelineOutline): Promise<Result<Graph>> {
+  let pipeline: Chart;
+  try {
+    pipeline = pipelineChart(drawableDefinition(outline));
+  } catch (error) {
+    return err(
+      new StagechartError(
+        "Validation/PipelineInvalid",
+        `the outline of run ${runId}'s pipeline does not draw: ${error instanceof Error ? error.message : String(error)}`,
+        { runId },
+      ),
+    );
+  }
+  return ok({ pipeline, lifecycle: lifecycleChart(), layouts: await layoutChart(pipeline) });
 }
 
 async function remembered(key: string, draw: () => Promise<Result<Graph>>): Promise<Result<Graph>> {

@@ -34,6 +34,8 @@ export type InspectServerOptions = InspectedStore & {
 export interface InspectServer {
   /** The page's address, with the token when there is one. */
   url: string;
+  /** Where a run's live stream goes (`createRunInspector(streamUrl)`), with the token if any. */
+  streamUrl: string;
   port: number;
   live: LiveRegistry;
   /**
@@ -109,6 +111,7 @@ export async function startInspectServer(options: InspectServerOptions): Promise
   const shownHost = host.includes(":") ? `[${host}]` : host;
   return {
     url: `http://${shownHost}:${port}/${options.token ? `?token=${options.token}` : ""}`,
+    streamUrl: `ws://${shownHost}:${port}/ws/inspect${options.token ? `?token=${options.token}` : ""}`,
     port,
     live,
     flush: async (runId) => {
@@ -272,13 +275,19 @@ let streams = 0;
 /**
  * Any XState app's `createWebSocketInspector` stream. Every actor system numbers its actors from
  * `x:0`, so each stream's ids are prefixed with the stream's own number: two runs never merge.
+ * Once the stream closes, its machines' live view ends (every message sent before the close has
+ * been received by then).
  */
 function acceptInspection(ws: WebSocket, live: LiveRegistry) {
   const stream = `${++streams}:`;
   const own = (id: unknown) => (typeof id === "string" ? `${stream}${id}` : id);
+  const roots = new Set<string>();
+  ws.on("close", () => live.end(roots));
   ws.on("message", (data) => {
     const text = data.toString();
     const message = parse(text) as StatelyInspectionEvent | undefined;
+    if (message?.type === "@xstate.actor" && typeof message.sessionId === "string")
+      roots.add(`${stream}${message.rootId ?? message.sessionId}`);
     if (message && typeof message.type === "string" && typeof message.sessionId === "string")
       live.receive(
         {

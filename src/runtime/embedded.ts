@@ -1,5 +1,6 @@
 import { fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineContext, PipelineMachine } from "../compiler/pipeline-machine.js";
+import { outlineOf } from "../definitions/pipeline-outline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditSink } from "../inspect/audit.js";
 import type { Host } from "./host.js";
@@ -78,7 +79,7 @@ function keepRunRow(
     runId,
     pipelineId: pipeline.id,
     definitionHash: hash,
-    options: { ctx, definition: parts, embedded: true },
+    options: { ctx, definition: parts, outline: outlineOf(pipeline), embedded: true },
   });
   if (!created.ok) throw created.error;
 }

@@ -226,17 +226,23 @@ const stepUnknown = (runId: string, step: number, steps: number[]): StagechartEr
   );
 
 /**
- * What the fork stores: the definition the source was started on, the fork's ctx, and the
- * settings resuming it needs — `resumeWith` as a whole when given, so none of the source's
- * settings that `resumeWith` leaves out (a flag about the source's model) is carried over.
+ * What the fork stores: the definition the source was started on (its parts and its outline),
+ * the fork's ctx, and the settings resuming it needs — `resumeWith` as a whole when given, so
+ * none of the source's settings that `resumeWith` leaves out (a flag about the source's model)
+ * is carried over.
  */
 function forkedOptions(
   source: Record<string, unknown>,
   resumeWith: Record<string, unknown> | undefined,
   ctx: Record<string, unknown>,
 ): Record<string, unknown> {
-  const { ctx: _sourceCtx, definition, ...settings } = source;
-  return { ...(resumeWith ?? settings), ctx, ...(definition !== undefined && { definition }) };
+  const { ctx: _sourceCtx, definition, outline, ...settings } = source;
+  return {
+    ...(resumeWith ?? settings),
+    ctx,
+    ...(definition !== undefined && { definition }),
+    ...(outline !== undefined && { outline }),
+  };
 }
 
 /** The snapshot with every id of the source run (the run id, and ids under it) made the new run's. */

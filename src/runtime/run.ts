@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { InspectionEvent, Observer, Snapshot } from "xstate";
 import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import { outlineOf } from "../definitions/pipeline-outline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { ResumeInput } from "./ask-stages.js";
@@ -32,6 +33,11 @@ export interface RunOptions {
   ctx?: Record<string, unknown>;
   /** Told every inspection event of the run's actors (e.g. `stagechart inspect`'s stream). */
   inspect?: Observer<InspectionEvent>;
+  /**
+   * Aborting it cancels the run, as `send({type: "CANCEL"})` does: it ends `cancelled`, and is
+   * stored so. One aborted already cancels the run before its first step.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -53,13 +59,15 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   const invalid = checkContext(pipeline, ctx) ?? options.host.model.checkPipeline?.(pipeline);
   if (invalid) return err(invalid);
   const store = options.store ?? options.host.store;
-  if (!store)
-    return launch(pipeline, options.host, {
-      runId,
-      ctx,
-      inspect: options.inspect,
-      start: { type: "RunStarted", payload: started(pipeline, ctx) },
-    });
+  const { signal } = options;
+  const request: Launch = {
+    runId,
+    ctx,
+    inspect: options.inspect,
+    ...(signal?.aborted && { control: ABORTED }),
+    start: { type: "RunStarted", payload: started(pipeline, ctx) },
+  };
+  if (!store) return cancelledOnAbort(signal, launch(pipeline, options.host, request));
 
   const { hash, parts } = fingerprint(pipeline);
   // A store failing here (a full disk) is the run's refusal, as a value.
@@ -68,18 +76,13 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
       runId,
       pipelineId: pipeline.id,
       definitionHash: hash,
-      options: { ...options.resumeWith, ctx, definition: parts },
+      options: { ...options.resumeWith, ctx, definition: parts, outline: outlineOf(pipeline) },
     }),
   );
   if (!created.ok) return created;
   const durable = takeLease(store, runId, hash, options.leaseTtlMs);
   if (!durable.ok) return durable;
-  return launchDurable(pipeline, options.host, durable.value, {
-    runId,
-    ctx,
-    inspect: options.inspect,
-    start: { type: "RunStarted", payload: started(pipeline, ctx) },
-  });
+  return cancelledOnAbort(signal, launchDurable(pipeline, options.host, durable.value, request));
 }
 
 export interface ResumeOptions {
@@ -101,6 +104,11 @@ export interface ResumeOptions {
   control?: PipelineEvent;
   /** Told every inspection event of the run's actors (e.g. `stagechart inspect`'s stream). */
   inspect?: Observer<InspectionEvent>;
+  /**
+   * Aborting it cancels the run, as `send({type: "CANCEL"})` does. One aborted already resumes
+   * the run to cancel it (in place of `control`), as `control: CANCEL` does.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -139,7 +147,9 @@ export function resumeRun(
   const { hash } = fingerprint(pipeline);
   const durable = takeLease(store, runId, hash, options.leaseTtlMs);
   if (!durable.ok) return durable;
-  const from = resumePoint(pipeline, run.value, { ...options, store }, hash);
+  const { signal } = options;
+  const asked = signal?.aborted ? { ...options, control: ABORTED } : options;
+  const from = resumePoint(pipeline, run.value, { ...asked, store }, hash);
   if (!from.ok) {
     const request = {
       runId,
@@ -153,7 +163,23 @@ export function resumeRun(
   if (from.value.snapshot === undefined && control?.type === "CANCEL") {
     return cancelNeverBegun(pipeline, options.host, durable.value, from.value, control.reason);
   }
-  return launchDurable(pipeline, options.host, durable.value, from.value);
+  return cancelledOnAbort(signal, launchDurable(pipeline, options.host, durable.value, from.value));
+}
+
+/** What aborting a run's signal sends it. */
+const ABORTED: PipelineEvent = { type: "CANCEL" };
+
+/** The run, cancelled when `signal` aborts while it lives (the listener goes once it ends). */
+function cancelledOnAbort(
+  signal: AbortSignal | undefined,
+  launched: Result<RunHandle>,
+): Result<RunHandle> {
+  if (!signal || !launched.ok) return launched;
+  const handle = launched.value;
+  const abort = () => handle.send(ABORTED);
+  signal.addEventListener("abort", abort, { once: true });
+  void handle.result.finally(() => signal.removeEventListener("abort", abort));
+  return launched;
 }
 
 /** Where a stored run goes on from: its checked snapshot, or its beginning if it never began. */

@@ -258,6 +258,62 @@ describe("inspection streams", () => {
   });
 });
 
+describe("an inspection stream that closes", () => {
+  it("ends its machine's live view with the last state it sent, no longer active", async () => {
+    const server = await startInspectServer({ storePath: "/nonexistent/runs.db", port: 0 });
+    const live = async () =>
+      (await (await fetch(`http://127.0.0.1:${server.port}/api/live`)).json()) as Array<{
+        name: string;
+        status?: string;
+        value?: unknown;
+        closed?: boolean;
+      }>;
+    // What `@statelyai/inspect`'s createWebSocketInspector sends of an app's root machine.
+    const sent = { sessionId: "x:0", rootId: "x:0", _version: "1.0.0", id: null };
+    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/ws/inspect`);
+    try {
+      await new Promise((resolve, reject) => {
+        ws.on("open", resolve);
+        ws.on("error", reject);
+      });
+      ws.send(
+        JSON.stringify({
+          ...sent,
+          type: "@xstate.actor",
+          name: "checkout",
+          definition: JSON.stringify({
+            id: "checkout",
+            initial: "cart",
+            states: { cart: {}, paying: {} },
+          }),
+          snapshot: { status: "active", value: "cart" },
+        }),
+      );
+      await expect.poll(live).toEqual([expect.objectContaining({ status: "active" })]);
+      ws.send(
+        JSON.stringify({
+          ...sent,
+          type: "@xstate.snapshot",
+          event: { type: "PAY" },
+          snapshot: { status: "active", value: "paying" },
+        }),
+      );
+      ws.close();
+      await expect.poll(live).toEqual([
+        expect.objectContaining({
+          name: "checkout",
+          status: "stopped",
+          value: "paying",
+          closed: true,
+        }),
+      ]);
+    } finally {
+      ws.terminate();
+      await server.close();
+    }
+  });
+});
+
 describe("the page's Content-Security-Policy", () => {
   it("allows the page's own server only: no eval, no worker, no inline code", async () => {
     const assets = mkdtempSync(join(tmpdir(), "stagechart-assets-"));

@@ -234,7 +234,7 @@ export function forkingSpec(fresh: () => Promise<ForkingStore>): void {
     });
   });
 
-  it("stores resumeWith in place of the source's settings, keeping the source's definition", async () => {
+  it("stores resumeWith in place of the source's settings, keeping the source's definition and outline", async () => {
     const target = await fresh();
     const { store } = target;
     const source = { model: "scripted:/beside.script.yaml", defaultModel: true, root: "/r" };
@@ -255,7 +255,9 @@ export function forkingSpec(fresh: () => Promise<ForkingStore>): void {
       root: "/r",
       ctx: { task: "t" },
       definition: before.value.options.definition,
+      outline: before.value.options.outline,
     });
+    expect(after.value.options.outline).toMatchObject({ id: "code-review", entry: "plan" });
   });
 
   it("forks from the source run the caller read already, without reading it again", async () => {
