@@ -5,7 +5,7 @@ import { CANCEL_PENDING, LOOP_REFUSED } from "../../src/definitions/pi-workflows
 import type { AuditEvent } from "../../src/inspect/audit.js";
 import { runCli, summaryOf } from "../support/cli.js";
 import { live } from "../support/crash-runs.js";
-import { releaseRoot, writeGrantScript } from "../support/pi-workflows.js";
+import { releaseRoot, releaseSuspendedOnGrant } from "../support/pi-workflows.js";
 import { tempDir } from "../support/stages.js";
 
 /** Runs `release` of a fresh copy of machines/pi-release with one of its scripts (or `script`). */
@@ -88,30 +88,9 @@ describe("stagechart run <pi-workflows directory>", () => {
 
   it("show prints where a stopped run is as the pi-workflows breadcrumb, and the run resumes from there", async () => {
     const root = releaseRoot();
-    const grantScript = writeGrantScript(root);
     const project = tempDir();
     const store = join(project, "runs.db");
-    const started = await runCli(
-      "run",
-      join(root, "release"),
-      "--task",
-      "Ship",
-      "--model",
-      `scripted:${grantScript}`,
-      "--root",
-      project,
-      "--store",
-      store,
-      "--headless",
-      "--on-grant",
-      "suspend",
-      "--json",
-    );
-    expect(started.code).toBe(3);
-    const { runId, waiting } = summaryOf(started.stdout) as {
-      runId: string;
-      waiting: { proposalId: string }[];
-    };
+    const { runId, waiting } = await releaseSuspendedOnGrant(root, project, store);
     const shown = await runCli("show", runId, "--store", store);
     expect(shown.stdout).toContain(
       "workflow: Release Pipeline > Code Review [2/3] > 🔍 Static Analysis [1/2]\n",

@@ -9,6 +9,7 @@ import { createHost } from "../../src/runtime/host.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import type { StageSlotPool } from "../../src/runtime/stage-slots.js";
 import { SqliteStore } from "../../src/store/index.js";
+import { callsThrough } from "../support/delayed-scripts.js";
 import { code, llm, pipelineOf, waits } from "../support/pipelines.js";
 import { modelHarness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
@@ -30,7 +31,6 @@ stages:
 function peakCounting(handle: ModelHandle): { handle: ModelHandle; peak: () => number } {
   let inFlight = 0;
   let peak = 0;
-  const { model } = handle;
   const counted = async <T>(call: () => PromiseLike<T>): Promise<T> => {
     inFlight += 1;
     peak = Math.max(peak, inFlight);
@@ -40,21 +40,7 @@ function peakCounting(handle: ModelHandle): { handle: ModelHandle; peak: () => n
       inFlight -= 1;
     }
   };
-  return {
-    peak: () => peak,
-    handle: {
-      ...handle,
-      model: {
-        ...model,
-        specificationVersion: model.specificationVersion,
-        provider: model.provider,
-        modelId: model.modelId,
-        supportedUrls: model.supportedUrls,
-        doGenerate: (options) => counted(() => model.doGenerate(options)),
-        doStream: (options) => counted(() => model.doStream(options)),
-      },
-    },
-  };
+  return { peak: () => peak, handle: callsThrough(handle, counted) };
 }
 
 function scripted(script: string): ModelHandle {

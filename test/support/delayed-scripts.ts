@@ -9,6 +9,26 @@ export function withDelays(script: string, delayMs: number): string {
   return stringify(parsed);
 }
 
+/** The model's handle with each of its calls (generate or stream) passed through `around`. */
+export function callsThrough(
+  handle: ModelHandle,
+  around: <T>(call: () => PromiseLike<T>) => Promise<T>,
+): ModelHandle {
+  const { model } = handle;
+  return {
+    ...handle,
+    model: {
+      ...model,
+      specificationVersion: model.specificationVersion,
+      provider: model.provider,
+      modelId: model.modelId,
+      supportedUrls: model.supportedUrls,
+      doGenerate: (options) => around(() => model.doGenerate(options)),
+      doStream: (options) => around(() => model.doStream(options)),
+    },
+  };
+}
+
 /** A model's calls as they start and as they are answered, counted through the real model. */
 export function countingCalls(handle: ModelHandle): {
   handle: ModelHandle;
@@ -21,20 +41,5 @@ export function countingCalls(handle: ModelHandle): {
     calls.answered++;
     return answer;
   };
-  const { model } = handle;
-  return {
-    calls,
-    handle: {
-      ...handle,
-      model: {
-        ...model,
-        specificationVersion: model.specificationVersion,
-        provider: model.provider,
-        modelId: model.modelId,
-        supportedUrls: model.supportedUrls,
-        doGenerate: (options) => counted(() => model.doGenerate(options)),
-        doStream: (options) => counted(() => model.doStream(options)),
-      },
-    },
-  };
+  return { calls, handle: callsThrough(handle, counted) };
 }

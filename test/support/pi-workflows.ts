@@ -1,6 +1,6 @@
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { REPO_ROOT } from "./cli.js";
+import { REPO_ROOT, runCli, summaryOf } from "./cli.js";
 import { tempDir } from "./stages.js";
 
 /** A fresh copy of the bundled workflows root `machines/pi-release/` (release + code-review). */
@@ -32,7 +32,7 @@ export const hiddenWorkflow = (
  * A script for the release workflow whose static-analysis phase calls Bash outside its whitelist
  * (a grant request: the run suspends when nobody answers it), written into `root`; its path.
  */
-export function writeGrantScript(root: string): string {
+function writeGrantScript(root: string): string {
   const file = join(root, "release.grant.script.yaml");
   writeFileSync(
     file,
@@ -49,4 +49,23 @@ export function writeGrantScript(root: string): string {
 `,
   );
   return file;
+}
+
+/**
+ * `stagechart run <root>/release` on the grant script, headless with `--on-grant suspend`: the
+ * run stops at static-analysis's Bash call, waiting for its grant; its id and what it waits for.
+ */
+export async function releaseSuspendedOnGrant(
+  root: string,
+  project: string,
+  store: string,
+): Promise<{ runId: string; waiting: { proposalId: string }[] }> {
+  const started = await runCli(
+    ...["run", join(root, "release"), "--task", "Ship"],
+    ...["--model", `scripted:${writeGrantScript(root)}`, "--root", project, "--store", store],
+    ...["--headless", "--on-grant", "suspend", "--json"],
+  );
+  if (started.code !== 3)
+    throw new Error(`not suspended (exit ${started.code}): ${started.stderr}`);
+  return summaryOf(started.stdout);
 }

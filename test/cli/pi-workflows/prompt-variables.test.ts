@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SqliteStore } from "../../../src/store/index.js";
 import { runCli, summaryOf } from "../../support/cli.js";
-import { releaseRoot, writeGrantScript } from "../../support/pi-workflows.js";
+import { releaseRoot, releaseSuspendedOnGrant } from "../../support/pi-workflows.js";
 import { tempDir } from "../../support/stages.js";
 
 /** A fresh copy of machines/pi-release whose every phase says its `{globalStepCount}`. */
@@ -74,29 +74,8 @@ describe("{globalStepCount} in a run of a pi-workflows directory", () => {
 
   it("goes on counting in a resumed run, from where the stopped one was", async () => {
     const root = countingRelease();
-    const grantScript = writeGrantScript(root);
     const store = join(tempDir(), "runs.db");
-    const started = await runCli(
-      "run",
-      join(root, "release"),
-      "--task",
-      "Ship",
-      "--model",
-      `scripted:${grantScript}`,
-      "--root",
-      tempDir(),
-      "--store",
-      store,
-      "--headless",
-      "--on-grant",
-      "suspend",
-      "--json",
-    );
-    expect(started.code).toBe(3);
-    const { runId, waiting } = summaryOf(started.stdout) as {
-      runId: string;
-      waiting: { proposalId: string }[];
-    };
+    const { runId, waiting } = await releaseSuspendedOnGrant(root, tempDir(), store);
     const resumed = await runCli(
       "resume",
       runId,
