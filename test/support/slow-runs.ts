@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT } from "./cli.js";
+import { REPO_ROOT, withoutColour } from "./cli.js";
 import { withDelays } from "./delayed-scripts.js";
 
-/** A `stagechart` process and what it printed so far. */
+/**
+ * A `stagechart` process and what it printed so far. Its output may be coloured (picocolors
+ * colours it under `CI`, as on the CI machine); `printed` looks for text without the colours.
+ */
 export interface SpawnedCli {
   child: ChildProcess;
   stdout(): string;
@@ -25,7 +28,8 @@ export function spawnCli(cwd: string, argv: string[]): SpawnedCli {
   const waiting: { text: string; resolve: () => void }[] = [];
   child.stdout?.on("data", (chunk: Buffer) => {
     stdout += chunk.toString();
-    for (const wait of waiting.filter(({ text }) => stdout.includes(text))) {
+    const plain = withoutColour(stdout);
+    for (const wait of waiting.filter(({ text }) => plain.includes(text))) {
       waiting.splice(waiting.indexOf(wait), 1);
       wait.resolve();
     }
@@ -42,7 +46,7 @@ export function spawnCli(cwd: string, argv: string[]): SpawnedCli {
     stderr: () => stderr,
     exited,
     printed: (text) =>
-      stdout.includes(text)
+      withoutColour(stdout).includes(text)
         ? Promise.resolve()
         : new Promise<void>((resolve, reject) => {
             waiting.push({ text, resolve });
