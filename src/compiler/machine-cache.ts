@@ -1,4 +1,4 @@
-import { type AnyActorRef, type AnyStateMachine, StateMachine } from "xstate";
+import type { AnyActorRef, AnyStateMachine } from "xstate";
 
 /**
  * Compiled machines kept by key (a definition's hash): each key is compiled once, and past
@@ -30,45 +30,29 @@ export class MachineCache<M> {
 }
 
 type Implementations = Partial<AnyStateMachine["implementations"]>;
-
-/** The methods a StateMachine binds to itself when constructed; a copy binds them to the copy. */
-const SELF_BOUND = [
-  "transition",
-  "getInitialSnapshot",
-  "getPersistedSnapshot",
-  "restoreSnapshot",
-  "start",
-] as const;
+type Providing = { provide(implementations: Implementations): AnyStateMachine };
 
 /**
- * What `machine.provide(implementations)` returns, without building its state nodes again: the
- * copy shares the compiled states and differs only in its implementations. XState looks every
- * action, guard, actor and delay up on the snapshot's machine, so the copy's snapshots (made by
- * its own methods, bound to it) use the copy's. This is how one compiled pipeline serves many
- * runs, each with its own services.
+ * `machine.provide(implementations)`: one compiled pipeline's states serve many runs, each with
+ * its own services. The provided machine's `start` also starts the settled children of a
+ * restored snapshot (`startTakingSettledChildren`).
  */
 export function withImplementations<M extends AnyStateMachine>(
   machine: M,
   implementations: Implementations,
 ): M {
-  const copy = Object.create(machine) as M & Record<string, unknown>;
-  const prototype = StateMachine.prototype as unknown as Record<string, () => unknown>;
-  for (const method of SELF_BOUND)
-    (copy as Record<string, unknown>)[method] = prototype[method]?.bind(copy);
-  (copy as Record<string, unknown>).start = startTakingSettledChildren(copy);
-  const own = machine.implementations;
-  (copy as { implementations: AnyStateMachine["implementations"] }).implementations = {
-    actors: { ...own.actors, ...implementations.actors },
-    actions: { ...own.actions, ...implementations.actions },
-    guards: { ...own.guards, ...implementations.guards },
-    delays: { ...own.delays, ...implementations.delays },
-  };
-  return copy;
+  // Called through a loose type: instantiating `provide`'s own signature for the pipeline
+  // machine's types made TypeScript infer the group actions' types differently (errors in
+  // pipeline-group-run.ts), and the caller keeps its machine's type anyway.
+  const provided = (machine as unknown as Providing).provide(implementations);
+  provided.start = startTakingSettledChildren(provided.start);
+  return provided as M;
 }
 
 /**
- * XState's `start`, which starts a restored snapshot's active children, that then also starts
- * its settled ones (done or failed) so that they hand the actor their done or error event again.
+ * XState's `start` (which starts a restored snapshot's active children), then the snapshot's
+ * settled children (done or failed) too, so that they hand the actor their done or error event
+ * again.
  *
  * A snapshot an app persists while one of these machines is between the moment a child settled
  * and the end of the transition that takes the child's event (an audit listener runs there) holds
@@ -80,11 +64,11 @@ export function withImplementations<M extends AnyStateMachine>(
  * not kept is redone, as for any snapshot older than the run's last step (the journal answers
  * its calls).
  */
-function startTakingSettledChildren(machine: AnyStateMachine) {
-  const start = StateMachine.prototype.start;
-  return (snapshot: { children: Record<string, AnyActorRef | undefined> }) => {
-    start.call(machine, snapshot as Parameters<typeof start>[0]);
-    for (const child of Object.values(snapshot.children)) {
+function startTakingSettledChildren(start: AnyStateMachine["start"]): AnyStateMachine["start"] {
+  return (snapshot, ...rest) => {
+    start(snapshot, ...rest);
+    const { children } = snapshot as { children: Record<string, AnyActorRef | undefined> };
+    for (const child of Object.values(children)) {
       const status = child?.getSnapshot().status;
       if (status === "done" || status === "error") child?.start();
     }
