@@ -76,7 +76,8 @@ function sanitizedMessages(
 ): Observer<InspectionEvent> & { flush(): void } {
   const coalesced = coalescer((event) => send(messageOf(event)));
   return {
-    // Promise and callback actors (each model call, each tool) have no states to draw.
+    // Promise and callback actors (each model call, each tool) have no states to draw; an event
+    // counts when a machine (the pipeline, a stage) receives it.
     next: (event) => {
       if (isMachine(event.actorRef)) coalesced.next?.(event);
     },
@@ -86,33 +87,40 @@ function sanitizedMessages(
 
 /**
  * Holds a run's inspection events until the event loop turns, then passes on each actor's
- * creation and only its latest snapshot: a run that steps many times between two turns of the
- * loop (a zero-latency model, a burst of transitions) sends one state per actor, not each one.
- * Events, microsteps and actions are dropped: the server draws actors and their snapshots.
+ * creation, every event the actors received in the order XState processed them, and only each
+ * actor's latest snapshot: a run that steps many times between two turns of the loop (a
+ * zero-latency model, a burst of transitions) sends one state per actor, not each one, yet an
+ * inspector still sees every transition's event (`@xstate.event`, what its sequence and event
+ * views draw). Creations go first, so an event never names an actor the receiver has not met.
+ * Microsteps and actions are dropped.
  */
 export function coalescer(
   send: (event: InspectionEvent) => void,
 ): Observer<InspectionEvent> & { flush(): void } {
   const pending = new Map<string, { actor?: InspectionEvent; snapshot?: InspectionEvent }>();
+  let events: InspectionEvent[] = [];
   let scheduled: NodeJS.Immediate | undefined;
   const flush = () => {
     if (scheduled) clearImmediate(scheduled);
     scheduled = undefined;
     const held = [...pending.values()];
+    const received = events;
     pending.clear();
-    for (const { actor, snapshot } of held) {
-      if (actor) send(actor);
-      if (snapshot) send(snapshot);
-    }
+    events = [];
+    for (const { actor } of held) if (actor) send(actor);
+    for (const event of received) send(event);
+    for (const { snapshot } of held) if (snapshot) send(snapshot);
   };
   return {
     next: (event) => {
-      if (event.type !== "@xstate.actor" && event.type !== "@xstate.snapshot") return;
-      const id = event.actorRef.sessionId;
-      const entry = pending.get(id) ?? {};
-      if (event.type === "@xstate.actor") entry.actor = event;
-      else entry.snapshot = event;
-      pending.set(id, entry);
+      if (event.type === "@xstate.event") events.push(event);
+      else if (event.type === "@xstate.actor" || event.type === "@xstate.snapshot") {
+        const id = event.actorRef.sessionId;
+        const entry = pending.get(id) ?? {};
+        if (event.type === "@xstate.actor") entry.actor = event;
+        else entry.snapshot = event;
+        pending.set(id, entry);
+      } else return;
       scheduled ??= setImmediate(flush);
     },
     flush,
@@ -142,12 +150,16 @@ export function safeContext(context: unknown): Record<string, unknown> {
 /** Event fields that steer a run (a grant answer, an override's target); never payloads. */
 const EVENT_FIELDS = ["proposalId", "decision", "to", "stage"];
 
+/** An event cut down to its type and the steering fields that are plain strings. */
 export function safeEvent(event: AnyEventObject): AnyEventObject {
-  return { type: event.type, ...pick(event, EVENT_FIELDS) };
+  const fields = pick(event, EVENT_FIELDS);
+  for (const [key, value] of Object.entries(fields))
+    if (typeof value !== "string") delete fields[key];
+  return { type: event.type, ...fields };
 }
 
 function isMachine(actor: unknown): boolean {
-  return isRecord((actor as { logic?: { config?: unknown } }).logic?.config);
+  return isRecord((actor as { logic?: { config?: unknown } } | undefined)?.logic?.config);
 }
 
 /** XState snapshots carry their machine; only the value, status and safe context are inspected. */
@@ -159,7 +171,7 @@ function slimSnapshot(snapshot: unknown): Record<string, unknown> {
 /** The `@statelyai/inspect` release whose message shapes these are (its `_version` field). */
 const PROTOCOL_VERSION = "0.7.2";
 
-/** The protocol's message for an actor's creation or its latest snapshot. */
+/** The protocol's message for an actor's creation, an event it received, or its latest snapshot. */
 function messageOf(event: InspectionEvent): StatelyInspectionEvent {
   const actor = event.actorRef as AnyActorRef & {
     _parent?: AnyActorRef;
@@ -172,6 +184,14 @@ function messageOf(event: InspectionEvent): StatelyInspectionEvent {
     createdAt: `${Date.now()}`,
     _version: PROTOCOL_VERSION,
   };
+  if (event.type === "@xstate.event")
+    return {
+      ...common,
+      type: "@xstate.event",
+      // A model call's or a tool's actor is never sent: an event from one has no source here.
+      sourceId: isMachine(event.sourceRef) ? event.sourceRef?.sessionId : undefined,
+      event: safeEvent(event.event),
+    } as unknown as StatelyInspectionEvent;
   if (event.type === "@xstate.snapshot")
     return {
       ...common,

@@ -3,6 +3,7 @@ import { appendFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { createWebSocketReceiver, type StatelyInspectionEvent } from "@statelyai/inspect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
@@ -15,8 +16,15 @@ import { demoProject, REPO_ROOT, runIn, storeOf, summaryOf } from "../support/cl
  * rather than starting its own), keeps every message the run's inspection stream sends, and
  * denies the grant requests the run asks its page.
  */
-async function capturingServer(): Promise<{ port: number; messages: string[]; server: Server }> {
+async function capturingServer(): Promise<{
+  port: number;
+  messages: string[];
+  server: Server;
+  receiving: () => number;
+}> {
   const messages: string[] = [];
+  // Relays the stream, as a hosted inspector's bridge would, to `@statelyai/inspect` receivers.
+  const receivers = new Set<import("ws").WebSocket>();
   const server = createServer((request, response) => {
     const found = request.url === "/api/health";
     response.writeHead(found ? 200 : 404, { "content-type": "application/json" });
@@ -24,7 +32,12 @@ async function capturingServer(): Promise<{ port: number; messages: string[]; se
   });
   const sockets = new WebSocketServer({ server });
   sockets.on("connection", (ws, request) => {
-    if (request.url === "/ws/inspect") ws.on("message", (data) => messages.push(data.toString()));
+    if (request.url === "/ws/inspect")
+      ws.on("message", (data) => {
+        messages.push(data.toString());
+        for (const receiver of receivers) receiver.send(data.toString());
+      });
+    if (request.url === "/ws/receive") receivers.add(ws);
     if (request.url === "/ws/interactor")
       ws.on("message", (data) => {
         const { request: asked } = JSON.parse(data.toString());
@@ -40,7 +53,12 @@ async function capturingServer(): Promise<{ port: number; messages: string[]; se
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
-  return { port: typeof address === "object" && address ? address.port : 0, messages, server };
+  return {
+    port: typeof address === "object" && address ? address.port : 0,
+    messages,
+    server,
+    receiving: () => receivers.size,
+  };
 }
 
 const TASK_CANARY = "task-canary-7f3a9c";
@@ -52,9 +70,14 @@ describe("a run's inspection stream", () => {
   let project: string;
   let runId: string;
   const saved = process.env.ANTHROPIC_API_KEY;
+  const received: StatelyInspectionEvent[] = [];
 
   beforeAll(async () => {
     captured = await capturingServer();
+    createWebSocketReceiver({ server: `ws://127.0.0.1:${captured.port}/ws/receive` }).subscribe(
+      (event) => received.push(event),
+    );
+    while (captured.receiving() < 1) await new Promise((resolve) => setTimeout(resolve, 10));
     project = demoProject();
     // Plan greps for "auth": this line comes back in its tool output.
     appendFileSync(join(project, "src/auth.ts"), `// auth secret ${FILE_CANARY} ${KEY_CANARY}\n`);
@@ -134,10 +157,39 @@ describe("a run's inspection stream", () => {
   it("speaks @statelyai/inspect's protocol: each message has its type, session and version", () => {
     for (const message of captured.messages)
       expect(JSON.parse(message)).toMatchObject({
-        type: expect.stringMatching(/^@xstate\.(actor|snapshot)$/),
+        type: expect.stringMatching(/^@xstate\.(actor|event|snapshot)$/),
         sessionId: expect.any(String),
         _version: expect.any(String),
       });
+  });
+
+  it("sends each event a pipeline or stage machine took, in order, as @statelyai/inspect's own receiver reads it", async () => {
+    await expect.poll(() => received.length).toBe(captured.messages.length);
+    const met = new Set<string>();
+    const events: Extract<StatelyInspectionEvent, { type: "@xstate.event" }>[] = [];
+    for (const message of received) {
+      if (message.type === "@xstate.actor") met.add(message.sessionId);
+      if (message.type !== "@xstate.event") continue;
+      // The receiver has met the actor an event goes to, and the one it comes from.
+      expect(met).toContain(message.sessionId);
+      if (message.sourceId !== undefined) expect(met).toContain(message.sourceId);
+      events.push(message);
+    }
+    const root = received.find(
+      (m) =>
+        m.type === "@xstate.actor" &&
+        (m.snapshot as { context?: { runId?: string } }).context?.runId === runId,
+    );
+    const rootEvents = events
+      .filter((event) => event.sessionId === root?.sessionId)
+      .map((event) => event.event.type)
+      .filter((type) => type.startsWith("xstate.done.actor."));
+    expect(rootEvents).toEqual(
+      ["plan", "execute", "review"].map((stage) => expect.stringContaining(stage)),
+    );
+    // Stage machines take their own events too (their setup's, their model turns' results).
+    expect(events.filter((event) => event.sessionId !== root?.sessionId).length).toBeGreaterThan(3);
+    for (const event of events) expect(Object.keys(event.event)).not.toContain("output");
   });
 
   it("carries state machines only: no actor of a model call or a tool", () => {
@@ -166,18 +218,27 @@ describe("the stream's coalescing", () => {
     }) as unknown as InspectionEvent;
   const valuesOf = (sent: InspectionEvent[]) =>
     sent.map((e) =>
-      e.type === "@xstate.snapshot" ? (e.snapshot as unknown as { value: string }).value : e.type,
+      e.type === "@xstate.snapshot"
+        ? (e.snapshot as unknown as { value: string }).value
+        : e.type === "@xstate.event"
+          ? e.event.type
+          : e.type,
     );
 
-  it("passes on an actor's creation and only its latest snapshot once the event loop turns", async () => {
+  const received = (type: string) =>
+    ({ type: "@xstate.event", actorRef: actor, event: { type } }) as unknown as InspectionEvent;
+
+  it("passes on an actor's creation, every event in order and only its latest snapshot once the event loop turns", async () => {
     const sent: InspectionEvent[] = [];
     const stream = coalescer((event) => sent.push(event));
+    stream.next?.(received("FIRST"));
     stream.next?.(created);
     for (const value of ["a", "b", "c"]) stream.next?.(snapshot(value));
-    stream.next?.({ type: "@xstate.event", actorRef: actor } as unknown as InspectionEvent);
+    stream.next?.(received("SECOND"));
+    stream.next?.({ type: "@xstate.microstep", actorRef: actor } as unknown as InspectionEvent);
     expect(sent).toEqual([]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(valuesOf(sent)).toEqual(["@xstate.actor", "c"]);
+    expect(valuesOf(sent)).toEqual(["@xstate.actor", "FIRST", "SECOND", "c"]);
   });
 
   it("sends what it holds at once when flushed, as a run's stream does before it stops", () => {
