@@ -59,13 +59,13 @@ const WORKER_FLEET = { runs: 300, delayMs: 150, concurrency: 4 };
 const RESULTS_DIR = join(process.cwd(), "bench", "results");
 
 async function main(): Promise<void> {
-  // `npm run bench -- --readme <results.json>`: the README's tables from a committed baseline.
+  // `npm run bench -- --readme <results.json>`: the benchmarks page's tables from a committed baseline.
   const readmeFrom = process.argv.indexOf("--readme");
   if (readmeFrom >= 0) {
     const results = process.argv[readmeFrom + 1];
     if (!results)
       throw new Error("--readme needs a results file, e.g. bench/results/baseline-<date>.json");
-    console.log(refreshReadme(results, join(process.cwd(), "README.md")));
+    console.log(refreshReadme(results, join(process.cwd(), "docs/benchmarks.md")));
     return;
   }
   const machine = describeMachine();

@@ -3,7 +3,7 @@ import { relative } from "node:path";
 import { goalMarkdown, judgeGoals, otherFigures, otherMarkdown } from "./goals.js";
 import type { Results } from "./report.js";
 
-/** The README's generated block lies between these two comments. */
+/** The benchmarks page's generated block lies between these two comments. */
 const START = "<!-- bench:tables -->";
 const END = "<!-- /bench:tables -->";
 
@@ -23,7 +23,7 @@ export function benchTables(results: Results, source: string): string {
   ].join("\n");
 }
 
-/** Rewrites the README's block between the two markers from `resultsFile`; returns the block. */
+/** Rewrites the page's block between the two markers from `resultsFile`; returns the block. */
 export function refreshReadme(resultsFile: string, readmeFile: string): string {
   const results = JSON.parse(readFileSync(resultsFile, "utf8")) as Results;
   const tables = benchTables(results, relative(process.cwd(), resultsFile));

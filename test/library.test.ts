@@ -12,7 +12,7 @@ import {
   SqliteStore,
   startRun,
 } from "../src/index.js";
-import { demoProject, REPO_ROOT } from "./support/cli.js";
+import { demoProject, documentation, REPO_ROOT } from "./support/cli.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
@@ -44,10 +44,11 @@ describe("the package entry", () => {
   });
 });
 
-/** The README's code block after `<!-- marker -->`. */
+/** The documentation's code block after `<!-- marker -->`. */
 function readmeExample(marker: string): string {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const block = readme.split(`<!-- ${marker} -->`)[1]?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  const block = documentation()
+    .split(`<!-- ${marker} -->`)[1]
+    ?.match(/```ts\n([\s\S]*?)```/)?.[1];
   if (!block) throw new Error(`the README has no example marked ${marker}`);
   return block;
 }

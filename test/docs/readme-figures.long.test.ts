@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT, runCli } from "../support/cli.js";
+import { documentation, runCli } from "../support/cli.js";
 
 /** The README's figures whose commands take too long for the default suite (readme-figures.test.ts has the rest). */
-const README = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+const README = documentation();
 
 function quoted(pattern: RegExp): number[] {
   const match = README.match(pattern);

@@ -1,14 +1,12 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT, runCli } from "../support/cli.js";
+import { documentation, runCli } from "../support/cli.js";
 
 /**
  * Every figure the README quotes from a command's output is the command's output today: each
  * check runs the command and reads the README's sentence, so neither can change alone. A sentence
  * reworded so its pattern no longer matches fails here too, and is then checked anew.
  */
-const README = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+const README = documentation();
 
 /** The numbers the README's sentence matching `pattern` holds (its capture groups). */
 function quoted(pattern: RegExp): number[] {

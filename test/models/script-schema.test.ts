@@ -26,7 +26,7 @@ function keysOf(schema: z.core.$ZodType): Set<string> {
 }
 
 describe("the script format's documentation", () => {
-  const page = readFileSync(join(REPO_ROOT, "docs/scripted-model.md"), "utf8");
+  const page = readFileSync(join(REPO_ROOT, "docs/guide/scripted-model.md"), "utf8");
 
   it("walks the schema down to the keys of entries, calls and usage", () => {
     expect([...keysOf(scriptFileSchema)]).toEqual(
@@ -41,9 +41,9 @@ describe("the script format's documentation", () => {
     expect(undocumented).toEqual([]);
   });
 
-  it("is linked from the README, in a paragraph that names the keys", () => {
-    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
-    const paragraph = readme.split("\n\n").find((p) => p.includes("(docs/scripted-model.md)"));
+  it("is linked from the models page, in a paragraph that names the keys", () => {
+    const page = readFileSync(join(REPO_ROOT, "docs/how-to/models.md"), "utf8");
+    const paragraph = page.split("\n\n").find((p) => p.includes("(/guide/scripted-model)"));
     for (const key of keysOf(scriptFileSchema)) {
       if (key === "inputTokens" || key === "outputTokens") continue;
       expect(paragraph).toContain(`\`${key}\``);

@@ -1,6 +1,7 @@
-import { cpSync, mkdtempSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { globSync } from "tinyglobby";
 import type { Terminal } from "../../src/cli/io.js";
 import { main } from "../../src/cli/main.js";
 
@@ -80,3 +81,15 @@ export const withoutColour = (text: string): string =>
 
 /** What clears a terminal's line before the live status line is redrawn or replaced. */
 export const CLEAR_LINE = `\r${ESC}[2K`;
+
+/**
+ * What the documentation says: the README and every page of the docs site, one text. Checks of
+ * a quoted figure or example read it here, whichever page the text lives on.
+ */
+export function documentation(): string {
+  const pages = globSync("docs/**/*.md", { cwd: REPO_ROOT, ignore: ["**/.vitepress/**"] });
+  return [
+    readFileSync(join(REPO_ROOT, "README.md"), "utf8"),
+    ...pages.sort().map((page) => readFileSync(join(REPO_ROOT, page), "utf8")),
+  ].join("\n\n");
+}
