@@ -1,4 +1,4 @@
-import type { AuditEvent } from "../inspect/audit.js";
+import type { AuditEvent } from "../events/audit.js";
 import type { CliIo } from "./io.js";
 import { paintFor, progressLine } from "./progress.js";
 import { foldStatus, NO_STATUS, RUN_ENDS, renderStatus } from "./status.js";

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { ok, type Result } from "../errors.js";
+import type { Result } from "../errors.js";
+import { attachRunMcp } from "../runtime/stored-host.js";
 import type { McpServers, McpSources } from "../tools/index.js";
 import type { CliIo } from "./io.js";
 import { collect } from "./options.js";
@@ -32,23 +33,13 @@ export function mcpSourcesFor(flags: McpFlags, cwd = process.cwd()): McpSources 
   return { commands, configFiles: configFiles.map((file) => resolve(cwd, file)), cwd };
 }
 
-const NO_SERVERS: McpServers = { tools: [], warnings: [], close: async () => undefined };
-
 /**
  * Starts a command's MCP servers before anything else needs the host's tool names; tools left
  * out are reported on stderr. The caller closes them when it is done, whatever happened.
  */
-export async function attachMcpForCli(
+export function attachMcpForCli(
   sources: McpSources | undefined,
   io: CliIo,
 ): Promise<Result<McpServers>> {
-  if (!sources) return ok(NO_SERVERS);
-  // Loaded only with servers to attach: `validate` without --mcp needs none of the tools' code.
-  const { attachMcpServers, resolveMcpServers } = await import("../tools/index.js");
-  const configs = await resolveMcpServers(sources);
-  if (!configs.ok) return configs;
-  const servers = await attachMcpServers(configs.value);
-  if (!servers.ok) return servers;
-  for (const warning of servers.value.warnings) io.stderr(`warning: ${warning}\n`);
-  return servers;
+  return attachRunMcp(sources, (warning) => io.stderr(`warning: ${warning}\n`));
 }

@@ -1,5 +1,5 @@
 import pc from "picocolors";
-import type { AuditEvent } from "../inspect/audit.js";
+import type { AuditEvent } from "../events/audit.js";
 
 const COLOURED = pc.createColors(true);
 const PLAIN = pc.createColors(false);

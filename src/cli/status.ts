@@ -1,4 +1,4 @@
-import type { AuditEvent } from "../inspect/audit.js";
+import type { AuditEvent } from "../events/audit.js";
 
 /** What the live status line of a run on a terminal shows, folded from its audit events. */
 export interface RunStatus {

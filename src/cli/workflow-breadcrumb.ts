@@ -1,7 +1,7 @@
 import { basename, dirname } from "node:path";
 import { breadcrumb } from "../definitions/pi-workflows/breadcrumb.js";
 import { isWorkflowDirectory, loadWorkflowRoot } from "../definitions/pi-workflows/index.js";
-import type { AuditEvent } from "../inspect/audit.js";
+import type { AuditEvent } from "../events/audit.js";
 import type { RunView } from "../inspect/run-view.js";
 
 /**

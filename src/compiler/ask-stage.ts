@@ -1,7 +1,7 @@
 import { assign, createMachine, fromPromise, setup } from "xstate";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
 import type { JsonSchema } from "../definitions/json-schema.js";
-import type { AuditEventInput } from "../inspect/audit.js";
+import type { AuditEventInput } from "../events/audit.js";
 import { withImplementations } from "./machine-cache.js";
 
 /** What an ask stage asks a person: a value valid under `schema`. */

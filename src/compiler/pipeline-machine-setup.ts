@@ -2,7 +2,7 @@ import { type AnyStateMachine, assign, enqueueActions, fromPromise, setup } from
 import type { StageResult } from "../definitions/contract.js";
 import type { JoinPolicy, PipelineDefinition, Rule } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
-import type { AuditEventType } from "../inspect/audit.js";
+import type { AuditEventType } from "../events/audit.js";
 import { holds, mentionsVerdict } from "./conditions.js";
 import type {
   CodeStageInput,

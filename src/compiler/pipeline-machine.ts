@@ -13,7 +13,7 @@ import {
 import type { JsonValue, OverrideNote, StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
-import type { AuditEventInput } from "../inspect/audit.js";
+import type { AuditEventInput } from "../events/audit.js";
 import { UNBOUND_ASK_MACHINE } from "./ask-stage.js";
 import { fingerprint } from "./definition-hash.js";
 import { MachineCache, withImplementations } from "./machine-cache.js";

@@ -9,7 +9,7 @@ import {
   type Target,
 } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
-import type { AuditEventInput } from "../inspect/audit.js";
+import type { AuditEventInput } from "../events/audit.js";
 import type { PipelineContext, PipelineOutput } from "./pipeline-machine.js";
 
 const GROUP_SUFFIX = "_parallel";

@@ -1,7 +1,7 @@
 import type { OverrideNote } from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
 import type { ErrorCode, ErrorView } from "../errors.js";
-import type { AuditEventType } from "../inspect/audit.js";
+import type { AuditEventType } from "../events/audit.js";
 import type { JsonValue } from "../tools/types.js";
 import type { AskContext, InputRequest } from "./ask-stage.js";
 import type { GrantLedger } from "./grants.js";

@@ -1,6 +1,6 @@
 import type { JsonValue, OverrideNote } from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
-import type { AuditEventInput } from "../inspect/audit.js";
+import type { AuditEventInput } from "../events/audit.js";
 import type { StageSlots } from "./stage-slots.js";
 import type {
   AssertOutcome,

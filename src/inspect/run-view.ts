@@ -1,9 +1,9 @@
 import { isRecord } from "../definitions/contract.js";
 import { stagePathOf } from "../definitions/stage-descriptions.js";
 import type { Result } from "../errors.js";
+import type { AuditEvent } from "../events/audit.js";
 import type { RunWait } from "../runtime/suspension.js";
 import type { AsyncRunStore, RunRecord, StoredSnapshot } from "../store/index.js";
-import type { AuditEvent } from "./audit.js";
 import { type RunTokenCount, tokenUsage } from "./token-usage.js";
 
 /** One run as `show --json` prints it and the visualizer's API serves it. */

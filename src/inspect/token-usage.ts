@@ -1,4 +1,4 @@
-import type { AuditEvent } from "./audit.js";
+import type { AuditEvent } from "../events/audit.js";
 
 export interface TokenCount {
   inputTokens: number;

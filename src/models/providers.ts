@@ -3,9 +3,9 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { err, ok, type Result, StagechartError } from "../errors.js";
+import { type ModelEnv, PROVIDER_SETTINGS } from "../secrets/key-variables.js";
+import { secretRedactor, splitUrlKey, withoutUrlCredentials } from "../secrets/redact.js";
 import { idleLimited } from "./idle-timeout.js";
-import { type ModelEnv, PROVIDER_SETTINGS } from "./key-variables.js";
-import { secretRedactor, splitUrlKey, withoutUrlCredentials } from "./redact.js";
 import type { ModelHandle } from "./types.js";
 
 export type { ModelEnv };

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { APICallError, type LanguageModelV3 } from "@ai-sdk/provider";
+import { type Redactor, redactContent, redactorOf, redactUrl } from "../secrets/redact.js";
 import {
   type Cassette,
   type Exchange,
@@ -10,7 +11,6 @@ import {
   requestDigest,
   writeCassette,
 } from "./cassette.js";
-import { type Redactor, redactContent, redactorOf, redactUrl } from "./redact.js";
 import type { ModelHandle } from "./types.js";
 
 /**

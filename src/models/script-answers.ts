@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import type { Interactor } from "../runtime/interactors.js";
+import type { Interactor } from "../compiler/interactor.js";
 import type { Script } from "./script-file.js";
 
 /** The round of a stage execution: the last segment of `<run>/<stage>/<visit>`. */

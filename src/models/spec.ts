@@ -1,12 +1,12 @@
 import { formatDiagnostic } from "../definitions/diagnostics.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
+import { withoutUrlCredentials } from "../secrets/redact.js";
 import {
   type HostedModelOptions,
   type HostedProvider,
   type ModelEnv,
   resolveHostedModel,
 } from "./providers.js";
-import { withoutUrlCredentials } from "./redact.js";
 import { createReplayModelFromFile } from "./replay.js";
 import { createScriptedModelFromFile } from "./scripted.js";
 import type { ModelHandle } from "./types.js";

@@ -1,8 +1,8 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { Interactor } from "../compiler/interactor.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { StagechartError } from "../errors.js";
-import type { Interactor } from "../runtime/interactors.js";
-import type { Redactor } from "./redact.js";
+import type { Redactor } from "../secrets/redact.js";
 
 /**
  * The model a host runs stages on: any AI SDK `LanguageModelV3`, plus what stagechart must know

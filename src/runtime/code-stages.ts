@@ -8,7 +8,7 @@ import type {
   ToolCallResult,
 } from "../definitions/contract.js";
 import type { PipelineStage } from "../definitions/pipeline-types.js";
-import type { AuditEventInput } from "../inspect/audit.js";
+import type { AuditEventInput } from "../events/audit.js";
 import type { Host } from "./host.js";
 import { invokeHostTool } from "./host-tools.js";
 import { askInteractors, grantAnswerers } from "./interactors.js";

@@ -1,7 +1,7 @@
 import type { Actor, AnyStateMachine } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { StagechartError } from "../errors.js";
-import type { AuditSink } from "../inspect/audit.js";
+import type { AuditSink } from "../events/audit.js";
 import { CONTROL_POLL_MS, type ControlSettlement, takeControlRequests } from "./control.js";
 import type { RunStore } from "./persistence.js";
 

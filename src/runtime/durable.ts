@@ -1,7 +1,7 @@
 import { type Actor, type AnyStateMachine, createActor } from "xstate";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
-import type { AuditEvent } from "../inspect/audit.js";
+import type { AuditEvent } from "../events/audit.js";
 import { watchControlQueue } from "./control-watch.js";
 import type { Host } from "./host.js";
 import {

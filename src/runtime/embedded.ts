@@ -2,7 +2,7 @@ import { fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineContext, PipelineMachine } from "../compiler/pipeline-machine.js";
 import { outlineOf } from "../definitions/pipeline-outline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import type { AuditSink } from "../inspect/audit.js";
+import type { AuditSink } from "../events/audit.js";
 import type { Host } from "./host.js";
 import { compileRunMachine, endEventOf } from "./launch.js";
 import type { RunStore } from "./persistence.js";

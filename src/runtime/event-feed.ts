@@ -1,4 +1,4 @@
-import type { AuditEvent, AuditSink } from "../inspect/audit.js";
+import type { AuditEvent, AuditSink } from "../events/audit.js";
 
 /** Audit events of one run as a live stream: forwarded to the host's sink, and to readers. */
 export class EventFeed {

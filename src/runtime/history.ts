@@ -1,5 +1,5 @@
 import { ok, type Result } from "../errors.js";
-import type { AuditEvent } from "../inspect/audit.js";
+import type { AuditEvent } from "../events/audit.js";
 import type { RunStore, StoredStatus } from "./persistence.js";
 
 /** What reading a run's history needs of a store (the SQLite store has it). */

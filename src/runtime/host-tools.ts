@@ -1,5 +1,5 @@
 import { StagechartError } from "../errors.js";
-import { redactStrings } from "../models/redact.js";
+import { redactStrings } from "../secrets/redact.js";
 import { type AnyTool, invokeTool, type ToolOutcome } from "../tools/index.js";
 import type { Host } from "./host.js";
 

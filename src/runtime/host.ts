@@ -5,14 +5,14 @@ import type { GrantRequest, PolicyDecision } from "../compiler/stage-types.js";
 import type { StageHooks } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import type { AuditSink } from "../inspect/audit.js";
+import type { AuditSink } from "../events/audit.js";
+import type { ModelHandle } from "../models/types.js";
 import {
   environmentKeysRedactor,
   type ModelEnv,
   withoutProviderKeys,
-} from "../models/key-variables.js";
-import { type Redactor, redactorOf } from "../models/redact.js";
-import type { ModelHandle } from "../models/types.js";
+} from "../secrets/key-variables.js";
+import { type Redactor, redactorOf } from "../secrets/redact.js";
 import {
   type BashConfinement,
   bashConfinement,

@@ -1,24 +1,9 @@
 import { createInterface } from "node:readline/promises";
-import type { InputRequest } from "../compiler/ask-stage.js";
+import type { Interactor } from "../compiler/interactor.js";
 import type { GrantDecision, GrantRequest } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 
-/**
- * Somebody who can answer grant requests, ask stages' questions, or both: the terminal, the
- * visualizer, a callback. Each is asked only what it has a method for.
- */
-export interface Interactor {
-  readonly name: string;
-  requestGrant?(request: GrantRequest, signal: AbortSignal): Promise<GrantDecision>;
-  /**
-   * Asks a person for an ask stage's value; `problems` says why the last answer was refused.
-   * Interactors without it are not asked for values.
-   */
-  askValue?(
-    request: InputRequest & { problems?: string[] },
-    signal: AbortSignal,
-  ): Promise<JsonValue>;
-}
+export type { Interactor };
 
 /** An interactor backed by a function: for tests and for embedders with their own UI. */
 export function callbackInteractor(

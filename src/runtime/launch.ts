@@ -30,7 +30,7 @@ import {
   StagechartError,
   toStagechartError,
 } from "../errors.js";
-import type { AuditEvent, AuditSink } from "../inspect/audit.js";
+import type { AuditEvent, AuditSink } from "../events/audit.js";
 import { watchMachines } from "./actor-watch.js";
 import { askMachineFor, type ResumeInput, routeInputs } from "./ask-stages.js";
 import { runCodeStage } from "./code-stages.js";

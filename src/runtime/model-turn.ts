@@ -12,8 +12,8 @@ import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.
 import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
 import { IDLE_TIMEOUT_ERROR } from "../models/idle-timeout.js";
-import { type Redactor, redactContent, redactUrl } from "../models/redact.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
+import { type Redactor, redactContent, redactUrl } from "../secrets/redact.js";
 import { deadline, deadlineSeries } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
 import type { Host } from "./host.js";

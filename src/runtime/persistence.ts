@@ -5,7 +5,7 @@ import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
-import type { AuditEvent, AuditEventInput } from "../inspect/audit.js";
+import type { AuditEvent, AuditEventInput } from "../events/audit.js";
 import * as z from "../zod.js";
 import type { ControlQueue, ControlSettlement } from "./control.js";
 import type { Journal } from "./journal.js";

@@ -1,5 +1,5 @@
 import type { TranscriptEntry } from "../compiler/stage-types.js";
-import type { AuditEvent, AuditEventInput, AuditSink } from "../inspect/audit.js";
+import type { AuditEvent, AuditEventInput, AuditSink } from "../events/audit.js";
 import type * as z from "../zod.js";
 import type { ControlSettlement } from "./control.js";
 import { decodeJournalEntry, type Journal } from "./journal.js";

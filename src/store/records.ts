@@ -1,7 +1,7 @@
 import type { JsonValue } from "../definitions/contract.js";
 import { isRecord } from "../definitions/contract.js";
 import { type ErrorView, err, ok, type Result } from "../errors.js";
-import { type AuditEvent, type AuditEventType, isAuditEventType } from "../inspect/audit.js";
+import { type AuditEvent, type AuditEventType, isAuditEventType } from "../events/audit.js";
 import { type StoredStatus, storeCorrupt } from "../runtime/persistence.js";
 import { VERSION } from "../version.js";
 import { isValidRunId } from "./run-ids.js";

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { AuditEventInput } from "../inspect/audit.js";
+import type { AuditEventInput } from "../events/audit.js";
 import { decodeRow } from "../runtime/persistence.js";
 import * as z from "../zod.js";
 import type { ClaimFilter, DefinitionBundle } from "./records.js";

@@ -5,7 +5,7 @@ import type { JsonValue } from "../definitions/contract.js";
 import type { MemoryEntry, PipelineMemory } from "../definitions/memory.js";
 import type { ErrorView, StagechartError } from "../errors.js";
 import { err, ok, type Result } from "../errors.js";
-import type { AuditEvent } from "../inspect/audit.js";
+import type { AuditEvent } from "../events/audit.js";
 import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
 import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
 import type { RunEntries, StepCommit } from "../runtime/persistence.js";

@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import { err, type Result } from "../errors.js";
-import type { AuditEvent } from "../inspect/audit.js";
+import type { AuditEvent } from "../events/audit.js";
 import type { StepCommit } from "../runtime/persistence.js";
 import { VERSION } from "../version.js";
 import type { StepHistory } from "./history.js";

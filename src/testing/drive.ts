@@ -3,7 +3,7 @@ import { createActor } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { CodeStageFunction, CodeStageOutcome, JsonValue } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import type { AuditEvent } from "../inspect/audit.js";
+import type { AuditEvent } from "../events/audit.js";
 import type { ScriptEntry } from "../models/script-file.js";
 import { createScriptedModel } from "../models/scripted.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";

@@ -1,7 +1,7 @@
 import { type AnyStateMachine, createActor, createMachine } from "xstate";
 import { createPipelineMachine } from "../compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import type { AuditEventInput } from "../inspect/audit.js";
+import type { AuditEventInput } from "../events/audit.js";
 
 /**
  * The pipeline's own compiled machine with stages that never run by themselves: a test moves

@@ -5,7 +5,7 @@ import { createActor, type InspectionEvent } from "xstate";
 import { drawnSiblingEdges } from "../compiler/pipeline-group-run.js";
 import type { StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { type AuditEvent, MemoryAuditLog } from "../inspect/audit.js";
+import { type AuditEvent, MemoryAuditLog } from "../events/audit.js";
 import { createHost, type Host } from "../runtime/host.js";
 import type { Interactor } from "../runtime/interactors.js";
 import type { RunHandle } from "../runtime/launch.js";

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
-import { environmentKeysRedactor, withoutProviderKeys } from "../models/key-variables.js";
+import { environmentKeysRedactor, withoutProviderKeys } from "../secrets/key-variables.js";
 import {
   type BashConfinement,
   bashConfinement,

@@ -1,7 +1,7 @@
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { isStagechartError, StagechartError } from "../errors.js";
+import { mapStrings } from "../secrets/map-strings.js";
 import { deadline } from "./deadline.js";
-import { mapStrings } from "./map-strings.js";
 import { cancelled, failure, timedOut } from "./outcome.js";
 import { keepHead } from "./text.js";
 import type { AnyTool, ToolContext, ToolOutcome } from "./types.js";

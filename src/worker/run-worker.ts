@@ -1,9 +1,8 @@
 import { loadBundle } from "../bundles/index.js";
-import { type HostSettings, hostFor } from "../cli/host-options.js";
-import { attachMcpForCli } from "../cli/mcp-options.js";
 import { err, ok, type Result, type StagechartError, toStagechartError } from "../errors.js";
 import type { RunResult } from "../runtime/launch.js";
 import { LEASE_TTL_MS } from "../runtime/persistence.js";
+import { attachRunMcp, type HostSettings, storedRunHost } from "../runtime/stored-host.js";
 import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
 import {
   type PreparedRun,
@@ -135,7 +134,7 @@ async function preparedFrom(
   const bundle = await options.store.loadDefinition(hash);
   if (!bundle.ok) return bundle;
   const warn = (message: string) => options.onEvent?.({ kind: "warning", message });
-  const mcp = await attachMcpForCli(settings.mcp, { stdout: warn, stderr: warn });
+  const mcp = await attachRunMcp(settings.mcp, warn);
   if (!mcp.ok) return mcp;
   const tools = mcp.value.tools;
   const close = () => mcp.value.close();
@@ -147,7 +146,7 @@ async function preparedFrom(
     await close();
     return pipeline;
   }
-  const host = await hostFor(settings, tools);
+  const host = await storedRunHost(settings, { extraTools: tools });
   if (!host.ok) {
     await close();
     return host;

@@ -3,7 +3,7 @@ import { watched } from "../../src/cli/host-options.js";
 import { liveProgress, progressFor } from "../../src/cli/live-progress.js";
 import { collect } from "../../src/cli/options.js";
 import { elapsed, renderStatus, statusOf } from "../../src/cli/status.js";
-import type { AuditEvent, AuditEventType } from "../../src/inspect/audit.js";
+import type { AuditEvent, AuditEventType } from "../../src/events/audit.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import { CLEAR_LINE, withoutColour } from "../support/cli.js";
 

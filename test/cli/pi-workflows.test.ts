@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CANCEL_PENDING, LOOP_REFUSED } from "../../src/definitions/pi-workflows/index.js";
-import type { AuditEvent } from "../../src/inspect/audit.js";
+import type { AuditEvent } from "../../src/events/audit.js";
 import { runCli, summaryOf } from "../support/cli.js";
 import { live } from "../support/crash-runs.js";
 import { releaseRoot, releaseSuspendedOnGrant } from "../support/pi-workflows.js";

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
-import type { AuditEvent } from "../../src/inspect/audit.js";
+import type { AuditEvent } from "../../src/events/audit.js";
 import type { RunHandle } from "../../src/runtime/run.js";
 import { startSharedRun } from "../../src/store/index.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";

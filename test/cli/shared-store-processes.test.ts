@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { AuditEvent } from "../../src/inspect/audit.js";
+import type { AuditEvent } from "../../src/events/audit.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { runCli } from "../support/cli.js";
 import { crashProject, type Life, live } from "../support/crash-runs.js";

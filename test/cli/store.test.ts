@@ -2,7 +2,7 @@ import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import type { AuditEvent } from "../../src/inspect/audit.js";
+import type { AuditEvent } from "../../src/events/audit.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { demoProject, runCli, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
 import { tempDir } from "../support/stages.js";

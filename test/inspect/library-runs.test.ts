@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createActor, toPromise } from "xstate";
 import { loadPipelineFile, type PipelineDefinition } from "../../src/definitions/index.js";
-import { MemoryAuditLog } from "../../src/inspect/audit.js";
+import { MemoryAuditLog } from "../../src/events/audit.js";
 import { pipelineChart } from "../../src/inspect/chart.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import { resolveModelSpec } from "../../src/models/index.js";

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type AnyActorRef, waitFor } from "xstate";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
-import type { AuditSink } from "../../src/inspect/audit.js";
+import type { AuditSink } from "../../src/events/audit.js";
 import type { HostOptions } from "../../src/runtime/host.js";
 import { startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { waitFor } from "xstate";
 import { fingerprint } from "../../src/compiler/definition-hash.js";
 import { StagechartError } from "../../src/errors.js";
-import type { AuditEvent } from "../../src/inspect/audit.js";
+import type { AuditEvent } from "../../src/events/audit.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import type { StepCommit } from "../../src/runtime/persistence.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";

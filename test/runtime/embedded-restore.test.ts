@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { assign, createActor, setup, toPromise } from "xstate";
 import { loadPipelineFile } from "../../src/definitions/index.js";
-import { MemoryAuditLog } from "../../src/inspect/audit.js";
+import { MemoryAuditLog } from "../../src/events/audit.js";
 import { resolveModelSpec } from "../../src/models/index.js";
 import { createHost } from "../../src/runtime/host.js";
 import { compilePipeline } from "../../src/runtime/run.js";

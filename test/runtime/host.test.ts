@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemoryAuditLog } from "../../src/inspect/audit.js";
+import { MemoryAuditLog } from "../../src/events/audit.js";
 import { createScriptedModel } from "../../src/models/scripted.js";
 import { createHost } from "../../src/runtime/host.js";
 import { startRun } from "../../src/runtime/run.js";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PipelineDefinition, PipelineStage } from "../../src/definitions/pipeline-types.js";
-import type { AuditEvent } from "../../src/inspect/audit.js";
+import type { AuditEvent } from "../../src/events/audit.js";
 import { parseScript } from "../../src/models/script-file.js";
 import { createScriptedModel } from "../../src/models/scripted.js";
 import type { ModelHandle } from "../../src/models/types.js";

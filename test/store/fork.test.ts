@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import type { AuditEventInput } from "../../src/inspect/audit.js";
+import type { AuditEventInput } from "../../src/events/audit.js";
 import * as z from "../../src/zod.js";
 import { failure, manualClock, newRun, okValue, tempStore } from "./support/temp-store.js";
 

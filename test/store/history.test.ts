@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AuditEventInput } from "../../src/inspect/audit.js";
+import type { AuditEventInput } from "../../src/events/audit.js";
 import { manualClock, newRun, tempStore } from "./support/temp-store.js";
 
 const turn = (runId: string, turn: number): AuditEventInput => ({

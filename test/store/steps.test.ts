@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import type { AuditEventInput } from "../../src/inspect/audit.js";
+import type { AuditEventInput } from "../../src/events/audit.js";
 import { VERSION } from "../../src/version.js";
 import * as z from "../../src/zod.js";
 import { AUDIT_ROWS_AT_SCHEMA_8, expectMigratedAudit } from "./support/audit-rows.js";

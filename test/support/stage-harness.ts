@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { StageInput, StageResult } from "../../src/compiler/stage-types.js";
 import type { StageDefinition } from "../../src/definitions/index.js";
 import { parseStageDefinition } from "../../src/definitions/index.js";
-import { MemoryAuditLog } from "../../src/inspect/audit.js";
+import { MemoryAuditLog } from "../../src/events/audit.js";
 import { parseScript } from "../../src/models/script-file.js";
 import { createScriptedModel } from "../../src/models/scripted.js";
 import type { ModelHandle } from "../../src/models/types.js";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { main } from "../../src/cli/main.js";
-import type { AuditEvent } from "../../src/inspect/audit.js";
+import type { AuditEvent } from "../../src/events/audit.js";
 import type { AsyncRunStore } from "../../src/store/postgres/async-run-store.js";
 import type { WorkerPool } from "../../src/store/postgres/worker-pool.js";
 import { runWorker, type WorkerEvent } from "../../src/worker/run-worker.js";

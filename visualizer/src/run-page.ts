@@ -1,5 +1,5 @@
 import type { InputRequest } from "../../src/compiler/ask-stage.js";
-import type { AuditEvent } from "../../src/inspect/audit.js";
+import type { AuditEvent } from "../../src/events/audit.js";
 import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
 import type { ChartState } from "../../src/inspect/chart-state.js";
 import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";

@@ -1,4 +1,4 @@
-import type { AuditEvent } from "../../src/inspect/audit.js";
+import type { AuditEvent } from "../../src/events/audit.js";
 import { clock, h } from "./dom.js";
 
 /** One line of what an audit event says, without the payload's content. */

@@ -1,6 +1,6 @@
 import { type Command, Option } from "commander";
 import { StagechartError } from "../../errors.js";
-import type { AuditEvent } from "../../inspect/audit.js";
+import type { AuditEvent } from "../../events/audit.js";
 import { describeStoredRun } from "../../inspect/run-view.js";
 import type { TokenCount } from "../../inspect/token-usage.js";
 import type { StoredStatus } from "../../runtime/persistence.js";

@@ -3,7 +3,7 @@ import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
 import { type ErrorView, err, ok, type Result, StagechartError } from "../../errors.js";
-import type { AuditEvent } from "../../inspect/audit.js";
+import type { AuditEvent } from "../../events/audit.js";
 import type { ControlStatus, Requester } from "../../runtime/control.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
 import {

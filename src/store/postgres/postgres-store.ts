@@ -4,7 +4,7 @@ import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
 import type { MemoryEntry } from "../../definitions/memory.js";
 import { type ErrorView, err, ok, type Result, StagechartError } from "../../errors.js";
-import type { AuditEvent } from "../../inspect/audit.js";
+import type { AuditEvent } from "../../events/audit.js";
 import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
 import type { StepCommit } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";

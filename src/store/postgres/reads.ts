@@ -1,7 +1,7 @@
 import type { JsonValue } from "../../definitions/contract.js";
 import type { MemoryEntry } from "../../definitions/memory.js";
 import { err, ok, type Result } from "../../errors.js";
-import type { AuditEvent } from "../../inspect/audit.js";
+import type { AuditEvent } from "../../events/audit.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
 import { decodeRow } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";

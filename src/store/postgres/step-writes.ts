@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { AuditEvent } from "../../inspect/audit.js";
+import type { AuditEvent } from "../../events/audit.js";
 import type { StepCommit } from "../../runtime/persistence.js";
 import { VERSION } from "../../version.js";
 import { toStepEvents } from "../records.js";

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
-import type { AuditEvent } from "../../../src/inspect/audit.js";
+import type { AuditEvent } from "../../../src/events/audit.js";
 import { parseScript } from "../../../src/models/script-file.js";
 import { createScriptedModel } from "../../../src/models/scripted.js";
 import { requestControl } from "../../../src/runtime/control.js";

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { AuditEvent } from "../../../src/inspect/audit.js";
+import type { AuditEvent } from "../../../src/events/audit.js";
 import type { StepRecord } from "../../../src/store/history.js";
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MemoryAuditLog } from "../../src/inspect/audit.js";
+import { MemoryAuditLog } from "../../src/events/audit.js";
 
 afterEach(() => vi.restoreAllMocks());
 

@@ -1,4 +1,8 @@
-/** Audit events (DESIGN.md §7): append-only, one per boundary, gapless `seq` per run. */
+/**
+ * The audit event vocabulary: what a run records, append-only, one event per boundary, with a
+ * gapless `seq` per run. Every layer that emits or reads events (compiler, runtime, store,
+ * testing, inspect) imports it from here, at the bottom of the stack.
+ */
 export const AUDIT_EVENT_TYPES = [
   "RunStarted",
   "RunResumed",

@@ -1,5 +1,5 @@
 import type { LanguageModelV3Content } from "@ai-sdk/provider";
-import { mapStrings } from "../tools/map-strings.js";
+import { mapStrings } from "./map-strings.js";
 
 /** Replaces every secret a model handle holds in a text bound for the journal or audit log. */
 export type Redactor = (text: string) => string;

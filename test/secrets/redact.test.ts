@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactContent, redactStrings, secretRedactor } from "../../src/models/redact.js";
+import { redactContent, redactStrings, secretRedactor } from "../../src/secrets/redact.js";
 
 const redact = secretRedactor(["sk-secret"]);
 
