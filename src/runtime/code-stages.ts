@@ -8,6 +8,7 @@ import type {
   ToolCallResult,
 } from "../definitions/contract.js";
 import type { PipelineStage } from "../definitions/pipeline-types.js";
+import type { ErrorCode } from "../errors.js";
 import type { AuditEventInput } from "../inspect/audit.js";
 import type { Host } from "./host.js";
 import { invokeHostTool } from "./host-tools.js";
@@ -127,7 +128,7 @@ async function callHostTool(
   audit("ToolProposed", call);
   const refuse = (
     source: string,
-    code: `ToolTerminal/${string}`,
+    code: Extract<ErrorCode, `ToolTerminal/${string}`>,
     message: string,
   ): ToolCallResult => {
     audit("ToolDenied", { ...call, source, code });

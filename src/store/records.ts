@@ -50,7 +50,7 @@ export interface NewRun {
   status?: StoredStatus;
 }
 
-/** The record of a run stored `at`, as `run` asks; `Session/RunIdInvalid` for an id that cannot be one. */
+/** The record of a run stored `at`, as `run` asks; `Validation/RunIdInvalid` for an id that cannot be one. */
 export function newRunRecord(run: NewRun, at: string): Result<RunRecord> {
   if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
   return ok({

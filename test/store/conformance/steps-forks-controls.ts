@@ -160,7 +160,7 @@ export function stepsForksControls(harness: StoreHarness): void {
       const expired = await store.enqueueControl("run-1", request);
       const why: ErrorView = {
         class: "Session",
-        code: "Session/ControlRefused",
+        code: "Session/IllegalTransition",
         message: "no",
         context: {},
       };
