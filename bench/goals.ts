@@ -9,7 +9,7 @@ interface Figure {
   interval?: { low: number; high: number };
 }
 
-/** One of issue 14's goals and the benchmark row that measures it. */
+/** One of the performance goals and the benchmark row that measures it. */
 interface Goal {
   goal: string;
   /** The row measuring it: the first comparison whose name starts with this. */
@@ -60,7 +60,7 @@ const langGraph = (kind: "durable" | "in memory", turns: number): Goal => ({
 });
 
 /**
- * About the least "durable ÷ in memory" a transaction per macrostep (DESIGN.md §6) leaves this run
+ * About the least "durable ÷ in memory" a transaction per macrostep leaves this run
  * on this machine: its in-memory time plus, per committed step, what committing even a bare
  * 500-byte row adds (the durability floor row), over its in-memory time. An estimate from two
  * medians measured apart, not a proven bound.
@@ -78,7 +78,7 @@ function leastDurableRatio(comparisons: readonly Comparison[]): string | undefin
   );
 }
 
-/** Issue 14's goals, in its order; each limit is on stagechart ÷ baseline. */
+/** The performance goals; each limit is on stagechart ÷ baseline. */
 export const GOALS: readonly Goal[] = [
   {
     goal: "parallel group of 1,000 siblings (16 at once): a sibling ≤ 2× a chain's stage",
@@ -228,7 +228,7 @@ export function renderGoalTable(goals: readonly GoalResult[]): string {
     limitCell(g),
     g.verdict,
   ]);
-  const header = ["goal (issue 14)", "baseline", "stagechart", "ratio", "limit", ""];
+  const header = ["goal", "baseline", "stagechart", "ratio", "limit", ""];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]) =>
     cells
@@ -248,7 +248,7 @@ const markdownRow = (cells: readonly string[]): string => `| ${cells.join(" | ")
 /** The goal table as Markdown, for the README. */
 export const goalMarkdown = (goals: readonly GoalResult[]): string =>
   [
-    markdownRow(["goal (issue 14)", "baseline", "stagechart", "ratio", "goal"]),
+    markdownRow(["goal", "baseline", "stagechart", "ratio", "goal"]),
     markdownRow(["---", "---", "---", "---", "---"]),
     ...goals.map((g) =>
       markdownRow([

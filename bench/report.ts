@@ -13,7 +13,7 @@ export interface Comparison {
   ratio: number | undefined;
   /** Further figures of the same measurement (sizes, steps, margins of error). */
   details?: Record<string, number | string | undefined>;
-  /** The most the ratio may be, as the case states it; `bench/goals.ts` judges issue 14's goals. */
+  /** The most the ratio may be, as the case states it; `bench/goals.ts` judges the performance goals. */
   goal?: number;
 }
 

@@ -170,7 +170,7 @@ export function currentAttempt(context: StageMachineContext): AttemptRecord {
   };
 }
 
-/** Every attempt so far, the current one last (seed 001's `ctx.attempts`). */
+/** Every attempt so far, the current one last (`ctx.attempts`). */
 export function attemptHistory(context: StageMachineContext): AttemptRecord[] {
   return [...(context.attempts ?? []), currentAttempt(context)];
 }

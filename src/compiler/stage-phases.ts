@@ -34,7 +34,7 @@ export interface StageEntry {
   endedAt: { setup?: number; init?: number };
 }
 
-/** Setup → Init → CheckGate (DESIGN.md §4.1). */
+/** Setup → Init → CheckGate. */
 export async function enterStage(services: StageServices, input: EnterInput): Promise<StageEntry> {
   const entry: StageEntry = { endedAt: {} };
   let setUp = input.setUp;

@@ -1,4 +1,4 @@
-/** Audit events (DESIGN.md §7): append-only, one per boundary, gapless `seq` per run. */
+/** Audit events: append-only, one per boundary, gapless `seq` per run. */
 export const AUDIT_EVENT_TYPES = [
   "RunStarted",
   "RunResumed",

@@ -22,8 +22,8 @@ const TAIL_CHARS = 4000;
 
 /**
  * Runs a stage without an LLM: a TypeScript function, or a command through the Bash tool. Its
- * tool calls are covered by no stage envelope, so the security mode decides them (DESIGN.md
- * §4.2, step 4), then the guard rules.
+ * tool calls are covered by no stage envelope, so the security mode decides them, then the
+ * guard rules.
  */
 export async function runCodeStage(
   host: Host,

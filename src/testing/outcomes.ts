@@ -344,7 +344,7 @@ function readable(
   return opaque ? { ...part, path: part.path.slice(0, 3) } : part;
 }
 
-/** A gate's `defer` and `block` under each `resolutionPolicy` (DESIGN.md §3.1). */
+/** A gate's `defer` and `block` under each `resolutionPolicy`. */
 export function gateOutcomes(
   stageId: string,
   policy: "retry-later" | "skip" | "fail",

@@ -38,7 +38,7 @@ async function callsOf(model: LanguageModelV3, stageId: string) {
   }
 }
 
-describe("the seed-000 script", () => {
+describe("the code-review script", () => {
   it("plays the code-review pipeline", async () => {
     const model = await seedModel();
     expect((await callsOf(model, "plan")).map((c) => c.tool)).toEqual([
