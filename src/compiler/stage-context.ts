@@ -6,7 +6,7 @@ import type { JsonValue } from "../tools/types.js";
 import type { AskContext, InputRequest } from "./ask-stage.js";
 import type { GrantLedger } from "./grants.js";
 import type { EnterInput, FinishInput } from "./stage-phases.js";
-import type { AssertInput, ModelCallInput, ToolCallInput } from "./stage-services.js";
+import type { AssertInput, ModelCallInput, ToolCallInput } from "./stage-services-port.js";
 import type {
   AttemptRecord,
   GrantDecision,

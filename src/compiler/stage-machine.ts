@@ -22,7 +22,7 @@ import {
 import { errorView, viewOf } from "./stage-entries.js";
 import { stageMachineSetup } from "./stage-machine-setup.js";
 import type { StageEntry, StageFinish } from "./stage-phases.js";
-import type { StageServices } from "./stage-services.js";
+import type { StageServices } from "./stage-services-port.js";
 import type { GateAnswer } from "./stage-types.js";
 
 /**

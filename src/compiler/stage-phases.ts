@@ -1,6 +1,6 @@
 import type { JsonValue } from "../tools/types.js";
 import { withOverrideNote } from "./stage-entries.js";
-import type { AssertInput, SetupInput, SetupOutput, StageServices } from "./stage-services.js";
+import type { AssertInput, SetupInput, SetupOutput, StageServices } from "./stage-services-port.js";
 import type { AssertOutcome, GateAnswer } from "./stage-types.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { AssertInput, ExitInput } from "../compiler/stage-services.js";
+import type { AssertInput, ExitInput } from "../compiler/stage-services-port.js";
 import type {
   AssertHookInput,
   AssertOutcome,

@@ -1,4 +1,4 @@
-import type { SetupInput, SetupOutput, StageServices } from "../compiler/stage-services.js";
+import type { SetupInput, SetupOutput, StageServices } from "../compiler/stage-services-port.js";
 import type { ProposedCall, StageContext, ToolRun } from "../compiler/stage-types.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { templateStageOf } from "../definitions/stage.js";

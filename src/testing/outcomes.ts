@@ -1,5 +1,5 @@
 import { refusalEntry } from "../compiler/stage-entries.js";
-import type { ExitInput } from "../compiler/stage-services.js";
+import type { ExitInput } from "../compiler/stage-services-port.js";
 import type { JsonValue, StageResult, Verdict } from "../definitions/contract.js";
 import { compileSchema } from "../definitions/json-schema.js";
 import type {
