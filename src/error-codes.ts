@@ -39,8 +39,8 @@ const MEANINGS = {
   "Validation/StageMissingField":
     "A stage's frontmatter lacks a required field; add the field named in the message.",
   "Validation/StageIdInvalid":
-    "A stage id is not a valid name; use letters, digits, dashes or underscores.",
-  "Validation/StageTurnCapTooLow": "A stage's turn cap is too low for it ever to finish; raise it.",
+    "A stage id is not kebab-case; write it as lowercase words joined by single hyphens.",
+  "Validation/StageTurnCapTooLow": "A stage's turnCap is below the least allowed; raise it.",
   "Validation/StageCompletionSchemaInvalid":
     "A stage's completion schema is not a valid JSON Schema; fix the schema.",
   "Validation/StageInputsSchemaInvalid":
@@ -48,23 +48,23 @@ const MEANINGS = {
   "Validation/CompletionToolCollision":
     "A stage's completion tool has the name of a registered tool; rename the completion tool.",
   "Validation/TemplateForbidden":
-    "A stage prompt uses a template construct that is not allowed; use only ctx substitutions.",
+    "A stage prompt has a placeholder that is not allowed (a conditional, loop, expression or environment variable); use only {{ctx.<path>}} and {{stage.<field>}}.",
   "Validation/TemplateSyntax":
     "A stage prompt's template does not parse; fix the template syntax at the position shown.",
   "Validation/StageBodyEmpty":
     "A stage has no prompt body after its frontmatter; write what the model should do.",
   "Validation/StageCtxUnresolved":
-    "A stage prompt refers to a ctx field the pipeline does not define; define the field or fix the name.",
+    "A stage prompt's placeholder has no value in the run's ctx; define the field or fix the name.",
   "Validation/StageIdMismatch":
     "A stage file's id differs from the id the pipeline gives it; make the two the same.",
   "Validation/StageJoinDangling":
-    "A parallel group's join names a stage that is not in the group; fix the join.",
+    "A parallel group's join names no stage of the pipeline; a join is a stage id or done.",
   "Validation/StageUnreachable":
     "A stage can never be reached from the pipeline's entry; connect it or remove it.",
   "Validation/StageNoExit":
-    "A stage has no way out to the end of the pipeline; add a transition that leaves it.",
+    "No path from a stage leads to done or fail, so a run there ends only when no rule matches; add a transition that leaves it.",
   "Validation/StageOutputFieldUnknown":
-    "A rule reads an output field the stage's completion schema does not have; fix the field name.",
+    "A stage's output lists a field its completion schema does not have; fix the field name.",
   "Validation/UnknownTool":
     "A stage allows a tool the host does not have; register the tool or remove it from the stage.",
   "Validation/GuardUnknown":
@@ -72,7 +72,7 @@ const MEANINGS = {
   "Validation/CodeReferenceInvalid":
     "A code reference is not of the form path#export; fix the reference.",
   "Validation/CodeReferenceOutsideRoot":
-    "A code reference points outside the pipeline's directory; keep code modules beside the pipeline.",
+    "A code reference points outside the pipeline's directory; keep referenced modules beside or below the pipeline file.",
   "Validation/CodeModuleUnloadable":
     "A code module could not be loaded; fix the module's syntax or imports.",
   "Validation/CodeExportMissing":
@@ -104,7 +104,7 @@ const MEANINGS = {
   "Validation/PipelineMissingField":
     "A pipeline lacks a required field; add the field named in the message.",
   "Validation/PipelineIdInvalid":
-    "A pipeline id is not a valid name; use letters, digits, dashes or underscores.",
+    "A pipeline id is not kebab-case; write it as lowercase words joined by single hyphens.",
   "Validation/PipelineContextInvalid":
     "A pipeline's context schema does not compile, or the run's context does not match it; fix the schema or the values given.",
   "Validation/PipelineEntryUnknown":
@@ -113,9 +113,10 @@ const MEANINGS = {
     "A transition goes to a stage the pipeline does not have; fix the target's name.",
   "Validation/PipelineStageInvalid":
     "A stage entry of the pipeline is malformed; fix the entry named in the message.",
-  "Validation/PipelineCycle": "Pipelines include each other in a cycle; break the cycle.",
+  "Validation/PipelineCycle":
+    "A pipeline contains itself, directly or through pipelines it includes; break the cycle.",
   "Validation/PipelineUnboundedLoop":
-    "A loop in the pipeline has no limit on how often it repeats; give it a maximum.",
+    "A loop of unconditional transitions repeats forever; give one of them a condition with a way out.",
   "Validation/PipelineGrantRuleInvalid":
     "A pipeline's grant rule is not of the form Tool or Tool(pattern); fix the rule.",
   "Validation/PipelineNotFound":
@@ -135,12 +136,13 @@ const MEANINGS = {
     "A workflow phase is malformed; fix the phase named in the message.",
   "Validation/WorkflowPathUnsafe":
     "A workflow refers to a path outside its directory; keep the files it names beside it.",
-  "Validation/WorkflowCycle": "Workflows refer to each other in a cycle; break the cycle.",
+  "Validation/WorkflowCycle": "A workflow's subworkflows form a cycle; break the cycle.",
   "Validation/WorkflowReferenceBroken":
     "A workflow refers to a file or phase that does not exist; fix the reference.",
   "Validation/WorkflowNotRunnable":
-    "A workflow cannot be run as it is written; follow the message to make it runnable.",
-  "Validation/WorkflowCommandDuplicate": "Two workflows declare the same command name; rename one.",
+    "A workflow that runs only as a subworkflow was run on its own; run a workflow that uses it.",
+  "Validation/WorkflowCommandDuplicate":
+    "Two workflows declare the same command name, and only one of them gets it; rename one.",
 
   // Definitions stored for workers
   "Validation/DefinitionNotBundlable":
@@ -229,7 +231,7 @@ const MEANINGS = {
   "Validation/McpConfigInvalid":
     "An MCP server configuration is malformed; fix the --mcp option or the config file.",
   "Validation/McpServerNameInvalid":
-    "An MCP server name is missing, duplicated or malformed; give each server a distinct simple name.",
+    "An MCP server name is duplicated or not 1 to 32 letters, digits, _ or -; give each server a distinct name of that form.",
 
   // Inspect server and CLI input
   "Validation/InspectTokenMissing":
@@ -317,7 +319,7 @@ const MEANINGS = {
     "The run has no live owner to take a control request; resume the run to apply it.",
   "Session/RunNotQueued": "The run is not queued, so a worker cannot take it; check its status.",
   "Session/NoSnapshot":
-    "The store holds no snapshot of the run, so it cannot be resumed from where it stopped; start it again.",
+    "The store holds no snapshot of the run to resume from (a run that never took a step starts from the beginning instead); check the run id and store.",
   "Session/SnapshotCorrupt":
     "A run's stored snapshot is damaged and cannot be restored; fork the run from an earlier step.",
   "Session/DefinitionDrift":
