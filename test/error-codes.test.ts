@@ -11,6 +11,7 @@ const CODE = new RegExp(`\\b(?:${ERROR_CLASSES.join("|")})/[A-Z][A-Za-z]*`, "g")
 function filesUnder(path: string, extensions: readonly string[]): string[] {
   if (statSync(path).isFile()) return [path];
   return readdirSync(path, { recursive: true, encoding: "utf8" })
+    .filter((name) => !name.split(/[\\/]/).includes("node_modules"))
     .map((name) => join(path, name))
     .filter((file) => extensions.some((ext) => file.endsWith(ext)) && statSync(file).isFile());
 }
