@@ -78,7 +78,7 @@ function leastDurableRatio(comparisons: readonly Comparison[]): string | undefin
   );
 }
 
-/** Issue 14's goals, in its order; each limit is on stagechart ÷ baseline. */
+/** The performance goals; each limit is on stagechart ÷ baseline. */
 export const GOALS: readonly Goal[] = [
   {
     goal: "parallel group of 1,000 siblings (16 at once): a sibling ≤ 2× a chain's stage",

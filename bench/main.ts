@@ -43,17 +43,17 @@ const PARKED_RUN: Workload = {
 const MEMORY_RUNS = 20;
 /** One stage of 800 turns: does a turn cost the same at the end as at the start? */
 const LONG_STAGE: Workload = { stages: 1, turns: 800, outputBytes: 200 };
-/** Turns per stage of the LangGraph.js comparison (issue 14: N = 10 and N = 100). */
+/** Turns per stage of the LangGraph.js comparison (N = 10 and N = 100). */
 const LANGGRAPH_TURNS = [10, 100];
 /** Model turns per stage of the stored run the visualizer opens: about 1,000 audit events. */
 const LONG_RUN_TURNS = 82;
 
-/** Issue 14's scaling goals: 1,000 siblings 16 at a time, a 1,000-stage chain, 10,000 runs. */
+/** The scaling goals: 1,000 siblings 16 at a time, a 1,000-stage chain, 10,000 runs. */
 const WIDE_GROUP = { siblings: 1000, turns: 3, maxConcurrency: 16 };
 const LONG_CHAIN_STAGES = 1000;
 const STORED_RUNS = 10_000;
 
-/** Issue 15's figures: 300 queued runs with replies 150 ms late, 4 at a time per worker process. */
+/** The shared-store figures: 300 queued runs with replies 150 ms late, 4 at a time per worker process. */
 const WORKER_FLEET = { runs: 300, delayMs: 150, concurrency: 4 };
 
 const RESULTS_DIR = join(process.cwd(), "bench", "results");

@@ -1,21 +1,19 @@
+import { classOf, type ErrorClass, type ErrorCode } from "./error-codes.js";
+
+export {
+  ERROR_CLASSES,
+  ERROR_CODES,
+  type ErrorClass,
+  type ErrorCode,
+  type ErrorCodeInfo,
+  isErrorCode,
+} from "./error-codes.js";
+
 /**
- * Errors are values: `{class, code, message, context}` (DESIGN.md §8). The code is
- * `<class>/<name>`; what a model may see of an error is `toModelView()`, never the stack.
+ * Errors are values: `{class, code, message, context}`, so a failure can be stored, audited,
+ * shown to a model and matched on without parsing text. The code is `<class>/<name>`, one of
+ * `ERROR_CODES`; what a model may see of an error is `toModelView()`, never the stack.
  */
-export const ERROR_CLASSES = [
-  "Validation",
-  "ProviderTransient",
-  "ProviderCapability",
-  "ToolTransient",
-  "ToolTerminal",
-  "Session",
-  "Cancellation",
-  "ExtensionHost",
-] as const;
-
-export type ErrorClass = (typeof ERROR_CLASSES)[number];
-export type ErrorCode = `${ErrorClass}/${string}`;
-
 export class StagechartError extends Error {
   override readonly name = "StagechartError";
   readonly class: ErrorClass;
@@ -27,7 +25,7 @@ export class StagechartError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.class = code.slice(0, code.indexOf("/")) as ErrorClass;
+    this.class = classOf(code);
   }
 
   /** What a model (or a JSON log) may see of an error: no stack, no cause. */

@@ -1,10 +1,87 @@
-export * from "./compiler/index.js";
-export * from "./definitions/index.js";
-export * from "./errors.js";
-export * from "./events/audit.js";
-export * from "./inspect/index.js";
-export * from "./inspect/token-usage.js";
-export * from "./models/index.js";
-export * from "./runtime/index.js";
-export * from "./store/index.js";
-export * from "./tools/index.js";
+/**
+ * `stagechart`: the library behind the CLI. Only what an app needs to load, run, store and
+ * inspect pipelines is exported here; everything else is internal and may change.
+ */
+
+// Compiling: a pipeline as a plain XState machine, and its graph.
+export { renderGraph } from "./compiler/index.js";
+// Definitions: load and validate pipelines and stages (loaders return diagnostics, never throw).
+export {
+  type Diagnostic,
+  definePipeline,
+  formatDiagnostic,
+  type JsonValue,
+  type LoadResult,
+  loadPipeline,
+  loadPipelineFile,
+  loadStageFile,
+  type PipelineDefinition,
+  parseStageDefinition,
+  type StageDefinition,
+} from "./definitions/index.js";
+// Errors: values with a class and a registered code.
+export {
+  ERROR_CODES,
+  type ErrorClass,
+  type ErrorCode,
+  type ErrorView,
+  isErrorCode,
+  isStagechartError,
+  type Result,
+  StagechartError,
+} from "./errors.js";
+// Audit: what a run did, event by event.
+export { type AuditEvent, MemoryAuditLog } from "./events/audit.js";
+// Inspect: the inspect page over a store, and a run streamed to it live.
+export { createRunInspector, startInspectServer } from "./inspect/index.js";
+
+// Models: a model spec (provider:model, scripted:file, …) and scripted models for tests.
+export {
+  createScriptedModel,
+  createScriptedModelFromFile,
+  type ModelHandle,
+  resolveModelSpec,
+  type Script,
+  type ScriptEntry,
+} from "./models/index.js";
+// Running: the host a run works in, its interactors, and the runs themselves.
+export {
+  callbackInteractor,
+  compilePipeline,
+  createFork,
+  createHost,
+  endRefusedFork,
+  type ForkOptions,
+  forkRun,
+  type Host,
+  type HostOptions,
+  type Interactor,
+  type ReopenOptions,
+  type ResumeOptions,
+  type RunHandle,
+  type RunOptions,
+  type RunResult,
+  type RunStore,
+  refusalOf,
+  reopenRun,
+  requestControl,
+  resumeRun,
+  runHistory,
+  runStage,
+  startRun,
+  terminalInteractor,
+  type UnansweredGrants,
+} from "./runtime/index.js";
+// Stores: where runs are kept (SQLite on one machine, PostgreSQL shared by workers).
+export {
+  AsyncSqliteStore,
+  PostgresStore,
+  reopenSharedRun,
+  resumeSharedRun,
+  SqliteStore,
+  type StepCommit,
+  startSharedRun,
+  startWorkerPool,
+} from "./store/index.js";
+// Tools: MCP servers as tools for a host.
+export { type AnyTool, attachMcpServers, type ToolOutcome } from "./tools/index.js";

@@ -35,7 +35,7 @@ async function heapPerSuspendedRun(
 
 /**
  * (d) A suspended run (in memory, parked on a grant request at its first stage): heap held per
- * run by its handle, and by its result alone once the handle is dropped (issue 14: ≤ 50 KiB).
+ * run by its handle, and by its result alone once the handle is dropped (≤ 50 KiB).
  */
 export async function suspendedMemory(workload: Workload, runs: number): Promise<Comparison[]> {
   const parked = { ...workload, probingStages: [0] };

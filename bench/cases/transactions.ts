@@ -21,7 +21,7 @@ const WRITES = new Set([
 const RUN_BOUNDS = new Set(["createRun", "acquireLease", "updateRun", "releaseLease"]);
 
 /**
- * Issue 14's "one transaction per step, journal and transcripts included": the store's write
+ * One transaction per step, journal and transcripts included: the store's write
  * calls during one durable run, counted on their way in, against the steps it committed.
  */
 export async function transactionsPerStep(workload: Workload, dir: string): Promise<Comparison> {

@@ -1,5 +1,5 @@
 /**
- * Seed 002's consensus maths, pure: the weight of each argument (role weight × Elo × accuracy),
+ * The arena debate's consensus maths, pure: the weight of each argument (role weight × Elo × accuracy),
  * the weighted vote, the "Elo duels", and the gates that compare the result to the pipeline's
  * settings (re-debate, veto, reject). Thresholds the seed's document states are settings;
  * the constants below are those its code uses and its document does not mention.

@@ -1,5 +1,5 @@
 /**
- * Seed 002's SandboxedExecution: run the plan's tasks one after another through Bash (the host's
+ * The arena debate's sandboxed execution: run the plan's tasks one after another through Bash (the host's
  * sandbox, guards and security mode apply), validate the outcome, let the Critic repair a failed
  * plan (back to run-tasks) as often as sandbox.yaml allows, and otherwise undo what ran, newest
  * first.

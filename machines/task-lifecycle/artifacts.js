@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 /**
- * The artifacts of a seed-004 task directory and what each phase may conclude from them. Every
+ * The artifacts of a task-lifecycle task directory and what each phase may conclude from them. Every
  * function reads the disk afresh and decides the same way on the same files, so running a phase
  * again is safe. A problem is a reason the phase cannot advance, naming the file.
  */
@@ -53,7 +53,7 @@ export function plannedFiles(root) {
   };
 }
 /**
- * §3.1: planning → plan-review needs the plan, its document (`plan.md`, which the plan review
+ * Planning → plan-review needs the plan, its document (`plan.md`, which the plan review
  * reads), no blocking question, and the file plan.
  */
 export function planningOutcome(root) {
@@ -69,7 +69,7 @@ export function planningOutcome(root) {
     ? { next: "planning", reason: `blocking questions remain: ${open.join("; ")}` }
     : { next: "plan-review", reason: "the plan is complete" };
 }
-/** §3.2–3.3: ok and not blocked → codegen; anything else back to planning. */
+/** Ok and not blocked → codegen; anything else back to planning. */
 export function planReviewOutcome(root) {
   const review = readJson(root, "review/plan-review.json", (value) =>
     isObject(value) && typeof value.ok === "boolean" && typeof value.blocked === "boolean"
@@ -94,7 +94,7 @@ function filesUnder(dir) {
     .sort();
 }
 /**
- * §3.4–3.5: the model says whether codegen completed, found the plan unclear or wants to run again;
+ * The model says whether codegen completed, found the plan unclear or wants to run again;
  * completed needs the diff and the generated files, all of them inside the plan's file list.
  */
 export function codegenOutcome(root, signal) {
@@ -112,7 +112,7 @@ export function codegenOutcome(root, signal) {
     ? { next: "planning", reason: `scope mismatch: ${outside.join(", ")} not in the plan` }
     : { next: "review", reason: `generated ${generated.join(", ")}` };
 }
-/** §3.6–3.7: no blocking issue → test; a blocking plan issue → planning; a code one → codegen. */
+/** No blocking issue → test; a blocking plan issue → planning; a code one → codegen. */
 export function reviewOutcome(root) {
   const review = readJson(root, "review/code-review.json", (value) =>
     isObject(value) &&
@@ -135,7 +135,7 @@ export function reviewOutcome(root) {
     return { next: "codegen", reason: `blocking: ${blocking.map((i) => i.message).join("; ")}` };
   return { next: "test", reason: "no blocking issue" };
 }
-/** §3.12: a revert ends the task once its record is written. */
+/** A revert ends the task once its record is written. */
 export function revertOutcome(root) {
   const record = readJson(root, "revert/revert.json", (value) =>
     isObject(value) && typeof value.reason === "string" && isStringList(value.restored)

@@ -18,7 +18,7 @@ import { taskState, writeTaskState } from "./state-file.js";
 /** @typedef {import("../../src/definitions/contract.js").CodeStageFunction} CodeStageFunction */
 /** @typedef {import("../../src/definitions/contract.js").TransitionHook} TransitionHook */
 
-/** Seed 004's phases, in the order `task/state.json` lists them. */
+/** The task lifecycle's phases, in the order `task/state.json` lists them. */
 export const PHASES = ["planning", "plan-review", "codegen", "review", "test", "accept", "revert"];
 
 const DEFAULT_TEST_COMMAND = "npm test";

@@ -4,7 +4,7 @@ import { TASK_DIR } from "./artifacts.js";
 
 const VERSIONS = "versions";
 /**
- * Seed 004's planning versions: when planning is entered again (a re-plan, or a redo of it),
+ * The task lifecycle's planning versions: when planning is entered again (a re-plan, or a redo of it),
  * the artifacts the round before left in `task/planning/` are first kept in
  * `task/planning/versions/<that round>/`. A version already kept is never written again, so a
  * notice repeated after a crash cannot overwrite it with the new round's files. Code is not

@@ -61,5 +61,5 @@ function writerOf(stream: NodeJS.WritableStream & { destroyed?: boolean }) {
   };
 }
 
-/** Exit codes of DESIGN.md §9. */
+/** The CLI's exit codes, so a script tells a finished, failed, misused and suspended run apart. */
 export const EXIT = { done: 0, failed: 1, usage: 2, suspended: 3 } as const;

@@ -34,7 +34,7 @@ export interface ActRuleHelpers {
 }
 
 /**
- * The Act rules of DESIGN.md §4.1 applied to one reply: exactly one completion call → schema
+ * The Act rules applied to one reply: exactly one completion call → schema
  * check, then the stage's own refusal, if any; the completion call with others, or twice → the whole batch rejected unexecuted;
  * plain text → a steering message; other calls → dispatch.
  */

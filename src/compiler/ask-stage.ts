@@ -37,7 +37,7 @@ export interface AskContext {
 }
 
 /**
- * The ask stage (issue 13): asks the interactors that take values (the terminal), or, with
+ * The ask stage: asks the interactors that take values (the terminal), or, with
  * nobody there, parks (tag `suspended`) until an answer is sent in (`INPUT_ANSWER`, from a
  * resume). Only a valid answer ends it; the value is its output. Tag `ask-pending` says it waits.
  */

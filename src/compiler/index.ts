@@ -6,7 +6,7 @@ export { drawablePipeline, GRAPH_FORMATS, type GraphFormat, renderGraph } from "
 export type { PipelineEvent, PipelineOutput, RunStatus } from "./pipeline-machine.js";
 export { type StageEvent, type StageMachineContext, stageResult } from "./stage-context.js";
 export { createStageMachine } from "./stage-machine.js";
-export type { StageServices } from "./stage-services.js";
+export type { StageServices } from "./stage-services-port.js";
 export type {
   GrantDecision,
   GrantRequest,

@@ -184,7 +184,7 @@ export type PipelineMachine = StateMachine<
 export type GroupShape = "drawn" | "run";
 
 /**
- * Compiles a pipeline into one XState machine (DESIGN.md §5): every stage state invokes the
+ * Compiles a pipeline into one XState machine: every stage state invokes the
  * lifecycle machine, a code-stage actor or a sub-pipeline machine as a child; a parallel group
  * runs its siblings side by side, left for the join once the policy is met.
  */

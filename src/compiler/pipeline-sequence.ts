@@ -38,7 +38,7 @@ export function stageState(pipeline: PipelineDefinition, stage: PipelineStage) {
   };
 }
 
-/** The transitions after a stage's result (DESIGN.md §3.2): its rules, a fan-out, or the end. */
+/** The transitions after a stage's result: its rules, a fan-out, or the end. */
 function afterStage(pipeline: PipelineDefinition, stage: PipelineStage) {
   const stageId = stage.id;
   const record = [

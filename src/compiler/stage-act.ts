@@ -12,7 +12,7 @@ import { errorView } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
 
 /**
- * Act (DESIGN.md §4.1): model turns until a valid completion or the turn cap; provider errors
+ * Act: model turns until a valid completion or the turn cap; provider errors
  * are retried after a backoff, proposed calls go through the approval order one at a time.
  */
 export function actState(machine: StageMachineSetup) {

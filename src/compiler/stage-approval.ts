@@ -22,7 +22,7 @@ export const envelopeApproval = {
 };
 
 /**
- * The tool approval order (DESIGN.md §4.2), one proposed call at a time: unknown tools are
+ * The tool approval order, one proposed call at a time: unknown tools are
  * refused, the envelope approves, anything else asks the pipeline's grant policy and then the
  * interactors (or parks the run), a grant is minted and consumed once, guard rules have the last
  * word, and the result (or the refusal) goes back on the transcript.

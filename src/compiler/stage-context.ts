@@ -6,7 +6,7 @@ import type { JsonValue } from "../tools/types.js";
 import type { AskContext, InputRequest } from "./ask-stage.js";
 import type { GrantLedger } from "./grants.js";
 import type { EnterInput, FinishInput } from "./stage-phases.js";
-import type { AssertInput, ModelCallInput, ToolCallInput } from "./stage-services.js";
+import type { AssertInput, ModelCallInput, ToolCallInput } from "./stage-services-port.js";
 import type {
   AttemptRecord,
   GrantDecision,
@@ -170,7 +170,7 @@ export function currentAttempt(context: StageMachineContext): AttemptRecord {
   };
 }
 
-/** Every attempt so far, the current one last (seed 001's `ctx.attempts`). */
+/** Every attempt so far, the current one last (`ctx.attempts`). */
 export function attemptHistory(context: StageMachineContext): AttemptRecord[] {
   return [...(context.attempts ?? []), currentAttempt(context)];
 }

@@ -4,7 +4,7 @@ import { type ErrorCode, type ErrorView, StagechartError, toStagechartError } fr
 import type { JsonValue } from "../tools/types.js";
 import type { ProposedCall, TranscriptEntry } from "./stage-types.js";
 
-/** The transcript entries the Act rules write (DESIGN.md §4.1), as pure functions. */
+/** The transcript entries the Act rules write, as pure functions. */
 
 export function toolResultEntry(
   call: { toolCallId: string; tool: string },

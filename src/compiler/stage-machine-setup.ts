@@ -28,7 +28,7 @@ import {
   type StageEntry,
   type StageFinish,
 } from "./stage-phases.js";
-import type { SetupOutput, StageServices } from "./stage-services.js";
+import type { SetupOutput, StageServices } from "./stage-services-port.js";
 import { withSlot } from "./stage-slots.js";
 import type {
   GateAnswer,

@@ -22,11 +22,11 @@ import {
 import { errorView, viewOf } from "./stage-entries.js";
 import { stageMachineSetup } from "./stage-machine-setup.js";
 import type { StageEntry, StageFinish } from "./stage-phases.js";
-import type { StageServices } from "./stage-services.js";
+import type { StageServices } from "./stage-services-port.js";
 import type { GateAnswer } from "./stage-types.js";
 
 /**
- * The stage lifecycle (DESIGN.md §4.1): Setup → Init → CheckGate → Act → Assert → Exit,
+ * The stage lifecycle: Setup → Init → CheckGate → Act → Assert → Exit,
  * one actor per stage execution. Setup, Init and CheckGate run as one actor in `setup`, Assert
  * and Exit as one in `assert` (stage-phases.ts); `checkGate` asks a deferred gate again. All
  * work is done by `services`; the machine only routes, so it can be persisted in any state and

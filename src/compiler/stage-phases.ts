@@ -1,6 +1,6 @@
 import type { JsonValue } from "../tools/types.js";
 import { withOverrideNote } from "./stage-entries.js";
-import type { AssertInput, SetupInput, SetupOutput, StageServices } from "./stage-services.js";
+import type { AssertInput, SetupInput, SetupOutput, StageServices } from "./stage-services-port.js";
 import type { AssertOutcome, GateAnswer } from "./stage-types.js";
 
 /**
@@ -34,7 +34,7 @@ export interface StageEntry {
   endedAt: { setup?: number; init?: number };
 }
 
-/** Setup → Init → CheckGate (DESIGN.md §4.1). */
+/** Setup → Init → CheckGate. */
 export async function enterStage(services: StageServices, input: EnterInput): Promise<StageEntry> {
   const entry: StageEntry = { endedAt: {} };
   let setUp = input.setUp;

@@ -32,7 +32,7 @@ export interface ProposedCall {
   argsSummary: string;
 }
 
-/** A `grantStageTool` request (seed 000). */
+/** A `grantStageTool` request. */
 export interface GrantRequest {
   stageId: string;
   stageExecutionId: string;
@@ -48,7 +48,7 @@ export interface GrantRequest {
   envelope?: readonly string[];
 }
 
-/** A model turn, already classified by the Act rules (DESIGN.md §4.1). */
+/** A model turn, already classified by the Act rules. */
 export type TurnOutcome = {
   /** What the turn adds to the transcript: the model's reply, then any synthetic answer to it. */
   entries: TranscriptEntry[];

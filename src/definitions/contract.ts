@@ -19,7 +19,7 @@ export type JsonValue =
 export type Verdict = "ok" | "retry" | "skip" | "fail";
 export type GateAnswer = "proceed" | "defer" | "block";
 
-/** What a stage hands to the transition rules and its successors (DESIGN.md §2). */
+/** What a stage hands to the transition rules and its successors. */
 export interface StageResult {
   stageId: string;
   stageExecutionId: string;
@@ -78,7 +78,7 @@ export interface StageHooks {
   }): GateAnswer | Promise<GateAnswer>;
   assert?(input: AssertHookInput): AssertOutcome | Promise<AssertOutcome>;
   /**
-   * The reduced summary successors read as `ctx.upstream[i].output` (seed 001's Exit). Runs
+   * The reduced summary successors read as `ctx.upstream[i].output` (Exit). Runs
    * once the stage's Assert said `ok` or `skip`; what it returns (JSON) is the output.
    */
   exit?(input: ExitHookInput): JsonValue | undefined | Promise<JsonValue | undefined>;
@@ -97,7 +97,7 @@ export interface CompletionCheckInput {
   transcript: readonly TranscriptEntry[];
 }
 
-/** One attempt of a stage's Act (seed 001's `ctx.attempts[i]`). */
+/** One attempt of a stage's Act (`ctx.attempts[i]`). */
 export interface AttemptRecord {
   /** 1-based. */
   attempt: number;
@@ -111,7 +111,7 @@ export interface AttemptRecord {
   reason?: string;
 }
 
-/** What Assert sees (seed 001: `{parsed, transcript, attempts}`), plus the stage and its ctx. */
+/** What Assert sees (`{parsed, transcript, attempts}`), plus the stage and its ctx. */
 export interface AssertHookInput {
   stage: StageDefinition;
   /** The stage's ctx, with the attempt history as `ctx.attempts`. */

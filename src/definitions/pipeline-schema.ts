@@ -13,7 +13,7 @@ import type { StageDefinition } from "./stage.js";
 import { KEBAB_CASE, stageFrontmatterSchema } from "./stage-schema.js";
 
 /**
- * The shapes of a pipeline (DESIGN.md §3.2), shared by YAML files and `definePipeline`: each
+ * The shapes of a pipeline, shared by YAML files and `definePipeline`: each
  * field and entry is parsed on its own so one mistake does not hide the others. Messages read
  * after the path of the offending key (`next.review[1].when: …`).
  */

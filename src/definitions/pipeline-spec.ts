@@ -3,7 +3,7 @@ import type { JsonSchema } from "./json-schema.js";
 import type { StageDefinition } from "./stage.js";
 
 /**
- * A pipeline as TypeScript writes it (`definePipeline`): the YAML format (DESIGN.md §3.2) plus
+ * A pipeline as TypeScript writes it (`definePipeline`): the YAML format plus
  * code stages, inline stage definitions and sub-pipelines, named guards and stage hooks.
  * `Id` is the union of the stage ids and `G` of the guard names, so a typo in a target, a
  * `visits` or a `guard` is a type error.
@@ -21,7 +21,7 @@ export interface PipelineSpec<Id extends string = string, G extends string = str
   hooks?: Partial<Record<NoInfer<Id>, StageHooks>>;
   /** `adjacent`: OVERRIDE goes only to a stage a rule of the current stage leads to. */
   override?: "reachable" | "adjacent";
-  /** `true`: `redo` of a run that ended `done` reopens it (seed 004: done is final until redo). */
+  /** `true`: `redo` of a run that ended `done` reopens it (done is final until redo). */
   reopenable?: boolean;
   /** Told after every transition of a run (see `TransitionHook`). */
   onTransition?: TransitionHook;

@@ -3,7 +3,7 @@ import type { JsonSchema } from "./json-schema.js";
 import type { StageDefinition } from "./stage.js";
 
 /**
- * The intermediate representation of a pipeline (DESIGN.md §3.2): what both the YAML files and
+ * The intermediate representation of a pipeline: what both the YAML files and
  * `definePipeline` produce after validation, and what the compiler turns into an XState machine.
  * The topology is static: every possible successor of every stage is declared here.
  */

@@ -1,6 +1,6 @@
 import * as z from "../zod.js";
 
-/** The frontmatter contract of a stage file (seed 001, DESIGN.md §3.1). */
+/** The frontmatter contract of a stage file. */
 
 export const REQUIRED_STAGE_FIELDS = [
   "id",

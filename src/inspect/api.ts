@@ -1,5 +1,5 @@
 import type { JsonValue } from "../definitions/contract.js";
-import { err, ok, type Result, StagechartError } from "../errors.js";
+import { type ErrorCode, err, ok, type Result, StagechartError } from "../errors.js";
 import type { AsyncRunStore } from "../store/index.js";
 import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
 import * as z from "../zod.js";
@@ -155,7 +155,7 @@ async function answerGrant(
 }
 
 const notFound = (
-  code: `${"Session" | "Validation"}/${string}`,
+  code: Extract<ErrorCode, `${"Session" | "Validation"}/${string}`>,
   message: string,
   ctx: Record<string, unknown>,
 ) => new StagechartError(code, message, ctx);

@@ -3,7 +3,7 @@ import { type AnyStateMachine, createMachine } from "xstate";
 import { type DirectedGraphNode, toDirectedGraph } from "xstate/graph";
 import { collectEdges, drawablePipeline } from "../compiler/graph.js";
 import { createStageMachine } from "../compiler/stage-machine.js";
-import type { StageServices } from "../compiler/stage-services.js";
+import type { StageServices } from "../compiler/stage-services-port.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { descriptionOf } from "../definitions/stage-descriptions.js";
 

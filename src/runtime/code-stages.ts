@@ -8,6 +8,7 @@ import type {
   ToolCallResult,
 } from "../definitions/contract.js";
 import type { PipelineStage } from "../definitions/pipeline-types.js";
+import type { ErrorCode } from "../errors.js";
 import type { AuditEventInput } from "../events/audit.js";
 import type { Host } from "./host.js";
 import { invokeHostTool } from "./host-tools.js";
@@ -21,8 +22,8 @@ const TAIL_CHARS = 4000;
 
 /**
  * Runs a stage without an LLM: a TypeScript function, or a command through the Bash tool. Its
- * tool calls are covered by no stage envelope, so the security mode decides them (DESIGN.md
- * §4.2, step 4), then the guard rules.
+ * tool calls are covered by no stage envelope, so the security mode decides them, then the
+ * guard rules.
  */
 export async function runCodeStage(
   host: Host,
@@ -127,7 +128,7 @@ async function callHostTool(
   audit("ToolProposed", call);
   const refuse = (
     source: string,
-    code: `ToolTerminal/${string}`,
+    code: Extract<ErrorCode, `ToolTerminal/${string}`>,
     message: string,
   ): ToolCallResult => {
     audit("ToolDenied", { ...call, source, code });

@@ -46,7 +46,7 @@ export interface ControlSettlement {
 /** A store's answer: at once from an embedded store, later from one across the network. */
 
 /**
- * The control queue of a store (DESIGN.md §6, issue 13): `cancel`, `override` and `redo` for a
+ * The control queue of a store: `cancel`, `override` and `redo` for a
  * run that another live process owns are queued here, and that owner takes them. Its readers
  * await every answer, so a store may give them synchronously (SQLite) or not (PostgreSQL).
  */

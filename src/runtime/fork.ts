@@ -94,7 +94,7 @@ export interface CreatedFork {
 }
 
 /**
- * Starts a new run from step `at` of a stored run (issue 13): `createFork`, then the fork
+ * Starts a new run from step `at` of a stored run: `createFork`, then the fork
  * resumed in this process (`resumeRun`'s options: answers, inputs, control, force); a resume
  * refused ends the fork (`endRefusedFork`). On a shared store, `createFork`, `resumeSharedRun`
  * and `endRefusedFork` do the same.

@@ -5,7 +5,7 @@ import {
   type LanguageModelV3GenerateResult,
 } from "@ai-sdk/provider";
 import { classifyTurn, type ModelReply } from "../compiler/act-rules.js";
-import type { ModelCallInput } from "../compiler/stage-services.js";
+import type { ModelCallInput } from "../compiler/stage-services-port.js";
 import type { TurnOutcome } from "../compiler/stage-types.js";
 import { transcriptCutoff } from "../compiler/transcript-keys.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";

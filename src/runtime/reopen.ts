@@ -28,7 +28,7 @@ export interface ReopenOptions {
 }
 
 /**
- * Reopens a stored run that ended `done` (seed 004: done is final until a redo), for a pipeline
+ * Reopens a stored run that ended `done` (done is final until a redo), for a pipeline
  * that opts in with `reopenable: true`: the run goes on, with its id, from `stage` as a new
  * execution of it (with the upstream it had the last time), everything its stages did before
  * carried on. The log gets `RunReopened` ({stage, from, by, reason}) and the run is `running`

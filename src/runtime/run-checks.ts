@@ -35,7 +35,7 @@ export function checkContext(
   );
 }
 
-/** Why a control event is refused (DESIGN.md §4.3), or nothing when it may be sent. */
+/** Why a control event is refused, or nothing when it may be sent. */
 export function refuseControl(
   pipeline: PipelineDefinition,
   context: PipelineContext,

@@ -112,7 +112,7 @@ export interface ResumeOptions {
 }
 
 /**
- * Continues a stored run from its latest snapshot (DESIGN.md §6): calls in flight at the crash
+ * Continues a stored run from its latest snapshot: calls in flight at the crash
  * run again with the same idempotency keys, everything recorded is reused, backoff deadlines and
  * pending grant requests carry on. A run killed before its first step was committed (its row is
  * all there is) starts from its beginning, with its id, ctx and options — or, asked to cancel,

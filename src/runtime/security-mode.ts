@@ -2,7 +2,7 @@ import { findMatchingRule, type ToolRule } from "./rules.js";
 
 /**
  * The security mode decides tool calls that no stage envelope covers — calls code stages make
- * through the host (DESIGN.md §4.2, step 4). It never approves an out-of-envelope call inside an
+ * through the host. It never approves an out-of-envelope call inside an
  * LLM stage: those go through grants, in every mode.
  */
 export const SECURITY_MODES = ["ask", "yolo", "allowlist"] as const;

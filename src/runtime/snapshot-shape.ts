@@ -9,7 +9,7 @@ import { StagechartError, toStagechartError } from "../errors.js";
 import * as z from "../zod.js";
 
 /**
- * The shape of a stored run snapshot, checked before it is restored (DESIGN.md §6): the pipeline
+ * The shape of a stored run snapshot, checked before it is restored: the pipeline
  * machine's snapshot, whose children are stage machines (with their own snapshots), code stages,
  * sub-pipelines and the promise actors of calls in flight. Only what restoring and resuming read
  * is checked; anything else may be there.

@@ -1,4 +1,4 @@
-import type { AssertInput, ExitInput } from "../compiler/stage-services.js";
+import type { AssertInput, ExitInput } from "../compiler/stage-services-port.js";
 import type {
   AssertHookInput,
   AssertOutcome,
@@ -57,7 +57,7 @@ export async function runExit(
   });
 }
 
-/** What a hook sees (seed 001: `{parsed, transcript, attempts}`); the transcript is read once, here. */
+/** What a hook sees (`{parsed, transcript, attempts}`); the transcript is read once, here. */
 function hookInput(
   transcripts: TranscriptStore,
   input: AssertInput,

@@ -1,4 +1,4 @@
-import type { SetupInput, SetupOutput, StageServices } from "../compiler/stage-services.js";
+import type { SetupInput, SetupOutput, StageServices } from "../compiler/stage-services-port.js";
 import type { ProposedCall, StageContext, ToolRun } from "../compiler/stage-types.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { templateStageOf } from "../definitions/stage.js";
@@ -93,7 +93,7 @@ function guardRuleOf(host: Host): (call: ProposedCall) => string | undefined {
 
 const NO_OVERRIDE = Object.freeze({ reason: "", from: "" });
 
-/** Setup (DESIGN.md §4.1): narrow the tools, check the model and the inputs, build ctx. */
+/** Setup: narrow the tools, check the model and the inputs, build ctx. */
 function setupStage(
   host: Host,
   { stage, runId, stageExecutionId, ctx, upstream, stagesBefore, override }: SetupInput,

@@ -9,11 +9,11 @@ import { OrderedTranscript, type TranscriptStore } from "./transcripts.js";
 /**
  * The audit sink, journal and transcripts of a durable run. What a step writes — audit events,
  * journal entries, transcript entries — is held until the step is committed together with the
- * snapshot it led to, in one transaction (DESIGN.md §6): a call's recorded result becomes
+ * snapshot it led to, in one transaction: a call's recorded result becomes
  * durable with the step that consumes it, never apart. Sequence numbers are assigned here in
  * the order the store will give them. What the run recorded before (a resume finds it in the
  * store) is read from the store once, when first needed, then kept here and updated by every
- * commit: no call reads the store (issue 14: a read per call grew with the run).
+ * commit: no call reads the store (a read per call grew with the run).
  */
 export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   private pending: (AuditEventInput & { at: string })[] = [];

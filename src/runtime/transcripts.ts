@@ -123,7 +123,7 @@ interface MadePrompt {
 /**
  * The last prompt made for each transcript, by its first entry. A turn's prompt repeats every
  * earlier entry: making all their messages afresh each turn made a turn's cost grow with the
- * transcript (issue 14), so a prompt whose entries extend the last one's reuses its messages.
+ * transcript, so a prompt whose entries extend the last one's reuses its messages.
  */
 const madePrompts = new WeakMap<TranscriptEntry, MadePrompt>();
 

@@ -18,7 +18,7 @@ export interface SnapshotWrite extends StoredSnapshotText {
 }
 
 /**
- * Every committed step of every run, with the snapshot it led to (issue 13; the visualizer's
+ * Every committed step of every run, with the snapshot it led to (the visualizer's
  * scrubber). Each snapshot is stored here only: the run's latest, which resume needs, is its last
  * step with a snapshot.
  */

@@ -88,7 +88,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // Every committed step and the snapshot it led to, not only the latest (issue 13).
+    // Every committed step and the snapshot it led to, not only the latest.
     version: 2,
     sql: `
       CREATE TABLE steps (
@@ -102,7 +102,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // What pipelines keep between runs (the arena debate's ratings and past debates; issue 12).
+    // What pipelines keep between runs (the arena debate's ratings and past debates).
     version: 3,
     sql: `
       CREATE TABLE memory (
@@ -117,7 +117,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     // What a fork at a step copies: the journal and transcript rows written up to that step,
-    // marked by the highest rowid of each table when the step was committed (issue 13).
+    // marked by the highest rowid of each table when the step was committed.
     version: 4,
     sql: `
       ALTER TABLE steps ADD COLUMN journal_mark INTEGER;
@@ -125,7 +125,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // Control events for a run another process owns, taken by that owner (issue 13).
+    // Control events for a run another process owns, taken by that owner.
     version: 5,
     sql: `
       CREATE TABLE control_requests (
@@ -145,7 +145,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     // Each snapshot is written once, in the step history, stamped there; the run's latest is its
     // last step with a snapshot. A run stored before step history gets one step holding it
-    // (issue 14: disk bytes).
+    // (fewer bytes on disk).
     version: 6,
     sql: `
       ALTER TABLE steps ADD COLUMN definition_hash TEXT;
@@ -171,7 +171,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     // Runs waiting for a worker (status `queued`), and the definitions they run, stored by their
-    // hash so a worker needs no checkout (issue 15). SQLite cannot change a CHECK in place: the
+    // hash so a worker needs no checkout. SQLite cannot change a CHECK in place: the
     // runs table is rebuilt with its rowids (the listing's tie-break), foreign keys off meanwhile.
     version: 7,
     sql: `
@@ -206,12 +206,12 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     // A tool's result is stored once, in the journal: the transcript entry carrying it names the
-    // journal entry instead (issue 14: disk bytes). Rows written before keep their results.
+    // journal entry instead (fewer bytes on disk). Rows written before keep their results.
     version: 8,
     sql: "ALTER TABLE transcripts ADD COLUMN result_of TEXT;",
   },
   {
-    // Issue 14 (disk bytes: fewer pages written per commit). A step's audit events are stored
+    // Fewer pages written per commit, so fewer bytes on disk. A step's audit events are stored
     // in its row (`events`, see records.ts) instead of a row each in `audit`, whose rows move
     // there; the steps keep the log append-only. A snapshot may be stored as a delta against an
     // earlier step's, its keyframe: `snapshot` then holds the zlib delta and `snapshot_base` the
@@ -268,8 +268,8 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // Issue 14 (disk bytes: a commit wrote a row and an index entry in each of steps, journal and
-    // transcripts). A step's journal and transcript entries are stored in its row (`journal`,
+    // Fewer bytes on disk: a commit wrote a row and an index entry in each of steps, journal and
+    // transcripts. A step's journal and transcript entries are stored in its row (`journal`,
     // `transcripts`: JSON arrays, see step-entries.ts), and the tables go. Which step an entry
     // moves to: the first of its run whose marks cover its rowid (the marks were the tables'
     // highest rowids when the step was committed, and every entry was written before the step
@@ -340,7 +340,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // Issue 14 (listing: 10,000 runs as fast as 10). The listing walks an index holding every
+    // Listing 10,000 runs as fast as 10. The listing walks an index holding every
     // column it reads, in its order, instead of looking each run up in a table whose rows carry
     // their options. Its tie-break, the rowid, cannot be an index column, so the table is rebuilt
     // with the rowid named: `position` (as PostgreSQL's), each run keeping its own. run_id stays

@@ -50,7 +50,7 @@ export interface NewRun {
   status?: StoredStatus;
 }
 
-/** The record of a run stored `at`, as `run` asks; `Session/RunIdInvalid` for an id that cannot be one. */
+/** The record of a run stored `at`, as `run` asks; `Validation/RunIdInvalid` for an id that cannot be one. */
 export function newRunRecord(run: NewRun, at: string): Result<RunRecord> {
   if (!isValidRunId(run.runId)) return err(runIdInvalid(run.runId));
   return ok({
@@ -71,7 +71,7 @@ export interface ClaimFilter {
 }
 
 /**
- * A pipeline's definition as files (issue 15): `entry`, the pipeline file or folder to load, and
+ * A pipeline's definition as files: `entry`, the pipeline file or folder to load, and
  * every file it uses, by path relative to the bundle's root, with its text. Stored by the
  * definition hash of what they load into, so a worker runs exactly what the run was queued with.
  */
@@ -170,7 +170,7 @@ export interface StepEventsRow {
 }
 
 /**
- * A step's audit events as its row stores them (issue 14: one row per step, not one per event):
+ * A step's audit events as its row stores them (one row per step, not one per event):
  * a JSON array in seq order, each event without its run id and seq, which the row implies.
  */
 export function toStepEvents(events: readonly AuditEvent[]): string | null {

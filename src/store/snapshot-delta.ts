@@ -10,7 +10,7 @@ export interface StoredSnapshotText {
 const LARGEST_DELTA = 1 / 8;
 
 /**
- * The step a run's snapshots are stored against (issue 14: disk bytes). A run's consecutive
+ * The step a run's snapshots are stored against (fewer bytes on disk). A run's consecutive
  * snapshots differ in a few fields, so most are stored as a zlib delta whose dictionary is the
  * run's keyframe (an earlier step's snapshot, stored whole): about 5 % of the JSON. Its checksums
  * (of the dictionary and of the JSON) make a delta read against a damaged keyframe fail. Every

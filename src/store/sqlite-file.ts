@@ -77,7 +77,7 @@ export function openDatabase(path: string): Database.Database {
   const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   try {
     // Every commit rewrites each page it touches whole: small pages keep that close to the
-    // bytes a step adds (issue 14). Only a new, empty file takes it; an older one keeps its own.
+    // bytes a step adds. Only a new, empty file takes it; an older one keeps its own.
     db.pragma("page_size = 1024");
     switchToWal(db);
     // In WAL mode NORMAL cannot corrupt the file and loses nothing when the process dies; a

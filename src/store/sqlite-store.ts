@@ -50,7 +50,7 @@ import {
   storeUnavailable,
 } from "./store-errors.js";
 
-/** Where a project's runs live, relative to its working directory (DESIGN.md §6). */
+/** Where a project's runs live, relative to its working directory. */
 export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
 
 export interface StoreOptions {
@@ -62,7 +62,7 @@ export interface StoreOptions {
 export type { StepCommit };
 
 /**
- * The embedded store (DESIGN.md §6): runs, their latest snapshots, the audit log, the journal,
+ * The embedded store: runs, their latest snapshots, the audit log, the journal,
  * transcripts and leases in one SQLite file. Expected conditions come back as error values;
  * a throw means misuse (an unknown run, a value that is not JSON) or a failing store: a damaged
  * file or row is `Session/StoreCorrupt`, a full, missing or read-only disk

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import type { KeyedSnapshot } from "./history.js";
 import type { RunRow, RunSummary, StepEventsRow } from "./records.js";
 
-// A step does not rewrite its run's row (one page less in every commit, issue 14): a run was last
+// A step does not rewrite its run's row (one page less in every commit): a run was last
 // updated by its own last change or its last step, whichever came later. A run of any status
 // needs the look-up: steps are written after a run ended too (a refused resume, say).
 const UPDATED_AT = `MAX(updated_at, COALESCE(

@@ -8,7 +8,7 @@ import { entryMisfiled } from "./store-errors.js";
 import { entryOf, resultReferences } from "./tool-results.js";
 
 /**
- * A step's journal and transcript entries as its row stores them (migration 11, issue 14: a
+ * A step's journal and transcript entries as its row stores them (migration 11: a
  * commit writes one row and its index entry, not a row and an index entry per table). `journal`
  * is a JSON array of `[key, value]` in the order recorded; `transcripts` one of
  * `[stageExecutionId, key, entry]`, with a fourth element, the journal key holding the entry's
@@ -67,7 +67,7 @@ interface StepEntryRow extends StepEntryColumns {
 }
 
 /**
- * A column's entries, one row each, found in SQL (issue 14: a single-key lookup decodes no other
+ * A column's entries, one row each, found in SQL (a single-key lookup decodes no other
  * row): `json_each` over the column when it is JSON, the entry's first part extracted by path so
  * that an entry of another shape is never read as JSON. An unparsable column yields none.
  */
@@ -136,8 +136,8 @@ export class StepEntries {
    *
    * A transcript is looked for only if the run's steps hold entries of its stage execution:
    * which ones do is read once, at the first transcript asked for, before the reader put any
-   * (it reads a transcript before it puts into it; issue 14: each stage execution a durable run
-   * started read every step's transcripts).
+   * (it reads a transcript before it puts into it; otherwise each stage execution a durable run
+   * started would read every step's transcripts).
    */
   entriesOf(runId: string): RunEntries {
     const journal = this.journalOf(runId);

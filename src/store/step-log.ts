@@ -19,7 +19,7 @@ export class StepLog {
   private readonly keyframes = new SnapshotKeyframes();
   /**
    * Each run's last step as this store appended it: read from the file at the run's first append
-   * here, then kept (issue 14: two lookups a commit). Only the run's lease holder appends steps
+   * here, then kept (two lookups a commit). Only the run's lease holder appends steps
    * for it, so it is let go when this store takes the lease (`acquireLease`, `claimRun`: what
    * correctness rests on) and when a transaction rolls back; leaving `running`, giving the lease
    * up or requeuing only frees it. An owner that lost its lease unawares numbers a step another

@@ -16,7 +16,7 @@ export interface TranscriptWrite {
 }
 
 /**
- * A tool result is stored once (issue 14: disk bytes): a tool entry whose result is, to the byte,
+ * A tool result is stored once (fewer bytes on disk): a tool entry whose result is, to the byte,
  * the result of a tool run the same step journals refers to that journal entry instead of
  * carrying a second copy. Entries of other steps carry their own.
  */

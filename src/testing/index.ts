@@ -1,10 +1,15 @@
 /** `stagechart/testing`: model-based testing of pipelines (paths, real-engine replays, coverage). */
-export { type Coverage, graphTransitions, transitionCoverage, type Uncovered } from "./coverage.js";
-export { coveringPaths, modelledTransitions } from "./covering.js";
+
+// Coverage: which transitions the paths run took.
+export { type Coverage, transitionCoverage, type Uncovered } from "./coverage.js";
+// Paths: every way through a pipeline, and a few that cover each of its transitions.
+export { coveringPaths } from "./covering.js";
+
+// Running paths on the real engine, one by one or as vitest tests.
 export type { Fixtures } from "./drive.js";
+// The pipeline's model: a machine of stage outcomes, for tools such as @xstate/graph.
 export {
   type ControlEventName,
-  controlEventOf,
   controlEventsFrom,
   type StageDoneEvent,
   stageDone,
@@ -17,16 +22,13 @@ export {
   stageOutcomes,
   type UnreachableOutcome,
 } from "./outcomes.js";
-export { readFixtureFile, readPathFile } from "./path-file.js";
 export {
-  PATH_STRATEGIES,
   type PathList,
   type PathOptions,
   type PathStep,
   type PathStrategy,
   type PipelinePath,
   pipelinePaths,
-  sampleContext,
 } from "./paths.js";
 export { type PathRecord, type PathRun, type RunPathOptions, runPath } from "./run-path.js";
 export {

@@ -1,5 +1,5 @@
 import { refusalEntry } from "../compiler/stage-entries.js";
-import type { ExitInput } from "../compiler/stage-services.js";
+import type { ExitInput } from "../compiler/stage-services-port.js";
 import type { JsonValue, StageResult, Verdict } from "../definitions/contract.js";
 import { compileSchema } from "../definitions/json-schema.js";
 import type {
@@ -344,7 +344,7 @@ function readable(
   return opaque ? { ...part, path: part.path.slice(0, 3) } : part;
 }
 
-/** A gate's `defer` and `block` under each `resolutionPolicy` (DESIGN.md §3.1). */
+/** A gate's `defer` and `block` under each `resolutionPolicy`. */
 export function gateOutcomes(
   stageId: string,
   policy: "retry-later" | "skip" | "fail",

@@ -1,4 +1,4 @@
-import { err, ok, type Result, StagechartError } from "../errors.js";
+import { type ErrorCode, err, ok, type Result, StagechartError } from "../errors.js";
 import type { RegularRead } from "../files.js";
 import type { ToolOutcome } from "./types.js";
 
@@ -11,7 +11,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 /** A file's failure as a tool error, naming the path the model gave. */
 export function fileError(error: unknown, path: string): StagechartError {
   const code = (error as NodeJS.ErrnoException).code;
-  const known: Record<string, [`ToolTerminal/${string}`, string]> = {
+  const known: Record<string, [Extract<ErrorCode, `ToolTerminal/${string}`>, string]> = {
     ENOENT: ["ToolTerminal/FileNotFound", "does not exist"],
     EISDIR: ["ToolTerminal/IsDirectory", "is a directory, not a file"],
     ENOTDIR: ["ToolTerminal/NotADirectory", "has a file where a directory should be"],

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { createActor, type InspectionEvent, toPromise, waitFor } from "xstate";
 import { createStageMachine } from "../../src/compiler/stage-machine.js";
-import type { StageServices } from "../../src/compiler/stage-services.js";
+import type { StageServices } from "../../src/compiler/stage-services-port.js";
 import type { StageResult } from "../../src/compiler/stage-types.js";
 import { StagechartError } from "../../src/errors.js";
 import { stageMachineFor } from "../../src/runtime/run-stage.js";

@@ -31,7 +31,7 @@ describe("stage files on disk", () => {
     }
   });
 
-  it("the bundled stages match the seed-000 pipeline", async () => {
+  it("the bundled stages match the code-review pipeline", async () => {
     const load = async (name: string) => {
       const result = await loadStageFile(join(STAGES_DIR, `${name}.md`));
       if (!result.ok) throw new Error(name);

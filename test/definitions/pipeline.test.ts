@@ -15,7 +15,7 @@ import {
 import { STAGES_DIR, seedPlan } from "../support/stages.js";
 
 describe("the bundled pipelines", () => {
-  it("code-review loads into the seed-000 pipeline: plan → execute → review, with a bounded rework loop", async () => {
+  it("code-review loads into its pipeline: plan → execute → review, with a bounded rework loop", async () => {
     const result = await loadPipelineFile(join(MACHINES_DIR, "code-review.yaml"));
     const pipeline = loaded(result);
     expect(result.ok && result.warnings).toEqual([]);

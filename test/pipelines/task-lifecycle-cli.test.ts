@@ -102,7 +102,7 @@ const stateOf = (project: string) =>
 const decisionOf = (project: string) =>
   JSON.parse(readFileSync(join(project, "task/accept/decision.json"), "utf8"));
 
-describe("the accept decision (seed 004 §3.10–3.11), asked of a person", () => {
+describe("the accept decision, asked of a person", () => {
   it("is answered by the script's answers in a run nobody watches, and recorded in decision.json", async () => {
     const project = taskProject();
     const ran = await runLifecycle(project);
@@ -153,7 +153,7 @@ describe("the accept decision (seed 004 §3.10–3.11), asked of a person", () =
   });
 });
 
-describe("stagechart redo of a task that ended done (seed 004: done is final until redo)", () => {
+describe("stagechart redo of a task that ended done (done is final until redo)", () => {
   it("reopens it at the named phase with its run id, the reason audited, on to done again", async () => {
     const project = taskProject();
     const ran = await runLifecycle(project);

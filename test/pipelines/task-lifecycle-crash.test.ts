@@ -95,7 +95,7 @@ describe("a task-lifecycle run killed mid-phase", () => {
     expect(state.actors.revert).toEqual({ round: 0, status: null });
   });
 
-  it("is moved on by an override the seed's table allows, its reason audited; one it does not is refused", async () => {
+  it("is moved on by an override the lifecycle's table allows, its reason audited; one it does not is refused", async () => {
     const project = taskProject();
     const script = pausingScript(project, [{ stage: "review", entry: 1, delayMs: 5000 }]);
     await runBuilt(

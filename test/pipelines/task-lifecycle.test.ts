@@ -26,7 +26,7 @@ import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js
 import { BUNDLED_MACHINES } from "../../src/paths.js";
 import { refuseControl } from "../../src/runtime/run-checks.js";
 
-/** Seed 004's table (§2–3): every phase's successors, and nothing else. */
+/** The lifecycle's table: every phase's successors, and nothing else. */
 const TABLE: Record<string, string[]> = {
   planning: ["plan-review", "planning"],
   "plan-review": ["codegen", "planning"],
@@ -45,7 +45,7 @@ async function loaded(): Promise<PipelineDefinition> {
   return result.value;
 }
 
-/** The answer to accept's question that means going to each phase (seed 004 §3.10–3.11). */
+/** The answer to accept's question that means going to each phase. */
 const DECISION_FOR: Record<string, string> = {
   done: "accepted",
   codegen: "changes-requested",
@@ -116,7 +116,7 @@ function compiledTargets(pipeline: PipelineDefinition) {
   return byPhase;
 }
 
-describe("the task-lifecycle pipeline's transitions (seed 004 table)", () => {
+describe("the task-lifecycle pipeline's transitions", () => {
   for (const from of PHASES) {
     for (const to of TARGETS) {
       const allowed = TABLE[from]?.includes(to) ?? false;
@@ -253,7 +253,7 @@ describe("the artifacts that gate each phase", () => {
     expect(review([{ severity: "fatal" }])).toMatchObject({ problem: expect.any(String) });
   });
 
-  it("accept asks a person for the decision, whose schema allows only the seed's five", async () => {
+  it("accept asks a person for the decision, whose schema allows only the lifecycle's five", async () => {
     const accept = (await loaded()).stages.accept;
     expect(accept?.kind).toBe("ask");
     if (accept?.kind !== "ask") return;
@@ -336,7 +336,7 @@ describe("leaving accept", () => {
   const decisionIn = (root: string) =>
     JSON.parse(readFileSync(join(root, "task/accept/decision.json"), "utf8"));
 
-  it("records the person's last answer in accept/decision.json, the artifact seed 004 names", async () => {
+  it("records the person's last answer in accept/decision.json, the artifact the lifecycle names", async () => {
     const root = taskDir({});
     const answer = { decision: "revert", reason: "slugify breaks the old callers" };
     await recordTransition(at(root, "revert", answer));

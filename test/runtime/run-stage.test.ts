@@ -46,7 +46,7 @@ describe("a stage execution", () => {
     });
   });
 
-  it("runs the seed-000 Plan sequence: denied Edit, envelope Grep, submit_plan, Exit", async () => {
+  it("runs code-review's Plan sequence: denied Edit, envelope Grep, submit_plan, Exit", async () => {
     const h = harness(
       `
 stages:

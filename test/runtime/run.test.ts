@@ -41,7 +41,7 @@ const transitions = (events: { type: string; payload: Record<string, unknown> }[
     .map((e) => `${e.payload.kind}:${String(e.payload.from)}->${String(e.payload.to)}`);
 
 describe("a pipeline run", () => {
-  it("runs the seed-000 pipeline Plan → Execute → Review to done", async () => {
+  it("runs the code-review pipeline Plan → Execute → Review to done", async () => {
     const h = harness(CODE_REVIEW_SCRIPT, {
       interactors: [callbackInteractor("user", () => "deny")],
     });

@@ -43,7 +43,7 @@ class CountingTranscripts extends MemoryTranscripts {
 }
 
 describe("the Assert hook", () => {
-  it("receives seed 001's {parsed, transcript, attempts}, each parse error on ctx.attempts[i].parseError", async () => {
+  it("receives {parsed, transcript, attempts}, each parse error on ctx.attempts[i].parseError", async () => {
     const seen: AssertHookInput[] = [];
     const transcripts = new CountingTranscripts();
     const hooks: Record<string, StageHooks> = {

@@ -41,7 +41,7 @@ describe("runs", () => {
     const { store } = tempStore(clock);
     store.createRun(newRun("run-1"));
     clock.advance(1000);
-    const error = new StagechartError("ToolTerminal/Boom", "the tool broke").toModelView();
+    const error = new StagechartError("ToolTerminal/ToolCrashed", "the tool broke").toModelView();
 
     const failed = okValue(store.updateRun("run-1", { status: "failed", error }));
     expect(failed).toMatchObject({

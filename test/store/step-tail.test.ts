@@ -24,7 +24,7 @@ const gapless = (count: number) =>
   Array.from({ length: count }, (_, i) => ({ step: i + 1, lastSeq: i + 1 }));
 
 describe("a run's last step", () => {
-  it("is looked up once for a run's commits, not once a commit (issue 14)", () => {
+  it("is looked up once for a run's commits, not once a commit", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
     const statements = Reflect.get(store, "sql") as Record<string, { get: () => unknown }>;

@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 
 export const STAGES_DIR = resolve(import.meta.dirname, "../../stages");
 
-/** The seed's `plan` stage (seed 001), exactly as bundled. */
+/** The bundled `plan` stage, exactly as bundled. */
 export const seedPlan = readFileSync(join(STAGES_DIR, "plan.md"), "utf8");
 
 /** Removes a top-level frontmatter key with its indented block. */

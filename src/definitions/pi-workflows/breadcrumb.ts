@@ -2,8 +2,8 @@ import { stageIds } from "./translate.js";
 import type { WorkflowSet } from "./types.js";
 
 /**
- * Where a run of workflow `rootKey` is, as the pi-workflows status bar shows it (seed-origins
- * §A.5): `Release Pipeline > Code Review [2/3] > 🔍 Static Analysis [1/2]` — the root's name,
+ * Where a run of workflow `rootKey` is, as the pi-workflows status bar shows it:
+ * `Release Pipeline > Code Review [2/3] > 🔍 Static Analysis [1/2]` — the root's name,
  * then one part per level, counted 1-based within its own workflow. The levels come from the
  * running phase's stage execution id, `<runId>/<stage>/<visit>/<stage>/<visit>…`, since a
  * subworkflow's stages run nested under its stage: the id spells the path stack.

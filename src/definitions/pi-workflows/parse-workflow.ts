@@ -16,7 +16,7 @@ import { type PhaseEntry, WORKFLOW_FILE, type WorkflowDefinition } from "./types
 const COMMAND_NAME = /^[a-zA-Z0-9_-]+$/;
 const SHOW_VALUES = ["user", "workflows"] as const;
 
-/** One workflow directory of a root, or every problem that keeps it out (seed-origins §A.2). */
+/** One workflow directory of a root, or every problem that keeps it out. */
 export async function parseWorkflow(
   root: string,
   key: string,

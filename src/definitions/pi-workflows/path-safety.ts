@@ -2,7 +2,7 @@ import { realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 
 /**
- * Where a phase path leads, if it stays inside the workflows root (seed-origins §A.2): both are
+ * Where a phase path leads, if it stays inside the workflows root: both are
  * canonicalised (links followed; a missing file keeps its written path), and the target must be
  * strictly below the root — not the root itself, not beside it, not elsewhere.
  */

@@ -4,7 +4,7 @@ import type { WorkflowDefinition } from "./types.js";
 /**
  * Takes out of `loaded` every workflow on a subworkflow cycle, every one that references a
  * workflow that is missing or did not load, and — unlike upstream, whose cascade stops after
- * one level (seed-origins §A.10.1) — every workflow that depends on a removed one, transitively.
+ * one level — every workflow that depends on a removed one, transitively.
  * Each removal is a diagnostic on the workflow removed, saying why.
  */
 export function pruneReferences(

@@ -3,7 +3,7 @@ import { isRecord } from "../contract.js";
 import type { JsonSchema } from "../json-schema.js";
 
 /**
- * The `workflow_step` completion tool every phase ends through (seed-origins §A.4):
+ * The `workflow_step` completion tool every phase ends through:
  * `next` advances, `loop` restarts the innermost workflow, `cancel` ends the whole run once
  * confirmed. `status` is not an action here: the stage's prompt already says where it is.
  */

@@ -1,7 +1,7 @@
 import type { Position } from "../diagnostics.js";
 
 /**
- * A pi-workflows definition (seed 003, seed-origins §A.2) as loaded from its directory: the
+ * A pi-workflows definition as loaded from its directory: the
  * directory name is its key, `workflow.yaml` its fields, each phase a Markdown file.
  */
 export interface WorkflowDefinition {

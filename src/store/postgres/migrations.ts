@@ -228,7 +228,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   },
   {
     // The SQLite store's migration 11 moves a step's journal and transcript entries into its row,
-    // to write fewer 1 KiB pages per commit (issue 14: disk bytes). PostgreSQL writes 8 KiB pages
+    // to write fewer 1 KiB pages per commit (fewer bytes on disk). PostgreSQL writes 8 KiB pages
     // and its own WAL records, not pages rewritten per commit, so the tables stay: nothing changes.
     version: 11,
     sql: "SELECT 1",

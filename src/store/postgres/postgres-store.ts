@@ -49,7 +49,7 @@ export interface PostgresStoreOptions {
 }
 
 /**
- * The shared store (issue 15): the SQLite store's tables and meaning in a PostgreSQL database
+ * The shared store: the SQLite store's tables and meaning in a PostgreSQL database
  * that many processes on many machines use at once. Each step's snapshot and audit events are
  * one transaction, with the run's row locked so its sequence numbers stay gapless; a lease is
  * taken under `SELECT … FOR UPDATE`. Lease expiry follows the database's clock, the one clock

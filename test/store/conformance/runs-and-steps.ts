@@ -21,7 +21,7 @@ export function runsAndSteps(harness: StoreHarness): void {
       okValue(await store.createRun(newRun("run-2")));
       const error = {
         class: "ProviderTransient",
-        code: "ProviderTransient/Timeout",
+        code: "ProviderTransient/ModelTimeout",
         message: "slow",
         context: {},
       } as const;

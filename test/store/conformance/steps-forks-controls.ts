@@ -14,7 +14,7 @@ const forked = (runId: string) => ({
 });
 
 /**
- * What the store contract gained with issue 13: a step's journal and transcripts in its
+ * The store contract's durable-run parts: a step's journal and transcripts in its
  * transaction, paged run lists, the control queue and forks. What every store must do alike.
  */
 export function stepsForksControls(harness: StoreHarness): void {
@@ -160,7 +160,7 @@ export function stepsForksControls(harness: StoreHarness): void {
       const expired = await store.enqueueControl("run-1", request);
       const why: ErrorView = {
         class: "Session",
-        code: "Session/ControlRefused",
+        code: "Session/IllegalTransition",
         message: "no",
         context: {},
       };

@@ -6,7 +6,7 @@ import { compileSchema } from "../../src/definitions/json-schema.js";
 import { createScriptedModelFromFile } from "../../src/models/index.js";
 import { STAGES_DIR, tempDir, writeFiles } from "../support/stages.js";
 
-const SEED_SCRIPT = join(import.meta.dirname, "fixtures/seed-000.script.yaml");
+const CODE_REVIEW_SCRIPT = join(import.meta.dirname, "fixtures/code-review.script.yaml");
 
 async function loadStage(id: string): Promise<StageDefinition> {
   const loaded = await loadStageFile(join(STAGES_DIR, `${id}.md`));
@@ -15,7 +15,7 @@ async function loadStage(id: string): Promise<StageDefinition> {
 }
 
 async function seedModel(): Promise<LanguageModelV3> {
-  const loaded = await createScriptedModelFromFile(SEED_SCRIPT);
+  const loaded = await createScriptedModelFromFile(CODE_REVIEW_SCRIPT);
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.diagnostics));
   return loaded.value.model;
 }
@@ -38,7 +38,7 @@ async function callsOf(model: LanguageModelV3, stageId: string) {
   }
 }
 
-describe("the seed-000 script", () => {
+describe("the code-review script", () => {
   it("plays the code-review pipeline", async () => {
     const model = await seedModel();
     expect((await callsOf(model, "plan")).map((c) => c.tool)).toEqual([
