@@ -59,6 +59,9 @@ export default defineConfig({
         text: "Reference",
         items: [
           { text: "Command line", link: "/reference/cli" },
+          { text: "CLI help (generated)", link: "/reference/cli-help" },
+          { text: "Error codes (generated)", link: "/reference/error-codes" },
+          { text: "Audit events (generated)", link: "/reference/audit-events" },
           { text: "Dependencies, and why", link: "/reference/dependencies" },
           { text: "Benchmarks", link: "/benchmarks" },
           { text: "Scaling", link: "/scaling" },

@@ -94,7 +94,7 @@ const entry = z.pipe(checkedEntry, z.transform(toEntry));
 /** A stage id, or `pipelineId/stageId`. */
 const STAGE_KEY = /^[^\s/]+(?:\/[^\s/]+)?$/;
 
-/** The shape of a `*.script.yaml` file (docs/scripted-model.md); messages read after the key's path. */
+/** The shape of a `*.script.yaml` file (docs/guide/scripted-model.md); messages read after the key's path. */
 export const scriptFileSchema = mapping("a script", {
   stages: z.record(
     z.string().check(z.regex(STAGE_KEY)),

@@ -44,7 +44,7 @@ interface Answer {
 
 /**
  * A deterministic, offline `LanguageModelV3` that answers each call with the next entry of the
- * calling stage's script (the format: docs/scripted-model.md). A stage the script has no entries
+ * calling stage's script (the format: docs/guide/scripted-model.md). A stage the script has no entries
  * (or an empty list) fails at its first call with `Validation/ScriptStageMissing`; a stage whose entries have
  * run out gets a line of text, which the stage treats as any reply without a tool call.
  */
