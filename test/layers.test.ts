@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "./support/cli.js";
+import { REPO_ROOT, withoutColour } from "./support/cli.js";
 
 const run = promisify(execFile);
 const DEPCRUISE = join(REPO_ROOT, "node_modules/.bin/depcruise");
@@ -14,10 +14,11 @@ async function cruise(cwd: string): Promise<{ code: number; output: string }> {
   const args = ["src", "--config", ".dependency-cruiser.cjs", "--output-type", "err"];
   try {
     const { stdout } = await run(DEPCRUISE, args, { cwd });
-    return { code: 0, output: stdout };
+    return { code: 0, output: withoutColour(stdout) };
   } catch (error) {
+    // Coloured under CI: read without the colours.
     const failed = error as { code: number; stdout: string };
-    return { code: failed.code, output: failed.stdout };
+    return { code: failed.code, output: withoutColour(failed.stdout) };
   }
 }
 

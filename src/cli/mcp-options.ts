@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { Result } from "../errors.js";
-import { attachRunMcp } from "../runtime/stored-host.js";
+import { ok, type Result } from "../errors.js";
 import type { McpServers, McpSources } from "../tools/index.js";
 import type { CliIo } from "./io.js";
 import { collect } from "./options.js";
@@ -33,13 +32,18 @@ export function mcpSourcesFor(flags: McpFlags, cwd = process.cwd()): McpSources 
   return { commands, configFiles: configFiles.map((file) => resolve(cwd, file)), cwd };
 }
 
+const NO_SERVERS: McpServers = { tools: [], warnings: [], close: async () => undefined };
+
 /**
  * Starts a command's MCP servers before anything else needs the host's tool names; tools left
  * out are reported on stderr. The caller closes them when it is done, whatever happened.
  */
-export function attachMcpForCli(
+export async function attachMcpForCli(
   sources: McpSources | undefined,
   io: CliIo,
 ): Promise<Result<McpServers>> {
+  if (!sources) return ok(NO_SERVERS);
+  // Loaded only with servers to attach: `validate` without --mcp must not load a host's code.
+  const { attachRunMcp } = await import("../runtime/stored-host.js");
   return attachRunMcp(sources, (warning) => io.stderr(`warning: ${warning}\n`));
 }
