@@ -6,7 +6,7 @@ import type {
   PipelineStage,
   Target,
 } from "../definitions/pipeline-types.js";
-import type { PipelineContext, PipelineOutput } from "./pipeline-machine.js";
+import type { PipelineContext, PipelineOutput } from "./pipeline-context.js";
 import {
   crashedResult,
   type GroupParams,

@@ -13,7 +13,7 @@ import type {
   PipelineOutput,
   PipelineServices,
   RunStatus,
-} from "./pipeline-machine.js";
+} from "./pipeline-context.js";
 import {
   decideGroup,
   type GroupParams,

@@ -5,7 +5,7 @@ import type {
   PipelineStage,
   Target,
 } from "../definitions/pipeline-types.js";
-import type { GroupTally, PipelineContext, SiblingState } from "./pipeline-machine.js";
+import type { GroupTally, PipelineContext, SiblingState } from "./pipeline-context.js";
 import {
   actorOf,
   childInput,

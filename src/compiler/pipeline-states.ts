@@ -10,7 +10,7 @@ import {
 } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput } from "../events/audit.js";
-import type { PipelineContext, PipelineOutput } from "./pipeline-machine.js";
+import type { PipelineContext, PipelineOutput } from "./pipeline-context.js";
 
 const GROUP_SUFFIX = "_parallel";
 /** Stage ids are kebab-case, so a group's state name cannot collide with a stage's. */
