@@ -1,26 +1,15 @@
-import type { JsonValue } from "../definitions/contract.js";
 import { type ErrorCode, err, ok, type Result, StagechartError } from "../errors.js";
-import type { AsyncRunStore } from "../store/index.js";
 import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
 import * as z from "../zod.js";
+import type { ApiContext } from "./api-context.js";
 import { answerAsk } from "./ask-answers.js";
 import { controlFromPage } from "./control-route.js";
-import type { LiveRegistry } from "./live.js";
 import { liveGraphOf, runGraphOf } from "./run-graph.js";
 import { describeStoredRun } from "./run-view.js";
 import { stepView } from "./steps.js";
 import { RUN_LIST_LIMIT } from "./store-watch.js";
 
-/** What the visualizer's API needs besides the request. */
-export interface ApiContext {
-  /** The run store (either kind), or undefined while there is no store file yet. */
-  store(): Promise<AsyncRunStore | undefined>;
-  live: LiveRegistry;
-  /** Resumes a suspended run with an answer to the grant request it waits for. */
-  resume?(runId: string, proposalId: string, decision: "approve" | "deny"): Promise<void>;
-  /** Resumes a suspended run with an answer to the ask stage it waits on. */
-  resumeInput?(runId: string, stageExecutionId: string, value: JsonValue): Promise<void>;
-}
+export type { ApiContext };
 
 export interface ApiReply {
   status: number;

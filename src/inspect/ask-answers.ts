@@ -1,7 +1,7 @@
 import type { JsonValue } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { answerProblems } from "../runtime/ask-stages.js";
-import type { ApiContext } from "./api.js";
+import type { ApiContext } from "./api-context.js";
 import { describeStoredRun } from "./run-view.js";
 
 /**

@@ -9,24 +9,14 @@ import {
 import { readDefinitionText } from "../definitions/files.js";
 import { type DataPath, parseYamlSource } from "../definitions/yaml-source.js";
 import type * as z from "../zod.js";
-import { scriptFileSchema } from "./script-schema.js";
+import {
+  type ScriptEntry,
+  type ScriptedToolCall,
+  type ScriptReply,
+  scriptFileSchema,
+} from "./script-schema.js";
 
-export interface ScriptedToolCall {
-  tool: string;
-  args: Record<string, unknown>;
-}
-
-/** What one model call answers: `tool` and `calls` entries both become tool calls. */
-export type ScriptReply =
-  | { kind: "tool-calls"; calls: ScriptedToolCall[] }
-  | { kind: "text"; text: string }
-  | { kind: "error"; message: string; status: number };
-
-export interface ScriptEntry {
-  reply: ScriptReply;
-  delayMs: number;
-  usage: { inputTokens?: number; outputTokens?: number };
-}
+export type { ScriptEntry, ScriptedToolCall, ScriptReply };
 
 export interface Script {
   file: string;

@@ -1,5 +1,21 @@
 import * as z from "../zod.js";
-import type { ScriptEntry, ScriptReply } from "./script-file.js";
+
+export interface ScriptedToolCall {
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+/** What one model call answers: `tool` and `calls` entries both become tool calls. */
+export type ScriptReply =
+  | { kind: "tool-calls"; calls: ScriptedToolCall[] }
+  | { kind: "text"; text: string }
+  | { kind: "error"; message: string; status: number };
+
+export interface ScriptEntry {
+  reply: ScriptReply;
+  delayMs: number;
+  usage: { inputTokens?: number; outputTokens?: number };
+}
 
 const DEFAULT_ERROR_STATUS = 503;
 

@@ -10,7 +10,7 @@ import {
 } from "../../inspect/server.js";
 import { refuse } from "../drive.js";
 import { servedStoreOf } from "../inspected-store.js";
-import { portOf, resumeFromPage } from "../inspection.js";
+import { portOf, resumeFromPage, resumeInputFromPage } from "../inspection.js";
 import { type CliIo, EXIT } from "../io.js";
 import { STORE_HELP } from "../store.js";
 
@@ -60,6 +60,7 @@ async function inspect(runId: string | undefined, flags: InspectFlags, io: CliIo
       port: port.value,
       ...(token && { token }),
       resume: resumeFromPage(flags.store, port.value),
+      resumeInput: resumeInputFromPage(flags.store, port.value),
     });
   } catch (error) {
     await served.value.close();
