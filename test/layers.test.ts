@@ -56,4 +56,14 @@ describe("the layers of src/", () => {
     expect(output).toContain("src/compiler/machine.ts → src/cli/main.ts");
     expect(output).not.toContain("runtime-imports-only-downward");
   }, 60_000);
+
+  it("are enforced: two files of one layer importing each other are a violation", async () => {
+    const dir = tree({
+      "src/runtime/a.ts": 'import { b } from "./b.js";\nexport const a = () => b;\n',
+      "src/runtime/b.ts": 'import { a } from "./a.js";\nexport const b = () => a;\n',
+    });
+    const { code, output } = await cruise(dir);
+    expect(code).not.toBe(0);
+    expect(output).toContain("no-import-cycles");
+  }, 60_000);
 });

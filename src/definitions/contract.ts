@@ -1,20 +1,14 @@
 import type { ErrorView } from "../errors.js";
+import type { JsonValue } from "./json.js";
 import type { PipelineMemory } from "./memory.js";
 import type { StageDefinition } from "./stage.js";
+
+export { isRecord, type JsonValue } from "./json.js";
 
 /**
  * The vocabulary pipeline authors write against: what stages hand each other, and the shapes
  * of the code (guards, hooks, code stages) a TypeScript pipeline may attach.
  */
-
-/** Plain JSON: what crosses a stage boundary and what a tool hands back to a model. */
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | JsonValue[]
-  | { [key: string]: JsonValue };
 
 export type Verdict = "ok" | "retry" | "skip" | "fail";
 export type GateAnswer = "proceed" | "defer" | "block";
@@ -208,7 +202,3 @@ export interface CodeStageOutcome {
   reason?: string;
   output?: JsonValue;
 }
-
-/** A JSON object: not null, not an array. */
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);

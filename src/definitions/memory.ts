@@ -1,4 +1,4 @@
-import type { JsonValue } from "./contract.js";
+import type { JsonValue } from "./json.js";
 
 /** One value a pipeline keeps between runs, with when it was last written. */
 export interface MemoryEntry {

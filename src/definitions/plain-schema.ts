@@ -1,4 +1,4 @@
-import { isRecord } from "./contract.js";
+import { isRecord } from "./json.js";
 
 /**
  * Whether a JSON Schema is plain: built only from keywords Ajv compiles without any check of its

@@ -1,7 +1,21 @@
 import { createRequire } from "node:module";
 import type { Document, Node, Pair, YAMLMap } from "yaml";
 import type { Position } from "./diagnostics.js";
-import type { DataPath, ParsedYaml, YamlProblem } from "./yaml-source.js";
+
+export type DataPath = readonly (string | number)[];
+
+/** YAML parsed into plain data that still knows where each of its nodes sits in the source. */
+export interface YamlSource {
+  data: unknown;
+  /** The position of the key (or list item) at `path`, or of the nearest parent present. */
+  locate(path: DataPath): Position;
+}
+
+export interface YamlProblem extends Position {
+  message: string;
+}
+
+export type ParsedYaml = { ok: true; value: YamlSource } | { ok: false; problems: YamlProblem[] };
 
 /**
  * YAML parsed with the `yaml` package's Document API, which keeps every node's position: for

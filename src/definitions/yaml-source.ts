@@ -1,21 +1,15 @@
 import type { Position } from "./diagnostics.js";
 import { readPlainYaml } from "./plain-yaml.js";
-import { parseWithPositions, positioned } from "./yaml-positions.js";
+import {
+  type DataPath,
+  type ParsedYaml,
+  parseWithPositions,
+  positioned,
+  type YamlProblem,
+  type YamlSource,
+} from "./yaml-positions.js";
 
-export type DataPath = readonly (string | number)[];
-
-/** YAML parsed into plain data that still knows where each of its nodes sits in the source. */
-export interface YamlSource {
-  data: unknown;
-  /** The position of the key (or list item) at `path`, or of the nearest parent present. */
-  locate(path: DataPath): Position;
-}
-
-export interface YamlProblem extends Position {
-  message: string;
-}
-
-export type ParsedYaml = { ok: true; value: YamlSource } | { ok: false; problems: YamlProblem[] };
+export type { DataPath, ParsedYaml, YamlProblem, YamlSource };
 
 /**
  * Parses YAML keeping source positions. `firstLine` is the line the text starts on in its file.

@@ -3,7 +3,7 @@ import type { PipelineEvent } from "../compiler/pipeline-machine.js";
 import type { Awaitable } from "../definitions/memory.js";
 import { type ErrorView, err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../events/audit.js";
-import { ownerIsGone } from "./persistence.js";
+import { ownerIsGone } from "./lease-owner.js";
 
 /** Who asked for a control event: the asking process, and a name it gave (`--by`). */
 export interface Requester {

@@ -2,7 +2,7 @@ import type { ModelReply } from "../compiler/act-rules.js";
 import type { ToolRun } from "../compiler/stage-types.js";
 import { ERROR_CLASSES, type ErrorCode, type ErrorView } from "../errors.js";
 import * as z from "../zod.js";
-import { decodeRow, storeCorrupt } from "./persistence.js";
+import { decodeRow, storeCorrupt } from "./stored-rows.js";
 
 /**
  * Recorded model responses and tool results, keyed by idempotency key

@@ -1,13 +1,13 @@
-import { randomUUID } from "node:crypto";
-import { readlinkSync } from "node:fs";
-import { hostname } from "node:os";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
-import { type ErrorView, type Result, StagechartError, toStagechartError } from "../errors.js";
+import { type ErrorView, type Result, type StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventInput } from "../events/audit.js";
-import * as z from "../zod.js";
 import type { ControlQueue, ControlSettlement } from "./control.js";
+
+export { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "./lease-owner.js";
+export { decodeRow, storeCorrupt } from "./stored-rows.js";
+
 import type { Journal } from "./journal.js";
 import type { TranscriptRow, TranscriptStore } from "./transcripts.js";
 
@@ -104,28 +104,6 @@ export interface RunStore extends Journal, TranscriptStore, PipelineMemory, Cont
   releaseLease(runId: string, owner: string): void;
 }
 
-/** A store row that is not what was written there: `Session/StoreCorrupt`, naming the row. */
-export const storeCorrupt = (what: string, context: Record<string, unknown>): StagechartError =>
-  new StagechartError("Session/StoreCorrupt", `the store is damaged: ${what}`, context);
-
-/** A stored row's JSON text back as a value of `shape`; anything else is `Session/StoreCorrupt`. */
-export function decodeRow<T>(
-  text: string,
-  shape: z.core.$ZodType<T>,
-  what: string,
-  context: Record<string, unknown>,
-): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw storeCorrupt(`${what} is not valid JSON`, context);
-  }
-  const checked = z.safeParse(shape, value);
-  if (!checked.success) throw storeCorrupt(`${what} is not what was written there`, context);
-  return checked.data;
-}
-
 /**
  * The journal and transcripts of a durable run as its stages see them. A store that fails under
  * a call — a damaged row, a full disk — is not the stage's failure: `stopRun` is told first, so
@@ -155,45 +133,4 @@ export function stopOnStoreFailure(
     put: (stageExecutionId, key, entry) => guarded(() => store.put(stageExecutionId, key, entry)),
     read: (stageExecutionId, before) => guarded(() => store.read(stageExecutionId, before)),
   };
-}
-
-/** How long a lease lives without renewal: a crashed owner blocks a run at most this long. */
-export const LEASE_TTL_MS = 15_000;
-
-/**
- * Unique per launch, so even two handles in one process cannot drive the same run:
- * `<host>:<pid namespace>:<pid>:<nonce>`. The namespace tells apart containers that share a
- * host name but not their process ids.
- */
-export const leaseOwner = (pid = process.pid): string =>
-  `${hostname()}:${ownPidNamespace()}:${pid}:${randomUUID().slice(0, 8)}`;
-
-/** The inode of this process's pid namespace on Linux; "-" where there is none to read. */
-let pidNamespace: string | undefined;
-function ownPidNamespace(): string {
-  if (pidNamespace === undefined) {
-    try {
-      pidNamespace = /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "-";
-    } catch {
-      pidNamespace = "-";
-    }
-  }
-  return pidNamespace;
-}
-
-/**
- * Whether a lease's owner is a process of this machine (and pid namespace) that has died —
- * killed, crashed: its run can be taken over at once instead of waiting for the lease to
- * expire. Owners elsewhere cannot be checked and are trusted until their lease expires.
- */
-export function ownerIsGone(owner: string): boolean {
-  const [host, namespace, pid] = owner.split(":");
-  if (host !== hostname() || namespace !== ownPidNamespace()) return false;
-  if (!pid || !/^\d+$/.test(pid) || Number(pid) === process.pid) return false;
-  try {
-    process.kill(Number(pid), 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
 }

@@ -6,7 +6,7 @@ import type {
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../tools/types.js";
 import * as z from "../zod.js";
-import { decodeRow } from "./persistence.js";
+import { decodeRow } from "./stored-rows.js";
 
 /** Where stage transcripts live: keyed entries per stage execution, never in machine context. */
 export interface TranscriptStore {

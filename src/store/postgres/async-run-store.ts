@@ -19,17 +19,9 @@ import type {
   RunSummary,
   StoredSnapshot,
 } from "../records.js";
+import type { JournalRow, RunTranscriptRow } from "../step-entries.js";
 
-/** A journal entry as stored: its key and its value's JSON text. */
-export interface JournalRow {
-  key: string;
-  value: string;
-}
-
-/** A transcript entry of a run, with the stage execution it belongs to. */
-export interface RunTranscriptRow extends TranscriptRow {
-  stageExecutionId: string;
-}
+export type { JournalRow, RunTranscriptRow };
 
 /**
  * The run store's contract (`RunStore` in src/runtime/persistence.ts, and what `SqliteStore`

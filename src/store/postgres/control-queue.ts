@@ -8,8 +8,7 @@ import type {
 } from "../../runtime/control.js";
 import { type ControlRow, controlNotTaken, fromControlRow } from "../control-requests.js";
 import { runNotFound } from "../store-errors.js";
-import { databaseNow, EPOCH_MS } from "./queries.js";
-import type { Query } from "./step-writes.js";
+import { databaseNow, EPOCH_MS, type Query } from "./queries.js";
 
 const COLUMNS = `id, run_id AS "runId", event, requester, requested_at AS "requestedAt",
   expires_at AS "expiresAt", status, error, settled_at AS "settledAt"`;

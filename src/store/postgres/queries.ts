@@ -1,4 +1,7 @@
-import type { Query } from "./step-writes.js";
+import type pg from "pg";
+
+/** One statement on the store's pool, or on the connection of a transaction. */
+export type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
 
 /** The statements of the PostgreSQL store whose text is shared or long. */
 

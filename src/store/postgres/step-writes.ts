@@ -1,4 +1,3 @@
-import type pg from "pg";
 import type { AuditEvent } from "../../events/audit.js";
 import type { StepCommit } from "../../runtime/persistence.js";
 import { VERSION } from "../../version.js";
@@ -7,9 +6,9 @@ import { runIdOfJournalKey } from "../run-ids.js";
 import { auditRunMismatch, leaseLost, runNotFound } from "../store-errors.js";
 import { type TranscriptWrite, transcriptWrites } from "../tool-results.js";
 import { settleInStep } from "./control-queue.js";
+import type { Query } from "./queries.js";
 
-/** One statement on the store's pool, or on the connection of a transaction. */
-export type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+export type { Query };
 
 type JournalWrite = NonNullable<StepCommit["journal"]>[number];
 
