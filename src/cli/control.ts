@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "commander";
-import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import { requestControl } from "../runtime/control.js";
 import { refuse } from "./drive.js";
 import { type CliIo, EXIT } from "./io.js";

@@ -1,8 +1,9 @@
 import { resolve } from "node:path";
 import { type Command, Option } from "commander";
+import type { Interactor } from "../compiler/interactor.js";
 import type { Result } from "../errors.js";
 import { type Host, sandboxNotice, type UnansweredGrants } from "../runtime/host.js";
-import { type Interactor, terminalInteractor } from "../runtime/interactors.js";
+import { terminalInteractor } from "../runtime/interactors.js";
 import type { SecurityMode } from "../runtime/security-mode.js";
 import {
   type HostSettings,
@@ -14,9 +15,6 @@ import { refusalMessage, SANDBOX_MODES, type SandboxMode } from "../tools/bash-s
 import type { AnyTool, McpSources } from "../tools/index.js";
 import type { Terminal } from "./io.js";
 import type { PromptWatcher } from "./live-progress.js";
-
-export type { HostSettings };
-export { withModel };
 
 export interface SandboxFlags {
   sandbox?: SandboxMode;

@@ -1,5 +1,6 @@
 import { WebSocket } from "ws";
 import type { InspectionEvent, Observer } from "xstate";
+import type { Interactor } from "../compiler/interactor.js";
 import type { GrantDecision } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
@@ -13,7 +14,6 @@ import {
 import { openSkyRelay, type RelayOpener } from "../inspect/stately-relay.js";
 import { createRunInspector, inspectorFor } from "../inspect/stream.js";
 import type { Host } from "../runtime/host.js";
-import type { Interactor } from "../runtime/interactors.js";
 import { servedStoreOf, storeArgumentOf } from "./inspected-store.js";
 import type { CliIo } from "./io.js";
 

@@ -1,7 +1,8 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { Host } from "../runtime/host.js";
+import type { HostSettings } from "../runtime/stored-host.js";
 import { refuse } from "./drive.js";
-import { type HostSettings, hostFor, sandboxWarning } from "./host-options.js";
+import { hostFor, sandboxWarning } from "./host-options.js";
 import { type CliIo, EXIT } from "./io.js";
 import { type Progress, progressFor } from "./live-progress.js";
 import { attachMcpForCli } from "./mcp-options.js";

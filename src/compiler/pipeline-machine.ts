@@ -31,20 +31,6 @@ import { controlTransitions, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
 import { onlyASibling } from "./topology.js";
 
-export type {
-  CarriedContext,
-  CodeStageInput,
-  ControlRefused,
-  GroupTally,
-  PipelineContext,
-  PipelineEvent,
-  PipelineInput,
-  PipelineOutput,
-  PipelineServices,
-  RunStatus,
-  SiblingState,
-} from "./pipeline-context.js";
-
 /**
  * A compiled pipeline, typed by what the outside sees of it: its input, the control events it
  * takes and its output. Its states are generated from the pipeline's topology, so they are not.

@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { pathToFileURL } from "node:url";
 import { isRecord } from "./contract.js";
 import { DIAGNOSTIC_CODES, type DiagnosticCode } from "./diagnostics.js";
-import type { DataPath } from "./yaml-source.js";
+import type { DataPath } from "./yaml-positions.js";
 
 /**
  * Code a YAML pipeline names by module: `./checks.js#planReady` is the export `planReady` of the

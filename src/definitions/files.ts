@@ -14,7 +14,7 @@ import {
 import { splitFrontmatter } from "./frontmatter.js";
 import { hasWorkflowFile, workflowKeysAmong } from "./pi-workflows/detect.js";
 import { type StageDefinition, stageFromFrontmatter } from "./stage.js";
-import type { DataPath } from "./yaml-source.js";
+import type { DataPath } from "./yaml-positions.js";
 
 /** Definition files are prompts and small documents, not data dumps; anything larger is almost certainly a mistake. */
 export const MAX_DEFINITION_BYTES = 1024 * 1024;

@@ -5,7 +5,8 @@ import {
   type Position,
   START,
 } from "./diagnostics.js";
-import { type DataPath, parseYamlSource } from "./yaml-source.js";
+import type { DataPath } from "./yaml-positions.js";
+import { parseYamlSource } from "./yaml-source.js";
 
 /** A Markdown file split into its YAML frontmatter (with source positions) and its body. */
 export interface Frontmatter {

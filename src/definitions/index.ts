@@ -36,9 +36,5 @@ export {
   type TemplateScope,
 } from "./template.js";
 export { type ValidateOptions, type ValidationReport, validatePaths } from "./validate.js";
-export {
-  type DataPath,
-  parseYamlSource,
-  type YamlProblem,
-  type YamlSource,
-} from "./yaml-source.js";
+export type { DataPath, YamlProblem, YamlSource } from "./yaml-positions.js";
+export { parseYamlSource } from "./yaml-source.js";

@@ -23,7 +23,7 @@ import {
   type PipelineStage,
   type Transition,
 } from "./pipeline-types.js";
-import type { DataPath } from "./yaml-source.js";
+import type { DataPath } from "./yaml-positions.js";
 
 /**
  * The one place pipeline rules live: YAML files and `definePipeline` specs both come through

@@ -23,7 +23,7 @@ import {
 } from "./pipeline-schema.js";
 import { ENDS, type OverrideReach, type Transition } from "./pipeline-types.js";
 import { KEBAB_CASE } from "./stage-schema.js";
-import type { DataPath } from "./yaml-source.js";
+import type { DataPath } from "./yaml-positions.js";
 
 /** Reports a problem at a path of the pipeline's own source. */
 export type Report = (

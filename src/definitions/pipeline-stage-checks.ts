@@ -4,7 +4,7 @@ import type { JsonSchema } from "./json-schema.js";
 import type { PipelineDraft, Report } from "./pipeline-draft.js";
 import type { PipelineDefinition, PipelineStage, Transition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
-import type { DataPath } from "./yaml-source.js";
+import type { DataPath } from "./yaml-positions.js";
 
 /** A resolved stage, and where the fields of its stage file sit when it came from one. */
 export interface LoadedStage {

@@ -9,7 +9,7 @@ import {
   START,
 } from "./diagnostics.js";
 import type { PipelineDefinition, PipelineStage } from "./pipeline-types.js";
-import type { DataPath } from "./yaml-source.js";
+import type { DataPath } from "./yaml-positions.js";
 
 /**
  * What checking a scripted model's file against a pipeline needs of it: the keys of its

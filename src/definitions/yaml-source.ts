@@ -5,11 +5,7 @@ import {
   type ParsedYaml,
   parseWithPositions,
   positioned,
-  type YamlProblem,
-  type YamlSource,
 } from "./yaml-positions.js";
-
-export type { DataPath, ParsedYaml, YamlProblem, YamlSource };
 
 /**
  * Parses YAML keeping source positions. `firstLine` is the line the text starts on in its file.

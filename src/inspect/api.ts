@@ -9,8 +9,6 @@ import { describeStoredRun } from "./run-view.js";
 import { stepView } from "./steps.js";
 import { RUN_LIST_LIMIT } from "./store-watch.js";
 
-export type { ApiContext };
-
 export interface ApiReply {
   status: number;
   body: unknown;

@@ -1,4 +1,4 @@
-import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { requestControl } from "../runtime/control.js";
 import type { AsyncRunStore } from "../store/index.js";

@@ -152,10 +152,8 @@ const EVENT_FIELDS = ["proposalId", "decision", "to", "stage"];
 
 /** An event cut down to its type and the steering fields that are plain strings. */
 export function safeEvent(event: AnyEventObject): AnyEventObject {
-  const fields = pick(event, EVENT_FIELDS);
-  for (const [key, value] of Object.entries(fields))
-    if (typeof value !== "string") delete fields[key];
-  return { type: event.type, ...fields };
+  const fields = EVENT_FIELDS.filter((field) => typeof event[field] === "string");
+  return { type: event.type, ...pick(event, fields) };
 }
 
 function isMachine(actor: unknown): boolean {

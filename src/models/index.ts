@@ -1,10 +1,10 @@
-export * from "../secrets/redact.js";
 export * from "./capabilities.js";
 export * from "./cassette.js";
 export * from "./providers.js";
 export * from "./recorder.js";
 export * from "./replay.js";
 export * from "./script-file.js";
+export type { ScriptEntry, ScriptedToolCall, ScriptReply } from "./script-schema.js";
 export * from "./scripted.js";
 export * from "./spec.js";
 export * from "./types.js";

@@ -7,16 +7,10 @@ import {
   type Position,
 } from "../definitions/diagnostics.js";
 import { readDefinitionText } from "../definitions/files.js";
-import { type DataPath, parseYamlSource } from "../definitions/yaml-source.js";
+import type { DataPath } from "../definitions/yaml-positions.js";
+import { parseYamlSource } from "../definitions/yaml-source.js";
 import type * as z from "../zod.js";
-import {
-  type ScriptEntry,
-  type ScriptedToolCall,
-  type ScriptReply,
-  scriptFileSchema,
-} from "./script-schema.js";
-
-export type { ScriptEntry, ScriptedToolCall, ScriptReply };
+import { type ScriptEntry, scriptFileSchema } from "./script-schema.js";
 
 export interface Script {
   file: string;

@@ -17,7 +17,8 @@ import { scriptStageProblems } from "../definitions/script-stages.js";
 import { StagechartError } from "../errors.js";
 import * as z from "../zod.js";
 import { scriptAnswerer } from "./script-answers.js";
-import { loadScriptFile, type Script, type ScriptEntry } from "./script-file.js";
+import { loadScriptFile, type Script } from "./script-file.js";
+import type { ScriptEntry } from "./script-schema.js";
 import type { ModelHandle, StagechartCallInfo } from "./types.js";
 
 export const SCRIPTED_PROVIDER = "stagechart.scripted";

@@ -5,12 +5,13 @@ import {
   type InputRequest,
   UNBOUND_ASK_MACHINE,
 } from "../compiler/ask-stage.js";
+import type { Interactor } from "../compiler/interactor.js";
 import type { JsonValue } from "../definitions/contract.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { Host } from "./host.js";
-import { firstOf, type Interactor } from "./interactors.js";
+import { firstOf } from "./interactors.js";
 import type { ParkedStage } from "./suspension.js";
 
 /** A person asked this many times in a row without a valid answer: the stage waits for a resume. */

@@ -1,5 +1,5 @@
 import { argsDigest } from "../compiler/act-rules.js";
-import type { CodeStageInput } from "../compiler/pipeline-machine.js";
+import type { CodeStageInput } from "../compiler/pipeline-context.js";
 import { viewOf } from "../compiler/stage-entries.js";
 import type {
   JsonValue,

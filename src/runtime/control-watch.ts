@@ -1,5 +1,5 @@
 import type { Actor, AnyStateMachine } from "xstate";
-import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import type { StagechartError } from "../errors.js";
 import type { AuditSink } from "../events/audit.js";
 import { CONTROL_POLL_MS, type ControlSettlement, takeControlRequests } from "./control.js";

@@ -1,5 +1,5 @@
 import { hostname, userInfo } from "node:os";
-import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import type { Awaitable } from "../definitions/memory.js";
 import { type ErrorView, err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../events/audit.js";

@@ -1,5 +1,6 @@
 import { fingerprint } from "../compiler/definition-hash.js";
-import type { PipelineContext, PipelineMachine } from "../compiler/pipeline-machine.js";
+import type { PipelineContext } from "../compiler/pipeline-context.js";
+import type { PipelineMachine } from "../compiler/pipeline-machine.js";
 import { outlineOf } from "../definitions/pipeline-outline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditSink } from "../events/audit.js";

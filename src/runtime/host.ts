@@ -1,5 +1,6 @@
 import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import type { Interactor } from "../compiler/interactor.js";
 import type { StageSlots } from "../compiler/stage-slots.js";
 import type { GrantRequest, PolicyDecision } from "../compiler/stage-types.js";
 import type { StageHooks } from "../definitions/contract.js";
@@ -21,7 +22,6 @@ import {
 } from "../tools/bash-sandbox.js";
 import { builtinTools } from "../tools/index.js";
 import { type AnyTool, DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/types.js";
-import type { Interactor } from "./interactors.js";
 import { type Journal, MemoryJournal } from "./journal.js";
 import { lazyRecord } from "./lazy-record.js";
 import { HostMemory } from "./memory.js";

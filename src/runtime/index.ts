@@ -1,3 +1,4 @@
+export type { Interactor } from "../compiler/interactor.js";
 export { answerProblems, type ResumeInput } from "./ask-stages.js";
 export {
   CONTROL_TIMEOUT_MS,
@@ -29,14 +30,14 @@ export {
   askInteractors,
   callbackInteractor,
   grantAnswerers,
-  type Interactor,
   parseAnswer,
   terminalInteractor,
 } from "./interactors.js";
 export { type Journal, MemoryJournal } from "./journal.js";
 export { refusalOf } from "./launch.js";
+export { LEASE_TTL_MS } from "./lease-owner.js";
 export { HostMemory } from "./memory.js";
-export { LEASE_TTL_MS, type RunStore, type StoredStatus } from "./persistence.js";
+export type { RunStore, StoredStatus } from "./persistence.js";
 export { type ReopenOptions, reopenRun } from "./reopen.js";
 export { parseToolRule, rulesGrantPolicy, type ToolRule } from "./rules.js";
 export {

@@ -3,8 +3,6 @@ import type { Interactor } from "../compiler/interactor.js";
 import type { GrantDecision, GrantRequest } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 
-export type { Interactor };
-
 /** An interactor backed by a function: for tests and for embedders with their own UI. */
 export function callbackInteractor(
   name: string,

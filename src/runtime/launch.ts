@@ -9,16 +9,15 @@ import {
   toPromise,
 } from "xstate";
 import type { InputAnswer } from "../compiler/ask-stage.js";
-import {
-  type CarriedContext,
-  createPipelineMachine,
-  type PipelineContext,
-  type PipelineEvent,
-  type PipelineMachine,
-  type PipelineOutput,
-  type PipelineServices,
-  type RunStatus,
-} from "../compiler/pipeline-machine.js";
+import type {
+  CarriedContext,
+  PipelineContext,
+  PipelineEvent,
+  PipelineOutput,
+  PipelineServices,
+  RunStatus,
+} from "../compiler/pipeline-context.js";
+import { createPipelineMachine, type PipelineMachine } from "../compiler/pipeline-machine.js";
 import type { GrantDecision } from "../compiler/stage-types.js";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";

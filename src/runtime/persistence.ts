@@ -5,9 +5,6 @@ import { type ErrorView, type Result, type StagechartError, toStagechartError } 
 import type { AuditEvent, AuditEventInput } from "../events/audit.js";
 import type { ControlQueue, ControlSettlement } from "./control.js";
 
-export { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "./lease-owner.js";
-export { decodeRow, storeCorrupt } from "./stored-rows.js";
-
 import type { Journal } from "./journal.js";
 import type { TranscriptRow, TranscriptStore } from "./transcripts.js";
 

@@ -1,6 +1,6 @@
 import type { InspectionEvent, Observer } from "xstate";
 import { fingerprint } from "../compiler/definition-hash.js";
-import type { CarriedContext, PipelineContext } from "../compiler/pipeline-machine.js";
+import type { CarriedContext, PipelineContext } from "../compiler/pipeline-context.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import { onlyASibling } from "../compiler/topology.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";

@@ -1,4 +1,4 @@
-import type { PipelineContext, PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { PipelineContext, PipelineEvent } from "../compiler/pipeline-context.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import { overrideTargets, reachableStages, redoTargets } from "../compiler/topology.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";

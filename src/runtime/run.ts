@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { InspectionEvent, Observer, Snapshot } from "xstate";
 import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
-import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import { outlineOf } from "../definitions/pipeline-outline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
@@ -9,7 +9,8 @@ import type { ResumeInput } from "./ask-stages.js";
 import { cancelNeverBegun, type DurableLaunch, launchDurable, refuseLaunch } from "./durable.js";
 import { checkRoot, type Host } from "./host.js";
 import { type GrantAnswer, type Launch, launch, type RunHandle } from "./launch.js";
-import { LEASE_TTL_MS, leaseOwner, ownerIsGone, type RunStore } from "./persistence.js";
+import { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "./lease-owner.js";
+import type { RunStore } from "./persistence.js";
 import { checkContext } from "./run-checks.js";
 import { runStartedPayload } from "./run-started.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";

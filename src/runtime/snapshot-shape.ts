@@ -1,6 +1,6 @@
 import type { AnyActorRef, AnyStateMachine } from "xstate";
+import type { PipelineContext } from "../compiler/pipeline-context.js";
 import { groupsAsRun } from "../compiler/pipeline-group-run.js";
-import type { PipelineContext } from "../compiler/pipeline-machine.js";
 import { runningStages } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import type { StageMachineContext } from "../compiler/stage-context.js";

@@ -1,5 +1,5 @@
 import type { Actor, AnyStateMachine } from "xstate";
-import type { PipelineContext } from "../compiler/pipeline-machine.js";
+import type { PipelineContext } from "../compiler/pipeline-context.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import type { TransitionNotice } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import { type ErrorView, StagechartError } from "../errors.js";
 import type {
   ControlQueue,

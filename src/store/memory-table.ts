@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { JsonValue } from "../definitions/contract.js";
 import type { MemoryEntry } from "../definitions/memory.js";
-import { decodeRow } from "../runtime/persistence.js";
+import { decodeRow } from "../runtime/stored-rows.js";
 import * as z from "../zod.js";
 
 interface MemoryRow {

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import type { AuditEventInput } from "../events/audit.js";
-import { decodeRow } from "../runtime/persistence.js";
+import { decodeRow } from "../runtime/stored-rows.js";
 import * as z from "../zod.js";
 import type { ClaimFilter, DefinitionBundle } from "./records.js";
 

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { MemoryEntry, PipelineMemory } from "../definitions/memory.js";
@@ -17,7 +17,6 @@ import { StepHistory, type StepRecord } from "./history.js";
 import { LiveMarks, type StepTail } from "./live-marks.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
-import type { JournalRow, RunTranscriptRow } from "./postgres/async-run-store.js";
 import {
   type ClaimFilter,
   type DefinitionBundle,
@@ -37,6 +36,7 @@ import { SqliteConnection } from "./sqlite-connection.js";
 import { checkpoint, openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
+import type { JournalRow, RunTranscriptRow } from "./step-entries.js";
 import { StepEntries, type StoredEntries } from "./step-entries.js";
 import { StepLog } from "./step-log.js";
 import {

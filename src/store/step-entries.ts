@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { byCodeUnit } from "../code-unit-order.js";
 import type { RunEntries, StepCommit } from "../runtime/persistence.js";
-import { storeCorrupt } from "../runtime/persistence.js";
+import { storeCorrupt } from "../runtime/stored-rows.js";
 import type { TranscriptRow } from "../runtime/transcripts.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { entryMisfiled } from "./store-errors.js";

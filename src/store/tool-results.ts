@@ -1,6 +1,7 @@
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import { TOOL_RUN } from "../runtime/journal.js";
-import { decodeRow, type StepCommit, storeCorrupt } from "../runtime/persistence.js";
+import type { StepCommit } from "../runtime/persistence.js";
+import { decodeRow, storeCorrupt } from "../runtime/stored-rows.js";
 import { decodeTranscriptEntry } from "../runtime/transcripts.js";
 import { runIdOfExecution } from "./run-ids.js";
 

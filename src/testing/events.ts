@@ -1,4 +1,4 @@
-import type { PipelineEvent } from "../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import { overrideTargets, redoTargets } from "../compiler/topology.js";
 import type { StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";

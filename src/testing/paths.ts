@@ -1,7 +1,7 @@
 import { generateSync } from "json-schema-faker";
 import type { Snapshot } from "xstate";
 import { getShortestPaths, getSimplePaths, type StatePath } from "xstate/graph";
-import type { PipelineContext } from "../compiler/pipeline-machine.js";
+import type { PipelineContext } from "../compiler/pipeline-context.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createActor, type InspectionEvent } from "xstate";
+import type { Interactor } from "../compiler/interactor.js";
 import { drawnSiblingEdges } from "../compiler/pipeline-group-run.js";
 import type { StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type AuditEvent, MemoryAuditLog } from "../events/audit.js";
 import { createHost, type Host } from "../runtime/host.js";
-import type { Interactor } from "../runtime/interactors.js";
 import type { RunHandle } from "../runtime/launch.js";
 import { startRun } from "../runtime/run.js";
 import {

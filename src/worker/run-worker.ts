@@ -1,7 +1,7 @@
 import { loadBundle } from "../bundles/index.js";
 import { err, ok, type Result, type StagechartError, toStagechartError } from "../errors.js";
 import type { RunResult } from "../runtime/launch.js";
-import { LEASE_TTL_MS } from "../runtime/persistence.js";
+import { LEASE_TTL_MS } from "../runtime/lease-owner.js";
 import { attachRunMcp, type HostSettings, storedRunHost } from "../runtime/stored-host.js";
 import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
 import {

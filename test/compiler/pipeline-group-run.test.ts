@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
+import type { PipelineContext } from "../../src/compiler/pipeline-context.js";
 import { resumeRun, startRun } from "../../src/runtime/run.js";
 import { openStore } from "../support/live-runs.js";
 import { codeReviewScriptOf, llm, pipelineOf, waits } from "../support/pipelines.js";

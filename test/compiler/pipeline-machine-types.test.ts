@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { assign, createActor, setup } from "xstate";
-import type { PipelineInput, PipelineOutput } from "../../src/compiler/pipeline-machine.js";
+import type { PipelineInput, PipelineOutput } from "../../src/compiler/pipeline-context.js";
 import { compilePipeline, createHost, MemoryAuditLog } from "../../src/index.js";
 import { createScriptedModel } from "../../src/models/scripted.js";
 import { code, pipelineOf } from "../support/pipelines.js";

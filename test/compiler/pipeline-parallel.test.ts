@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type AnyStateMachine, createActor, type InspectionEvent, toPromise } from "xstate";
-import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
+import type { PipelineContext } from "../../src/compiler/pipeline-context.js";
 import { decideGroup, tallyOf } from "../../src/compiler/pipeline-parallel.js";
 import type { JoinPolicy, PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import { compileRunMachine } from "../../src/runtime/launch.js";

@@ -19,7 +19,7 @@ import {
 import { PHASES, recordTransition } from "../../machines/task-lifecycle/phases.js";
 import { holds } from "../../src/compiler/conditions.js";
 import { drawablePipeline } from "../../src/compiler/graph.js";
-import type { PipelineContext } from "../../src/compiler/pipeline-machine.js";
+import type { PipelineContext } from "../../src/compiler/pipeline-context.js";
 import type { TransitionNotice } from "../../src/definitions/contract.js";
 import { loadPipelineFile } from "../../src/definitions/pipeline.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import { requestControl } from "../../src/runtime/control.js";
-import { leaseOwner } from "../../src/runtime/persistence.js";
+import { leaseOwner } from "../../src/runtime/lease-owner.js";
 import { resumeRun } from "../../src/runtime/run.js";
 import type { SqliteStore } from "../../src/store/index.js";
 import { liveRun, openStore, slowPipeline } from "../support/live-runs.js";

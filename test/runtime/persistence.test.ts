@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
-import { leaseOwner, ownerIsGone } from "../../src/runtime/persistence.js";
+import { leaseOwner, ownerIsGone } from "../../src/runtime/lease-owner.js";
 
 const exitedPid = () => spawnSync(process.execPath, ["-e", "0"]).pid;
 

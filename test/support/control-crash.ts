@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { expect } from "vitest";
-import type { PipelineEvent } from "../../src/compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../../src/compiler/pipeline-context.js";
 import type { AuditEvent } from "../../src/events/audit.js";
 import type { ControlRequest, Requester } from "../../src/runtime/control.js";
 import { crashProject, type Life, live } from "./crash-runs.js";

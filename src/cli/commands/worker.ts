@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { LEASE_TTL_MS } from "../../runtime/persistence.js";
+import { LEASE_TTL_MS } from "../../runtime/lease-owner.js";
 import { redactUrl } from "../../store/postgres/postgres-errors.js";
 import { pipelineIdsIn } from "../../worker/pipelines-dir.js";
 import {

@@ -3,7 +3,7 @@ import { DIAGNOSTIC_CODES, type Diagnostic, diagnostic, START } from "../diagnos
 import { readDefinitionText } from "../files.js";
 import { splitFrontmatter } from "../frontmatter.js";
 import { KEBAB_CASE } from "../stage-schema.js";
-import type { DataPath } from "../yaml-source.js";
+import type { DataPath } from "../yaml-positions.js";
 import type { PhaseDefinition } from "./types.js";
 
 /** A phase file: frontmatter `id`, `name`, `emoji`, optional `tools` and profiles, and a body. */

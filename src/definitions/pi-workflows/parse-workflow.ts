@@ -8,7 +8,8 @@ import {
   isError,
 } from "../diagnostics.js";
 import { readDefinitionText } from "../files.js";
-import { type DataPath, parseYamlSource } from "../yaml-source.js";
+import type { DataPath } from "../yaml-positions.js";
+import { parseYamlSource } from "../yaml-source.js";
 import { parsePhaseFile } from "./parse-phase.js";
 import { phasePathInside } from "./path-safety.js";
 import { type PhaseEntry, WORKFLOW_FILE, type WorkflowDefinition } from "./types.js";

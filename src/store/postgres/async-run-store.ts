@@ -1,4 +1,4 @@
-import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../../compiler/pipeline-context.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
 import type { MemoryEntry } from "../../definitions/memory.js";
@@ -20,8 +20,6 @@ import type {
   StoredSnapshot,
 } from "../records.js";
 import type { JournalRow, RunTranscriptRow } from "../step-entries.js";
-
-export type { JournalRow, RunTranscriptRow };
 
 /**
  * The run store's contract (`RunStore` in src/runtime/persistence.ts, and what `SqliteStore`

@@ -1,4 +1,4 @@
-import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../../compiler/pipeline-context.js";
 import type { ErrorView } from "../../errors.js";
 import type {
   ControlRequest,

@@ -1,4 +1,4 @@
-import type { Query } from "./step-writes.js";
+import type { Query } from "./queries.js";
 
 /** The highest journal and transcript positions when a step was committed: what it had recorded. */
 export interface StepMarks {

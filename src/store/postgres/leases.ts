@@ -1,7 +1,7 @@
 import { err, ok, type Result } from "../../errors.js";
 import { runLocked, runNotFound } from "../store-errors.js";
+import type { Query } from "./queries.js";
 import { databaseNow } from "./queries.js";
-import type { Query } from "./step-writes.js";
 
 interface Claim {
   runId: string;

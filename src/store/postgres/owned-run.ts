@@ -1,19 +1,13 @@
 import { byCodeUnit } from "../../code-unit-order.js";
-import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../../compiler/pipeline-context.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
 import { type ErrorView, err, ok, type Result, StagechartError } from "../../errors.js";
 import type { AuditEvent } from "../../events/audit.js";
 import type { ControlStatus, Requester } from "../../runtime/control.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
-import {
-  LEASE_TTL_MS,
-  leaseOwner,
-  ownerIsGone,
-  type RunEntries,
-  type RunStore,
-  type StepCommit,
-} from "../../runtime/persistence.js";
+import { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "../../runtime/lease-owner.js";
+import type { RunEntries, RunStore, StepCommit } from "../../runtime/persistence.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
 import type * as z from "../../zod.js";

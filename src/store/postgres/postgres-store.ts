@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { PipelineEvent } from "../../compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../../compiler/pipeline-context.js";
 import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
 import type { MemoryEntry } from "../../definitions/memory.js";
@@ -20,26 +20,22 @@ import type {
   RunSummary,
   StoredSnapshot,
 } from "../records.js";
+import type { JournalRow, RunTranscriptRow } from "../step-entries.js";
 import { definitionNotFound, forkUnavailable, leaseLost } from "../store-errors.js";
 import { entryWrite } from "../tool-results.js";
-import type { AsyncRunStore, JournalRow, RunTranscriptRow } from "./async-run-store.js";
+import type { AsyncRunStore } from "./async-run-store.js";
 import * as controls from "./control-queue.js";
 import { copyForked, forkMarks } from "./fork.js";
 import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
 import { postgresFailure, postgresUnavailable, retryingConflicts } from "./postgres-errors.js";
+import type { Query } from "./queries.js";
 import * as q from "./queries.js";
 import { type QueueWatch, watchQueue } from "./queue-watch.js";
 import * as reads from "./reads.js";
 import * as queue from "./run-queue.js";
 import * as runRows from "./run-rows.js";
-import {
-  appendStep,
-  lastSeqWith,
-  type Query,
-  writeJournal,
-  writeTranscripts,
-} from "./step-writes.js";
+import { appendStep, lastSeqWith, writeJournal, writeTranscripts } from "./step-writes.js";
 
 export interface PostgresStoreOptions {
   /** The clock behind timestamps and, when given, lease expiry (the database's clock otherwise). */

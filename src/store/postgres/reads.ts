@@ -3,7 +3,7 @@ import type { MemoryEntry } from "../../definitions/memory.js";
 import { err, ok, type Result } from "../../errors.js";
 import type { AuditEvent } from "../../events/audit.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
-import { decodeRow } from "../../runtime/persistence.js";
+import { decodeRow } from "../../runtime/stored-rows.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import * as z from "../../zod.js";
 import type { StepRecord } from "../history.js";
@@ -17,11 +17,11 @@ import {
   type StoredSnapshot,
 } from "../records.js";
 import { AUDIT_BY_STEP } from "../statements.js";
+import type { JournalRow, RunTranscriptRow } from "../step-entries.js";
 import { noSnapshot, runNotFound } from "../store-errors.js";
 import { entryOf } from "../tool-results.js";
-import type { JournalRow, RunTranscriptRow } from "./async-run-store.js";
+import type { Query } from "./queries.js";
 import * as q from "./queries.js";
-import type { Query } from "./step-writes.js";
 
 /**
  * What the PostgreSQL store reads back of a run: its snapshots and steps, its audit log, its

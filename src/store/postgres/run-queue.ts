@@ -3,8 +3,8 @@ import type { ClaimFilter, DefinitionBundle } from "../records.js";
 import { cancelledBeforeStart, decodeBundle } from "../run-queue.js";
 import { runLocked, runNotFound, runNotQueued } from "../store-errors.js";
 import { claimLease } from "./leases.js";
-import { databaseNow } from "./queries.js";
-import { appendStep, lastSeqWith, type Query } from "./step-writes.js";
+import { databaseNow, type Query } from "./queries.js";
+import { appendStep, lastSeqWith } from "./step-writes.js";
 
 /** Content-addressed: a hash already stored keeps its first bundle. */
 export async function saveDefinition(

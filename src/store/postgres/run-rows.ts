@@ -9,8 +9,8 @@ import {
   toRunRow,
 } from "../records.js";
 import { runExists, runNotFound } from "../store-errors.js";
+import type { Query } from "./queries.js";
 import * as q from "./queries.js";
-import type { Query } from "./step-writes.js";
 
 // What the PostgreSQL store writes to a run's row, at `at` (its clock's timestamp).
 

@@ -8,8 +8,6 @@ import { type TranscriptWrite, transcriptWrites } from "../tool-results.js";
 import { settleInStep } from "./control-queue.js";
 import type { Query } from "./queries.js";
 
-export type { Query };
-
 type JournalWrite = NonNullable<StepCommit["journal"]>[number];
 
 /**

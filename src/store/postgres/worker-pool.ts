@@ -2,7 +2,7 @@ import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
 import { err, ok, type Result, type StagechartError, toStagechartError } from "../../errors.js";
 import type { Host } from "../../runtime/host.js";
 import type { RunHandle, RunResult } from "../../runtime/launch.js";
-import { LEASE_TTL_MS, leaseOwner } from "../../runtime/persistence.js";
+import { LEASE_TTL_MS, leaseOwner } from "../../runtime/lease-owner.js";
 import type { RunPatch } from "../records.js";
 import type { AsyncRunStore } from "./async-run-store.js";
 import { resumeSharedRun } from "./shared-runs.js";

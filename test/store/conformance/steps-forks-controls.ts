@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { PipelineEvent } from "../../../src/compiler/pipeline-machine.js";
+import type { PipelineEvent } from "../../../src/compiler/pipeline-context.js";
 import type { ErrorView } from "../../../src/errors.js";
 import * as z from "../../../src/zod.js";
 import { failure, manualClock, newRun, okValue, type StoreHarness, started } from "./harness.js";

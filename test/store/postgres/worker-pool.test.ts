@@ -4,7 +4,7 @@ import { fingerprint } from "../../../src/compiler/definition-hash.js";
 import type { PipelineDefinition } from "../../../src/definitions/pipeline-types.js";
 import { ok, type StagechartError } from "../../../src/errors.js";
 import type { RunResult } from "../../../src/runtime/launch.js";
-import { LEASE_TTL_MS } from "../../../src/runtime/persistence.js";
+import { LEASE_TTL_MS } from "../../../src/runtime/lease-owner.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { startWorkerPool } from "../../../src/store/postgres/worker-pool.js";
 import { countingCalls, withDelays } from "../../support/delayed-scripts.js";
