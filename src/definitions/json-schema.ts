@@ -3,6 +3,7 @@ import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import type { Ajv2019 } from "ajv/dist/2019.js";
 import type { Ajv2020 } from "ajv/dist/2020.js";
 import { err, ok, type Result } from "../errors.js";
+import { PRECOMPILED_META_SCHEMA_2020 } from "../paths.js";
 import { isPlainSchema } from "./plain-schema.js";
 
 /**
@@ -50,12 +51,13 @@ const withFormats = new WeakSet<AnyAjv>();
 
 /**
  * The 2020-12 meta-schema compiled at build time (scripts/build-meta-schema-validator.mjs), which
- * spares the first schema check 40–60 ms of compiling it. Both src/ and dist/ sit one level below
- * the package root; before a build there is none, and Ajv compiles the meta-schema itself.
+ * spares the first schema check 40–60 ms of compiling it. Found from the package root, which
+ * tsc's files and the bundle's chunks both know; before a build there is none, and Ajv compiles
+ * the meta-schema itself.
  */
 const precompiledMeta2020 = once((): SchemaValidator | undefined => {
   try {
-    return require("../../dist/meta-schema-2020.cjs") as SchemaValidator;
+    return require(PRECOMPILED_META_SCHEMA_2020) as SchemaValidator;
   } catch {
     return undefined;
   }

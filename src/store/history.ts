@@ -39,6 +39,7 @@ export class StepHistory {
   private readonly list: Database.Statement<[string], StepRecord>;
   private readonly snapshotAt: Database.Statement<[string, number], KeyedSnapshot>;
 
+  /** @internal */
   constructor(db: Database.Database) {
     // The marks only tell a step a fork can start from (0) from one stored before a store kept
     // what a fork copies (null); its entries are its own (migration 11).

@@ -381,6 +381,10 @@ export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
  * Brings the database up to SCHEMA_VERSION. Check and apply share one IMMEDIATE transaction, so
  * two processes opening a fresh file at once cannot both apply the same migration. Foreign keys
  * are off while it runs (a migration may rebuild a table others refer to) and on after it.
+ *
+ * @internal Like everything that takes or holds better-sqlite3's objects, left out of the
+ * package's declarations (tsconfig.build.json): an app type-checks them without the driver's
+ * types (`@types/better-sqlite3` is a development dependency), and never calls this.
  */
 export function migrate(db: Database, now: () => number): Result<void> {
   const apply = (): Result<void> => {

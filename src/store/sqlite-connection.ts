@@ -13,12 +13,16 @@ export abstract class SqliteConnection {
   /** Where the file was opened, and which file that was: see `stillStored`. */
   private readonly absolutePath: string;
   private readonly identity: FileIdentity | undefined;
+  /** @internal better-sqlite3's database, left out of the package's declarations (see `migrate`). */
+  protected readonly db: Database.Database;
 
+  /** @internal */
   protected constructor(
-    protected readonly db: Database.Database,
+    db: Database.Database,
     protected readonly path: string,
     protected readonly now: () => number,
   ) {
+    this.db = db;
     this.transaction = db.transaction((work) => work());
     this.absolutePath = resolve(path);
     this.identity = identityOf(this.absolutePath);

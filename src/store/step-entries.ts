@@ -101,6 +101,7 @@ export class StepEntries {
   private readonly damagedTranscripts: Database.Statement<[string], number | null>;
   private readonly transcribed: Database.Statement<[string], string>;
 
+  /** @internal */
   constructor(db: Database.Database) {
     this.upTo = db.prepare<[string, number], StepEntryRow>(
       `SELECT step, journal, transcripts FROM steps
