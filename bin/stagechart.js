@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs the CLI bundle `npm run build` writes (scripts/build-cli-bundle.mjs). main() reports its
-// own errors; this catches only what happens before it can (a missing build).
+// Runs the command line's bundle `npm run build` writes (scripts/build-bundle.mjs). main()
+// reports its own errors; this catches only what happens before it can (a missing build).
 try {
   const { main } = await import("../dist/cli.mjs");
   process.exitCode = await main(process.argv.slice(2));

@@ -2,9 +2,11 @@
 // `./testing` → dist/testing.mjs) and the command line (dist/cli.mjs, which bin/stagechart.js
 // runs) in one esbuild pass with code splitting, so each of stagechart's modules exists once, in
 // the entry or the shared chunk (dist/chunk-<hash>.mjs) that every importer loads. Node then
-// resolves, reads and compiles a few files of stagechart's own instead of some 250.
-// The package's dependencies stay imports of node_modules: npm installs each once, and the
-// declarations name several of them (zod, xstate, the AI SDK) anyway.
+// resolves, reads and compiles a few files of stagechart's own instead of a file per module
+// (`validate`: 15 files instead of 56 modules, about a tenth of its start-up).
+// Every package stays an import of node_modules (`packages: "external"`): npm installs each of
+// the package's dependencies once, and the declarations name several of them (zod, xstate, the
+// AI SDK) anyway.
 // The chunks sit directly in dist/, one level below the package root like every dist/ file,
 // since src/paths.ts and src/version.ts find the package root from their own location.
 import { readdirSync, readFileSync, rmSync } from "node:fs";
@@ -17,11 +19,6 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(root, "dist");
 const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 
-/** What npm installs beside the package: imported from node_modules, never bundled. */
-const INSTALLED = Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies });
-
-for (const file of readdirSync(dist))
-  if (/^(index|testing|cli|chunk-\w+)\.mjs$/.test(file)) rmSync(join(dist, file));
 await build({
   entryPoints: {
     index: join(dist, "index.js"),
@@ -36,7 +33,7 @@ await build({
   format: "esm",
   platform: "node",
   target: "node20",
-  external: INSTALLED.flatMap((name) => [name, `${name}/*`]),
+  packages: "external",
   logLevel: "warning",
 });
 

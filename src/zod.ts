@@ -5,9 +5,8 @@ import en from "zod/v4/locales/en.js";
  * zod as stagechart declares every schema: the functional build (`zod/mini`), set up as zod's
  * classic build sets itself up; import it as a namespace (`import * as z from "../zod.js"`). A
  * classic zod schema carries some forty methods built for it when it is made, and the classic
- * module is 390 kB. What stagechart calls is listed here, so that the CLI's bundle holds only
- * that of zod (`scripts/build-cli-bundle.mjs` bundles this module on its own): a command that
- * only checks definitions (`validate`) starts without loading what it never uses.
+ * module is 390 kB, which a command that only checks definitions (`validate`) never loads. What
+ * stagechart calls is listed here.
  *
  * zod's settings are one object for every copy of zod in the process, so each is set only when
  * unset, as classic zod does: an embedding application's own locale and settings stand.
