@@ -80,7 +80,6 @@ describe("starting the CLI", () => {
 
   it("validate without --mcp loads neither the model providers, the MCP client, the tools nor the runtime", () => {
     const loaded = packagesLoadedBy(["validate", "machines/", "stages/"]);
-    expect(loaded.has("zod")).toBe(true);
     expect(loaded.has("@modelcontextprotocol/sdk")).toBe(false);
     expect([...loaded].filter((name) => name.startsWith("@ai-sdk/"))).toEqual([]);
     expect(RUNTIME.filter((name) => loaded.has(name))).toEqual([]);
@@ -88,16 +87,21 @@ describe("starting the CLI", () => {
     expect(bundled.filter((module) => module.startsWith("dist/tools/"))).toEqual([]);
   });
 
-  it("validate loads zod's functional build, which stagechart's schemas call, and not its classic build", () => {
-    // Everything `zod/mini` imports loads with it (zod is installed, not bundled): its locales and
-    // JSON Schema conversion too. The classic build is the AI SDK providers' and the MCP SDK's.
-    const zod = packageModulesLoadedBy(["validate", "machines/", "stages/"]).filter((module) =>
-      module.startsWith("node_modules/zod/"),
-    );
-    expect(zod).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^node_modules\/zod\/v4\/mini\//)]),
-    );
-    expect(zod.filter((module) => /\/classic\//.test(module))).toEqual([]);
+  it("validate loads only the zod that stagechart's schemas call, from its own bundle: neither zod's classic build nor its JSON Schema conversion", () => {
+    // The build bundles that much of zod's functional build into dist/zod.mjs (the one package
+    // bundled): installed, `zod/mini` brings all of zod's core, its 64 locales and conversion.
+    const args = ["validate", "machines/", "stages/"];
+    expect(
+      packageModulesLoadedBy(args).filter((module) => module.startsWith("node_modules/zod/")),
+    ).toEqual([]);
+    expect(ownFilesLoadedBy(args)).toContain("dist/zod.mjs");
+    const zod = readFileSync(join(REPO, "dist", "zod.mjs"), "utf8")
+      .split("\n")
+      .flatMap((line) => /^\/\/ .*node_modules\/(zod\/.*)$/.exec(line)?.[1] ?? []);
+    expect(zod).toEqual(expect.arrayContaining([expect.stringMatching(/\/v4\/mini\//)]));
+    expect(
+      zod.filter((line) => /\/classic\/|json-schema|to-json-schema|\/locales\/(?!en)/.test(line)),
+    ).toEqual([]);
   });
 
   it("validate reads valid plain YAML without the `yaml` package, which a problem to report loads", () => {
@@ -164,7 +168,7 @@ describe("starting the CLI", () => {
     for (const args of [["--version"], ["validate", "machines/", "stages/"]]) {
       const own = ownFilesLoadedBy(args);
       expect(
-        own.filter((file) => !/^(bin\/stagechart\.js|dist\/(cli|chunk-\w+)\.mjs)$/.test(file)),
+        own.filter((file) => !/^(bin\/stagechart\.js|dist\/(cli|zod|chunk-\w+)\.mjs)$/.test(file)),
       ).toEqual([]);
       // validate: 56 ES modules of its own without the bundle; 15 files with it.
       expect(own.length).toBeLessThan(40);

@@ -177,6 +177,39 @@ describe("the packed package, installed in a TypeScript app", () => {
     expect(JSON.parse(ran.stdout).paths).toBeGreaterThan(0);
   });
 
+  it("embeds a durable pipeline: a snapshot saved from an audit listener mid-step restores in a second process, which finishes", () => {
+    // The repository's embedding app (test/runtime/support/embed-child.mjs), importing the
+    // installed package instead of the checkout's build.
+    const child = readFileSync(join(REPO_ROOT, "test/runtime/support/embed-child.mjs"), "utf8");
+    const imported = '"../../../dist/index.mjs"';
+    expect(child).toContain(imported);
+    writeFileSync(join(app, "embed.mjs"), child.replace(imported, '"stagechart"'));
+    const project = demoProject();
+    const machines = join(installed, "machines");
+    const embed = (cut?: string) =>
+      spawnSync(
+        process.execPath,
+        [
+          "embed.mjs",
+          join(project, "app.json"),
+          join(project, "runs.db"),
+          project,
+          join(machines, "code-review.yaml"),
+          join(machines, "code-review.script.yaml"),
+          ...(cut ? [cut] : []),
+        ],
+        { cwd: app, encoding: "utf8" },
+      );
+    const first = embed("StageSetup:plan");
+    expect(first.signal, first.stderr).toBe("SIGKILL");
+    expect(first.stdout).toMatch(/^E StageSetup plan$/m);
+    const second = embed();
+    expect(second.status, second.stderr).toBe(0);
+    const end = second.stdout.split("\n").find((line) => line.startsWith("R "));
+    expect(JSON.parse(end?.slice(2) ?? "null")).toMatchObject({ app: "finished", status: "done" });
+    expect(second.stdout).not.toMatch(/^E RunStarted/m);
+  });
+
   it("runs the installed command: validate checks the bundled pipelines and stages", () => {
     const validate = spawnSync(
       process.execPath,
@@ -252,20 +285,21 @@ describe("what the packed package holds", () => {
     expect([...copies].filter(([, files]) => files.length > 1)).toEqual([]);
   });
 
-  it("bundles no package that npm also installs with it", () => {
+  it("bundles no package that npm also installs with it but zod's functional build, whose calls it bundles apart", () => {
     const manifest = readManifest(installed);
     const alsoInstalled = installedWith([
       ...Object.keys(manifest.dependencies ?? {}),
       ...Object.keys(manifest.peerDependencies ?? {}),
     ]);
-    const bundled = new Set<string>();
+    const bundled = new Map<string, Set<string>>();
     for (const file of filesUnder(installed).filter((f) => /\.[cm]?js$/.test(f))) {
       for (const line of readFileSync(join(installed, file), "utf8").split("\n")) {
         const name = /^\/\/ (?:\S*\/)?node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(line)?.[1];
-        if (name) bundled.add(name);
+        if (name) bundled.set(name, (bundled.get(name) ?? new Set()).add(file));
       }
     }
-    expect([...bundled].filter((name) => alsoInstalled.has(name))).toEqual([]);
+    expect([...bundled.keys()].filter((name) => alsoInstalled.has(name))).toEqual(["zod"]);
+    expect([...(bundled.get("zod") ?? [])]).toEqual(["dist/zod.mjs"]);
   });
 
   it("declares only types that npm installs with it: no development-only @types package", () => {

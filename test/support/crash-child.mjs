@@ -31,7 +31,7 @@ import {
   SqliteStore,
   startRun,
   startSharedRun,
-} from "../../dist/index.js";
+} from "../../dist/index.mjs";
 
 const [mode, storeSpec, runId, pipelineFile, scriptFile, root, modelLog, ...approvals] =
   process.argv.slice(2);

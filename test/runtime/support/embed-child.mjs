@@ -14,7 +14,7 @@ import {
   MemoryAuditLog,
   resolveModelSpec,
   SqliteStore,
-} from "../../../dist/index.js";
+} from "../../../dist/index.mjs";
 
 const [stateFile, storeFile, root, pipelineFile, scriptFile, cut] = process.argv.slice(2);
 const [cutType, cutStage] = (cut ?? "").split(":");
