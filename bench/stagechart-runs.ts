@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from "xstate";
-import type { Host, PipelineDefinition, RunResult, RunStore } from "../src/index.js";
+import type { Host, PipelineDefinition, RunResult, StepStore } from "../src/index.js";
 import { startRun } from "../src/index.js";
 
 let runCount = 0;
@@ -11,7 +11,7 @@ export const nextRunId = (prefix: string): string => `${prefix}-${++runCount}`;
 export async function runToEnd(
   pipeline: PipelineDefinition,
   host: Host,
-  store?: RunStore,
+  store?: StepStore,
   inspect?: Observer<InspectionEvent>,
 ): Promise<RunResult> {
   const started = startRun(pipeline, {

@@ -61,20 +61,19 @@ export {
   type RunHandle,
   type RunOptions,
   type RunResult,
-  type RunStore,
   refusalOf,
   reopenRun,
   requestControl,
   resumeRun,
   runHistory,
   runStage,
+  type StepStore,
   startRun,
   terminalInteractor,
   type UnansweredGrants,
 } from "./runtime/index.js";
 // Stores: where runs are kept (SQLite on one machine, PostgreSQL shared by workers).
 export {
-  AsyncSqliteStore,
   PostgresStore,
   reopenSharedRun,
   resumeSharedRun,

@@ -9,7 +9,6 @@ describe("the public API", () => {
   it("exports from stagechart only what an app loads, runs, stores and inspects pipelines with", async () => {
     const names = Object.keys(await import("../src/index.js")).sort();
     expect(names).toEqual([
-      "AsyncSqliteStore",
       "ERROR_CODES",
       "MemoryAuditLog",
       "PostgresStore",

@@ -1,7 +1,7 @@
 import type { Result } from "../errors.js";
-import { AsyncSqliteStore } from "../store/async-sqlite-store.js";
-import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
+import type { RunStore } from "../runtime/store-port.js";
 import { PostgresStore, type PostgresStoreOptions } from "../store/postgres/postgres-store.js";
+import { SqliteStore } from "../store/sqlite-store.js";
 import { isPostgresUrl, noStoreFileFor, storePathFor, storeSpecOf } from "./store.js";
 
 /**
@@ -13,16 +13,16 @@ import { isPostgresUrl, noStoreFileFor, storePathFor, storeSpecOf } from "./stor
 export async function openAnyStore(
   flag: string | undefined,
   postgres?: PostgresStoreOptions,
-): Promise<Result<AsyncRunStore>> {
+): Promise<Result<RunStore>> {
   const spec = storeSpecOf(flag);
   return isPostgresUrl(spec)
     ? PostgresStore.open(spec, postgres)
-    : AsyncSqliteStore.open(storePathFor(flag));
+    : SqliteStore.open(storePathFor(flag));
 }
 
 /** `openAnyStore` for a command that only reads: no SQLite file is created, `undefined` then. */
 export async function openExistingAnyStore(
   flag: string | undefined,
-): Promise<Result<AsyncRunStore> | undefined> {
+): Promise<Result<RunStore> | undefined> {
   return noStoreFileFor(flag) ? undefined : openAnyStore(flag);
 }

@@ -1,15 +1,12 @@
 import type { StagechartError } from "../errors.js";
-import type { AsyncRunStore } from "../store/index.js";
+import type { RunStore } from "../runtime/store-port.js";
 import type { CliIo } from "./io.js";
 
 /**
  * What the store lost of its runs, of `runId` only when given (`Session/StoreDamaged`: a WAL
  * deleted or damaged after a crash took steps the runs had committed).
  */
-export async function lostStepsOf(
-  store: AsyncRunStore,
-  runId?: string,
-): Promise<StagechartError[]> {
+export async function lostStepsOf(store: RunStore, runId?: string): Promise<StagechartError[]> {
   const lost = (await store.lostSteps?.()) ?? [];
   return runId === undefined ? lost : lost.filter((error) => error.context.runId === runId);
 }

@@ -8,8 +8,7 @@ import {
   resumeRun,
   startRun,
 } from "../runtime/run.js";
-import { AsyncSqliteStore } from "../store/async-sqlite-store.js";
-import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
+import type { RunStore } from "../runtime/store-port.js";
 import { PostgresStore } from "../store/postgres/postgres-store.js";
 import { reopenSharedRun, resumeSharedRun, startSharedRun } from "../store/postgres/shared-runs.js";
 import type { SqliteStore } from "../store/sqlite-store.js";
@@ -23,7 +22,7 @@ type Launch<T> = Promise<Result<T>>;
  * — `startRun` and kin on the SQLite file, `startSharedRun` and kin (an owned run) on PostgreSQL.
  */
 export interface RunTarget {
-  store: AsyncRunStore;
+  store: RunStore;
   start(pipeline: PipelineDefinition, options: Omit<RunOptions, "store">): Launch<RunHandle>;
   resume(
     pipeline: PipelineDefinition,
@@ -57,7 +56,7 @@ export async function openExistingRunTarget(
 }
 
 const sqliteTarget = (store: SqliteStore): RunTarget => ({
-  store: new AsyncSqliteStore(store),
+  store: store,
   start: async (pipeline, options) => startRun(pipeline, { ...options, store }),
   resume: async (pipeline, runId, options) => resumeRun(pipeline, runId, { ...options, store }),
   reopen: async (pipeline, runId, options) => reopenRun(pipeline, runId, { ...options, store }),

@@ -1,7 +1,7 @@
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { requestControl } from "../runtime/control.js";
-import type { AsyncRunStore } from "../store/index.js";
+import type { RunStore } from "../runtime/store-port.js";
 import * as z from "../zod.js";
 
 const controlBody = z.discriminatedUnion("type", [
@@ -20,7 +20,7 @@ const controlBody = z.discriminatedUnion("type", [
  * reply is the settled request, or the owner's refusal. Audited as asked by the visualizer.
  */
 export async function controlFromPage(
-  store: AsyncRunStore,
+  store: RunStore,
   runId: string,
   body: unknown,
 ): Promise<Result<unknown>> {

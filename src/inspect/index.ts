@@ -7,7 +7,7 @@ export { createRunInspector, type RunInspector } from "./stream.js";
 
 /**
  * `stagechart inspect`'s server, for an app of its own: the page and its API over a store's runs
- * (`{storePath}`, a SQLite file, or `{store}`, an open `AsyncRunStore`), and the receiver of live
+ * (`{storePath}`, a SQLite file, or `{store}`, an open `RunStore`), and the receiver of live
  * streams — a run's `createRunInspector(server.streamUrl)`, or any XState app's
  * `createWebSocketInspector` — whose roots `server.live.list()` holds (`GET /api/live`). Port
  * 4477 unless given (0: any free port), loopback unless given a host and a token. A server that

@@ -7,7 +7,7 @@ import {
   type PipelineOutline,
 } from "../definitions/pipeline-outline.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import type { AsyncRunStore, RunRecord } from "../store/index.js";
+import type { RunRecord, RunStore } from "../runtime/store-port.js";
 import {
   type Chart,
   type ChartLayouts,
@@ -44,7 +44,7 @@ export async function liveGraphOf(
  * module of the pipeline is imported, so opening a chart runs nothing of what the store or file
  * holds.
  */
-export async function runGraphOf(store: AsyncRunStore, run: RunRecord): Promise<Result<Graph>> {
+export async function runGraphOf(store: RunStore, run: RunRecord): Promise<Result<Graph>> {
   const byHash = `definition\u0000${run.definitionHash}`;
   const known = drawn.get(byHash);
   if (known) return known;
@@ -91,7 +91,7 @@ async function remembered(key: string, draw: () => Promise<Result<Graph>>): Prom
 }
 
 /** The stored definition's entry file, written out as a worker writes it; none stored: undefined. */
-async function storedEntry(store: AsyncRunStore, hash: string): Promise<string | undefined> {
+async function storedEntry(store: RunStore, hash: string): Promise<string | undefined> {
   const bundle = await store.loadDefinition(hash);
   if (!bundle.ok) return undefined;
   const entry = materialiseBundle(hash, bundle.value);

@@ -2,8 +2,8 @@ import { isRecord } from "../definitions/contract.js";
 import { stagePathOf } from "../definitions/stage-descriptions.js";
 import type { Result } from "../errors.js";
 import type { AuditEvent } from "../events/audit.js";
+import type { RunRecord, RunStore, StoredSnapshot } from "../runtime/store-port.js";
 import type { RunWait } from "../runtime/suspension.js";
-import type { AsyncRunStore, RunRecord, StoredSnapshot } from "../store/index.js";
 import { type RunTokenCount, tokenUsage } from "./token-usage.js";
 
 /** One run as `show --json` prints it and the visualizer's API serves it. */
@@ -27,10 +27,7 @@ export interface StageSummary {
 }
 
 /** A run as `show` and the visualizer describe it, on either store. */
-export async function describeStoredRun(
-  store: AsyncRunStore,
-  runId: string,
-): Promise<Result<RunView>> {
+export async function describeStoredRun(store: RunStore, runId: string): Promise<Result<RunView>> {
   const run = await store.getRun(runId);
   if (!run.ok) return run;
   const [timeline, snapshot] = [await store.auditOf(runId), await store.getSnapshot(runId)];

@@ -6,7 +6,7 @@ import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { type WebSocket, WebSocketServer } from "ws";
 import { StagechartError } from "../errors.js";
 import { VISUALIZER_ASSETS } from "../paths.js";
-import type { AsyncRunStore } from "../store/index.js";
+import type { RunStore } from "../runtime/store-port.js";
 import { answerApi } from "./api.js";
 import type { ApiContext } from "./api-context.js";
 import { type LiveNews, LiveRegistry } from "./live.js";
@@ -15,7 +15,7 @@ import { StoreWatch } from "./store-watch.js";
 
 /** The run store: a SQLite file, which may not exist yet (the server waits for it), or a store
  * already open (a PostgreSQL store), which the server reads and leaves its giver to close. */
-export type InspectedStore = { storePath: string } | { store: AsyncRunStore };
+export type InspectedStore = { storePath: string } | { store: RunStore };
 
 export type InspectServerOptions = InspectedStore & {
   host?: string;

@@ -1,4 +1,4 @@
-import type { AsyncRunStore } from "../store/index.js";
+import type { RunStore } from "../runtime/store-port.js";
 import { actorsOfPersisted, type ChartState, chartStateOf } from "./chart-state.js";
 
 /** One committed step of a run: the audit events it added (up to `lastSeq`) and its time. */
@@ -16,7 +16,7 @@ export interface StepView extends Step {
 
 /** The run after step k, from the snapshot that step (or the last before it) committed. */
 export async function stepView(
-  store: AsyncRunStore,
+  store: RunStore,
   runId: string,
   step: number,
 ): Promise<StepView | undefined> {

@@ -1,5 +1,5 @@
 import type { WebSocket } from "ws";
-import type { AsyncRunStore, RunSummary } from "../store/index.js";
+import type { RunStore, RunSummary } from "../runtime/store-port.js";
 
 /** The runs a page lists: the newest this many, and any older one that changes while it is open. */
 export const RUN_LIST_LIMIT = 200;
@@ -34,7 +34,7 @@ export class StoreWatch {
   private looking: Promise<void> | undefined;
 
   constructor(
-    private readonly store: () => Promise<AsyncRunStore | undefined>,
+    private readonly store: () => Promise<RunStore | undefined>,
     private readonly broadcast: (message: unknown) => void,
   ) {}
 
@@ -129,7 +129,7 @@ export class StoreWatch {
   }
 
   /** Tells the pages the runs that changed since the last look (`runs`: those runs only). */
-  private async lookAtRuns(store: AsyncRunStore): Promise<void> {
+  private async lookAtRuns(store: RunStore): Promise<void> {
     const whole = this.lastUpdate === undefined || this.looks % FULL_LOOK_EVERY === 0;
     const runs = await store.listRuns(
       whole ? { limit: RUN_LIST_LIMIT } : { limit: RUN_LIST_LIMIT, updatedSince: this.lastUpdate },

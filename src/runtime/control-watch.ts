@@ -3,7 +3,7 @@ import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import type { StagechartError } from "../errors.js";
 import type { AuditSink } from "../events/audit.js";
 import { CONTROL_POLL_MS, type ControlSettlement, takeControlRequests } from "./control.js";
-import type { RunStore } from "./persistence.js";
+import type { StepStore } from "./persistence.js";
 
 /**
  * The live owner's side of the control queue: takes the run's pending requests now (those queued
@@ -12,7 +12,7 @@ import type { RunStore } from "./persistence.js";
  * the run like any other store failure. The timer to clear when the run ends.
  */
 export function watchControlQueue(
-  store: RunStore,
+  store: StepStore,
   runId: string,
   actor: Actor<AnyStateMachine>,
   run: {

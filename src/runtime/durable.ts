@@ -11,12 +11,12 @@ import {
   type RunHandle,
   type RunResult,
 } from "./launch.js";
-import { type RunStore, stopOnStoreFailure } from "./persistence.js";
+import { type StepStore, stopOnStoreFailure } from "./persistence.js";
 import { refuseControl } from "./run-checks.js";
 import { StepRecorder } from "./step-recorder.js";
 
 export interface DurableLaunch {
-  store: RunStore;
+  store: StepStore;
   /** Holds the run's lease already. */
   owner: string;
   leaseTtlMs: number;
@@ -147,7 +147,7 @@ export function withResult(handle: RunHandle, result: Promise<RunResult>): RunHa
  * refusal, or the store's when it could not be audited.
  */
 export function refuseLaunch(
-  store: RunStore,
+  store: StepStore,
   owner: string,
   { runId, answers, inputs, control }: Pick<Launch, "runId" | "answers" | "inputs" | "control">,
   error: StagechartError,

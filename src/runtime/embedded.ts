@@ -6,7 +6,7 @@ import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditSink } from "../events/audit.js";
 import type { Host } from "./host.js";
 import { compileRunMachine, endEventOf } from "./launch.js";
-import type { RunStore } from "./persistence.js";
+import type { StepStore } from "./persistence.js";
 import { checkContext } from "./run-checks.js";
 import { runStartedPayload } from "./run-started.js";
 
@@ -59,7 +59,7 @@ export function compilePipeline(pipeline: PipelineDefinition, host: Host): Pipel
 }
 
 /** Every event in the store, at once (the app that invokes the run keeps its snapshots), then told to `also`. */
-const storedAudit = (store: RunStore, also: AuditSink): AuditSink => ({
+const storedAudit = (store: StepStore, also: AuditSink): AuditSink => ({
   emit(input) {
     const [event] = store.commitStep(input.runId, { events: [input] });
     also.emit(input);
@@ -69,7 +69,7 @@ const storedAudit = (store: RunStore, also: AuditSink): AuditSink => ({
 
 /** The run's row, made when the run first begins (the journal and transcripts refer to it). */
 function keepRunRow(
-  store: RunStore,
+  store: StepStore,
   pipeline: PipelineDefinition,
   runId: string,
   ctx: PipelineContext["ctx"],

@@ -11,7 +11,7 @@ import {
   toStagechartError,
 } from "../errors.js";
 import { type Launch, type RunHandle, refusalOf } from "./launch.js";
-import type { RunStore, StepCommit, StoredStatus } from "./persistence.js";
+import type { StepCommit, StepStore, StoredStatus } from "./persistence.js";
 import { type ResumeOptions, resumeRun } from "./run.js";
 import { checkContext } from "./run-checks.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
@@ -25,7 +25,7 @@ export interface ForkSource {
 }
 
 /**
- * What forking needs of a store. Every answer is awaited, so the SQLite store, `AsyncSqliteStore`
+ * What forking needs of a store. Every answer is awaited, so the SQLite store
  * and `PostgresStore` all fit: one way to fork on either store.
  */
 export interface ForkStore {
@@ -75,7 +75,7 @@ export interface ForkSettings {
 export interface ForkOptions
   extends ResumeOptions,
     Omit<ForkSettings, "queued" | "force" | "source"> {
-  store: RunStore & ForkStore;
+  store: StepStore & ForkStore;
 }
 
 /**

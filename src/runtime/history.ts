@@ -1,18 +1,19 @@
 import { ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../events/audit.js";
-import type { RunStore, StoredStatus } from "./persistence.js";
+import type { StepStore, StoredStatus } from "./persistence.js";
+import type { Awaitable } from "./store-port.js";
 
 /** What reading a run's history needs of a store (the SQLite store has it). */
-export interface HistoryStore extends Pick<RunStore, "getRun" | "auditOf"> {
+export interface HistoryStore extends Pick<StepStore, "getRun" | "auditOf"> {
   stepsOf(runId: string): { step: number; lastSeq: number; at: string }[];
   snapshotAtStep(runId: string, step: number): unknown;
 }
 
-/** `HistoryStore` answered asynchronously, as `AsyncRunStore` is (either store). */
+/** `HistoryStore` answered asynchronously, as `RunStore` is (either store). */
 export type AsyncHistoryStore = {
   [K in keyof HistoryStore]: (
     ...args: Parameters<HistoryStore[K]>
-  ) => Promise<ReturnType<HistoryStore[K]>>;
+  ) => Awaitable<ReturnType<HistoryStore[K]>>;
 };
 
 /** `runHistory` of a run in a store answered asynchronously: what it reads, read ahead. */

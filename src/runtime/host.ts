@@ -25,7 +25,7 @@ import { type AnyTool, DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/typ
 import { type Journal, MemoryJournal } from "./journal.js";
 import { lazyRecord } from "./lazy-record.js";
 import { HostMemory } from "./memory.js";
-import type { RunStore } from "./persistence.js";
+import type { StepStore } from "./persistence.js";
 import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
 import type { SecurityMode } from "./security-mode.js";
 import { stageSlotsFor } from "./stage-slots.js";
@@ -78,7 +78,7 @@ export interface Host {
    * and `resumeRun` use it unless given another, and a pipeline another app's machine invokes
    * keeps its run row, audit log, journal and transcripts in it (see embedded.ts).
    */
-  store?: RunStore;
+  store?: StepStore;
 }
 
 export type UnansweredGrants = "deny" | "suspend";
@@ -130,7 +130,7 @@ export interface HostOptions {
   journal?: Journal;
   memory?: PipelineMemory;
   /** Where runs are kept; also the journal and transcripts unless those are given. */
-  store?: RunStore;
+  store?: StepStore;
 }
 
 export function createHost(options: HostOptions): Host {

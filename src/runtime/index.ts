@@ -37,7 +37,7 @@ export { type Journal, MemoryJournal } from "./journal.js";
 export { refusalOf } from "./launch.js";
 export { LEASE_TTL_MS } from "./lease-owner.js";
 export { HostMemory } from "./memory.js";
-export type { RunStore, StoredStatus } from "./persistence.js";
+export type { StepStore, StoredStatus } from "./persistence.js";
 export { type ReopenOptions, reopenRun } from "./reopen.js";
 export { parseToolRule, rulesGrantPolicy, type ToolRule } from "./rules.js";
 export {

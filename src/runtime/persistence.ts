@@ -58,7 +58,7 @@ export type StoredStatus = "queued" | "running" | "suspended" | "done" | "failed
  * Transcripts and the journal live in it too, so a resumed run finds every recorded result; and
  * what pipelines keep between runs (`PipelineMemory`), which its durable runs' code stages use.
  */
-export interface RunStore extends Journal, TranscriptStore, PipelineMemory, ControlQueue {
+export interface StepStore extends Journal, TranscriptStore, PipelineMemory, ControlQueue {
   createRun(run: {
     runId: string;
     pipelineId: string;

@@ -8,13 +8,13 @@ import { err, ok, type Result, StagechartError } from "../errors.js";
 import { launchDurable, refuseLaunch } from "./durable.js";
 import { checkRoot, type Host } from "./host.js";
 import type { RunHandle } from "./launch.js";
-import type { RunStore } from "./persistence.js";
+import type { StepStore } from "./persistence.js";
 import { takeLease } from "./run.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 
 export interface ReopenOptions {
   host: Host;
-  store: RunStore;
+  store: StepStore;
   /** The stage to run again; the stage the run ended from when not given. */
   stage?: string;
   /** Why the run is reopened: required, audited. */
@@ -115,7 +115,7 @@ interface ReopenPoint {
 function reopenPoint(
   pipeline: PipelineDefinition,
   runId: string,
-  store: RunStore,
+  store: StepStore,
   hash: string,
   asked: string | undefined,
 ): Result<ReopenPoint> {

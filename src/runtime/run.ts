@@ -10,7 +10,7 @@ import { cancelNeverBegun, type DurableLaunch, launchDurable, refuseLaunch } fro
 import { checkRoot, type Host } from "./host.js";
 import { type GrantAnswer, type Launch, launch, type RunHandle } from "./launch.js";
 import { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "./lease-owner.js";
-import type { RunStore } from "./persistence.js";
+import type { StepStore } from "./persistence.js";
 import { checkContext } from "./run-checks.js";
 import { runStartedPayload } from "./run-started.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
@@ -22,7 +22,7 @@ export type { RunWait } from "./suspension.js";
 export interface RunOptions {
   host: Host;
   /** Makes the run durable: every step is committed here, and the run can be resumed (default: the host's). */
-  store?: RunStore;
+  store?: StepStore;
   /** How long a durable run's lease lives without renewal (renewed every third of it). */
   leaseTtlMs?: number;
   /** Stored with a durable run: what resuming it needs (pipeline file, model spec, root, mode). */
@@ -89,7 +89,7 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
 export interface ResumeOptions {
   host: Host;
   /** Where the run is kept; the host's store when not given. */
-  store?: RunStore;
+  store?: StepStore;
   /** Resume even though the pipeline changed since the run's snapshot. */
   force?: boolean;
   /** How long the run's lease lives without renewal (renewed every third of it). */
@@ -194,7 +194,7 @@ function resumePoint(
     inputs = [],
     control,
     inspect,
-  }: ResumeOptions & { store: RunStore },
+  }: ResumeOptions & { store: StepStore },
   hash: string,
 ): Result<Launch> {
   const { runId } = run;
@@ -250,7 +250,7 @@ const started = (pipeline: PipelineDefinition, ctx: Record<string, unknown>) =>
 
 /** The run's lease, taken for a launch by a new owner; `Session/RunLocked` while another holds it. */
 export function takeLease(
-  store: RunStore,
+  store: StepStore,
   runId: string,
   definitionHash: string,
   leaseTtlMs = LEASE_TTL_MS,

@@ -3,7 +3,7 @@ import type { AuditEvent, AuditEventInput, AuditSink } from "../events/audit.js"
 import type * as z from "../zod.js";
 import type { ControlSettlement } from "./control.js";
 import { decodeJournalEntry, type Journal } from "./journal.js";
-import type { RunEntries, RunStore, StepCommit } from "./persistence.js";
+import type { RunEntries, StepCommit, StepStore } from "./persistence.js";
 import { OrderedTranscript, type TranscriptStore } from "./transcripts.js";
 
 /**
@@ -40,7 +40,7 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   readonly durable?: () => Promise<void>;
 
   constructor(
-    private readonly store: RunStore,
+    private readonly store: StepStore,
     private readonly runId: string,
     private readonly definitionHash: string,
   ) {

@@ -1,14 +1,7 @@
 import type Database from "better-sqlite3";
+import type { StepRecord } from "../runtime/store-port.js";
 import { type StoredSnapshotText, snapshotJson } from "./snapshot-delta.js";
 import type { StepEntryColumns } from "./step-entries.js";
-
-/** One committed step of a run, as the step history keeps it. */
-export interface StepRecord {
-  step: number;
-  /** The last audit event the step added (the previous step's when it added none). */
-  lastSeq: number;
-  at: string;
-}
 
 /** A snapshot as a step stores it (its JSON or a delta, see snapshot-delta.ts) and what made it. */
 export interface SnapshotWrite extends StoredSnapshotText {

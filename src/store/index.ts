@@ -1,6 +1,4 @@
-export { AsyncSqliteStore } from "./async-sqlite-store.js";
 export { MIGRATIONS, type Migration, SCHEMA_VERSION } from "./migrations.js";
-export type { AsyncRunStore } from "./postgres/async-run-store.js";
 export { OwnedRun } from "./postgres/owned-run.js";
 export { PostgresStore, type PostgresStoreOptions } from "./postgres/postgres-store.js";
 export {
@@ -15,15 +13,6 @@ export {
   type WorkerPool,
   type WorkerPoolOptions,
 } from "./postgres/worker-pool.js";
-export type {
-  DefinitionBundle,
-  NewRun,
-  RunPatch,
-  RunQuery,
-  RunRecord,
-  RunSummary,
-  StoredSnapshot,
-} from "./records.js";
 export {
   DEFAULT_STORE_PATH,
   SqliteStore,

@@ -1,55 +1,12 @@
-import type { JsonValue } from "../definitions/contract.js";
 import { isRecord } from "../definitions/contract.js";
-import { type ErrorView, err, ok, type Result } from "../errors.js";
+import { err, ok, type Result } from "../errors.js";
 import { type AuditEvent, type AuditEventType, isAuditEventType } from "../events/audit.js";
 import type { StoredStatus } from "../runtime/persistence.js";
+import type { NewRun, RunRecord, StoredSnapshot } from "../runtime/store-port.js";
 import { storeCorrupt } from "../runtime/stored-rows.js";
 import { VERSION } from "../version.js";
 import { isValidRunId } from "./run-ids.js";
 import { runIdInvalid, snapshotCorrupt } from "./store-errors.js";
-
-/** A run's state as stored; `suspended` is a run parked on a gate or stopped to be resumed. */
-
-export interface RunRecord {
-  runId: string;
-  pipelineId: string;
-  status: StoredStatus;
-  createdAt: string;
-  updatedAt: string;
-  /** The hash of the compiled definition the run was started (or last forced) with. */
-  definitionHash: string;
-  stagechartVersion: string;
-  /** What resuming needs: the pipeline file, the model spec, the root, the mode… */
-  options: Record<string, unknown>;
-  error?: ErrorView;
-  output?: JsonValue;
-}
-
-/** A run as `runs` lists it: what tells runs apart, without what resuming one needs. */
-export type RunSummary = Pick<
-  RunRecord,
-  "runId" | "pipelineId" | "status" | "createdAt" | "updatedAt"
->;
-
-/**
- * Which runs to list: at most `limit` (default all), only those with `status`, only those last
- * updated (a step included) after the timestamp `updatedSince`.
- */
-export interface RunQuery {
-  limit?: number;
-  status?: StoredStatus;
-  updatedSince?: string;
-}
-
-export interface NewRun {
-  /** Must not contain `/`: journal and transcript rows find their run by the id's prefix. */
-  runId: string;
-  pipelineId: string;
-  definitionHash: string;
-  options: Record<string, unknown>;
-  /** Defaults to `running`. */
-  status?: StoredStatus;
-}
 
 /** The record of a run stored `at`, as `run` asks; `Validation/RunIdInvalid` for an id that cannot be one. */
 export function newRunRecord(run: NewRun, at: string): Result<RunRecord> {
@@ -64,33 +21,6 @@ export function newRunRecord(run: NewRun, at: string): Result<RunRecord> {
     stagechartVersion: VERSION,
     options: run.options,
   });
-}
-
-/** Which queued runs a worker takes: only those of these pipelines (by id) when given. */
-export interface ClaimFilter {
-  pipelineIds?: readonly string[];
-}
-
-/**
- * A pipeline's definition as files: `entry`, the pipeline file or folder to load, and
- * every file it uses, by path relative to the bundle's root, with its text. Stored by the
- * definition hash of what they load into, so a worker runs exactly what the run was queued with.
- */
-export interface DefinitionBundle {
-  entry: string;
-  files: Record<string, string>;
-}
-
-/** Fields to change; a field present with the value `undefined` clears `error` or `output`. */
-export type RunPatch = Partial<
-  Pick<RunRecord, "status" | "definitionHash" | "options" | "error" | "output">
->;
-
-export interface StoredSnapshot {
-  snapshot: unknown;
-  definitionHash: string;
-  stagechartVersion: string;
-  updatedAt: string;
 }
 
 /**

@@ -1,8 +1,8 @@
 import type Database from "better-sqlite3";
 import type { AuditEventInput } from "../events/audit.js";
+import type { ClaimFilter, DefinitionBundle } from "../runtime/store-port.js";
 import { decodeRow } from "../runtime/stored-rows.js";
 import * as z from "../zod.js";
-import type { ClaimFilter, DefinitionBundle } from "./records.js";
 
 /** A stored bundle read back: anything else is `Session/StoreCorrupt`. */
 export const DEFINITION_BUNDLE: z.ZodMiniType<DefinitionBundle> = z.object({

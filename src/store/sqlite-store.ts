@@ -2,41 +2,43 @@ import type Database from "better-sqlite3";
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
-import type { MemoryEntry, PipelineMemory } from "../definitions/memory.js";
+import type { MemoryEntry } from "../definitions/memory.js";
 import type { ErrorView, StagechartError } from "../errors.js";
 import { err, ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../events/audit.js";
-import type { ControlQueue, ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
-import { decodeJournalEntry, type Journal } from "../runtime/journal.js";
-import type { RunEntries, StepCommit } from "../runtime/persistence.js";
-import type { TranscriptRow, TranscriptStore } from "../runtime/transcripts.js";
+import type { ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
+import { decodeJournalEntry } from "../runtime/journal.js";
+import type { RunEntries, StepCommit, StepStore } from "../runtime/persistence.js";
+import type {
+  ClaimFilter,
+  DefinitionBundle,
+  JournalRow,
+  NewRun,
+  OwnedSteps,
+  RunPatch,
+  RunQuery,
+  RunRecord,
+  RunStore,
+  RunSummary,
+  RunTranscriptRow,
+  StepRecord,
+  StoredSnapshot,
+} from "../runtime/store-port.js";
+import type { TranscriptRow } from "../runtime/transcripts.js";
 import type * as z from "../zod.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork.js";
-import { StepHistory, type StepRecord } from "./history.js";
+import { StepHistory } from "./history.js";
 import { LiveMarks, type StepTail } from "./live-marks.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
-import {
-  type ClaimFilter,
-  type DefinitionBundle,
-  fromRunRow,
-  type NewRun,
-  newRunRecord,
-  type RunPatch,
-  type RunQuery,
-  type RunRecord,
-  type RunSummary,
-  type StoredSnapshot,
-  toRunRow,
-} from "./records.js";
+import { fromRunRow, newRunRecord, toRunRow } from "./records.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { SqliteConnection } from "./sqlite-connection.js";
 import { checkpoint, openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
-import type { JournalRow, RunTranscriptRow } from "./step-entries.js";
 import { StepEntries, type StoredEntries } from "./step-entries.js";
 import { StepLog } from "./step-log.js";
 import {
@@ -68,10 +70,7 @@ export type { StepCommit };
  * file or row is `Session/StoreCorrupt`, a full, missing or read-only disk
  * `Session/StoreUnavailable`, each naming the file or the row.
  */
-export class SqliteStore
-  extends SqliteConnection
-  implements Journal, TranscriptStore, PipelineMemory, ControlQueue
-{
+export class SqliteStore extends SqliteConnection implements RunStore, StepStore {
   private readonly sql: Statements;
   private readonly history: StepHistory;
   private readonly log: StepLog;
@@ -100,6 +99,14 @@ export class SqliteStore
   override close(): void {
     this.marks.close();
     super.close();
+  }
+
+  /**
+   * A run's steps are written straight into the file, each committed before the run goes on:
+   * there is nothing to wait for, and the runtime takes the run's lease itself.
+   */
+  async ownRun(): Promise<Result<OwnedSteps>> {
+    return ok({ steps: this, durable: async () => {}, close: async () => undefined });
   }
 
   static open(path: string, options: StoreOptions = {}): Result<SqliteStore> {

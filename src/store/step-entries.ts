@@ -1,22 +1,11 @@
 import type Database from "better-sqlite3";
 import { byCodeUnit } from "../code-unit-order.js";
 import type { RunEntries, StepCommit } from "../runtime/persistence.js";
+import type { JournalRow, RunTranscriptRow } from "../runtime/store-port.js";
 import { storeCorrupt } from "../runtime/stored-rows.js";
-import type { TranscriptRow } from "../runtime/transcripts.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { entryMisfiled } from "./store-errors.js";
 import { entryOf, resultReferences } from "./tool-results.js";
-
-/** A journal entry as stored: its key and its value's JSON text. */
-export interface JournalRow {
-  key: string;
-  value: string;
-}
-
-/** A transcript entry of a run, with the stage execution it belongs to. */
-export interface RunTranscriptRow extends TranscriptRow {
-  stageExecutionId: string;
-}
 
 /**
  * A step's journal and transcript entries as its row stores them (migration 11: a

@@ -2,8 +2,8 @@ import { loadBundle } from "../bundles/index.js";
 import { err, ok, type Result, type StagechartError, toStagechartError } from "../errors.js";
 import type { RunResult } from "../runtime/launch.js";
 import { LEASE_TTL_MS } from "../runtime/lease-owner.js";
+import type { RunStore } from "../runtime/store-port.js";
 import { attachRunMcp, type HostSettings, storedRunHost } from "../runtime/stored-host.js";
-import type { AsyncRunStore } from "../store/postgres/async-run-store.js";
 import {
   type PreparedRun,
   startWorkerPool,
@@ -11,8 +11,8 @@ import {
 } from "../store/postgres/worker-pool.js";
 
 export interface WorkerOptions {
-  /** The shared store (`PostgresStore`), or any `AsyncRunStore`. */
-  store: AsyncRunStore;
+  /** The shared store (`PostgresStore`), or any `RunStore`. */
+  store: RunStore;
   /** Runs driven at once (default 1). */
   concurrency?: number;
   /** The lease each run is held under, renewed while it runs (default 15 s). */
@@ -116,7 +116,7 @@ async function prepareRun(
 
 /** Ends a run that cannot be prepared: `RunFailed` with the error (under the claim's lease), then its status. */
 async function failUnprepared(
-  store: AsyncRunStore,
+  store: RunStore,
   runId: string,
   owner: string,
   error: StagechartError,

@@ -4,8 +4,8 @@ import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ChartNode } from "../../src/inspect/chart.js";
 import { runGraphOf } from "../../src/inspect/run-graph.js";
-import { AsyncSqliteStore } from "../../src/store/async-sqlite-store.js";
-import type { DefinitionBundle } from "../../src/store/index.js";
+import type { DefinitionBundle } from "../../src/runtime/store-port.js";
+import { SqliteStore } from "../../src/store/sqlite-store.js";
 
 const TWO_STAGES = `id: p
 entry: prepare
@@ -33,7 +33,7 @@ function write(root: string, files: Record<string, string>): void {
 /** A store holding one run of the definition `bundle` (stored under a hash of its own; or none). */
 async function runOf(bundle: DefinitionBundle | undefined, pipelineFile: string) {
   const dir = mkdtempSync(join(tmpdir(), "run-graph-"));
-  const opened = AsyncSqliteStore.open(join(dir, "runs.db"));
+  const opened = SqliteStore.open(join(dir, "runs.db"));
   if (!opened.ok) throw opened.error;
   const store = opened.value;
   const hash = `h${Math.random().toString(36).slice(2)}`;

@@ -4,7 +4,6 @@ import { loadPipelineFile } from "../../src/definitions/pipeline.js";
 import { type ChartNode, pipelineChart } from "../../src/inspect/chart.js";
 import { describeStoredRun } from "../../src/inspect/run-view.js";
 import { startRun } from "../../src/runtime/run.js";
-import { AsyncSqliteStore } from "../../src/store/async-sqlite-store.js";
 import { openStore } from "../support/live-runs.js";
 import { loaded, MACHINES_DIR } from "../support/pipeline-files.js";
 import { code, codeReviewScriptOf, llm, pipelineOf } from "../support/pipelines.js";
@@ -36,7 +35,7 @@ describe("a stored run's view", () => {
     if (!started.ok) throw started.error;
     const ended = await started.value.result;
     expect(ended.status, JSON.stringify(ended.error)).toBe("done");
-    const view = await describeStoredRun(new AsyncSqliteStore(store), "v1");
+    const view = await describeStoredRun(store, "v1");
     if (!view.ok) throw view.error;
     expect(
       view.value.stages.map(({ stageExecutionId, description }) => ({

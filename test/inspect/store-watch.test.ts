@@ -6,17 +6,17 @@ import type { WebSocket } from "ws";
 import { answerApi } from "../../src/inspect/api.js";
 import { LiveRegistry } from "../../src/inspect/live.js";
 import { FULL_LOOK_EVERY, RUN_LIST_LIMIT, StoreWatch } from "../../src/inspect/store-watch.js";
-import { AsyncSqliteStore } from "../../src/store/async-sqlite-store.js";
-import type { AsyncRunStore, RunQuery, RunSummary } from "../../src/store/index.js";
+import type { RunQuery, RunStore, RunSummary } from "../../src/runtime/store-port.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
+import { SqliteStore } from "../../src/store/sqlite-store.js";
 import { noPostgres, testPostgres } from "../support/postgres.js";
 
 type Clock = () => number;
-type Opener = (now: Clock) => Promise<AsyncRunStore>;
+type Opener = (now: Clock) => Promise<RunStore>;
 
 const openSqlite: Opener = async (now) => {
   const dir = mkdtempSync(join(tmpdir(), "store-watch-"));
-  const opened = AsyncSqliteStore.open(join(dir, "runs.db"), { now });
+  const opened = SqliteStore.open(join(dir, "runs.db"), { now });
   if (!opened.ok) throw opened.error;
   return opened.value;
 };
@@ -70,7 +70,7 @@ function fakePage() {
   return { page: page as unknown as WebSocket, sent };
 }
 
-function watchOver(store: AsyncRunStore) {
+function watchOver(store: RunStore) {
   const broadcasts: { type: string; runs: RunSummary[] }[] = [];
   const watch = new StoreWatch(
     async () => store,

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { forkRun } from "../../src/runtime/fork.js";
 import { type HistoryStep, runHistory } from "../../src/runtime/history.js";
 import { type RunResult, resumeRun, startRun } from "../../src/runtime/run.js";
-import { AsyncSqliteStore, SqliteStore } from "../../src/store/index.js";
+import { SqliteStore } from "../../src/store/index.js";
 import { modelHarness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
 import { codeReview, countingModel, forkingSpec, type ModelCall } from "./support/forking.js";
@@ -74,7 +74,7 @@ describe("forking a run at a step, on the SQLite store", () => {
     const file = join(tempDir(), "runs.db");
     const store = openStore(file);
     return {
-      store: new AsyncSqliteStore(store),
+      store: store,
       start: async (pipeline, options) => startRun(pipeline, { ...options, store }),
       resume: async (pipeline, runId, options) => resumeRun(pipeline, runId, { ...options, store }),
       sql: async (text) => {

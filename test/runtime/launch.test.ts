@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import type { RunStore } from "../../src/runtime/persistence.js";
+import type { StepStore } from "../../src/runtime/persistence.js";
 import { startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { pipelineOf, waits } from "../support/pipelines.js";
@@ -14,7 +14,7 @@ setFlagsFromString("--expose-gc");
 const collectGarbage = runInNewContext("gc") as () => void;
 
 /** A run parked in a code stage that waits a minute, stopped at once: it settles suspended. */
-async function stoppedRun(store?: RunStore) {
+async function stoppedRun(store?: StepStore) {
   const pipeline = pipelineOf({ id: "waiting", stages: [waits("long", 60_000)], next: {} });
   const host = harness("stages: {}").host;
   const started = startRun(pipeline, { host, runId: "run-stopped", ...(store && { store }) });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { main } from "../../src/cli/main.js";
 import type { AuditEvent } from "../../src/events/audit.js";
-import type { AsyncRunStore } from "../../src/store/postgres/async-run-store.js";
+import type { RunStore } from "../../src/runtime/store-port.js";
 import type { WorkerPool } from "../../src/store/postgres/worker-pool.js";
 import { runWorker, type WorkerEvent } from "../../src/worker/run-worker.js";
 import { withDelays } from "./delayed-scripts.js";
@@ -22,7 +22,7 @@ const MACHINES = join(REPO_ROOT, "machines");
  * copies of its row (the same definition and settings), as many `--detach`es would store them.
  */
 export async function queueRuns(
-  store: AsyncRunStore,
+  store: RunStore,
   url: string,
   { pipeline, count, delayMs }: { pipeline: string; count: number; delayMs: number },
 ): Promise<string[]> {

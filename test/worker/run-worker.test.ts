@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import type { AsyncRunStore } from "../../src/store/postgres/async-run-store.js";
+import type { RunStore } from "../../src/runtime/store-port.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { noPostgres, sharedStores } from "../store/postgres/support/shared-store.js";
 import { queueRuns, until, workerPools } from "../support/worker-fleet.js";
@@ -12,11 +12,11 @@ const stores = sharedStores();
 const worker = workerPools();
 
 /** The store with its calls of `name` passed through `around` (a worker that dies there, …). */
-function intercepted<K extends keyof AsyncRunStore>(
-  store: AsyncRunStore,
+function intercepted<K extends keyof RunStore>(
+  store: RunStore,
   name: K,
-  around: AsyncRunStore[K],
-): AsyncRunStore {
+  around: RunStore[K],
+): RunStore {
   return new Proxy(store, {
     get: (target, key) => {
       if (key === name) return around;
@@ -33,7 +33,7 @@ const anHourLater = async (url: string) => {
   return opened.value;
 };
 
-const statusOf = async (store: AsyncRunStore, runId: string) => {
+const statusOf = async (store: RunStore, runId: string) => {
   const run = await store.getRun(runId);
   return run.ok ? run.value.status : run.error.code;
 };

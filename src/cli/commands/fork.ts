@@ -5,8 +5,8 @@ import { err, type Result, StagechartError } from "../../errors.js";
 import { createFork, endRefusedFork, type ForkSettings } from "../../runtime/fork.js";
 import type { Host } from "../../runtime/host.js";
 import { refusalOf } from "../../runtime/launch.js";
+import type { RunStore } from "../../runtime/store-port.js";
 import { type HostSettings, withModel } from "../../runtime/stored-host.js";
-import type { AsyncRunStore } from "../../store/postgres/async-run-store.js";
 import { loadForDetach, loadStoredForDetach, reportQueued } from "../detach.js";
 import { drive, refuse } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
@@ -172,7 +172,7 @@ async function detachFork(
   definitionHash: string,
   fork: ForkSettings,
   settings: HostSettings,
-  store: AsyncRunStore,
+  store: RunStore,
   flags: ForkFlags,
   io: CliIo,
 ): Promise<number> {
@@ -202,7 +202,7 @@ async function storedFromFile(
   sourceRunId: string,
   definitionHash: string,
   settings: HostSettings,
-  store: AsyncRunStore,
+  store: RunStore,
   io: CliIo,
 ): Promise<Result<PipelineDefinition | undefined>> {
   const loaded = await loadForDetach(settings.pipelineFile, settings, io);

@@ -4,7 +4,7 @@ import type { AuditEvent } from "../../events/audit.js";
 import { describeStoredRun } from "../../inspect/run-view.js";
 import type { TokenCount } from "../../inspect/token-usage.js";
 import type { StoredStatus } from "../../runtime/persistence.js";
-import type { AsyncRunStore } from "../../store/index.js";
+import type { RunStore } from "../../runtime/store-port.js";
 import { openExistingAnyStore } from "../any-store.js";
 import { refuse, waitLine } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
@@ -33,7 +33,7 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
   /** Runs `work` on the store, or `none` when there is no store file yet. */
   const withStore =
     (
-      work: (store: AsyncRunStore, flags: Flags) => number | Promise<number>,
+      work: (store: RunStore, flags: Flags) => number | Promise<number>,
       none: (flags: Flags) => number,
     ) =>
     async (flags: Flags) => {

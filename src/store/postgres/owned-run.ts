@@ -7,14 +7,19 @@ import type { AuditEvent } from "../../events/audit.js";
 import type { ControlStatus, Requester } from "../../runtime/control.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
 import { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "../../runtime/lease-owner.js";
-import type { RunEntries, RunStore, StepCommit } from "../../runtime/persistence.js";
+import type { RunEntries, StepCommit, StepStore } from "../../runtime/persistence.js";
+import type {
+  NewRun,
+  RunPatch,
+  RunRecord,
+  RunStore,
+  StoredSnapshot,
+} from "../../runtime/store-port.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
 import type * as z from "../../zod.js";
-import type { NewRun, RunPatch, RunRecord, StoredSnapshot } from "../records.js";
 import { isValidRunId } from "../run-ids.js";
 import { leaseLost, noSnapshot, runExists, runIdInvalid, runNotFound } from "../store-errors.js";
-import type { AsyncRunStore } from "./async-run-store.js";
 import { WriteQueue } from "./write-queue.js";
 
 /** What an owned run knows of its run when it opens: nothing for a run still to be created. */
@@ -27,7 +32,7 @@ interface Loaded {
 }
 
 /**
- * One run on an asynchronous store (PostgreSQL), as the runtime's synchronous `RunStore` port
+ * One run on an asynchronous store (PostgreSQL), as the runtime's synchronous `StepStore` port
  * sees it. Holding the run's lease makes this process its only writer, so what the run reads —
  * its row, snapshot, audit log, journal and transcripts — is loaded once and then served from
  * memory, and what it writes goes through an ordered queue: a step gets its sequence numbers
@@ -36,7 +41,7 @@ interface Loaded {
  * call); a failed write or a lost lease makes it reject, and nothing after that is written.
  * Pipeline memory and the control queue are the store's own, read and written straight through.
  */
-export class OwnedRun implements RunStore {
+export class OwnedRun implements StepStore {
   private readonly queue = new WriteQueue();
   private run: RunRecord | undefined;
   private snapshot: Result<StoredSnapshot>;
@@ -50,7 +55,7 @@ export class OwnedRun implements RunStore {
   private renewedAt = Date.now();
 
   private constructor(
-    private readonly store: AsyncRunStore,
+    private readonly store: RunStore,
     readonly runId: string,
     loaded: Loaded,
     owner: string | undefined,
@@ -71,7 +76,7 @@ export class OwnedRun implements RunStore {
    * (`Session/RunLocked` while another live process holds it), then loaded.
    */
   static async open(
-    store: AsyncRunStore,
+    store: RunStore,
     runId: string,
     { leaseTtlMs = LEASE_TTL_MS, owner: claimedBy }: { leaseTtlMs?: number; owner?: string } = {},
   ): Promise<Result<OwnedRun>> {
@@ -117,7 +122,7 @@ export class OwnedRun implements RunStore {
   async close(): Promise<StagechartError | undefined> {
     await this.durable().catch(() => {});
     const owner = this.owner;
-    if (owner) await this.store.releaseLease(this.runId, owner).catch(() => {});
+    if (owner) await Promise.resolve(this.store.releaseLease(this.runId, owner)).catch(() => {});
     this.owner = undefined;
     return this.queue.failed;
   }
@@ -219,8 +224,7 @@ export class OwnedRun implements RunStore {
   renewLease(runId: string, owner: string, ttlMs: number): Result<void> {
     this.mine(runId);
     if (this.queue.failed) return err(this.queue.failed);
-    this.renewing ??= this.store
-      .renewLease(runId, owner, ttlMs)
+    this.renewing ??= Promise.resolve(this.store.renewLease(runId, owner, ttlMs))
       .then((renewed) => {
         settled(renewed);
         this.renewedAt = Date.now();
@@ -251,12 +255,12 @@ export class OwnedRun implements RunStore {
   }
 
   record(key: string, value: unknown): void {
-    if (this.remembered(key, value)) this.write(() => this.store.record(key, value));
+    if (this.remembered(key, value)) this.write(async () => this.store.record(key, value));
   }
 
   put(stageExecutionId: string, key: string, entry: TranscriptEntry): void {
     this.transcriptOf(stageExecutionId).set(key, entry);
-    this.write(() => this.store.put(stageExecutionId, key, entry));
+    this.write(async () => this.store.put(stageExecutionId, key, entry));
   }
 
   read(stageExecutionId: string, before?: string): TranscriptEntry[] {
@@ -280,11 +284,11 @@ export class OwnedRun implements RunStore {
     return entries.sort(([a], [b]) => byCodeUnit(a, b)).map(([key, entry]) => ({ key, entry }));
   }
 
-  recall(namespace: string, key: string): Promise<JsonValue | undefined> {
+  async recall(namespace: string, key: string): Promise<JsonValue | undefined> {
     return this.store.recall(namespace, key);
   }
 
-  remember(namespace: string, key: string, value: JsonValue): Promise<void> {
+  async remember(namespace: string, key: string, value: JsonValue): Promise<void> {
     return this.store.remember(namespace, key, value);
   }
 

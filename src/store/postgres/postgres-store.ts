@@ -7,27 +7,30 @@ import { type ErrorView, err, ok, type Result, StagechartError } from "../../err
 import type { AuditEvent } from "../../events/audit.js";
 import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
 import type { StepCommit } from "../../runtime/persistence.js";
-import type { TranscriptRow } from "../../runtime/transcripts.js";
-import type * as z from "../../zod.js";
-import type { StepRecord } from "../history.js";
 import type {
   ClaimFilter,
   DefinitionBundle,
+  JournalRow,
   NewRun,
+  OwnedSteps,
   RunPatch,
   RunQuery,
   RunRecord,
+  RunStore,
   RunSummary,
+  RunTranscriptRow,
+  StepRecord,
   StoredSnapshot,
-} from "../records.js";
-import type { JournalRow, RunTranscriptRow } from "../step-entries.js";
+} from "../../runtime/store-port.js";
+import type { TranscriptRow } from "../../runtime/transcripts.js";
+import type * as z from "../../zod.js";
 import { definitionNotFound, forkUnavailable, leaseLost } from "../store-errors.js";
 import { entryWrite } from "../tool-results.js";
-import type { AsyncRunStore } from "./async-run-store.js";
 import * as controls from "./control-queue.js";
 import { copyForked, forkMarks } from "./fork.js";
 import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
+import { OwnedRun } from "./owned-run.js";
 import { postgresFailure, postgresUnavailable, retryingConflicts } from "./postgres-errors.js";
 import type { Query } from "./queries.js";
 import * as q from "./queries.js";
@@ -51,7 +54,14 @@ export interface PostgresStoreOptions {
  * taken under `SELECT … FOR UPDATE`. Lease expiry follows the database's clock, the one clock
  * every worker shares. The URL's password is never stored, and errors name the store without it.
  */
-export class PostgresStore implements AsyncRunStore {
+/** An owned run as the store port hands it out. */
+const ownedSteps = (run: OwnedRun): OwnedSteps => ({
+  steps: run,
+  durable: () => run.durable(),
+  close: () => run.close(),
+});
+
+export class PostgresStore implements RunStore {
   private constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,
@@ -93,6 +103,16 @@ export class PostgresStore implements AsyncRunStore {
 
   async close(): Promise<void> {
     await this.pool.end();
+  }
+
+  /** A run's steps are written through an `OwnedRun`: served from memory, stored in order. */
+  ownRun(
+    runId: string,
+    options?: { leaseTtlMs?: number; owner?: string },
+  ): Promise<Result<OwnedSteps>> {
+    return OwnedRun.open(this, runId, options).then((opened) =>
+      opened.ok ? ok(ownedSteps(opened.value)) : opened,
+    );
   }
 
   async createRun(run: NewRun): Promise<Result<RunRecord>> {

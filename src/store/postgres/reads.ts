@@ -3,21 +3,24 @@ import type { MemoryEntry } from "../../definitions/memory.js";
 import { err, ok, type Result } from "../../errors.js";
 import type { AuditEvent } from "../../events/audit.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
+import type {
+  JournalRow,
+  RunRecord,
+  RunTranscriptRow,
+  StepRecord,
+  StoredSnapshot,
+} from "../../runtime/store-port.js";
 import { decodeRow } from "../../runtime/stored-rows.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import * as z from "../../zod.js";
-import type { StepRecord } from "../history.js";
 import {
   decodeSnapshot,
   eventsAfter,
   fromRunRow,
-  type RunRecord,
   type RunRow,
   type StepEventsRow,
-  type StoredSnapshot,
 } from "../records.js";
 import { AUDIT_BY_STEP } from "../statements.js";
-import type { JournalRow, RunTranscriptRow } from "../step-entries.js";
 import { noSnapshot, runNotFound } from "../store-errors.js";
 import { entryOf } from "../tool-results.js";
 import type { Query } from "./queries.js";

@@ -1,13 +1,6 @@
 import { err, ok, type Result } from "../../errors.js";
-import {
-  fromRunRow,
-  type NewRun,
-  newRunRecord,
-  type RunPatch,
-  type RunRecord,
-  type RunRow,
-  toRunRow,
-} from "../records.js";
+import type { NewRun, RunPatch, RunRecord } from "../../runtime/store-port.js";
+import { fromRunRow, newRunRecord, type RunRow, toRunRow } from "../records.js";
 import { runExists, runNotFound } from "../store-errors.js";
 import type { Query } from "./queries.js";
 import * as q from "./queries.js";

@@ -10,15 +10,15 @@ import {
   resumeRun,
   startRun,
 } from "../../runtime/run.js";
-import type { AsyncRunStore } from "./async-run-store.js";
+import type { RunStore } from "../../runtime/store-port.js";
 import { OwnedRun } from "./owned-run.js";
 
 /** `startRun`'s options, with the run kept in an asynchronous store (`PostgresStore`). */
-export type SharedRunOptions = Omit<RunOptions, "store"> & { store: AsyncRunStore };
+export type SharedRunOptions = Omit<RunOptions, "store"> & { store: RunStore };
 
 /** `resumeRun`'s options, with the run kept in an asynchronous store (`PostgresStore`). */
 export type SharedResumeOptions = Omit<ResumeOptions, "store"> & {
-  store: AsyncRunStore;
+  store: RunStore;
   /** The lease owner a worker claimed the run under (a new one when not given). */
   owner?: string;
 };
@@ -55,7 +55,7 @@ export async function resumeSharedRun(
 export async function reopenSharedRun(
   pipeline: PipelineDefinition,
   runId: string,
-  options: Omit<ReopenOptions, "store"> & { store: AsyncRunStore },
+  options: Omit<ReopenOptions, "store"> & { store: RunStore },
 ): Promise<Result<RunHandle>> {
   const owned = await OwnedRun.open(options.store, runId, options);
   if (!owned.ok) return owned;

@@ -3,12 +3,11 @@ import { err, ok, type Result, type StagechartError, toStagechartError } from ".
 import type { Host } from "../../runtime/host.js";
 import type { RunHandle, RunResult } from "../../runtime/launch.js";
 import { LEASE_TTL_MS, leaseOwner } from "../../runtime/lease-owner.js";
-import type { RunPatch } from "../records.js";
-import type { AsyncRunStore } from "./async-run-store.js";
+import type { RunPatch, RunStore } from "../../runtime/store-port.js";
 import { resumeSharedRun } from "./shared-runs.js";
 
 export interface WorkerPoolOptions {
-  store: AsyncRunStore;
+  store: RunStore;
   /**
    * Takes the next run waiting to be driven and leases it to `owner` in the same transaction
    * (the store's claim query); undefined when none waits.
@@ -249,12 +248,14 @@ async function watchQueue(options: WorkerPoolOptions, wake: () => void) {
  * run's launch, which renews it from then on. A renewal refused (another worker took the run) is
  * `lost`; one the store fails to answer is tried again at the next.
  */
-function keepLeased(store: AsyncRunStore, runId: string, owner: string, ttlMs: number) {
+function keepLeased(store: RunStore, runId: string, owner: string, ttlMs: number) {
   let lost: StagechartError | undefined;
   let renewing = false;
   const renew = async () => {
     renewing = true;
-    const renewed = await store.renewLease(runId, owner, ttlMs).catch(() => ok(undefined));
+    const renewed = await (async () => store.renewLease(runId, owner, ttlMs))().catch(() =>
+      ok(undefined),
+    );
     if (!renewed.ok) lost = renewed.error;
     renewing = false;
   };
@@ -271,7 +272,7 @@ function keepLeased(store: AsyncRunStore, runId: string, owner: string, ttlMs: n
 
 /** The store a run is driven on, and its last two writes, kept back once the pool stops it. */
 interface Ending {
-  store: AsyncRunStore;
+  store: RunStore;
   holdBack(): void;
   /**
    * Gives the run back (`requeue`: the pool stopped it) or writes what was kept back (it ended
@@ -287,11 +288,11 @@ interface Ending {
  * `requeueRun` instead (lease and status in one transaction). Killed before that, the run is
  * `running` under a lease that expires, and another worker takes it over.
  */
-function endingOf(store: AsyncRunStore): Ending {
+function endingOf(store: RunStore): Ending {
   let holding = false;
   let status: RunPatch | undefined;
   let lease: [runId: string, owner: string] | undefined;
-  const kept: Partial<AsyncRunStore> = {
+  const kept: Partial<RunStore> = {
     async updateRun(runId, patch) {
       if (!holding || patch.status !== "suspended" || patch.error)
         return store.updateRun(runId, patch);
@@ -306,7 +307,7 @@ function endingOf(store: AsyncRunStore): Ending {
   return {
     store: new Proxy(store, {
       get: (target, name) => {
-        const own = kept[name as keyof AsyncRunStore] ?? Reflect.get(target, name, target);
+        const own = kept[name as keyof RunStore] ?? Reflect.get(target, name, target);
         return typeof own === "function" && !(name in kept) ? own.bind(target) : own;
       },
     }),

@@ -8,7 +8,7 @@ import { createFork, endRefusedFork } from "../../../src/runtime/fork.js";
 import { type HistoryStep, readHistory } from "../../../src/runtime/history.js";
 import type { Host } from "../../../src/runtime/host.js";
 import type { GrantAnswer, RunHandle, RunResult } from "../../../src/runtime/run.js";
-import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
+import type { RunStore } from "../../../src/runtime/store-port.js";
 import { CODE_REVIEW_SCRIPT, llm, pipelineOf } from "../../support/pipelines.js";
 import { modelHarness } from "../../support/stage-harness.js";
 
@@ -17,7 +17,7 @@ import { modelHarness } from "../../support/stage-harness.js";
  * and `resumeRun` on the SQLite file, `startSharedRun` and `resumeSharedRun` on PostgreSQL.
  */
 export interface ForkingStore {
-  store: AsyncRunStore;
+  store: RunStore;
   start(
     pipeline: PipelineDefinition,
     options: { host: Host; runId: string; task: string; resumeWith?: Record<string, unknown> },
@@ -86,7 +86,7 @@ async function finished(launched: Promise<Result<RunHandle>>): Promise<RunResult
 }
 
 /** The run's history, read through the asynchronous contract as `stagechart history` does. */
-export async function historyOf(store: AsyncRunStore, runId: string): Promise<HistoryStep[]> {
+export async function historyOf(store: RunStore, runId: string): Promise<HistoryStep[]> {
   const history = await readHistory(store, runId);
   if (!history.ok) throw history.error;
   return history.value;

@@ -1,11 +1,11 @@
 import type { Result } from "../../../src/errors.js";
-import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
+import type { RunStore } from "../../../src/runtime/store-port.js";
 
 /** A store on a new, empty database, and raw access to that database behind its back. */
 export interface FreshStore {
-  store: AsyncRunStore;
+  store: RunStore;
   /** Opens the same database again, as another process would. */
-  reopen(options?: { now?: () => number }): Promise<Result<AsyncRunStore>>;
+  reopen(options?: { now?: () => number }): Promise<Result<RunStore>>;
   /** Runs one SQL statement as written (the same text in both dialects); its rows. */
   sql(text: string): Promise<Record<string, unknown>[]>;
   /**

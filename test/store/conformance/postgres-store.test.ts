@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterEach, describe } from "vitest";
-import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
+import type { RunStore } from "../../../src/runtime/store-port.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { noPostgres, testPostgres } from "../../support/postgres.js";
 import { ENTRY_TABLES, okValue, type StoreHarness } from "./harness.js";
@@ -12,9 +12,9 @@ import { stepsForksControls } from "./steps-forks-controls.js";
 const skip = noPostgres;
 const server = testPostgres();
 
-const open: AsyncRunStore[] = [];
+const open: RunStore[] = [];
 afterEach(async () => {
-  for (const store of open.splice(0)) await store.close().catch(() => {});
+  for (const store of open.splice(0)) await Promise.resolve(store.close()).catch(() => {});
 });
 
 /** Runs one statement on the database behind the store's back. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
+import type { RunStore } from "../../../src/runtime/store-port.js";
 import { failure, manualClock, newRun, okValue, type StoreHarness } from "./harness.js";
 
 const bundle = {
@@ -11,12 +11,12 @@ const bundle = {
 };
 
 /** A queued run of the stored definition `hash-1` (harness.newRun's hash). */
-async function enqueue(store: AsyncRunStore, runId: string) {
+async function enqueue(store: RunStore, runId: string) {
   return okValue(await store.enqueueRun(newRun(runId)));
 }
 
 /** Claims runs until none is left; the ids this claimer got. */
-async function claimAll(store: AsyncRunStore, owner: string): Promise<string[]> {
+async function claimAll(store: RunStore, owner: string): Promise<string[]> {
   const claimed: string[] = [];
   for (;;) {
     const run = await store.claimRun(owner, 60_000);

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe } from "vitest";
-import { AsyncSqliteStore } from "../../../src/store/async-sqlite-store.js";
-import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
+import type { RunStore } from "../../../src/runtime/store-port.js";
+import { SqliteStore } from "../../../src/store/sqlite-store.js";
 import { tempDir } from "../support/temp-store.js";
 import { type EntrySql, okValue, type StoreHarness } from "./harness.js";
 import { leasesAndMore } from "./leases-and-more.js";
@@ -10,9 +10,9 @@ import { runQueue } from "./queue.js";
 import { runsAndSteps } from "./runs-and-steps.js";
 import { stepsForksControls } from "./steps-forks-controls.js";
 
-const open: AsyncRunStore[] = [];
+const open: RunStore[] = [];
 afterEach(async () => {
-  for (const store of open.splice(0)) await store.close().catch(() => {});
+  for (const store of open.splice(0)) await Promise.resolve(store.close()).catch(() => {});
 });
 
 /** A step's entries in its row (migration 11): damaged past the trigger that guards them. */
@@ -32,13 +32,28 @@ const ENTRIES_IN_STEPS: EntrySql = {
   ],
 };
 
+/**
+ * The store as a caller of the port sees it: every answer awaited, so a throw is a rejection
+ * (the SQLite store answers at once, and throws where a networked store rejects).
+ */
+const awaited = (store: SqliteStore): RunStore =>
+  new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function"
+        ? (...args: unknown[]) => (async () => value.apply(target, args))()
+        : value;
+    },
+  });
+
 const sqlite: StoreHarness = {
   async fresh(options) {
     const path = join(tempDir(), "runs.db");
     const opened = (clock = options) => {
-      const result = AsyncSqliteStore.open(path, clock);
-      if (result.ok) open.push(result.value);
-      return Promise.resolve(result);
+      const result = SqliteStore.open(path, clock);
+      if (!result.ok) return Promise.resolve(result);
+      open.push(result.value);
+      return Promise.resolve({ ok: true as const, value: awaited(result.value) });
     };
     return {
       store: okValue(await opened()),
@@ -59,7 +74,7 @@ const sqlite: StoreHarness = {
   },
 };
 
-describe("the SQLite store, through its asynchronous adapter", () => {
+describe("the SQLite store, as the store port's callers await it", () => {
   runsAndSteps(sqlite);
   leasesAndMore(sqlite);
   runQueue(sqlite);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
+import type { RunStore } from "../../../src/runtime/store-port.js";
 import { OwnedRun } from "../../../src/store/postgres/owned-run.js";
 import { workerPoolSize } from "../../../src/worker/run-worker.js";
 import { noPostgres, sharedStores } from "./support/shared-store.js";
@@ -7,7 +7,7 @@ import { noPostgres, sharedStores } from "./support/shared-store.js";
 const stores = sharedStores();
 
 /** The store, counting how many of its calls are under way at once (each holds a connection). */
-function counted(store: AsyncRunStore) {
+function counted(store: RunStore) {
   let underWay = 0;
   let most = 0;
   const proxy = new Proxy(store, {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { ok } from "../../../src/errors.js";
-import type { AsyncRunStore } from "../../../src/store/postgres/async-run-store.js";
+import type { RunStore } from "../../../src/runtime/store-port.js";
 import { startWorkerPool } from "../../../src/store/postgres/worker-pool.js";
 import { until } from "../../support/worker-fleet.js";
 
 /** A pool of one slot whose claims finish when told (each finds nothing), polling every 10 minutes. */
-function heldClaims(store: Partial<AsyncRunStore> = {}) {
+function heldClaims(store: Partial<RunStore> = {}) {
   const answers: ((runId: undefined) => void)[] = [];
   const pool = startWorkerPool({
-    store: store as AsyncRunStore,
+    store: store as RunStore,
     claim: () => new Promise((answer) => answers.push(answer)),
     prepare: async () => {
       throw new Error("no run is ever claimed here");

@@ -4,12 +4,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach } from "vitest";
 import type { Result, StagechartError } from "../../../src/errors.js";
-import {
-  MIGRATIONS,
-  type NewRun,
-  SqliteStore,
-  type StoreOptions,
-} from "../../../src/store/index.js";
+import type { NewRun } from "../../../src/runtime/store-port.js";
+import { MIGRATIONS, SqliteStore, type StoreOptions } from "../../../src/store/index.js";
 
 const dirs: string[] = [];
 const stores: SqliteStore[] = [];
