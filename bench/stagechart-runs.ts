@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from "xstate";
-import type { Host, PipelineDefinition, RunResult, StepStore } from "../src/index.js";
+import type { Host, PipelineDefinition, RunResult, RunStore } from "../src/index.js";
 import { startRun } from "../src/index.js";
 
 let runCount = 0;
@@ -11,10 +11,10 @@ export const nextRunId = (prefix: string): string => `${prefix}-${++runCount}`;
 export async function runToEnd(
   pipeline: PipelineDefinition,
   host: Host,
-  store?: StepStore,
+  store?: RunStore,
   inspect?: Observer<InspectionEvent>,
 ): Promise<RunResult> {
-  const started = startRun(pipeline, {
+  const started = await startRun(pipeline, {
     host,
     runId: nextRunId("bench"),
     task: "benchmark the engine",

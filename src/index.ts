@@ -61,6 +61,7 @@ export {
   type RunHandle,
   type RunOptions,
   type RunResult,
+  type RunStore,
   refusalOf,
   reopenRun,
   requestControl,
@@ -74,12 +75,10 @@ export {
 } from "./runtime/index.js";
 // Stores: where runs are kept (SQLite on one machine, PostgreSQL shared by workers).
 export {
+  openStore,
   PostgresStore,
-  reopenSharedRun,
-  resumeSharedRun,
   SqliteStore,
   type StepCommit,
-  startSharedRun,
   startWorkerPool,
 } from "./store/index.js";
 // Tools: MCP servers as tools for a host.

@@ -28,7 +28,7 @@ describe("the package entry", () => {
     const host = createHost({ model: model.value, audit: new MemoryAuditLog(), root: project });
     const store = SqliteStore.open(join(project, ".stagechart/runs.db"));
     if (!store.ok) throw store.error;
-    const run = startRun(pipeline.value, {
+    const run = await startRun(pipeline.value, {
       host,
       store: store.value,
       task: "refactor auth module",

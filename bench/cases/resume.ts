@@ -42,7 +42,7 @@ export async function resumeCost(workload: Workload, dir: string): Promise<Compa
   const suspendedRun = async (): Promise<{ runId: string; proposalId: string }> => {
     const runId = nextRunId("parked");
     const host = hostFor(workload, { unansweredGrants: "suspend" });
-    const started = startRun(pipeline, { host, store, runId, task: "benchmark the engine" });
+    const started = await startRun(pipeline, { host, store, runId, task: "benchmark the engine" });
     if (!started.ok) throw started.error;
     const parked = await started.value.result;
     const wait = parked.waiting?.[0];
@@ -61,7 +61,7 @@ export async function resumeCost(workload: Workload, dir: string): Promise<Compa
       {
         name: "start fresh",
         fn: async () => {
-          const started = startRun(pipeline, {
+          const started = await startRun(pipeline, {
             host: hostFor(workload),
             store: probe.store,
             runId: nextRunId("fresh"),
@@ -84,7 +84,7 @@ export async function resumeCost(workload: Workload, dir: string): Promise<Compa
       {
         name: "resume from snapshot",
         fn: async () => {
-          const resumed = resumeRun(pipeline, parked.runId, {
+          const resumed = await resumeRun(pipeline, parked.runId, {
             host: hostFor(workload),
             store: probe.store,
             answers: [{ proposalId: parked.proposalId, decision: "deny" }],

@@ -8,7 +8,7 @@ const KIB = 1024;
 
 /** Starts a run that parks on a grant request nobody answers, and waits till it suspends. */
 async function suspendedRun(pipeline: PipelineDefinition, workload: Workload): Promise<RunHandle> {
-  const started = startRun(pipeline, {
+  const started = await startRun(pipeline, {
     host: hostFor(workload, { unansweredGrants: "suspend" }),
     runId: nextRunId("suspended"),
     task: "benchmark the engine",

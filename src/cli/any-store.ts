@@ -1,26 +1,21 @@
 import type { Result } from "../errors.js";
 import type { RunStore } from "../runtime/store-port.js";
-import { PostgresStore, type PostgresStoreOptions } from "../store/postgres/postgres-store.js";
-import { SqliteStore } from "../store/sqlite-store.js";
-import { isPostgresUrl, noStoreFileFor, storePathFor, storeSpecOf } from "./store.js";
+import { openStore } from "../store/open-store.js";
+import type { PostgresStoreOptions } from "../store/postgres/postgres-store.js";
+import { noStoreFileFor, storeFor } from "./store.js";
 
 /**
- * The store of a command that works on either kind (`runs`, `show`, `audit`, `cancel`,
- * `run --detach`): a `postgres://` URL (`--store`, else `$STAGECHART_STORE`) opens the shared
- * store, anything else the SQLite file, both behind the same asynchronous contract. A database
- * that cannot be reached is `Session/StoreUnavailable`, naming it without its password.
+ * The store of a command (`--store`, else `$STAGECHART_STORE`): a `postgres://` URL or a SQLite
+ * file, `.stagechart/runs.db` by default, created when absent.
  */
 export async function openAnyStore(
   flag: string | undefined,
   postgres?: PostgresStoreOptions,
 ): Promise<Result<RunStore>> {
-  const spec = storeSpecOf(flag);
-  return isPostgresUrl(spec)
-    ? PostgresStore.open(spec, postgres)
-    : SqliteStore.open(storePathFor(flag));
+  return openStore(storeFor(flag), { postgres });
 }
 
-/** `openAnyStore` for a command that only reads: no SQLite file is created, `undefined` then. */
+/** `openAnyStore` for a command on runs already stored: no SQLite file is created, `undefined` then. */
 export async function openExistingAnyStore(
   flag: string | undefined,
 ): Promise<Result<RunStore> | undefined> {

@@ -1,7 +1,8 @@
 import { ok, type Result } from "../errors.js";
 import type { InspectedStore } from "../inspect/server.js";
+import { isPostgresUrl } from "../store/open-store.js";
 import { PostgresStore } from "../store/postgres/postgres-store.js";
-import { isPostgresUrl, storePathFor, storeSpecOf } from "./store.js";
+import { storeFor, storePathFor, storeSpecOf } from "./store.js";
 
 /** The store an inspect server reads, and how to let go of it once the server closed. */
 export interface ServedStore {
@@ -24,7 +25,4 @@ export async function servedStoreOf(flag: string | undefined): Promise<Result<Se
 }
 
 /** `--store` as a command run for a page (`resume` with its answer) is given it. */
-export const storeArgumentOf = (flag: string | undefined): string => {
-  const spec = storeSpecOf(flag);
-  return isPostgresUrl(spec) ? spec : storePathFor(flag);
-};
+export const storeArgumentOf = storeFor;

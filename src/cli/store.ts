@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Result, StagechartError } from "../errors.js";
 import { DEFAULT_STORE_PATH, SqliteStore } from "../store/index.js";
+import { isPostgresUrl } from "../store/open-store.js";
 
 /** What `--store` says in a command's help. */
 export const STORE_HELP =
@@ -11,9 +12,11 @@ export const STORE_HELP =
 export const storeSpecOf = (flag: string | undefined): string | undefined =>
   flag ?? (process.env.STAGECHART_STORE || undefined);
 
-/** `--store`/`STAGECHART_STORE` naming a PostgreSQL database rather than a SQLite file. */
-export const isPostgresUrl = (spec: string | undefined): spec is string =>
-  spec !== undefined && /^postgres(ql)?:\/\//i.test(spec);
+/** What `openStore` opens for a command: its PostgreSQL URL, or its SQLite file's path. */
+export const storeFor = (flag: string | undefined): string => {
+  const spec = storeSpecOf(flag);
+  return isPostgresUrl(spec) ? spec : storePathFor(flag);
+};
 
 /** The store path of a command: `--store <path>`, or `.stagechart/runs.db` in the working directory. */
 export const storePathFor = (path: string | undefined): string =>

@@ -21,7 +21,8 @@ import { runStartedPayload } from "./run-started.js";
  * process or another, continues the run with its whole conversation and repeats no recorded call.
  */
 export function compilePipeline(pipeline: PipelineDefinition, host: Host): PipelineMachine {
-  const { store } = host;
+  // Its steps are written as its machines take them, through the store's synchronous side.
+  const store: StepStore | undefined = host.store;
   const audit = store ? storedAudit(store, host.audit) : host.audit;
   return compileRunMachine(
     pipeline,

@@ -11,10 +11,11 @@ import {
   toStagechartError,
 } from "../errors.js";
 import { type Launch, type RunHandle, refusalOf } from "./launch.js";
-import type { StepCommit, StepStore, StoredStatus } from "./persistence.js";
+import type { StepCommit, StoredStatus } from "./persistence.js";
 import { type ResumeOptions, resumeRun } from "./run.js";
 import { checkContext } from "./run-checks.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
+import type { RunStore } from "./store-port.js";
 
 /** What a fork takes of its source run's record. */
 export interface ForkSource {
@@ -72,10 +73,8 @@ export interface ForkSettings {
   source?: ForkSource;
 }
 
-export interface ForkOptions
-  extends ResumeOptions,
-    Omit<ForkSettings, "queued" | "force" | "source"> {
-  store: StepStore & ForkStore;
+export interface ForkOptions extends ResumeOptions, Omit<ForkSettings, "queued" | "force"> {
+  store: RunStore;
 }
 
 /**
@@ -96,8 +95,7 @@ export interface CreatedFork {
 /**
  * Starts a new run from step `at` of a stored run: `createFork`, then the fork
  * resumed in this process (`resumeRun`'s options: answers, inputs, control, force); a resume
- * refused ends the fork (`endRefusedFork`). On a shared store, `createFork`, `resumeSharedRun`
- * and `endRefusedFork` do the same.
+ * refused ends the fork (`endRefusedFork`), on any store.
  */
 export async function forkRun(
   pipeline: PipelineDefinition,
@@ -110,7 +108,7 @@ export async function forkRun(
     refusal: (fork) => refusalOf(pipeline, host, { ...fork, answers, inputs, control }),
   });
   if (!created.ok) return created;
-  const resumed = resumeRun(pipeline, created.value.runId, options);
+  const resumed = await resumeRun(pipeline, created.value.runId, options);
   return resumed.ok
     ? resumed
     : err(await endRefusedFork(options.store, created.value.runId, resumed.error));

@@ -29,6 +29,7 @@ import type { StepStore } from "./persistence.js";
 import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
 import type { SecurityMode } from "./security-mode.js";
 import { stageSlotsFor } from "./stage-slots.js";
+import type { RunStore } from "./store-port.js";
 import { MemoryTranscripts, type TranscriptStore } from "./transcripts.js";
 
 /**
@@ -76,10 +77,14 @@ export interface Host {
   /**
    * Makes every run of a pipeline compiled for this host durable, wherever it runs: `startRun`
    * and `resumeRun` use it unless given another, and a pipeline another app's machine invokes
-   * keeps its run row, audit log, journal and transcripts in it (see embedded.ts).
+   * keeps its run row, audit log, journal and transcripts in it (see embedded.ts). A store that
+   * answers at once (SQLite): an invoked pipeline writes its steps as its machines take them.
    */
-  store?: StepStore;
+  store?: HostStore;
 }
+
+/** A store that is both the port and its own step store, answering at once (SQLite's). */
+export type HostStore = RunStore & StepStore;
 
 export type UnansweredGrants = "deny" | "suspend";
 
@@ -130,7 +135,7 @@ export interface HostOptions {
   journal?: Journal;
   memory?: PipelineMemory;
   /** Where runs are kept; also the journal and transcripts unless those are given. */
-  store?: StepStore;
+  store?: HostStore;
 }
 
 export function createHost(options: HostOptions): Host {

@@ -60,4 +60,5 @@ export {
 } from "./run-stage.js";
 export { decideByMode, SECURITY_MODES, type SecurityMode } from "./security-mode.js";
 export { createStageServices } from "./stage-services.js";
+export type { OwnedSteps, RunRecord, RunStore, RunSummary } from "./store-port.js";
 export { MemoryTranscripts, type TranscriptStore, toPrompt } from "./transcripts.js";

@@ -9,12 +9,13 @@ import { launchDurable, refuseLaunch } from "./durable.js";
 import { checkRoot, type Host } from "./host.js";
 import type { RunHandle } from "./launch.js";
 import type { StepStore } from "./persistence.js";
-import { takeLease } from "./run.js";
+import { owning, takeLease } from "./run.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
+import type { RunStore } from "./store-port.js";
 
 export interface ReopenOptions {
   host: Host;
-  store: StepStore;
+  store: RunStore;
   /** The stage to run again; the stage the run ended from when not given. */
   stage?: string;
   /** Why the run is reopened: required, audited. */
@@ -37,14 +38,24 @@ export interface ReopenOptions {
  * ended, or a stage that never ran, is `Session/IllegalTransition` and a pipeline changed since is
  * `Session/DefinitionDrift` (the last two audited as `RequestRefused`).
  */
-export function reopenRun(
+export async function reopenRun(
   pipeline: PipelineDefinition,
   runId: string,
   options: ReopenOptions,
+): Promise<Result<RunHandle>> {
+  return owning(options.store, runId, options, (store) =>
+    launchReopen(pipeline, runId, options, store),
+  );
+}
+
+function launchReopen(
+  pipeline: PipelineDefinition,
+  runId: string,
+  options: ReopenOptions,
+  store: StepStore,
 ): Result<RunHandle> {
   const root = checkRoot(options.host.root);
   if (!root.ok) return root;
-  const { store } = options;
   const run = store.getRun(runId);
   if (!run.ok) return run;
   const { status } = run.value;

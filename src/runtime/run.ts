@@ -6,7 +6,13 @@ import { outlineOf } from "../definitions/pipeline-outline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../errors.js";
 import type { ResumeInput } from "./ask-stages.js";
-import { cancelNeverBegun, type DurableLaunch, launchDurable, refuseLaunch } from "./durable.js";
+import {
+  cancelNeverBegun,
+  type DurableLaunch,
+  launchDurable,
+  refuseLaunch,
+  withResult,
+} from "./durable.js";
 import { checkRoot, type Host } from "./host.js";
 import { type GrantAnswer, type Launch, launch, type RunHandle } from "./launch.js";
 import { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "./lease-owner.js";
@@ -14,6 +20,7 @@ import type { StepStore } from "./persistence.js";
 import { checkContext } from "./run-checks.js";
 import { runStartedPayload } from "./run-started.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
+import type { RunStore } from "./store-port.js";
 
 export { compilePipeline } from "./embedded.js";
 export type { GrantAnswer, RunHandle, RunResult } from "./launch.js";
@@ -21,8 +28,11 @@ export type { RunWait } from "./suspension.js";
 
 export interface RunOptions {
   host: Host;
-  /** Makes the run durable: every step is committed here, and the run can be resumed (default: the host's). */
-  store?: StepStore;
+  /**
+   * Makes the run durable: every step is committed here, and the run can be resumed (default:
+   * the host's). Any store: SQLite, PostgreSQL (`openStore`), or another implementing the port.
+   */
+  store?: RunStore;
   /** How long a durable run's lease lives without renewal (renewed every third of it). */
   leaseTtlMs?: number;
   /** Stored with a durable run: what resuming it needs (pipeline file, model spec, root, mode). */
@@ -45,10 +55,26 @@ export interface RunOptions {
  * Starts a run of a pipeline. Invalid ctx, and a model that cannot run the pipeline (a script
  * naming stages it does not have), are refused before anything runs.
  */
-export function startRun(pipeline: PipelineDefinition, options: RunOptions): Result<RunHandle> {
+export async function startRun(
+  pipeline: PipelineDefinition,
+  options: RunOptions,
+): Promise<Result<RunHandle>> {
+  const runId = options.runId ?? `run-${randomUUID().slice(0, 8)}`;
+  const store = options.store ?? options.host.store;
+  if (!store) return launchStart(pipeline, { ...options, runId }, undefined);
+  return owning(store, runId, options, (steps) =>
+    launchStart(pipeline, { ...options, runId }, steps),
+  );
+}
+
+function launchStart(
+  pipeline: PipelineDefinition,
+  options: RunOptions & { runId: string },
+  store: StepStore | undefined,
+): Result<RunHandle> {
   const root = checkRoot(options.host.root);
   if (!root.ok) return root;
-  const runId = options.runId ?? `run-${randomUUID().slice(0, 8)}`;
+  const { runId } = options;
   if (options.task !== undefined && options.ctx?.task !== undefined)
     return err(
       new StagechartError(
@@ -59,7 +85,6 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
   const ctx = { ...options.ctx, ...(options.task !== undefined && { task: options.task }) };
   const invalid = checkContext(pipeline, ctx) ?? options.host.model.checkPipeline?.(pipeline);
   if (invalid) return err(invalid);
-  const store = options.store ?? options.host.store;
   const { signal } = options;
   const request: Launch = {
     runId,
@@ -89,7 +114,9 @@ export function startRun(pipeline: PipelineDefinition, options: RunOptions): Res
 export interface ResumeOptions {
   host: Host;
   /** Where the run is kept; the host's store when not given. */
-  store?: StepStore;
+  store?: RunStore;
+  /** The lease owner a worker claimed the run under (a new one when not given). */
+  owner?: string;
   /** Resume even though the pipeline changed since the run's snapshot. */
   force?: boolean;
   /** How long the run's lease lives without renewal (renewed every third of it). */
@@ -120,18 +147,27 @@ export interface ResumeOptions {
  * is cancelled without starting anything. A changed pipeline is
  * `Session/DefinitionDrift` unless forced; a damaged snapshot is `Session/SnapshotCorrupt`.
  */
-export function resumeRun(
+export async function resumeRun(
   pipeline: PipelineDefinition,
   runId: string,
   options: ResumeOptions,
-): Result<RunHandle> {
-  const root = checkRoot(options.host.root);
-  if (!root.ok) return root;
+): Promise<Result<RunHandle>> {
   const store = options.store ?? options.host.store;
   if (!store)
     return err(
       new StagechartError("Session/NoStore", `run ${runId} cannot be resumed: no store is given`),
     );
+  return owning(store, runId, options, (steps) => launchResume(pipeline, runId, options, steps));
+}
+
+function launchResume(
+  pipeline: PipelineDefinition,
+  runId: string,
+  options: ResumeOptions,
+  store: StepStore,
+): Result<RunHandle> {
+  const root = checkRoot(options.host.root);
+  if (!root.ok) return root;
   const run = store.getRun(runId);
   if (!run.ok) return run;
   if (["done", "failed", "cancelled"].includes(run.value.status)) {
@@ -194,7 +230,7 @@ function resumePoint(
     inputs = [],
     control,
     inspect,
-  }: ResumeOptions & { store: StepStore },
+  }: Omit<ResumeOptions, "store"> & { store: StepStore },
   hash: string,
 ): Result<Launch> {
   const { runId } = run;
@@ -259,6 +295,50 @@ export function takeLease(
   const leased = store.acquireLease(runId, owner, leaseTtlMs, ownerIsGone);
   if (!leased.ok) return leased;
   return ok({ store, owner, leaseTtlMs, definitionHash });
+}
+
+/**
+ * Opens `runId` on `store` for this process (`ownRun`) and launches it on the step store it
+ * gives: the same run with the same guarantees on any store (every step one transaction, no
+ * model or tool call before the steps that led to it are stored, one live owner). The launch is
+ * returned once what it wrote so far is stored; its result settles once every write is stored
+ * and the run is given up. A write that failed leaves the run `suspended` with the store's error,
+ * resumable from its last stored step; a launch refused is reported once what it audited is
+ * stored, or as the store's failure.
+ */
+export async function owning(
+  store: RunStore,
+  runId: string,
+  options: { leaseTtlMs?: number; owner?: string },
+  launch: (steps: StepStore) => Result<RunHandle>,
+): Promise<Result<RunHandle>> {
+  const owned = await storeCall(() =>
+    store.ownRun(runId, { leaseTtlMs: options.leaseTtlMs, owner: options.owner }),
+  );
+  if (!owned.ok) return owned;
+  const { steps, durable, close } = owned.value;
+  const launched = launch(steps);
+  if (!launched.ok) {
+    const failure = await close();
+    return failure ? err(failure) : launched;
+  }
+  // Its row and lease are stored before the launch returns: other processes see it live.
+  await durable?.().catch(() => {});
+  const result = launched.value.result.then(async (outcome) => {
+    const failure = await close();
+    if (!failure) return outcome;
+    return { ...outcome, status: "suspended" as const, error: failure.toModelView() };
+  });
+  return ok(withResult(launched.value, result));
+}
+
+/** A store call that may throw or reject (a store failing under it), as a value. */
+async function storeCall<T>(call: () => Promise<Result<T>>): Promise<Result<T>> {
+  try {
+    return await call();
+  } catch (error) {
+    return err(toStagechartError(error, "Session/StoreUnavailable"));
+  }
 }
 
 function storeResult<T>(write: () => Result<T>): Result<T> {

@@ -72,7 +72,9 @@ export class StageSlotPool implements StageSlots {
     if (!watch) return;
     this.held.delete(owner);
     watch.unsubscribe();
-    this.grant();
+    // Granted once the stop that freed it is over: a run cancelled stops all its stages at once,
+    // and a sibling waiting for this slot is stopped in the same turn, never set up first.
+    queueMicrotask(() => this.grant());
   }
 
   private drop(owner: string): void {

@@ -51,8 +51,11 @@ export type Awaitable<T> = T | Promise<T>;
 export interface OwnedSteps {
   /** What the run's machines write their steps through, synchronously. */
   steps: StepStore;
-  /** Resolves once every write so far is stored; rejects once one failed. */
-  durable(): Promise<void>;
+  /**
+   * Resolves once every write so far is stored; rejects once one failed. Absent where every
+   * write is stored as it is made (SQLite): the launch then returns in the same turn it began.
+   */
+  durable?(): Promise<void>;
   /** Waits for every write and gives the lease up; what stopped a write, if anything did. */
   close(): Promise<StagechartError | undefined>;
 }

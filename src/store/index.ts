@@ -1,13 +1,7 @@
 export { MIGRATIONS, type Migration, SCHEMA_VERSION } from "./migrations.js";
+export { isPostgresUrl, type OpenStoreOptions, openStore } from "./open-store.js";
 export { OwnedRun } from "./postgres/owned-run.js";
 export { PostgresStore, type PostgresStoreOptions } from "./postgres/postgres-store.js";
-export {
-  reopenSharedRun,
-  resumeSharedRun,
-  type SharedResumeOptions,
-  type SharedRunOptions,
-  startSharedRun,
-} from "./postgres/shared-runs.js";
 export {
   startWorkerPool,
   type WorkerPool,

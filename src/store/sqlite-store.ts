@@ -106,7 +106,7 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
    * there is nothing to wait for, and the runtime takes the run's lease itself.
    */
   async ownRun(): Promise<Result<OwnedSteps>> {
-    return ok({ steps: this, durable: async () => {}, close: async () => undefined });
+    return ok({ steps: this, close: async () => undefined });
   }
 
   static open(path: string, options: StoreOptions = {}): Result<SqliteStore> {

@@ -270,7 +270,7 @@ async function realRun(
     sandbox: { mode: "off" },
   });
   try {
-    const started = startRun(pipeline, {
+    const started = await startRun(pipeline, {
       host,
       ctx,
       runId: "path",

@@ -65,7 +65,12 @@ const bundledModulesLoadedBy = (args: string[], status = 0): string[] =>
 /** The files of stagechart's own (not the pipelines' code modules) a command line loads. */
 const ownFilesLoadedBy = (args: string[]): string[] =>
   filesLoadedBy(args)
-    .filter((url) => url.startsWith(pathToFileURL(REPO).href) && !url.includes("/machines/"))
+    .filter(
+      (url) =>
+        url.startsWith(pathToFileURL(REPO).href) &&
+        !url.includes("/machines/") &&
+        !url.includes("/node_modules/"),
+    )
     .map((url) => relative(REPO, fileURLToPath(url)));
 
 const HEAVY = ["@ai-sdk/anthropic", "@ai-sdk/openai", "@modelcontextprotocol/sdk", "zod", "ajv"];

@@ -181,7 +181,7 @@ describe("stagechart resume of a run with MCP servers", () => {
     const host = await hostFor(settings, servers.tools);
     const store = SqliteStore.open(p.store);
     if (!pipeline.ok || !host.ok || !store.ok) throw new Error("setup failed");
-    const first = startRun(pipeline.value, {
+    const first = await startRun(pipeline.value, {
       host: host.value,
       store: store.value,
       resumeWith: { ...settings },

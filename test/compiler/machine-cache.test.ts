@@ -29,7 +29,7 @@ class ListedJournal extends MemoryJournal {
 async function runOnItsOwnHost(pipeline: PipelineDefinition, runId: string) {
   const journal = new ListedJournal();
   const { host, audit } = harness(CODE_REVIEW_SCRIPT, { journal });
-  const started = startRun(pipeline, { host, runId, task: "rename auth" });
+  const started = await startRun(pipeline, { host, runId, task: "rename auth" });
   if (!started.ok) throw started.error;
   const result = await started.value.result;
   return { result, audit, journal };

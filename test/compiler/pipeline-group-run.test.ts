@@ -27,7 +27,7 @@ describe("a run stored inside a parallel group", () => {
   it("resumes from a snapshot stored while groups ran as a region per sibling", async () => {
     const file = join(tempDir(), "runs.db");
     const host = () => harness(codeReviewScriptOf("plan"), { unansweredGrants: "suspend" }).host;
-    const started = startRun(group, {
+    const started = await startRun(group, {
       host: host(),
       store: openStore(file),
       runId: "g1",
@@ -50,7 +50,7 @@ describe("a run stored inside a parallel group", () => {
       definitionHash: stored.value.definitionHash ?? undefined,
     });
     const proposalId = parked.waiting?.[0]?.kind === "grant" ? parked.waiting[0].proposalId : "";
-    const resumed = resumeRun(group, "g1", {
+    const resumed = await resumeRun(group, "g1", {
       host: host(),
       store,
       answers: [{ proposalId, decision: "deny" }],
@@ -64,7 +64,7 @@ describe("a run stored inside a parallel group", () => {
   it("is refused as corrupt when a running sibling's actor is missing from it", async () => {
     const file = join(tempDir(), "runs.db");
     const host = () => harness(codeReviewScriptOf("plan"), { unansweredGrants: "suspend" }).host;
-    const started = startRun(group, {
+    const started = await startRun(group, {
       host: host(),
       store: openStore(file),
       runId: "g2",
@@ -82,7 +82,7 @@ describe("a run stored inside a parallel group", () => {
       snapshot: { ...snapshot, children: others },
       definitionHash: stored.value.definitionHash ?? undefined,
     });
-    const resumed = resumeRun(group, "g2", { host: host(), store });
+    const resumed = await resumeRun(group, "g2", { host: host(), store });
     expect(resumed.ok).toBe(false);
     if (resumed.ok) return;
     expect(resumed.error.code).toBe("Session/SnapshotCorrupt");

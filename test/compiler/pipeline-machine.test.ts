@@ -21,7 +21,7 @@ describe("the compiled pipeline machine", () => {
         },
       },
     });
-    const run = startRun(pipeline, { host: h.host, runId: "run-1" });
+    const run = await startRun(pipeline, { host: h.host, runId: "run-1" });
     if (!run.ok) throw run.error;
     const result = await run.value.result;
     expect(result.status).toBe("done");
@@ -57,7 +57,7 @@ describe("the compiled pipeline machine", () => {
         fix: "work",
       },
     });
-    const run = startRun(pipeline, { host: h.host, runId: "run-1" });
+    const run = await startRun(pipeline, { host: h.host, runId: "run-1" });
     if (!run.ok) throw run.error;
     // work, check, fix, work, check: check ran last, though fix was the last one recorded first.
     expect((await run.value.result).output).toEqual({ stage: "check", passed: true });
@@ -92,7 +92,7 @@ describe("the compiled pipeline machine", () => {
         p: { kind: "parallel", siblings: ["q"], join: "last", policy: { kind: "all-settled" } },
       },
     });
-    const run = startRun(pipeline, { host: h.host, runId: "run-1" });
+    const run = await startRun(pipeline, { host: h.host, runId: "run-1" });
     if (!run.ok) throw run.error;
     expect((await run.value.result).status).toBe("done");
     expect(told).toEqual([

@@ -78,7 +78,7 @@ const leavesOf = (value: unknown): number =>
       );
 
 async function run(pipeline: PipelineDefinition) {
-  const handle = startRun(pipeline, { host: harness("stages: {}").host, runId: "run-group" });
+  const handle = await startRun(pipeline, { host: harness("stages: {}").host, runId: "run-group" });
   if (!handle.ok) throw handle.error;
   return handle.value.result;
 }

@@ -51,7 +51,7 @@ describe("inspect draws runs that have no pipeline file stored with them", () =>
   it("a run started with startRun, from the outline it stored as it started", async () => {
     const project = demoProject();
     const { pipeline, model } = await bundled("code-review-parallel");
-    const run = startRun(pipeline, { host: hostIn(project, model), task: "rename auth" });
+    const run = await startRun(pipeline, { host: hostIn(project, model), task: "rename auth" });
     if (!run.ok) throw run.error;
     expect((await run.value.result).status).toBe("done");
 

@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { waitFor } from "xstate";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
+import { startRun } from "../../src/runtime/run.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
-import { startSharedRun } from "../../src/store/postgres/shared-runs.js";
 import { liveActor } from "../runtime/support/live-actor.js";
 import { demoProject, runCli, runIn, storeOf, summaryOf } from "../support/cli.js";
 import { slowPipeline } from "../support/live-runs.js";
@@ -119,7 +119,7 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
 
   it("streams a live run another store handle owns to the page watching it, and cancels it from the page", async () => {
     const url = await postgres().createDatabase();
-    const owner = await startSharedRun(slowPipeline(), {
+    const owner = await startRun(slowPipeline(), {
       host: harness("stages: {}").host,
       store: await openPostgres(url),
       runId: "far-1",

@@ -26,7 +26,7 @@ describe("a stored run's view", () => {
       next: { prepare: "work" },
     });
     const store = openStore();
-    const started = startRun(outer, {
+    const started = await startRun(outer, {
       host: harness(codeReviewScriptOf("plan")).host,
       store,
       runId: "v1",

@@ -336,7 +336,7 @@ describe("cancelling a run", () => {
     const pipeline = await loadPipelineFile(join(ROOT, "machines/code-review.yaml"));
     if (!pipeline.ok) throw new Error("the bundled pipeline does not load");
     const h = modelHarness(await compatibleModel(server));
-    const run = startRun(pipeline.value, { host: h.host, task: "refactor auth module" });
+    const run = await startRun(pipeline.value, { host: h.host, task: "refactor auth module" });
     if (!run.ok) throw run.error;
 
     await server.received(1);

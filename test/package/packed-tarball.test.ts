@@ -102,7 +102,7 @@ const pipeline = await loadPipelineFile(pipelineFile);
 if (!pipeline.ok) throw new Error(pipeline.diagnostics.map((d) => d.message).join("\\n"));
 const paths: PathList = pipelinePaths(pipeline.value);
 const host = createHost({ model: model.value, audit: new MemoryAuditLog(), root });
-const run = startRun(pipeline.value, { host, task: "refactor auth module" });
+const run = await startRun(pipeline.value, { host, task: "refactor auth module" });
 if (!run.ok) throw run.error;
 const result: RunResult = await run.value.result;
 const stages: string[] = Object.keys(result.results);

@@ -60,7 +60,7 @@ function openStore(file: string): SqliteStore {
   return opened.value;
 }
 
-function handleOf(started: ReturnType<typeof startRun>): RunHandle {
+function handleOf(started: Awaited<ReturnType<typeof startRun>>): RunHandle {
   if (!started.ok) throw started.error;
   return started.value;
 }
@@ -69,7 +69,11 @@ function handleOf(started: ReturnType<typeof startRun>): RunHandle {
 async function suspendedAtAsk() {
   const file = join(tempDir(), "runs.db");
   const first = handleOf(
-    startRun(decision(), { host: harness("stages: {}").host, store: openStore(file), runId: "a1" }),
+    await startRun(decision(), {
+      host: harness("stages: {}").host,
+      store: openStore(file),
+      runId: "a1",
+    }),
   );
   const result = await first.result;
   return { file, result };
@@ -117,7 +121,7 @@ describe("an ask stage", () => {
   it("resumed with a valid answer goes on: the value is its output and the rules see it", async () => {
     const { file } = await suspendedAtAsk();
     const store = openStore(file);
-    const resumed = resumeRun(decision(), "a1", {
+    const resumed = await resumeRun(decision(), "a1", {
       host: harness("stages: {}").host,
       store,
       inputs: [{ value: { approved: true, note: "ok" }, by: "alice" }],
@@ -135,7 +139,7 @@ describe("an ask stage", () => {
 
   it("takes the other rule for another answer", async () => {
     const { file } = await suspendedAtAsk();
-    const resumed = resumeRun(decision(), "a1", {
+    const resumed = await resumeRun(decision(), "a1", {
       host: harness("stages: {}").host,
       store: openStore(file),
       inputs: [{ value: { approved: false } }],
@@ -150,7 +154,7 @@ describe("an ask stage", () => {
     const { file } = await suspendedAtAsk();
     const store = openStore(file);
     const before = store.auditOf("a1").length;
-    const refused = resumeRun(decision(), "a1", {
+    const refused = await resumeRun(decision(), "a1", {
       host: harness("stages: {}").host,
       store,
       inputs: [{ value: { approved: "yes" } }],
@@ -165,7 +169,7 @@ describe("an ask stage", () => {
       payload: { error: { code: "Validation/InputInvalid" } },
     });
 
-    const resumed = resumeRun(decision(), "a1", {
+    const resumed = await resumeRun(decision(), "a1", {
       host: harness("stages: {}").host,
       store,
       inputs: [{ value: { approved: true } }],
@@ -181,12 +185,16 @@ describe("an ask stage", () => {
       next: { a: "b" },
     });
     const first = handleOf(
-      startRun(pipeline, { host: harness("stages: {}").host, store: openStore(file), runId: "n1" }),
+      await startRun(pipeline, {
+        host: harness("stages: {}").host,
+        store: openStore(file),
+        runId: "n1",
+      }),
     );
     await waitFor(liveActor(first), (s) => s.context.current === "b");
     first.stop();
     await first.result;
-    const refused = resumeRun(pipeline, "n1", {
+    const refused = await resumeRun(pipeline, "n1", {
       host: harness("stages: {}").host,
       store: openStore(file),
       inputs: [{ value: 1 }],
@@ -197,7 +205,7 @@ describe("an ask stage", () => {
   it("asks an interactor that takes values, again while its answer is invalid, and goes on", async () => {
     const { interactor, asked } = answering({ approved: "maybe" }, { approved: true });
     const handle = handleOf(
-      startRun(decision(), {
+      await startRun(decision(), {
         host: harness("stages: {}", { interactors: [interactor] }).host,
         runId: "live",
       }),
@@ -212,7 +220,7 @@ describe("an ask stage", () => {
   });
 
   it("with nobody to ask and no store, suspends all the same", async () => {
-    const handle = handleOf(startRun(decision(), { host: harness("stages: {}").host }));
+    const handle = handleOf(await startRun(decision(), { host: harness("stages: {}").host }));
     const result = await handle.result;
     expect(result.status).toBe("suspended");
     expect(result.waiting?.[0]).toMatchObject({ kind: "input", stageId: "decide" });
@@ -263,7 +271,7 @@ next:
     expect(store.getRun("k1")).toMatchObject({ ok: true, value: { status: "running" } });
     const pipeline = await loadPipelineFile(join(dir, "asking.yaml"));
     if (!pipeline.ok) throw new Error("the pipeline does not load");
-    const resumed = resumeRun(pipeline.value, "k1", {
+    const resumed = await resumeRun(pipeline.value, "k1", {
       host: harness("stages: {}").host,
       store,
       inputs: [{ value: { approved: true }, by: "bob" }],
@@ -283,7 +291,7 @@ next:
   it("resumed without an answer and nobody to ask, suspends waiting for it", async () => {
     const pipeline = await loadPipelineFile(join(dir, "asking.yaml"));
     if (!pipeline.ok) throw new Error("the pipeline does not load");
-    const resumed = resumeRun(pipeline.value, "k2", {
+    const resumed = await resumeRun(pipeline.value, "k2", {
       host: harness("stages: {}").host,
       store: openStore(join(dir, "runs.db")),
     });

@@ -24,7 +24,7 @@ const counting = pipelineOf({
 });
 
 async function countOnce(host: ReturnType<typeof harness>["host"], store?: SqliteStore) {
-  const started = startRun(counting, { host, ...(store && { store }) });
+  const started = await startRun(counting, { host, ...(store && { store }) });
   if (!started.ok) throw started.error;
   return (await started.value.result).output;
 }
@@ -58,7 +58,7 @@ describe("a code stage's memory", () => {
  * A run whose audit sink looks at the run one microtask after each code stage's `StageExited`:
  * the earliest moment a step commit could store that event with the run's snapshot.
  */
-function watchExits(pipeline: PipelineDefinition, options: Partial<HostOptions> = {}) {
+async function watchExits(pipeline: PipelineDefinition, options: Partial<HostOptions> = {}) {
   const h = harness("stages: {}", options);
   const seen: { stageId: string; running: boolean; recorded: boolean }[] = [];
   let actor: AnyActorRef | undefined;
@@ -80,7 +80,7 @@ function watchExits(pipeline: PipelineDefinition, options: Partial<HostOptions> 
       return event;
     },
   };
-  const started = startRun(pipeline, { host: { ...h.host, audit }, runId: "exits" });
+  const started = await startRun(pipeline, { host: { ...h.host, audit }, runId: "exits" });
   if (!started.ok) throw started.error;
   actor = started.value.actor;
   return { run: started.value, result: started.value.result, seen, audit: h.audit };
@@ -99,7 +99,7 @@ describe("a code stage's StageExited", () => {
       ],
       next: { first: "listed", listed: "skipped", skipped: "thrown" },
     });
-    const { result, seen, audit } = watchExits(pipeline, { mode: "yolo" });
+    const { result, seen, audit } = await watchExits(pipeline, { mode: "yolo" });
     expect((await result).status).toBe("failed");
     expect(seen).toEqual(
       ["first", "listed", "skipped", "thrown"].map((stageId) => ({
@@ -142,14 +142,16 @@ describe("a code stage's StageExited", () => {
         },
       },
     });
-    const { result, seen } = watchExits(pipeline);
+    const { result, seen } = await watchExits(pipeline);
     expect((await result).status).toBe("done");
     expect(seen.map((s) => s.stageId).sort()).toEqual(["join", "left", "right", "start"]);
     expect(seen.filter((s) => s.running || !s.recorded)).toEqual([]);
   });
 
   it("is not emitted for a stage cancelled while it ran: that stage is cancelled instead", async () => {
-    const { run, result, audit } = watchExits(pipelineOf({ stages: [waits("slow", 60_000)] }));
+    const { run, result, audit } = await watchExits(
+      pipelineOf({ stages: [waits("slow", 60_000)] }),
+    );
     await waitFor(liveActor(run), (s) => s.context.current === "slow");
     expect(run.send({ type: "CANCEL", reason: "enough" }).ok).toBe(true);
     expect((await result).status).toBe("cancelled");
@@ -180,7 +182,10 @@ describe("a durable run's steps", () => {
       stages: ["one", "two", "three"].map((id) => code(id, () => ({ verdict: "ok" }))),
       next: { one: "two", two: "three" },
     });
-    const started = startRun(pipeline, { host: harness("stages: {}").host, store: store.value });
+    const started = await startRun(pipeline, {
+      host: harness("stages: {}").host,
+      store: store.value,
+    });
     if (!started.ok) throw started.error;
     expect((await started.value.result).status).toBe("done");
     store.value.close();

@@ -38,8 +38,11 @@ function failControlSteps(file: string): () => void {
   };
 }
 
-const resume = (store: SqliteStore, runId: string) => {
-  const resumed = resumeRun(slowPipeline(), runId, { host: harness("stages: {}").host, store });
+const resume = async (store: SqliteStore, runId: string) => {
+  const resumed = await resumeRun(slowPipeline(), runId, {
+    host: harness("stages: {}").host,
+    store,
+  });
   if (!resumed.ok) throw resumed.error;
   return resumed.value;
 };
@@ -58,12 +61,12 @@ describe("a control request is settled by the step that applies it (SQLite store
       timeoutMs: 60_000,
     });
     const mend = failControlSteps(file);
-    expect((await resume(store, "s1").result).status).toBe("suspended");
+    expect((await (await resume(store, "s1")).result).status).toBe("suspended");
     expect(store.controlRequest(id)?.status).toBe("taken");
     expect(countOf(store, "s1", "ControlRequested")).toBe(0);
 
     mend();
-    expect((await resume(store, "s1").result).status).toBe("cancelled");
+    expect((await (await resume(store, "s1")).result).status).toBe("cancelled");
     expect(store.controlRequest(id)?.status).toBe("applied");
     expect(countOf(store, "s1", "ControlRequested")).toBe(1);
     expect(countOf(store, "s1", "RunCancelled")).toBe(1);
@@ -79,11 +82,11 @@ describe("a control request is settled by the step that applies it (SQLite store
       timeoutMs: 60_000,
     });
     const mend = failControlSteps(file);
-    expect((await resume(store, "s2").result).status).toBe("suspended");
+    expect((await (await resume(store, "s2")).result).status).toBe("suspended");
     expect(store.controlRequest(id)?.status).toBe("taken");
 
     mend();
-    const resumed = resume(store, "s2");
+    const resumed = await resume(store, "s2");
     await waitFor(liveActor(resumed), (s) => s.context.current === "draft");
     while (store.controlRequest(id)?.status === "taken")
       await new Promise((settle) => setTimeout(settle, 20));
@@ -112,7 +115,7 @@ describe("a control request is settled by the step that applies it (SQLite store
       if (step.controls?.length) withdrawals.push(store.settleControl(id, { status: "expired" }));
       return store.commitStep(runId, step);
     };
-    expect((await resume(withdrawing, "s3").result).status).toBe("cancelled");
+    expect((await (await resume(withdrawing, "s3")).result).status).toBe("cancelled");
     expect(withdrawals).toEqual([false]);
     expect(store.controlRequest(id)?.status).toBe("applied");
     expect(countOf(store, "s3", "ControlRequested")).toBe(1);
@@ -131,7 +134,7 @@ describe("a control request is settled by the step that applies it (SQLite store
     expect(asker.controlRequest(id)?.status).toBe("taken");
 
     mend();
-    expect((await resume(asker, "s4").result).status).toBe("cancelled");
+    expect((await (await resume(asker, "s4")).result).status).toBe("cancelled");
     expect(asker.controlRequest(id)?.status).toBe("applied");
     expect(countOf(asker, "s4", "ControlRequested")).toBe(1);
   });

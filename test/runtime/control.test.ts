@@ -109,7 +109,10 @@ describe("a killed owner during a pending control request", () => {
       requester,
       timeoutMs: 60_000,
     });
-    const resumed = resumeRun(slowPipeline(), "r6", { host: harness("stages: {}").host, store });
+    const resumed = await resumeRun(slowPipeline(), "r6", {
+      host: harness("stages: {}").host,
+      store,
+    });
     if (!resumed.ok) throw resumed.error;
     expect((await resumed.value.result).status).toBe("cancelled");
     expect(store.controlRequest(id)?.status).toBe("applied");
@@ -132,7 +135,10 @@ describe("a killed owner during a pending control request", () => {
       code: "Session/ControlExpired",
       context: { reason: "not-live" },
     });
-    const resumed = resumeRun(slowPipeline(), "r7", { host: harness("stages: {}").host, store });
+    const resumed = await resumeRun(slowPipeline(), "r7", {
+      host: harness("stages: {}").host,
+      store,
+    });
     if (!resumed.ok) throw resumed.error;
     await waitFor(liveActor(resumed.value), (s) => s.context.current === "draft");
     expect(store.auditOf("r7").map((e) => e.type)).not.toContain("ControlRequested");

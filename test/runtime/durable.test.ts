@@ -28,7 +28,7 @@ function openStore(file = join(tempDir(), "runs.db")): SqliteStore {
   return opened.value;
 }
 
-function handleOf(started: ReturnType<typeof startRun>): RunHandle {
+function handleOf(started: Awaited<ReturnType<typeof startRun>>): RunHandle {
   if (!started.ok) throw started.error;
   return started.value;
 }
@@ -63,7 +63,7 @@ describe("a durable run", () => {
       next: { plan: "execute", execute: "review" },
     });
     const handle = handleOf(
-      startRun(pipeline, {
+      await startRun(pipeline, {
         host: h.host,
         store,
         runId: "r1",
@@ -93,7 +93,7 @@ describe("a durable run", () => {
     const file = join(tempDir(), "runs.db");
     const counter = { b: 0 };
     const first = handleOf(
-      startRun(chain(5000, counter), {
+      await startRun(chain(5000, counter), {
         host: harness("stages: {}").host,
         store: openStore(file),
         runId: "r2",
@@ -105,7 +105,11 @@ describe("a durable run", () => {
 
     const store = openStore(file);
     const fast = chain(5, counter);
-    const resumed = resumeRun(fast, "r2", { host: harness("stages: {}").host, store, force: true });
+    const resumed = await resumeRun(fast, "r2", {
+      host: harness("stages: {}").host,
+      store,
+      force: true,
+    });
     if (!resumed.ok) throw resumed.error;
     const result = await resumed.value.result;
     expect(result.status).toBe("done");
@@ -122,7 +126,7 @@ describe("a durable run", () => {
     const file = join(tempDir(), "runs.db");
     const counter = { b: 0 };
     const first = handleOf(
-      startRun(chain(5000, counter), {
+      await startRun(chain(5000, counter), {
         host: harness("stages: {}").host,
         store: openStore(file),
         runId: "r3",
@@ -133,7 +137,7 @@ describe("a durable run", () => {
     await first.result;
     const changed = chain(5, counter);
     changed.stages.d = { kind: "code", id: "d", run: () => ({ verdict: "ok" }) };
-    const refused = resumeRun(changed, "r3", {
+    const refused = await resumeRun(changed, "r3", {
       host: harness("stages: {}").host,
       store: openStore(file),
     });
@@ -143,7 +147,7 @@ describe("a durable run", () => {
       type: "RequestRefused",
       payload: { error: { code: "Session/DefinitionDrift" } },
     });
-    const forced = resumeRun(changed, "r3", {
+    const forced = await resumeRun(changed, "r3", {
       host: harness("stages: {}").host,
       store: openStore(file),
       force: true,
@@ -164,7 +168,7 @@ describe("a durable run", () => {
       definitionHash: fingerprint(pipeline).hash,
       options: { ctx: { task: "t" } },
     });
-    const resumed = resumeRun(pipeline, "r5", { host: harness("stages: {}").host, store });
+    const resumed = await resumeRun(pipeline, "r5", { host: harness("stages: {}").host, store });
     if (!resumed.ok) throw resumed.error;
     expect((await resumed.value.result).status).toBe("done");
     expect(counter.b).toBe(1);
@@ -204,7 +208,7 @@ describe("a durable run", () => {
       },
     };
     const host = { ...h.host, model: { ...h.host.model, model: counted } };
-    const cancelled = resumeRun(pipeline, "r6", {
+    const cancelled = await resumeRun(pipeline, "r6", {
       host,
       store,
       control: { type: "CANCEL", reason: "not wanted" },
@@ -221,7 +225,7 @@ describe("a durable run", () => {
     const run = store.getRun("r6");
     expect(run.ok && run.value.status).toBe("cancelled");
     expect(store.acquireLease("r6", "someone-else", 1000).ok).toBe(true);
-    expect(resumeRun(pipeline, "r6", { host, store })).toMatchObject({
+    expect(await resumeRun(pipeline, "r6", { host, store })).toMatchObject({
       ok: false,
       error: { code: "Session/RunFinished" },
     });
@@ -261,7 +265,7 @@ describe("a durable run", () => {
       running = resolve;
     });
     const first = handleOf(
-      startRun(nested(5000, running), {
+      await startRun(nested(5000, running), {
         host: harness("stages: {}").host,
         store: openStore(file),
         runId: "r6",
@@ -271,7 +275,7 @@ describe("a durable run", () => {
     first.stop();
     expect((await first.result).status).toBe("suspended");
     const again = { x: 0 };
-    const resumed = resumeRun(
+    const resumed = await resumeRun(
       nested(5, () => again.x++),
       "r6",
       {
@@ -317,7 +321,7 @@ describe("a durable run", () => {
       running = resolve;
     });
     const first = handleOf(
-      startRun(nested(5000, running), {
+      await startRun(nested(5000, running), {
         host: harness("stages: {}").host,
         store: openStore(file),
         runId: "r7",
@@ -326,7 +330,7 @@ describe("a durable run", () => {
     await inFlight;
     first.stop();
     expect((await first.result).status).toBe("suspended");
-    const resumed = resumeRun(
+    const resumed = await resumeRun(
       nested(5, () => undefined),
       "r7",
       { host: harness("stages: {}").host, store: openStore(file), force: true },
@@ -339,21 +343,21 @@ describe("a durable run", () => {
   it("a run held by a live process is Session/RunLocked", async () => {
     const file = join(tempDir(), "runs.db");
     const first = handleOf(
-      startRun(chain(5000, { b: 0 }), {
+      await startRun(chain(5000, { b: 0 }), {
         host: harness("stages: {}").host,
         store: openStore(file),
         runId: "r4",
       }),
     );
     await waitFor(liveActor(first), (s) => s.context.current === "b");
-    const second = resumeRun(chain(5000, { b: 0 }), "r4", {
+    const second = await resumeRun(chain(5000, { b: 0 }), "r4", {
       host: harness("stages: {}").host,
       store: openStore(file),
     });
     expect(second.ok ? undefined : second.error.code).toBe("Session/RunLocked");
     first.send({ type: "CANCEL" });
     expect((await first.result).status).toBe("cancelled");
-    const ended = resumeRun(chain(5000, { b: 0 }), "r4", {
+    const ended = await resumeRun(chain(5000, { b: 0 }), "r4", {
       host: harness("stages: {}").host,
       store: openStore(file),
     });
@@ -388,7 +392,12 @@ stages:
       },
     };
     const handle = handleOf(
-      startRun(planOnly(), { host: first.host, store: openStore(file), runId: "r5", task: "t" }),
+      await startRun(planOnly(), {
+        host: first.host,
+        store: openStore(file),
+        runId: "r5",
+        task: "t",
+      }),
     );
     await vi.waitFor(() => expect(calls).toHaveLength(3));
     handle.stop();
@@ -410,7 +419,7 @@ stages:
       },
     };
     const store = openStore(file);
-    const resumed = resumeRun(planOnly(), "r5", { host: second.host, store });
+    const resumed = await resumeRun(planOnly(), "r5", { host: second.host, store });
     if (!resumed.ok) throw resumed.error;
     const result = await resumed.value.result;
     expect(result).toMatchObject({ status: "done", output: { summary: "resumed" } });
@@ -442,7 +451,7 @@ describe("a root that is not a directory", () => {
     return link;
   };
 
-  it("is refused by startRun as Validation/RootInvalid naming it, and nothing is stored", () => {
+  it("is refused by startRun as Validation/RootInvalid naming it, and nothing is stored", async () => {
     const store = openStore();
     for (const [root, problem] of [
       [missingDir(), "does not exist"],
@@ -451,7 +460,7 @@ describe("a root that is not a directory", () => {
       [selfLink(), "cannot be used (ELOOP)"],
     ] as const) {
       const host = harness(CODE_REVIEW_SCRIPT, { root }).host;
-      const started = startRun(review, { host, store, task: "t" });
+      const started = await startRun(review, { host, store, task: "t" });
       expect(started).toMatchObject({
         ok: false,
         error: { code: "Validation/RootInvalid", context: { root } },
@@ -467,13 +476,13 @@ describe("a root that is not a directory", () => {
     const host = (root?: string) =>
       harness(CODE_REVIEW_SCRIPT, { hooks: { plan: { gate } }, ...(root && { root }) }).host;
     const first = handleOf(
-      startRun(review, { host: host(), store: openStore(file), runId: "gone1", task: "t" }),
+      await startRun(review, { host: host(), store: openStore(file), runId: "gone1", task: "t" }),
     );
     expect((await first.result).status).toBe("suspended");
     const store = openStore(file);
     const before = store.auditOf("gone1");
     const root = missingDir();
-    const resumed = resumeRun(review, "gone1", { host: host(root), store });
+    const resumed = await resumeRun(review, "gone1", { host: host(root), store });
     expect(resumed).toMatchObject({
       ok: false,
       error: { code: "Validation/RootInvalid", context: { root } },
@@ -496,7 +505,7 @@ describe("a suspended run", () => {
     const gate = () => (opens++ === 0 ? ("defer" as const) : ("proceed" as const));
     const host = () => harness(CODE_REVIEW_SCRIPT, { hooks: { plan: { gate } } }).host;
     const first = handleOf(
-      startRun(review, { host: host(), store: openStore(file), runId: "g1", task: "t" }),
+      await startRun(review, { host: host(), store: openStore(file), runId: "g1", task: "t" }),
     );
     const parked = await first.result;
     expect(parked).toMatchObject({
@@ -505,7 +514,7 @@ describe("a suspended run", () => {
     });
     const store = openStore(file);
     expect(store.getRun("g1")).toMatchObject({ ok: true, value: { status: "suspended" } });
-    const resumed = resumeRun(review, "g1", { host: host(), store });
+    const resumed = await resumeRun(review, "g1", { host: host(), store });
     if (!resumed.ok) throw resumed.error;
     expect((await resumed.value.result).status).toBe("done");
     expect(opens).toBe(2);
@@ -530,7 +539,7 @@ describe("a suspended run", () => {
     });
     const h = harness(codeReviewScriptOf("plan"), { unansweredGrants: "suspend" });
     const first = handleOf(
-      startRun(group, { host: h.host, store: openStore(file), runId: "p1", task: "t" }),
+      await startRun(group, { host: h.host, store: openStore(file), runId: "p1", task: "t" }),
     );
     const parked = await first.result;
     expect(parked.status).toBe("suspended");
@@ -541,7 +550,7 @@ describe("a suspended run", () => {
     expect(slowExit).toBeGreaterThan(0);
     expect(suspension).toBeGreaterThan(slowExit);
     const proposalId = parked.waiting?.[0]?.kind === "grant" ? parked.waiting[0].proposalId : "";
-    const resumed = resumeRun(group, "p1", {
+    const resumed = await resumeRun(group, "p1", {
       host: harness(codeReviewScriptOf("plan"), { unansweredGrants: "suspend" }).host,
       store,
       answers: [{ proposalId, decision: "deny" }],
@@ -566,7 +575,12 @@ describe("snapshot size", () => {
       },
     }) as SqliteStore;
     const handle = handleOf(
-      startRun(pipeline, { host: harness(script).host, store: measured, runId: "long", task: "t" }),
+      await startRun(pipeline, {
+        host: harness(script).host,
+        store: measured,
+        runId: "long",
+        task: "t",
+      }),
     );
     expect((await handle.result).status).toBe("done");
     expect(store.read("long/plan/1").length).toBeGreaterThan(2 * turns);
@@ -611,14 +625,16 @@ describe("a long durable stage", () => {
       },
     }) as SqliteStore;
     const { host } = harness(script);
-    const handle = handleOf(startRun(pipeline, { host, store: counted, runId: "long", task: "t" }));
+    const handle = handleOf(
+      await startRun(pipeline, { host, store: counted, runId: "long", task: "t" }),
+    );
     await vi.waitFor(() => expect(store.read("long/plan/1").length).toBeGreaterThan(2 * half));
     handle.stop();
     expect((await handle.result).status).toBe("suspended");
     // One read of the run's entries, when its first call looked for a recorded result.
     expect(reads).toEqual(["entriesOf long"]);
     reads.length = 0;
-    const resumed = handleOf(resumeRun(pipeline, "long", { host, store: counted }));
+    const resumed = handleOf(await resumeRun(pipeline, "long", { host, store: counted }));
     expect((await resumed.result).status).toBe("done");
     expect(reads).toEqual(["entriesOf long"]);
     expect(store.read("long/plan/1").length).toBeGreaterThan(2 * turns);
@@ -647,7 +663,7 @@ describe("a durable step", () => {
       },
     });
     const handle = handleOf(
-      startRun(pipelineOf({ id: "one", stages: [llm("plan")] }), {
+      await startRun(pipelineOf({ id: "one", stages: [llm("plan")] }), {
         host: harness(codeReviewScriptOf("plan")).host,
         store: watched,
         runId: "one",
@@ -671,7 +687,7 @@ describe("resuming a run parked on a grant", () => {
     });
     const headless = harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
     const first = handleOf(
-      startRun(pipeline, { host: headless, store: openStore(file), runId: "q1", task: "t" }),
+      await startRun(pipeline, { host: headless, store: openStore(file), runId: "q1", task: "t" }),
     );
     expect((await first.result).status).toBe("suspended");
 
@@ -686,7 +702,7 @@ describe("resuming a run parked on a grant", () => {
       ],
     }).host;
     const store = openStore(file);
-    const resumed = resumeRun(pipeline, "q1", { host: attended, store });
+    const resumed = await resumeRun(pipeline, "q1", { host: attended, store });
     if (!resumed.ok) throw resumed.error;
     expect((await resumed.value.result).status).toBe("done");
     expect(asked).toEqual(["q1/plan/1/a1/t1/c0"]);
@@ -712,7 +728,7 @@ describe("a run stopped while a grant request was being asked", () => {
     );
     const host = harness(CODE_REVIEW_SCRIPT, { interactors: [neverAnswers] }).host;
     const first = handleOf(
-      startRun(pipeline, { host, store: openStore(file), runId: "a1", task: "t" }),
+      await startRun(pipeline, { host, store: openStore(file), runId: "a1", task: "t" }),
     );
     for await (const event of first.events()) {
       if (event.type === "GrantRequested") {
@@ -729,7 +745,7 @@ describe("a run stopped while a grant request was being asked", () => {
     const proposalId = await stoppedWhileAsking(file);
     const store = openStore(file);
     const headless = harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
-    const resumed = resumeRun(pipeline, "a1", { host: headless, store });
+    const resumed = await resumeRun(pipeline, "a1", { host: headless, store });
     if (!resumed.ok) throw resumed.error;
     const result = await resumed.value.result;
     expect(result).toMatchObject({ status: "suspended", waiting: [{ kind: "grant", proposalId }] });
@@ -740,7 +756,7 @@ describe("a run stopped while a grant request was being asked", () => {
     const file = join(tempDir(), "runs.db");
     const proposalId = await stoppedWhileAsking(file);
     const store = openStore(file);
-    const resumed = resumeRun(pipeline, "a1", {
+    const resumed = await resumeRun(pipeline, "a1", {
       host: harness(CODE_REVIEW_SCRIPT).host,
       store,
       answers: [{ proposalId, decision: "approve" }],
@@ -757,7 +773,7 @@ describe("a durable run that can no longer write", () => {
   it("stops once another owner took its lease, leaving the run and the lease to that owner", async () => {
     const store = openStore();
     const handle = handleOf(
-      startRun(chain(5000, { b: 0 }), {
+      await startRun(chain(5000, { b: 0 }), {
         host: harness("stages: {}").host,
         store,
         runId: "stolen",
@@ -783,7 +799,7 @@ describe("a durable run that can no longer write", () => {
       },
     }) as SqliteStore;
     const handle = handleOf(
-      startRun(chain(50, { b: 0 }), {
+      await startRun(chain(50, { b: 0 }), {
         host: harness("stages: {}").host,
         store: failing,
         runId: "full",
@@ -815,7 +831,7 @@ describe("a durable run on a disk that fills up", () => {
       const store = openStore();
       const runId = `full-${spare}`;
       const freeSpace = fillDisk(store, spare);
-      const started = startRun(review, {
+      const started = await startRun(review, {
         host: harness(CODE_REVIEW_SCRIPT).host,
         store,
         runId,
@@ -834,7 +850,10 @@ describe("a durable run on a disk that fills up", () => {
         stoppedAt.add(store.lastSeq(runId));
         expect(store.getRun(runId)).toMatchObject({ ok: true, value: { status: "running" } });
         freeSpace();
-        const resumed = resumeRun(review, runId, { host: harness(CODE_REVIEW_SCRIPT).host, store });
+        const resumed = await resumeRun(review, runId, {
+          host: harness(CODE_REVIEW_SCRIPT).host,
+          store,
+        });
         if (!resumed.ok) throw resumed.error;
         expect((await resumed.value.result).status).toBe("done");
       }
@@ -877,11 +896,11 @@ describe("a durable run on a disk that fills up", () => {
       }) as SqliteStore;
       const host = () => harness(CODE_REVIEW_SCRIPT, { unansweredGrants: "suspend" }).host;
       const first = handleOf(
-        startRun(review, { host: host(), store: fullOnce, runId: "j1", task: "t" }),
+        await startRun(review, { host: host(), store: fullOnce, runId: "j1", task: "t" }),
       );
       const parked = await first.result;
       const proposalId = parked.waiting?.[0]?.kind === "grant" ? parked.waiting[0].proposalId : "";
-      const answered = resumeRun(review, "j1", {
+      const answered = await resumeRun(review, "j1", {
         host: host(),
         store: fullOnce,
         answers: [{ proposalId, decision: "approve" }],
@@ -894,7 +913,7 @@ describe("a durable run on a disk that fills up", () => {
       expect(store.auditOf("j1").some((e) => e.type === "ToolFailed")).toBe(false);
 
       // What was in flight when the write failed runs again; everything recorded is reused.
-      const resumed = resumeRun(review, "j1", { host: host(), store });
+      const resumed = await resumeRun(review, "j1", { host: host(), store });
       if (!resumed.ok) throw resumed.error;
       expect((await resumed.value.result).status).toBe("done");
       expect(store.auditOf("j1").filter((e) => e.type === "ToolSucceeded")).not.toHaveLength(0);

@@ -144,7 +144,7 @@ describe("a pipeline embedded in another app, on a host with a store", () => {
   it("startRun on that host is durable without being given the store", async () => {
     const store = openStore(join(tempDir(), "runs.db"));
     const h = harness(CODE_REVIEW_SCRIPT, { store });
-    const started = startRun(codeReview(), { host: h.host, task: "t", runId: "r1" });
+    const started = await startRun(codeReview(), { host: h.host, task: "t", runId: "r1" });
     if (!started.ok) throw started.error;
     await started.value.result;
     expect(store.getRun("r1")).toMatchObject({ ok: true, value: { status: "done" } });

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { describe } from "vitest";
-import { resumeSharedRun, startSharedRun } from "../../src/store/postgres/shared-runs.js";
+import { resumeRun, startRun } from "../../src/runtime/run.js";
 import { noPostgres, sharedStores } from "../store/postgres/support/shared-store.js";
 import { forkingSpec } from "./support/forking.js";
 
@@ -22,8 +22,8 @@ describe.skipIf(noPostgres)("forking a run at a step, on the PostgreSQL store", 
     const { url, store } = await stores.fresh();
     return {
       store,
-      start: (pipeline, options) => startSharedRun(pipeline, { ...options, store }),
-      resume: (pipeline, runId, options) => resumeSharedRun(pipeline, runId, { ...options, store }),
+      start: (pipeline, options) => startRun(pipeline, { ...options, store }),
+      resume: (pipeline, runId, options) => resumeRun(pipeline, runId, { ...options, store }),
       sql: (text) => rawSql(url, text),
     };
   });

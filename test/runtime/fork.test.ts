@@ -15,7 +15,7 @@ function openStore(file: string): SqliteStore {
   return opened.value;
 }
 
-async function finished(started: ReturnType<typeof startRun>): Promise<RunResult> {
+async function finished(started: Awaited<ReturnType<typeof startRun>>): Promise<RunResult> {
   if (!started.ok) throw started.error;
   return started.value.result;
 }
@@ -26,7 +26,7 @@ async function finishedRun() {
   const calls: ModelCall[] = [];
   const { host } = modelHarness(countingModel(calls));
   const result = await finished(
-    startRun(codeReview(), { host, store, runId: "r1", task: "refactor auth module" }),
+    await startRun(codeReview(), { host, store, runId: "r1", task: "refactor auth module" }),
   );
   expect(result.status).toBe("done");
   return { store, calls, result };
@@ -75,8 +75,9 @@ describe("forking a run at a step, on the SQLite store", () => {
     const store = openStore(file);
     return {
       store: store,
-      start: async (pipeline, options) => startRun(pipeline, { ...options, store }),
-      resume: async (pipeline, runId, options) => resumeRun(pipeline, runId, { ...options, store }),
+      start: async (pipeline, options) => await startRun(pipeline, { ...options, store }),
+      resume: async (pipeline, runId, options) =>
+        await resumeRun(pipeline, runId, { ...options, store }),
       sql: async (text) => {
         const db = new Database(file);
         db.prepare(text).run();

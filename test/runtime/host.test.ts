@@ -39,7 +39,7 @@ describe("a host's command environment", () => {
     const h = harness(GREP_THEN_SUBMIT, { env: counted.env });
     const pipeline = pipelineOf({ id: "plan-only", stages: [llm("plan")] });
 
-    const started = startRun(pipeline, { host: h.host, task: "refactor", runId: "run-1" });
+    const started = await startRun(pipeline, { host: h.host, task: "refactor", runId: "run-1" });
     if (!started.ok) throw started.error;
 
     expect((await started.value.result).status).toBe("done");
@@ -57,7 +57,7 @@ describe("a host's command environment", () => {
     );
     const pipeline = pipelineOf({ id: "plan-only", stages: [llm("plan", withBash)] });
 
-    const started = startRun(pipeline, { host: h.host, task: "refactor", runId: "run-1" });
+    const started = await startRun(pipeline, { host: h.host, task: "refactor", runId: "run-1" });
     if (!started.ok) throw started.error;
 
     expect((await started.value.result).status).toBe("done");
@@ -121,7 +121,7 @@ describe("a host's model calls", () => {
       [{ modelIdleTimeoutMs: 1500 }, 1500],
     ] as const) {
       const { host, told } = idleLimitsTold(limits);
-      const started = startRun(pipeline, { host, task: "refactor", runId: "run-1" });
+      const started = await startRun(pipeline, { host, task: "refactor", runId: "run-1" });
       if (!started.ok) throw started.error;
 
       expect((await started.value.result).status).toBe("done");

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import type { StepStore } from "../../src/runtime/persistence.js";
 import { startRun } from "../../src/runtime/run.js";
+import type { RunStore } from "../../src/runtime/store-port.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
@@ -14,10 +14,10 @@ setFlagsFromString("--expose-gc");
 const collectGarbage = runInNewContext("gc") as () => void;
 
 /** A run parked in a code stage that waits a minute, stopped at once: it settles suspended. */
-async function stoppedRun(store?: StepStore) {
+async function stoppedRun(store?: RunStore) {
   const pipeline = pipelineOf({ id: "waiting", stages: [waits("long", 60_000)], next: {} });
   const host = harness("stages: {}").host;
-  const started = startRun(pipeline, { host, runId: "run-stopped", ...(store && { store }) });
+  const started = await startRun(pipeline, { host, runId: "run-stopped", ...(store && { store }) });
   if (!started.ok) throw started.error;
   const handle = started.value;
   const actor = new WeakRef(handle.actor as object);
@@ -63,7 +63,10 @@ describe("a run's inspection", () => {
   const pipeline = () => pipelineOf({ id: "waiting", stages: [waits("long", 60_000)], next: {} });
 
   it("installs no inspect hook when nobody inspects: XState builds no inspection events", async () => {
-    const started = startRun(pipeline(), { host: harness("stages: {}").host, runId: "run-quiet" });
+    const started = await startRun(pipeline(), {
+      host: harness("stages: {}").host,
+      runId: "run-quiet",
+    });
     if (!started.ok) throw started.error;
     expect(started.value.actor?.options.inspect).toBeUndefined();
     started.value.stop();
@@ -72,7 +75,7 @@ describe("a run's inspection", () => {
 
   it("hands an inspector every kind of inspection event of the run's actors", async () => {
     const kinds = new Set<string>();
-    const started = startRun(pipeline(), {
+    const started = await startRun(pipeline(), {
       host: harness("stages: {}").host,
       runId: "run-inspected",
       inspect: { next: (event) => kinds.add(event.type) },

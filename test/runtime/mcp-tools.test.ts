@@ -56,7 +56,7 @@ async function mcpHarness(scriptText: string, options: Partial<HostOptions> = {}
   return { ...h, host, calls, log: server.log };
 }
 
-function started(handle: ReturnType<typeof startRun>): RunHandle {
+function started(handle: Awaited<ReturnType<typeof startRun>>): RunHandle {
   if (!handle.ok) throw handle.error;
   return handle.value;
 }
@@ -72,7 +72,7 @@ describe("MCP tools in a stage", () => {
   it("are called from the envelope, approved with source envelope, and their result reaches the model's next turn", async () => {
     const h = await mcpHarness(script("{ tool: mcp__demo__lookup, args: { key: auth } }"));
     const run = started(
-      startRun(planWith(["Read", "mcp__demo__lookup"]), {
+      await startRun(planWith(["Read", "mcp__demo__lookup"]), {
         host: h.host,
         runId: "run-1",
         task: "t",
@@ -114,7 +114,7 @@ describe("MCP tools in a stage", () => {
       ],
     });
     const run = started(
-      startRun(planWith(["mcp__demo__lookup"]), { host: h.host, runId: "run-1", task: "t" }),
+      await startRun(planWith(["mcp__demo__lookup"]), { host: h.host, runId: "run-1", task: "t" }),
     );
     expect((await run.result).status).toBe("done");
     expect(requests).toMatchObject([{ tool: "mcp__demo__delete", argsSummary: "7" }]);
@@ -129,7 +129,7 @@ describe("MCP tools in a stage", () => {
 
   it("are denied outside the envelope when nobody can grant them (headless), and the stage goes on", async () => {
     const h = await mcpHarness(script("{ tool: mcp__demo__delete, args: { id: '7' } }"));
-    const run = started(startRun(planWith([]), { host: h.host, runId: "run-1", task: "t" }));
+    const run = started(await startRun(planWith([]), { host: h.host, runId: "run-1", task: "t" }));
     expect((await run.result).status).toBe("done");
     expect(toolEvents(h.audit.of("run-1"))).toContain(
       "ToolDenied mcp__demo__delete headless ToolTerminal/NoInteractor",
@@ -146,7 +146,7 @@ describe("MCP tools in a stage", () => {
       { guards: ["mcp__demo__delete(7)"] },
     );
     const run = started(
-      startRun(planWith(["mcp__demo__delete"]), { host: h.host, runId: "run-1", task: "t" }),
+      await startRun(planWith(["mcp__demo__delete"]), { host: h.host, runId: "run-1", task: "t" }),
     );
     expect((await run.result).status).toBe("done");
     expect(toolEvents(h.audit.of("run-1"))).toEqual([
@@ -169,7 +169,9 @@ describe("MCP tools in a stage", () => {
       ),
     );
     const envelope = ["mcp__demo__broken", "mcp__demo__crash", "mcp__demo__lookup"];
-    const run = started(startRun(planWith(envelope), { host: h.host, runId: "run-1", task: "t" }));
+    const run = started(
+      await startRun(planWith(envelope), { host: h.host, runId: "run-1", task: "t" }),
+    );
     expect((await run.result).status).toBe("done");
     const failures = h.audit
       .of("run-1")
@@ -196,7 +198,7 @@ describe("MCP tools in a stage", () => {
   it("abort a slow call in flight when the run is cancelled", async () => {
     const h = await mcpHarness(script("{ tool: mcp__demo__slow, args: { ms: 10000 } }"));
     const run = started(
-      startRun(planWith(["mcp__demo__slow"]), { host: h.host, runId: "run-1", task: "t" }),
+      await startRun(planWith(["mcp__demo__slow"]), { host: h.host, runId: "run-1", task: "t" }),
     );
     await untilLogged(h.log, "slow started");
     run.send({ type: "CANCEL", reason: "test" });

@@ -18,7 +18,7 @@ function openStore(): SqliteStore {
   return opened.value;
 }
 
-function handleOf(started: ReturnType<typeof startRun>): RunHandle {
+function handleOf(started: Awaited<ReturnType<typeof startRun>>): RunHandle {
   if (!started.ok) throw started.error;
   return started.value;
 }
@@ -59,7 +59,9 @@ function steps(
 
 async function doneRun(pipeline: PipelineDefinition, store: SqliteStore) {
   const h = harness("stages: {}");
-  const handle = handleOf(startRun(pipeline, { host: h.host, store, runId: "r1", task: "t" }));
+  const handle = handleOf(
+    await startRun(pipeline, { host: h.host, store, runId: "r1", task: "t" }),
+  );
   expect((await handle.result).status).toBe("done");
   return h;
 }
@@ -74,7 +76,7 @@ describe("reopening a run that ended done (redo of a done run)", () => {
     const pipeline = steps(false, ran);
     const h = await doneRun(pipeline, store);
     const before = store.auditOf("r1").length;
-    const reopened = reopenRun(pipeline, "r1", {
+    const reopened = await reopenRun(pipeline, "r1", {
       host: h.host,
       store,
       stage: "build",
@@ -95,7 +97,7 @@ describe("reopening a run that ended done (redo of a done run)", () => {
     const h = await doneRun(pipeline, store);
     const logged = store.auditOf("r1").length;
     notices.length = 0;
-    const reopened = reopenRun(pipeline, "r1", {
+    const reopened = await reopenRun(pipeline, "r1", {
       host: h.host,
       store,
       stage: "build",
@@ -132,7 +134,12 @@ describe("reopening a run that ended done (redo of a done run)", () => {
     const ran: string[] = [];
     const pipeline = steps(true, ran);
     const h = await doneRun(pipeline, store);
-    const reopened = reopenRun(pipeline, "r1", { host: h.host, store, reason: REASON, by: "ana" });
+    const reopened = await reopenRun(pipeline, "r1", {
+      host: h.host,
+      store,
+      reason: REASON,
+      by: "ana",
+    });
     if (!reopened.ok) throw reopened.error;
     expect((await reopened.value.result).status).toBe("done");
     expect(ran).toEqual([...FIRST, "r1/check/2<-build"]);
@@ -151,10 +158,10 @@ describe("reopening a run that ended done (redo of a done run)", () => {
         by: "ana",
         ...(stage && { stage }),
       });
-    const codeOf = (result: ReturnType<typeof reopenRun>) =>
+    const codeOf = (result: Awaited<ReturnType<typeof reopenRun>>) =>
       result.ok ? undefined : result.error.code;
-    expect(codeOf(reopen("build", " "))).toBe("Validation/ReopenReasonMissing");
-    expect(codeOf(reopen("nowhere", REASON))).toBe("Session/IllegalTransition");
+    expect(codeOf(await reopen("build", " "))).toBe("Validation/ReopenReasonMissing");
+    expect(codeOf(await reopen("nowhere", REASON))).toBe("Session/IllegalTransition");
     const refusal = store.auditOf("r1").at(-1);
     expect(refusal).toMatchObject({
       type: "RequestRefused",
@@ -163,7 +170,7 @@ describe("reopening a run that ended done (redo of a done run)", () => {
     expect(ran).toHaveLength(3);
     expect(store.getRun("r1")).toMatchObject({ ok: true, value: { status: "done" } });
     // The lease was given back: a reopen can still happen.
-    const again = reopen("check", REASON);
+    const again = await reopen("check", REASON);
     if (!again.ok) throw again.error;
     expect((await again.value.result).status).toBe("done");
 
@@ -173,10 +180,10 @@ describe("reopening a run that ended done (redo of a done run)", () => {
     });
     const fh = harness("stages: {}");
     const failed = handleOf(
-      startRun({ ...failing, reopenable: true }, { host: fh.host, store, runId: "r2" }),
+      await startRun({ ...failing, reopenable: true }, { host: fh.host, store, runId: "r2" }),
     );
     expect((await failed.result).status).toBe("failed");
-    const refused = reopenRun({ ...failing, reopenable: true }, "r2", {
+    const refused = await reopenRun({ ...failing, reopenable: true }, "r2", {
       host: fh.host,
       store,
       reason: REASON,
@@ -192,7 +199,7 @@ describe("reopening a run that ended done (redo of a done run)", () => {
     const pipeline = steps(true, ran, [], hold);
     const h = await doneRun(pipeline, store);
     hold.build = true;
-    const reopened = reopenRun(pipeline, "r1", {
+    const reopened = await reopenRun(pipeline, "r1", {
       host: h.host,
       store,
       stage: "plan",
@@ -204,10 +211,15 @@ describe("reopening a run that ended done (redo of a done run)", () => {
     reopened.value.stop();
     expect((await reopened.value.result).status).toBe("suspended");
     // Not ended: a redo of it is a REDO sent to the resumed run, not a reopening.
-    const live = reopenRun(pipeline, "r1", { host: h.host, store, reason: REASON, by: "ana" });
+    const live = await reopenRun(pipeline, "r1", {
+      host: h.host,
+      store,
+      reason: REASON,
+      by: "ana",
+    });
     expect(live.ok ? undefined : live.error.code).toBe("Session/IllegalTransition");
     hold.build = false;
-    const resumed = resumeRun(pipeline, "r1", { host: h.host, store });
+    const resumed = await resumeRun(pipeline, "r1", { host: h.host, store });
     if (!resumed.ok) throw resumed.error;
     expect((await resumed.value.result).status).toBe("done");
     // build was in flight when stopped: it runs again as the same execution.

@@ -23,14 +23,14 @@ function openStore(file = join(tempDir(), "runs.db")): SqliteStore {
   return opened.value;
 }
 
-function handleOf(launched: ReturnType<typeof startRun>): RunHandle {
+function handleOf(launched: Awaited<ReturnType<typeof startRun>>): RunHandle {
   if (!launched.ok) throw launched.error;
   return launched.value;
 }
 
 /** The code-review script's model, whose `hangAt`-th call (from 1) waits until it is aborted. */
-function modelHanging(hangAt: number) {
-  const parsed = parseScript(CODE_REVIEW_SCRIPT, "test.script.yaml");
+function modelHanging(hangAt: number, script = CODE_REVIEW_SCRIPT) {
+  const parsed = parseScript(script, "test.script.yaml");
   if (!parsed.ok) throw new Error("script");
   const scripted = createScriptedModel(parsed.value);
   let hung = () => {};
@@ -59,7 +59,7 @@ describe("a run given an AbortSignal", () => {
     const store = openStore();
     const controller = new AbortController();
     const run = handleOf(
-      startRun(codeReview(), {
+      await startRun(codeReview(), {
         host: modelHarness(model).host,
         store,
         runId: "r1",
@@ -85,7 +85,7 @@ describe("a run given an AbortSignal", () => {
     const { model, seen } = modelHanging(1);
     const store = openStore();
     const run = handleOf(
-      startRun(codeReview(), {
+      await startRun(codeReview(), {
         host: modelHarness(model).host,
         store,
         runId: "r1",
@@ -109,7 +109,12 @@ describe("a run given an AbortSignal", () => {
     const h = modelHarness(model);
     const controller = new AbortController();
     const run = handleOf(
-      startRun(codeReview(), { host: h.host, runId: "r1", task: "t", signal: controller.signal }),
+      await startRun(codeReview(), {
+        host: h.host,
+        runId: "r1",
+        task: "t",
+        signal: controller.signal,
+      }),
     );
     await seen.hanging;
     controller.abort(new Error("shutting down"));
@@ -123,7 +128,7 @@ describe("a run given an AbortSignal", () => {
     const suspending = () => harness(codeReviewScriptOf("plan"), { unansweredGrants: "suspend" });
     for (const id of ["r1", "r2"]) {
       const parked = handleOf(
-        startRun(pipeline, {
+        await startRun(pipeline, {
           host: suspending().host,
           store: openStore(file),
           runId: id,
@@ -134,7 +139,7 @@ describe("a run given an AbortSignal", () => {
     }
 
     const already = handleOf(
-      resumeRun(pipeline, "r1", {
+      await resumeRun(pipeline, "r1", {
         host: suspending().host,
         store: openStore(file),
         signal: AbortSignal.abort(),
@@ -142,14 +147,17 @@ describe("a run given an AbortSignal", () => {
     );
     expect(await already.result).toMatchObject({ status: "cancelled" });
 
+    // Resumed, r2's grant is denied and its next model call hangs: the run is live when aborted.
     const controller = new AbortController();
+    const { model, seen } = modelHanging(1, codeReviewScriptOf("plan"));
     const later = handleOf(
-      resumeRun(pipeline, "r2", {
-        host: suspending().host,
+      await resumeRun(pipeline, "r2", {
+        host: modelHarness(model, { unansweredGrants: "deny" }).host,
         store: openStore(file),
         signal: controller.signal,
       }),
     );
+    await seen.hanging;
     controller.abort();
     expect(await later.result).toMatchObject({ status: "cancelled" });
 

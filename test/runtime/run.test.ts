@@ -30,7 +30,7 @@ const codeReview = () =>
     },
   });
 
-function started(handle: ReturnType<typeof startRun>): RunHandle {
+function started(handle: Awaited<ReturnType<typeof startRun>>): RunHandle {
   if (!handle.ok) throw handle.error;
   return handle.value;
 }
@@ -46,7 +46,7 @@ describe("a pipeline run", () => {
       interactors: [callbackInteractor("user", () => "deny")],
     });
     const run = started(
-      startRun(codeReview(), { host: h.host, task: "refactor auth module", runId: "run-1" }),
+      await startRun(codeReview(), { host: h.host, task: "refactor auth module", runId: "run-1" }),
     );
     const result = await run.result;
 
@@ -88,7 +88,7 @@ describe("a pipeline run", () => {
 
   it("hands each stage its predecessor's result as ctx.upstream", async () => {
     const h = harness(CODE_REVIEW_SCRIPT);
-    const run = started(startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }));
+    const run = started(await startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }));
     await run.result;
     const executePrompt = h.host.transcripts.read("run-1/execute/1")[0];
     expect(executePrompt).toMatchObject({
@@ -101,9 +101,9 @@ describe("a pipeline run", () => {
     });
   });
 
-  it("refuses a ctx that does not match the pipeline's context schema, before anything runs", () => {
+  it("refuses a ctx that does not match the pipeline's context schema, before anything runs", async () => {
     const h = harness(CODE_REVIEW_SCRIPT);
-    const refused = startRun(codeReview(), { host: h.host, ctx: { task: 42 } });
+    const refused = await startRun(codeReview(), { host: h.host, ctx: { task: 42 } });
     expect(refused.ok ? undefined : refused.error.code).toBe("Validation/RunContextInvalid");
     expect(h.audit.events).toEqual([]);
   });
@@ -131,7 +131,7 @@ describe("a pipeline run", () => {
         },
       },
     });
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(result.status).toBe("failed");
     expect(result.error?.code).toBe("Validation/PipelineFailedByRule");
     expect(reviews).toEqual([1, 1, 1]);
@@ -157,7 +157,7 @@ stages:
     - { error: "bad request", status: 400 }
 `);
     const result = await started(
-      startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }),
+      await startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }),
     ).result;
     expect(result.status).toBe("failed");
     expect(result.error).toMatchObject({
@@ -184,7 +184,7 @@ stages:
         },
       },
     });
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(result.status).toBe("done");
     expect(result.results.build?.verdict).toBe("fail");
     expect(result.results.repair?.verdict).toBe("ok");
@@ -203,7 +203,7 @@ stages:
         count: { kind: "rules", rules: [{ when: { guard: "isBig" }, to: "big" }, { to: "small" }] },
       },
     });
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(Object.keys(result.results)).toEqual(["count", "big"]);
   });
 });
@@ -255,7 +255,7 @@ stages:
     };
     delete pipeline.stages.review;
     const started_ = Date.now();
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(Date.now() - started_).toBeLessThan(2000);
     expect(result.status).toBe("failed");
     expect(result.error).toMatchObject({
@@ -299,7 +299,7 @@ stages:
         }),
       ],
     );
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(result.status).toBe("failed");
     expect(result.error).toMatchObject({
       code: "ExtensionHost/ParallelSiblingFailure",
@@ -332,7 +332,7 @@ stages:
         }),
       ],
     );
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(result.status).toBe("done");
     expect(joined.map((r) => r.stageId)).toEqual(["a", "b", "c"]);
     expect(transitions(h.audit.of("run-1"))).toEqual([
@@ -364,7 +364,7 @@ stages:
         }),
       ],
     );
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(result.status).toBe("done");
     expect(joined).toEqual(["a:fail", "b:ok"]);
   });
@@ -392,7 +392,7 @@ stages:
       ],
     );
     const began = Date.now();
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(Date.now() - began).toBeLessThan(2000);
     expect(result.status).toBe("done");
     expect(joined).toEqual(["fast"]);
@@ -405,7 +405,7 @@ stages:
       { start: { kind: "parallel", siblings: ["a", "b"], join: "done", policy: { kind: "any" } } },
       [code("start", () => ({ verdict: "ok" })), waits("a", 5, "fail"), waits("b", 10, "fail")],
     );
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(result.error?.code).toBe("ExtensionHost/ParallelPolicyUnmet");
   });
 
@@ -429,12 +429,12 @@ stages:
         ],
       );
     const reached = await started(
-      startRun(quorum(["ok", "ok", "ok"]), { host: h.host, runId: "run-q1" }),
+      await startRun(quorum(["ok", "ok", "ok"]), { host: h.host, runId: "run-q1" }),
     ).result;
     expect(reached.status).toBe("done");
     expect(reached.results.c).toBeUndefined();
     const missed = await started(
-      startRun(quorum(["fail", "fail", "ok"]), { host: h.host, runId: "run-q2" }),
+      await startRun(quorum(["fail", "fail", "ok"]), { host: h.host, runId: "run-q2" }),
     ).result;
     expect(missed.error?.code).toBe("ExtensionHost/ParallelPolicyUnmet");
   });
@@ -464,7 +464,7 @@ stages:
       },
       [code("start", () => ({ verdict: "ok" })), ...siblings.map(tracked)],
     );
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(result.status).toBe("done");
     expect(Object.keys(result.results).sort()).toEqual(["a", "b", "c", "d", "e", "start"]);
     expect(peak).toBe(2);
@@ -494,7 +494,7 @@ stages:
         }),
       ],
     );
-    await started(startRun(pipeline, { host: h.host, runId: "run-1", task: "t" })).result;
+    await started(await startRun(pipeline, { host: h.host, runId: "run-1", task: "t" })).result;
     expect(seen).toEqual([
       ["t", 0],
       ["t", 0],
@@ -528,7 +528,7 @@ describe("sub-pipelines and code stages", () => {
       ],
       next: { "middle-stage": "last" },
     });
-    const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(outer, { host: h.host, runId: "run-1" })).result;
     expect(result).toMatchObject({ status: "done", output: { depth: 2 } });
     expect(result.results["middle-stage"]).toMatchObject({
       verdict: "ok",
@@ -564,7 +564,7 @@ describe("sub-pipelines and code stages", () => {
       ],
       next: { first: "sub", sub: "last" },
     });
-    const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(outer, { host: h.host, runId: "run-1" })).result;
     expect(result).toMatchObject({ status: "done", output: { entry: "inner" } });
     expect(seen).toEqual([[["first", { from: "first" }]], ["inner-entry"]]);
     const setup = h.audit
@@ -603,7 +603,7 @@ describe("sub-pipelines and code stages", () => {
         },
       },
     });
-    const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(outer, { host: h.host, runId: "run-1" })).result;
     expect(result.status).toBe("done");
     expect(seen).toEqual({ sibling: [], join: ["a", "b"] });
   });
@@ -624,7 +624,7 @@ stages:
       stages: [llm("plan"), { kind: "pipeline", id: "sub", pipeline: inner }],
       next: { plan: "sub" },
     });
-    const result = await started(startRun(outer, { host: h.host, runId: "run-1", task: "t" }))
+    const result = await started(await startRun(outer, { host: h.host, runId: "run-1", task: "t" }))
       .result;
     expect(result).toMatchObject({ status: "done", output: { summary: "Renamed auth" } });
     const [system] = h.host.transcripts.read("run-1/sub/1/execute/1");
@@ -642,7 +642,7 @@ stages:
       id: "outer",
       stages: [{ kind: "pipeline", id: "sub", pipeline: inner }],
     });
-    const result = await started(startRun(outer, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(outer, { host: h.host, runId: "run-1" })).result;
     expect(result.status).toBe("failed");
     expect(result.results.sub?.verdict).toBe("fail");
   });
@@ -655,8 +655,9 @@ stages:
       return { verdict: "ok" };
     });
     const yolo = harness("stages: {}", { mode: "yolo", guards: ["Write(.env)"] });
-    await started(startRun(pipelineOf({ stages: [stage] }), { host: yolo.host, runId: "run-1" }))
-      .result;
+    await started(
+      await startRun(pipelineOf({ stages: [stage] }), { host: yolo.host, runId: "run-1" }),
+    ).result;
     expect(calls).toMatchObject([
       { ok: true, output: { exitCode: 0, stdout: "hi\n" } },
       { ok: false, error: { code: "ToolTerminal/GuardDenied" } },
@@ -664,7 +665,7 @@ stages:
     calls.length = 0;
     const headless = harness("stages: {}");
     await started(
-      startRun(pipelineOf({ stages: [stage] }), { host: headless.host, runId: "run-2" }),
+      await startRun(pipelineOf({ stages: [stage] }), { host: headless.host, runId: "run-2" }),
     ).result;
     expect(calls).toMatchObject([
       { ok: false, error: { code: "ToolTerminal/NoInteractor" } },
@@ -673,7 +674,7 @@ stages:
     calls.length = 0;
     const allowlist = harness("stages: {}", { mode: "allowlist", allowlist: ["Bash(echo *)"] });
     await started(
-      startRun(pipelineOf({ stages: [stage] }), { host: allowlist.host, runId: "run-3" }),
+      await startRun(pipelineOf({ stages: [stage] }), { host: allowlist.host, runId: "run-3" }),
     ).result;
     expect(calls).toMatchObject([
       { ok: true },
@@ -690,7 +691,7 @@ stages:
       ],
       next: { passes: "fails" },
     });
-    const result = await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(result.results.passes).toMatchObject({
       verdict: "ok",
       output: { exitCode: 0, stdoutTail: "fine\n" },
@@ -712,7 +713,7 @@ describe("control events", () => {
 
   it("OVERRIDE moves to a reachable stage, with the reason audited", async () => {
     const h = harness("stages: {}");
-    const run = started(startRun(slowChain(), { host: h.host, runId: "run-1" }));
+    const run = started(await startRun(slowChain(), { host: h.host, runId: "run-1" }));
     await waitFor(liveActor(run), (s) => s.context.current === "one");
     expect(run.send({ type: "OVERRIDE", to: "three", reason: "two is known good" }).ok).toBe(true);
     const result = await run.result;
@@ -754,7 +755,9 @@ stages:
       return entry?.role === "system" ? entry.text : "";
     };
     const overrideToPlan = async (h: ReturnType<typeof harness>, plan?: PipelineStage) => {
-      const run = started(startRun(overridden(plan), { host: h.host, runId: "run-1", task: "t" }));
+      const run = started(
+        await startRun(overridden(plan), { host: h.host, runId: "run-1", task: "t" }),
+      );
       await waitFor(liveActor(run), (s) => s.context.current === "one");
       expect(run.send({ type: "OVERRIDE", to: "plan", reason: "two is known good" }).ok).toBe(true);
       expect((await run.result).status).toBe("done");
@@ -809,7 +812,7 @@ stages:
         ["run-1", "three"],
         ["run-2", "sub"],
       ] as const) {
-        const run = started(startRun(pipeline, { host: h.host, runId }));
+        const run = started(await startRun(pipeline, { host: h.host, runId }));
         await waitFor(liveActor(run), (s) => s.context.current === "one");
         expect(run.send({ type: "OVERRIDE", to, reason: `skip to ${to}` }).ok).toBe(true);
         expect((await run.result).status).toBe("done");
@@ -824,9 +827,9 @@ stages:
 
   it("OVERRIDE to a stage the topology cannot reach is Session/IllegalTransition", async () => {
     const h = harness("stages: {}");
-    const run = started(startRun(slowChain(), { host: h.host, runId: "run-1" }));
+    const run = started(await startRun(slowChain(), { host: h.host, runId: "run-1" }));
     await waitFor(liveActor(run), (s) => s.context.current === "one");
-    const backwards = started(startRun(slowChain(), { host: h.host, runId: "run-2" }));
+    const backwards = started(await startRun(slowChain(), { host: h.host, runId: "run-2" }));
     await waitFor(liveActor(backwards), (s) => s.context.current === "one");
     const refused = run.send({ type: "OVERRIDE", to: "nowhere", reason: "x" });
     expect(refused.ok ? undefined : refused.error.code).toBe("Session/IllegalTransition");
@@ -851,9 +854,9 @@ stages:
           },
         },
       });
-    const beforeGroup = started(startRun(fanOut(5000), { host: h.host, runId: "run-1" }));
+    const beforeGroup = started(await startRun(fanOut(5000), { host: h.host, runId: "run-1" }));
     await waitFor(liveActor(beforeGroup), (s) => s.context.current === "start");
-    const inGroup = started(startRun(fanOut(5), { host: h.host, runId: "run-2" }));
+    const inGroup = started(await startRun(fanOut(5), { host: h.host, runId: "run-2" }));
     await waitFor(liveActor(inGroup), (s) => s.context.groups.start?.a === "running");
     for (const run of [beforeGroup, inGroup]) {
       const refused = run.send({ type: "OVERRIDE", to: "join", reason: "skip the checks" });
@@ -883,7 +886,7 @@ stages:
       ],
       next: { one: "two", two: "three" },
     });
-    const run = started(startRun(pipeline, { host: h.host, runId: "run-1" }));
+    const run = started(await startRun(pipeline, { host: h.host, runId: "run-1" }));
     await waitFor(liveActor(run), (s) => s.context.current === "two");
     const notYet = run.send({ type: "REDO", stage: "three" });
     expect(notYet.ok ? undefined : notYet.error.code).toBe("Session/IllegalTransition");
@@ -901,7 +904,7 @@ stages:
 
   it("CANCEL ends the run as cancelled and aborts the running stage", async () => {
     const h = harness("stages: {}");
-    const run = started(startRun(slowChain(), { host: h.host, runId: "run-1" }));
+    const run = started(await startRun(slowChain(), { host: h.host, runId: "run-1" }));
     await waitFor(liveActor(run), (s) => s.context.current === "one");
     const began = Date.now();
     run.send({ type: "CANCEL" });
@@ -921,7 +924,7 @@ stages:
 
   it("streams the run's audit events and ends with the run", async () => {
     const h = harness(CODE_REVIEW_SCRIPT);
-    const run = started(startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }));
+    const run = started(await startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }));
     const seen: string[] = [];
     for await (const event of run.events()) seen.push(event.type);
     expect(seen[0]).toBe("RunStarted");
@@ -997,8 +1000,11 @@ describe("a run's own ctx", () => {
 
   it.each(["upstream", "workflowRunId", "stageExecutionId"])(
     "cannot set ctx.%s, which the engine gives every stage",
-    (field) => {
-      const started = startRun(pipeline, { host: harness("stages: {}").host, ctx: { [field]: 1 } });
+    async (field) => {
+      const started = await startRun(pipeline, {
+        host: harness("stages: {}").host,
+        ctx: { [field]: 1 },
+      });
       expect(started.ok ? undefined : started.error).toMatchObject({
         code: "Validation/RunContextInvalid",
         message: expect.stringContaining(`ctx.${field}`),
@@ -1006,9 +1012,9 @@ describe("a run's own ctx", () => {
     },
   );
 
-  it("takes the task once: as task or as ctx.task, not both", () => {
+  it("takes the task once: as task or as ctx.task, not both", async () => {
     const host = harness("stages: {}").host;
-    const twice = startRun(pipeline, { host, task: "a", ctx: { task: "b" } });
+    const twice = await startRun(pipeline, { host, task: "a", ctx: { task: "b" } });
     expect(twice.ok ? undefined : twice.error.code).toBe("Validation/RunContextInvalid");
   });
 });
@@ -1020,7 +1026,8 @@ describe("a run whose Bash is not sandboxed says so at its start", () => {
 
   it("auto without bubblewrap: SandboxUnavailable right after RunStarted, and Bash is refused", async () => {
     const h = harness("stages: {}", { mode: "yolo", sandbox: { bwrap: NO_BWRAP } });
-    const result = await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(listsHome(), { host: h.host, runId: "run-1" }))
+      .result;
     expect(h.types().slice(0, 2)).toEqual(["RunStarted", "SandboxUnavailable"]);
     expect(h.audit.of("run-1")[1]?.payload).toEqual({
       mode: "auto",
@@ -1036,7 +1043,8 @@ describe("a run whose Bash is not sandboxed says so at its start", () => {
       mode: "yolo",
       sandbox: { bwrap: NO_BWRAP, allowUnconfined: true },
     });
-    const result = await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(listsHome(), { host: h.host, runId: "run-1" }))
+      .result;
     expect(h.audit.of("run-1")[1]).toMatchObject({
       type: "SandboxUnavailable",
       payload: {
@@ -1054,7 +1062,8 @@ describe("a run whose Bash is not sandboxed says so at its start", () => {
       mode: "yolo",
       sandbox: { mode: "required", bwrap: NO_BWRAP },
     });
-    const result = await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
+    const result = await started(await startRun(listsHome(), { host: h.host, runId: "run-1" }))
+      .result;
     expect(h.audit.of("run-1")[1]).toMatchObject({
       type: "SandboxUnavailable",
       payload: { mode: "required", bash: "refused" },
@@ -1065,7 +1074,7 @@ describe("a run whose Bash is not sandboxed says so at its start", () => {
 
   it("off: the event says the host turned the sandbox off", async () => {
     const h = harness("stages: {}", { mode: "yolo", sandbox: { mode: "off" } });
-    await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
+    await started(await startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
     expect(h.audit.of("run-1")[1]?.payload).toEqual({
       mode: "off",
       reason: "the host turned the sandbox off",
@@ -1076,7 +1085,7 @@ describe("a run whose Bash is not sandboxed says so at its start", () => {
   it("says nothing when the host has no Bash", async () => {
     const h = harness("stages: {}", { tools: [], sandbox: { mode: "off" } });
     const pipeline = pipelineOf({ stages: [code("noop", () => ({ verdict: "ok" }))] });
-    await started(startRun(pipeline, { host: h.host, runId: "run-1" })).result;
+    await started(await startRun(pipeline, { host: h.host, runId: "run-1" })).result;
     expect(h.types()).not.toContain("SandboxUnavailable");
   });
 
@@ -1085,7 +1094,8 @@ describe("a run whose Bash is not sandboxed says so at its start", () => {
     "says nothing when Bash is sandboxed, and the command stage cannot see the home directory",
     async () => {
       const h = harness("stages: {}", { mode: "yolo" });
-      const result = await started(startRun(listsHome(), { host: h.host, runId: "run-1" })).result;
+      const result = await started(await startRun(listsHome(), { host: h.host, runId: "run-1" }))
+        .result;
       expect(h.types()).not.toContain("SandboxUnavailable");
       expect(result.results.look).toMatchObject({ verdict: "fail", output: { exitCode: 2 } });
     },

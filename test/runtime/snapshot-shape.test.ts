@@ -85,7 +85,7 @@ describe("a run stored by the stage machine of before (a state and an actor per 
     "resumes from a stage stored in $state and ends as it would have",
     async ({ steps }) => {
       const store = storedRun(RUN_ID, steps);
-      const resumed = resumeRun(pipeline, RUN_ID, { host: approving(), store });
+      const resumed = await resumeRun(pipeline, RUN_ID, { host: approving(), store });
       if (!resumed.ok) throw resumed.error;
       const result = await resumed.value.result;
       expect(result.status).toBe("done");
@@ -98,7 +98,7 @@ describe("a run stored by the stage machine of before (a state and an actor per 
 
   it("resumes a run parked mid-stage on a grant request, and takes the answer", async () => {
     const store = storedRun("s2", fixture.parked);
-    const resumed = resumeRun(pipeline, "s2", {
+    const resumed = await resumeRun(pipeline, "s2", {
       host: approving(),
       store,
       answers: [{ proposalId: "s2/plan/1/a1/t1/c0", decision: "approve" }],

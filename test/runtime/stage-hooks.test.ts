@@ -201,7 +201,7 @@ describe("the Exit hook", () => {
       ],
       next: { plan: "next" },
     });
-    const run = startRun(pipeline, { host: h.host, task: "t", runId: "run-1" });
+    const run = await startRun(pipeline, { host: h.host, task: "t", runId: "run-1" });
     if (!run.ok) throw run.error;
     expect((await run.value.result).status).toBe("done");
     expect(received[0]?.output).toEqual({ steps: ["extract", "test"] });
@@ -220,7 +220,7 @@ stages:
     });
     const pipeline = loaded(await loadPipelineFile(join(dir, "machines/p.yaml")));
     const h = harness(PLAN_OK);
-    const run = startRun(pipeline, { host: h.host, task: "t", runId: "run-1" });
+    const run = await startRun(pipeline, { host: h.host, task: "t", runId: "run-1" });
     if (!run.ok) throw run.error;
     const result = await run.value.result;
     expect(result.results.plan).toMatchObject({

@@ -84,7 +84,7 @@ const nestedGroups = (): PipelineDefinition =>
     },
   });
 
-function started(handle: ReturnType<typeof startRun>): RunHandle {
+function started(handle: Awaited<ReturnType<typeof startRun>>): RunHandle {
   if (!handle.ok) throw handle.error;
   return handle.value;
 }
@@ -113,7 +113,9 @@ describe("the session's parallel stage cap", () => {
       const h = modelHarness(counting.handle, {
         ...(cap !== undefined && { limits: { maxParallelStages: cap } }),
       });
-      const run = started(startRun(nestedGroups(), { host: h.host, runId: "run-1", task: "t" }));
+      const run = started(
+        await startRun(nestedGroups(), { host: h.host, runId: "run-1", task: "t" }),
+      );
       const result = await run.result;
       expect(result.status, JSON.stringify(result.error)).toBe("done");
       expect(counting.peak(), `cap ${cap}`).toBe(expected);
@@ -150,7 +152,7 @@ describe("the session's parallel stage cap", () => {
         },
       });
     const settled = await started(
-      startRun(group([tracked("a", "ok"), tracked("b", "fail"), tracked("c", "ok")]), {
+      await startRun(group([tracked("a", "ok"), tracked("b", "fail"), tracked("c", "ok")]), {
         host: h.host,
         runId: "run-1",
       }),
@@ -161,7 +163,7 @@ describe("the session's parallel stage cap", () => {
 
     // A run cancelled while one stage works and another waits for its slot leaves none taken.
     const cancelled = started(
-      startRun(group([waits("x", 5000), waits("y", 5000)]), { host: h.host, runId: "run-2" }),
+      await startRun(group([waits("x", 5000), waits("y", 5000)]), { host: h.host, runId: "run-2" }),
     );
     await until(() => slots.inUse === 1);
     cancelled.send({ type: "CANCEL" });
@@ -201,7 +203,7 @@ stages:
     });
     const store = openStore();
     const result = await started(
-      startRun(pipeline, { host: h.host, store, runId: "run-1", task: "t" }),
+      await startRun(pipeline, { host: h.host, store, runId: "run-1", task: "t" }),
     ).result;
     expect(result.status).toBe("suspended");
     expect(result.waiting).toMatchObject([{ kind: "grant", stageId: "plan", tool: "Edit" }]);
@@ -215,7 +217,7 @@ stages:
     const first = counting();
     const before = modelHarness(first.handle, { limits: { maxParallelStages: 2 } });
     const run = started(
-      startRun(nestedGroups(), {
+      await startRun(nestedGroups(), {
         host: before.host,
         store: openStore(file),
         runId: "run-1",
@@ -229,7 +231,7 @@ stages:
 
     const second = counting();
     const after = modelHarness(second.handle, { limits: { maxParallelStages: 2 } });
-    const resumed = resumeRun(nestedGroups(), "run-1", {
+    const resumed = await resumeRun(nestedGroups(), "run-1", {
       host: after.host,
       store: openStore(file),
     });

@@ -6,7 +6,7 @@ import { code, pipelineOf, waits } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { liveActor } from "./support/live-actor.js";
 
-function started(handle: ReturnType<typeof startRun>): RunHandle {
+function started(handle: Awaited<ReturnType<typeof startRun>>): RunHandle {
   if (!handle.ok) throw handle.error;
   return handle.value;
 }
@@ -34,7 +34,11 @@ describe("a pipeline's onTransition hook", () => {
     const h = harness("stages: {}");
     const notices: TransitionNotice[] = [];
     const result = await started(
-      startRun(loopingPipeline(notices), { host: h.host, runId: "run-1", ctx: { task: "t" } }),
+      await startRun(loopingPipeline(notices), {
+        host: h.host,
+        runId: "run-1",
+        ctx: { task: "t" },
+      }),
     ).result;
     expect(result.status).toBe("done");
     expect(notices.map((n) => [n.previous, n.state])).toEqual([
@@ -52,7 +56,7 @@ describe("a pipeline's onTransition hook", () => {
   it("a hook that throws is audited as TransitionHookFailed and the run goes on", async () => {
     const h = harness("stages: {}");
     const result = await started(
-      startRun(
+      await startRun(
         loopingPipeline([], () => {
           throw new Error("disk full");
         }),
@@ -76,7 +80,7 @@ describe("override: adjacent", () => {
 
   it("moves a run only to a stage a rule of the current one leads to", async () => {
     const h = harness("stages: {}");
-    const run = started(startRun(chain("adjacent"), { host: h.host, runId: "run-1" }));
+    const run = started(await startRun(chain("adjacent"), { host: h.host, runId: "run-1" }));
     await waitFor(liveActor(run), (s) => s.context.current === "one");
     const skipping = run.send({ type: "OVERRIDE", to: "three", reason: "skip two" });
     expect(skipping.ok ? undefined : skipping.error).toMatchObject({
@@ -89,7 +93,7 @@ describe("override: adjacent", () => {
 
   it("the default reaches any stage the transitions reach", async () => {
     const h = harness("stages: {}");
-    const run = started(startRun(chain(), { host: h.host, runId: "run-1" }));
+    const run = started(await startRun(chain(), { host: h.host, runId: "run-1" }));
     await waitFor(liveActor(run), (s) => s.context.current === "one");
     expect(run.send({ type: "OVERRIDE", to: "three", reason: "skip two" }).ok).toBe(true);
     expect((await run.result).status).toBe("done");

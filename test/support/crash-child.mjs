@@ -24,13 +24,10 @@ import {
   createHost,
   loadPipelineFile,
   MemoryAuditLog,
-  PostgresStore,
+  openStore,
   resolveModelSpec,
   resumeRun,
-  resumeSharedRun,
-  SqliteStore,
   startRun,
-  startSharedRun,
 } from "../../dist/index.mjs";
 
 const [mode, storeSpec, runId, pipelineFile, scriptFile, root, modelLog, ...approvals] =
@@ -65,12 +62,8 @@ const host = createHost({
 });
 const pipeline = await loadPipelineFile(pipelineFile);
 if (!pipeline.ok) throw new Error(JSON.stringify(pipeline.diagnostics));
-const shared = /^postgres(ql)?:\/\//.test(storeSpec);
-const store = shared
-  ? await PostgresStore.open(storeSpec, { poolSize: 2 })
-  : SqliteStore.open(storeSpec);
+const store = await openStore(storeSpec, { postgres: { poolSize: 2 } });
 if (!store.ok) throw store.error;
-const [start, resume] = shared ? [startSharedRun, resumeSharedRun] : [startRun, resumeRun];
 if (mode === "start-killed-at-row") {
   const createRun = store.value.createRun.bind(store.value);
   store.value.createRun = (run) => {
@@ -91,7 +84,7 @@ if (mode === "resume-killed-at-control") {
   };
 }
 const handle = mode.startsWith("start")
-  ? await start(pipeline.value, {
+  ? await startRun(pipeline.value, {
       host,
       store: store.value,
       runId,
@@ -106,7 +99,7 @@ const handle = mode.startsWith("start")
         onGrant: "suspend",
       },
     })
-  : await resume(pipeline.value, runId, {
+  : await resumeRun(pipeline.value, runId, {
       host,
       store: store.value,
       answers: approvals.map((proposalId) => ({ proposalId, decision: "approve" })),

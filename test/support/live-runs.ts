@@ -24,7 +24,7 @@ export const slowPipeline = () =>
 
 /** A run of the slow pipeline owned by its own handle (a lease owner of its own, as another process's), in draft. */
 export async function liveRun(file: string, runId: string): Promise<RunHandle> {
-  const started = startRun(slowPipeline(), {
+  const started = await startRun(slowPipeline(), {
     host: harness("stages: {}").host,
     store: openStore(file),
     runId,

@@ -2,18 +2,17 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { bundleDefinition } from "../../bundles/index.js";
 import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
 import { err, type Result, StagechartError } from "../../errors.js";
-import { createFork, endRefusedFork, type ForkSettings } from "../../runtime/fork.js";
+import { createFork, type ForkSettings, forkRun } from "../../runtime/fork.js";
 import type { Host } from "../../runtime/host.js";
-import { refusalOf } from "../../runtime/launch.js";
 import type { RunStore } from "../../runtime/store-port.js";
 import { type HostSettings, withModel } from "../../runtime/stored-host.js";
+import { openExistingAnyStore } from "../any-store.js";
 import { loadForDetach, loadStoredForDetach, reportQueued } from "../detach.js";
 import { drive, refuse } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
 import type { Progress } from "../live-progress.js";
 import { maxParallelOption } from "../options.js";
 import { withRunHost } from "../run-host.js";
-import { openExistingRunTarget, type RunTarget } from "../run-target.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
 import {
   answersOf,
@@ -88,10 +87,10 @@ function stepNumber(text: string): number {
  * `--detach`, left queued for a worker.
  */
 async function fork(runId: string, flags: ForkFlags, io: CliIo): Promise<number> {
-  const target = await openExistingRunTarget(flags.store);
-  if (!target) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
-  if (!target.ok) return refuse(io, flags.json, target.error, runId);
-  const { store } = target.value;
+  const opened = await openExistingAnyStore(flags.store);
+  if (!opened) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
+  if (!opened.ok) return refuse(io, flags.json, opened.error, runId);
+  const store = opened.value;
   try {
     const source = await store.getRun(runId);
     if (!source.ok) return refuse(io, flags.json, source.error, runId);
@@ -115,47 +114,39 @@ async function fork(runId: string, flags: ForkFlags, io: CliIo): Promise<number>
         io,
       );
     return await withRunHost(settings, io, flags.json, { runId }, (pipeline, host, progress) =>
-      forkHere(pipeline, runId, request, target.value, flags, io, { host, progress }),
+      forkHere(pipeline, runId, request, store, flags, io, { host, progress }),
     );
   } catch (error) {
     if (!(error instanceof StagechartError)) throw error;
     return refuse(io, flags.json, error, flags.runId);
   } finally {
-    await target.value.close();
+    await store.close();
   }
 }
 
 /**
- * The fork created and resumed in this process, as `resume` continues a run on its store. A
- * changed pipeline (unforced) and answers it has no request for are refused before anything is
- * stored; a resume refused all the same (a store failing) ends it.
+ * The fork created and resumed in this process (`forkRun`), as `resume` continues a run on its
+ * store. A changed pipeline (unforced) and answers it has no request for are refused before
+ * anything is stored; a resume refused all the same (a store failing) ends it.
  */
 async function forkHere(
   pipeline: PipelineDefinition,
   sourceRunId: string,
   fork: ForkSettings,
-  target: RunTarget,
+  store: RunStore,
   flags: ForkFlags,
   io: CliIo,
   { host, progress }: { host: Host; progress: Progress },
 ): Promise<number> {
-  const [answers, inputs] = [answersOf(flags), inputsOf(flags)];
-  const created = await createFork(pipeline, sourceRunId, {
+  const resumed = await forkRun(pipeline, sourceRunId, {
     ...fork,
-    store: target.store,
-    refusal: (forked) => refusalOf(pipeline, host, { ...forked, answers, inputs }),
-  });
-  if (!created.ok) return refuse(io, flags.json, created.error, flags.runId);
-  const resumed = await target.resume(pipeline, created.value.runId, {
+    store,
     host,
     force: Boolean(flags.force),
-    answers,
-    inputs,
+    answers: answersOf(flags),
+    inputs: inputsOf(flags),
   });
-  if (!resumed.ok) {
-    const error = await endRefusedFork(target.store, created.value.runId, resumed.error);
-    return refuse(io, flags.json, error, created.value.runId);
-  }
+  if (!resumed.ok) return refuse(io, flags.json, resumed.error, flags.runId);
   return await drive(resumed.value, io, Boolean(flags.json), progress);
 }
 

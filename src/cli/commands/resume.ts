@@ -7,8 +7,12 @@ import type { ResumeInput } from "../../runtime/ask-stages.js";
 import { holderIsLive } from "../../runtime/control.js";
 import type { Host } from "../../runtime/host.js";
 import { parseAnswer } from "../../runtime/interactors.js";
+import { reopenRun } from "../../runtime/reopen.js";
 import type { GrantAnswer, RunHandle } from "../../runtime/run.js";
+import { resumeRun } from "../../runtime/run.js";
+import type { RunStore } from "../../runtime/store-port.js";
 import type { HostSettings } from "../../runtime/stored-host.js";
+import { openExistingAnyStore } from "../any-store.js";
 import { cancelQueuedOr } from "../cancel-queued.js";
 import { type ControlFlags, controlLiveRun, positiveSeconds } from "../control.js";
 import { drive, refuse } from "../drive.js";
@@ -18,7 +22,6 @@ import type { CliIo } from "../io.js";
 import { lostStepsOf, warnLost } from "../lost-steps.js";
 import { collect, maxParallelOption } from "../options.js";
 import { pageAnswers, WAIT_FOR_PAGE_HELP, withRunHost } from "../run-host.js";
-import { openExistingRunTarget, type RunTarget } from "../run-target.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
 
 interface StoredRunFlags extends ControlFlags {
@@ -132,10 +135,11 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
  */
 const redoOf =
   (stage: string | undefined, reason = ""): Relaunch =>
-  async (pipeline, run, options, target) => {
+  async (pipeline, run, options, store) => {
     if (run.status === "done")
-      return target.reopen(pipeline, run.runId, {
+      return reopenRun(pipeline, run.runId, {
         ...options,
+        store,
         reason,
         by: "command line",
         ...(stage && { stage }),
@@ -147,7 +151,11 @@ const redoOf =
           `name the stage of run ${run.runId} to redo; only a run that ended done runs its last stage again by default`,
         ),
       );
-    return target.resume(pipeline, run.runId, { ...options, control: { type: "REDO", stage } });
+    return resumeRun(pipeline, run.runId, {
+      ...options,
+      store,
+      control: { type: "REDO", stage },
+    });
   };
 
 /** How a command continues a stored run, given the pipeline, the run's row, a host and its store. */
@@ -155,15 +163,16 @@ type Relaunch = (
   pipeline: PipelineDefinition,
   run: { runId: string; status: string },
   options: { host: Host; inspect?: Observer<InspectionEvent> },
-  target: RunTarget,
+  store: RunStore,
 ) => Promise<Result<RunHandle>>;
 
 /** `resume`, `cancel` and `override`: the run resumed, with answers and a control event if any. */
 const resumeWith =
   (flags: StoredRunFlags, control?: PipelineEvent): Relaunch =>
-  (pipeline, run, options, target) =>
-    target.resume(pipeline, run.runId, {
+  (pipeline, run, options, store) =>
+    resumeRun(pipeline, run.runId, {
       ...options,
+      store,
       force: Boolean(flags.force),
       answers: answersOf(flags),
       inputs: inputsOf(flags),
@@ -186,10 +195,10 @@ async function continueRun(
   event?: PipelineEvent,
 ): Promise<number> {
   // No store file: the run cannot be in it, and none is created just to say so.
-  const target = await openExistingRunTarget(flags.store);
-  if (!target) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
-  if (!target.ok) return refuse(io, flags.json, target.error, runId);
-  const { store } = target.value;
+  const opened = await openExistingAnyStore(flags.store);
+  if (!opened) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
+  if (!opened.ok) return refuse(io, flags.json, opened.error, runId);
+  const store = opened.value;
   try {
     const lost = await lostStepsOf(store, runId);
     const run = await store.getRun(runId);
@@ -237,7 +246,7 @@ async function continueRun(
                 : host,
               ...(inspection && { inspect: inspection.inspect }),
             },
-            target.value,
+            store,
           );
           if (!resumed.ok) return refused(resumed.error);
           return await drive(resumed.value, io, Boolean(flags.json), progress);
@@ -247,7 +256,7 @@ async function continueRun(
       await inspecting.finish();
     }
   } finally {
-    await target.value.close();
+    await store.close();
   }
 }
 

@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { UnansweredGrants } from "../../runtime/host.js";
+import { startRun } from "../../runtime/run.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
+import { openAnyStore } from "../any-store.js";
 import { detachRun } from "../detach.js";
 import { drive, refuse } from "../drive.js";
 import { addSandboxOptions, type SandboxFlags, settingsFor } from "../host-options.js";
@@ -12,7 +14,6 @@ import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
 import { maxParallelOption } from "../options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { pageAnswers, WAIT_FOR_PAGE_HELP, withRunHost } from "../run-host.js";
-import { openRunTarget } from "../run-target.js";
 import { STORE_HELP } from "../store.js";
 
 interface RunFlags extends McpFlags, SandboxFlags {
@@ -97,11 +98,12 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
       flags.json,
       { runId: flags.runId },
       async (pipeline, host, progress) => {
-        const target = await openRunTarget(flags.store);
-        if (!target.ok) return refuse(io, flags.json, target.error, flags.runId);
+        const store = await openAnyStore(flags.store);
+        if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);
         try {
           const inspection = await inspecting.ready();
-          const started = await target.value.start(pipeline, {
+          const started = await startRun(pipeline, {
+            store: store.value,
             host: inspection
               ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
               : host,
@@ -116,7 +118,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
           inspection?.announce(started.value.runId);
           return await drive(started.value, io, Boolean(flags.json), progress);
         } finally {
-          await target.value.close();
+          await store.value.close();
         }
       },
     );

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { LEASE_TTL_MS } from "../../runtime/lease-owner.js";
+import { isPostgresUrl } from "../../store/open-store.js";
 import { redactUrl } from "../../store/postgres/postgres-errors.js";
 import { pipelineIdsIn } from "../../worker/pipelines-dir.js";
 import {
@@ -12,7 +13,7 @@ import { openAnyStore } from "../any-store.js";
 import { refuse } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
 import { positiveInteger } from "../options.js";
-import { isPostgresUrl, STORE_HELP, storePathFor, storeSpecOf } from "../store.js";
+import { STORE_HELP, storePathFor, storeSpecOf } from "../store.js";
 
 interface WorkerFlags {
   store?: string;

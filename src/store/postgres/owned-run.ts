@@ -10,6 +10,7 @@ import { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "../../runtime/lease-owner
 import type { RunEntries, StepCommit, StepStore } from "../../runtime/persistence.js";
 import type {
   NewRun,
+  OwnedSteps,
   RunPatch,
   RunRecord,
   RunStore,
@@ -107,6 +108,18 @@ export class OwnedRun implements StepStore {
     return ok(
       new OwnedRun(store, runId, { run: row, snapshot, audit, journal, transcripts }, owner),
     );
+  }
+
+  /** `open`, as the store port's `ownRun` hands a run out: any store may answer with it. */
+  static async own(
+    store: RunStore,
+    runId: string,
+    options?: { leaseTtlMs?: number; owner?: string },
+  ): Promise<Result<OwnedSteps>> {
+    const opened = await OwnedRun.open(store, runId, options);
+    if (!opened.ok) return opened;
+    const run = opened.value;
+    return ok({ steps: run, durable: () => run.durable(), close: () => run.close() });
   }
 
   /** Resolves once every write so far is stored and no renewal is under way; rejects once one failed. */

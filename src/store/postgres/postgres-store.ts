@@ -54,13 +54,6 @@ export interface PostgresStoreOptions {
  * taken under `SELECT … FOR UPDATE`. Lease expiry follows the database's clock, the one clock
  * every worker shares. The URL's password is never stored, and errors name the store without it.
  */
-/** An owned run as the store port hands it out. */
-const ownedSteps = (run: OwnedRun): OwnedSteps => ({
-  steps: run,
-  durable: () => run.durable(),
-  close: () => run.close(),
-});
-
 export class PostgresStore implements RunStore {
   private constructor(
     private readonly pool: pg.Pool,
@@ -110,9 +103,7 @@ export class PostgresStore implements RunStore {
     runId: string,
     options?: { leaseTtlMs?: number; owner?: string },
   ): Promise<Result<OwnedSteps>> {
-    return OwnedRun.open(this, runId, options).then((opened) =>
-      opened.ok ? ok(ownedSteps(opened.value)) : opened,
-    );
+    return OwnedRun.own(this, runId, options);
   }
 
   async createRun(run: NewRun): Promise<Result<RunRecord>> {

@@ -3,8 +3,9 @@ import { err, ok, type Result, type StagechartError, toStagechartError } from ".
 import type { Host } from "../../runtime/host.js";
 import type { RunHandle, RunResult } from "../../runtime/launch.js";
 import { LEASE_TTL_MS, leaseOwner } from "../../runtime/lease-owner.js";
+import { resumeRun } from "../../runtime/run.js";
 import type { RunPatch, RunStore } from "../../runtime/store-port.js";
-import { resumeSharedRun } from "./shared-runs.js";
+import { OwnedRun } from "./owned-run.js";
 
 export interface WorkerPoolOptions {
   store: RunStore;
@@ -82,7 +83,7 @@ interface LiveRun {
 
 /**
  * `concurrency` slots, each claiming a run, driving it to its end (or suspension) on the shared
- * store with `resumeSharedRun` under the owner it was claimed with, then claiming the next.
+ * store with `resumeRun` under the owner it was claimed with, then claiming the next.
  */
 export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const live = new Set<LiveRun>();
@@ -152,7 +153,7 @@ export function startWorkerPool(options: WorkerPoolOptions): WorkerPool {
       // only take a connection from the run's three (workerPoolSize).
       claimed.stop();
       const ending = endingOf(options.store);
-      const launched = await resumeSharedRun(pipeline, runId, {
+      const launched = await resumeRun(pipeline, runId, {
         host,
         store: ending.store,
         owner,
@@ -293,6 +294,9 @@ function endingOf(store: RunStore): Ending {
   let status: RunPatch | undefined;
   let lease: [runId: string, owner: string] | undefined;
   const kept: Partial<RunStore> = {
+    // Every store's run goes through an owned run over this view, so that what it writes as
+    // it stops (its status, its lease) passes here.
+    ownRun: (runId, options) => OwnedRun.own(view, runId, options),
     async updateRun(runId, patch) {
       if (!holding || patch.status !== "suspended" || patch.error)
         return store.updateRun(runId, patch);
@@ -304,13 +308,14 @@ function endingOf(store: RunStore): Ending {
       lease = [runId, owner];
     },
   };
+  const view: RunStore = new Proxy(store, {
+    get: (target, name) => {
+      const own = kept[name as keyof RunStore] ?? Reflect.get(target, name, target);
+      return typeof own === "function" && !(name in kept) ? own.bind(target) : own;
+    },
+  });
   return {
-    store: new Proxy(store, {
-      get: (target, name) => {
-        const own = kept[name as keyof RunStore] ?? Reflect.get(target, name, target);
-        return typeof own === "function" && !(name in kept) ? own.bind(target) : own;
-      },
-    }),
+    store: view,
     holdBack: () => {
       holding = true;
     },

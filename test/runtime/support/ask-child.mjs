@@ -22,7 +22,7 @@ if (!pipeline.ok) throw new Error(JSON.stringify(pipeline.diagnostics));
 const store = SqliteStore.open(storeFile);
 if (!store.ok) throw store.error;
 for (const runId of runIds) {
-  const started = startRun(pipeline.value, { host, store: store.value, runId });
+  const started = await startRun(pipeline.value, { host, store: store.value, runId });
   if (!started.ok) throw started.error;
 }
 const asked = () =>

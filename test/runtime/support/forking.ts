@@ -13,8 +13,8 @@ import { CODE_REVIEW_SCRIPT, llm, pipelineOf } from "../../support/pipelines.js"
 import { modelHarness } from "../../support/stage-harness.js";
 
 /**
- * A fresh store of one kind, and how a run starts and resumes on it in this process: `startRun`
- * and `resumeRun` on the SQLite file, `startSharedRun` and `resumeSharedRun` on PostgreSQL.
+ * A fresh store of one kind, and how a run starts and resumes on it in this process (`startRun`
+ * and `resumeRun`, the same on either store).
  */
 export interface ForkingStore {
   store: RunStore;

@@ -5,8 +5,8 @@ import { waitFor } from "xstate";
 import type { PipelineEvent } from "../../../src/compiler/pipeline-context.js";
 import { requestControl } from "../../../src/runtime/control.js";
 import { leaseOwner } from "../../../src/runtime/lease-owner.js";
+import { resumeRun, startRun } from "../../../src/runtime/run.js";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
-import { resumeSharedRun, startSharedRun } from "../../../src/store/postgres/shared-runs.js";
 import { liveActor } from "../../runtime/support/live-actor.js";
 import {
   expectCancelAppliedOnce,
@@ -21,7 +21,7 @@ const requester = { pid: 1, host: "gone.example", user: "ops" };
 
 /** A stored run of `slow`, in draft, whose lease a killed process of this machine holds. */
 async function orphaned(store: PostgresStore, runId: string): Promise<void> {
-  const started = await startSharedRun(slowPipeline(), {
+  const started = await startRun(slowPipeline(), {
     host: harness("stages: {}").host,
     store,
     runId,
@@ -51,7 +51,7 @@ async function failControlSteps(url: string): Promise<() => Promise<void>> {
 }
 
 async function resume(store: PostgresStore, runId: string) {
-  const resumed = await resumeSharedRun(slowPipeline(), runId, {
+  const resumed = await resumeRun(slowPipeline(), runId, {
     host: harness("stages: {}").host,
     store,
   });
@@ -121,7 +121,7 @@ describe.skipIf(noPostgres)(
         if (step.controls?.length) await pastTimeout;
         return store.commitStep(runId, step);
       };
-      const started = await startSharedRun(slowPipeline(), {
+      const started = await startRun(slowPipeline(), {
         host: harness("stages: {}").host,
         store: slowToStore,
         runId: "p5",
@@ -150,7 +150,7 @@ describe.skipIf(noPostgres)(
 
     it("a requester whose clock runs an hour ahead still finds the live owner and is applied", async () => {
       const { url, store } = await stores.fresh();
-      const started = await startSharedRun(slowPipeline(), {
+      const started = await startRun(slowPipeline(), {
         host: harness("stages: {}").host,
         store,
         runId: "p4",

@@ -6,9 +6,8 @@ import type { AuditEvent } from "../../../src/events/audit.js";
 import { parseScript } from "../../../src/models/script-file.js";
 import { createScriptedModel } from "../../../src/models/scripted.js";
 import { requestControl } from "../../../src/runtime/control.js";
-import { startRun } from "../../../src/runtime/run.js";
+import { resumeRun, startRun } from "../../../src/runtime/run.js";
 import { SqliteStore } from "../../../src/store/index.js";
-import { resumeSharedRun, startSharedRun } from "../../../src/store/postgres/shared-runs.js";
 import { liveActor } from "../../runtime/support/live-actor.js";
 import { slowPipeline } from "../../support/live-runs.js";
 import { code, pipelineOf } from "../../support/pipelines.js";
@@ -33,7 +32,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     const pipeline = await bundledCodeReview();
     const onSqlite = SqliteStore.open(join(tempDir(), "runs.db"));
     if (!onSqlite.ok) throw onSqlite.error;
-    const local = startRun(pipeline, {
+    const local = await startRun(pipeline, {
       host: harness(codeReviewScript()).host,
       store: onSqlite.value,
       runId: "review-1",
@@ -43,7 +42,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     expect((await local.value.result).status).toBe("done");
 
     const { store } = await stores.fresh();
-    const shared = await startSharedRun(pipeline, {
+    const shared = await startRun(pipeline, {
       host: harness(codeReviewScript()).host,
       store,
       runId: "review-1",
@@ -66,7 +65,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
   it("does not resume a run its last owner ended between the resume's first read and its lease", async () => {
     const { store } = await stores.fresh();
     const pipeline = await bundledCodeReview();
-    const first = await startSharedRun(pipeline, {
+    const first = await startRun(pipeline, {
       host: harness(codeReviewScript()).host,
       store,
       runId: "review-9",
@@ -90,7 +89,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
         };
       },
     });
-    const resumed = await resumeSharedRun(pipeline, "review-9", {
+    const resumed = await resumeRun(pipeline, "review-9", {
       host: harness(codeReviewScript()).host,
       store: stale,
     });
@@ -120,7 +119,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
         },
       },
     };
-    const shared = await startSharedRun(await bundledCodeReview(), {
+    const shared = await startRun(await bundledCodeReview(), {
       host: modelHarness(model as typeof scripted).host,
       store,
       runId: "review-2",
@@ -143,7 +142,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
        RETURN NEW; END $$;
        CREATE TRIGGER disk_full BEFORE INSERT ON steps FOR EACH ROW EXECUTE FUNCTION disk_full();`,
     );
-    const started = await startSharedRun(pipeline, {
+    const started = await startRun(pipeline, {
       host: harness(codeReviewScript()).host,
       store,
       runId: "review-3",
@@ -167,7 +166,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     expect(await store.leaseHolder("review-3")).toBeUndefined();
 
     await sql(url, "DROP TRIGGER disk_full ON steps");
-    const resumed = await resumeSharedRun(pipeline, "review-3", {
+    const resumed = await resumeRun(pipeline, "review-3", {
       host: harness(codeReviewScript()).host,
       store,
     });
@@ -180,7 +179,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
 
   it("stops with Session/LeaseLost once another process took its lease, writing nothing more", async () => {
     const { url, store } = await stores.fresh();
-    const started = await startSharedRun(slowPipeline(), {
+    const started = await startRun(slowPipeline(), {
       host: harness("stages: {}").host,
       store,
       runId: "slow-2",
@@ -208,6 +207,8 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     let renewals = 0;
     const flaky = new Proxy(store, {
       get(target, name, receiver) {
+        // The run is owned over this view (`ownRun` opens it on `this`), so that its renewals pass here.
+        if (name === "ownRun") return Reflect.get(target, name, receiver).bind(receiver);
         if (name !== "renewLease") return Reflect.get(target, name, receiver).bind(target);
         return (...args: Parameters<typeof store.renewLease>) => {
           renewals += 1;
@@ -216,7 +217,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
         };
       },
     });
-    const started = await startSharedRun(slowPipeline(), {
+    const started = await startRun(slowPipeline(), {
       host: harness("stages: {}").host,
       store: flaky,
       runId: "slow-4",
@@ -249,7 +250,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     });
     const outputs = [];
     for (const runId of ["count-1", "count-2"]) {
-      const started = await startSharedRun(counting, {
+      const started = await startRun(counting, {
         host: harness("stages: {}").host,
         store,
         runId,
@@ -276,7 +277,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
         }),
       ],
     });
-    const started = await startSharedRun(reads, {
+    const started = await startRun(reads, {
       host: harness("stages: {}", { mode: "yolo" }).host,
       store,
       runId: "reads-1",
@@ -289,7 +290,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
 
   it("takes a cancel requested from another process while the run is live", async () => {
     const { url, store } = await stores.fresh();
-    const started = await startSharedRun(slowPipeline(), {
+    const started = await startRun(slowPipeline(), {
       host: harness("stages: {}").host,
       store,
       runId: "slow-1",

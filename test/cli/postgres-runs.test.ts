@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import type { AuditEvent } from "../../src/events/audit.js";
 import type { RunHandle } from "../../src/runtime/run.js";
-import { startSharedRun } from "../../src/store/index.js";
+import { startRun } from "../../src/runtime/run.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { liveActor } from "../runtime/support/live-actor.js";
 import { demoProject, runCli, summaryOf } from "../support/cli.js";
@@ -43,7 +43,7 @@ function expectWholeTrail(events: AuditEvent[]): void {
  */
 async function liveSharedRun(url: string, runId: string) {
   const store = await openShared(url);
-  const started = await startSharedRun(slowPipeline(), {
+  const started = await startRun(slowPipeline(), {
     host: harness("stages: {}").host,
     store,
     runId,
