@@ -17,8 +17,7 @@ export {
   type ForkSettings,
   type ForkStore,
   forkRun,
-} from "./fork.js";
-export { type HistoryStep, type HistoryStore, runHistory } from "./history.js";
+} from "./fork-run.js";
 export {
   createHost,
   type Host,
@@ -51,6 +50,7 @@ export {
   resumeRun,
   startRun,
 } from "./run.js";
+export { type HistoryStep, type HistoryStore, runHistory } from "./run-history.js";
 export {
   createStageActor,
   runStage,

@@ -27,8 +27,7 @@ import type {
 import type { TranscriptRow } from "../runtime/transcripts.js";
 import type * as z from "../zod.js";
 import { ControlRequests } from "./control-requests.js";
-import { ForkCopier } from "./fork.js";
-import { StepHistory } from "./history.js";
+import { ForkCopier } from "./fork-copier.js";
 import { LiveMarks, type StepTail } from "./live-marks.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
@@ -40,6 +39,7 @@ import { checkpoint, openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { StepEntries, type StoredEntries } from "./step-entries.js";
+import { StepHistory } from "./step-history.js";
 import { StepLog } from "./step-log.js";
 import {
   definitionNotFound,

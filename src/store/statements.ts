@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { RunSummary } from "../runtime/store-port.js";
-import type { KeyedSnapshot } from "./history.js";
 import type { RunRow, StepEventsRow } from "./records.js";
+import type { KeyedSnapshot } from "./step-history.js";
 
 // A step does not rewrite its run's row (one page less in every commit): a run was last
 // updated by its own last change or its last step, whichever came later. A run of any status

@@ -4,11 +4,11 @@ import type { AuditEvent } from "../events/audit.js";
 import type { StepCommit } from "../runtime/persistence.js";
 import type { StoredSnapshot } from "../runtime/store-port.js";
 import { VERSION } from "../version.js";
-import type { StepHistory } from "./history.js";
 import { decodeSnapshot, eventsAfter, toStepEvents } from "./records.js";
 import { SnapshotKeyframes, snapshotJson } from "./snapshot-delta.js";
 import type { Statements } from "./statements.js";
 import { type StoredEntries, toStepEntries } from "./step-entries.js";
+import type { StepHistory } from "./step-history.js";
 import { auditRunMismatch, noSnapshot, runNotFound, stepTaken } from "./store-errors.js";
 
 /**

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { HistoryStep } from "../../src/runtime/history.js";
+import type { HistoryStep } from "../../src/runtime/run-history.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { DECIDING } from "../support/ask-pipelines.js";
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HistoryStep } from "../../src/runtime/history.js";
+import type { HistoryStep } from "../../src/runtime/run-history.js";
 import { demoProject, runPipelineIn, storeCommand, summaryOf } from "../support/cli.js";
 
 type Event = { seq: number; type: string; stageId?: string; payload: Record<string, unknown> };

@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { bundleDefinition } from "../../bundles/index.js";
 import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
 import { err, type Result, StagechartError } from "../../errors.js";
-import { createFork, type ForkSettings, forkRun } from "../../runtime/fork.js";
+import { createFork, type ForkSettings, forkRun } from "../../runtime/fork-run.js";
 import type { Host } from "../../runtime/host.js";
 import type { RunStore } from "../../runtime/store-port.js";
 import { type HostSettings, withModel } from "../../runtime/stored-host.js";

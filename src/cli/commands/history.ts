@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { StagechartError } from "../../errors.js";
-import { type HistoryStep, readHistory } from "../../runtime/history.js";
+import { type HistoryStep, readHistory } from "../../runtime/run-history.js";
 import { openExistingAnyStore } from "../any-store.js";
 import { refuse } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";

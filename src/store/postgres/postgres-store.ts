@@ -27,7 +27,7 @@ import type * as z from "../../zod.js";
 import { definitionNotFound, forkUnavailable, leaseLost } from "../store-errors.js";
 import { entryWrite } from "../tool-results.js";
 import * as controls from "./control-queue.js";
-import { copyForked, forkMarks } from "./fork.js";
+import { copyForked, forkMarks } from "./fork-copy.js";
 import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
 import { OwnedRun } from "./owned-run.js";

@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { forkRun } from "../../src/runtime/fork.js";
-import { type HistoryStep, runHistory } from "../../src/runtime/history.js";
+import { forkRun } from "../../src/runtime/fork-run.js";
 import { type RunResult, resumeRun, startRun } from "../../src/runtime/run.js";
+import { type HistoryStep, runHistory } from "../../src/runtime/run-history.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { modelHarness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";

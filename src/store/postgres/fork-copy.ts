@@ -22,7 +22,7 @@ export async function forkMarks(
 
 /**
  * Copies the journal and transcript rows `source` had written up to its marks to `target`,
- * under the new run's keys, renamed as the SQLite store's ForkCopier does (src/store/fork.ts):
+ * under the new run's keys, renamed as the SQLite store's ForkCopier does (src/store/fork-copier.ts):
  * run ids have no `/`, so where a key names the run it is always a whole segment.
  */
 export async function copyForked(
