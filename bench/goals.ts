@@ -1,13 +1,4 @@
-import { type Comparison, formatValue } from "./report.js";
-
-/** What a goal holds to its limit: two figures and the ratio between them. */
-interface Figure {
-  baseline: string;
-  stagechart: string;
-  ratio: number | undefined;
-  /** A confidence interval for the ratio, for a goal held by its upper end. */
-  interval?: { low: number; high: number };
-}
+import { type Comparison, type Figure, formatValue, type GoalResult } from "./report.js";
 
 /** One of the performance goals and the benchmark row that measures it. */
 interface Goal {
@@ -27,14 +18,6 @@ interface Goal {
   byUpperEnd?: boolean;
   /** What the table should say beside the verdict, read from every row of the run. */
   note?: (comparisons: readonly Comparison[]) => string | undefined;
-}
-
-/** A goal as measured in one run of the benchmarks: its row of the goal table. */
-export interface GoalResult extends Figure {
-  goal: string;
-  limit: number;
-  verdict: "met" | "MISSED" | "not measured";
-  note?: string;
 }
 
 /** The row's confidence interval for its ratio, when it has one. */

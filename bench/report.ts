@@ -1,7 +1,23 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname } from "node:path";
-import type { GoalResult } from "./goals.js";
+
+/** What a goal holds to its limit: two figures and the ratio between them. */
+export interface Figure {
+  baseline: string;
+  stagechart: string;
+  ratio: number | undefined;
+  /** A confidence interval for the ratio, for a goal held by its upper end. */
+  interval?: { low: number; high: number };
+}
+
+/** A goal as measured in one run of the benchmarks: its row of the goal table. */
+export interface GoalResult extends Figure {
+  goal: string;
+  limit: number;
+  verdict: "met" | "MISSED" | "not measured";
+  note?: string;
+}
 
 /** One benchmark: the baseline and stagechart measured side by side, and their ratio. */
 export interface Comparison {
