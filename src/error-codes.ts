@@ -107,6 +107,8 @@ const MEANINGS = {
     "A pipeline id is not kebab-case; write it as lowercase words joined by single hyphens.",
   "Validation/PipelineContextInvalid":
     "A pipeline's context schema does not compile, or the run's context does not match it; fix the schema or the values given.",
+  "Validation/PipelineSchemaUnconvertible":
+    "A TypeScript pipeline gives a zod schema that has no JSON Schema form (a function, a transform, a custom check); use types JSON Schema can express.",
   "Validation/PipelineEntryUnknown":
     "A pipeline's entry names a stage it does not have; point the entry at one of its stages.",
   "Validation/PipelineTargetUnknown":

@@ -63,31 +63,40 @@ export interface AssertOutcome {
  * and an Exit that writes the stage's output. Without them the gate always proceeds, Assert is
  * `capHit ? retry : ok` and the output is the parsed completion payload.
  */
-export interface StageHooks {
+/** `P`, or `Default` where `P` is `never` (no schema type is known). */
+type Known<P, Default> = [P] extends [never] ? Default : P;
+
+/**
+ * `P` is the completion payload's type where the pipeline gives the stage's `completion` as a
+ * zod schema (`definePipeline` infers it); `parsed` is typed as it is otherwise.
+ */
+export interface StageHooks<P = never> {
   gate?(input: {
     stage: StageDefinition;
     ctx: StageContext;
     /** The directory the run's tools work in (`--root`), for gates that look at files. */
     root: string;
   }): GateAnswer | Promise<GateAnswer>;
-  assert?(input: AssertHookInput): AssertOutcome | Promise<AssertOutcome>;
+  assert?(input: AssertHookInput<Known<P, unknown>>): AssertOutcome | Promise<AssertOutcome>;
   /**
    * The reduced summary successors read as `ctx.upstream[i].output` (Exit). Runs
    * once the stage's Assert said `ok` or `skip`; what it returns (JSON) is the output.
    */
-  exit?(input: ExitHookInput): JsonValue | undefined | Promise<JsonValue | undefined>;
+  exit?(
+    input: ExitHookInput<Known<P, unknown>>,
+  ): JsonValue | undefined | Promise<JsonValue | undefined>;
   /**
    * Refuses a completion payload that passed `completionSchema`: the reason goes back to the
    * model as that call's tool result (`Validation/CompletionRefused`) and Act goes on, as after
    * a schema mismatch. Pure: it sees the transcript as the model did, so a resume decides alike.
    */
-  refuseCompletion?(input: CompletionCheckInput): string | undefined;
+  refuseCompletion?(input: CompletionCheckInput<Known<P, JsonValue>>): string | undefined;
 }
 
 /** What `refuseCompletion` sees: the payload, and the stage execution's transcript before it. */
-export interface CompletionCheckInput {
+export interface CompletionCheckInput<P = JsonValue> {
   stage: StageDefinition;
-  parsed: JsonValue;
+  parsed: P;
   transcript: readonly TranscriptEntry[];
 }
 
@@ -106,12 +115,12 @@ export interface AttemptRecord {
 }
 
 /** What Assert sees (`{parsed, transcript, attempts}`), plus the stage and its ctx. */
-export interface AssertHookInput {
+export interface AssertHookInput<P = unknown> {
   stage: StageDefinition;
   /** The stage's ctx, with the attempt history as `ctx.attempts`. */
   ctx: StageContext & { attempts: readonly AttemptRecord[] };
   /** The completion payload that passed the schema, when Act ended with one. */
-  parsed?: unknown;
+  parsed?: P;
   /** The stage's raw transcript, every attempt so far, read once for this call. */
   transcript: readonly TranscriptEntry[];
   /** Every attempt so far, the current one last (the same list as `ctx.attempts`). */
@@ -125,7 +134,7 @@ export interface AssertHookInput {
 }
 
 /** What Exit sees: what Assert saw, and the verdict it gave. */
-export interface ExitHookInput extends AssertHookInput {
+export interface ExitHookInput<P = unknown> extends AssertHookInput<P> {
   verdict: "ok" | "skip";
   reason?: string;
 }

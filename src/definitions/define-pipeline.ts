@@ -1,16 +1,19 @@
 import type { LoadResult } from "./diagnostics.js";
 import type { PipelineLoadOptions } from "./pipeline.js";
 import { createPipelineLoader } from "./pipeline-loader.js";
-import type { PipelineSpec } from "./pipeline-spec.js";
+import type { PipelineSpec, StageSpec } from "./pipeline-spec.js";
 import type { PipelineDefinition } from "./pipeline-types.js";
 
 /**
  * Types a TypeScript pipeline: targets, `visits` and hook keys must be its stage ids, and
- * `guard` names its guards. Returns the spec unchanged; `loadPipeline` validates it.
+ * `guard` names its guards; a stage whose `completion` is a zod schema gets hooks typed with its
+ * payload. Returns the spec unchanged; `loadPipeline` validates it (and converts zod schemas).
  */
-export function definePipeline<const Id extends string, G extends string = never>(
-  spec: PipelineSpec<Id, G>,
-): PipelineSpec<Id, G> {
+export function definePipeline<
+  const Id extends string,
+  G extends string = never,
+  const S extends Record<Id, StageSpec> = Record<Id, StageSpec>,
+>(spec: PipelineSpec<Id, G, S>): PipelineSpec<Id, G, S> {
   return spec;
 }
 

@@ -35,6 +35,7 @@ export const DIAGNOSTIC_CODES = {
   pipelineMissingField: "Validation/PipelineMissingField",
   pipelineIdInvalid: "Validation/PipelineIdInvalid",
   pipelineContextInvalid: "Validation/PipelineContextInvalid",
+  pipelineSchemaUnconvertible: "Validation/PipelineSchemaUnconvertible",
   pipelineEntryUnknown: "Validation/PipelineEntryUnknown",
   pipelineTargetUnknown: "Validation/PipelineTargetUnknown",
   pipelineStageInvalid: "Validation/PipelineStageInvalid",

@@ -13,6 +13,7 @@ import {
   START,
 } from "./diagnostics.js";
 import { loadStageSource, readDefinitionText, type StageSource } from "./files.js";
+import { checkJsonSchema, type JsonSchema } from "./json-schema.js";
 import {
   buildPipeline,
   type PipelineSource,
@@ -25,6 +26,7 @@ import { entryUpstreamWarnings } from "./pipeline-stage-checks.js";
 import type { PipelineDefinition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
 import { parseYamlSource } from "./yaml-source.js";
+import { withJsonSchemas } from "./zod-schemas.js";
 
 export interface PipelineLoader {
   stageFile(file: string): Promise<StageSource>;
@@ -77,10 +79,16 @@ export function createPipelineLoader(
       return buildPipeline(source.value, resolver(dirname(file), [...chain, link]), toolNames);
     });
 
-  const pipelineSpec = async (spec: PipelineSpec, baseDir: string, chain: Chain) => {
+  const pipelineSpec = async (
+    spec: PipelineSpec,
+    baseDir: string,
+    chain: Chain,
+  ): Promise<LoadResult<PipelineDefinition>> => {
     const loaded = specs.get(spec)?.get(resolve(baseDir));
     if (loaded) return loaded;
-    const source = specSource(spec);
+    const plain = await withJsonSchemas(spec, specSource(spec).file);
+    if (!plain.ok) return plain;
+    const source = specSource(plain.spec);
     const link = { key: spec, name: source.file };
     const result = await buildPipeline(source, resolver(baseDir, [...chain, link]), toolNames);
     if (result.ok) specs.set(spec, (specs.get(spec) ?? new Map()).set(resolve(baseDir), result));
@@ -90,6 +98,14 @@ export function createPipelineLoader(
   const resolver =
     (baseDir: string, chain: Chain): StageResolver =>
     async (id, entry) => {
+      const refused = "completionSchema" in entry && completionProblem(entry.completionSchema);
+      if (refused)
+        return {
+          ok: false,
+          diagnostics: [],
+          code: DIAGNOSTIC_CODES.completionSchemaInvalid,
+          message: refused,
+        };
       switch (entry.kind) {
         case "file":
           return llmStage(
@@ -97,6 +113,7 @@ export function createPipelineLoader(
             near(baseDir, entry.file),
             await stageFile(near(baseDir, entry.file)),
             entry.outputFields,
+            entry.completionSchema,
           );
         case "pipeline-file": {
           const file = near(baseDir, entry.file);
@@ -134,11 +151,13 @@ function llmStage(
   file: string,
   { result, locate }: StageSource,
   outputFields: string[] | undefined,
+  completionSchema: JsonSchema | undefined,
 ): ResolvedStage {
   if (!result.ok) {
     return notLoaded(result.diagnostics, `${file} did not load; its problems are reported in it`);
   }
-  const stage = llm(id, result.value, outputFields);
+  const definition = completionSchema ? { ...result.value, completionSchema } : result.value;
+  const stage = llm(id, definition, outputFields);
   return { ok: true, stage, diagnostics: result.warnings, locateField: locate };
 }
 
@@ -170,7 +189,13 @@ function simpleStage(
 ) {
   switch (entry.kind) {
     case "stage":
-      return llm(id, entry.definition, entry.outputFields);
+      return llm(
+        id,
+        entry.completionSchema
+          ? { ...entry.definition, completionSchema: entry.completionSchema }
+          : entry.definition,
+        entry.outputFields,
+      );
     case "code":
       return { kind: "code" as const, id, run: entry.run };
     case "command":
@@ -186,6 +211,21 @@ const llm = (id: string, definition: StageDefinition, outputFields: string[] | u
   definition,
   ...(outputFields !== undefined && { outputFields }),
 });
+
+/** Why a stage entry's `completion` cannot be its completion tool's input schema, if it cannot. */
+function completionProblem(schema: JsonSchema | undefined): string | undefined {
+  if (schema === undefined) return undefined;
+  if (schema.type !== "object")
+    return "completion must be an object schema (`type: object`): it is the completion tool's input schema";
+  const checked = checkJsonSchema(schema);
+  if (checked.ok) return undefined;
+  return checked.error
+    .map(
+      ({ path, message }) =>
+        `completion${path.map((p) => `.${p}`).join("")} is not valid JSON Schema: ${message}`,
+    )
+    .join("; ");
+}
 
 const notLoaded = (diagnostics: Diagnostic[], message: string) => ({
   ok: false as const,

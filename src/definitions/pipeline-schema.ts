@@ -7,6 +7,7 @@ import {
   type StageHooks,
   type TransitionHook,
 } from "./contract.js";
+import type { JsonSchema } from "./json-schema.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
 import type { Condition, JoinPolicy, Rule, Transition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
@@ -275,10 +276,23 @@ export const hooksSchema = z.record(
 
 /** A stage entry, parsed; `key` is the field it was written under, where problems point. */
 export type StageEntry =
-  | { kind: "file"; key: "file"; file: string; outputFields?: string[] }
+  | {
+      kind: "file";
+      key: "file";
+      file: string;
+      outputFields?: string[];
+      /** In place of the stage file's `completionSchema` (TypeScript's `completion`). */
+      completionSchema?: JsonSchema;
+    }
   | { kind: "pipeline-file"; key: "pipeline"; file: string }
   | { kind: "pipeline-spec"; key: "pipeline"; spec: PipelineSpec }
-  | { kind: "stage"; key: "stage"; definition: StageDefinition; outputFields?: string[] }
+  | {
+      kind: "stage";
+      key: "stage";
+      definition: StageDefinition;
+      outputFields?: string[];
+      completionSchema?: JsonSchema;
+    }
   | { kind: "code"; key: "code"; run: CodeStageFunction }
   | { kind: "command"; key: "run"; command: string; timeoutMs: number }
   | ({ kind: "ask"; key: "ask" } & AskEntry);
@@ -345,6 +359,8 @@ const rawEntry = {
   ts: mapping("a stage entry", {
     file: stageFile,
     output,
+    // A zod schema given in TypeScript is JSON Schema by now (zod-schemas.ts).
+    completion: z.optional(jsonSchemaObject),
     stage: z.optional(
       z.custom<StageDefinition>((value) => loadedStage.safeParse(value).success, {
         error: "must be a loaded StageDefinition (from loadStageFile or parseStageDefinition)",
@@ -392,6 +408,13 @@ function buildStageEntrySchema(form: PipelineForm): z.ZodMiniType<StageEntry> {
           message: `a stage entry has one of ${listed}; this one also has ${kind}`,
         });
       }
+      if (raw.completion !== undefined && raw.file === undefined && raw.stage === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["completion"],
+          message: "only an LLM stage entry (file or stage) takes completion",
+        });
+      }
       if (raw.output !== undefined && raw.file === undefined && raw.stage === undefined) {
         ctx.addIssue({
           code: "custom",
@@ -412,7 +435,10 @@ function buildStageEntrySchema(form: PipelineForm): z.ZodMiniType<StageEntry> {
 }
 
 function toEntry(raw: RawEntry): StageEntry {
-  const outputFields = raw.output !== undefined && { outputFields: raw.output };
+  const outputFields = {
+    ...(raw.output !== undefined && { outputFields: raw.output }),
+    ...(raw.completion !== undefined && { completionSchema: raw.completion }),
+  };
   if (raw.file !== undefined) return { kind: "file", key: "file", file: raw.file, ...outputFields };
   if (raw.stage !== undefined) {
     return { kind: "stage", key: "stage", definition: raw.stage, ...outputFields };

@@ -1,24 +1,32 @@
 import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } from "./contract.js";
-import type { JsonSchema } from "./json-schema.js";
 import type { StageDefinition } from "./stage.js";
+import type { InferSchema, SchemaSpec } from "./zod-schemas.js";
 
 /**
  * A pipeline as TypeScript writes it (`definePipeline`): the YAML format plus
  * code stages, inline stage definitions and sub-pipelines, named guards and stage hooks.
  * `Id` is the union of the stage ids and `G` of the guard names, so a typo in a target, a
- * `visits` or a `guard` is a type error.
+ * `visits` or a `guard` is a type error; `S`, the stages as written, gives each stage's hooks
+ * the type of its completion payload where its `completion` is a zod schema.
  */
-export interface PipelineSpec<Id extends string = string, G extends string = string> {
+export interface PipelineSpec<
+  Id extends string = string,
+  G extends string = string,
+  S extends Record<Id, StageSpec> = Record<Id, StageSpec>,
+> {
   id: string;
   description?: string;
-  /** JSON Schema of the fields the pipeline writes into ctx; templates may read only these. */
-  context?: JsonSchema;
+  /**
+   * The fields the pipeline writes into ctx, as JSON Schema or a zod schema (converted with zod's
+   * `toJSONSchema`); templates may read only these.
+   */
+  context?: SchemaSpec;
   entry: NoInfer<Id>;
-  stages: Record<Id, StageSpec>;
+  stages: S & Record<Id, StageSpec>;
   next?: Partial<Record<NoInfer<Id>, TransitionSpec<NoInfer<Id>, NoInfer<G>>>>;
   grants?: { approve?: string[]; deny?: string[] };
   guards?: Record<G, GuardFunction>;
-  hooks?: Partial<Record<NoInfer<Id>, StageHooks>>;
+  hooks?: { [K in NoInfer<Id>]?: StageHooks<CompletionOf<S[K]>> };
   /** `adjacent`: OVERRIDE goes only to a stage a rule of the current stage leads to. */
   override?: "reachable" | "adjacent";
   /** `true`: `redo` of a run that ended `done` reopens it (done is final until redo). */
@@ -27,16 +35,22 @@ export interface PipelineSpec<Id extends string = string, G extends string = str
   onTransition?: TransitionHook;
 }
 
+/** The type of a stage entry's completion payload, where its `completion` is a zod schema. */
+export type CompletionOf<E> = E extends { completion: infer C } ? InferSchema<C> : never;
+
 export type StageSpec =
-  /** A stage file, relative to `baseDir`; `output` lists the completion fields Exit hands on. */
-  | { file: string; output?: string[] }
-  | { stage: StageDefinition; output?: string[] }
+  /**
+   * A stage file, relative to `baseDir`; `output` lists the completion fields Exit hands on;
+   * `completion` (JSON Schema or zod) stands in for the file's `completionSchema`.
+   */
+  | { file: string; output?: string[]; completion?: SchemaSpec }
+  | { stage: StageDefinition; output?: string[]; completion?: SchemaSpec }
   /** A sub-pipeline: a spec, or a YAML file relative to `baseDir`. */
   | { pipeline: PipelineSpec | string }
   | { code: CodeStageFunction }
   | { run: string; timeoutMs?: number }
-  /** Asks a person for a value valid under `schema` (JSON Schema); the value is the output. */
-  | { ask: { prompt: string; schema: JsonSchema } };
+  /** Asks a person for a value valid under `schema` (JSON Schema or zod); the value is the output. */
+  | { ask: { prompt: string; schema: SchemaSpec } };
 
 export type EndTarget = "done" | "fail" | "cancel";
 
