@@ -1,6 +1,6 @@
 import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } from "./contract.js";
+import type { InferSchema, SchemaSpec } from "./schema-spec.js";
 import type { StageDefinition } from "./stage.js";
-import type { InferSchema, SchemaSpec } from "./zod-schemas.js";
 
 /**
  * A pipeline as TypeScript writes it (`definePipeline`): the YAML format plus

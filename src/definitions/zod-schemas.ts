@@ -4,12 +4,6 @@ import { isRecord } from "./json.js";
 import type { JsonSchema } from "./json-schema.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
 
-/** A schema as a TypeScript pipeline may give it: JSON Schema, or a zod 4 schema (any copy). */
-export type SchemaSpec = JsonSchema | z.core.$ZodType;
-
-/** The type a schema's values have: a zod schema's output; `never` (not known) for JSON Schema. */
-export type InferSchema<S> = S extends z.core.$ZodType ? z.core.output<S> : never;
-
 /**
  * A zod 4 schema, recognised by its shape rather than by `instanceof`, so that a schema from the
  * application's own copy of zod (another version, bundled or not) is one too.
