@@ -19,6 +19,7 @@ describe("the public API", () => {
       "compilePipeline",
       "createFork",
       "createHost",
+      "createRunControl",
       "createRunInspector",
       "createScriptedModel",
       "createScriptedModelFromFile",

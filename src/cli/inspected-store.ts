@@ -23,6 +23,3 @@ export async function servedStoreOf(flag: string | undefined): Promise<Result<Se
   if (!opened.ok) return opened;
   return ok({ store: { store: opened.value }, close: () => opened.value.close() });
 }
-
-/** `--store` as a command run for a page (`resume` with its answer) is given it. */
-export const storeArgumentOf = storeFor;

@@ -14,7 +14,7 @@ import {
 import { openSkyRelay, type RelayOpener } from "../inspect/stately-relay.js";
 import { createRunInspector, inspectorFor } from "../inspect/stream.js";
 import type { Host } from "../runtime/host.js";
-import { servedStoreOf, storeArgumentOf } from "./inspected-store.js";
+import { servedStoreOf } from "./inspected-store.js";
 import type { CliIo } from "./io.js";
 
 /** A run's link to an inspect server: its inspection stream, and the page as an interactor. */
@@ -144,8 +144,7 @@ async function serveStore(
     const server = await startInspectServer({
       ...served.value.store,
       port,
-      resume: resumeFromPage(storeFlag, port),
-      resumeInput: resumeInputFromPage(storeFlag, port),
+      resumeRuns: true,
     });
     return {
       ...server,
@@ -160,29 +159,6 @@ async function serveStore(
   }
 }
 
-/** A page's Approve or Deny on a suspended run: `stagechart resume` with the answer, in-process. */
-export function resumeFromPage(storeFlag: string | undefined, port: number) {
-  return async (runId: string, proposalId: string, decision: "approve" | "deny") => {
-    const { main } = await import("./main.js");
-    const quiet: CliIo = { stdout: () => {}, stderr: () => {} };
-    await main(
-      [
-        "resume",
-        runId,
-        `--${decision}`,
-        proposalId,
-        "--store",
-        storeArgumentOf(storeFlag),
-        "--headless",
-        "--json",
-        "--inspect",
-        String(port),
-      ],
-      quiet,
-    );
-  };
-}
-
 /**
  * The port is taken after all: a server too busy to answer the health check in time, or one
  * started meanwhile. The run streams to it (and says so once if it is not an inspect server).
@@ -190,22 +166,6 @@ export function resumeFromPage(storeFlag: string | undefined, port: number) {
 function takenMeanwhile(error: unknown): undefined {
   if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") return undefined;
   throw error;
-}
-
-/** A page's answer to a suspended run's ask stage: `stagechart resume --input`, in-process. */
-export function resumeInputFromPage(storeFlag: string | undefined, port: number) {
-  return async (runId: string, stageExecutionId: string, value: JsonValue) => {
-    const { main } = await import("./main.js");
-    const quiet: CliIo = { stdout: () => {}, stderr: () => {} };
-    await main(
-      [
-        ...["resume", runId, "--input", JSON.stringify(value), "--input-for", stageExecutionId],
-        ...["--store", storeArgumentOf(storeFlag), "--headless", "--json"],
-        ...["--inspect", String(port)],
-      ],
-      quiet,
-    );
-  };
 }
 
 async function listening(base: string): Promise<boolean> {

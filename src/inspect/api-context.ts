@@ -1,4 +1,4 @@
-import type { JsonValue } from "../definitions/contract.js";
+import type { RunControl } from "../runtime/run-control.js";
 import type { RunStore } from "../runtime/store-port.js";
 import type { LiveRegistry } from "./live.js";
 
@@ -7,8 +7,12 @@ export interface ApiContext {
   /** The run store (either kind), or undefined while there is no store file yet. */
   store(): Promise<RunStore | undefined>;
   live: LiveRegistry;
-  /** Resumes a suspended run with an answer to the grant request it waits for. */
-  resume?(runId: string, proposalId: string, decision: "approve" | "deny"): Promise<void>;
-  /** Resumes a suspended run with an answer to the ask stage it waits on. */
-  resumeInput?(runId: string, stageExecutionId: string, value: JsonValue): Promise<void>;
+  /**
+   * How the page acts on a stored run (the one control path: a live run's owner is asked through
+   * the store; a suspended run is resumed here only when the server resumes runs), or undefined
+   * while there is no store.
+   */
+  control(): Promise<RunControl | undefined>;
+  /** Whether the server resumes a suspended run the page answers (`resumeRuns`). */
+  resumesRuns: boolean;
 }

@@ -66,7 +66,10 @@ async function route(
   const run = await store.getRun(id);
   if (!run.ok) return run;
   if (method === "POST" && what === "grants" && key) return answerGrant(context, id, key, body);
-  if (method === "POST" && what === "control" && !key) return controlFromPage(store, id, body);
+  if (method === "POST" && what === "control" && !key) {
+    const control = await context.control();
+    if (control) return controlFromPage(control, id, body);
+  }
   if (method === "POST" && what === "asks" && key) return answerAsk(context, id, key, body);
   if (method !== "GET")
     return err(
@@ -126,7 +129,8 @@ async function answerGrant(
   const run = store ? await describeStoredRun(store, runId) : undefined;
   const waits =
     run?.ok && run.value.waiting?.some((w) => w.kind === "grant" && w.proposalId === proposalId);
-  if (!waits || !context.resume)
+  const control = waits && context.resumesRuns ? await context.control() : undefined;
+  if (!control)
     return err(
       new StagechartError(
         "Session/NoPendingGrant",
@@ -137,7 +141,7 @@ async function answerGrant(
         },
       ),
     );
-  void context.resume(runId, proposalId, answer);
+  void control.approve(runId, proposalId, answer).catch(() => undefined);
   return ok({ answered: "resumed" });
 }
 

@@ -25,7 +25,7 @@ export async function answerAsk(
           (w) => w.kind === "input" && w.stageExecutionId === stageExecutionId,
         )
       : undefined;
-  const request = live ?? (parked?.kind === "input" && context.resumeInput ? parked : undefined);
+  const request = live ?? (parked?.kind === "input" && context.resumesRuns ? parked : undefined);
   if (!request)
     return err(
       new StagechartError(
@@ -50,6 +50,9 @@ export async function answerAsk(
     context.live.asks.answer(runId, stageExecutionId, value as JsonValue);
     return ok({ answered: "live" });
   }
-  void context.resumeInput?.(runId, stageExecutionId, value as JsonValue);
+  const control = await context.control();
+  if (!control)
+    return err(new StagechartError("Session/RunNotFound", `no run ${runId}`, { runId }));
+  void control.answer(runId, stageExecutionId, value as JsonValue).catch(() => undefined);
   return ok({ answered: "resumed" });
 }

@@ -1,7 +1,6 @@
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import { requestControl } from "../runtime/control.js";
-import type { RunStore } from "../runtime/store-port.js";
+import type { RunControl } from "../runtime/run-control.js";
 import * as z from "../zod.js";
 
 const controlBody = z.discriminatedUnion("type", [
@@ -15,12 +14,13 @@ const controlBody = z.discriminatedUnion("type", [
 ]);
 
 /**
- * `POST /api/runs/<runId>/control`: a control event for a live run, handed to the process that
- * owns it through the store's control queue, as `stagechart cancel|override|redo` does; the
- * reply is the settled request, or the owner's refusal. Audited as asked by the visualizer.
+ * `POST /api/runs/<runId>/control`: a control event for a run, through the one control path
+ * (`RunControl`) as `stagechart cancel|override|redo` does: a live run's owner is asked through
+ * the store; a run nobody owns is resumed with it where the server resumes runs. The reply is
+ * how it was carried out, or the refusal. Audited as asked by the visualizer.
  */
 export async function controlFromPage(
-  store: RunStore,
+  control: RunControl,
   runId: string,
   body: unknown,
 ): Promise<Result<unknown>> {
@@ -37,7 +37,11 @@ export async function controlFromPage(
     parsed.data.type === "CANCEL"
       ? { type: "CANCEL", reason: parsed.data.reason ?? "cancelled from the visualizer" }
       : parsed.data;
-  const settled = await requestControl(store, runId, event, { by: "visualizer" });
-  if (!settled.ok) return settled;
-  return ok({ runId, control: event.type, outcome: "applied", requestId: settled.value.id });
+  const done = await control.send(runId, event);
+  if (!done.ok) return done;
+  return ok(
+    done.value.outcome === "applied"
+      ? { runId, control: event.type, outcome: "applied", requestId: done.value.requestId }
+      : { runId, control: event.type, outcome: "resumed" },
+  );
 }

@@ -4,14 +4,18 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { extname, join } from "node:path";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { type WebSocket, WebSocketServer } from "ws";
-import { StagechartError } from "../errors.js";
+import { ok, type Result, StagechartError } from "../errors.js";
 import { VISUALIZER_ASSETS } from "../paths.js";
-import type { RunStore } from "../runtime/store-port.js";
+import type { RunHandle } from "../runtime/launch.js";
+import { createRunControl, type PreparedRun, type RunControl } from "../runtime/run-control.js";
+import type { RunRecord, RunStore } from "../runtime/store-port.js";
+import { prepareStoredRun } from "../runtime/stored-host.js";
 import { answerApi } from "./api.js";
 import type { ApiContext } from "./api-context.js";
 import { type LiveNews, LiveRegistry } from "./live.js";
 import { givenStore, sqliteFileSource } from "./store-source.js";
 import { StoreWatch } from "./store-watch.js";
+import { createRunInspector } from "./stream.js";
 
 /** The run store: a SQLite file, which may not exist yet (the server waits for it), or a store
  * already open (a PostgreSQL store), which the server reads and leaves its giver to close. */
@@ -22,10 +26,12 @@ export type InspectServerOptions = InspectedStore & {
   port?: number;
   /** Required when `host` is not loopback: every request must carry it. */
   token?: string;
-  /** Resumes a suspended run with a grant answer (the CLI passes `stagechart resume`). */
-  resume?: ApiContext["resume"];
-  /** Resumes a suspended run with an ask stage's answer (`stagechart resume --input`). */
-  resumeInput?: ApiContext["resumeInput"];
+  /**
+   * The page's answers to a suspended run (a grant, an ask stage, a control event) resume it in
+   * this process with the settings stored with it (`prepareStoredRun`), streaming to the page.
+   * Off: the page acts only on runs a live process owns.
+   */
+  resumeRuns?: boolean;
   /** How often the store is read for new runs and events (ms). */
   pollMs?: number;
   /** The built page's folder (default: the package's `dist/visualizer`). */
@@ -74,11 +80,30 @@ export async function startInspectServer(options: InspectServerOptions): Promise
   };
   const live = new LiveRegistry((news: LiveNews) => broadcast(news));
   const watch = new StoreWatch(source.current, broadcast);
+  const resumed = new Set<RunHandle>();
+  let streamUrl = "";
+  const prepare = async (run: RunRecord): Promise<Result<PreparedRun>> => {
+    const prepared = await prepareStoredRun(run);
+    if (!prepared.ok) return prepared;
+    const stream = createRunInspector(streamUrl);
+    const close = async () => {
+      await prepared.value.close?.();
+      stream.stop();
+    };
+    return ok({ ...prepared.value, inspect: stream.inspect, close });
+  };
   const context: ApiContext = {
     store: source.current,
     live,
-    ...(options.resume && { resume: options.resume }),
-    ...(options.resumeInput && { resumeInput: options.resumeInput }),
+    resumesRuns: options.resumeRuns === true,
+    control: async () => {
+      const store = await source.current();
+      if (!store) return undefined;
+      return keptResumed(
+        createRunControl({ store, by: "visualizer", ...(options.resumeRuns && { prepare }) }),
+        resumed,
+      );
+    },
   };
   const allowed = (request: IncomingMessage): boolean =>
     hostAllowed(request, host) && originAllowed(request) && tokenAllowed(request, options.token);
@@ -110,9 +135,10 @@ export async function startInspectServer(options: InspectServerOptions): Promise
   const timer = setInterval(() => void watch.poll(), options.pollMs ?? 200);
   timer.unref();
   const shownHost = host.includes(":") ? `[${host}]` : host;
+  streamUrl = `ws://${shownHost}:${port}/ws/inspect${options.token ? `?token=${options.token}` : ""}`;
   return {
     url: `http://${shownHost}:${port}/${options.token ? `?token=${options.token}` : ""}`,
-    streamUrl: `ws://${shownHost}:${port}/ws/inspect${options.token ? `?token=${options.token}` : ""}`,
+    streamUrl,
     port,
     live,
     flush: async (runId) => {
@@ -124,6 +150,8 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     },
     close: async () => {
       clearInterval(timer);
+      // A run the page resumed stops where it is (it is stored: it resumes later).
+      for (const handle of resumed) handle.stop();
       for (const ws of sockets.clients) ws.terminate();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // A connection half-way through a request (or an upgrade) would hold close() for minutes.
@@ -374,4 +402,24 @@ async function shownEverywhere(shown: () => boolean): Promise<void> {
 async function drained(pages: Set<WebSocket>): Promise<void> {
   for (let i = 0; i < 100 && [...pages].some((p) => p.bufferedAmount > 0); i++)
     await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** `control`, keeping each run it resumes in `resumed` until it stops (the server stops them as it closes). */
+function keptResumed(control: RunControl, resumed: Set<RunHandle>): RunControl {
+  const act: RunControl["act"] = async (runId, request) => {
+    const outcome = await control.act(runId, request);
+    if (outcome.ok && outcome.value.outcome === "resumed") {
+      const { handle, done } = outcome.value;
+      resumed.add(handle);
+      void done.catch(() => undefined).finally(() => resumed.delete(handle));
+    }
+    return outcome;
+  };
+  return {
+    act,
+    approve: (runId, proposalId, decision) => act(runId, { answers: [{ proposalId, decision }] }),
+    answer: (runId, stageExecutionId, value) =>
+      act(runId, { inputs: [{ value, stageExecutionId }] }),
+    send: (runId, event) => act(runId, { control: event }),
+  };
 }

@@ -2,7 +2,7 @@ import type { Actor, AnyStateMachine } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import type { StagechartError } from "../errors.js";
 import type { AuditSink } from "../events/audit.js";
-import { CONTROL_POLL_MS, type ControlSettlement, takeControlRequests } from "./control.js";
+import { CONTROL_POLL_MS, type ControlSettlement, takeControlRequests } from "./live-control.js";
 import type { StepStore } from "./persistence.js";
 
 /**

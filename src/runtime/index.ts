@@ -1,14 +1,6 @@
 export type { Interactor } from "../compiler/interactor.js";
 export { answerProblems, type ResumeInput } from "./ask-stages.js";
 export {
-  CONTROL_TIMEOUT_MS,
-  type ControlOptions,
-  type ControlRequest,
-  type ControlStatus,
-  type Requester,
-  requestControl,
-} from "./control.js";
-export {
   type CreatedFork,
   createFork,
   endRefusedFork,
@@ -35,6 +27,14 @@ export {
 export { type Journal, MemoryJournal } from "./journal.js";
 export { refusalOf } from "./launch.js";
 export { LEASE_TTL_MS } from "./lease-owner.js";
+export {
+  CONTROL_TIMEOUT_MS,
+  type ControlOptions,
+  type ControlRequest,
+  type ControlStatus,
+  type Requester,
+  requestControl,
+} from "./live-control.js";
 export { HostMemory } from "./memory.js";
 export type { StepStore, StoredStatus } from "./persistence.js";
 export { type ReopenOptions, reopenRun } from "./reopen.js";
@@ -50,6 +50,14 @@ export {
   resumeRun,
   startRun,
 } from "./run.js";
+export {
+  type ControlOutcome,
+  createRunControl,
+  type PreparedRun,
+  type RunControl,
+  type RunControlOptions,
+  type RunControlRequest,
+} from "./run-control.js";
 export { type HistoryStep, type HistoryStore, runHistory } from "./run-history.js";
 export {
   createStageActor,

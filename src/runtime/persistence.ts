@@ -3,9 +3,8 @@ import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { type ErrorView, type Result, type StagechartError, toStagechartError } from "../errors.js";
 import type { AuditEvent, AuditEventInput } from "../events/audit.js";
-import type { ControlQueue, ControlSettlement } from "./control.js";
-
 import type { Journal } from "./journal.js";
+import type { ControlQueue, ControlSettlement } from "./live-control.js";
 import type { TranscriptRow, TranscriptStore } from "./transcripts.js";
 
 /**

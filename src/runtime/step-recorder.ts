@@ -1,8 +1,8 @@
 import type { TranscriptEntry } from "../compiler/stage-types.js";
 import type { AuditEvent, AuditEventInput, AuditSink } from "../events/audit.js";
 import type * as z from "../zod.js";
-import type { ControlSettlement } from "./control.js";
 import { decodeJournalEntry, type Journal } from "./journal.js";
+import type { ControlSettlement } from "./live-control.js";
 import type { RunEntries, StepCommit, StepStore } from "./persistence.js";
 import { OrderedTranscript, type TranscriptStore } from "./transcripts.js";
 

@@ -5,7 +5,7 @@ import type { MemoryEntry } from "../definitions/memory.js";
 import type { ErrorView, Result, StagechartError } from "../errors.js";
 import type { AuditEvent } from "../events/audit.js";
 import type * as z from "../zod.js";
-import type { ControlRequest, ControlStatus, Requester } from "./control.js";
+import type { ControlRequest, ControlStatus, Requester } from "./live-control.js";
 import type { StepCommit, StepStore, StoredStatus } from "./persistence.js";
 import type { TranscriptRow } from "./transcripts.js";
 

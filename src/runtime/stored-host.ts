@@ -1,6 +1,9 @@
 import { existsSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import type { Interactor } from "../compiler/interactor.js";
+import { formatDiagnostic } from "../definitions/diagnostics.js";
+import { isWorkflowDirectory, loadWorkflowPipeline } from "../definitions/pi-workflows/index.js";
+import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { MemoryAuditLog } from "../events/audit.js";
 import { recordModel } from "../models/recorder.js";
@@ -11,6 +14,7 @@ import type { SandboxMode } from "../tools/bash-sandbox.js";
 import type { AnyTool, McpServers, McpSources } from "../tools/index.js";
 import { builtinTools } from "../tools/index.js";
 import { checkRoot, createHost, type Host, type UnansweredGrants } from "./host.js";
+import type { PreparedRun } from "./run-control.js";
 import type { SecurityMode } from "./security-mode.js";
 
 /*
@@ -169,4 +173,52 @@ export async function attachRunMcp(
   if (!servers.ok) return servers;
   for (const warning of servers.value.warnings) warn(warning);
   return servers;
+}
+
+/**
+ * A stored run made ready to go on in this process from the settings stored with it: its MCP
+ * servers started, its pipeline loaded (a file or a pi-workflows folder) against their tools,
+ * and its host — never interactive (`headless`), since nobody is at this process's terminal for
+ * it. `close` stops the servers. What `RunControl` resumes a run with for the inspect page.
+ */
+export async function prepareStoredRun(
+  run: { runId: string; options: Record<string, unknown> },
+  warn: (warning: string) => void = () => {},
+): Promise<Result<PreparedRun>> {
+  const settings = { ...(run.options as unknown as HostSettings), headless: true };
+  if (typeof settings.pipelineFile !== "string")
+    return err(
+      new StagechartError(
+        "Validation/PipelineNotFound",
+        `run ${run.runId} stores no pipeline file to resume it from (a library or embedded run): resume it from the app that started it`,
+        { runId: run.runId },
+      ),
+    );
+  const mcp = await attachRunMcp(settings.mcp, warn);
+  if (!mcp.ok) return mcp;
+  const close = () => mcp.value.close();
+  const toolNames = [...BUILTIN_TOOL_NAMES, ...mcp.value.tools.map((tool) => tool.name)];
+  const file = settings.pipelineFile;
+  const loaded = !existsSync(file)
+    ? undefined
+    : isWorkflowDirectory(file)
+      ? await loadWorkflowPipeline(file, toolNames, { for: "run" })
+      : await loadPipelineFile(file, { toolNames });
+  if (!loaded?.ok) {
+    await close();
+    const problems = loaded ? loaded.diagnostics.map(formatDiagnostic).join("; ") : "it is gone";
+    return err(
+      new StagechartError(
+        "Validation/PipelineInvalid",
+        `run ${run.runId}'s pipeline ${file} cannot be loaded: ${problems}`,
+        { runId: run.runId, pipelineFile: file },
+      ),
+    );
+  }
+  const host = await storedRunHost(settings, { extraTools: mcp.value.tools });
+  if (!host.ok) {
+    await close();
+    return host;
+  }
+  return ok({ pipeline: loaded.value, host: host.value, close });
 }

@@ -7,7 +7,7 @@ import type {
   ControlSettlement,
   ControlStatus,
   Requester,
-} from "../runtime/control.js";
+} from "../runtime/live-control.js";
 
 export interface ControlRow {
   id: number;

@@ -6,8 +6,8 @@ import type { MemoryEntry } from "../definitions/memory.js";
 import type { ErrorView, StagechartError } from "../errors.js";
 import { err, ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../events/audit.js";
-import type { ControlRequest, ControlStatus, Requester } from "../runtime/control.js";
 import { decodeJournalEntry } from "../runtime/journal.js";
+import type { ControlRequest, ControlStatus, Requester } from "../runtime/live-control.js";
 import type { RunEntries, StepCommit, StepStore } from "../runtime/persistence.js";
 import type {
   ClaimFilter,

@@ -1,7 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resumeInputFromPage } from "../../src/cli/inspection.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import { DECIDING } from "../support/ask-pipelines.js";
 import { runCli, summaryOf } from "../support/cli.js";
@@ -31,7 +30,7 @@ describe("a page's answer to a suspended run's ask stage", () => {
     server = await startInspectServer({
       storePath: store,
       port: 0,
-      resumeInput: (...args) => resumeInputFromPage(store, server.port)(...args),
+      resumeRuns: true,
     });
   });
   afterAll(async () => {

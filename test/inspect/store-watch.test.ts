@@ -109,7 +109,12 @@ describe("the inspect server's store watch", () => {
   it("answers GET /api/runs with the newest runs only", async () => {
     const { store } = await countingStore(RUN_LIST_LIMIT + 5);
     const reply = await answerApi(
-      { store: async () => store, live: new LiveRegistry(() => {}) },
+      {
+        store: async () => store,
+        live: new LiveRegistry(() => {}),
+        control: async () => undefined,
+        resumesRuns: false,
+      },
       "GET",
       "/api/runs",
       undefined,

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { expect } from "vitest";
 import type { PipelineEvent } from "../../src/compiler/pipeline-context.js";
 import type { AuditEvent } from "../../src/events/audit.js";
-import type { ControlRequest, Requester } from "../../src/runtime/control.js";
+import type { ControlRequest, Requester } from "../../src/runtime/live-control.js";
 import { crashProject, type Life, live } from "./crash-runs.js";
 
 const CHILD = resolve(import.meta.dirname, "crash-child.mjs");

@@ -2,7 +2,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resumeFromPage, resumeInputFromPage } from "../../src/cli/inspection.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import { DECIDING } from "../support/ask-pipelines.js";
 import { runCli, summaryOf } from "../support/cli.js";
@@ -29,8 +28,7 @@ describe.skipIf(skip)(
       server = await startInspectServer({
         storePath: store,
         port: 0,
-        resume: (...args) => resumeFromPage(store, port)(...args),
-        resumeInput: (...args) => resumeInputFromPage(store, port)(...args),
+        resumeRuns: true,
       });
       port = server.port;
     });

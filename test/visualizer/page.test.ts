@@ -2,7 +2,6 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resumeFromPage } from "../../src/cli/inspection.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import type { StepView } from "../../src/inspect/steps.js";
 import { demoProject, REPO_ROOT, runCli, storeOf, summaryOf } from "../support/cli.js";
@@ -45,8 +44,7 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
     server = await startInspectServer({
       storePath: storeOf(project),
       port: 0,
-      resume: (runId, proposalId, decision) =>
-        resumeFromPage(storeOf(project), port)(runId, proposalId, decision),
+      resumeRuns: true,
     });
     port = server.port;
   });

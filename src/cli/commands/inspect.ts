@@ -10,7 +10,7 @@ import {
 } from "../../inspect/server.js";
 import { refuse } from "../drive.js";
 import { servedStoreOf } from "../inspected-store.js";
-import { portOf, resumeFromPage, resumeInputFromPage } from "../inspection.js";
+import { portOf } from "../inspection.js";
 import { type CliIo, EXIT } from "../io.js";
 import { STORE_HELP } from "../store.js";
 
@@ -59,8 +59,7 @@ async function inspect(runId: string | undefined, flags: InspectFlags, io: CliIo
       host: flags.host,
       port: port.value,
       ...(token && { token }),
-      resume: resumeFromPage(flags.store, port.value),
-      resumeInput: resumeInputFromPage(flags.store, port.value),
+      resumeRuns: true,
     });
   } catch (error) {
     await served.value.close();

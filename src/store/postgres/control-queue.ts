@@ -5,7 +5,7 @@ import type {
   ControlSettlement,
   ControlStatus,
   Requester,
-} from "../../runtime/control.js";
+} from "../../runtime/live-control.js";
 import { type ControlRow, controlNotTaken, fromControlRow } from "../control-requests.js";
 import { runNotFound } from "../store-errors.js";
 import { databaseNow, EPOCH_MS, type Query } from "./queries.js";

@@ -4,9 +4,9 @@ import type { TranscriptEntry } from "../../compiler/stage-types.js";
 import type { JsonValue } from "../../definitions/contract.js";
 import { type ErrorView, err, ok, type Result, StagechartError } from "../../errors.js";
 import type { AuditEvent } from "../../events/audit.js";
-import type { ControlStatus, Requester } from "../../runtime/control.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
 import { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "../../runtime/lease-owner.js";
+import type { ControlStatus, Requester } from "../../runtime/live-control.js";
 import type { RunEntries, StepCommit, StepStore } from "../../runtime/persistence.js";
 import type {
   NewRun,

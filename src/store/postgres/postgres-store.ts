@@ -5,7 +5,7 @@ import type { JsonValue } from "../../definitions/contract.js";
 import type { MemoryEntry } from "../../definitions/memory.js";
 import { type ErrorView, err, ok, type Result, StagechartError } from "../../errors.js";
 import type { AuditEvent } from "../../events/audit.js";
-import type { ControlRequest, ControlStatus, Requester } from "../../runtime/control.js";
+import type { ControlRequest, ControlStatus, Requester } from "../../runtime/live-control.js";
 import type { StepCommit } from "../../runtime/persistence.js";
 import type {
   ClaimFilter,

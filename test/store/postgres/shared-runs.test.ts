@@ -5,7 +5,7 @@ import { waitFor } from "xstate";
 import type { AuditEvent } from "../../../src/events/audit.js";
 import { parseScript } from "../../../src/models/script-file.js";
 import { createScriptedModel } from "../../../src/models/scripted.js";
-import { requestControl } from "../../../src/runtime/control.js";
+import { requestControl } from "../../../src/runtime/live-control.js";
 import { resumeRun, startRun } from "../../../src/runtime/run.js";
 import { SqliteStore } from "../../../src/store/index.js";
 import { liveActor } from "../../runtime/support/live-actor.js";

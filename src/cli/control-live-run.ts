@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from "commander";
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
-import { requestControl } from "../runtime/control.js";
+import { createRunControl } from "../runtime/run-control.js";
+import type { RunStore } from "../runtime/store-port.js";
 import { refuse } from "./drive.js";
 import { type CliIo, EXIT } from "./io.js";
 
@@ -18,7 +19,7 @@ export interface ControlFlags {
  * stored run itself.
  */
 export async function controlLiveRun(
-  store: Parameters<typeof requestControl>[0],
+  store: RunStore,
   runId: string,
   event: PipelineEvent,
   flags: ControlFlags,
@@ -26,12 +27,17 @@ export async function controlLiveRun(
 ): Promise<number | undefined> {
   if (!flags.json)
     io.stderr(`run ${runId} is live in another process: asking it to ${event.type}\n`);
-  const outcome = await requestControl(store, runId, event, {
+  // The one control path, with nothing to resume a run with here: a run that stopped being live
+  // is refused, and the command resumes it itself, with its terminal and progress.
+  const control = createRunControl({
+    store,
     ...(flags.by && { by: flags.by }),
     ...(flags.timeout && { timeoutMs: flags.timeout * 1000 }),
   });
-  if (outcome.ok) {
-    const summary = { runId, control: event.type, outcome: "applied", requestId: outcome.value.id };
+  const outcome = await control.send(runId, event);
+  if (outcome.ok && outcome.value.outcome === "applied") {
+    const { requestId } = outcome.value;
+    const summary = { runId, control: event.type, outcome: "applied", requestId };
     io.stdout(
       flags.json
         ? `${JSON.stringify(summary)}\n`
@@ -39,6 +45,7 @@ export async function controlLiveRun(
     );
     return EXIT.done;
   }
+  if (outcome.ok) return undefined;
   const { error } = outcome;
   if (error.code === "Session/RunNotLive" || error.context.reason === "not-live") return undefined;
   return refuse(io, flags.json, error, runId, "running");
