@@ -2,7 +2,7 @@ import { ok, type Result } from "../errors.js";
 import type { InspectedStore } from "../inspect/server.js";
 import { isPostgresUrl } from "../store/open-store.js";
 import { PostgresStore } from "../store/postgres/postgres-store.js";
-import { storeFor, storePathFor, storeSpecOf } from "./store.js";
+import { storePathFor, storeSpecOf } from "./store.js";
 
 /** The store an inspect server reads, and how to let go of it once the server closed. */
 export interface ServedStore {
