@@ -28,6 +28,8 @@ export interface RunControlRequest {
   inputs?: readonly ResumeInput[];
   /** CANCEL, OVERRIDE or REDO. A REDO of a run that ended `done` reopens it. */
   control?: PipelineEvent;
+  /** Reopen a run that ended `done` (`reopenable` pipelines): from `stage`, else where it ended. */
+  reopen?: { stage?: string };
   /** Go on even though the pipeline changed since the run was stored. */
   force?: boolean;
   /** Why, for a reopened run's audit (a reopen needs one). */
@@ -110,12 +112,16 @@ export function createRunControl(options: RunControlOptions): RunControl {
     const prepared = await options.prepare(run.value);
     if (!prepared.ok) return prepared;
     const { pipeline, host, inspect, close } = prepared.value;
+    const reopened =
+      run.value.status === "done" && (request.reopen || control?.type === "REDO")
+        ? (request.reopen?.stage ?? (control?.type === "REDO" ? control.stage : undefined))
+        : false;
     const launched =
-      run.value.status === "done" && control?.type === "REDO"
+      reopened !== false
         ? await reopenRun(pipeline, runId, {
             host,
             store,
-            stage: control.stage,
+            ...(reopened !== undefined && { stage: reopened }),
             reason: request.reason ?? "",
             by: request.by ?? options.by ?? "a control request",
             ...(inspect && { inspect }),

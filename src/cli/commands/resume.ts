@@ -1,16 +1,11 @@
 import { type Command, Option } from "commander";
-import type { InspectionEvent, Observer } from "xstate";
 import type { PipelineEvent } from "../../compiler/pipeline-context.js";
-import type { PipelineDefinition } from "../../definitions/pipeline-types.js";
-import { err, type Result, StagechartError } from "../../errors.js";
+import { err, ok, type Result, StagechartError } from "../../errors.js";
 import type { ResumeInput } from "../../runtime/ask-stages.js";
-import type { Host } from "../../runtime/host.js";
 import { parseAnswer } from "../../runtime/interactors.js";
 import { holderIsLive } from "../../runtime/live-control.js";
-import { reopenRun } from "../../runtime/reopen.js";
-import type { GrantAnswer, RunHandle } from "../../runtime/run.js";
-import { resumeRun } from "../../runtime/run.js";
-import type { RunStore } from "../../runtime/store-port.js";
+import type { GrantAnswer } from "../../runtime/run.js";
+import { createRunControl, type RunControlRequest } from "../../runtime/run-control.js";
 import type { HostSettings } from "../../runtime/stored-host.js";
 import { openExistingAnyStore } from "../any-store.js";
 import { cancelQueuedOr } from "../cancel-queued.js";
@@ -18,7 +13,7 @@ import { type ControlFlags, controlLiveRun, positiveSeconds } from "../control-l
 import { drive, refuse } from "../drive.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
-import type { CliIo } from "../io.js";
+import { type CliIo, EXIT } from "../io.js";
 import { lostStepsOf, warnLost } from "../lost-steps.js";
 import { collect, maxParallelOption } from "../options.js";
 import { pageAnswers, WAIT_FOR_PAGE_HELP, withRunHost } from "../run-host.js";
@@ -122,7 +117,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
             runId,
             flags,
             io,
-            redoOf(stage, flags.reason),
+            redoOf(stage, flags),
             stage === undefined ? undefined : { type: "REDO", stage },
           ),
         ),
@@ -130,19 +125,17 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
 }
 
 /**
- * A redo: reopens a run that ended done (`reopenRun`), else sends REDO to the stored run, which
- * needs the stage named.
+ * A redo: reopens a run that ended done (from `stage`, else the stage it ended from), else sends
+ * REDO to the stored run, which needs the stage named.
  */
 const redoOf =
-  (stage: string | undefined, reason = ""): Relaunch =>
-  async (pipeline, run, options, store) => {
+  (stage: string | undefined, flags: StoredRunFlags & { reason?: string }): Relaunch =>
+  (run) => {
     if (run.status === "done")
-      return reopenRun(pipeline, run.runId, {
-        ...options,
-        store,
-        reason,
-        by: "command line",
-        ...(stage && { stage }),
+      return ok({
+        reopen: stage === undefined ? {} : { stage },
+        reason: flags.reason ?? "",
+        by: flags.by ?? "command line",
       });
     if (!stage)
       return err(
@@ -151,28 +144,17 @@ const redoOf =
           `name the stage of run ${run.runId} to redo; only a run that ended done runs its last stage again by default`,
         ),
       );
-    return resumeRun(pipeline, run.runId, {
-      ...options,
-      store,
-      control: { type: "REDO", stage },
-    });
+    return ok({ control: { type: "REDO", stage } });
   };
 
-/** How a command continues a stored run, given the pipeline, the run's row, a host and its store. */
-type Relaunch = (
-  pipeline: PipelineDefinition,
-  run: { runId: string; status: string },
-  options: { host: Host; inspect?: Observer<InspectionEvent> },
-  store: RunStore,
-) => Promise<Result<RunHandle>>;
+/** What a command asks of a stored run (`RunControl`), given the run's row; or why it cannot. */
+type Relaunch = (run: { runId: string; status: string }) => Result<RunControlRequest>;
 
 /** `resume`, `cancel` and `override`: the run resumed, with answers and a control event if any. */
 const resumeWith =
   (flags: StoredRunFlags, control?: PipelineEvent): Relaunch =>
-  (pipeline, run, options, store) =>
-    resumeRun(pipeline, run.runId, {
-      ...options,
-      store,
+  () =>
+    ok({
       force: Boolean(flags.force),
       answers: answersOf(flags),
       inputs: inputsOf(flags),
@@ -184,8 +166,9 @@ const controlRun = (runId: string, flags: StoredRunFlags, io: CliIo, event: Pipe
   continueRun(runId, flags, io, resumeWith(flags, event), event);
 
 /**
- * Continues a stored run with `relaunch`; a control event for a run another live process owns
- * is handed to that process through the store instead.
+ * Continues a stored run through the one control path (`RunControl`): a control event for a run
+ * another live process owns is handed to that process through the store; otherwise the run is
+ * resumed here, on this terminal, with the pipeline and host its stored settings describe.
  */
 async function continueRun(
   runId: string,
@@ -213,6 +196,12 @@ async function continueRun(
       const answered = await controlLiveRun(store, runId, event, flags, io);
       if (answered !== undefined) return answered;
     }
+    const stored = { runId, status: run.value.status };
+    const request = relaunch(stored);
+    // A refusal leaves the run as it was: say so with its status.
+    const refused = (error: StagechartError) =>
+      refuse(io, flags.json, error, runId, run.value.status);
+    if (!request.ok) return refused(request.error);
     // Whoever resumes decides whether there is somebody at the terminal to ask.
     const settings = {
       ...(run.value.options as unknown as HostSettings),
@@ -220,10 +209,6 @@ async function continueRun(
       // The run's own cap carries on unless this resume sets another.
       ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
     };
-    // A refusal leaves the run as it was: say so with its status.
-    const refused = (error: StagechartError) =>
-      refuse(io, flags.json, error, runId, run.value.status);
-    const stored = { runId, status: run.value.status };
     const inspecting = inspectionBeside(
       inspectionFor(flags.inspect, flags.store, io, flags.stately),
     );
@@ -237,19 +222,18 @@ async function continueRun(
         async (pipeline, host, progress) => {
           const inspection = await inspecting.ready();
           inspection?.announce(runId);
-          const resumed = await relaunch(
+          const here = {
             pipeline,
-            stored,
-            {
-              host: inspection
-                ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
-                : host,
-              ...(inspection && { inspect: inspection.inspect }),
-            },
-            store,
-          );
+            host: inspection
+              ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
+              : host,
+            ...(inspection && { inspect: inspection.inspect }),
+          };
+          const control = createRunControl({ store, prepare: async () => ok(here) });
+          const resumed = await control.act(runId, request.value);
           if (!resumed.ok) return refused(resumed.error);
-          return await drive(resumed.value, io, Boolean(flags.json), progress);
+          if (resumed.value.outcome === "applied") return EXIT.done;
+          return await drive(resumed.value.handle, io, Boolean(flags.json), progress);
         },
       );
     } finally {
