@@ -141,8 +141,8 @@ function settledSiblings(
   pipeline: PipelineDefinition,
   snapshot: ModelSnapshot,
 ): Record<string, string> {
-  if (typeof snapshot.value !== "object" || snapshot.value === null) return {};
-  const group = stageOfState(Object.keys(snapshot.value)[0] ?? "");
+  const group = groupOf(snapshot);
+  if (group === undefined) return {};
   const transition = pipeline.next[group];
   if (transition?.kind !== "parallel") return {};
   const join = pipeline.stages[transition.join];
@@ -162,13 +162,20 @@ function settledSiblings(
   );
 }
 
+/** The stage whose parallel group the run is in, if it is in one. */
+function groupOf(snapshot: ModelSnapshot): string | undefined {
+  if (typeof snapshot.value !== "string") return undefined;
+  const group = stageOfState(snapshot.value);
+  return group === snapshot.value ? undefined : group;
+}
+
 /** Whether a stage entered now refuses what it receives (a sibling receives nothing). */
 function refusedHere(
   pipeline: PipelineDefinition,
   snapshot: ModelSnapshot,
   stage: string,
 ): boolean {
-  if (typeof snapshot.value !== "string") return false;
+  if (groupOf(snapshot) !== undefined) return false;
   const { upstream } = snapshot.context;
   return refusesInputs(pipeline, stage, upstream) || missesUpstream(pipeline, stage, upstream);
 }
