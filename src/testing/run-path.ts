@@ -18,6 +18,7 @@ import {
   type Fixtures,
   withStandIns,
 } from "./drive.js";
+import { edgeKey } from "./edge-key.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
 import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
@@ -212,15 +213,6 @@ export function edgeRecorder(covered: Set<string>) {
     }
   };
 }
-
-/** `source -> target [event: description]`: one graph transition. */
-export const edgeKey = (
-  source: string,
-  target: string,
-  event: string,
-  description?: string,
-): string =>
-  `${source} -> ${target} [${event || "always"}${description ? `: ${description}` : ""}]`;
 
 async function realRun(
   pipeline: PipelineDefinition,
