@@ -228,6 +228,8 @@ const MEANINGS = {
     "A fixtures file for path tests is not valid JSON of stage answers; fix the file.",
   "Validation/PathsFileInvalid":
     "A paths file is not the output of stagechart paths --json; regenerate it.",
+  "Validation/PathLimitExceeded":
+    "A pipeline's model has more states within the visits allowed than paths will walk; lower --max-visits.",
 
   // Tools configuration
   "Validation/McpConfigInvalid":

@@ -1,7 +1,8 @@
 import type { AnyStateMachine } from "xstate";
 import { type DirectedGraphEdge, type DirectedGraphNode, toDirectedGraph } from "xstate/graph";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { compilePipelineMachine } from "./pipeline-machine.js";
+import { stageDescriptions } from "../definitions/stage-descriptions.js";
+import { type GroupDescription, groupDescriptions } from "./group-description.js";
 
 /** How `stagechart graph` draws a compiled pipeline. */
 export const GRAPH_FORMATS = ["mermaid", "dot", "json"] as const;
@@ -17,19 +18,52 @@ export interface Edge {
 }
 
 /**
- * Draws a compiled machine from `xstate/graph`'s directed graph: nested states drawn nested.
- * `descriptions` (by stage id, see `stageDescriptions`) go on the stages' nodes in JSON.
+ * Draws a compiled machine from `xstate/graph`'s directed graph: nested states drawn nested, each
+ * transition as the machine has it. Given the pipeline it was compiled from (`compiledPipeline`),
+ * its stages' descriptions go on their nodes and each parallel group's state names the siblings
+ * it spawns, its join and its policy.
  */
 export function renderGraph(
   machine: AnyStateMachine,
   format: GraphFormat,
-  descriptions: ReadonlyMap<string, string> = new Map(),
+  pipeline?: PipelineDefinition,
 ): string {
   const root = toDirectedGraph(machine);
-  if (format === "json") return `${JSON.stringify(graphJson(root, descriptions), null, 2)}\n`;
+  const notes = pipeline ? notesOf(pipeline) : NO_NOTES;
+  if (format === "json") return `${JSON.stringify(graphJson(root, notes), null, 2)}\n`;
   const edges = collectEdges(root);
-  return format === "mermaid" ? mermaid(root, edges) : dot(root, edges);
+  return format === "mermaid" ? mermaid(root, edges, notes) : dot(root, edges, notes);
 }
+
+/** What the definition adds to the drawn machine: stages' descriptions, groups' siblings. */
+export interface GraphNotes {
+  /** By stage id. */
+  descriptions: ReadonlyMap<string, string>;
+  /** By the key of a group's state. */
+  groups: ReadonlyMap<string, GroupDescription>;
+}
+
+const NO_NOTES: GraphNotes = { descriptions: new Map(), groups: new Map() };
+
+export function notesOf(pipeline: PipelineDefinition): GraphNotes {
+  return { descriptions: stageDescriptions(pipeline), groups: groupDescriptions(pipeline) };
+}
+
+/** A group's state as Mermaid and DOT label it: `execute_parallel ∥ test, lint (fail-fast)`. */
+function labelOfState(node: DirectedGraphNode, notes: GraphNotes): string {
+  const group = isTopLevel(node) ? notes.groups.get(node.stateNode.key) : undefined;
+  return group
+    ? `${node.stateNode.key} ∥ ${group.siblings.join(", ")} (${describeGroup(group)})`
+    : node.stateNode.key;
+}
+
+const describeGroup = (group: GroupDescription): string =>
+  group.maxConcurrency < group.siblings.length
+    ? `${group.policy}, ${group.maxConcurrency} at once`
+    : group.policy;
+
+const isTopLevel = (node: DirectedGraphNode): boolean =>
+  node.stateNode.parent !== undefined && node.stateNode.parent === node.stateNode.machine.root;
 
 /** Every drawn transition, eventless ones included; parallel edges between two states merged. */
 export function collectEdges(node: DirectedGraphNode): Edge[] {
@@ -68,33 +102,47 @@ export interface JsonNode {
   id: string;
   /** What the stage this state runs is for, from its definition. */
   description?: string;
+  /** A parallel group's state: the siblings it spawns (not states), its join and policy. */
+  group?: {
+    siblings: { stage: string; description?: string }[];
+    join: string;
+    policy: string;
+    maxConcurrency: number;
+  };
   children: JsonNode[];
   edges: JsonEdge[];
 }
 
 /**
  * xstate/graph's directed graph as JSON, with the eventless transitions it leaves out (a parallel
- * group's edges to its join and to `failed`, a sibling's queued → running) among each node's edges,
- * and on each stage's node (a top-level state, or a parallel group's region) its description.
+ * group's edges to its join and to `failed`) among each node's edges; on each stage's node (a
+ * top-level state) its description, and on each group's state what the definition says of it.
  */
-export function graphJson(
-  node: DirectedGraphNode,
-  descriptions: ReadonlyMap<string, string> = new Map(),
-  stageLevel = false,
-): JsonNode {
+export function graphJson(node: DirectedGraphNode, notes: GraphNotes = NO_NOTES): JsonNode {
   const evented = node.edges.map((edge) =>
     jsonEdge(edge.source.id, edge.target.id, edge.transition),
   );
   const eventless = (node.stateNode.always ?? []).flatMap((transition) =>
     (transition.target ?? []).map((target) => jsonEdge(node.id, target.id, transition)),
   );
-  const description = stageLevel ? descriptions.get(node.stateNode.key) : undefined;
-  const childrenAreStages =
-    node.stateNode.type === "parallel" || node.id === node.stateNode.machine.id;
+  const { key } = node.stateNode;
+  const description = isTopLevel(node) ? notes.descriptions.get(key) : undefined;
+  const group = isTopLevel(node) ? notes.groups.get(key) : undefined;
   return {
     id: node.id,
     ...(description !== undefined && { description }),
-    children: node.children.map((child) => graphJson(child, descriptions, childrenAreStages)),
+    ...(group && {
+      group: {
+        siblings: group.siblings.map((stage) => {
+          const about = notes.descriptions.get(stage);
+          return { stage, ...(about !== undefined && { description: about }) };
+        }),
+        join: group.join,
+        policy: group.policy,
+        maxConcurrency: group.maxConcurrency,
+      },
+    }),
+    children: node.children.map((child) => graphJson(child, notes)),
     edges: [...evented, ...eventless],
   };
 }
@@ -125,12 +173,12 @@ const initialOf = (node: DirectedGraphNode): string | undefined =>
 const isParallel = (node: DirectedGraphNode): boolean => node.stateNode.type === "parallel";
 const isFinal = (node: DirectedGraphNode): boolean => node.stateNode.type === "final";
 
-function mermaid(root: DirectedGraphNode, edges: Edge[]): string {
+function mermaid(root: DirectedGraphNode, edges: Edge[], notes: GraphNotes): string {
   const lines = ["stateDiagram-v2", "  direction LR"];
   const initial = initialOf(root);
   if (initial) lines.push(`  [*] --> ${safeId(initial)}`);
   const write = (node: DirectedGraphNode, indent: string): void => {
-    lines.push(`${indent}state "${nameOf(node)}" as ${safeId(node.id)}`);
+    lines.push(`${indent}state "${labelOfState(node, notes)}" as ${safeId(node.id)}`);
     if (node.children.length === 0) {
       if (isFinal(node)) lines.push(`${indent}${safeId(node.id)} --> [*]`);
       return;
@@ -150,7 +198,7 @@ function mermaid(root: DirectedGraphNode, edges: Edge[]): string {
   return `${lines.join("\n")}\n`;
 }
 
-function dot(root: DirectedGraphNode, edges: Edge[]): string {
+function dot(root: DirectedGraphNode, edges: Edge[], notes: GraphNotes): string {
   const lines = [
     `digraph "${root.id}" {`,
     "  rankdir=LR;",
@@ -162,7 +210,7 @@ function dot(root: DirectedGraphNode, edges: Edge[]): string {
   const write = (node: DirectedGraphNode, indent: string): void => {
     if (node.children.length === 0) {
       lines.push(
-        `${indent}${anchor(node.id)} [label="${nameOf(node)}"${isFinal(node) ? ", peripheries=2" : ""}];`,
+        `${indent}${anchor(node.id)} [label="${labelOfState(node, notes)}"${isFinal(node) ? ", peripheries=2" : ""}];`,
       );
       return;
     }
@@ -184,9 +232,4 @@ function dot(root: DirectedGraphNode, edges: Edge[]): string {
   }
   lines.push("}");
   return `${lines.join("\n")}\n`;
-}
-
-/** The pipeline's machine for drawing and path generation: its stages are never run. */
-export function drawablePipeline(pipeline: PipelineDefinition): AnyStateMachine {
-  return compilePipelineMachine(pipeline, "drawn");
 }

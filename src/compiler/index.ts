@@ -2,7 +2,7 @@ export { argsDigest, classifyTurn, type ModelReply } from "./act-rules.js";
 export type { InputAnswer, InputRequest } from "./ask-stage.js";
 export { retryDelayMs } from "./backoff.js";
 export { consumeGrant, type GrantLedger, mintGrant } from "./grants.js";
-export { drawablePipeline, GRAPH_FORMATS, type GraphFormat, renderGraph } from "./graph.js";
+export { GRAPH_FORMATS, type GraphFormat, renderGraph } from "./graph.js";
 export type { PipelineEvent, PipelineOutput, RunStatus } from "./pipeline-context.js";
 export { type StageEvent, type StageMachineContext, stageResult } from "./stage-context.js";
 export { createStageMachine } from "./stage-machine.js";

@@ -21,16 +21,15 @@ import { actorOf, childInput, enteredBy, resultOf, stageOfState } from "./pipeli
 type ChildEvent = EventObject & { actorId: string; output?: StageResult | PipelineOutput };
 
 /**
- * A parallel group as it runs: one state that spawns its siblings as child actors (at most
+ * A parallel group: one state that spawns its siblings as child actors (at most
  * `maxConcurrency` at once, in declaration order) and settles them as they end, so a sibling
- * costs the same in a group of 1,000 as in a group of 10. (XState offers every event to every
- * region of a parallel state and rebuilds the value of all of them at each step, so the drawn
- * shape, `parallelState`, one region per sibling, costs O(n) per sibling.) Each sibling's
- * queued/running/settled state is kept in `context.groups`, as in the drawn shape.
- *
- * Its actions, audit and decisions, and their order, are those of `parallelState`: a spawned
- * sibling's id is its stage id, as an invoked one's is, so stored snapshots, the chart and the
- * runtime find it the same way.
+ * costs the same in a group of 1,000 as in a group of 10. Each sibling's queued/running/settled
+ * state is kept in `context.groups`, not in regions: XState offers every event to every region
+ * of a parallel state and rebuilds the value of all of them at each step (O(n) per sibling), and
+ * it matches each event against every event descriptor of the state (looking for wildcards), so
+ * the siblings' ends are one wildcard transition each (`settled`, `crashed`) rather than one per
+ * sibling. A spawned sibling's id is its stage id, as a stage state's invoked child's
+ * is, so stored snapshots, the chart and the runtime find it the same way.
  */
 export function spawnedGroupState(
   pipeline: PipelineDefinition,
@@ -98,65 +97,11 @@ export function spawnedGroupState(
   };
 }
 
-/** One edge of the drawn graph, as `graph --format json` names it. */
-export interface DrawnEdge {
-  source: string;
-  target: string;
-  eventType: string;
-  description: string;
-}
-
-/**
- * The edges of the drawn shape (`parallelState`'s regions) that a step of the run shape stands
- * for, so what a run took reads on the drawn graph: every sibling started so far went queued →
- * running, and the sibling whose event the step took went running → settled (or crashed).
- */
-export function drawnSiblingEdges(step: {
-  snapshot: unknown;
-  event: EventObject;
-  _transitions: readonly { source: { id: string }; eventType: string }[];
-}): DrawnEdge[] {
-  const { machine, value, context } = step.snapshot as {
-    machine?: { id: string };
-    value?: unknown;
-    context?: PipelineContext;
-  };
-  const current = context?.current;
-  if (!machine || !current || value !== current || stageOfState(current) === current) return [];
-  const group = `${machine.id}.${current}`;
-  const edge = (
-    sibling: string,
-    from: string,
-    to: string,
-    eventType: string,
-    description: string,
-  ) => ({
-    source: `${group}.${sibling}.${from}`,
-    target: `${group}.${sibling}.${to}`,
-    eventType,
-    description,
-  });
-  const started = Object.entries(context.groups[stageOfState(current)] ?? {}).flatMap(
-    ([sibling, state]) =>
-      state === "queued" ? [] : [edge(sibling, "queued", "running", "", "started")],
-  );
-  const settled = step._transitions.flatMap((transition) => {
-    const sibling = (step.event as Partial<ChildEvent>).actorId;
-    if (transition.source.id !== group || sibling === undefined) return [];
-    if (transition.eventType === "xstate.done.actor.*")
-      return [edge(sibling, "running", "settled", `xstate.done.actor.${sibling}`, "settled")];
-    if (transition.eventType === "xstate.error.actor.*")
-      return [edge(sibling, "running", "settled", `xstate.error.actor.${sibling}`, "crashed")];
-    return [];
-  });
-  return [...started, ...settled];
-}
-
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
- * A pipeline snapshot stored while groups still ran as regions, in the run shape (same hash):
+ * A pipeline snapshot stored while groups still ran as regions, in today's shape (same hash):
  * a group's value, a region per sibling, becomes its one state (the siblings' states are in
  * `context.groups` either way), in sub-pipelines too. Any other snapshot is returned as it is.
  */

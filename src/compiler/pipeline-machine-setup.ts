@@ -18,7 +18,6 @@ import {
   decideGroup,
   type GroupParams,
   runningStages,
-  settledSibling,
   startedGroup,
   tallyOf,
 } from "./pipeline-parallel.js";
@@ -72,8 +71,6 @@ export function pipelineSetup(
       },
       succeeded: (_, params: { result: StageResult }) =>
         params.result.verdict === "ok" || params.result.verdict === "skip",
-      siblingStarted: ({ context }, params: { group: string; sibling: string }) =>
-        context.groups[params.group]?.[params.sibling] === "running",
       groupDecides: (
         { context },
         params: { group: string; policy: JoinPolicy; decision: "join" | "fail" },
@@ -139,12 +136,6 @@ export function pipelineSetup(
         current: groupState(params.group),
         ...startedGroup(context, params),
       })),
-      settle: assign(
-        ({ context }, params: GroupParams & { result: StageResult; entered: number }) => ({
-          ...settledSibling(context, params, params.result),
-          entered: (context.entered ?? 0) + params.entered,
-        }),
-      ),
       cancelRunning: ({ context }, params: { reason: string }) => {
         for (const stageId of runningStages(context)) {
           services.audit({

@@ -25,7 +25,6 @@ import type {
 } from "./pipeline-context.js";
 import { spawnedGroupState } from "./pipeline-group-run.js";
 import { pipelineSetup } from "./pipeline-machine-setup.js";
-import { parallelState } from "./pipeline-parallel.js";
 import { stageState } from "./pipeline-sequence.js";
 import { controlTransitions, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
@@ -53,14 +52,6 @@ export type PipelineMachine = StateMachine<
 >;
 
 /**
- * How a parallel group is compiled: `drawn`, a parallel state whose regions are the siblings
- * (what `graph`, the visualizer and model-based tests show and walk), or `run`, one state that
- * spawns its siblings (`pipeline-group-run.ts`), with the same actions, audit and decisions and a
- * cost per sibling that does not grow with the group.
- */
-export type GroupShape = "drawn" | "run";
-
-/**
  * Compiles a pipeline into one XState machine: every stage state invokes the
  * lifecycle machine, a code-stage actor or a sub-pipeline machine as a child; a parallel group
  * runs its siblings side by side, left for the join once the policy is met.
@@ -68,20 +59,26 @@ export type GroupShape = "drawn" | "run";
 export function createPipelineMachine(
   pipeline: PipelineDefinition,
   services: PipelineServices,
-  groupShape: GroupShape = "run",
 ): PipelineMachine {
-  const compiled = compiledPipelines.get(compiledKey(pipeline, groupShape), () =>
-    compilePipelineMachine(pipeline, groupShape),
-  );
   // An empty machine of the pipeline's setup carries its implementations for these services.
   const { implementations } = pipelineSetup(
     pipeline,
     services,
-    subMachines(pipeline, services, groupShape),
+    subMachines(pipeline, services),
   ).createMachine({
     context: {} as PipelineContext,
   });
-  return withImplementations(compiled, implementations);
+  return withImplementations(compiledPipeline(pipeline), implementations);
+}
+
+/**
+ * The compiled machine every run of the pipeline is provided from (`createPipelineMachine`): its
+ * states and transitions are those of every run, so what is drawn, walked and tested from it
+ * (`graph`, the visualizer's chart, `paths`, `test`) is what runs. Its stages never run by
+ * themselves.
+ */
+export function compiledPipeline(pipeline: PipelineDefinition): PipelineMachine {
+  return compiledPipelines.get(compiledKey(pipeline), () => compilePipelineMachine(pipeline));
 }
 
 /** Pipeline machines compiled in this process, by definition hash. */
@@ -89,12 +86,10 @@ const compiledPipelines = new MachineCache<PipelineMachine>(64);
 
 /**
  * What the compiled states are made of: the definition's hash, and what the states take from the
- * definition that its hash leaves out (its id, its override reach, its stages' order and files),
- * and the shape its groups take.
+ * definition that its hash leaves out (its id, its override reach, its stages' order and files).
  */
-const compiledKey = (pipeline: PipelineDefinition, groupShape: GroupShape): string =>
+const compiledKey = (pipeline: PipelineDefinition): string =>
   JSON.stringify([
-    groupShape,
     fingerprint(pipeline).hash,
     pipeline.id,
     pipeline.override ?? null,
@@ -119,30 +114,22 @@ const NOT_BOUND: PipelineServices = {
 function subMachines(
   pipeline: PipelineDefinition,
   services: PipelineServices,
-  groupShape: GroupShape,
 ): Record<`pipeline:${string}`, AnyStateMachine> {
   return Object.fromEntries(
     Object.values(pipeline.stages).flatMap((stage) =>
       stage.kind === "pipeline"
-        ? [[`pipeline:${stage.id}`, createPipelineMachine(stage.pipeline, services, groupShape)]]
+        ? [[`pipeline:${stage.id}`, createPipelineMachine(stage.pipeline, services)]]
         : [],
     ),
   );
 }
 
 /**
- * The pipeline's states, compiled from its topology, not cached; its stages never run by
- * themselves (see `createPipelineMachine` for a machine a run drives).
+ * The pipeline's states, compiled from its topology, not cached (`compiledPipeline` is); its
+ * stages never run by themselves (see `createPipelineMachine` for a machine a run drives).
  */
-export function compilePipelineMachine(
-  pipeline: PipelineDefinition,
-  groupShape: GroupShape = "run",
-): PipelineMachine {
-  const machineSetup = pipelineSetup(
-    pipeline,
-    NOT_BOUND,
-    subMachines(pipeline, NOT_BOUND, groupShape),
-  );
+export function compilePipelineMachine(pipeline: PipelineDefinition): PipelineMachine {
+  const machineSetup = pipelineSetup(pipeline, NOT_BOUND, subMachines(pipeline, NOT_BOUND));
 
   const ownStates = Object.values(pipeline.stages).filter(
     (stage) => !onlyASibling(pipeline, stage.id),
@@ -156,7 +143,7 @@ export function compilePipelineMachine(
         ? [
             [
               groupState(from),
-              (groupShape === "drawn" ? parallelState : spawnedGroupState)(
+              spawnedGroupState(
                 pipeline,
                 from,
                 transition.siblings,

@@ -1,89 +1,8 @@
 import type { StageResult } from "../definitions/contract.js";
-import type {
-  JoinPolicy,
-  PipelineDefinition,
-  PipelineStage,
-  Target,
-} from "../definitions/pipeline-types.js";
+import type { JoinPolicy, Target } from "../definitions/pipeline-types.js";
 import type { GroupTally, PipelineContext, SiblingState } from "./pipeline-context.js";
-import {
-  actorOf,
-  childInput,
-  type DoneArgs,
-  enteredBy,
-  executionId,
-  exitActions,
-  fail,
-  resultOf,
-  stageOfState,
-  stateOf,
-} from "./pipeline-states.js";
+import { executionId, fail, stageOfState, stateOf } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
-
-/** A parallel group: one region per sibling, left for the join once the policy decides. */
-export function parallelState(
-  pipeline: PipelineDefinition,
-  from: string,
-  siblings: string[],
-  join: Target,
-  policy: JoinPolicy,
-  maxConcurrency: number,
-) {
-  const group: GroupParams = { group: from, siblings, maxConcurrency };
-  const regions = Object.fromEntries(
-    siblings.map((sibling) => {
-      const stage = pipeline.stages[sibling] as PipelineStage;
-      const settle = (result: (args: DoneArgs) => StageResult) => ({
-        type: "settle",
-        params: (args: DoneArgs) => ({
-          ...group,
-          result: result(args),
-          entered: enteredBy(args.event.output),
-        }),
-      });
-      return [
-        sibling,
-        {
-          initial: "queued",
-          states: {
-            queued: {
-              always: {
-                guard: { type: "siblingStarted", params: { group: from, sibling } },
-                target: "running",
-                description: "started",
-              },
-            },
-            running: {
-              entry: { type: "enter", params: { stageId: sibling, sibling: true } },
-              invoke: {
-                id: sibling,
-                src: actorOf(stage),
-                input: childInput(pipeline, stage, "sibling"),
-                onDone: {
-                  target: "settled",
-                  description: "settled",
-                  actions: [...exitActions(stage), settle(({ event }) => resultOf(event.output))],
-                },
-                onError: {
-                  target: "settled",
-                  description: "crashed",
-                  actions: settle(({ context }) => crashedResult(context, sibling)),
-                },
-              },
-            },
-            settled: { type: "final" },
-          },
-        },
-      ];
-    }),
-  );
-  return {
-    type: "parallel",
-    entry: { type: "startGroup", params: group },
-    states: regions,
-    always: groupDecisions(from, siblings, join, policy),
-  };
-}
 
 /** What a sibling whose actor crashed (threw, or failed to start) settles with. */
 export function crashedResult(context: PipelineContext, sibling: string): StageResult {
@@ -168,7 +87,8 @@ export function groupDecisions(
   return policy.kind === "all-settled" ? decisions.filter((d) => d.target !== "failed") : decisions;
 }
 
-function describePolicy(p: JoinPolicy): string {
+/** A group's policy as the graph names it: `fail-fast`, `quorum 2`. */
+export function describePolicy(p: JoinPolicy): string {
   return p.kind === "quorum" ? `quorum ${p.k}` : p.kind;
 }
 

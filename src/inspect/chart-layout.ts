@@ -12,7 +12,7 @@ const STATE = { width: 96, height: 30 };
 // A CommonJS module: the constructor is its exports' own `default`.
 const elk = new elkBundled.default();
 
-/** Lays a statechart out: nested states inside their parents, parallel regions side by side. */
+/** Lays a statechart out: nested states inside their parents, a group's siblings side by side. */
 export async function layoutChart(chart: Chart): Promise<ChartLayouts> {
   const [right, down] = await Promise.all([
     elk.layout(elkGraph(chart, "RIGHT")),
@@ -56,7 +56,7 @@ function toElk(node: ChartNode): ElkNode {
     id: node.id,
     layoutOptions: {
       "elk.padding": "[top=32,left=14,bottom=14,right=14]",
-      ...(node.type === "parallel" && { "elk.direction": "DOWN" }),
+      ...((node.type === "parallel" || node.group) && { "elk.direction": "DOWN" }),
     },
     children: inner.map(toElk),
   };

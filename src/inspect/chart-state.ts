@@ -11,7 +11,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
  * a stored snapshot (a replayed step) and from the live inspection stream.
  */
 export interface ChartState {
-  /** Full ids of every active state, `pipeline.group.sibling.running`. */
+  /** Full ids of every active state, and of each running sibling of a group, `pipeline.group.lint`. */
   active: string[];
   /** Per running stage: its lifecycle state (`act`, `checkGate`, …) and counters. */
   stages: Record<string, StageView>;
@@ -80,18 +80,17 @@ export function activeIds(prefix: string, value: unknown): string[] {
 const GROUP_SUFFIX = "_parallel";
 
 /**
- * A running group's siblings as the chart draws them, a region each (`p.g.lint`,
- * `p.g.lint.running`): the run keeps them in its context (`groups`), not in its state value.
+ * The running siblings of the group the run is in, as the chart draws them inside the group's
+ * state (`p.g.lint`): the run keeps them in its context (`groups`), not in its state value.
  */
 function siblingIds(prefix: string, value: unknown, context: Record<string, unknown>): string[] {
   if (typeof value !== "string" || !value.endsWith(GROUP_SUFFIX) || !isRecord(context.groups))
     return [];
   const siblings = context.groups[value.slice(0, -GROUP_SUFFIX.length)];
   if (!isRecord(siblings)) return [];
-  return Object.entries(siblings).flatMap(([sibling, state]) => [
-    `${prefix}.${value}.${sibling}`,
-    `${prefix}.${value}.${sibling}.${String(state)}`,
-  ]);
+  return Object.entries(siblings).flatMap(([sibling, state]) =>
+    state === "running" ? [`${prefix}.${value}.${sibling}`] : [],
+  );
 }
 
 /** A stage machine's context names its stage; a pipeline machine's does not (asStage aside). */

@@ -1,7 +1,9 @@
 import type { ElkNode } from "elkjs/lib/elk-api.js";
 import { type AnyStateMachine, createMachine } from "xstate";
 import { type DirectedGraphNode, toDirectedGraph } from "xstate/graph";
-import { collectEdges, drawablePipeline } from "../compiler/graph.js";
+import { collectEdges } from "../compiler/graph.js";
+import { groupDescriptions } from "../compiler/group-description.js";
+import { compiledPipeline } from "../compiler/pipeline-machine.js";
 import { createStageMachine } from "../compiler/stage-machine.js";
 import type { StageServices } from "../compiler/stage-services-port.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -13,14 +15,20 @@ export interface ChartLayouts {
   down: ElkNode;
 }
 
-/** One drawn state of a statechart, its children nested (what the visualizer lays out). */
+/**
+ * One drawn state of a statechart, its children nested (what the visualizer lays out); or, inside
+ * a parallel group's state, one of the siblings it spawns (`type: "sibling"`), which the run
+ * machine keeps in its context rather than as a state.
+ */
 export interface ChartNode {
-  /** The state's full id, `pipeline.group.sibling.running`. */
+  /** The state's full id, `pipeline.plan`; a sibling's is its group's and its own, `pipeline.group.lint`. */
   id: string;
   key: string;
-  type: "atomic" | "compound" | "parallel" | "final" | "history";
-  /** The stage this state runs, when it runs one (a stage state, or a sibling's region). */
+  type: "atomic" | "compound" | "parallel" | "final" | "history" | "sibling";
+  /** The stage this state runs, when it runs one (a stage state, or a group's sibling). */
   stage?: string;
+  /** A parallel group's state: its policy (`fail-fast`, `quorum 2`) and how many siblings run at once. */
+  group?: { policy: string; maxConcurrency: number };
   /** What the stage is for, from its definition (its `description`). */
   description?: string;
   /** A sub-pipeline stage: the sub-pipeline's own chart, drawn inside the stage. */
@@ -54,8 +62,8 @@ function nodeOf(
 ): ChartNode {
   const { stateNode } = node;
   const isStage = stageLevel && stages.has(stateNode.key);
-  // Stages are the pipeline's top-level states and the regions of its parallel groups.
-  const childrenAreStages = stateNode.type === "parallel" || node.id === stateNode.machine.id;
+  // Stages are the pipeline's top-level states.
+  const childrenAreStages = node.id === stateNode.machine.id;
   const initial = stateNode.initial?.target?.[0]?.id;
   return {
     id: node.id,
@@ -67,9 +75,26 @@ function nodeOf(
   };
 }
 
-/** A compiled pipeline's chart, each sub-pipeline's chart nested in its stage. */
+/**
+ * A compiled pipeline's chart: the states and transitions of the machine its runs execute, each
+ * parallel group's state holding the siblings it spawns, each sub-pipeline's chart nested in its
+ * stage.
+ */
 export function pipelineChart(pipeline: PipelineDefinition): Chart {
-  const chart = chartOf(drawablePipeline(pipeline), new Set(Object.keys(pipeline.stages)));
+  const chart = chartOf(compiledPipeline(pipeline), new Set(Object.keys(pipeline.stages)));
+  const groups = groupDescriptions(pipeline);
+  for (const node of chart.root.children) {
+    const group = groups.get(node.key);
+    if (!group) continue;
+    node.group = { policy: group.policy, maxConcurrency: group.maxConcurrency };
+    node.children = group.siblings.map((sibling) => ({
+      id: `${node.id}.${sibling}`,
+      key: sibling,
+      type: "sibling",
+      stage: sibling,
+      children: [],
+    }));
+  }
   const nest = (node: ChartNode): void => {
     const stage = node.stage ? pipeline.stages[node.stage] : undefined;
     const description = stage && descriptionOf(stage);

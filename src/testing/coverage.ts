@@ -1,12 +1,8 @@
-import { toDirectedGraph } from "xstate/graph";
-import { graphJson, type JsonNode } from "../compiler/graph.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { modelMachine } from "./model.js";
-import { stageOutcomes } from "./outcomes.js";
-import { edgeKey } from "./run-path.js";
-
-/** Control events and crashes are not behaviour a pipeline declares: coverage leaves them out. */
-const NOT_COUNTED = /^(OVERRIDE|REDO|CANCEL|xstate\.error\.actor\..*)$/;
+import { graphTransitions } from "./coverable.js";
+import type { ControlEventName } from "./events.js";
+import { sampleContext } from "./paths.js";
+import { whyUntaken } from "./transition-paths.js";
 
 export interface Uncovered {
   transition: string;
@@ -17,52 +13,45 @@ export interface Coverage {
   transitions: { covered: number; total: number; uncovered: Uncovered[] };
 }
 
-/** Every stage-to-stage and stage-to-terminal transition of `graph --format json`, as edge keys. */
-export function graphTransitions(pipeline: PipelineDefinition): string[] {
-  const edges = (node: JsonNode): string[] => [
-    ...node.edges
-      .filter((edge) => !NOT_COUNTED.test(edge.label.text))
-      .map((edge) =>
-        edgeKey(
-          edge.source,
-          edge.target,
-          edge.label.text === "always" ? "" : edge.label.text,
-          edge.description,
-        ),
-      ),
-    ...node.children.flatMap(edges),
-  ];
-  return [...new Set(edges(graphJson(toDirectedGraph(modelMachine(pipeline)))))];
+/** How the reasons for transitions no path takes are found: given, or checked on the model walked so. */
+export interface CoverageOptions {
+  /** Reasons already checked (a `cover: "transitions"` path list's `untaken`). */
+  untaken?: readonly Uncovered[];
+  /** The walk to check the others on: the paths' ctx, bound and control events. */
+  ctx?: Record<string, unknown>;
+  maxVisits?: number;
+  events?: readonly ControlEventName[];
 }
 
 /**
- * Which graph transitions the real runs took; each one they did not, with why: the model's
- * paths never take it (a condition the completionSchema rules out, or unreachable), or the
- * path that takes it failed.
+ * Which graph transitions the real runs took; each one they did not, with why: the path that
+ * takes it failed, or no path takes it — for a reason checked on the model (`whyUntaken`):
+ * its guard holds only for an outcome the stage's schema rules out, or it lies beyond
+ * `--max-visits` (the bound under which a path takes it named).
  */
 export function transitionCoverage(
   pipeline: PipelineDefinition,
   runs: readonly { covered: readonly string[]; modelled: readonly string[] }[],
+  options: CoverageOptions = {},
 ): Coverage {
   const all = graphTransitions(pipeline);
   const covered = new Set(runs.flatMap((run) => run.covered));
   const modelled = new Set(runs.flatMap((run) => run.modelled));
-  const uncovered = all
-    .filter((transition) => !covered.has(transition))
-    .map((transition) => ({ transition, reason: whyUncovered(pipeline, transition, modelled) }));
+  const known = new Map((options.untaken ?? []).map((u) => [u.transition, u.reason]));
+  const missed = all.filter((transition) => !covered.has(transition));
+  const unexplained = missed.filter((t) => !modelled.has(t) && !known.has(t));
+  const checked =
+    unexplained.length === 0
+      ? []
+      : whyUntaken(pipeline, unexplained, {
+          ctx: options.ctx ?? sampleContext(pipeline),
+          maxVisits: options.maxVisits ?? 3,
+          ...(options.events && { events: options.events }),
+        });
+  for (const { transition, reason } of checked) known.set(transition, reason);
+  const uncovered = missed.map((transition) => ({
+    transition,
+    reason: modelled.has(transition) ? "its path failed" : (known.get(transition) as string),
+  }));
   return { transitions: { covered: all.length - uncovered.length, total: all.length, uncovered } };
-}
-
-function whyUncovered(
-  pipeline: PipelineDefinition,
-  transition: string,
-  modelled: Set<string>,
-): string {
-  if (modelled.has(transition)) return "its path failed";
-  const stage = /\[xstate\.done\.actor\.([^:\]]+)/.exec(transition)?.[1];
-  const unsatisfiable =
-    stage && stage in pipeline.stages ? stageOutcomes(pipeline, stage).unsatisfiable : [];
-  if (unsatisfiable.length > 0)
-    return `condition unsatisfiable under the schema: ${unsatisfiable.map((u) => u.reason).join("; ")}`;
-  return "unreachable";
 }

@@ -1,35 +1,38 @@
 import { type AnyStateMachine, createActor, createMachine } from "xstate";
+import type { PipelineContext } from "../compiler/pipeline-context.js";
 import { createPipelineMachine } from "../compiler/pipeline-machine.js";
+import { stageOfState } from "../compiler/pipeline-states.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEventInput } from "../events/audit.js";
 
 /**
- * The pipeline's own compiled machine with stages that never run by themselves: a test moves
- * it on by sending the done events of `stageDone`. `audit` hears what the machine records.
+ * The pipeline's compiled machine, the one its runs are provided from (`compiledPipeline`), with
+ * stages that never run by themselves: a test moves it on by sending the done events of
+ * `stageDone`. `audit` hears what the machine records.
  */
 export function modelMachine(
   pipeline: PipelineDefinition,
   audit: (event: AuditEventInput) => void = () => undefined,
 ): AnyStateMachine {
-  return createPipelineMachine(
-    pipeline,
-    {
-      stageMachine: createMachine({ id: "stage" }),
-      askMachine: createMachine({ id: "ask" }),
-      runCode: () => new Promise(() => undefined),
-      audit,
-    },
-    "drawn",
-  );
+  return createPipelineMachine(pipeline, {
+    stageMachine: createMachine({ id: "stage" }),
+    askMachine: createMachine({ id: "ask" }),
+    runCode: () => new Promise(() => undefined),
+    audit,
+  });
 }
 
-/** The stages whose child runs in a snapshot: the current stage, or the running siblings of a group. */
-export function activeStages(snapshot: { value: unknown }): string[] {
+/**
+ * The stages whose child runs in a snapshot: the current stage, or the running siblings of the
+ * group the run is in (kept in its context: the group is one state).
+ */
+export function activeStages(snapshot: { value: unknown; context?: unknown }): string[] {
   const { value } = snapshot;
-  if (typeof value === "string") return isEnd(value) ? [] : [value];
-  const [group, regions] = Object.entries(value as Record<string, Record<string, string>>)[0] ?? [];
-  if (!group || !regions) return [];
-  return Object.entries(regions).flatMap(([sibling, state]) =>
+  if (typeof value !== "string" || isEnd(value)) return [];
+  const group = stageOfState(value);
+  if (group === value) return [value];
+  const siblings = (snapshot.context as PipelineContext | undefined)?.groups[group] ?? {};
+  return Object.entries(siblings).flatMap(([sibling, state]) =>
     state === "running" ? [sibling] : [],
   );
 }

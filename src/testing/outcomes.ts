@@ -25,7 +25,7 @@ const GRANT_PROBES = [
 ];
 
 /** At most this many payload conditions of one stage are split into every true/false combination. */
-const MAX_SPLIT_CONDITIONS = 6;
+export const MAX_SPLIT_CONDITIONS = 6;
 
 /**
  * One way a stage can end that the transition rules can tell apart, and how to drive a real
@@ -145,7 +145,7 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
 }
 
 /** Any object: what code hands on, as far as the model knows. */
-const ANY_OBJECT = { type: "object" } as const;
+export const ANY_OBJECT = { type: "object" } as const;
 
 /**
  * Whether what a stage hands on is computed by code the model does not run (a code or command
@@ -159,7 +159,8 @@ export function computesOutput(pipeline: PipelineDefinition, stageId: string): b
   return computed && payloadConditions(pipeline, stageId).some(isOutputCondition);
 }
 
-const isOutputCondition = (condition: PayloadCondition) => condition.path.startsWith("output.");
+export const isOutputCondition = (condition: PayloadCondition) =>
+  condition.path.startsWith("output.");
 
 /** The completion payload for one split of an LLM stage's rules, and the output it hands on. */
 function completionFor(

@@ -1,21 +1,22 @@
 import { generateSync } from "json-schema-faker";
-import type { Snapshot } from "xstate";
 import { getShortestPaths, getSimplePaths, type StatePath } from "xstate/graph";
-import type { PipelineContext } from "../compiler/pipeline-context.js";
-import { stageOfState } from "../compiler/pipeline-states.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";
+import { type ControlEventName, stageDone } from "./events.js";
 import { activeStages, isEnd, modelMachine, type PathEnd, traceModel } from "./model.js";
-import {
-  missesUpstream,
-  refusesInputs,
-  resultFor,
-  type StageOutcome,
-  stageOutcomes,
-} from "./outcomes.js";
+import { resultFor, type StageOutcome } from "./outcomes.js";
+import { transitionPaths, type Untaken } from "./transition-paths.js";
+import { type ModelSnapshot, type PathEvent, traversalOf } from "./traversal.js";
 
 export const PATH_STRATEGIES = ["shortest", "simple"] as const;
 export type PathStrategy = (typeof PATH_STRATEGIES)[number];
+
+/**
+ * What the paths cover: `states`, a path to each distinct state that ends the run (by
+ * `strategy`); `transitions`, as few paths as take every transition of the graph, each one's
+ * way found by construction (see `transitionPaths`).
+ */
+export const PATH_COVERS = ["states", "transitions"] as const;
+export type PathCover = (typeof PATH_COVERS)[number];
 
 export interface PathStep {
   stage: string;
@@ -32,13 +33,19 @@ export interface PipelinePath {
 export interface PathList {
   pipelineId: string;
   strategy: PathStrategy;
+  /** `transitions` when the paths were chosen to take every transition. */
+  cover?: PathCover;
   /** The ctx the paths were generated with (and a test runs them with). */
   ctx: Record<string, unknown>;
   paths: PipelinePath[];
+  /** With `cover: "transitions"`: each transition no path takes, with the checked reason. */
+  untaken?: Untaken[];
 }
 
 export interface PathOptions {
   strategy?: PathStrategy;
+  /** `states` (the default) or `transitions`, which walks the shortest ways (`strategy` aside). */
+  cover?: PathCover;
   /** No path enters a stage more often than this (default 3). */
   maxVisits?: number;
   /** Control events to send from every stage too (bounded by `maxVisits`, since each enters a stage). */
@@ -47,137 +54,77 @@ export interface PathOptions {
   ctx?: Record<string, unknown>;
 }
 
-/** A traversal event, with the step it stands for: `from` the stage it comes from (REDO has its own `stage`). */
-type PathEvent = { type: string; outcome: string; from: string };
-type ModelSnapshot = Snapshot<unknown> & { value: unknown; context: PipelineContext };
-
 /**
  * The paths through a pipeline's statechart from its entry to an end, found by `xstate/graph`
  * on the compiled machine: every stage outcome the rules can tell apart, every sibling order a
- * group's policy can tell apart, plus one path per way a stage can suspend the run.
+ * group's policy can tell apart, plus one path per way a stage can suspend the run. With `cover:
+ * "transitions"`, as few paths as take every transition (and each way to suspend), and the
+ * transitions none takes with why.
  */
 export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions = {}): PathList {
-  const strategy = options.strategy ?? "shortest";
-  const maxVisits = options.maxVisits ?? 3;
   const ctx = options.ctx ?? sampleContext(pipeline);
-  const outcomes = new Map(
-    Object.keys(pipeline.stages).map((id) => [id, stageOutcomes(pipeline, id).outcomes]),
-  );
-  const events = (snapshot: ModelSnapshot): PathEvent[] => {
-    if (Object.values(snapshot.context.visits).some((n) => n > maxVisits)) return [];
-    return activeStages(snapshot).flatMap((stage) => [
-      ...possibleOutcomes(pipeline, snapshot, stage, outcomes.get(stage) ?? []).map((o) => ({
-        ...stageDone(stage, resultFor(o)),
-        outcome: o.name,
-        from: stage,
-      })),
-      // A stage that fails before its model is called gives a control event no time to arrive.
-      ...(refusedHere(pipeline, snapshot, stage)
-        ? []
-        : controlEventsFrom(pipeline, stage, options.events ?? [])
-      ).map((e) => ({
-        ...e,
-        from: stage,
-        outcome:
-          e.type === "OVERRIDE"
-            ? `OVERRIDE ${e.to}`
-            : e.type === "REDO"
-              ? `REDO ${e.stage}`
-              : "CANCEL",
-      })),
-    ]);
+  const bounds = {
+    ctx,
+    maxVisits: options.maxVisits ?? 3,
+    ...(options.events && { events: options.events }),
   };
-  const traversal = {
-    input: { runId: "model", ctx },
-    events: events as never,
-    // The verdicts too: a join's inputsSchema may refuse a failed sibling's result.
-    serializeState: (snapshot: ModelSnapshot) =>
-      JSON.stringify([
-        snapshot.value,
-        snapshot.context.visits,
-        snapshot.context.groups,
-        snapshot.context.upstream.map((r) => r.verdict),
-        settledSiblings(pipeline, snapshot),
+  const traversal = traversalOf(pipeline, bounds);
+  const numbered = (paths: Omit<PipelinePath, "id">[]) =>
+    paths.map((path, index) => ({ id: `path-${index + 1}`, ...path }));
+  if (options.cover === "transitions") {
+    const cover = transitionPaths(pipeline, bounds);
+    const { states } = cover.exploration;
+    const wayTo = (stage: string) => {
+      const at = states.find((state) => activeStages(state.snapshot).includes(stage));
+      const events: PathEvent[] = [];
+      for (let via = at?.via; via; via = states[via.from]?.via) events.unshift(via.event);
+      return at && { state: at.snapshot, events };
+    };
+    return {
+      pipelineId: pipeline.id,
+      strategy: "shortest",
+      cover: "transitions",
+      ctx,
+      paths: numbered([
+        ...cover.paths,
+        ...suspendedPaths(pipeline, ctx, wayTo, traversal.outcomes),
       ]),
-    limit: 100_000,
-  };
+      untaken: cover.untaken,
+    };
+  }
+  const strategy = options.strategy ?? "shortest";
+  const walk = { ...traversal, events: traversal.events as never, limit: 100_000 };
   const machine = modelMachine(pipeline);
-  const reachable = getShortestPaths(machine, traversal) as StatePath<ModelSnapshot, PathEvent>[];
+  const reachable = getShortestPaths(machine, walk) as StatePath<ModelSnapshot, PathEvent>[];
   const ending =
-    strategy === "shortest" ? reachable : (getSimplePaths(machine, traversal) as typeof reachable);
+    strategy === "shortest" ? reachable : (getSimplePaths(machine, walk) as typeof reachable);
   const ended = ending
     .filter((path) => isEnd(path.state.value))
-    .map((path) => ({ steps: stepsOf(path), end: path.state.value as PathEnd }));
-  const paths = [...ended, ...suspendedPaths(pipeline, ctx, reachable, outcomes)].map(
-    (path, index) => ({
-      id: `path-${index + 1}`,
-      ...path,
-    }),
-  );
-  return { pipelineId: pipeline.id, strategy, ctx, paths };
+    .map((path) => ({
+      steps: stepsOf(path.steps.map(({ event }) => event)),
+      end: path.state.value as PathEnd,
+    }));
+  const sorted = [...reachable].sort((a, b) => a.steps.length - b.steps.length);
+  const wayTo = (stage: string) => {
+    const way = sorted.find((path) => activeStages(path.state).includes(stage));
+    return way && { state: way.state, events: way.steps.map(({ event }) => event) };
+  };
+  return {
+    pipelineId: pipeline.id,
+    strategy,
+    ctx,
+    paths: numbered([...ended, ...suspendedPaths(pipeline, ctx, wayTo, traversal.outcomes)]),
+  };
 }
 
-/**
- * A stage's outcomes where it runs now: only `inputs-refused` when its inputsSchema refuses what
- * it receives or its prompt reads an upstream result it does not receive.
- */
-function possibleOutcomes(
-  pipeline: PipelineDefinition,
-  snapshot: ModelSnapshot,
-  stage: string,
-  outcomes: readonly StageOutcome[],
-): StageOutcome[] {
-  const refused = refusedHere(pipeline, snapshot, stage);
-  return outcomes.filter((o) => !o.suspends && (o.drive.kind === "inputs-refused") === refused);
-}
-
-/**
- * What the group running now can tell apart of its settled siblings, by sibling: whether each
- * counts towards `any`/`quorum`, whether the join's inputsSchema refuses it, or its verdict when
- * the join is code (which may read anything). Without it, two sibling orders that join
- * differently would be one state.
- */
-function settledSiblings(
-  pipeline: PipelineDefinition,
-  snapshot: ModelSnapshot,
-): Record<string, string> {
-  if (typeof snapshot.value !== "object" || snapshot.value === null) return {};
-  const group = stageOfState(Object.keys(snapshot.value)[0] ?? "");
-  const transition = pipeline.next[group];
-  if (transition?.kind !== "parallel") return {};
-  const join = pipeline.stages[transition.join];
-  const counts = transition.policy.kind === "any" || transition.policy.kind === "quorum";
-  const states = snapshot.context.groups[group] ?? {};
-  return Object.fromEntries(
-    transition.siblings.flatMap((sibling) => {
-      const result = snapshot.context.results[sibling];
-      if (states[sibling] !== "settled" || !result) return [];
-      if (join && join.kind !== "llm") return [[sibling, result.verdict]];
-      const seen = [
-        counts ? (result.verdict === "ok" ? "counts" : "does-not-count") : "",
-        join && refusesInputs(pipeline, join.id, [result]) ? "refused" : "",
-      ];
-      return [[sibling, seen.filter(Boolean).join(",")]];
-    }),
-  );
-}
-
-/** Whether a stage entered now refuses what it receives (a sibling receives nothing). */
-function refusedHere(
-  pipeline: PipelineDefinition,
-  snapshot: ModelSnapshot,
-  stage: string,
-): boolean {
-  if (typeof snapshot.value !== "string") return false;
-  const { upstream } = snapshot.context;
-  return refusesInputs(pipeline, stage, upstream) || missesUpstream(pipeline, stage, upstream);
-}
-
-function stepsOf(path: StatePath<ModelSnapshot, PathEvent>): PathStep[] {
-  return path.steps.flatMap(({ event }) =>
+function stepsOf(events: readonly PathEvent[]): PathStep[] {
+  return events.flatMap((event) =>
     "outcome" in event ? [{ stage: event.from, outcome: event.outcome }] : [],
   );
 }
+
+/** The shortest way the walk found to a state where `stage` runs, and that state. */
+type WayTo = (stage: string) => { state: ModelSnapshot; events: PathEvent[] } | undefined;
 
 /**
  * For each outcome that suspends the run, the shortest way to a state where its stage runs, the
@@ -187,22 +134,19 @@ function stepsOf(path: StatePath<ModelSnapshot, PathEvent>): PathStep[] {
 function suspendedPaths(
   pipeline: PipelineDefinition,
   ctx: Record<string, unknown>,
-  reachable: StatePath<ModelSnapshot, PathEvent>[],
+  wayTo: WayTo,
   outcomes: Map<string, StageOutcome[]>,
 ): Omit<PipelinePath, "id">[] {
-  const sorted = [...reachable].sort((a, b) => a.steps.length - b.steps.length);
   return [...outcomes.values()].flat().flatMap((outcome) => {
     if (!outcome.suspends) return [];
-    const way = sorted.find((path) => activeStages(path.state).includes(outcome.stage));
+    const way = wayTo(outcome.stage);
     if (!way) return [];
     const others = activeStages(way.state).flatMap((stage) => {
       const ok = outcomes.get(stage)?.find((o) => o.drive.kind === "complete");
       return stage === outcome.stage || !ok ? [] : [{ stage, outcome: ok }];
     });
     const before = [
-      ...way.steps.flatMap(({ event }) =>
-        "outcome" in event ? [{ event, stage: event.from }] : [],
-      ),
+      ...way.events.flatMap((event) => ("outcome" in event ? [{ event, stage: event.from }] : [])),
       ...others.map(({ stage, outcome: ok }) => ({
         event: stageDone(stage, resultFor(ok)),
         stage,
@@ -216,7 +160,7 @@ function suspendedPaths(
     return [
       {
         steps: [
-          ...stepsOf(way),
+          ...stepsOf(way.events),
           ...others.map(({ stage, outcome: ok }) => ({ stage, outcome: ok.name })),
           { stage: outcome.stage, outcome: outcome.name },
         ],

@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createActor, type InspectionEvent } from "xstate";
 import type { Interactor } from "../compiler/interactor.js";
-import { drawnSiblingEdges } from "../compiler/pipeline-group-run.js";
 import type { StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type AuditEvent, MemoryAuditLog } from "../events/audit.js";
@@ -19,6 +18,7 @@ import {
   type Fixtures,
   withStandIns,
 } from "./drive.js";
+import { edgeKey } from "./edge-key.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
 import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
@@ -205,25 +205,14 @@ export function edgeRecorder(covered: Set<string>) {
   return (event: InspectionEvent) => {
     if (event.type !== "@xstate.microstep" || event.actorRef.sessionId !== event.rootId) return;
     for (const transition of event._transitions) {
-      for (const target of transition.target ?? [])
+      // A transition without a target (a group's sibling settling) is drawn back to its source.
+      for (const target of transition.target ?? [transition.source])
         covered.add(
           edgeKey(transition.source.id, target.id, transition.eventType, transition.description),
         );
     }
-    // A run's group keeps its siblings in its context, not in regions: the edges that stands for.
-    for (const edge of drawnSiblingEdges(event))
-      covered.add(edgeKey(edge.source, edge.target, edge.eventType, edge.description));
   };
 }
-
-/** `source -> target [event: description]`: one graph transition. */
-export const edgeKey = (
-  source: string,
-  target: string,
-  event: string,
-  description?: string,
-): string =>
-  `${source} -> ${target} [${event || "always"}${description ? `: ${description}` : ""}]`;
 
 async function realRun(
   pipeline: PipelineDefinition,

@@ -1,5 +1,5 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import { type Coverage, transitionCoverage } from "./coverage.js";
+import { type Coverage, type CoverageOptions, transitionCoverage } from "./coverage.js";
 import type { Fixtures } from "./drive.js";
 import { type PathList, type PathOptions, pipelinePaths } from "./paths.js";
 import { type PathRecord, runPath } from "./run-path.js";
@@ -33,14 +33,16 @@ export interface TestPipelineOptions extends PathOptions {
 }
 
 /**
- * Drives the real engine down every path — generated, or a saved `paths --json` list replayed
- * against the pipeline as it is now — and measures transition coverage.
+ * Drives the real engine down every path — generated (by default as few as take every
+ * transition, `cover: "transitions"`), or a saved `paths --json` list replayed against the
+ * pipeline as it is now — and measures transition coverage.
  */
 export async function testPipeline(
   pipeline: PipelineDefinition,
   options: TestPipelineOptions = {},
 ): Promise<TestReport> {
-  const list = options.paths ?? pipelinePaths(pipeline, options);
+  const list =
+    options.paths ?? pipelinePaths(pipeline, { ...options, cover: options.cover ?? "transitions" });
   const runs = [];
   const results: PathResult[] = [];
   for (const path of list.paths) {
@@ -60,6 +62,16 @@ export async function testPipeline(
     passed,
     failed: results.length - passed,
     paths: results,
-    coverage: transitionCoverage(pipeline, runs),
+    coverage: transitionCoverage(pipeline, runs, coverageOptions(list, options)),
+  };
+}
+
+/** What coverage checks its reasons with: the list's own, and the walk the paths came from. */
+export function coverageOptions(list: PathList, options: PathOptions): CoverageOptions {
+  return {
+    ...(list.untaken && { untaken: list.untaken }),
+    ctx: list.ctx,
+    ...(options.maxVisits !== undefined && { maxVisits: options.maxVisits }),
+    ...(options.events && { events: options.events }),
   };
 }

@@ -4,6 +4,7 @@ import { coveringPaths } from "./covering.js";
 import type { Fixtures } from "./drive.js";
 import { type PathList, type PathOptions, pipelinePaths } from "./paths.js";
 import { type PathRun, runPath } from "./run-path.js";
+import { coverageOptions } from "./test-pipeline.js";
 
 /** vitest's `it` (or `test`), or any runner's function of the same shape. */
 export type RegisterTest = (name: string, body: () => Promise<void>, timeoutMs?: number) => void;
@@ -54,7 +55,11 @@ export function pathTests(
   }
   if (options.coverage)
     test("covers every transition of the graph", async () => {
-      const { uncovered } = transitionCoverage(pipeline, runs).transitions;
+      const { uncovered } = transitionCoverage(
+        pipeline,
+        runs,
+        coverageOptions(list, options),
+      ).transitions;
       if (uncovered.length > 0)
         throw new Error(
           `uncovered: ${uncovered.map((u) => `${u.transition} (${u.reason})`).join("; ")}`,

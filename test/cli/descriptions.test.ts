@@ -13,19 +13,21 @@ const descriptionIn = (stage: string): string =>
 const nodes = (node: JsonNode): JsonNode[] => [node, ...node.children.flatMap(nodes)];
 
 describe("a stage's description", () => {
-  it("is on its node in graph --format json, a parallel group's siblings included, and on no other", async () => {
+  it("is on its node in graph --format json, a parallel group's siblings' on its group, and on no other", async () => {
     const graph = await runCli("graph", "code-review-parallel", "--format", "json");
+    const all = nodes(JSON.parse(graph.stdout));
     const described = Object.fromEntries(
-      nodes(JSON.parse(graph.stdout)).flatMap((n) =>
-        n.description === undefined ? [] : [[n.id, n.description]],
-      ),
+      all.flatMap((n) => (n.description === undefined ? [] : [[n.id, n.description]])),
     );
     expect(described).toEqual({
       "code-review-parallel.execute": descriptionIn("execute"),
-      "code-review-parallel.execute_parallel.test": descriptionIn("test"),
-      "code-review-parallel.execute_parallel.lint": descriptionIn("lint"),
       "code-review-parallel.review": descriptionIn("review"),
     });
+    const group = all.find((n) => n.id === "code-review-parallel.execute_parallel");
+    expect(group?.group?.siblings).toEqual([
+      { stage: "test", description: descriptionIn("test") },
+      { stage: "lint", description: descriptionIn("lint") },
+    ]);
   });
 
   it("is shown by show for each stage execution, in text and in --json", async () => {

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT, runCli, runCliOn } from "../support/cli.js";
+import { essayFile } from "../support/essay-pipeline.js";
 import { MACHINES_DIR, project } from "../support/pipeline-files.js";
 
 type PathsJson = {
@@ -64,9 +65,48 @@ describe("stagechart paths", () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("unknown pause");
   });
+
+  it("with --cover transitions, lists as few paths as take every transition, and says why one is not taken", async () => {
+    const essay = essayFile();
+    const { code, stdout } = await runCli(
+      "paths",
+      essay,
+      "--cover",
+      "transitions",
+      "--max-visits",
+      "1",
+    );
+    expect(code).toBe(0);
+    const lines = stdout.trim().split("\n");
+    expect(lines).toContain(
+      "  no path takes essay.draft -> essay.failed [xstate.done.actor.draft: otherwise]: beyond --max-visits 1: a path takes it with --max-visits 3",
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^\d+ paths \(covering its transitions\) through essay$/),
+    );
+    const json = JSON.parse(
+      (await runCli("paths", essay, "--cover", "transitions", "--json")).stdout,
+    );
+    expect(json).toMatchObject({ cover: "transitions", untaken: [] });
+    expect((await runCli("paths", essay, "--cover", "edges")).code).toBe(2);
+  });
 });
 
 describe("stagechart test", () => {
+  it("drives by default paths that take every transition: all of the essay's, its retries running out among them", async () => {
+    const { code, stdout } = await runCli("test", essayFile(), "--json");
+    const report = JSON.parse(stdout) as TestJson;
+    expect(code).toBe(0);
+    expect(report.failed).toBe(0);
+    expect(report.coverage.transitions.uncovered).toEqual([]);
+    const states = JSON.parse(
+      (await runCli("test", essayFile(), "--cover", "states", "--json")).stdout,
+    ) as TestJson;
+    expect(states.coverage.transitions.uncovered.map((u) => u.transition)).toContain(
+      "essay.draft -> essay.failed [xstate.done.actor.draft: failed]",
+    );
+  });
+
   for (const name of ["code-review", "code-review-parallel"]) {
     it(`drives ${name} down every path and covers every transition`, async () => {
       const { code, stdout } = await runCli("test", name, "--json");
@@ -179,7 +219,7 @@ describe("stagechart test", () => {
         transition:
           'code-review.review -> code-review.done [xstate.done.actor.review: output.approved equals "yes"]',
         reason:
-          'condition unsatisfiable under the schema: no payload the completionSchema accepts makes output.approved equals "yes"',
+          'guard unsatisfiable under the schema: within --max-visits 5, only review\'s outcome "ok: output.approved equals "yes"" takes it, and no payload the completionSchema accepts makes output.approved equals "yes"',
       },
     ]);
   });
@@ -189,11 +229,15 @@ describe("stagechart test", () => {
  * `stagechart test <pipeline>` in a process of its own, its stdout read as it comes: each line
  * with the time (ms since the start) it arrived.
  */
-function linesAsTheyCome(pipeline: string) {
-  const child = spawn(process.execPath, [join(REPO_ROOT, "bin/stagechart.js"), "test", pipeline], {
-    stdio: ["ignore", "pipe", "pipe"],
-    timeout: 60_000,
-  });
+function linesAsTheyCome(pipeline: string, ...flags: string[]) {
+  const child = spawn(
+    process.execPath,
+    [join(REPO_ROOT, "bin/stagechart.js"), "test", pipeline, ...flags],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 60_000,
+    },
+  );
   const start = performance.now();
   const lines: { text: string; at: number }[] = [];
   let partial = "";
@@ -210,7 +254,8 @@ function linesAsTheyCome(pipeline: string) {
 
 describe("stagechart test prints each path as its run ends", () => {
   it("the first path's line comes while the other paths still run, and the summary last", async () => {
-    const { code, lines } = await linesAsTheyCome("code-review-parallel");
+    // One path to each end state: enough of them that the runs take a while.
+    const { code, lines } = await linesAsTheyCome("code-review-parallel", "--cover", "states");
     expect(code).toBe(0);
     const paths = lines.filter((line) => /^pass path-\d+$/.test(line.text));
     expect(paths.length).toBeGreaterThan(2);

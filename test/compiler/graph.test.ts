@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { drawablePipeline, type JsonNode, renderGraph } from "../../src/compiler/graph.js";
+import { type JsonNode, renderGraph } from "../../src/compiler/graph.js";
+import { compiledPipeline } from "../../src/compiler/pipeline-machine.js";
+import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import { code, pipelineOf } from "../support/pipelines.js";
+
+/** `graph` as the command draws it: the machine runs are provided from, and its definition. */
+const drawn = (pipeline: PipelineDefinition, format: "mermaid" | "dot" | "json") =>
+  renderGraph(compiledPipeline(pipeline), format, pipeline);
 
 const ok = () => ({ verdict: "ok" as const });
 const reviewLoop = () =>
@@ -27,36 +33,46 @@ const reviewLoop = () =>
   });
 
 describe("the graph of a compiled pipeline", () => {
-  it("in Mermaid, nests each sibling as a region of the group's parallel state", () => {
-    const mermaid = renderGraph(drawablePipeline(reviewLoop()), "mermaid");
+  it("in Mermaid, draws a group as the one state it runs as, named with its siblings and policy", () => {
+    const mermaid = drawn(reviewLoop(), "mermaid");
     expect(mermaid).toContain("  [*] --> s_demo_plan");
-    expect(mermaid).toMatch(
-      / {2}state s_demo_execute_parallel \{\n {4}state "test" as s_demo_execute_parallel_test\n/,
+    expect(mermaid).toContain(
+      '  state "execute_parallel ∥ test, lint (quorum 1)" as s_demo_execute_parallel\n',
     );
-    expect(mermaid).toContain("\n    --\n");
+    expect(mermaid).not.toContain("state s_demo_execute_parallel {");
     expect(mermaid).not.toMatch(/^ {2}state "test" as s_demo_test$/m);
   });
 
+  it("names a group's cap on the siblings running at once", () => {
+    const pipeline = reviewLoop();
+    const fanOut = pipeline.next.execute;
+    if (fanOut?.kind === "parallel") fanOut.maxConcurrency = 1;
+    expect(drawn(pipeline, "mermaid")).toContain(
+      'state "execute_parallel ∥ test, lint (quorum 1, 1 at once)"',
+    );
+  });
+
   it("labels edges with the rules that take them, and leaves control events out", () => {
-    const mermaid = renderGraph(drawablePipeline(reviewLoop()), "mermaid");
+    const mermaid = drawn(reviewLoop(), "mermaid");
     expect(mermaid).toContain("s_demo_plan --> s_demo_execute : ok");
     expect(mermaid).toContain("s_demo_review --> s_demo_done : output.approved equals true");
     expect(mermaid).toContain("s_demo_review --> s_demo_execute : visits review lt 3");
     expect(mermaid).toContain("s_demo_execute_parallel --> s_demo_review : quorum 1 policy met");
+    expect(mermaid).toContain("s_demo_execute_parallel --> s_demo_execute_parallel : settled");
     expect(mermaid).not.toContain("OVERRIDE");
   });
 
-  it("in DOT, draws composite states as clusters", () => {
-    const dot = renderGraph(drawablePipeline(reviewLoop()), "dot");
+  it("in DOT, draws each state as a node", () => {
+    const dot = drawn(reviewLoop(), "dot");
     expect(dot).toMatch(/^digraph "demo" \{/);
-    expect(dot).toContain('subgraph "cluster_demo.execute_parallel" {');
     expect(dot).toContain(
-      '"demo.execute" -> "demo.execute_parallel" [lhead="cluster_demo.execute_parallel", label="ok"];',
+      '"demo.execute_parallel" [label="execute_parallel ∥ test, lint (quorum 1)"];',
     );
+    expect(dot).toContain('"demo.execute" -> "demo.execute_parallel" [label="ok"];');
   });
 
   it("in JSON, is xstate/graph's directed graph", () => {
-    const graph = JSON.parse(renderGraph(drawablePipeline(reviewLoop()), "json"));
+    const graph = JSON.parse(drawn(reviewLoop(), "json"));
     expect(graph.id).toBe("demo");
     expect(graph.children.map((c: { id: string }) => c.id)).toEqual([
       "demo.plan",
@@ -82,8 +98,8 @@ describe("the JSON graph", () => {
     return pipeline;
   };
 
-  it("carries the eventless transitions: a group's edges to its join and to failed, a sibling's start", () => {
-    const edges = edgesOf(JSON.parse(renderGraph(drawablePipeline(failFast()), "json")));
+  it("carries the eventless transitions: a group's edges to its join and to failed", () => {
+    const edges = edgesOf(JSON.parse(drawn(failFast(), "json")));
     expect(edges).toContainEqual({
       source: "demo.execute_parallel",
       target: "demo.review",
@@ -96,11 +112,23 @@ describe("the JSON graph", () => {
       label: { text: "always" },
       description: "fail-fast policy failed",
     });
-    expect(edges).toContainEqual({
-      source: "demo.execute_parallel.lint.queued",
-      target: "demo.execute_parallel.lint.running",
-      label: { text: "always" },
-      description: "started",
+  });
+
+  it("draws a group's siblings settling as the one transition the group takes them by", () => {
+    const graph = JSON.parse(drawn(failFast(), "json")) as JsonNode;
+    const group = graph.children.find((c) => c.id === "demo.execute_parallel");
+    expect(group?.children).toEqual([]);
+    expect(group?.edges).toContainEqual({
+      source: "demo.execute_parallel",
+      target: "demo.execute_parallel",
+      label: { text: "xstate.done.actor.*" },
+      description: "settled",
+    });
+    expect(group?.group).toEqual({
+      siblings: [{ stage: "test" }, { stage: "lint" }],
+      join: "review",
+      policy: "fail-fast",
+      maxConcurrency: 2,
     });
   });
 
@@ -108,15 +136,17 @@ describe("the JSON graph", () => {
     const pipeline = reviewLoop();
     const fanOut = pipeline.next.execute;
     if (fanOut?.kind === "parallel") fanOut.policy = { kind: "all-settled" };
-    const edges = edgesOf(JSON.parse(renderGraph(drawablePipeline(pipeline), "json")));
-    const fromGroup = edges.filter((e) => e.source === "demo.execute_parallel");
+    const edges = edgesOf(JSON.parse(drawn(pipeline, "json")));
+    const fromGroup = edges.filter(
+      (e) => e.source === "demo.execute_parallel" && e.target !== "demo.execute_parallel",
+    );
     expect(fromGroup.map((e) => [e.target, e.description])).toEqual([
       ["demo.review", "all-settled policy met"],
     ]);
   });
 
   it("keeps xstate/graph's evented edges, each with the rule it stands for", () => {
-    const edges = edgesOf(JSON.parse(renderGraph(drawablePipeline(failFast()), "json")));
+    const edges = edgesOf(JSON.parse(drawn(failFast(), "json")));
     const fromReview = edges.filter(
       (e) => e.source === "demo.review" && e.label.text === "xstate.done.actor.review",
     );

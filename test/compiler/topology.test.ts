@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AnyStateNode } from "xstate";
-import { drawablePipeline } from "../../src/compiler/graph.js";
+import { compilePipelineMachine } from "../../src/compiler/pipeline-machine.js";
 import { mayOverride, mayRedo } from "../../src/compiler/topology.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import { code, pipelineOf } from "../support/pipelines.js";
@@ -38,7 +38,7 @@ describe("compiling a pipeline", () => {
   const readsCompiling = (n: number): number => {
     const pipeline = chain(n);
     const reads = countTransitionReads(pipeline);
-    drawablePipeline(pipeline);
+    compilePipelineMachine(pipeline);
     return reads();
   };
 
@@ -47,8 +47,8 @@ describe("compiling a pipeline", () => {
   });
 
   it("gives the machine a number of transitions linear in the stages (control events included)", () => {
-    const at100 = transitionsOf(drawablePipeline(chain(100)).root);
-    const at200 = transitionsOf(drawablePipeline(chain(200)).root);
+    const at100 = transitionsOf(compilePipelineMachine(chain(100)).root);
+    const at200 = transitionsOf(compilePipelineMachine(chain(200)).root);
     expect(at200).toBeLessThanOrEqual(2 * at100 + 4);
   });
 });

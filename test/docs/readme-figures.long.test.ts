@@ -21,6 +21,36 @@ describe("the README's long figures, as the commands print them", () => {
     expect((JSON.parse(stdout) as { paths: unknown[] }).paths.length).toBe(count);
   });
 
+  it("test's transition coverage of task-lifecycle, and the reason for the one it leaves", async () => {
+    const [covered, total, paths, bound, higher] = quoted(
+      /task-lifecycle's (\d+) of (\d+) with (\d+) paths,\s+its `accept → failed` \(no rule holds, because the phase the answer names was already entered 5\s+times\) `beyond --max-visits (\d+): a path takes it with --max-visits (\d+)`/,
+    );
+    const { stdout } = await runCli("test", "task-lifecycle", "--json");
+    const report = JSON.parse(stdout) as {
+      passed: number;
+      failed: number;
+      coverage: {
+        transitions: {
+          covered: number;
+          total: number;
+          uncovered: { transition: string; reason: string }[];
+        };
+      };
+    };
+    expect([report.passed, report.failed]).toEqual([paths, 0]);
+    expect(report.coverage.transitions).toEqual({
+      covered,
+      total,
+      uncovered: [
+        {
+          transition:
+            "task-lifecycle.accept -> task-lifecycle.failed [xstate.done.actor.accept: failed]",
+          reason: `beyond --max-visits ${bound}: a path takes it with --max-visits ${higher}`,
+        },
+      ],
+    });
+  });
+
   it("test arena-debate with verify-identity's fixture", async () => {
     const [passed, total, covered, transitions] = quoted(
       /it passes (\d+) of (\d+) paths\s+\((\d+) of (\d+) transitions\)/,

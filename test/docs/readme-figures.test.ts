@@ -64,6 +64,26 @@ describe("the README's figures, as the commands print them", () => {
     expect(await pathCount("task-lifecycle")).toBe(count);
   });
 
+  it("test's transition coverage of code-review and code-review-parallel, by the paths that cover them", async () => {
+    const [covered, total, paths, pCovered, pTotal, pPaths] = quoted(
+      /covers `code-review`'s (\d+) of (\d+) transitions with (\d+) paths,\s+`code-review-parallel`'s (\d+) of (\d+) with (\d+) paths/,
+    );
+    const review = await testSummary("code-review");
+    expect([
+      review.passed,
+      review.failed,
+      review.coverage.transitions.covered,
+      review.coverage.transitions.total,
+    ]).toEqual([paths, 0, covered, total]);
+    const parallel = await testSummary("code-review-parallel");
+    expect([
+      parallel.passed,
+      parallel.failed,
+      parallel.coverage.transitions.covered,
+      parallel.coverage.transitions.total,
+    ]).toEqual([pPaths, 0, pCovered, pTotal]);
+  });
+
   it("test on the pi-workflows example: paths passed and transitions covered", async () => {
     const [releasePassed, releaseCovered, releaseTotal] = quoted(
       /stagechart test machines\/pi-release\/release\s+# (\d+) paths pass; (\d+) of (\d+) transitions/,

@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { activeIds, chartStateOf, lifecyclePhases } from "../../src/inspect/chart-state.js";
+import { chartStateOf, lifecyclePhases } from "../../src/inspect/chart-state.js";
 
 describe("the chart state of a run in a parallel group", () => {
-  it("marks each sibling's region as the chart draws it, from the siblings the run's context keeps", () => {
+  it("marks the group's state and each running sibling the chart draws in it, from the run's context", () => {
     const groups = { fan: { lint: "running", test: "settled", docs: "queued" } };
     const { active } = chartStateOf([
       { value: "fan_parallel", context: { pipelineId: "p", groups }, status: "active" },
     ]);
-    const drawn = activeIds("p", { fan_parallel: groups.fan });
-    expect([...active].sort()).toEqual([...drawn].sort());
+    expect(active).toEqual(["p", "p.fan_parallel", "p.fan_parallel.lint"]);
   });
 
   it("adds nothing for a stage outside a group", () => {

@@ -18,8 +18,8 @@ import {
 } from "../../machines/task-lifecycle/artifacts.js";
 import { PHASES, recordTransition } from "../../machines/task-lifecycle/phases.js";
 import { holds } from "../../src/compiler/conditions.js";
-import { drawablePipeline } from "../../src/compiler/graph.js";
 import type { PipelineContext } from "../../src/compiler/pipeline-context.js";
+import { compiledPipeline } from "../../src/compiler/pipeline-machine.js";
 import type { TransitionNotice } from "../../src/definitions/contract.js";
 import { loadPipelineFile } from "../../src/definitions/pipeline.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
@@ -83,7 +83,7 @@ const at = (current: string): PipelineContext =>
  * run at that phase, evaluated with the machine's own guard implementations.
  */
 function compiledTargets(pipeline: PipelineDefinition) {
-  const machine = drawablePipeline(pipeline);
+  const machine = compiledPipeline(pipeline);
   const byPhase: Record<string, Record<"rules" | "OVERRIDE" | "REDO", Set<string>>> = {};
   for (const node of toDirectedGraph(machine).children) {
     for (const edge of node.edges) {

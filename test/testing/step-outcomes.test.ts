@@ -51,7 +51,7 @@ describe("a path's stage outcomes, compared with what each stage did", () => {
   it("fails every path saying unit ends ok when its real code throws, naming the stage, the path's outcome and the recorded one", async () => {
     const list = pipelinePaths(throwing);
     expect(list.paths.filter(says("ok")).length).toBeGreaterThan(2);
-    const report = await testPipeline(throwing, { timeoutMs: 10_000 });
+    const report = await testPipeline(throwing, { paths: list, timeoutMs: 10_000 });
     const byId = new Map(list.paths.map((p) => [p.id, p]));
     for (const result of report.paths) {
       const path = byId.get(result.id);

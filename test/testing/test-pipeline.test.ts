@@ -32,7 +32,7 @@ describe("testPipeline's onPathDone", () => {
       fixtures,
       onPathDone: (result, { done, total }) => told.push({ result, done, total, readsThen: reads }),
     });
-    const count = pipelinePaths(codeReview).paths.length;
+    const count = pipelinePaths(codeReview, { cover: "transitions" }).paths.length;
     expect(count).toBeGreaterThan(2);
     expect(told.map((t) => t.result)).toEqual(report.paths);
     expect(told.map((t) => [t.done, t.total])).toEqual(

@@ -142,7 +142,7 @@ export class ChartView {
 
   private box(node: ChartNode, laid: ElkNode): SVGElement {
     const group = svg("g", {
-      class: `state state-${node.type}${node.stage ? " stage" : ""}${node.children.length || node.sub ? " compound" : ""}`,
+      class: `state state-${node.type}${node.stage ? " stage" : ""}${node.group ? " group" : ""}${node.children.length || node.sub ? " compound" : ""}`,
       "data-state": node.stage ?? node.id,
       "data-active": "false",
       transform: `translate(${laid.x ?? 0} ${laid.y ?? 0})`,
@@ -162,7 +162,8 @@ export class ChartView {
       y: node.children.length || node.sub ? 19 : height / 2 + (node.stage ? -8 : 4),
       class: "label",
     });
-    label.textContent = node.type === "parallel" ? `${node.key} ∥` : node.key;
+    label.textContent =
+      node.type === "parallel" ? `${node.key} ∥` : node.group ? groupLabel(node) : node.key;
     group.append(label);
     if (node.stage && !node.children.length && !node.sub) {
       LIFECYCLE.forEach((step, i) => {
@@ -185,6 +186,13 @@ export class ChartView {
     this.states.set(node.id, group);
     return group;
   }
+}
+
+/** A group's state: `execute_parallel ∥ fail-fast`, and its cap when it has one. */
+function groupLabel(node: ChartNode): string {
+  const group = node.group as NonNullable<ChartNode["group"]>;
+  const capped = group.maxConcurrency < node.children.length;
+  return `${node.key} ∥ ${group.policy}${capped ? `, ${group.maxConcurrency} at once` : ""}`;
 }
 
 function drawEdge(edge: ElkExtendedEdge): SVGElement {

@@ -1,11 +1,6 @@
 import { type Command, Option } from "commander";
-import {
-  drawablePipeline,
-  GRAPH_FORMATS,
-  type GraphFormat,
-  renderGraph,
-} from "../../compiler/graph.js";
-import { stageDescriptions } from "../../definitions/stage-descriptions.js";
+import { GRAPH_FORMATS, type GraphFormat, renderGraph } from "../../compiler/graph.js";
+import { compiledPipeline } from "../../compiler/pipeline-machine.js";
 import { type CliIo, EXIT } from "../io.js";
 import { loadPipelineForCli } from "../pipelines.js";
 
@@ -20,7 +15,7 @@ export function registerGraph(program: Command, io: CliIo, setExit: (code: numbe
     .action(async (name: string, flags: { format: GraphFormat }) => {
       const pipeline = await loadPipelineForCli(name, io, [], { for: "inspection" });
       if (!pipeline) return setExit(EXIT.failed);
-      io.stdout(renderGraph(drawablePipeline(pipeline), flags.format, stageDescriptions(pipeline)));
+      io.stdout(renderGraph(compiledPipeline(pipeline), flags.format, pipeline));
       setExit(EXIT.done);
     });
 }

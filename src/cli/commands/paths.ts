@@ -1,6 +1,12 @@
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { ControlEventName } from "../../testing/events.js";
-import { PATH_STRATEGIES, type PathStrategy, pipelinePaths } from "../../testing/paths.js";
+import {
+  PATH_COVERS,
+  PATH_STRATEGIES,
+  type PathCover,
+  type PathStrategy,
+  pipelinePaths,
+} from "../../testing/paths.js";
 import { type CliIo, EXIT } from "../io.js";
 import { positiveInteger } from "../options.js";
 import { loadPipelineForCli } from "../pipelines.js";
@@ -17,6 +23,14 @@ export function registerPaths(program: Command, io: CliIo, setExit: (code: numbe
         .choices(PATH_STRATEGIES)
         .default("shortest"),
     )
+    .addOption(
+      new Option(
+        "--cover <what>",
+        "states: a path to each distinct end state; transitions: as few paths as take every transition",
+      )
+        .choices(PATH_COVERS)
+        .default("states"),
+    )
     .option("--max-visits <n>", "enter no stage more often than this", positiveInteger, 3)
     .option("--events <names>", "control events to add: override,redo,cancel", controlEvents, [])
     .option("--json", "print the paths as JSON")
@@ -25,6 +39,7 @@ export function registerPaths(program: Command, io: CliIo, setExit: (code: numbe
         name: string,
         flags: {
           strategy: PathStrategy;
+          cover: PathCover;
           maxVisits: number;
           events: ControlEventName[];
           json?: boolean;
@@ -39,7 +54,10 @@ export function registerPaths(program: Command, io: CliIo, setExit: (code: numbe
             const steps = path.steps.map((s) => `${s.stage}: ${s.outcome}`).join(" → ");
             io.stdout(`${path.id} (${path.end}): ${steps}\n`);
           }
-          io.stdout(`${list.paths.length} paths (${list.strategy}) through ${list.pipelineId}\n`);
+          const how = list.cover === "transitions" ? "covering its transitions" : list.strategy;
+          io.stdout(`${list.paths.length} paths (${how}) through ${list.pipelineId}\n`);
+          for (const u of list.untaken ?? [])
+            io.stdout(`  no path takes ${u.transition}: ${u.reason}\n`);
         }
         setExit(EXIT.done);
       },

@@ -1,9 +1,11 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import type { StagechartError } from "../../errors.js";
 import type { ControlEventName } from "../../testing/events.js";
 import { readFixtureFile, readPathFile } from "../../testing/path-file.js";
+import { PATH_COVERS, type PathCover } from "../../testing/paths.js";
 import { type TestPipelineOptions, testPipeline } from "../../testing/test-pipeline.js";
 import { type CliIo, EXIT } from "../io.js";
+import { positiveInteger } from "../options.js";
 import { loadPipelineForCli } from "../pipelines.js";
 import { controlEvents } from "./paths.js";
 
@@ -13,6 +15,15 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
     .description("drive the real engine down every path of a pipeline; report transition coverage")
     .argument("<pipeline>", "bundled pipeline name or pipeline file")
     .option("--paths <file>", "replay a saved path list (the output of paths --json)")
+    .addOption(
+      new Option(
+        "--cover <what>",
+        "the paths to generate: transitions (as few as take every transition) or states (one to each distinct end state)",
+      )
+        .choices(PATH_COVERS)
+        .default("transitions"),
+    )
+    .option("--max-visits <n>", "enter no stage more often than this", positiveInteger, 3)
     .option(
       "--events <names>",
       "control events to add to the generated paths: override,redo,cancel",
@@ -27,7 +38,14 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
     .action(
       async (
         name: string,
-        flags: { paths?: string; fixtures?: string; events: ControlEventName[]; json?: boolean },
+        flags: {
+          paths?: string;
+          cover: PathCover;
+          maxVisits: number;
+          fixtures?: string;
+          events: ControlEventName[];
+          json?: boolean;
+        },
       ) => {
         const pipeline = await loadPipelineForCli(name, io, [], { for: "inspection" });
         if (!pipeline) return setExit(EXIT.failed);
@@ -44,7 +62,8 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
           flags.fixtures === undefined ? undefined : await readFixtureFile(flags.fixtures);
         if (fixtures && !fixtures.ok) return refuse(fixtures.error);
         const report = await testPipeline(pipeline, {
-          ...(saved?.ok ? { paths: saved.value } : { events: flags.events }),
+          ...(saved?.ok ? { paths: saved.value } : { events: flags.events, cover: flags.cover }),
+          maxVisits: flags.maxVisits,
           ...(fixtures?.ok && { fixtures: fixtures.value }),
           ...(!flags.json && { onPathDone: pathLines(io) }),
         });

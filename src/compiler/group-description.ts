@@ -1,0 +1,35 @@
+import type { PipelineDefinition, Target } from "../definitions/pipeline-types.js";
+import { describePolicy } from "./pipeline-parallel.js";
+import { groupState } from "./pipeline-states.js";
+
+/**
+ * What a parallel group's one state runs, from the definition: its siblings (spawned by the
+ * state, not states of their own: see `spawnedGroupState`), its join and its policy. The graph
+ * and the chart draw the state from the machine and name its siblings from this.
+ */
+export interface GroupDescription {
+  /** The stage the group fans out from. */
+  from: string;
+  siblings: readonly string[];
+  join: Target;
+  /** `fail-fast`, `all-settled`, `any`, `quorum 2`. */
+  policy: string;
+  /** How many siblings run at once, at most. */
+  maxConcurrency: number;
+}
+
+/** The pipeline's parallel groups, by the key of the state each compiles to (`execute_parallel`). */
+export function groupDescriptions(pipeline: PipelineDefinition): Map<string, GroupDescription> {
+  const found = new Map<string, GroupDescription>();
+  for (const [from, transition] of Object.entries(pipeline.next)) {
+    if (transition.kind !== "parallel") continue;
+    found.set(groupState(from), {
+      from,
+      siblings: transition.siblings,
+      join: transition.join,
+      policy: describePolicy(transition.policy),
+      maxConcurrency: transition.maxConcurrency ?? transition.siblings.length,
+    });
+  }
+  return found;
+}

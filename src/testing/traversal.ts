@@ -1,0 +1,146 @@
+import type { Snapshot } from "xstate";
+import type { PipelineContext } from "../compiler/pipeline-context.js";
+import { stageOfState } from "../compiler/pipeline-states.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";
+import { activeStages } from "./model.js";
+import {
+  missesUpstream,
+  refusesInputs,
+  resultFor,
+  type StageOutcome,
+  stageOutcomes,
+} from "./outcomes.js";
+
+/** A traversal event, with the step it stands for: `from` the stage it comes from (REDO has its own `stage`). */
+export type PathEvent = { type: string; outcome: string; from: string };
+export type ModelSnapshot = Snapshot<unknown> & { value: unknown; context: PipelineContext };
+
+/** How the model is walked: its input, the events each state offers, and how states are told apart. */
+export interface Traversal {
+  input: { runId: string; ctx: Record<string, unknown> };
+  events: (snapshot: ModelSnapshot) => PathEvent[];
+  serializeState: (snapshot: ModelSnapshot) => string;
+  /** Each stage's outcomes, by stage id. */
+  outcomes: Map<string, StageOutcome[]>;
+}
+
+export interface TraversalOptions {
+  ctx: Record<string, unknown>;
+  /** No state where a stage was entered more often than this offers an event. */
+  maxVisits: number;
+  events?: readonly ControlEventName[];
+}
+
+/**
+ * The walk of a pipeline's model that `paths` makes: from each state, every outcome of each
+ * running stage that its rules can tell apart (and the control events asked for); states told
+ * apart by value, visits, sibling states, the verdicts handed on and what a group can tell apart
+ * of its settled siblings.
+ */
+export function traversalOf(pipeline: PipelineDefinition, options: TraversalOptions): Traversal {
+  const outcomes = new Map(
+    Object.keys(pipeline.stages).map((id) => [id, stageOutcomes(pipeline, id).outcomes]),
+  );
+  const events = (snapshot: ModelSnapshot): PathEvent[] => {
+    if (Object.values(snapshot.context.visits).some((n) => n > options.maxVisits)) return [];
+    return activeStages(snapshot).flatMap((stage) => [
+      ...possibleOutcomes(pipeline, snapshot, stage, outcomes.get(stage) ?? []).map((o) => ({
+        ...stageDone(stage, resultFor(o)),
+        outcome: o.name,
+        from: stage,
+      })),
+      // A stage that fails before its model is called gives a control event no time to arrive.
+      ...(refusedHere(pipeline, snapshot, stage)
+        ? []
+        : controlEventsFrom(pipeline, stage, options.events ?? [])
+      ).map((e) => ({
+        ...e,
+        from: stage,
+        outcome:
+          e.type === "OVERRIDE"
+            ? `OVERRIDE ${e.to}`
+            : e.type === "REDO"
+              ? `REDO ${e.stage}`
+              : "CANCEL",
+      })),
+    ]);
+  };
+  return {
+    input: { runId: "model", ctx: options.ctx },
+    events,
+    // The verdicts too: a join's inputsSchema may refuse a failed sibling's result.
+    serializeState: (snapshot) =>
+      JSON.stringify([
+        snapshot.value,
+        snapshot.context.visits,
+        snapshot.context.groups,
+        snapshot.context.upstream.map((r) => r.verdict),
+        settledSiblings(pipeline, snapshot),
+      ]),
+    outcomes,
+  };
+}
+
+/**
+ * A stage's outcomes where it runs now: only `inputs-refused` when its inputsSchema refuses what
+ * it receives or its prompt reads an upstream result it does not receive.
+ */
+function possibleOutcomes(
+  pipeline: PipelineDefinition,
+  snapshot: ModelSnapshot,
+  stage: string,
+  outcomes: readonly StageOutcome[],
+): StageOutcome[] {
+  const refused = refusedHere(pipeline, snapshot, stage);
+  return outcomes.filter((o) => !o.suspends && (o.drive.kind === "inputs-refused") === refused);
+}
+
+/**
+ * What the group running now can tell apart of its settled siblings, by sibling: whether each
+ * counts towards `any`/`quorum`, whether the join's inputsSchema refuses it, or its verdict when
+ * the join is code (which may read anything). Without it, two sibling orders that join
+ * differently would be one state.
+ */
+function settledSiblings(
+  pipeline: PipelineDefinition,
+  snapshot: ModelSnapshot,
+): Record<string, string> {
+  const group = groupOf(snapshot);
+  if (group === undefined) return {};
+  const transition = pipeline.next[group];
+  if (transition?.kind !== "parallel") return {};
+  const join = pipeline.stages[transition.join];
+  const counts = transition.policy.kind === "any" || transition.policy.kind === "quorum";
+  const states = snapshot.context.groups[group] ?? {};
+  return Object.fromEntries(
+    transition.siblings.flatMap((sibling) => {
+      const result = snapshot.context.results[sibling];
+      if (states[sibling] !== "settled" || !result) return [];
+      if (join && join.kind !== "llm") return [[sibling, result.verdict]];
+      const seen = [
+        counts ? (result.verdict === "ok" ? "counts" : "does-not-count") : "",
+        join && refusesInputs(pipeline, join.id, [result]) ? "refused" : "",
+      ];
+      return [[sibling, seen.filter(Boolean).join(",")]];
+    }),
+  );
+}
+
+/** The stage whose parallel group the run is in, if it is in one. */
+function groupOf(snapshot: ModelSnapshot): string | undefined {
+  if (typeof snapshot.value !== "string") return undefined;
+  const group = stageOfState(snapshot.value);
+  return group === snapshot.value ? undefined : group;
+}
+
+/** Whether a stage entered now refuses what it receives (a sibling receives nothing). */
+function refusedHere(
+  pipeline: PipelineDefinition,
+  snapshot: ModelSnapshot,
+  stage: string,
+): boolean {
+  if (groupOf(snapshot) !== undefined) return false;
+  const { upstream } = snapshot.context;
+  return refusesInputs(pipeline, stage, upstream) || missesUpstream(pipeline, stage, upstream);
+}
