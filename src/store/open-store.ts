@@ -17,7 +17,9 @@ export interface OpenStoreOptions {
 /**
  * The one place a store spec picks a backend: a `postgres://` URL opens the shared PostgreSQL
  * store (`Session/StoreUnavailable` naming it without its password when it cannot be reached),
- * anything else is the path of a SQLite file, created when absent. Either implements the store
+ * `:memory:` a SQLite store held in memory (durable within the process, gone once closed: for
+ * tests and short-lived apps), anything else the path of a SQLite file, created when absent.
+ * Each implements the store
  * port, which the run API (`startRun`, `resumeRun`, `forkRun`, `reopenRun`), the worker and the
  * inspect server take.
  */
