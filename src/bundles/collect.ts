@@ -6,7 +6,7 @@ import { isWorkflowDirectory } from "../definitions/pi-workflows/detect.js";
 import { closureOf, loadWorkflowRoot } from "../definitions/pi-workflows/load.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import type { DefinitionBundle } from "../runtime/store-port.js";
+import type { DefinitionBundle } from "../runtime/run-records.js";
 
 /** A definition's files and the hash they load into: what `run --detach` stores. */
 export interface HashedBundle {

@@ -16,7 +16,7 @@ import { loadWorkflowPipeline } from "../definitions/pi-workflows/load.js";
 import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import type { DefinitionBundle } from "../runtime/store-port.js";
+import type { DefinitionBundle } from "../runtime/run-records.js";
 
 /** Where bundles are written to be loaded: the user's cache (`$XDG_CACHE_HOME` or ~/.cache). */
 export function definitionsCache(): string {

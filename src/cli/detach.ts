@@ -4,7 +4,7 @@ import { fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { ok, type Result, StagechartError } from "../errors.js";
 import { checkContext } from "../runtime/run-checks.js";
-import type { DefinitionBundle } from "../runtime/store-port.js";
+import type { DefinitionBundle } from "../runtime/run-records.js";
 import type { HostSettings } from "../runtime/stored-host.js";
 import { openAnyStore } from "./any-store.js";
 import { refuse } from "./drive.js";

@@ -7,7 +7,8 @@ import {
   type PipelineOutline,
 } from "../definitions/pipeline-outline.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
-import type { RunRecord, RunStore } from "../runtime/store-port.js";
+import type { RunRecord } from "../runtime/run-records.js";
+import type { RunStore } from "../runtime/store-port.js";
 import {
   type Chart,
   type ChartLayouts,

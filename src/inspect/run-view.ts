@@ -2,7 +2,8 @@ import { isRecord } from "../definitions/contract.js";
 import { stagePathOf } from "../definitions/stage-descriptions.js";
 import type { Result } from "../errors.js";
 import type { AuditEvent } from "../events/audit.js";
-import type { RunRecord, RunStore, StoredSnapshot } from "../runtime/store-port.js";
+import type { RunRecord, StoredSnapshot } from "../runtime/run-records.js";
+import type { RunStore } from "../runtime/store-port.js";
 import type { RunWait } from "../runtime/suspension.js";
 import { type RunTokenCount, tokenUsage } from "./token-usage.js";
 

@@ -1,5 +1,6 @@
 import type { WebSocket } from "ws";
-import type { RunStore, RunSummary } from "../runtime/store-port.js";
+import type { RunSummary } from "../runtime/run-records.js";
+import type { RunStore } from "../runtime/store-port.js";
 
 /** The runs a page lists: the newest this many, and any older one that changes while it is open. */
 export const RUN_LIST_LIMIT = 200;

@@ -11,9 +11,10 @@ import {
   toStagechartError,
 } from "../errors.js";
 import { type Launch, type RunHandle, refusalOf } from "./launch.js";
-import type { StepCommit, StoredStatus } from "./persistence.js";
+import type { StepCommit } from "./persistence.js";
 import { type ResumeOptions, resumeRun } from "./run.js";
 import { checkContext } from "./run-checks.js";
+import type { StoredStatus } from "./run-records.js";
 import { checkSnapshotShape } from "./snapshot-shape.js";
 import type { RunStore } from "./store-port.js";
 

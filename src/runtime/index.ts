@@ -36,7 +36,7 @@ export {
   requestControl,
 } from "./live-control.js";
 export { HostMemory } from "./memory.js";
-export type { StepStore, StoredStatus } from "./persistence.js";
+export type { StepStore } from "./persistence.js";
 export { type ReopenOptions, reopenRun } from "./reopen.js";
 export { parseToolRule, rulesGrantPolicy, type ToolRule } from "./rules.js";
 export {
@@ -59,6 +59,7 @@ export {
   type RunControlRequest,
 } from "./run-control.js";
 export { type HistoryStep, type HistoryStore, runHistory } from "./run-history.js";
+export type { RunRecord, RunSummary, StoredStatus } from "./run-records.js";
 export {
   createStageActor,
   runStage,
@@ -68,5 +69,5 @@ export {
 } from "./run-stage.js";
 export { decideByMode, SECURITY_MODES, type SecurityMode } from "./security-mode.js";
 export { createStageServices } from "./stage-services.js";
-export type { OwnedSteps, RunRecord, RunStore, RunSummary } from "./store-port.js";
+export type { OwnedSteps, RunStore } from "./store-port.js";
 export { MemoryTranscripts, type TranscriptStore, toPrompt } from "./transcripts.js";

@@ -5,6 +5,7 @@ import { type ErrorView, type Result, type StagechartError, toStagechartError } 
 import type { AuditEvent, AuditEventInput } from "../events/audit.js";
 import type { Journal } from "./journal.js";
 import type { ControlQueue, ControlSettlement } from "./live-control.js";
+import type { StoredStatus } from "./run-records.js";
 import type { TranscriptRow, TranscriptStore } from "./transcripts.js";
 
 /**
@@ -48,9 +49,6 @@ export interface RunEntries {
    */
   transcriptRows(stageExecutionId: string): TranscriptRow[];
 }
-
-/** `queued`: stored to be run by a worker (`run --detach`), not started yet. */
-export type StoredStatus = "queued" | "running" | "suspended" | "done" | "failed" | "cancelled";
 
 /**
  * What durable runs need from a store (the SQLite store implements it; another backend can).

@@ -9,7 +9,8 @@ import type { GrantAnswer, RunHandle, RunResult } from "./launch.js";
 import { holderIsLive, requestControl } from "./live-control.js";
 import { reopenRun } from "./reopen.js";
 import { resumeRun } from "./run.js";
-import type { RunRecord, RunStore } from "./store-port.js";
+import type { RunRecord } from "./run-records.js";
+import type { RunStore } from "./store-port.js";
 
 /** What a stored run is run with in this process: its pipeline and host, and what to close after. */
 export interface PreparedRun {

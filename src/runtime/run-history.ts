@@ -1,6 +1,7 @@
 import { ok, type Result } from "../errors.js";
 import type { AuditEvent } from "../events/audit.js";
-import type { StepStore, StoredStatus } from "./persistence.js";
+import type { StepStore } from "./persistence.js";
+import type { StoredStatus } from "./run-records.js";
 import type { Awaitable } from "./store-port.js";
 
 /** What reading a run's history needs of a store (the SQLite store has it). */

@@ -1,8 +1,7 @@
 import { isRecord } from "../definitions/contract.js";
 import { err, ok, type Result } from "../errors.js";
 import { type AuditEvent, type AuditEventType, isAuditEventType } from "../events/audit.js";
-import type { StoredStatus } from "../runtime/persistence.js";
-import type { NewRun, RunRecord, StoredSnapshot } from "../runtime/store-port.js";
+import type { NewRun, RunRecord, StoredSnapshot, StoredStatus } from "../runtime/run-records.js";
 import { storeCorrupt } from "../runtime/stored-rows.js";
 import { VERSION } from "../version.js";
 import { isValidRunId } from "./run-ids.js";

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import type { AuditEventInput } from "../events/audit.js";
-import type { ClaimFilter, DefinitionBundle } from "../runtime/store-port.js";
+import type { ClaimFilter, DefinitionBundle } from "../runtime/run-records.js";
 import { decodeRow } from "../runtime/stored-rows.js";
 import * as z from "../zod.js";
 

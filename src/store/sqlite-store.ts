@@ -12,18 +12,15 @@ import type { RunEntries, StepCommit, StepStore } from "../runtime/persistence.j
 import type {
   ClaimFilter,
   DefinitionBundle,
-  JournalRow,
   NewRun,
-  OwnedSteps,
   RunPatch,
   RunQuery,
   RunRecord,
-  RunStore,
   RunSummary,
-  RunTranscriptRow,
   StepRecord,
   StoredSnapshot,
-} from "../runtime/store-port.js";
+} from "../runtime/run-records.js";
+import type { JournalRow, OwnedSteps, RunStore, RunTranscriptRow } from "../runtime/store-port.js";
 import type { TranscriptRow } from "../runtime/transcripts.js";
 import type * as z from "../zod.js";
 import { ControlRequests } from "./control-requests.js";

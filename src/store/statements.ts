@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { RunSummary } from "../runtime/store-port.js";
+import type { RunSummary } from "../runtime/run-records.js";
 import type { RunRow, StepEventsRow } from "./records.js";
 import type { KeyedSnapshot } from "./step-history.js";
 

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { StepRecord } from "../runtime/store-port.js";
+import type { StepRecord } from "../runtime/run-records.js";
 import { type StoredSnapshotText, snapshotJson } from "./snapshot-delta.js";
 import type { StepEntryColumns } from "./step-entries.js";
 

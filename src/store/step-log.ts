@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { err, type Result } from "../errors.js";
 import type { AuditEvent } from "../events/audit.js";
 import type { StepCommit } from "../runtime/persistence.js";
-import type { StoredSnapshot } from "../runtime/store-port.js";
+import type { StoredSnapshot } from "../runtime/run-records.js";
 import { VERSION } from "../version.js";
 import { decodeSnapshot, eventsAfter, toStepEvents } from "./records.js";
 import { SnapshotKeyframes, snapshotJson } from "./snapshot-delta.js";

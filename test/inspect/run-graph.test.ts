@@ -4,7 +4,8 @@ import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ChartNode } from "../../src/inspect/chart.js";
 import { runGraphOf } from "../../src/inspect/run-graph.js";
-import type { DefinitionBundle } from "../../src/runtime/store-port.js";
+
+import type { DefinitionBundle } from "../../src/runtime/run-records.js";
 import { SqliteStore } from "../../src/store/sqlite-store.js";
 
 const TWO_STAGES = `id: p

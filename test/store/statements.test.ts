@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import type { RunSummary } from "../../src/runtime/store-port.js";
+import type { RunSummary } from "../../src/runtime/run-records.js";
 import { prepareStatements } from "../../src/store/statements.js";
 import { openStore, storeFileAtSchema, tempDir, tempStore } from "./support/temp-store.js";
 

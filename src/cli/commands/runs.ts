@@ -3,7 +3,7 @@ import { StagechartError } from "../../errors.js";
 import type { AuditEvent } from "../../events/audit.js";
 import { describeStoredRun } from "../../inspect/run-view.js";
 import type { TokenCount } from "../../inspect/token-usage.js";
-import type { StoredStatus } from "../../runtime/persistence.js";
+import type { StoredStatus } from "../../runtime/run-records.js";
 import type { RunStore } from "../../runtime/store-port.js";
 import { openExistingAnyStore } from "../any-store.js";
 import { refuse, waitLine } from "../drive.js";

@@ -8,14 +8,8 @@ import { decodeJournalEntry } from "../../runtime/journal.js";
 import { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "../../runtime/lease-owner.js";
 import type { ControlStatus, Requester } from "../../runtime/live-control.js";
 import type { RunEntries, StepCommit, StepStore } from "../../runtime/persistence.js";
-import type {
-  NewRun,
-  OwnedSteps,
-  RunPatch,
-  RunRecord,
-  RunStore,
-  StoredSnapshot,
-} from "../../runtime/store-port.js";
+import type { NewRun, RunPatch, RunRecord, StoredSnapshot } from "../../runtime/run-records.js";
+import type { OwnedSteps, RunStore } from "../../runtime/store-port.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import { VERSION } from "../../version.js";
 import type * as z from "../../zod.js";

@@ -10,17 +10,19 @@ import type { StepCommit } from "../../runtime/persistence.js";
 import type {
   ClaimFilter,
   DefinitionBundle,
-  JournalRow,
   NewRun,
-  OwnedSteps,
   RunPatch,
   RunQuery,
   RunRecord,
-  RunStore,
   RunSummary,
-  RunTranscriptRow,
   StepRecord,
   StoredSnapshot,
+} from "../../runtime/run-records.js";
+import type {
+  JournalRow,
+  OwnedSteps,
+  RunStore,
+  RunTranscriptRow,
 } from "../../runtime/store-port.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import type * as z from "../../zod.js";

@@ -3,13 +3,8 @@ import type { MemoryEntry } from "../../definitions/memory.js";
 import { err, ok, type Result } from "../../errors.js";
 import type { AuditEvent } from "../../events/audit.js";
 import { decodeJournalEntry } from "../../runtime/journal.js";
-import type {
-  JournalRow,
-  RunRecord,
-  RunTranscriptRow,
-  StepRecord,
-  StoredSnapshot,
-} from "../../runtime/store-port.js";
+import type { RunRecord, StepRecord, StoredSnapshot } from "../../runtime/run-records.js";
+import type { JournalRow, RunTranscriptRow } from "../../runtime/store-port.js";
 import { decodeRow } from "../../runtime/stored-rows.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import * as z from "../../zod.js";

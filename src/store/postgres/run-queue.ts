@@ -1,5 +1,5 @@
 import { err, ok, type Result } from "../../errors.js";
-import type { ClaimFilter, DefinitionBundle } from "../../runtime/store-port.js";
+import type { ClaimFilter, DefinitionBundle } from "../../runtime/run-records.js";
 import { cancelledBeforeStart, decodeBundle } from "../run-queue.js";
 import { runLocked, runNotFound, runNotQueued } from "../store-errors.js";
 import { claimLease } from "./leases.js";

@@ -1,5 +1,5 @@
 import { err, ok, type Result } from "../../errors.js";
-import type { NewRun, RunPatch, RunRecord } from "../../runtime/store-port.js";
+import type { NewRun, RunPatch, RunRecord } from "../../runtime/run-records.js";
 import { fromRunRow, newRunRecord, type RunRow, toRunRow } from "../records.js";
 import { runExists, runNotFound } from "../store-errors.js";
 import type { Query } from "./queries.js";

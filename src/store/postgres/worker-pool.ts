@@ -4,7 +4,8 @@ import type { Host } from "../../runtime/host.js";
 import type { RunHandle, RunResult } from "../../runtime/launch.js";
 import { LEASE_TTL_MS, leaseOwner } from "../../runtime/lease-owner.js";
 import { resumeRun } from "../../runtime/run.js";
-import type { RunPatch, RunStore } from "../../runtime/store-port.js";
+import type { RunPatch } from "../../runtime/run-records.js";
+import type { RunStore } from "../../runtime/store-port.js";
 import { OwnedRun } from "./owned-run.js";
 
 export interface WorkerPoolOptions {

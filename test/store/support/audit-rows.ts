@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import type { AuditEvent } from "../../../src/events/audit.js";
-import type { StepRecord } from "../../../src/runtime/store-port.js";
+import type { StepRecord } from "../../../src/runtime/run-records.js";
 
 /**
  * A store at schema 8, when each audit event was a row of `audit`, as SQL both dialects run:

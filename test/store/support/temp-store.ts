@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach } from "vitest";
 import type { Result, StagechartError } from "../../../src/errors.js";
-import type { NewRun } from "../../../src/runtime/store-port.js";
+import type { NewRun } from "../../../src/runtime/run-records.js";
 import { MIGRATIONS, SqliteStore, type StoreOptions } from "../../../src/store/index.js";
 
 const dirs: string[] = [];
