@@ -59,6 +59,7 @@ describe("the public API", () => {
       "controlEventsFrom",
       "coveringPaths",
       "modelMachine",
+      "mutationScore",
       "pathTests",
       "pipelinePaths",
       "resultFor",

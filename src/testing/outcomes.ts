@@ -1,20 +1,24 @@
+import { holds } from "../compiler/conditions.js";
 import { refusalEntry } from "../compiler/stage-entries.js";
 import type { ExitInput } from "../compiler/stage-services-port.js";
 import type { JsonValue, StageResult, Verdict } from "../definitions/contract.js";
-import { compileSchema } from "../definitions/json-schema.js";
-import type {
-  Condition,
-  PipelineDefinition,
-  PipelineStage,
+import {
+  CANCEL,
+  type Condition,
+  DONE,
+  FAIL,
+  type PipelineDefinition,
+  type PipelineStage,
 } from "../definitions/pipeline-types.js";
-import { type Placeholder, renderTemplate } from "../definitions/template.js";
 import { defaultExit } from "../runtime/stage-hooks.js";
+import { missesUpstream } from "./inputs-refused.js";
 import {
   describeRequirement,
   type PayloadCondition,
   payloadFor,
   type Requirement,
 } from "./payloads.js";
+import { routeOf } from "./routes.js";
 
 /** Calls a stage may be driven to ask for outside its envelope; none runs, since the run suspends. */
 const GRANT_PROBES = [
@@ -56,8 +60,11 @@ export interface StageOutcome {
     | { kind: "cap-hit"; attempts: number; turnCap: number }
     | { kind: "gate"; answer: "defer" | "block" }
     | { kind: "grant-suspended"; probe: { tool: string; args: Record<string, unknown> } }
-    /** `output`: what the code hands on in this split of its rules, when they read its output. */
-    | { kind: "code"; output?: JsonValue }
+    /**
+     * `output`: what the code hands on in this split of its rules, when they read its output; for
+     * a sub-pipeline stage, `ending`: the stage and outcome its run ends with, and how it ends.
+     */
+    | { kind: "code"; output?: JsonValue; ending?: SubPipelineEnding }
     | { kind: "inputs-refused" }
     /** An ask stage answered with `value` (none: nobody answers, and the run suspends). */
     | { kind: "answer"; value?: JsonValue };
@@ -81,6 +88,8 @@ export interface StageOutcomes {
 export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): StageOutcomes {
   const stage = pipeline.stages[stageId] as PipelineStage;
   if (stage.kind === "ask") return askOutcomes(pipeline, stage);
+  if (stage.kind === "pipeline" && payloadConditions(pipeline, stageId).length > 0)
+    return subPipelineOutcomes(pipeline, stage);
   if (stage.kind !== "llm") {
     if (computesOutput(pipeline, stageId)) return codeOutputOutcomes(pipeline, stageId);
     return {
@@ -255,6 +264,57 @@ function codeOutputOutcomes(pipeline: PipelineDefinition, stageId: string): Stag
   return { outcomes, unsatisfiable };
 }
 
+/** How a sub-pipeline's run ends: the stage that ends it, with which of its outcomes, and where. */
+export interface SubPipelineEnding {
+  stage: string;
+  outcome: string;
+  end: "done" | "failed" | "cancelled";
+}
+
+/**
+ * A sub-pipeline stage whose rules read its result's `output`: one outcome per split of those
+ * rules (and verdict) that a way its run ends gives — the stage whose outcome ends it, sent to
+ * `done` (`ok`), `fail` or `cancel` (`fail`), hands on the output the sub-pipeline does.
+ */
+function subPipelineOutcomes(
+  pipeline: PipelineDefinition,
+  stage: Extract<PipelineStage, { kind: "pipeline" }>,
+): StageOutcomes {
+  const sub = stage.pipeline;
+  const conditions = payloadConditions(pipeline, stage.id).slice(0, MAX_SPLIT_CONDITIONS);
+  const found = new Map<string, StageOutcome>();
+  for (const ender of Object.keys(sub.stages)) {
+    for (const outcome of stageOutcomes(sub, ender).outcomes) {
+      if (outcome.suspends) continue;
+      const result = resultFor(outcome);
+      const to = routeOf(sub, ender, result, { ctx: {}, visits: { [ender]: 1 } });
+      const end =
+        to === DONE ? "done" : to === FAIL ? "failed" : to === CANCEL ? "cancelled" : undefined;
+      if (end === undefined) continue;
+      const verdict = end === "done" ? ("ok" as const) : ("fail" as const);
+      const facts = { verdict, output: result.output, ctx: {}, visits: {} };
+      const split = conditions.map((condition) => ({
+        condition,
+        holds: holds(condition, facts, {}),
+      }));
+      const name = [verdict, split.map(describeRequirement).join(", ")].filter(Boolean).join(": ");
+      if (found.has(name)) continue;
+      found.set(name, {
+        stage: stage.id,
+        name,
+        verdict,
+        capHit: false,
+        drive: {
+          kind: "code",
+          output: result.output ?? {},
+          ending: { stage: ender, outcome: outcome.name, end },
+        },
+      });
+    }
+  }
+  return { outcomes: [...found.values()], unsatisfiable: [] };
+}
+
 /**
  * An ask stage's outcomes: one answer per combination of its rules' `output` conditions that its
  * schema allows (the value is the output), and nobody answering, which suspends the run.
@@ -290,59 +350,6 @@ function askOutcomes(
     suspends: true,
   });
   return { outcomes, unsatisfiable };
-}
-
-/** Whether a stage's `inputsSchema` refuses one of the results it receives: then it can only fail in Setup. */
-export function refusesInputs(
-  pipeline: PipelineDefinition,
-  stageId: string,
-  upstream: readonly StageResult[],
-): boolean {
-  const stage = pipeline.stages[stageId];
-  const schema = stage?.kind === "llm" ? stage.definition.inputsSchema : undefined;
-  if (!schema) return false;
-  const validate = compileSchema(schema);
-  return validate.ok && upstream.some((result) => !validate.value(result));
-}
-
-/**
- * Whether a stage's prompt reads an upstream result it does not receive (`{{ctx.upstream[1].…}}`
- * with one result), as after an OVERRIDE to it: then its Init fails before any model call.
- */
-export function missesUpstream(
-  pipeline: PipelineDefinition,
-  stageId: string,
-  upstream: readonly StageResult[],
-): boolean {
-  const stage = pipeline.stages[stageId];
-  if (stage?.kind !== "llm") return false;
-  const parts = stage.definition.template.parts.flatMap((part) =>
-    part.kind === "placeholder" && part.path[0] === "ctx" && part.path[1] === "upstream"
-      ? [readable(pipeline, part, upstream)]
-      : [],
-  );
-  const rendered = renderTemplate(
-    { parts, ctxReferences: [] },
-    { ctx: { upstream }, stage: { id: stageId, name: stage.definition.name } },
-  );
-  return !rendered.ok;
-}
-
-/**
- * What of a placeholder into `ctx.upstream` the model can check: all of it on an LLM or ask
- * stage's result, whose payload it generated; only that the result is there on a code, command or
- * sub-pipeline stage's, whose output is some object it cannot see into.
- */
-function readable(
-  pipeline: PipelineDefinition,
-  part: Placeholder,
-  upstream: readonly StageResult[],
-): Placeholder {
-  const [, , index] = part.path;
-  const result = typeof index === "number" ? upstream[index] : undefined;
-  const kind = result && pipeline.stages[result.stageId]?.kind;
-  const opaque = kind !== undefined && kind !== "llm" && kind !== "ask";
-  return opaque ? { ...part, path: part.path.slice(0, 3) } : part;
 }
 
 /** A gate's `defer` and `block` under each `resolutionPolicy`. */
