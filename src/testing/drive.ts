@@ -9,15 +9,10 @@ import { createScriptedModel } from "../models/scripted.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { modelMachine } from "./model.js";
-import {
-  computesOutput,
-  resultFor,
-  type StageOutcome,
-  type SubPipelineEnding,
-  stageOutcomes,
-} from "./outcomes.js";
+import { resultFor, type StageOutcome, type SubPipelineEnding, stageOutcomes } from "./outcomes.js";
 import { type PathStep, pipelinePaths } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
+import { computesOutput } from "./splits.js";
 
 /**
  * What a code or command stage ends with in a test run instead of running, by stage id: one

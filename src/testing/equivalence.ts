@@ -9,16 +9,10 @@ import type {
 import type { Exploration } from "./exploration.js";
 import { activeStages } from "./model.js";
 import type { Mutant } from "./mutants.js";
-import {
-  ANY_OBJECT,
-  MAX_SPLIT_CONDITIONS,
-  payloadConditions,
-  resultFor,
-  stageOutcomes,
-  truthTable,
-} from "./outcomes.js";
+import { resultFor, stageOutcomes } from "./outcomes.js";
 import { payloadFor } from "./payloads.js";
 import { routeOf } from "./routes.js";
+import { ANY_OBJECT, MAX_SPLIT_CONDITIONS, payloadConditions, truthTable } from "./splits.js";
 
 /**
  * What a mutant does otherwise than the pipeline it was made from, as one example; none when it
