@@ -4,7 +4,6 @@ import type { ExitInput } from "../compiler/stage-services-port.js";
 import type { JsonValue, StageResult, Verdict } from "../definitions/contract.js";
 import {
   CANCEL,
-  type Condition,
   DONE,
   FAIL,
   type PipelineDefinition,
@@ -12,12 +11,7 @@ import {
 } from "../definitions/pipeline-types.js";
 import { defaultExit } from "../runtime/stage-hooks.js";
 import { missesUpstream } from "./inputs-refused.js";
-import {
-  describeRequirement,
-  type PayloadCondition,
-  payloadFor,
-  type Requirement,
-} from "./payloads.js";
+import { describeRequirement, payloadFor, type Requirement } from "./payloads.js";
 import { routeOf } from "./routes.js";
 import {
   ANY_OBJECT,
