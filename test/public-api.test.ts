@@ -57,6 +57,7 @@ describe("the public API", () => {
       "controlEventsFrom",
       "coveringPaths",
       "modelMachine",
+      "mutationScore",
       "pathTests",
       "pipelinePaths",
       "resultFor",

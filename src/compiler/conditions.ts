@@ -1,5 +1,21 @@
-import type { GuardFunction, TransitionFacts } from "../definitions/contract.js";
-import type { Condition } from "../definitions/pipeline-types.js";
+import type { GuardFunction, StageResult, TransitionFacts } from "../definitions/contract.js";
+import type { Condition, Rule } from "../definitions/pipeline-types.js";
+
+/**
+ * Whether a transition rule holds for a stage's result: a failed stage is routed only by a rule
+ * that tests `verdict`; a rule without a condition always holds.
+ */
+export function ruleHolds(
+  rule: Rule,
+  result: StageResult,
+  run: { ctx: Readonly<Record<string, unknown>>; visits: Readonly<Record<string, number>> },
+  guards: Record<string, GuardFunction>,
+): boolean {
+  if (result.verdict === "fail" && !mentionsVerdict(rule.when)) return false;
+  if (!rule.when) return true;
+  const { verdict, output, parsed } = result;
+  return holds(rule.when, { verdict, output, parsed, ctx: run.ctx, visits: run.visits }, guards);
+}
 
 /** Evaluates a transition condition over `{verdict, output, parsed, ctx}` and the visit counts. */
 export function holds(

@@ -3,7 +3,7 @@ import type { StageResult } from "../definitions/contract.js";
 import type { JoinPolicy, PipelineDefinition, Rule } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { AuditEventType } from "../events/audit.js";
-import { holds, mentionsVerdict } from "./conditions.js";
+import { ruleHolds } from "./conditions.js";
 import type {
   CodeStageInput,
   ControlRefused,
@@ -59,16 +59,8 @@ export function pipelineSetup(
       ...subMachines,
     },
     guards: {
-      ruleHolds: ({ context }, params: { rule: Rule; result: StageResult }) => {
-        if (params.result.verdict === "fail" && !mentionsVerdict(params.rule.when)) return false;
-        if (!params.rule.when) return true;
-        const { verdict, output, parsed } = params.result;
-        return holds(
-          params.rule.when,
-          { verdict, output, parsed, ctx: context.ctx, visits: context.visits },
-          pipeline.guards,
-        );
-      },
+      ruleHolds: ({ context }, params: { rule: Rule; result: StageResult }) =>
+        ruleHolds(params.rule, params.result, context, pipeline.guards),
       succeeded: (_, params: { result: StageResult }) =>
         params.result.verdict === "ok" || params.result.verdict === "skip",
       groupDecides: (

@@ -157,7 +157,8 @@ function describeRule(rule: Rule, rules: number): string {
   return rules === 1 ? "ok" : "otherwise";
 }
 
-function describeCondition(condition: NonNullable<Rule["when"]>): string {
+/** A condition as the graph labels it: `output.approved equals true`, `visits review lt 3`. */
+export function describeCondition(condition: NonNullable<Rule["when"]>): string {
   if ("all" in condition) return condition.all.map(describeCondition).join(" and ");
   if ("any" in condition) return condition.any.map(describeCondition).join(" or ");
   if ("not" in condition) return `not (${describeCondition(condition.not)})`;

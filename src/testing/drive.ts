@@ -9,9 +9,10 @@ import { createScriptedModel } from "../models/scripted.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { modelMachine } from "./model.js";
-import { computesOutput, resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
+import { resultFor, type StageOutcome, type SubPipelineEnding, stageOutcomes } from "./outcomes.js";
 import { type PathStep, pipelinePaths } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
+import { computesOutput } from "./splits.js";
 
 /**
  * What a code or command stage ends with in a test run instead of running, by stage id: one
@@ -136,7 +137,8 @@ export function driveFor(
       drive.unrunnable = true;
     };
     if (stage?.kind === "pipeline") {
-      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key);
+      const ending = outcome.drive.kind === "code" ? outcome.drive.ending : undefined;
+      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key, ending);
       if (why?.unrunnable) unrunnable(`${step.stage} is a pipeline stage: ${why.reason}`);
       else if (why)
         drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why.reason}`;
@@ -182,7 +184,7 @@ function stubOf(
 
 /**
  * Scripts a sub-pipeline's own stages down one of its paths that ends as the stage's verdict
- * needs (`done` for ok, `failed` for fail), and answers its ask stages and gates as that path says, under
+ * needs (`done` for ok, `failed` for fail), or as its outcome's `ending` says, and answers its ask stages and gates as that path says, under
  * the execution of the sub-pipeline stage they run in (`<stage>@<visit>/<inner stage>@<inner
  * visit>`, see `executionKey`), so each visit of it is driven afresh; they do not wait for the
  * outer path's steps. Returns why it cannot, `unrunnable` when no run could take the path (rather
@@ -194,10 +196,18 @@ function driveSubPipeline(
   verdict: string,
   ctx: Record<string, unknown>,
   execution: string,
+  /** The way the sub-pipeline's run must end, when the outcome names one. */
+  ending?: SubPipelineEnding,
 ): { reason: string; unrunnable: boolean } | undefined {
-  const end = verdict === "ok" ? "done" : "failed";
-  const path = pipelinePaths(sub, { ctx }).paths.find((p) => p.end === end);
-  if (!path) return { reason: `no path of ${sub.id} ends ${end}`, unrunnable: true };
+  const end = ending?.end ?? (verdict === "ok" ? "done" : "failed");
+  const endsSo = (steps: readonly PathStep[]) =>
+    !ending || (steps.at(-1)?.stage === ending.stage && steps.at(-1)?.outcome === ending.outcome);
+  const path = pipelinePaths(sub, { ctx }).paths.find((p) => p.end === end && endsSo(p.steps));
+  if (!path)
+    return {
+      reason: `no path of ${sub.id} ends ${end}${ending ? ` after ${ending.stage}: ${ending.outcome}` : ""}`,
+      unrunnable: true,
+    };
   const outcomeOf = (step: PathStep) =>
     stageOutcomes(sub, step.stage).outcomes.find((o) => o.name === step.outcome);
   const visits = visitsAlong(sub, ctx, path.steps, outcomeOf);

@@ -1,7 +1,12 @@
 /** `stagechart/testing`: model-based testing of pipelines (paths, real-engine replays, coverage). */
 
 // Coverage: which transitions the paths run took.
-export { type Coverage, transitionCoverage, type Uncovered } from "./coverage.js";
+export {
+  type Coverage,
+  type CoverageOptions,
+  transitionCoverage,
+  type Uncovered,
+} from "./coverage.js";
 // Paths: every way through a pipeline, and a few that cover each of its transitions.
 export { coveringPaths } from "./covering.js";
 
@@ -15,6 +20,13 @@ export {
   stageDone,
 } from "./events.js";
 export { activeStages, modelMachine, type PathEnd } from "./model.js";
+// Mutation score: how many seeded changes to a pipeline's rules its paths catch.
+export {
+  type MutantResult,
+  type MutationOptions,
+  type MutationReport,
+  mutationScore,
+} from "./mutation.js";
 export {
   resultFor,
   type StageOutcome,
@@ -23,6 +35,7 @@ export {
   type UnreachableOutcome,
 } from "./outcomes.js";
 export {
+  type PathCover,
   type PathList,
   type PathOptions,
   type PathStep,

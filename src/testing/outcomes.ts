@@ -1,20 +1,26 @@
+import { holds } from "../compiler/conditions.js";
 import { refusalEntry } from "../compiler/stage-entries.js";
 import type { ExitInput } from "../compiler/stage-services-port.js";
 import type { JsonValue, StageResult, Verdict } from "../definitions/contract.js";
-import { compileSchema } from "../definitions/json-schema.js";
-import type {
-  Condition,
-  PipelineDefinition,
-  PipelineStage,
-} from "../definitions/pipeline-types.js";
-import { type Placeholder, renderTemplate } from "../definitions/template.js";
-import { defaultExit } from "../runtime/stage-hooks.js";
 import {
-  describeRequirement,
-  type PayloadCondition,
-  payloadFor,
-  type Requirement,
-} from "./payloads.js";
+  CANCEL,
+  DONE,
+  FAIL,
+  type PipelineDefinition,
+  type PipelineStage,
+} from "../definitions/pipeline-types.js";
+import { defaultExit } from "../runtime/stage-hooks.js";
+import { missesUpstream } from "./inputs-refused.js";
+import { describeRequirement, payloadFor, type Requirement } from "./payloads.js";
+import { routeOf } from "./routes.js";
+import {
+  ANY_OBJECT,
+  computesOutput,
+  isOutputCondition,
+  MAX_SPLIT_CONDITIONS,
+  payloadConditions,
+  truthTable,
+} from "./splits.js";
 
 /** Calls a stage may be driven to ask for outside its envelope; none runs, since the run suspends. */
 const GRANT_PROBES = [
@@ -23,9 +29,6 @@ const GRANT_PROBES = [
   { tool: "Write", args: { path: "stagechart-probe.txt", content: "probe" } },
   { tool: "Bash", args: { command: "git log -1" } },
 ];
-
-/** At most this many payload conditions of one stage are split into every true/false combination. */
-export const MAX_SPLIT_CONDITIONS = 6;
 
 /**
  * One way a stage can end that the transition rules can tell apart, and how to drive a real
@@ -56,8 +59,11 @@ export interface StageOutcome {
     | { kind: "cap-hit"; attempts: number; turnCap: number }
     | { kind: "gate"; answer: "defer" | "block" }
     | { kind: "grant-suspended"; probe: { tool: string; args: Record<string, unknown> } }
-    /** `output`: what the code hands on in this split of its rules, when they read its output. */
-    | { kind: "code"; output?: JsonValue }
+    /**
+     * `output`: what the code hands on in this split of its rules, when they read its output; for
+     * a sub-pipeline stage, `ending`: the stage and outcome its run ends with, and how it ends.
+     */
+    | { kind: "code"; output?: JsonValue; ending?: SubPipelineEnding }
     | { kind: "inputs-refused" }
     /** An ask stage answered with `value` (none: nobody answers, and the run suspends). */
     | { kind: "answer"; value?: JsonValue };
@@ -81,6 +87,8 @@ export interface StageOutcomes {
 export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): StageOutcomes {
   const stage = pipeline.stages[stageId] as PipelineStage;
   if (stage.kind === "ask") return askOutcomes(pipeline, stage);
+  if (stage.kind === "pipeline" && payloadConditions(pipeline, stageId).length > 0)
+    return subPipelineOutcomes(pipeline, stage);
   if (stage.kind !== "llm") {
     if (computesOutput(pipeline, stageId)) return codeOutputOutcomes(pipeline, stageId);
     return {
@@ -143,24 +151,6 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
     });
   return { outcomes, unsatisfiable };
 }
-
-/** Any object: what code hands on, as far as the model knows. */
-export const ANY_OBJECT = { type: "object" } as const;
-
-/**
- * Whether what a stage hands on is computed by code the model does not run (a code or command
- * stage's, or an LLM stage's exit hook) and its rules read it: then each `output` split is
- * any object that makes it hold, and the drive stubs that code with it.
- */
-export function computesOutput(pipeline: PipelineDefinition, stageId: string): boolean {
-  const kind = pipeline.stages[stageId]?.kind;
-  const computed =
-    kind === "code" || kind === "command" || (kind === "llm" && !!pipeline.hooks[stageId]?.exit);
-  return computed && payloadConditions(pipeline, stageId).some(isOutputCondition);
-}
-
-export const isOutputCondition = (condition: PayloadCondition) =>
-  condition.path.startsWith("output.");
 
 /** The completion payload for one split of an LLM stage's rules, and the output it hands on. */
 function completionFor(
@@ -255,6 +245,57 @@ function codeOutputOutcomes(pipeline: PipelineDefinition, stageId: string): Stag
   return { outcomes, unsatisfiable };
 }
 
+/** How a sub-pipeline's run ends: the stage that ends it, with which of its outcomes, and where. */
+export interface SubPipelineEnding {
+  stage: string;
+  outcome: string;
+  end: "done" | "failed" | "cancelled";
+}
+
+/**
+ * A sub-pipeline stage whose rules read its result's `output`: one outcome per split of those
+ * rules (and verdict) that a way its run ends gives — the stage whose outcome ends it, sent to
+ * `done` (`ok`), `fail` or `cancel` (`fail`), hands on the output the sub-pipeline does.
+ */
+function subPipelineOutcomes(
+  pipeline: PipelineDefinition,
+  stage: Extract<PipelineStage, { kind: "pipeline" }>,
+): StageOutcomes {
+  const sub = stage.pipeline;
+  const conditions = payloadConditions(pipeline, stage.id).slice(0, MAX_SPLIT_CONDITIONS);
+  const found = new Map<string, StageOutcome>();
+  for (const ender of Object.keys(sub.stages)) {
+    for (const outcome of stageOutcomes(sub, ender).outcomes) {
+      if (outcome.suspends) continue;
+      const result = resultFor(outcome);
+      const to = routeOf(sub, ender, result, { ctx: {}, visits: { [ender]: 1 } });
+      const end =
+        to === DONE ? "done" : to === FAIL ? "failed" : to === CANCEL ? "cancelled" : undefined;
+      if (end === undefined) continue;
+      const verdict = end === "done" ? ("ok" as const) : ("fail" as const);
+      const facts = { verdict, output: result.output, ctx: {}, visits: {} };
+      const split = conditions.map((condition) => ({
+        condition,
+        holds: holds(condition, facts, {}),
+      }));
+      const name = [verdict, split.map(describeRequirement).join(", ")].filter(Boolean).join(": ");
+      if (found.has(name)) continue;
+      found.set(name, {
+        stage: stage.id,
+        name,
+        verdict,
+        capHit: false,
+        drive: {
+          kind: "code",
+          output: result.output ?? {},
+          ending: { stage: ender, outcome: outcome.name, end },
+        },
+      });
+    }
+  }
+  return { outcomes: [...found.values()], unsatisfiable: [] };
+}
+
 /**
  * An ask stage's outcomes: one answer per combination of its rules' `output` conditions that its
  * schema allows (the value is the output), and nobody answering, which suspends the run.
@@ -292,59 +333,6 @@ function askOutcomes(
   return { outcomes, unsatisfiable };
 }
 
-/** Whether a stage's `inputsSchema` refuses one of the results it receives: then it can only fail in Setup. */
-export function refusesInputs(
-  pipeline: PipelineDefinition,
-  stageId: string,
-  upstream: readonly StageResult[],
-): boolean {
-  const stage = pipeline.stages[stageId];
-  const schema = stage?.kind === "llm" ? stage.definition.inputsSchema : undefined;
-  if (!schema) return false;
-  const validate = compileSchema(schema);
-  return validate.ok && upstream.some((result) => !validate.value(result));
-}
-
-/**
- * Whether a stage's prompt reads an upstream result it does not receive (`{{ctx.upstream[1].…}}`
- * with one result), as after an OVERRIDE to it: then its Init fails before any model call.
- */
-export function missesUpstream(
-  pipeline: PipelineDefinition,
-  stageId: string,
-  upstream: readonly StageResult[],
-): boolean {
-  const stage = pipeline.stages[stageId];
-  if (stage?.kind !== "llm") return false;
-  const parts = stage.definition.template.parts.flatMap((part) =>
-    part.kind === "placeholder" && part.path[0] === "ctx" && part.path[1] === "upstream"
-      ? [readable(pipeline, part, upstream)]
-      : [],
-  );
-  const rendered = renderTemplate(
-    { parts, ctxReferences: [] },
-    { ctx: { upstream }, stage: { id: stageId, name: stage.definition.name } },
-  );
-  return !rendered.ok;
-}
-
-/**
- * What of a placeholder into `ctx.upstream` the model can check: all of it on an LLM or ask
- * stage's result, whose payload it generated; only that the result is there on a code, command or
- * sub-pipeline stage's, whose output is some object it cannot see into.
- */
-function readable(
-  pipeline: PipelineDefinition,
-  part: Placeholder,
-  upstream: readonly StageResult[],
-): Placeholder {
-  const [, , index] = part.path;
-  const result = typeof index === "number" ? upstream[index] : undefined;
-  const kind = result && pipeline.stages[result.stageId]?.kind;
-  const opaque = kind !== undefined && kind !== "llm" && kind !== "ask";
-  return opaque ? { ...part, path: part.path.slice(0, 3) } : part;
-}
-
 /** A gate's `defer` and `block` under each `resolutionPolicy`. */
 export function gateOutcomes(
   stageId: string,
@@ -362,37 +350,6 @@ export function gateOutcomes(
       ...(suspends && { suspends }),
     };
   });
-}
-
-/** The payload conditions (`output.*`, `parsed.*`) of a stage's rules, each once, in rule order. */
-export function payloadConditions(
-  pipeline: PipelineDefinition,
-  stageId: string,
-): PayloadCondition[] {
-  const transition = pipeline.next[stageId];
-  if (transition?.kind !== "rules") return [];
-  const found = new Map<string, PayloadCondition>();
-  const visit = (condition: Condition): void => {
-    if ("all" in condition) condition.all.forEach(visit);
-    else if ("any" in condition) condition.any.forEach(visit);
-    else if ("not" in condition) visit(condition.not);
-    else if ("path" in condition && /^(output|parsed)\./.test(condition.path))
-      found.set(JSON.stringify(condition), condition);
-  };
-  for (const rule of transition.rules) if (rule.when) visit(rule.when);
-  return [...found.values()];
-}
-
-/** Every combination of the conditions holding or not: 2^n rows, one empty row for none. */
-export function truthTable(conditions: readonly PayloadCondition[]): Requirement[][] {
-  return conditions.reduce<Requirement[][]>(
-    (rows, condition) =>
-      rows.flatMap((row) => [
-        [...row, { condition, holds: true }],
-        [...row, { condition, holds: false }],
-      ]),
-    [[]],
-  );
 }
 
 /** The StageResult an outcome hands to the transition rules. */

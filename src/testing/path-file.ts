@@ -8,7 +8,7 @@ import type { PathList } from "./paths.js";
 const pathList = z.object({
   pipelineId: z.string().check(z.minLength(1)),
   strategy: z.enum(["shortest", "simple"]),
-  cover: z.optional(z.enum(["states", "transitions"])),
+  cover: z.optional(z.enum(["states", "transitions", "boundaries"])),
   ctx: z.optional(z.record(z.string(), z.unknown())),
   untaken: z.optional(z.array(z.object({ transition: z.string(), reason: z.string() }))),
   paths: z.array(

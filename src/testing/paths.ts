@@ -13,9 +13,10 @@ export type PathStrategy = (typeof PATH_STRATEGIES)[number];
 /**
  * What the paths cover: `states`, a path to each distinct state that ends the run (by
  * `strategy`); `transitions`, as few paths as take every transition of the graph, each one's
- * way found by construction (see `transitionPaths`).
+ * way found by construction (see `transitionPaths`); `boundaries`, those and each `visits`
+ * threshold of a rule on either side (walking as many visits as that needs).
  */
-export const PATH_COVERS = ["states", "transitions"] as const;
+export const PATH_COVERS = ["states", "transitions", "boundaries"] as const;
 export type PathCover = (typeof PATH_COVERS)[number];
 
 export interface PathStep {
@@ -33,7 +34,7 @@ export interface PipelinePath {
 export interface PathList {
   pipelineId: string;
   strategy: PathStrategy;
-  /** `transitions` when the paths were chosen to take every transition. */
+  /** `transitions` or `boundaries` when the paths were chosen to take every transition. */
   cover?: PathCover;
   /** The ctx the paths were generated with (and a test runs them with). */
   ctx: Record<string, unknown>;
@@ -44,7 +45,7 @@ export interface PathList {
 
 export interface PathOptions {
   strategy?: PathStrategy;
-  /** `states` (the default) or `transitions`, which walks the shortest ways (`strategy` aside). */
+  /** `states` (the default), or `transitions` or `boundaries`, which walk the shortest ways (`strategy` aside). */
   cover?: PathCover;
   /** No path enters a stage more often than this (default 3). */
   maxVisits?: number;
@@ -71,8 +72,11 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
   const traversal = traversalOf(pipeline, bounds);
   const numbered = (paths: Omit<PipelinePath, "id">[]) =>
     paths.map((path, index) => ({ id: `path-${index + 1}`, ...path }));
-  if (options.cover === "transitions") {
-    const cover = transitionPaths(pipeline, bounds);
+  if (options.cover === "transitions" || options.cover === "boundaries") {
+    const cover = transitionPaths(pipeline, {
+      ...bounds,
+      boundaries: options.cover === "boundaries",
+    });
     const { states } = cover.exploration;
     const wayTo = (stage: string) => {
       const at = states.find((state) => activeStages(state.snapshot).includes(stage));
@@ -83,7 +87,7 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
     return {
       pipelineId: pipeline.id,
       strategy: "shortest",
-      cover: "transitions",
+      cover: options.cover,
       ctx,
       paths: numbered([
         ...cover.paths,

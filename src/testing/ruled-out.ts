@@ -2,16 +2,16 @@ import type { ExitInput } from "../compiler/stage-services-port.js";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
 import { defaultExit } from "../runtime/stage-hooks.js";
+import { stageOutcomes } from "./outcomes.js";
+import { describeRequirement, payloadFor, type Requirement } from "./payloads.js";
 import {
   ANY_OBJECT,
   computesOutput,
   isOutputCondition,
   MAX_SPLIT_CONDITIONS,
   payloadConditions,
-  stageOutcomes,
   truthTable,
-} from "./outcomes.js";
-import { describeRequirement, payloadFor, type Requirement } from "./payloads.js";
+} from "./splits.js";
 
 /** A split of a stage's rules that its schema rules out, and the result it would hand on were it allowed. */
 export interface RuledOut {

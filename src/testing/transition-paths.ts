@@ -2,6 +2,7 @@ import type { AnyStateMachine } from "xstate";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import type { Condition, PipelineDefinition } from "../definitions/pipeline-types.js";
 import { isStagechartError } from "../errors.js";
+import { boundariesMet, boundaryGoals, boundaryReach, tallyGoals } from "./boundaries.js";
 import { graphTransitions, isControlTransition } from "./coverable.js";
 import { stageDone } from "./events.js";
 import {
@@ -39,34 +40,85 @@ export interface TransitionCover {
  */
 export function transitionPaths(
   pipeline: PipelineDefinition,
-  options: TraversalOptions,
+  options: TraversalOptions & {
+    /** Cover each `visits` threshold's boundaries too, walking as far as they need. */
+    boundaries?: boolean;
+  },
 ): TransitionCover {
-  const machine = modelMachine(pipeline);
-  const exploration = explore(machine, traversalOf(pipeline, options));
+  const bounds = options.boundaries ? boundaryBounds(pipeline, options) : options;
+  const { machine, exploration } = walkOf(pipeline, bounds);
+  const goals = options.boundaries
+    ? boundaryGoals(pipeline, traversalOf(pipeline, options).outcomes, options.ctx)
+    : [];
   const counted = graphTransitions(pipeline);
+  const met = boundariesMet(goals, exploration);
+  const labelsOf = (edge: ExploredEdge) => [...edge.transitions, ...met(edge)];
   // The control events asked for are sent too: each transition they take gets a path, though
   // coverage does not count them.
   const controls = exploration.edges.flatMap((edge) =>
     edge.transitions.filter(isControlTransition),
   );
-  const wanted = [...counted, ...new Set(controls)];
-  const ways = waysTaking(exploration, wanted);
-  const paths = fewestTaking(ways, wanted).map((way) => ({
+  const tallies = options.boundaries ? tallyGoals(pipeline) : [];
+  const wanted = [...counted, ...new Set(controls), ...goals.map((goal) => goal.id), ...tallies];
+  const ways = waysTaking(exploration, wanted, labelsOf);
+  const paths = fewestTaking(ways, wanted, labelsOf).map((way) => ({
     steps: way.map(({ event }) => ({ stage: event.from, outcome: event.outcome })),
     end: exploration.states[way.at(-1)?.to ?? 0]?.snapshot.value as PathEnd,
   }));
   const missing = counted.filter((transition) => !ways.has(transition));
   return {
     paths,
-    untaken: whyUntaken(pipeline, missing, options, exploration, machine),
+    untaken: whyUntaken(pipeline, missing, bounds, exploration, machine),
     exploration,
   };
+}
+
+/**
+ * The bounds a walk covering the boundaries needs: as many visits as the thresholds count, and
+ * the groups' tallies told apart.
+ */
+export function boundaryBounds(
+  pipeline: PipelineDefinition,
+  options: TraversalOptions,
+): TraversalOptions {
+  const goals = boundaryGoals(pipeline, traversalOf(pipeline, options).outcomes, options.ctx);
+  return {
+    ...options,
+    maxVisits: Math.max(options.maxVisits, boundaryReach(goals)),
+    tallies: true,
+  };
+}
+
+/** A walk of a pipeline's model, and the machine it was walked on. */
+export interface Walk {
+  machine: AnyStateMachine;
+  exploration: Exploration;
+}
+
+/** The last walk of each pipeline, kept for the next asking for the same bounds (a walk can take seconds). */
+const lastWalks = new WeakMap<PipelineDefinition, { key: string; walk: Walk }>();
+
+/** The walk of a pipeline's model within `options`' bounds (see `explore`). */
+export function walkOf(pipeline: PipelineDefinition, options: TraversalOptions): Walk {
+  const key = JSON.stringify([
+    options.ctx,
+    options.maxVisits,
+    options.events ?? [],
+    options.tallies ?? false,
+  ]);
+  const last = lastWalks.get(pipeline);
+  if (last?.key === key) return last.walk;
+  const machine = modelMachine(pipeline);
+  const walk = { machine, exploration: explore(machine, traversalOf(pipeline, options)) };
+  lastWalks.set(pipeline, { key, walk });
+  return walk;
 }
 
 /** For each transition some step takes, the shortest way through such a step that ends. */
 function waysTaking(
   exploration: Exploration,
   wanted: readonly string[],
+  labelsOf: (edge: ExploredEdge) => readonly string[] = (edge) => edge.transitions,
 ): Map<string, ExploredEdge[]> {
   const { states } = exploration;
   const lengthThrough = (edge: ExploredEdge) =>
@@ -75,7 +127,7 @@ function waysTaking(
   const counted = new Set(wanted);
   for (const edge of exploration.edges) {
     if (lengthThrough(edge) === Infinity) continue;
-    for (const transition of edge.transitions) {
+    for (const transition of labelsOf(edge)) {
       if (!counted.has(transition)) continue;
       const known = best.get(transition);
       if (!known || lengthThrough(edge) < lengthThrough(known)) best.set(transition, edge);
@@ -90,13 +142,14 @@ function waysTaking(
 function fewestTaking(
   ways: ReadonlyMap<string, ExploredEdge[]>,
   wanted: readonly string[],
+  labelsOf: (edge: ExploredEdge) => readonly string[],
 ): ExploredEdge[][] {
   const counted = new Set(wanted);
   const unique = new Map<string, { way: ExploredEdge[]; takes: Set<string> }>();
   for (const way of ways.values()) {
     const key = way.map((edge) => `${edge.from}>${edge.to}:${edge.event.outcome}`).join(" ");
     if (unique.has(key)) continue;
-    const takes = new Set(way.flatMap((edge) => edge.transitions.filter((t) => counted.has(t))));
+    const takes = new Set(way.flatMap((edge) => labelsOf(edge).filter((t) => counted.has(t))));
     unique.set(key, { way, takes });
   }
   let left = [...unique.values()];
@@ -203,7 +256,7 @@ function notFound(
   const stage = source === undefined ? undefined : stageOfState(source);
   const within = `no path takes it within --max-visits ${bound}`;
   if (stage !== undefined && pipeline.stages[stage]?.kind === "pipeline")
-    return `${within}: ${stage} is a sub-pipeline stage, which the model ends only ok or fail with an empty output, so its rules that read more of its result are not modelled`;
+    return `${within}: ${stage} is a sub-pipeline stage, and no way its run ends (a stage's outcome that sends it to done, fail or cancel) gives a result that takes it`;
   const entered = exploration.states.some((state) => state.snapshot.value === source);
   return entered || stage === undefined
     ? `${within}: no outcome the model has of ${stage ?? "its stage"} takes it from the states the paths reach`

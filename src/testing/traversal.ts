@@ -3,14 +3,9 @@ import type { PipelineContext } from "../compiler/pipeline-context.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";
+import { missesUpstream, refusesInputs } from "./inputs-refused.js";
 import { activeStages } from "./model.js";
-import {
-  missesUpstream,
-  refusesInputs,
-  resultFor,
-  type StageOutcome,
-  stageOutcomes,
-} from "./outcomes.js";
+import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
 
 /** A traversal event, with the step it stands for: `from` the stage it comes from (REDO has its own `stage`). */
 export type PathEvent = { type: string; outcome: string; from: string };
@@ -30,6 +25,8 @@ export interface TraversalOptions {
   /** No state where a stage was entered more often than this offers an event. */
   maxVisits: number;
   events?: readonly ControlEventName[];
+  /** Tell apart states whose groups' tallies differ though their policies do not tell them apart. */
+  tallies?: boolean;
 }
 
 /**
@@ -77,6 +74,7 @@ export function traversalOf(pipeline: PipelineDefinition, options: TraversalOpti
         snapshot.context.groups,
         snapshot.context.upstream.map((r) => r.verdict),
         settledSiblings(pipeline, snapshot),
+        options.tallies ? (snapshot.context.tallies ?? {}) : {},
       ]),
     outcomes,
   };

@@ -107,6 +107,30 @@ describe("stagechart test", () => {
     );
   });
 
+  it("with --mutate, scores the paths: a line per mutant, the share caught, the same mutants for the same seed", async () => {
+    const essay = essayFile();
+    const { code, stdout } = await runCli("test", essay, "--mutate", "12", "--seed", "3");
+    expect(code).toBe(0);
+    const lines = stdout.trim().split("\n");
+    expect(lines.filter((l) => /^(caught|survived|equivalent) m-\d+ /.test(l))).toHaveLength(12);
+    expect(lines).toContainEqual(expect.stringMatching(/^caught m-\d+ .+: by path-\d+: .+/));
+    expect(lines).toContainEqual(expect.stringMatching(/^paths replayed: (\d+) of \1$/));
+    expect(lines.at(-1)).toMatch(
+      /^mutation score: (\d+) of \1 mutants that change behaviour caught \(100%\); \d+ equivalent \(seed 3\)$/,
+    );
+    const json = JSON.parse(
+      (await runCli("test", essay, "--mutate", "12", "--seed", "3", "--json")).stdout,
+    );
+    const described = json.mutants.map(
+      (m: { status: string; id: string; description: string }) =>
+        `${m.status} ${m.id} ${m.description}: `,
+    );
+    expect(described.map((prefix: string, i: number) => lines[i]?.startsWith(prefix))).toEqual(
+      described.map(() => true),
+    );
+    expect((await runCli("test", essay, "--mutate", "0")).code).toBe(2);
+  });
+
   for (const name of ["code-review", "code-review-parallel"]) {
     it(`drives ${name} down every path and covers every transition`, async () => {
       const { code, stdout } = await runCli("test", name, "--json");

@@ -51,6 +51,42 @@ describe("the README's long figures, as the commands print them", () => {
     });
   });
 
+  it("test --mutate on task-lifecycle, and on arena-debate with verify-identity's fixture", async () => {
+    const [caught, changing, equivalent] = quoted(
+      /and (\d+) of (\d+) of task-lifecycle's \((\d+) equivalent, each\s+differing only at a count of visits no run reaches\)/,
+    );
+    const [all, passing, paths, arenaCaught] = quoted(
+      /with that fixture makes all (\d+) of its mutants, every one changing behaviour, and\s+the (\d+) of (\d+) paths that pass catch (\d+) of them/,
+    );
+    type Scored = {
+      caught: number;
+      survived: number;
+      equivalent: number;
+      mutants: { status: string; equivalence?: string }[];
+      paths: { replayed: string[]; failing: unknown[] };
+    };
+    const scored = async (...argv: string[]) =>
+      JSON.parse((await runCli("test", ...argv, "--json")).stdout) as Scored;
+    const lifecycle = await scored("task-lifecycle", "--mutate", "1000");
+    expect([lifecycle.caught, lifecycle.caught + lifecycle.survived, lifecycle.equivalent]).toEqual(
+      [caught, changing, equivalent],
+    );
+    for (const mutant of lifecycle.mutants.filter((m) => m.status === "equivalent"))
+      expect(mutant.equivalence).toMatch(
+        /^it differs only where no run goes within --max-visits 5/,
+      );
+    const fixtures = join(mkdtempSync(join(tmpdir(), "stagechart-fixtures-")), "fixtures.json");
+    writeFileSync(fixtures, '{"verify-identity": {"verdict": "ok"}}');
+    const arena = await scored("arena-debate", "--fixtures", fixtures, "--mutate", "400");
+    expect(arena.mutants.length).toBe(all);
+    expect(arena.equivalent).toBe(0);
+    expect([
+      arena.paths.replayed.length,
+      arena.paths.replayed.length + arena.paths.failing.length,
+    ]).toEqual([passing, paths]);
+    expect(arena.caught).toBe(arenaCaught);
+  });
+
   it("test arena-debate with verify-identity's fixture", async () => {
     const [passed, total, covered, transitions] = quoted(
       /it passes (\d+) of (\d+) paths\s+\((\d+) of (\d+) transitions\)/,

@@ -84,6 +84,21 @@ describe("the README's figures, as the commands print them", () => {
     ]).toEqual([pPaths, 0, pCovered, pTotal]);
   });
 
+  it("test --mutate on code-review, code-review-parallel and the pi-workflows example: mutants caught and equivalent", async () => {
+    const [caught, changing, equivalent, pCaught, pChanging, pEquivalent] = quoted(
+      /catches (\d+) of (\d+) of\s+`code-review`'s mutants that change behaviour \((\d+) equivalent\), (\d+) of (\d+) of\s+`code-review-parallel`'s \((\d+) equivalent\)/,
+    );
+    const [rCaught, rChanging] = quoted(/release --mutate 100 +# (\d+) of (\d+) mutants caught/);
+    const scored = async (...argv: string[]) => {
+      const { stdout } = await runCli("test", ...argv, "--mutate", "1000", "--json");
+      const report = JSON.parse(stdout) as { caught: number; survived: number; equivalent: number };
+      return [report.caught, report.caught + report.survived, report.equivalent];
+    };
+    expect(await scored("code-review")).toEqual([caught, changing, equivalent]);
+    expect(await scored("code-review-parallel")).toEqual([pCaught, pChanging, pEquivalent]);
+    expect((await scored("machines/pi-release/release")).slice(0, 2)).toEqual([rCaught, rChanging]);
+  });
+
   it("test on the pi-workflows example: paths passed and transitions covered", async () => {
     const [releasePassed, releaseCovered, releaseTotal] = quoted(
       /stagechart test machines\/pi-release\/release\s+# (\d+) paths pass; (\d+) of (\d+) transitions/,

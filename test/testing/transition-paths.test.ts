@@ -53,6 +53,35 @@ describe("paths that cover transitions, on a pipeline with an in condition, thre
   });
 });
 
+describe("paths that cover the boundaries", () => {
+  it("add to the transitions a path on either side of a visits threshold and through each tally of a group", async () => {
+    const essay = await essayPipeline();
+    const transitions = pipelinePaths(essay, { cover: "transitions" });
+    const boundaries = pipelinePaths(essay, { cover: "boundaries" });
+    expect(boundaries.cover).toBe("boundaries");
+    // visits draft lt 3 on either side: draft looping at its second visit, not at its third.
+    const loops = "ok: not output.score lt 2, not output.score gte 7";
+    expect(
+      boundaries.paths.some(
+        (p) => p.steps.filter((s) => s.stage === "draft" && s.outcome === loops).length === 3,
+      ),
+    ).toBe(true);
+    // A sibling of the all-settled group failing, which no transition needs.
+    const siblingFails = (list: typeof boundaries) =>
+      list.paths.some((p) =>
+        p.steps.some((s) => ["grammar", "style"].includes(s.stage) && s.outcome === "cap-hit"),
+      );
+    expect(siblingFails(transitions)).toBe(false);
+    expect(siblingFails(boundaries)).toBe(true);
+    // Each tally: grammar failing first, and both failing, among them.
+    const settling = (p: (typeof boundaries.paths)[number]) =>
+      p.steps.filter((s) => ["grammar", "style"].includes(s.stage)).map((s) => s.outcome);
+    expect(boundaries.paths.map(settling)).toEqual(
+      expect.arrayContaining([["cap-hit", "cap-hit"], expect.arrayContaining(["cap-hit"])]),
+    );
+  });
+});
+
 describe("a transition no path takes", () => {
   it("is said to lie beyond --max-visits when a higher bound takes it, naming that bound", async () => {
     const essay = await essayPipeline();

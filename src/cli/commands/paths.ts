@@ -26,7 +26,7 @@ export function registerPaths(program: Command, io: CliIo, setExit: (code: numbe
     .addOption(
       new Option(
         "--cover <what>",
-        "states: a path to each distinct end state; transitions: as few paths as take every transition",
+        "states: a path to each distinct end state; transitions: as few paths as take every transition; boundaries: those and each visits threshold on either side",
       )
         .choices(PATH_COVERS)
         .default("states"),
@@ -54,7 +54,12 @@ export function registerPaths(program: Command, io: CliIo, setExit: (code: numbe
             const steps = path.steps.map((s) => `${s.stage}: ${s.outcome}`).join(" → ");
             io.stdout(`${path.id} (${path.end}): ${steps}\n`);
           }
-          const how = list.cover === "transitions" ? "covering its transitions" : list.strategy;
+          const how =
+            list.cover === "transitions"
+              ? "covering its transitions"
+              : list.cover === "boundaries"
+                ? "covering its transitions and visits boundaries"
+                : list.strategy;
           io.stdout(`${list.paths.length} paths (${how}) through ${list.pipelineId}\n`);
           for (const u of list.untaken ?? [])
             io.stdout(`  no path takes ${u.transition}: ${u.reason}\n`);

@@ -1,6 +1,11 @@
 import { type Command, Option } from "commander";
 import type { StagechartError } from "../../errors.js";
 import type { ControlEventName } from "../../testing/events.js";
+import {
+  type MutationOptions,
+  type MutationReport,
+  mutationScore,
+} from "../../testing/mutation.js";
 import { readFixtureFile, readPathFile } from "../../testing/path-file.js";
 import { PATH_COVERS, type PathCover } from "../../testing/paths.js";
 import { type TestPipelineOptions, testPipeline } from "../../testing/test-pipeline.js";
@@ -18,10 +23,8 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
     .addOption(
       new Option(
         "--cover <what>",
-        "the paths to generate: transitions (as few as take every transition) or states (one to each distinct end state)",
-      )
-        .choices(PATH_COVERS)
-        .default("transitions"),
+        "the paths to generate: transitions (as few as take every transition; the default), boundaries (those and each visits threshold on either side; the default with --mutate) or states (one to each distinct end state)",
+      ).choices(PATH_COVERS),
     )
     .option("--max-visits <n>", "enter no stage more often than this", positiveInteger, 3)
     .option(
@@ -34,14 +37,27 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
       "--fixtures <file>",
       'what code and command stages end with: {"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?}}, or by the path\'s outcome for the stage: {"<stageId>": {"ok": {"verdict": "ok", …}, "fail": {…}}}',
     )
+    .option(
+      "--mutate <n>",
+      "score the paths instead: replay them against n seeded mutants of the pipeline's rules and report the share caught",
+      positiveInteger,
+    )
+    .option(
+      "--seed <n>",
+      "the seed the mutants are chosen with (with --mutate)",
+      positiveInteger,
+      1,
+    )
     .option("--json", "print the report as JSON")
     .action(
       async (
         name: string,
         flags: {
           paths?: string;
-          cover: PathCover;
+          cover?: PathCover;
           maxVisits: number;
+          mutate?: number;
+          seed: number;
           fixtures?: string;
           events: ControlEventName[];
           json?: boolean;
@@ -61,10 +77,29 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
         const fixtures =
           flags.fixtures === undefined ? undefined : await readFixtureFile(flags.fixtures);
         if (fixtures && !fixtures.ok) return refuse(fixtures.error);
-        const report = await testPipeline(pipeline, {
-          ...(saved?.ok ? { paths: saved.value } : { events: flags.events, cover: flags.cover }),
+        const common = {
+          ...(saved?.ok
+            ? { paths: saved.value }
+            : {
+                events: flags.events,
+                cover: flags.cover ?? (flags.mutate ? "boundaries" : "transitions"),
+              }),
           maxVisits: flags.maxVisits,
           ...(fixtures?.ok && { fixtures: fixtures.value }),
+        };
+        if (flags.mutate !== undefined) {
+          const scored = await mutationScore(pipeline, {
+            ...common,
+            mutants: flags.mutate,
+            seed: flags.seed,
+            ...(!flags.json && { onMutantDone: mutantLines(io) }),
+          });
+          if (flags.json) io.stdout(`${JSON.stringify(scored, null, 2)}\n`);
+          else printScore(io, scored);
+          return setExit(scored.paths.failing.length === 0 ? EXIT.done : EXIT.failed);
+        }
+        const report = await testPipeline(pipeline, {
+          ...common,
           ...(!flags.json && { onPathDone: pathLines(io) }),
         });
         if (flags.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
@@ -90,4 +125,28 @@ function pathLines(io: CliIo): NonNullable<TestPipelineOptions["onPathDone"]> {
     io.stdout(
       `${counted ? `[${done}/${total}] ` : ""}${path.ok ? "pass" : "FAIL"} ${path.id}${path.reason ? `: ${path.reason}` : ""}\n`,
     );
+}
+
+/** Each mutant's line as soon as it is judged: caught (by which path), survived (doing what otherwise) or equivalent (why). */
+function mutantLines(io: CliIo): NonNullable<MutationOptions["onMutantDone"]> {
+  return (mutant) => {
+    const why =
+      mutant.status === "caught"
+        ? `by ${mutant.caughtBy?.path}: ${mutant.caughtBy?.reason}`
+        : mutant.status === "survived"
+          ? `${mutant.difference}`
+          : `${mutant.equivalence}`;
+    io.stdout(`${mutant.status} ${mutant.id} ${mutant.description}: ${why}\n`);
+  };
+}
+
+function printScore(io: CliIo, report: MutationReport): void {
+  const { replayed, failing } = report.paths;
+  io.stdout(`paths replayed: ${replayed.length} of ${replayed.length + failing.length}\n`);
+  for (const path of failing) io.stdout(`  not replayed ${path.id}: ${path.reason}\n`);
+  const changing = report.caught + report.survived;
+  const share = report.score === null ? "" : ` (${Math.floor(report.score * 100)}%)`;
+  io.stdout(
+    `mutation score: ${report.caught} of ${changing} mutants that change behaviour caught${share}; ${report.equivalent} equivalent (seed ${report.seed})\n`,
+  );
 }
