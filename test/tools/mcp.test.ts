@@ -188,7 +188,9 @@ describe("MCP servers over stdio", () => {
       env: { PID_FILE: pidFile },
       cwd: ".",
     };
-    const result = await attachMcpServers([silent], { startTimeoutMs: 300 });
+    // Long enough for the server's process to have started (and said its pid) on a loaded
+    // machine: 300 ms could end before Node wrote the file, leaving nothing to check.
+    const result = await attachMcpServers([silent], { startTimeoutMs: 2_000 });
     expect(result.ok ? undefined : result.error.code).toBe("ExtensionHost/McpServerStartFailed");
     const pid = Number(readFileSync(pidFile, "utf8"));
     await expect.poll(() => isRunning(pid), { timeout: 2000, interval: 20 }).toBe(false);
