@@ -10,6 +10,7 @@ import { ChartView } from "./chart-view.js";
 import { RunControls } from "./controls.js";
 import { h } from "./dom.js";
 import { getJson, type News, type PageSocket, postJson } from "./net.js";
+import { runWhenThere } from "./run-waiting.js";
 import { outcomesOf, summary, Timeline } from "./timeline.js";
 
 interface Grant {
@@ -23,9 +24,15 @@ interface Grant {
 export async function runPage(root: HTMLElement, runId: string, socket: PageSocket): Promise<void> {
   const api = `/api/runs/${encodeURIComponent(runId)}`;
   // The chart takes longest (the server compiles the pipeline, ELK lays it out): asked first.
-  const graphAsked = getJson<{ pipeline: Chart; layouts: ChartLayouts }>(`${api}/graph`);
+  const askGraph = () => getJson<{ pipeline: Chart; layouts: ChartLayouts }>(`${api}/graph`);
+  let graphAsked = askGraph();
   graphAsked.catch(() => {});
-  let [run, steps] = await Promise.all([getJson<RunView>(api), getJson<Step[]>(`${api}/steps`)]);
+  const stepsAsked = getJson<Step[]>(`${api}/steps`);
+  stepsAsked.catch(() => {});
+  let run = await runWhenThere(root, runId, socket);
+  // A page that waited for its run asked for these before it was there: it asks again.
+  let steps = await stepsAsked.catch(() => getJson<Step[]>(`${api}/steps`));
+  graphAsked = graphAsked.catch(() => askGraph());
   const events: AuditEvent[] = [...run.timeline];
   let scrub: number | "live" = "live";
   let live: LiveRoot | undefined;

@@ -1,5 +1,5 @@
 import type { LiveRoot } from "../../src/inspect/live.js";
-import type { RunSummary } from "../../src/store/index.js";
+import type { RunSummary } from "../../src/runtime/store-port.js";
 import { h } from "./dom.js";
 import { getJson, type News, type PageSocket } from "./net.js";
 
