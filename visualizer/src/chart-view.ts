@@ -129,6 +129,14 @@ export class ChartView {
     }
   }
 
+  /** Marks one stage as the one picked (`data-selected`), or none. */
+  select(stageId: string | undefined): void {
+    for (const element of this.states.values()) {
+      const stage = element.getAttribute("data-stage-node");
+      if (stage) element.setAttribute("data-selected", String(stage === stageId));
+    }
+  }
+
   /** How each stage ended last (ok, fail, skip, cancelled), from the audit events shown. */
   outcomes(outcomes: ReadonlyMap<string, string>): void {
     for (const element of this.states.values()) {
@@ -147,7 +155,10 @@ export class ChartView {
       "data-active": "false",
       transform: `translate(${laid.x ?? 0} ${laid.y ?? 0})`,
     });
-    if (node.stage) group.setAttribute("data-stage-node", node.stage);
+    if (node.stage) {
+      group.setAttribute("data-stage-node", node.stage);
+      group.setAttribute("data-selected", "false");
+    }
     if (node.description) {
       // An SVG <title> is the group's tooltip, and what a screen reader says of it.
       const title = svg("title");

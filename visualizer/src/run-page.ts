@@ -11,7 +11,7 @@ import { RunControls } from "./controls.js";
 import { h } from "./dom.js";
 import { getJson, type News, type PageSocket, postJson } from "./net.js";
 import { runWhenThere } from "./run-waiting.js";
-import { outcomesOf, summary, Timeline } from "./timeline.js";
+import { outcomesOf, stepOfSeq, summary, Timeline } from "./timeline.js";
 
 interface Grant {
   proposalId: string;
@@ -101,6 +101,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     chartHost.replaceChildren(chart.element);
     chart.draw();
     chart.pickStage((stageId) => {
+      chart?.select(stageId);
       const execution = events.findLast(
         (e) => e.stageId === stageId && e.stageExecutionId,
       )?.stageExecutionId;
@@ -111,7 +112,17 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   }
   // After the chart: fitting it reads the page's layout, which a thousand rows make slow.
   timeline.add(events);
-  timeline.pick((id) => void showStage(id));
+  // A row picked: the run as it was at the step that stored it, its stage marked and detailed.
+  timeline.pick(({ seq, stageId, stageExecutionId }) => {
+    const step = stepOfSeq(steps, seq);
+    if (step !== undefined) {
+      scrub = step === steps.length ? "live" : step;
+      range.value = String(step);
+      void showStep();
+    }
+    chart?.select(stageId);
+    if (stageExecutionId) void showStage(stageExecutionId);
+  });
 
   const renderHead = () => {
     controls.render(run.status, stageIds);
