@@ -9,16 +9,10 @@ import { AskForms } from "./ask-forms.js";
 import { ChartView } from "./chart-view.js";
 import { RunControls } from "./controls.js";
 import { h } from "./dom.js";
+import { GrantBanners } from "./grants.js";
 import { getJson, type News, type PageSocket, postJson } from "./net.js";
 import { runWhenThere } from "./run-waiting.js";
 import { outcomesOf, stepOfSeq, summary, Timeline } from "./timeline.js";
-
-interface Grant {
-  proposalId: string;
-  stageId: string;
-  tool: string;
-  argsSummary: string;
-}
 
 /** One run: its statechart, the step scrubber, pending grants, the timeline and stage details. */
 export async function runPage(root: HTMLElement, runId: string, socket: PageSocket): Promise<void> {
@@ -45,7 +39,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   const title = h("h1", {}, runId);
   const status = h("span", { class: "status", "data-status": run.status }, run.status);
   const facts = h("span", { class: "facts" });
-  const grants = h("section", { class: "grants", "aria-label": "grant requests" });
+  const grants = new GrantBanners(api);
   const controls = new RunControls(api);
   let stageIds: string[] = [];
   let descriptions = new Map<string, string>();
@@ -73,7 +67,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   const context = h("pre", { class: "context" });
   root.replaceChildren(
     h("section", { class: "run-head" }, title, status, facts),
-    grants,
+    grants.element,
     asks.element,
     controls.element,
     h("section", { class: "scrubber" }, h("span", {}, "step"), range, stepLabel, liveButton),
@@ -130,52 +124,13 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     status.setAttribute("data-status", run.status);
     facts.textContent = `${run.pipelineId} · started ${run.createdAt.slice(0, 19).replace("T", " ")} · ${run.tokens.total.totalTokens} tokens · ${events.length} events`;
   };
-  const renderGrants = () => {
-    const waiting: Grant[] = [
+  const renderGrants = () =>
+    grants.show([
       ...liveGrants,
       ...(run.status === "suspended"
         ? (run.waiting ?? []).flatMap((w) => (w.kind === "grant" ? [w] : []))
         : []),
-    ];
-    const unique = [...new Map(waiting.map((g) => [g.proposalId, g])).values()];
-    grants.replaceChildren(
-      ...unique.map((g) =>
-        h(
-          "div",
-          { class: "grant", "data-proposal": g.proposalId },
-          h(
-            "span",
-            { class: "grant-text" },
-            h("b", {}, g.stageId),
-            " asks for ",
-            h("code", {}, `${g.tool}(${g.argsSummary})`),
-          ),
-          h(
-            "button",
-            {
-              type: "button",
-              class: "approve",
-              "data-grant": g.proposalId,
-              "data-decision": "approve",
-              onclick: () => void answer(g.proposalId, "approve"),
-            },
-            "Approve",
-          ),
-          h(
-            "button",
-            {
-              type: "button",
-              class: "deny",
-              "data-grant": g.proposalId,
-              "data-decision": "deny",
-              onclick: () => void answer(g.proposalId, "deny"),
-            },
-            "Deny",
-          ),
-        ),
-      ),
-    );
-  };
+    ]);
   const renderAsks = () =>
     asks.show([
       ...liveAsks,
@@ -183,14 +138,6 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
         ? (run.waiting ?? []).flatMap((w) => (w.kind === "input" ? [w] : []))
         : []),
     ]);
-  const answer = async (proposalId: string, decision: "approve" | "deny") => {
-    for (const b of grants.querySelectorAll<HTMLButtonElement>(
-      `button[data-grant="${CSS.escape(proposalId)}"]`,
-    ))
-      b.disabled = true;
-    await postJson(`${api}/grants/${encodeURIComponent(proposalId)}`, { decision });
-  };
-
   const showState = (state: ChartState, lastSeq: number | undefined) => {
     chart?.show(state);
     chart?.outcomes(outcomesOf(events, lastSeq));
