@@ -97,7 +97,7 @@ describe("stagechart graph --format svg", () => {
     const drawn = await runCli(
       ...["graph", "code-review", "--format", "svg", "--direction", "sideways"],
     );
-    expect(drawn.code).not.toBe(0);
+    expect(drawn.code).toBe(2);
     expect(drawn.stderr).toContain("argument 'sideways' is invalid");
   });
 });
