@@ -4,6 +4,7 @@ import * as z from "../zod.js";
 import type { ApiContext } from "./api-context.js";
 import { answerAsk } from "./ask-answers.js";
 import { controlFromPage } from "./control-route.js";
+import { grantViewOf } from "./grant-view.js";
 import { liveGraphOf, runGraphOf } from "./run-graph.js";
 import { describeStoredRun } from "./run-view.js";
 import { stepView } from "./steps.js";
@@ -91,6 +92,7 @@ async function route(
       );
     }
     case "grants":
+      if (key !== undefined) return grantViewOf(store, context.live, id, key);
       return ok(context.live.pendingOf(id));
     case "asks":
       return ok(context.live.asks.pendingOf(id));

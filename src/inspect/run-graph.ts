@@ -1,11 +1,14 @@
 import { existsSync, statSync } from "node:fs";
 import { materialiseBundle } from "../bundles/materialise.js";
+import type { LoadResult } from "../definitions/diagnostics.js";
+import { isWorkflowDirectory, loadWorkflowPipeline } from "../definitions/pi-workflows/index.js";
 import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import {
   drawableDefinition,
   isPipelineOutline,
   type PipelineOutline,
 } from "../definitions/pipeline-outline.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { RunRecord } from "../runtime/run-records.js";
 import type { RunStore } from "../runtime/store-port.js";
@@ -41,9 +44,9 @@ export async function liveGraphOf(
  * The run's compiled statechart and the stage lifecycle, drawn from the definition stored with
  * the run (by its hash: what the run was queued with, whatever its file became since), else from
  * the outline the run stored as it started (a library or embedded run has no file to draw from);
- * a run with neither, from its pipeline file. Each is loaded for its structure only: no code
- * module of the pipeline is imported, so opening a chart runs nothing of what the store or file
- * holds.
+ * a run with neither, from its pipeline file or pi-workflows directory. Each is loaded for its
+ * structure only: no code module of the pipeline is imported, so opening a chart runs nothing of
+ * what the store or file holds.
  */
 export async function runGraphOf(store: RunStore, run: RunRecord): Promise<Result<Graph>> {
   const byHash = `definition\u0000${run.definitionHash}`;
@@ -109,10 +112,10 @@ async function drawGraph(file: unknown): Promise<Result<Graph>> {
       ),
     );
   // The run's MCP tools are not running here: allowedTools naming them are only drawn.
-  const loaded = await loadPipelineFile(file, {
-    toolNames: [...BUILTIN_TOOL_NAMES],
-    importCode: false,
-  });
+  const toolNames = [...BUILTIN_TOOL_NAMES];
+  const loaded: LoadResult<PipelineDefinition> = isWorkflowDirectory(file)
+    ? await loadWorkflowPipeline(file, toolNames, { for: "inspection" })
+    : await loadPipelineFile(file, { toolNames, importCode: false });
   if (!loaded.ok)
     return err(
       new StagechartError(

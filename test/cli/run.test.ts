@@ -279,6 +279,6 @@ describe("stagechart graph", () => {
   });
 
   it("refuses an unknown format", async () => {
-    expect((await runCli("graph", "code-review", "--format", "svg")).code).toBe(2);
+    expect((await runCli("graph", "code-review", "--format", "png")).code).toBe(2);
   });
 });

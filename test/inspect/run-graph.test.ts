@@ -2,11 +2,14 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { bundleDefinition } from "../../src/bundles/index.js";
+import { loadWorkflowPipeline } from "../../src/definitions/pi-workflows/index.js";
 import type { ChartNode } from "../../src/inspect/chart.js";
 import { runGraphOf } from "../../src/inspect/run-graph.js";
 
 import type { DefinitionBundle } from "../../src/runtime/run-records.js";
 import { SqliteStore } from "../../src/store/sqlite-store.js";
+import { releaseRoot } from "../support/pi-workflows.js";
 
 const TWO_STAGES = `id: p
 entry: prepare
@@ -110,5 +113,30 @@ describe("a run's chart in inspect", () => {
     const graph = await runGraphOf(store, run);
     if (!graph.ok) throw graph.error;
     expect(stagesOf(graph.value.pipeline.root)).toEqual(["prepare", "finish"]);
+  });
+
+  it("of a pi-workflows run that stored no outline is drawn from its workflow directory, subworkflows nested", async () => {
+    const release = join(releaseRoot(), "release");
+    const { store, run } = await runOf(undefined, release);
+
+    const graph = await runGraphOf(store, run);
+    if (!graph.ok) throw graph.error;
+    const { root } = graph.value.pipeline;
+    expect(stagesOf(root)).toEqual(["build", "code-review", "publish"]);
+    const review = root.children.find((child) => child.stage === "code-review");
+    expect(review?.sub && stagesOf(review.sub.root)).toEqual(["static-analysis", "manual-review"]);
+  });
+
+  it("of a queued pi-workflows run is drawn from the workflow directory stored with it", async () => {
+    const release = join(releaseRoot(), "release");
+    const loaded = await loadWorkflowPipeline(release);
+    if (!loaded.ok) throw new Error(loaded.diagnostics.map((d) => d.message).join("; "));
+    const bundled = await bundleDefinition(loaded.value);
+    if (!bundled.ok) throw bundled.error;
+    const { store, run } = await runOf(bundled.value.bundle, join(scratch, "gone/release"));
+
+    const graph = await runGraphOf(store, run);
+    if (!graph.ok) throw graph.error;
+    expect(stagesOf(graph.value.pipeline.root)).toEqual(["build", "code-review", "publish"]);
   });
 });

@@ -51,6 +51,10 @@ describe.skipIf(skip)(
       const form = page.locator(`[data-ask-form="${id}"]`);
       await form.waitFor();
       expect(await form.textContent()).toContain("decide asks: Accept the change?");
+      // The values its schema allows are shown with the question.
+      expect(await form.locator(`[data-ask-allowed="${id}"]`).textContent()).toBe(
+        "decision: one of accepted, rejected",
+      );
 
       await page.locator(`[data-ask-value="${id}"]`).fill('{"decision": "maybe"}');
       await page.locator(`[data-ask="${id}"]`).click();

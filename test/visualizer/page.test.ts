@@ -74,6 +74,17 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
     // Plan asks for Edit, out of its envelope: the run waits in plan, in its Act state.
     await page.locator('[data-state="plan"][data-active="true"]').waitFor();
     await page.locator('[data-state="plan.act"][data-active="true"]').waitFor();
+    // The banner says why the call needs a grant, and shows the call's arguments whole.
+    const banner = page.locator(".grant[data-proposal]");
+    await expect
+      .poll(() => banner.locator("[data-grant-reason]").textContent())
+      .toBe("Edit is not among plan's tools (Read, Grep, Glob)");
+    const args = JSON.parse((await banner.locator("[data-grant-args]").textContent()) ?? "");
+    expect(args).toEqual({
+      path: "src/auth.ts",
+      old: "export const auth",
+      new: "export const authentication",
+    });
     await screenshot(page, "live-grant");
     await page.locator('[data-grant][data-decision="approve"]').click();
     const finished = await running;

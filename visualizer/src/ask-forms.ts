@@ -45,10 +45,17 @@ export class AskForms {
       { type: "submit", class: "approve", "data-ask": ask.stageExecutionId },
       "Answer",
     );
+    const allowed = allowedValues(ask.schema);
     const form = h(
       "form",
       { class: "ask", "data-ask-form": ask.stageExecutionId },
       h("p", { class: "ask-text" }, h("b", {}, ask.stageId), " asks: ", ask.prompt),
+      allowed.length > 0 &&
+        h(
+          "ul",
+          { class: "ask-allowed", "data-ask-allowed": ask.stageExecutionId },
+          ...allowed.map((line) => h("li", {}, line)),
+        ),
       answer,
       button,
       problem,
@@ -72,3 +79,30 @@ export class AskForms {
     return form;
   }
 }
+
+/**
+ * The values an answer's schema allows where it lists them (`enum`, `const`), one line per place
+ * in the answer: `decision: one of accepted, rejected` (`one of …` for the answer itself, `[]`
+ * for an array's items), through nested properties and items.
+ */
+export function allowedValues(schema: unknown, path = ""): string[] {
+  if (!isObject(schema)) return [];
+  const lines: string[] = [];
+  const listed = Array.isArray(schema.enum)
+    ? schema.enum
+    : "const" in schema
+      ? [schema.const]
+      : undefined;
+  if (listed) lines.push(`${path ? `${path}: ` : ""}one of ${listed.map(shownValue).join(", ")}`);
+  if (isObject(schema.properties))
+    for (const [name, property] of Object.entries(schema.properties))
+      lines.push(...allowedValues(property, path ? `${path}.${name}` : name));
+  if (isObject(schema.items)) lines.push(...allowedValues(schema.items, `${path}[]`));
+  return lines;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+const shownValue = (value: unknown): string =>
+  typeof value === "string" ? value : JSON.stringify(value);

@@ -1,6 +1,7 @@
 import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
 import type { Chart, ChartLayouts, ChartNode } from "../../src/inspect/chart.js";
 import { type ChartState, lifecyclePhases } from "../../src/inspect/chart-state.js";
+import { type ChartDirection, chartSvg, fittedDirection } from "../../src/inspect/chart-svg.js";
 import { svg } from "./dom.js";
 
 /** The lifecycle states a stage box shows, in the order a stage goes through them. */
@@ -31,6 +32,8 @@ export class ChartView {
   private readonly viewport: HTMLElement;
   private drawing: SVGElement | undefined;
   private natural = { width: 0, height: 0 };
+  /** The layout drawn: left to right, or top to bottom. */
+  private direction: ChartDirection = "right";
   /** The zoom factor, or "fit" (the whole chart in the viewport's width). */
   private zoom: number | "fit" = "fit";
 
@@ -42,10 +45,9 @@ export class ChartView {
     this.element.className = "chart";
     this.viewport = document.createElement("div");
     this.viewport.className = "chart-viewport";
-    this.element.append(
-      zoomControls((to) => this.zoomTo(to)),
-      this.viewport,
-    );
+    const tools = zoomControls((to) => this.zoomTo(to));
+    tools.append(exportButton(() => this.download()));
+    this.element.append(tools, this.viewport);
     pannable(this.viewport);
   }
 
@@ -55,10 +57,9 @@ export class ChartView {
 
   draw(): void {
     // A long chain laid left to right may fit better top to bottom: the larger fitted scale wins.
-    const { right, down } = this.layouts;
-    const across = this.fitScale(right.width ?? 0, right.height ?? 0);
-    const downward = this.fitScale(down.width ?? 0, down.height ?? 0);
-    const laid = across < 1 && downward > across ? down : right;
+    this.direction = fittedDirection(this.layouts, this.room());
+    const laid = this.layouts[this.direction];
+    this.element.setAttribute("data-direction", this.direction);
     const width = (laid.width ?? 0) + 8;
     const height = (laid.height ?? 0) + 8;
     const root = svg("svg", { viewBox: `-4 -4 ${width} ${height}`, role: "img" });
@@ -97,9 +98,35 @@ export class ChartView {
 
   /** The scale that shows a chart of this size whole in the viewport, never above 1. */
   private fitScale(width: number, height: number): number {
-    const room = this.viewport.clientWidth || width;
-    const tall = Number.parseFloat(getComputedStyle(this.viewport).maxHeight) || height;
-    return Math.min(1, room / Math.max(width, 1), tall / Math.max(height, 1));
+    const room = this.room();
+    return Math.min(
+      1,
+      (room.width || width) / Math.max(width, 1),
+      room.height / Math.max(height, 1),
+    );
+  }
+
+  /** The viewport's width (0 before it is laid out) and its greatest height (unbounded: none). */
+  private room(): { width: number; height: number } {
+    return {
+      width: this.viewport.clientWidth,
+      height:
+        Number.parseFloat(getComputedStyle(this.viewport).maxHeight) || Number.POSITIVE_INFINITY,
+    };
+  }
+
+  /** The chart as drawn (the same layout), as a standalone SVG file: what `graph --format svg` prints. */
+  exportSvg(): string {
+    return chartSvg(this.chart, this.layouts[this.direction]);
+  }
+
+  private download(): void {
+    const file = new Blob([this.exportSvg()], { type: "image/svg+xml" });
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(file);
+    link.download = `${this.chart.root.id}.svg`;
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
   }
 
   /** Fits the whole chart into the viewport (never above its natural size), or zooms it. */
@@ -129,6 +156,14 @@ export class ChartView {
     }
   }
 
+  /** Marks one stage as the one picked (`data-selected`), or none. */
+  select(stageId: string | undefined): void {
+    for (const element of this.states.values()) {
+      const stage = element.getAttribute("data-stage-node");
+      if (stage) element.setAttribute("data-selected", String(stage === stageId));
+    }
+  }
+
   /** How each stage ended last (ok, fail, skip, cancelled), from the audit events shown. */
   outcomes(outcomes: ReadonlyMap<string, string>): void {
     for (const element of this.states.values()) {
@@ -147,7 +182,10 @@ export class ChartView {
       "data-active": "false",
       transform: `translate(${laid.x ?? 0} ${laid.y ?? 0})`,
     });
-    if (node.stage) group.setAttribute("data-stage-node", node.stage);
+    if (node.stage) {
+      group.setAttribute("data-stage-node", node.stage);
+      group.setAttribute("data-selected", "false");
+    }
     if (node.description) {
       // An SVG <title> is the group's tooltip, and what a screen reader says of it.
       const title = svg("title");
@@ -212,6 +250,16 @@ function drawEdge(edge: ElkExtendedEdge): SVGElement {
     group.append(text);
   }
   return group;
+}
+
+function exportButton(download: () => void): HTMLButtonElement {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = "Export SVG";
+  button.title = "download the chart as an SVG file (as stagechart graph --format svg draws it)";
+  button.setAttribute("data-export", "svg");
+  button.addEventListener("click", download);
+  return button;
 }
 
 function zoomControls(zoom: (to: "in" | "out" | "fit") => void): HTMLElement {

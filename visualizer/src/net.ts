@@ -1,9 +1,21 @@
+/** A refusal from the server: its error code (`Session/RunNotFound`), or the HTTP status text. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: string | undefined,
+    message: string,
+  ) {
+    super(code ? `${code}: ${message}` : message);
+  }
+}
+
+const refusal = (reply: Response, body: { error?: { code?: string; message?: string } }) =>
+  new ApiError(body?.error?.code, body?.error?.message ?? reply.statusText);
+
 /** The page talks to the server that served it, and to nothing else. */
 export async function getJson<T>(path: string): Promise<T> {
   const reply = await fetch(path, { credentials: "same-origin" });
   const body = await reply.json();
-  if (!reply.ok)
-    throw new Error(body?.error ? `${body.error.code}: ${body.error.message}` : reply.statusText);
+  if (!reply.ok) throw refusal(reply, body);
   return body as T;
 }
 
@@ -15,10 +27,7 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
     body: JSON.stringify(body),
   });
   const answer = await reply.json();
-  if (!reply.ok)
-    throw new Error(
-      answer?.error ? `${answer.error.code}: ${answer.error.message}` : reply.statusText,
-    );
+  if (!reply.ok) throw refusal(reply, answer);
   return answer as T;
 }
 
@@ -35,8 +44,10 @@ export class PageSocket {
     this.connect();
   }
 
-  listen(listener: (news: News) => void): void {
+  /** Calls `listener` with each piece of news; the function returned stops it. */
+  listen(listener: (news: News) => void): () => void {
     this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** News of a run's events after the last the page holds (asked again on reconnecting). */

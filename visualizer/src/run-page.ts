@@ -9,23 +9,24 @@ import { AskForms } from "./ask-forms.js";
 import { ChartView } from "./chart-view.js";
 import { RunControls } from "./controls.js";
 import { h } from "./dom.js";
+import { GrantBanners } from "./grants.js";
 import { getJson, type News, type PageSocket, postJson } from "./net.js";
-import { outcomesOf, summary, Timeline } from "./timeline.js";
-
-interface Grant {
-  proposalId: string;
-  stageId: string;
-  tool: string;
-  argsSummary: string;
-}
+import { runWhenThere } from "./run-waiting.js";
+import { outcomesOf, stepOfSeq, summary, Timeline } from "./timeline.js";
 
 /** One run: its statechart, the step scrubber, pending grants, the timeline and stage details. */
 export async function runPage(root: HTMLElement, runId: string, socket: PageSocket): Promise<void> {
   const api = `/api/runs/${encodeURIComponent(runId)}`;
   // The chart takes longest (the server compiles the pipeline, ELK lays it out): asked first.
-  const graphAsked = getJson<{ pipeline: Chart; layouts: ChartLayouts }>(`${api}/graph`);
+  const askGraph = () => getJson<{ pipeline: Chart; layouts: ChartLayouts }>(`${api}/graph`);
+  let graphAsked = askGraph();
   graphAsked.catch(() => {});
-  let [run, steps] = await Promise.all([getJson<RunView>(api), getJson<Step[]>(`${api}/steps`)]);
+  const stepsAsked = getJson<Step[]>(`${api}/steps`);
+  stepsAsked.catch(() => {});
+  let run = await runWhenThere(root, runId, socket);
+  // A page that waited for its run asked for these before it was there: it asks again.
+  let steps = await stepsAsked.catch(() => getJson<Step[]>(`${api}/steps`));
+  graphAsked = graphAsked.catch(() => askGraph());
   const events: AuditEvent[] = [...run.timeline];
   let scrub: number | "live" = "live";
   let live: LiveRoot | undefined;
@@ -38,7 +39,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   const title = h("h1", {}, runId);
   const status = h("span", { class: "status", "data-status": run.status }, run.status);
   const facts = h("span", { class: "facts" });
-  const grants = h("section", { class: "grants", "aria-label": "grant requests" });
+  const grants = new GrantBanners(api);
   const controls = new RunControls(api);
   let stageIds: string[] = [];
   let descriptions = new Map<string, string>();
@@ -66,7 +67,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   const context = h("pre", { class: "context" });
   root.replaceChildren(
     h("section", { class: "run-head" }, title, status, facts),
-    grants,
+    grants.element,
     asks.element,
     controls.element,
     h("section", { class: "scrubber" }, h("span", {}, "step"), range, stepLabel, liveButton),
@@ -94,6 +95,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     chartHost.replaceChildren(chart.element);
     chart.draw();
     chart.pickStage((stageId) => {
+      chart?.select(stageId);
       const execution = events.findLast(
         (e) => e.stageId === stageId && e.stageExecutionId,
       )?.stageExecutionId;
@@ -104,7 +106,17 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   }
   // After the chart: fitting it reads the page's layout, which a thousand rows make slow.
   timeline.add(events);
-  timeline.pick((id) => void showStage(id));
+  // A row picked: the run as it was at the step that stored it, its stage marked and detailed.
+  timeline.pick(({ seq, stageId, stageExecutionId }) => {
+    const step = stepOfSeq(steps, seq);
+    if (step !== undefined) {
+      scrub = step === steps.length ? "live" : step;
+      range.value = String(step);
+      void showStep();
+    }
+    chart?.select(stageId);
+    if (stageExecutionId) void showStage(stageExecutionId);
+  });
 
   const renderHead = () => {
     controls.render(run.status, stageIds);
@@ -112,52 +124,13 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     status.setAttribute("data-status", run.status);
     facts.textContent = `${run.pipelineId} · started ${run.createdAt.slice(0, 19).replace("T", " ")} · ${run.tokens.total.totalTokens} tokens · ${events.length} events`;
   };
-  const renderGrants = () => {
-    const waiting: Grant[] = [
+  const renderGrants = () =>
+    grants.show([
       ...liveGrants,
       ...(run.status === "suspended"
         ? (run.waiting ?? []).flatMap((w) => (w.kind === "grant" ? [w] : []))
         : []),
-    ];
-    const unique = [...new Map(waiting.map((g) => [g.proposalId, g])).values()];
-    grants.replaceChildren(
-      ...unique.map((g) =>
-        h(
-          "div",
-          { class: "grant", "data-proposal": g.proposalId },
-          h(
-            "span",
-            { class: "grant-text" },
-            h("b", {}, g.stageId),
-            " asks for ",
-            h("code", {}, `${g.tool}(${g.argsSummary})`),
-          ),
-          h(
-            "button",
-            {
-              type: "button",
-              class: "approve",
-              "data-grant": g.proposalId,
-              "data-decision": "approve",
-              onclick: () => void answer(g.proposalId, "approve"),
-            },
-            "Approve",
-          ),
-          h(
-            "button",
-            {
-              type: "button",
-              class: "deny",
-              "data-grant": g.proposalId,
-              "data-decision": "deny",
-              onclick: () => void answer(g.proposalId, "deny"),
-            },
-            "Deny",
-          ),
-        ),
-      ),
-    );
-  };
+    ]);
   const renderAsks = () =>
     asks.show([
       ...liveAsks,
@@ -165,14 +138,6 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
         ? (run.waiting ?? []).flatMap((w) => (w.kind === "input" ? [w] : []))
         : []),
     ]);
-  const answer = async (proposalId: string, decision: "approve" | "deny") => {
-    for (const b of grants.querySelectorAll<HTMLButtonElement>(
-      `button[data-grant="${CSS.escape(proposalId)}"]`,
-    ))
-      b.disabled = true;
-    await postJson(`${api}/grants/${encodeURIComponent(proposalId)}`, { decision });
-  };
-
   const showState = (state: ChartState, lastSeq: number | undefined) => {
     chart?.show(state);
     chart?.outcomes(outcomesOf(events, lastSeq));

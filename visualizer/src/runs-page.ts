@@ -32,7 +32,10 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
     );
   };
   const foreign = new Map<string, LiveRoot>();
-  const renderMachines = () =>
+  // Hidden until the stream brings a machine that is not a run: most servers see none.
+  const machinesHeading = h("h2", { hidden: true }, "Other XState machines on the stream");
+  const renderMachines = () => {
+    machinesHeading.hidden = foreign.size === 0;
     machines.replaceChildren(
       ...[...foreign.values()].map((m) =>
         h(
@@ -43,6 +46,7 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
         ),
       ),
     );
+  };
   root.replaceChildren(
     h("h1", {}, "Runs"),
     h(
@@ -63,7 +67,7 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
       ),
       body,
     ),
-    h("h2", {}, "Other XState machines on the stream"),
+    machinesHeading,
     machines,
   );
   document.getElementById("where")?.replaceChildren("runs");

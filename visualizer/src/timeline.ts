@@ -1,4 +1,5 @@
 import type { AuditEvent } from "../../src/events/audit.js";
+import type { Step } from "../../src/inspect/steps.js";
 import { clock, h } from "./dom.js";
 
 /** One line of what an audit event says, without the payload's content. */
@@ -62,12 +63,23 @@ const KIND: Record<string, string> = {
   OverrideApplied: "move",
 };
 
-/** The audit timeline: one row per event, `data-seq` on each; rows after the shown step dimmed. */
+/** A timeline row picked: its event's seq, and the stage execution it belongs to, if any. */
+export interface PickedRow {
+  seq: number;
+  stageId?: string;
+  stageExecutionId?: string;
+}
+
+/**
+ * The audit timeline: one row per event, `data-seq` on each; rows after the shown step dimmed.
+ * A row clicked is marked `picked` and told to the page.
+ */
 export class Timeline {
   readonly element = h("div", { class: "timeline" });
   private readonly body = h("tbody");
   private readonly seen = new Set<number>();
-  private onPick: (stageExecutionId: string) => void = () => {};
+  private onPick: (row: PickedRow) => void = () => {};
+  private picked: Element | undefined;
 
   constructor() {
     this.element.append(
@@ -92,7 +104,7 @@ export class Timeline {
     );
   }
 
-  pick(listener: (stageExecutionId: string) => void): void {
+  pick(listener: (row: PickedRow) => void): void {
     this.onPick = listener;
   }
 
@@ -104,18 +116,28 @@ export class Timeline {
       this.seen.add(e.seq);
       const row = h(
         "tr",
-        { "data-seq": e.seq, "data-type": e.type, class: `kind-${KIND[e.type] ?? "plain"}` },
+        {
+          "data-seq": e.seq,
+          "data-type": e.type,
+          class: `kind-${KIND[e.type] ?? "plain"} pickable`,
+        },
         h("td", { class: "seq" }, e.seq),
         h("td", { class: "at" }, clock(e.at)),
         h("td", { class: "type" }, e.type),
         h("td", { class: "who" }, e.stageExecutionId ?? ""),
         h("td", { class: "what" }, summary(e)),
       );
-      if (e.stageExecutionId) {
-        const id = e.stageExecutionId;
-        row.addEventListener("click", () => this.onPick(id));
-        row.classList.add("pickable");
-      }
+      const picked: PickedRow = {
+        seq: e.seq,
+        ...(e.stageId && { stageId: e.stageId }),
+        ...(e.stageExecutionId && { stageExecutionId: e.stageExecutionId }),
+      };
+      row.addEventListener("click", () => {
+        this.picked?.classList.remove("picked");
+        row.classList.add("picked");
+        this.picked = row;
+        this.onPick(picked);
+      });
       rows.append(row);
     }
     this.body.append(rows);
@@ -147,4 +169,9 @@ export function outcomesOf(
     else if (e.type === "StageInitFailed") outcomes.set(e.stageId, "fail");
   }
   return outcomes;
+}
+
+/** The step that stored the event `seq`: the first whose events reach it (the last, if none). */
+export function stepOfSeq(steps: readonly Step[], seq: number): number | undefined {
+  return steps.find((s) => s.lastSeq >= seq)?.step ?? steps.at(-1)?.step;
 }
