@@ -7,7 +7,12 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { ok, type Result, StagechartError } from "../errors.js";
 import { VISUALIZER_ASSETS } from "../paths.js";
 import type { RunHandle } from "../runtime/launch.js";
-import { createRunControl, type PreparedRun, type RunControl } from "../runtime/run-control.js";
+import {
+  createRunControl,
+  type PreparedRun,
+  type RunControl,
+  runControlOver,
+} from "../runtime/run-control.js";
 import type { RunRecord } from "../runtime/run-records.js";
 import type { RunStore } from "../runtime/store-port.js";
 import { prepareStoredRun } from "../runtime/stored-host.js";
@@ -416,11 +421,5 @@ function keptResumed(control: RunControl, resumed: Set<RunHandle>): RunControl {
     }
     return outcome;
   };
-  return {
-    act,
-    approve: (runId, proposalId, decision) => act(runId, { answers: [{ proposalId, decision }] }),
-    answer: (runId, stageExecutionId, value) =>
-      act(runId, { inputs: [{ value, stageExecutionId }] }),
-    send: (runId, event) => act(runId, { control: event }),
-  };
+  return runControlOver(act);
 }

@@ -144,6 +144,11 @@ export function createRunControl(options: RunControlOptions): RunControl {
     const done = handle.result.finally(() => close?.());
     return ok({ runId, outcome: "resumed", handle, done });
   };
+  return runControlOver(act);
+}
+
+/** A `RunControl` whose every request goes through `act` (a wrapper of another's, say). */
+export function runControlOver(act: RunControl["act"]): RunControl {
   return {
     act,
     approve: (runId, proposalId, decision) => act(runId, { answers: [{ proposalId, decision }] }),
