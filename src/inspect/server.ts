@@ -7,7 +7,12 @@ import { type WebSocket, WebSocketServer } from "ws";
 import { ok, type Result, StagechartError } from "../errors.js";
 import { VISUALIZER_ASSETS } from "../paths.js";
 import type { RunHandle } from "../runtime/launch.js";
-import { createRunControl, type PreparedRun, type RunControl } from "../runtime/run-control.js";
+import {
+  createRunControl,
+  type PreparedRun,
+  type RunControl,
+  runControlOver,
+} from "../runtime/run-control.js";
 import type { RunRecord } from "../runtime/run-records.js";
 import type { RunStore } from "../runtime/store-port.js";
 import { prepareStoredRun } from "../runtime/stored-host.js";
@@ -407,7 +412,7 @@ async function drained(pages: Set<WebSocket>): Promise<void> {
 
 /** `control`, keeping each run it resumes in `resumed` until it stops (the server stops them as it closes). */
 function keptResumed(control: RunControl, resumed: Set<RunHandle>): RunControl {
-  const act: RunControl["act"] = async (runId, request) => {
+  return runControlOver(async (runId, request) => {
     const outcome = await control.act(runId, request);
     if (outcome.ok && outcome.value.outcome === "resumed") {
       const { handle, done } = outcome.value;
@@ -415,12 +420,5 @@ function keptResumed(control: RunControl, resumed: Set<RunHandle>): RunControl {
       void done.catch(() => undefined).finally(() => resumed.delete(handle));
     }
     return outcome;
-  };
-  return {
-    act,
-    approve: (runId, proposalId, decision) => act(runId, { answers: [{ proposalId, decision }] }),
-    answer: (runId, stageExecutionId, value) =>
-      act(runId, { inputs: [{ value, stageExecutionId }] }),
-    send: (runId, event) => act(runId, { control: event }),
-  };
+  });
 }

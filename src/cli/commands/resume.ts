@@ -3,25 +3,31 @@ import type { PipelineEvent } from "../../compiler/pipeline-context.js";
 import { err, ok, type Result, StagechartError } from "../../errors.js";
 import type { ResumeInput } from "../../runtime/ask-stages.js";
 import { parseAnswer } from "../../runtime/interactors.js";
-import { holderIsLive } from "../../runtime/live-control.js";
 import type { GrantAnswer } from "../../runtime/run.js";
-import { createRunControl, type RunControlRequest } from "../../runtime/run-control.js";
+import {
+  type ControlOutcome,
+  createRunControl,
+  type RunControlRequest,
+} from "../../runtime/run-control.js";
 import type { HostSettings } from "../../runtime/stored-host.js";
 import { openExistingAnyStore } from "../any-store.js";
-import { cancelQueuedOr } from "../cancel-queued.js";
-import { type ControlFlags, controlLiveRun, positiveSeconds } from "../control-live-run.js";
 import { drive, refuse } from "../drive.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
 import { type CliIo, EXIT } from "../io.js";
+import { progressFor } from "../live-progress.js";
 import { lostStepsOf, warnLost } from "../lost-steps.js";
-import { collect, maxParallelOption } from "../options.js";
-import { pageAnswers, WAIT_FOR_PAGE_HELP, withRunHost } from "../run-host.js";
+import { collect, maxParallelOption, positiveSeconds } from "../options.js";
+import { openRunHost, pageAnswers, type RunHost, WAIT_FOR_PAGE_HELP } from "../run-host.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
 
-interface StoredRunFlags extends ControlFlags {
+interface StoredRunFlags {
   store?: string;
   json?: boolean;
+  /** Who asks for a live run's control event. */
+  by?: string;
+  /** Seconds to wait for a live run's owner. */
+  timeout?: number;
   force?: boolean;
   approve?: string[];
   deny?: string[];
@@ -69,8 +75,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) => {
       const reason = "cancelled from the command line";
-      const cancel = () => controlRun(runId, flags, io, { type: "CANCEL", reason });
-      setExit(await cancelQueuedOr(runId, reason, flags, io, cancel));
+      setExit(await controlRun(runId, flags, io, { type: "CANCEL", reason }));
     });
   program
     .command("override")
@@ -111,16 +116,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
         runId: string,
         stage: string | undefined,
         flags: StoredRunFlags & { reason?: string },
-      ) =>
-        setExit(
-          await continueRun(
-            runId,
-            flags,
-            io,
-            redoOf(stage, flags),
-            stage === undefined ? undefined : { type: "REDO", stage },
-          ),
-        ),
+      ) => setExit(await continueRun(runId, flags, io, redoOf(stage, flags))),
     );
 }
 
@@ -163,19 +159,19 @@ const resumeWith =
 
 /** `cancel` and `override`: the event sent to the run's live owner, or the stored run resumed with it. */
 const controlRun = (runId: string, flags: StoredRunFlags, io: CliIo, event: PipelineEvent) =>
-  continueRun(runId, flags, io, resumeWith(flags, event), event);
+  continueRun(runId, flags, io, resumeWith(flags, event));
 
 /**
- * Continues a stored run through the one control path (`RunControl`): a control event for a run
- * another live process owns is handed to that process through the store; otherwise the run is
- * resumed here, on this terminal, with the pipeline and host its stored settings describe.
+ * Continues a stored run through the one control path (`RunControl`): a queued run's cancel
+ * cancels it in place; a control event for a run another live process owns is handed to that
+ * process through the store; otherwise the run is resumed here, on this terminal, with the
+ * pipeline and host its stored settings describe, and driven to its end.
  */
 async function continueRun(
   runId: string,
   flags: StoredRunFlags,
   io: CliIo,
   relaunch: Relaunch = resumeWith(flags),
-  event?: PipelineEvent,
 ): Promise<number> {
   // No store file: the run cannot be in it, and none is created just to say so.
   const opened = await openExistingAnyStore(flags.store);
@@ -186,21 +182,11 @@ async function continueRun(
     const lost = await lostStepsOf(store, runId);
     const run = await store.getRun(runId);
     if (!run.ok) return refuse(io, flags.json, lost[0] ?? run.error, runId);
-    // Going on from what is left would do again what the lost steps did: only when told to.
-    // A cancel runs nothing of it, so it goes ahead.
-    if (lost[0] && !flags.force && event?.type !== "CANCEL")
-      return refuse(io, flags.json, lost[0], runId, run.value.status);
-    warnLost(io, lost);
-    // Another live process runs it: that process is asked, through the store.
-    if (event && holderIsLive(await store.leaseHolder(runId))) {
-      const answered = await controlLiveRun(store, runId, event, flags, io);
-      if (answered !== undefined) return answered;
-    }
     const stored = { runId, status: run.value.status };
-    const request = relaunch(stored);
     // A refusal leaves the run as it was: say so with its status.
-    const refused = (error: StagechartError) =>
-      refuse(io, flags.json, error, runId, run.value.status);
+    let status: string = run.value.status;
+    const refused = (error: StagechartError) => refuse(io, flags.json, error, runId, status);
+    const request = relaunch(stored);
     if (!request.ok) return refused(request.error);
     // Whoever resumes decides whether there is somebody at the terminal to ask.
     const settings = {
@@ -209,40 +195,104 @@ async function continueRun(
       // The run's own cap carries on unless this resume sets another.
       ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
     };
-    const inspecting = inspectionBeside(
-      inspectionFor(flags.inspect, flags.store, io, flags.stately),
-    );
-    inspecting.ranAs(runId);
+    // What this process opened to run it here, closed once the command is done with it.
+    let here: RunHost | undefined;
+    let finishInspection: (() => Promise<void>) | undefined;
+    let exit: number | undefined;
+    let warned = false;
+    const warnOnce = () => {
+      if (!warned) warnLost(io, lost);
+      warned = true;
+    };
+    const control = createRunControl({
+      store,
+      ...(flags.by && { by: flags.by }),
+      ...(flags.timeout && { timeoutMs: flags.timeout * 1000 }),
+      handingOver: (_runId, event) => {
+        warnOnce();
+        status = "running";
+        if (!flags.json)
+          io.stderr(`run ${runId} is live in another process: asking it to ${event.type}\n`);
+      },
+      prepare: async () => {
+        warnOnce();
+        status = run.value.status;
+        const inspecting = inspectionBeside(
+          inspectionFor(flags.inspect, flags.store, io, flags.stately),
+        );
+        inspecting.ranAs(runId);
+        finishInspection = inspecting.finish;
+        const opened = await openRunHost(settings, io, flags.json, stored);
+        if (!opened.ok) {
+          exit = opened.exit;
+          return err(printedRefusal(runId));
+        }
+        here = opened.value;
+        const inspection = await inspecting.ready();
+        inspection?.announce(runId);
+        const { pipeline, host } = opened.value;
+        return ok({
+          pipeline,
+          host: inspection
+            ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
+            : host,
+          ...(inspection && { inspect: inspection.inspect }),
+        });
+      },
+    });
     try {
-      return await withRunHost(
-        settings,
-        io,
-        flags.json,
-        stored,
-        async (pipeline, host, progress) => {
-          const inspection = await inspecting.ready();
-          inspection?.announce(runId);
-          const here = {
-            pipeline,
-            host: inspection
-              ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
-              : host,
-            ...(inspection && { inspect: inspection.inspect }),
-          };
-          const control = createRunControl({ store, prepare: async () => ok(here) });
-          const resumed = await control.act(runId, request.value);
-          if (!resumed.ok) return refused(resumed.error);
-          if (resumed.value.outcome === "applied") return EXIT.done;
-          return await drive(resumed.value.handle, io, Boolean(flags.json), progress);
-        },
-      );
+      const outcome = await control.act(runId, request.value);
+      if (exit !== undefined) return exit;
+      if (!outcome.ok) return refused(outcome.error);
+      return await reported(outcome.value, request.value, flags, io, here);
     } finally {
-      await inspecting.finish();
+      await here?.close();
+      await finishInspection?.();
     }
   } finally {
     await store.close();
   }
 }
+
+/** What the command prints of how its request was carried out, and its exit code. */
+async function reported(
+  outcome: ControlOutcome,
+  request: RunControlRequest,
+  flags: StoredRunFlags,
+  io: CliIo,
+  here: RunHost | undefined,
+): Promise<number> {
+  const { runId } = outcome;
+  if (outcome.outcome === "resumed") {
+    // A run resumed here was prepared here, with its progress on this terminal.
+    const progress = here?.progress ?? progressFor(io, flags.json);
+    return drive(outcome.handle, io, Boolean(flags.json), progress);
+  }
+  if (outcome.outcome === "cancelled") {
+    io.stdout(
+      flags.json
+        ? `${JSON.stringify({ runId, status: "cancelled" })}\n`
+        : `run ${runId} cancelled before any worker took it\n`,
+    );
+    return EXIT.done;
+  }
+  const { requestId } = outcome;
+  const control = request.control?.type;
+  io.stdout(
+    flags.json
+      ? `${JSON.stringify({ runId, control, outcome: "applied", requestId })}\n`
+      : `run ${runId}: ${control} applied by the process that runs it\n`,
+  );
+  return EXIT.done;
+}
+
+/** What `prepare` answers once the command printed why it cannot go on (its exit code is kept). */
+const printedRefusal = (runId: string) =>
+  new StagechartError(
+    "Session/PrepareFailed",
+    `run ${runId} could not be prepared to go on here (printed above)`,
+    { runId },
+  );
 
 /** Who asks for a control event of a live run, and how long to wait for its owner. */
 const byOption = () =>
