@@ -7,8 +7,10 @@ import type { GrantAnswer } from "../../runtime/run.js";
 import {
   type ControlOutcome,
   createRunControl,
+  type PreparedRun,
   type RunControlRequest,
 } from "../../runtime/run-control.js";
+import type { RunRecord } from "../../runtime/run-records.js";
 import type { HostSettings } from "../../runtime/stored-host.js";
 import { openExistingAnyStore } from "../any-store.js";
 import { drive, refuse } from "../drive.js";
@@ -125,7 +127,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
  * REDO to the stored run, which needs the stage named.
  */
 const redoOf =
-  (stage: string | undefined, flags: StoredRunFlags & { reason?: string }): Relaunch =>
+  (stage: string | undefined, flags: StoredRunFlags & { reason?: string }): RequestFor =>
   (run) => {
     if (run.status === "done")
       return ok({
@@ -144,11 +146,11 @@ const redoOf =
   };
 
 /** What a command asks of a stored run (`RunControl`), given the run's row; or why it cannot. */
-type Relaunch = (run: { runId: string; status: string }) => Result<RunControlRequest>;
+type RequestFor = (run: { runId: string; status: string }) => Result<RunControlRequest>;
 
 /** `resume`, `cancel` and `override`: the run resumed, with answers and a control event if any. */
 const resumeWith =
-  (flags: StoredRunFlags, control?: PipelineEvent): Relaunch =>
+  (flags: StoredRunFlags, control?: PipelineEvent): RequestFor =>
   () =>
     ok({
       force: Boolean(flags.force),
@@ -171,7 +173,7 @@ async function continueRun(
   runId: string,
   flags: StoredRunFlags,
   io: CliIo,
-  relaunch: Relaunch = resumeWith(flags),
+  requestFor: RequestFor = resumeWith(flags),
 ): Promise<number> {
   // No store file: the run cannot be in it, and none is created just to say so.
   const opened = await openExistingAnyStore(flags.store);
@@ -182,76 +184,99 @@ async function continueRun(
     const lost = await lostStepsOf(store, runId);
     const run = await store.getRun(runId);
     if (!run.ok) return refuse(io, flags.json, lost[0] ?? run.error, runId);
-    const stored = { runId, status: run.value.status };
-    // A refusal leaves the run as it was: say so with its status.
-    let status: string = run.value.status;
-    const refused = (error: StagechartError) => refuse(io, flags.json, error, runId, status);
-    const request = relaunch(stored);
-    if (!request.ok) return refused(request.error);
-    // Whoever resumes decides whether there is somebody at the terminal to ask.
-    const settings = {
-      ...(run.value.options as unknown as HostSettings),
-      headless: Boolean(flags.headless),
-      // The run's own cap carries on unless this resume sets another.
-      ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
-    };
-    // What this process opened to run it here, closed once the command is done with it.
-    let here: RunHost | undefined;
-    let finishInspection: (() => Promise<void>) | undefined;
-    let exit: number | undefined;
-    let warned = false;
-    const warnOnce = () => {
-      if (!warned) warnLost(io, lost);
-      warned = true;
-    };
+    const request = requestFor(run.value);
+    if (!request.ok) return refuse(io, flags.json, request.error, runId, run.value.status);
+    const terminal = thisTerminal(run.value, flags, io, lost);
     const control = createRunControl({
       store,
       ...(flags.by && { by: flags.by }),
       ...(flags.timeout && { timeoutMs: flags.timeout * 1000 }),
-      handingOver: (_runId, event) => {
-        warnOnce();
-        status = "running";
-        if (!flags.json)
-          io.stderr(`run ${runId} is live in another process: asking it to ${event.type}\n`);
-      },
-      prepare: async () => {
-        warnOnce();
-        status = run.value.status;
-        const inspecting = inspectionBeside(
-          inspectionFor(flags.inspect, flags.store, io, flags.stately),
-        );
-        inspecting.ranAs(runId);
-        finishInspection = inspecting.finish;
-        const opened = await openRunHost(settings, io, flags.json, stored);
-        if (!opened.ok) {
-          exit = opened.exit;
-          return err(printedRefusal(runId));
-        }
-        here = opened.value;
-        const inspection = await inspecting.ready();
-        inspection?.announce(runId);
-        const { pipeline, host } = opened.value;
-        return ok({
-          pipeline,
-          host: inspection
-            ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
-            : host,
-          ...(inspection && { inspect: inspection.inspect }),
-        });
-      },
+      handingOver: terminal.handingOver,
+      prepare: terminal.prepare,
     });
     try {
       const outcome = await control.act(runId, request.value);
-      if (exit !== undefined) return exit;
-      if (!outcome.ok) return refused(outcome.error);
-      return await reported(outcome.value, request.value, flags, io, here);
+      if (terminal.exit !== undefined) return terminal.exit;
+      // A refusal leaves the run as it was: say so with its status.
+      if (!outcome.ok) return refuse(io, flags.json, outcome.error, runId, terminal.status);
+      return await reported(outcome.value, request.value, flags, io, terminal.here);
     } finally {
-      await here?.close();
-      await finishInspection?.();
+      await terminal.close();
     }
   } finally {
     await store.close();
   }
+}
+
+/**
+ * The command's side of a request: what it prints as the live owner is asked, and the run
+ * prepared to go on here — its host on this terminal (with the inspect page beside it when
+ * asked), what the store lost of it said once — and what it opened for it, closed by `close`.
+ */
+function thisTerminal(
+  run: RunRecord,
+  flags: StoredRunFlags,
+  io: CliIo,
+  lost: readonly StagechartError[],
+) {
+  const { runId } = run;
+  // Whoever resumes decides whether there is somebody at the terminal to ask.
+  const settings: HostSettings = {
+    ...(run.options as unknown as HostSettings),
+    headless: Boolean(flags.headless),
+    // The run's own cap carries on unless this resume sets another.
+    ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
+  };
+  let warned = false;
+  const warnOnce = () => {
+    if (!warned) warnLost(io, lost);
+    warned = true;
+  };
+  let finishInspection: (() => Promise<void>) | undefined;
+  const terminal = {
+    /** The run's status as a refusal reports it: as stored, or running when its owner refused. */
+    status: run.status as string,
+    /** What this process opened to run it here. */
+    here: undefined as RunHost | undefined,
+    /** The exit code of a refusal printed while preparing the run. */
+    exit: undefined as number | undefined,
+    handingOver: (_runId: string, event: PipelineEvent) => {
+      warnOnce();
+      terminal.status = "running";
+      if (!flags.json)
+        io.stderr(`run ${runId} is live in another process: asking it to ${event.type}\n`);
+    },
+    prepare: async (): Promise<Result<PreparedRun>> => {
+      warnOnce();
+      terminal.status = run.status;
+      const inspecting = inspectionBeside(
+        inspectionFor(flags.inspect, flags.store, io, flags.stately),
+      );
+      inspecting.ranAs(runId);
+      finishInspection = inspecting.finish;
+      const opened = await openRunHost(settings, io, flags.json, run);
+      if (!opened.ok) {
+        terminal.exit = opened.exit;
+        return err(printedRefusal(runId));
+      }
+      terminal.here = opened.value;
+      const inspection = await inspecting.ready();
+      inspection?.announce(runId);
+      const { pipeline, host } = opened.value;
+      return ok({
+        pipeline,
+        host: inspection
+          ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
+          : host,
+        ...(inspection && { inspect: inspection.inspect }),
+      });
+    },
+    close: async () => {
+      await terminal.here?.close();
+      await finishInspection?.();
+    },
+  };
+  return terminal;
 }
 
 /** What the command prints of how its request was carried out, and its exit code. */
