@@ -46,6 +46,7 @@ export {
 } from "./models/index.js";
 // Running: the host a run works in, its interactors, and the runs themselves.
 export {
+  type ControlOutcome,
   callbackInteractor,
   compilePipeline,
   createFork,
@@ -57,16 +58,18 @@ export {
   type Host,
   type HostOptions,
   type Interactor,
+  type PreparedRun,
   type ReopenOptions,
   type ResumeOptions,
   type RunControl,
+  type RunControlOptions,
+  type RunControlRequest,
   type RunHandle,
   type RunOptions,
   type RunResult,
   type RunStore,
   refusalOf,
   reopenRun,
-  requestControl,
   resumeRun,
   runHistory,
   runStage,

@@ -104,6 +104,33 @@ describe("the package's inspect server (needs npm run build)", () => {
   });
 });
 
+describe("the package's run control (needs npm run build)", () => {
+  it("runs the docs' control example: an app approves the grant a parked run waits for, and the run ends done", async () => {
+    const dir = appDirectory();
+    const app = [readmeExample("library-example"), readmeExample("library-control-example")];
+    writeFileSync(join(dir, "app.mjs"), app.join("\n"));
+    const child = spawn(process.execPath, ["app.mjs"], {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    const [code] = await once(child, "exit");
+    expect(code, stdout).toBe(0);
+    expect(stdout.trim().split("\n").at(-1)).toBe("done");
+    const store = SqliteStore.open(join(dir, ".stagechart/runs.db"));
+    if (!store.ok) throw store.error;
+    const resumed = store.value
+      .listRuns()
+      .flatMap((run) => store.value.auditOf(run.runId))
+      .find((event) => event.type === "RunResumed");
+    expect(resumed?.payload).toMatchObject({ answers: [{ decision: "approve" }] });
+    store.value.close();
+  });
+});
+
 describe("the package's xstate", () => {
   it("is a peer dependency, so an app and stagechart share one copy (and the repo keeps it for itself)", () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));

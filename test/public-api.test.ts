@@ -37,7 +37,6 @@ describe("the public API", () => {
       "refusalOf",
       "renderGraph",
       "reopenRun",
-      "requestControl",
       "resolveModelSpec",
       "resumeRun",
       "runHistory",

@@ -19,3 +19,10 @@ export function positiveInteger(text: string): number {
     throw new InvalidArgumentError("a whole number, 1 or more");
   return value;
 }
+
+/** `--timeout`'s value: seconds, above 0. */
+export function positiveSeconds(text: string): number {
+  const seconds = Number(text);
+  if (!(seconds > 0)) throw new InvalidArgumentError("a number of seconds above 0");
+  return seconds;
+}

@@ -15,9 +15,10 @@ const controlBody = z.discriminatedUnion("type", [
 
 /**
  * `POST /api/runs/<runId>/control`: a control event for a run, through the one control path
- * (`RunControl`) as `stagechart cancel|override|redo` does: a live run's owner is asked through
- * the store; a run nobody owns is resumed with it where the server resumes runs. The reply is
- * how it was carried out, or the refusal. Audited as asked by the visualizer.
+ * (`RunControl`) as `stagechart cancel|override|redo` does: a queued run is cancelled in place, a
+ * live run's owner is asked through the store, a run nobody owns is resumed with it where the
+ * server resumes runs. The reply is how it was carried out (`outcome`: applied, cancelled or
+ * resumed), or the refusal. Audited as asked by the visualizer.
  */
 export async function controlFromPage(
   control: RunControl,
@@ -39,9 +40,8 @@ export async function controlFromPage(
       : parsed.data;
   const done = await control.send(runId, event);
   if (!done.ok) return done;
+  const carried = { runId, control: event.type, outcome: done.value.outcome };
   return ok(
-    done.value.outcome === "applied"
-      ? { runId, control: event.type, outcome: "applied", requestId: done.value.requestId }
-      : { runId, control: event.type, outcome: "resumed" },
+    done.value.outcome === "applied" ? { ...carried, requestId: done.value.requestId } : carried,
   );
 }

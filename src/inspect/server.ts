@@ -412,7 +412,7 @@ async function drained(pages: Set<WebSocket>): Promise<void> {
 
 /** `control`, keeping each run it resumes in `resumed` until it stops (the server stops them as it closes). */
 function keptResumed(control: RunControl, resumed: Set<RunHandle>): RunControl {
-  const act: RunControl["act"] = async (runId, request) => {
+  return runControlOver(async (runId, request) => {
     const outcome = await control.act(runId, request);
     if (outcome.ok && outcome.value.outcome === "resumed") {
       const { handle, done } = outcome.value;
@@ -420,6 +420,5 @@ function keptResumed(control: RunControl, resumed: Set<RunHandle>): RunControl {
       void done.catch(() => undefined).finally(() => resumed.delete(handle));
     }
     return outcome;
-  };
-  return runControlOver(act);
+  });
 }

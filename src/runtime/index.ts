@@ -27,14 +27,6 @@ export {
 export { type Journal, MemoryJournal } from "./journal.js";
 export { refusalOf } from "./launch.js";
 export { LEASE_TTL_MS } from "./lease-owner.js";
-export {
-  CONTROL_TIMEOUT_MS,
-  type ControlOptions,
-  type ControlRequest,
-  type ControlStatus,
-  type Requester,
-  requestControl,
-} from "./live-control.js";
 export { HostMemory } from "./memory.js";
 export type { StepStore } from "./persistence.js";
 export { type ReopenOptions, reopenRun } from "./reopen.js";

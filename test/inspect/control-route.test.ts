@@ -65,4 +65,22 @@ describe("POST /api/runs/<runId>/control: the page's control of a live run", () 
       error: expect.objectContaining({ code: "Session/RunNotLive" }),
     });
   });
+
+  it("cancels a queued run where it is stored, as stagechart cancel does: nothing of it runs", async () => {
+    const file = join(tempDir(), "runs.db");
+    const store = openStore(file);
+    const queued = store.enqueueRun({
+      runId: "q1",
+      pipelineId: "slow",
+      definitionHash: "h",
+      options: {},
+    });
+    if (!queued.ok) throw queued.error;
+    server = await startInspectServer({ storePath: file, port: 0 });
+    const reply = await post("q1", { type: "CANCEL" });
+    expect(reply.status).toBe(200);
+    expect(await reply.json()).toEqual({ runId: "q1", control: "CANCEL", outcome: "cancelled" });
+    expect(store.getRun("q1")).toMatchObject({ ok: true, value: { status: "cancelled" } });
+    expect(store.auditOf("q1").map((e) => e.type)).toEqual(["RunCancelled"]);
+  });
 });

@@ -3,25 +3,33 @@ import type { PipelineEvent } from "../../compiler/pipeline-context.js";
 import { err, ok, type Result, StagechartError } from "../../errors.js";
 import type { ResumeInput } from "../../runtime/ask-stages.js";
 import { parseAnswer } from "../../runtime/interactors.js";
-import { holderIsLive } from "../../runtime/live-control.js";
 import type { GrantAnswer } from "../../runtime/run.js";
-import { createRunControl, type RunControlRequest } from "../../runtime/run-control.js";
+import {
+  type ControlOutcome,
+  createRunControl,
+  type PreparedRun,
+  type RunControlRequest,
+} from "../../runtime/run-control.js";
+import type { RunRecord } from "../../runtime/run-records.js";
 import type { HostSettings } from "../../runtime/stored-host.js";
 import { openExistingAnyStore } from "../any-store.js";
-import { cancelQueuedOr } from "../cancel-queued.js";
-import { type ControlFlags, controlLiveRun, positiveSeconds } from "../control-live-run.js";
 import { drive, refuse } from "../drive.js";
 import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
 import { type CliIo, EXIT } from "../io.js";
+import { progressFor } from "../live-progress.js";
 import { lostStepsOf, warnLost } from "../lost-steps.js";
-import { collect, maxParallelOption } from "../options.js";
-import { pageAnswers, WAIT_FOR_PAGE_HELP, withRunHost } from "../run-host.js";
+import { collect, maxParallelOption, positiveSeconds } from "../options.js";
+import { openRunHost, pageAnswers, type RunHost, WAIT_FOR_PAGE_HELP } from "../run-host.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
 
-interface StoredRunFlags extends ControlFlags {
+interface StoredRunFlags {
   store?: string;
   json?: boolean;
+  /** Who asks for a live run's control event. */
+  by?: string;
+  /** Seconds to wait for a live run's owner. */
+  timeout?: number;
   force?: boolean;
   approve?: string[];
   deny?: string[];
@@ -69,8 +77,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--json", "print a JSON summary last on stdout")
     .action(async (runId: string, flags: StoredRunFlags) => {
       const reason = "cancelled from the command line";
-      const cancel = () => controlRun(runId, flags, io, { type: "CANCEL", reason });
-      setExit(await cancelQueuedOr(runId, reason, flags, io, cancel));
+      setExit(await controlRun(runId, flags, io, { type: "CANCEL", reason }));
     });
   program
     .command("override")
@@ -111,16 +118,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
         runId: string,
         stage: string | undefined,
         flags: StoredRunFlags & { reason?: string },
-      ) =>
-        setExit(
-          await continueRun(
-            runId,
-            flags,
-            io,
-            redoOf(stage, flags),
-            stage === undefined ? undefined : { type: "REDO", stage },
-          ),
-        ),
+      ) => setExit(await continueRun(runId, flags, io, redoOf(stage, flags))),
     );
 }
 
@@ -129,7 +127,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
  * REDO to the stored run, which needs the stage named.
  */
 const redoOf =
-  (stage: string | undefined, flags: StoredRunFlags & { reason?: string }): Relaunch =>
+  (stage: string | undefined, flags: StoredRunFlags & { reason?: string }): RequestFor =>
   (run) => {
     if (run.status === "done")
       return ok({
@@ -148,11 +146,11 @@ const redoOf =
   };
 
 /** What a command asks of a stored run (`RunControl`), given the run's row; or why it cannot. */
-type Relaunch = (run: { runId: string; status: string }) => Result<RunControlRequest>;
+type RequestFor = (run: { runId: string; status: string }) => Result<RunControlRequest>;
 
 /** `resume`, `cancel` and `override`: the run resumed, with answers and a control event if any. */
 const resumeWith =
-  (flags: StoredRunFlags, control?: PipelineEvent): Relaunch =>
+  (flags: StoredRunFlags, control?: PipelineEvent): RequestFor =>
   () =>
     ok({
       force: Boolean(flags.force),
@@ -163,19 +161,19 @@ const resumeWith =
 
 /** `cancel` and `override`: the event sent to the run's live owner, or the stored run resumed with it. */
 const controlRun = (runId: string, flags: StoredRunFlags, io: CliIo, event: PipelineEvent) =>
-  continueRun(runId, flags, io, resumeWith(flags, event), event);
+  continueRun(runId, flags, io, resumeWith(flags, event));
 
 /**
- * Continues a stored run through the one control path (`RunControl`): a control event for a run
- * another live process owns is handed to that process through the store; otherwise the run is
- * resumed here, on this terminal, with the pipeline and host its stored settings describe.
+ * Continues a stored run through the one control path (`RunControl`): a queued run's cancel
+ * cancels it in place; a control event for a run another live process owns is handed to that
+ * process through the store; otherwise the run is resumed here, on this terminal, with the
+ * pipeline and host its stored settings describe, and driven to its end.
  */
 async function continueRun(
   runId: string,
   flags: StoredRunFlags,
   io: CliIo,
-  relaunch: Relaunch = resumeWith(flags),
-  event?: PipelineEvent,
+  requestFor: RequestFor = resumeWith(flags),
 ): Promise<number> {
   // No store file: the run cannot be in it, and none is created just to say so.
   const opened = await openExistingAnyStore(flags.store);
@@ -186,63 +184,140 @@ async function continueRun(
     const lost = await lostStepsOf(store, runId);
     const run = await store.getRun(runId);
     if (!run.ok) return refuse(io, flags.json, lost[0] ?? run.error, runId);
-    // Going on from what is left would do again what the lost steps did: only when told to.
-    // A cancel runs nothing of it, so it goes ahead.
-    if (lost[0] && !flags.force && event?.type !== "CANCEL")
-      return refuse(io, flags.json, lost[0], runId, run.value.status);
-    warnLost(io, lost);
-    // Another live process runs it: that process is asked, through the store.
-    if (event && holderIsLive(await store.leaseHolder(runId))) {
-      const answered = await controlLiveRun(store, runId, event, flags, io);
-      if (answered !== undefined) return answered;
-    }
-    const stored = { runId, status: run.value.status };
-    const request = relaunch(stored);
-    // A refusal leaves the run as it was: say so with its status.
-    const refused = (error: StagechartError) =>
-      refuse(io, flags.json, error, runId, run.value.status);
-    if (!request.ok) return refused(request.error);
-    // Whoever resumes decides whether there is somebody at the terminal to ask.
-    const settings = {
-      ...(run.value.options as unknown as HostSettings),
-      headless: Boolean(flags.headless),
-      // The run's own cap carries on unless this resume sets another.
-      ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
-    };
-    const inspecting = inspectionBeside(
-      inspectionFor(flags.inspect, flags.store, io, flags.stately),
-    );
-    inspecting.ranAs(runId);
+    const request = requestFor(run.value);
+    if (!request.ok) return refuse(io, flags.json, request.error, runId, run.value.status);
+    const terminal = thisTerminal(run.value, flags, io, lost);
+    const control = createRunControl({
+      store,
+      ...(flags.by && { by: flags.by }),
+      ...(flags.timeout && { timeoutMs: flags.timeout * 1000 }),
+      handingOver: terminal.handingOver,
+      prepare: terminal.prepare,
+    });
     try {
-      return await withRunHost(
-        settings,
-        io,
-        flags.json,
-        stored,
-        async (pipeline, host, progress) => {
-          const inspection = await inspecting.ready();
-          inspection?.announce(runId);
-          const here = {
-            pipeline,
-            host: inspection
-              ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
-              : host,
-            ...(inspection && { inspect: inspection.inspect }),
-          };
-          const control = createRunControl({ store, prepare: async () => ok(here) });
-          const resumed = await control.act(runId, request.value);
-          if (!resumed.ok) return refused(resumed.error);
-          if (resumed.value.outcome === "applied") return EXIT.done;
-          return await drive(resumed.value.handle, io, Boolean(flags.json), progress);
-        },
-      );
+      const outcome = await control.act(runId, request.value);
+      if (terminal.exit !== undefined) return terminal.exit;
+      // A refusal leaves the run as it was: say so with its status.
+      if (!outcome.ok) return refuse(io, flags.json, outcome.error, runId, terminal.status);
+      return await reported(outcome.value, request.value, flags, io, terminal.here);
     } finally {
-      await inspecting.finish();
+      await terminal.close();
     }
   } finally {
     await store.close();
   }
 }
+
+/**
+ * The command's side of a request: what it prints as the live owner is asked, and the run
+ * prepared to go on here — its host on this terminal (with the inspect page beside it when
+ * asked), what the store lost of it said once — and what it opened for it, closed by `close`.
+ */
+function thisTerminal(
+  run: RunRecord,
+  flags: StoredRunFlags,
+  io: CliIo,
+  lost: readonly StagechartError[],
+) {
+  const { runId } = run;
+  // Whoever resumes decides whether there is somebody at the terminal to ask.
+  const settings: HostSettings = {
+    ...(run.options as unknown as HostSettings),
+    headless: Boolean(flags.headless),
+    // The run's own cap carries on unless this resume sets another.
+    ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
+  };
+  let warned = false;
+  const warnOnce = () => {
+    if (!warned) warnLost(io, lost);
+    warned = true;
+  };
+  let finishInspection: (() => Promise<void>) | undefined;
+  const terminal = {
+    /** The run's status as a refusal reports it: as stored, or running when its owner refused. */
+    status: run.status as string,
+    /** What this process opened to run it here. */
+    here: undefined as RunHost | undefined,
+    /** The exit code of a refusal printed while preparing the run. */
+    exit: undefined as number | undefined,
+    handingOver: (_runId: string, event: PipelineEvent) => {
+      warnOnce();
+      terminal.status = "running";
+      if (!flags.json)
+        io.stderr(`run ${runId} is live in another process: asking it to ${event.type}\n`);
+    },
+    prepare: async (): Promise<Result<PreparedRun>> => {
+      warnOnce();
+      terminal.status = run.status;
+      const inspecting = inspectionBeside(
+        inspectionFor(flags.inspect, flags.store, io, flags.stately),
+      );
+      inspecting.ranAs(runId);
+      finishInspection = inspecting.finish;
+      const opened = await openRunHost(settings, io, flags.json, run);
+      if (!opened.ok) {
+        terminal.exit = opened.exit;
+        return err(printedRefusal(runId));
+      }
+      terminal.here = opened.value;
+      const inspection = await inspecting.ready();
+      inspection?.announce(runId);
+      const { pipeline, host } = opened.value;
+      return ok({
+        pipeline,
+        host: inspection
+          ? inspection.withPage(host, !pageAnswers(settings, io, flags.waitForPage))
+          : host,
+        ...(inspection && { inspect: inspection.inspect }),
+      });
+    },
+    close: async () => {
+      await terminal.here?.close();
+      await finishInspection?.();
+    },
+  };
+  return terminal;
+}
+
+/** What the command prints of how its request was carried out, and its exit code. */
+async function reported(
+  outcome: ControlOutcome,
+  request: RunControlRequest,
+  flags: StoredRunFlags,
+  io: CliIo,
+  here: RunHost | undefined,
+): Promise<number> {
+  const { runId } = outcome;
+  if (outcome.outcome === "resumed") {
+    // A run resumed here was prepared here, with its progress on this terminal.
+    const progress = here?.progress ?? progressFor(io, flags.json);
+    return drive(outcome.handle, io, Boolean(flags.json), progress);
+  }
+  if (outcome.outcome === "cancelled") {
+    io.stdout(
+      flags.json
+        ? `${JSON.stringify({ runId, status: "cancelled" })}\n`
+        : `run ${runId} cancelled before any worker took it\n`,
+    );
+    return EXIT.done;
+  }
+  const { requestId } = outcome;
+  const control = request.control?.type;
+  io.stdout(
+    flags.json
+      ? `${JSON.stringify({ runId, control, outcome: "applied", requestId })}\n`
+      : `run ${runId}: ${control} applied by the process that runs it\n`,
+  );
+  return EXIT.done;
+}
+
+/** What `prepare` answers once the command printed why it cannot go on (its exit code is kept). */
+const printedRefusal = (runId: string) =>
+  new StagechartError(
+    "Session/PrepareFailed",
+    `run ${runId} could not be prepared to go on here (printed above)`,
+    { runId },
+  );
 
 /** Who asks for a control event of a live run, and how long to wait for its owner. */
 const byOption = () =>
