@@ -12,6 +12,26 @@ export function isZodSchema(value: unknown): value is z.core.$ZodType {
   return isRecord(value) && isRecord(value._zod) && isRecord(value._zod.def);
 }
 
+/** Another library's schema (Standard Schema, zod 3 among them): it has no JSON Schema here. */
+const isOtherSchema = (value: unknown): boolean =>
+  !isZodSchema(value) && isRecord(value) && isRecord(value["~standard"]);
+
+/** What to tell the author of a spec that gives another library's schema. */
+function otherSchemaProblem(value: unknown): string {
+  const standard = isRecord(value) ? value["~standard"] : undefined;
+  const vendor = isRecord(standard) ? standard.vendor : undefined;
+  const what =
+    vendor === "zod"
+      ? 'a zod 3 schema (import zod 4: "zod" 4, or "zod/v4" of zod 3.25)'
+      : typeof vendor === "string"
+        ? `a ${vendor} schema`
+        : "a schema of another library";
+  return `${what}; stagechart takes a JSON Schema or a zod 4 schema here`;
+}
+
+/** Draft 2020-12, which Ajv assumes of a schema that names none: zod names it, a YAML schema does not. */
+const DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema";
+
 type ToJsonSchema = (schema: z.core.$ZodType, params: Record<string, unknown>) => JsonSchema;
 
 /** zod's own conversion, loaded only when a pipeline gives a zod schema. */
@@ -35,26 +55,41 @@ export async function withJsonSchemas(
   // Anything but an object is the loader's to report, as for any spec.
   if (!isRecord(spec)) return { ok: true, spec };
   const found: { path: string[]; schema: z.core.$ZodType }[] = [];
-  if (isZodSchema(spec.context)) found.push({ path: ["context"], schema: spec.context });
+  const diagnostics: Diagnostic[] = [];
+  const look = (path: string[], value: unknown) => {
+    if (isZodSchema(value)) found.push({ path, schema: value });
+    else if (isOtherSchema(value))
+      diagnostics.push(
+        diagnostic(
+          file,
+          START,
+          DIAGNOSTIC_CODES.pipelineSchemaUnconvertible,
+          `${path.join(".")}: ${otherSchemaProblem(value)}`,
+        ),
+      );
+  };
+  look(["context"], spec.context);
   const stages: Record<string, unknown> = isRecord(spec.stages) ? spec.stages : {};
   for (const [id, entry] of Object.entries(stages)) {
     if (!isRecord(entry)) continue;
-    if (isZodSchema(entry.completion))
-      found.push({ path: ["stages", id, "completion"], schema: entry.completion });
-    if (isRecord(entry.ask) && isZodSchema(entry.ask.schema))
-      found.push({ path: ["stages", id, "ask", "schema"], schema: entry.ask.schema });
+    look(["stages", id, "completion"], entry.completion);
+    if (isRecord(entry.ask)) look(["stages", id, "ask", "schema"], entry.ask.schema);
   }
+  if (diagnostics.length > 0) return { ok: false, diagnostics };
   if (found.length === 0) return { ok: true, spec };
 
   const convert = await toJsonSchema();
   const converted = new Map<z.core.$ZodType, JsonSchema>();
-  const diagnostics: Diagnostic[] = [];
   for (const { path, schema } of found) {
     try {
-      converted.set(
-        schema,
-        convert(schema, { target: "draft-2020-12", io: "output", unrepresentable: "throw" }),
-      );
+      // Without the default dialect's `$schema` the definition (and its hash) equals the one a
+      // YAML pipeline with the same schemas loads to.
+      const { $schema, ...rest } = convert(schema, {
+        target: "draft-2020-12",
+        io: "output",
+        unrepresentable: "throw",
+      });
+      converted.set(schema, $schema === DEFAULT_DIALECT ? rest : { $schema, ...rest });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       diagnostics.push(

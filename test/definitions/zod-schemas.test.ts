@@ -1,5 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import * as z from "zod";
+import { fingerprint } from "../../src/compiler/definition-hash.js";
 import { definePipeline, loadPipeline } from "../../src/definitions/index.js";
 import { startRun } from "../../src/runtime/run.js";
 import * as mini from "../../src/zod.js";
@@ -37,13 +38,20 @@ describe("zod schemas in a TypeScript pipeline", () => {
     const fromZod = loaded(
       await loadPipeline(planned(Plan, context, size), { baseDir: MACHINES_DIR }),
     );
-    const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: "draft-2020-12" });
+    // As a YAML pipeline writes it: no `$schema` (draft 2020-12 is what Ajv assumes anyway).
+    const json = (schema: z.ZodType) => {
+      const { $schema, ...rest } = z.toJSONSchema(schema, { target: "draft-2020-12" });
+      expect($schema).toBe("https://json-schema.org/draft/2020-12/schema");
+      return rest;
+    };
     const fromJson = loaded(
       await loadPipeline(planned(json(Plan), json(context), json(size)), {
         baseDir: MACHINES_DIR,
       }),
     );
     expect(fromZod).toEqual(fromJson);
+    // The same definition, so the same fingerprint: a run started from either resumes under the other.
+    expect(fingerprint(fromZod)).toEqual(fingerprint(fromJson));
     expect(fromZod.context).toMatchObject({ required: ["task"] });
     const plan = fromZod.stages.plan;
     expect(plan?.kind === "llm" && plan.definition.completionSchema).toEqual(json(Plan));
@@ -92,6 +100,25 @@ describe("zod schemas in a TypeScript pipeline", () => {
         code: "Validation/PipelineSchemaUnconvertible",
         message: expect.stringMatching(/^context: /),
       }),
+    ]);
+  });
+
+  it("refuse another library's schema, zod 3's among them, naming it and what to use instead", async () => {
+    const standard = (vendor: string) => ({
+      "~standard": { version: 1, vendor, validate: () => ({ value: {} }) },
+    });
+    const result = await loadPipeline(planned(Plan, standard("zod"), standard("valibot")), {
+      baseDir: MACHINES_DIR,
+    });
+    expect(result.ok ? [] : result.diagnostics.map((d) => [d.code, d.message])).toEqual([
+      [
+        "Validation/PipelineSchemaUnconvertible",
+        'context: a zod 3 schema (import zod 4: "zod" 4, or "zod/v4" of zod 3.25); stagechart takes a JSON Schema or a zod 4 schema here',
+      ],
+      [
+        "Validation/PipelineSchemaUnconvertible",
+        "stages.size.ask.schema: a valibot schema; stagechart takes a JSON Schema or a zod 4 schema here",
+      ],
     ]);
   });
 
