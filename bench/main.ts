@@ -41,8 +41,8 @@ const PARKED_RUN: Workload = {
   pauseMs: 20,
 };
 const MEMORY_RUNS = 20;
-/** One stage of 800 turns: does a turn cost the same at the end as at the start? */
-const LONG_STAGE: Workload = { stages: 1, turns: 800, outputBytes: 200 };
+/** One stage of 2,000 turns: does a turn cost the same at the end as at the start? */
+const LONG_STAGE: Workload = { stages: 1, turns: 2000, outputBytes: 200 };
 /** Turns per stage of the LangGraph.js comparison (N = 10 and N = 100). */
 const LANGGRAPH_TURNS = [10, 100];
 /** Model turns per stage of the stored run the visualizer opens: about 1,000 audit events. */

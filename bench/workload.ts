@@ -78,8 +78,8 @@ export async function pipelineOf(workload: Workload): Promise<PipelineDefinition
 const entry = (tool: string, args: Record<string, unknown>, delayMs = 0): ScriptEntry => ({
   reply: { kind: "tool-calls", calls: [{ tool, args }] },
   delayMs,
-  // Fixed token counts: the scripted model would otherwise estimate them from the whole prompt.
-  usage: { inputTokens: 100, outputTokens: 10 },
+  // No fixed token counts: the scripted model estimates them from each prompt, as a user's run does.
+  usage: {},
 });
 
 /** What the scripted model answers, stage by stage; both engines consume the same script. */

@@ -166,7 +166,7 @@ function reply(
   content: Answer["content"],
 ): Answer {
   const calls = content.some((part) => part.type === "tool-call");
-  const inputTokens = usage.inputTokens ?? estimateTokens(call.prompt);
+  const inputTokens = usage.inputTokens ?? promptTokens(call.prompt);
   const outputTokens = usage.outputTokens ?? estimateTokens(content);
   return {
     content,
@@ -182,6 +182,33 @@ function reply(
 
 /** About four characters a token, the usual rule of thumb for English and code. */
 const estimateTokens = (value: unknown): number => Math.ceil(JSON.stringify(value).length / 4);
+
+/** The JSON length of a prompt's first `count` messages, `last` the last of them, by first message. */
+const measuredPrefixes = new WeakMap<object, { count: number; length: number; last: object }>();
+
+/**
+ * `estimateTokens(prompt)`, without serialising the whole prompt each turn: a turn's prompt
+ * repeats the earlier turns' messages (the same objects, as the runtime reuses them), so the
+ * length of all but the last message is kept, by the first message, and the next prompt that
+ * still holds the same messages there measures only what follows them. The prompt's length is
+ * its messages' plus the brackets and commas between them.
+ */
+export function promptTokens(prompt: LanguageModelV3CallOptions["prompt"]): number {
+  const first = prompt[0];
+  if (first === undefined) return Math.ceil(2 / 4);
+  const known = measuredPrefixes.get(first);
+  const reused =
+    known !== undefined && known.count <= prompt.length && prompt[known.count - 1] === known.last;
+  let length = reused ? known.length : 0;
+  for (let at = reused ? known.count : 0; at < prompt.length; at++) {
+    const message = prompt[at] as object;
+    // The last message may still grow (a tool message gathers the turn's results): not kept.
+    if (at === prompt.length - 1 && at > 0)
+      measuredPrefixes.set(first, { count: at, length, last: prompt[at - 1] as object });
+    length += JSON.stringify(message).length;
+  }
+  return Math.ceil((length + 2 + prompt.length - 1) / 4);
+}
 
 /** Stable across runs and resumes: the script key, the entry's index and the call's. */
 const toolCallId = (key: string, index: number, call: number): string =>

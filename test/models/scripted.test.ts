@@ -3,14 +3,17 @@ import {
   type LanguageModelV3CallOptions,
   type LanguageModelV3StreamPart,
 } from "@ai-sdk/provider";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import type { TranscriptEntry } from "../../src/compiler/stage-types.js";
 import { StagechartError } from "../../src/errors.js";
 import {
   createScriptedModel,
   parseScript,
+  promptTokens,
   type ScriptedModelOptions,
   type StagechartCallInfo,
 } from "../../src/models/index.js";
+import { toPrompt } from "../../src/runtime/transcripts.js";
 
 const SCRIPT = `
 stages:
@@ -302,6 +305,35 @@ describe("usage", () => {
     expect(short.usage.outputTokens.total).toBeGreaterThan(0);
     expect(long.usage.inputTokens.total).toBeGreaterThan(1000);
     expect(long.usage.outputTokens.total).toBe(short.usage.outputTokens.total);
+  });
+
+  it("estimates a long transcript's prompt as a whole-prompt count would, measuring each message once", () => {
+    const whole = (value: unknown): number => JSON.stringify(value).length;
+    const entries: TranscriptEntry[] = [{ role: "system", text: "You review code." }];
+    const stringify = vi.spyOn(JSON, "stringify");
+    let measured = 0;
+    let last = 0;
+    try {
+      for (let turn = 0; turn < 300; turn++) {
+        const toolCallId = `call_${turn}`;
+        entries.push(
+          { role: "assistant", text: "", calls: [{ toolCallId, tool: "Read", args: { turn } }] },
+          { role: "tool", toolCallId, tool: "Read", result: "y".repeat(200), isError: false },
+        );
+        const prompt = toPrompt(entries);
+        stringify.mockClear();
+        const estimate = promptTokens(prompt);
+        measured += stringify.mock.results.reduce((sum, r) => sum + String(r.value).length, 0);
+        last = whole(prompt);
+        expect(estimate).toBe(Math.ceil(last / 4));
+      }
+    } finally {
+      stringify.mockRestore();
+    }
+    // Serialising every turn's whole prompt would measure about 150 times the last prompt's
+    // length; measuring each message once measures it under twice (a turn's trailing tool
+    // message is made afresh on the next turn, so it is measured again then).
+    expect(measured).toBeLessThan(2 * last);
   });
 
   it("reports the entry's usage where it gives one", async () => {
