@@ -1,5 +1,6 @@
 import type { GuardFunction, StageResult, TransitionFacts } from "../definitions/contract.js";
 import type { Condition, Rule } from "../definitions/pipeline-types.js";
+import { lookup, recordOf, type StageTable } from "./stage-table.js";
 
 /**
  * Whether a transition rule holds for a stage's result: a failed stage is routed only by a rule
@@ -8,27 +9,43 @@ import type { Condition, Rule } from "../definitions/pipeline-types.js";
 export function ruleHolds(
   rule: Rule,
   result: StageResult,
-  run: { ctx: Readonly<Record<string, unknown>>; visits: Readonly<Record<string, number>> },
+  run: { ctx: Readonly<Record<string, unknown>>; visits: StageTable<number> },
   guards: Record<string, GuardFunction>,
 ): boolean {
   if (result.verdict === "fail" && !mentionsVerdict(rule.when)) return false;
   if (!rule.when) return true;
   const { verdict, output, parsed } = result;
-  return holds(rule.when, { verdict, output, parsed, ctx: run.ctx, visits: run.visits }, guards);
+  let visits: Record<string, number> | undefined;
+  const facts: TransitionFacts = {
+    verdict,
+    output,
+    parsed,
+    ctx: run.ctx,
+    // A guard function or a `visits.<stage>` path reads every count: made for them only.
+    get visits() {
+      visits ??= recordOf(run.visits);
+      return visits;
+    },
+  };
+  return holds(rule.when, facts, guards, (stageId) => lookup(run.visits, stageId) ?? 0);
 }
 
-/** Evaluates a transition condition over `{verdict, output, parsed, ctx}` and the visit counts. */
+/**
+ * Evaluates a transition condition over `{verdict, output, parsed, ctx}` and the visit counts
+ * (`visitsOf`, when they are not read from `facts.visits`).
+ */
 export function holds(
   condition: Condition,
   facts: TransitionFacts,
   guards: Record<string, GuardFunction>,
+  visitsOf: (stageId: string) => number = (stageId) => facts.visits[stageId] ?? 0,
 ): boolean {
-  if ("all" in condition) return condition.all.every((c) => holds(c, facts, guards));
-  if ("any" in condition) return condition.any.some((c) => holds(c, facts, guards));
-  if ("not" in condition) return !holds(condition.not, facts, guards);
+  if ("all" in condition) return condition.all.every((c) => holds(c, facts, guards, visitsOf));
+  if ("any" in condition) return condition.any.some((c) => holds(c, facts, guards, visitsOf));
+  if ("not" in condition) return !holds(condition.not, facts, guards, visitsOf);
   if ("guard" in condition) return guards[condition.guard]?.(facts) ?? false;
   if ("visits" in condition)
-    return compare(facts.visits[condition.visits] ?? 0, condition.op, condition.value);
+    return compare(visitsOf(condition.visits), condition.op, condition.value);
   const value = valueAt(facts, condition.path);
   if (condition.op === "exists") return (value !== undefined) === (condition.value ?? true);
   return compare(value, condition.op, condition.value);

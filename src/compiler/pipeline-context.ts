@@ -9,6 +9,7 @@ import type { PipelineStage } from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput } from "../events/audit.js";
 import type { StageSlots } from "./stage-slots.js";
+import type { StageTable } from "./stage-table.js";
 
 /** What the pipeline machine asks of the world besides its stages' lifecycle machine. */
 export interface PipelineServices {
@@ -70,7 +71,14 @@ export interface PipelineInput {
 
 export type CarriedContext = Pick<
   PipelineContext,
-  "visits" | "modelCalls" | "results" | "upstream" | "upstreamOf" | "groups" | "entered"
+  | "visits"
+  | "modelCalls"
+  | "results"
+  | "lastEnded"
+  | "upstream"
+  | "upstreamOf"
+  | "groups"
+  | "entered"
 >;
 
 export type RunStatus = "done" | "failed" | "cancelled";
@@ -110,7 +118,8 @@ export interface PipelineContext {
   runId: string;
   asStage?: { stageId: string; stageExecutionId: string };
   ctx: Readonly<Record<string, unknown>>;
-  visits: Record<string, number>;
+  /** How many times each stage was entered. Per stage, as `StageTable`s: see stage-table.ts. */
+  visits: StageTable<number>;
   /**
    * Stage executions this pipeline entered, those of its sub-pipelines included (a sub-pipeline
    * stage is not one itself: its stages are), so a stage can be told how many the run entered
@@ -121,17 +130,21 @@ export interface PipelineContext {
   /** For a sub-pipeline: the stage executions the run had entered when it started. */
   enteredBefore?: number;
   /** Model calls per stage so far, so a repeated stage's scripted model continues where it was. */
-  modelCalls: Record<string, number>;
-  results: Record<string, StageResult>;
+  modelCalls: StageTable<number>;
+  /** The latest result of every stage that ended. */
+  results: StageTable<StageResult>;
+  /** The stage that ended last, whose output is the pipeline's (absent before one ends). */
+  lastEnded?: string;
   /** The upstream the next stage entered receives. */
   upstream: StageResult[];
   /** What each stage received when last entered, so REDO can give it the same. */
-  upstreamOf: Record<string, StageResult[]>;
+  upstreamOf: StageTable<StageResult[]>;
   /** The stage (or fan-out stage of the group) running now. */
   current?: string;
   /** The last override: why, from where, and the stage execution (stage and visit) it entered. */
   override?: OverrideNote & { stageId: string; visit: number };
-  groups: Record<string, Record<string, SiblingState>>;
+  /** Each parallel group's siblings' states, by the group's fan-out stage. */
+  groups: Record<string, StageTable<SiblingState>>;
   /** By group; absent from snapshots stored before it was kept, where it is counted once. */
   tallies?: Record<string, GroupTally>;
   status?: RunStatus;

@@ -13,6 +13,7 @@ import {
   groupDecisions,
   runningStages,
   settledSibling,
+  siblingState,
   tallyOf,
 } from "./pipeline-parallel.js";
 import { actorOf, childInput, enteredBy, resultOf, stageOfState } from "./pipeline-states.js";
@@ -57,7 +58,7 @@ export function spawnedGroupState(
       const context = machineContext as PipelineContext;
       const child = event as ChildEvent;
       const sibling = child.actorId;
-      if (context.groups[from]?.[sibling] !== "running") return;
+      if (siblingState(context, from, sibling) !== "running") return;
       const settled = result(context, child);
       const kind = pipeline.stages[sibling]?.kind;
       enqueue.stopChild(sibling);
@@ -81,7 +82,8 @@ export function spawnedGroupState(
       for (const action of start(siblings.slice(0, maxConcurrency))) enqueue(action);
     }),
     exit: enqueueActions(({ context, enqueue }) => {
-      for (const sibling of runningStages(context as PipelineContext)) enqueue.stopChild(sibling);
+      for (const sibling of runningStages(context as PipelineContext, pipeline))
+        enqueue.stopChild(sibling);
     }),
     on: {
       "xstate.done.actor.*": {

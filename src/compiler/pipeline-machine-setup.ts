@@ -24,6 +24,7 @@ import {
 import { codeExitEvent, currentStage, executionId, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
 import { withSlot } from "./stage-slots.js";
+import { lookup, withEntry } from "./stage-table.js";
 import { mayOverride, mayRedo } from "./topology.js";
 
 /**
@@ -74,7 +75,7 @@ export function pipelineSetup(
       redoOf: ({ context, event }, params: { target: string }) =>
         event.type === "REDO" &&
         event.stage === params.target &&
-        (context.visits[params.target] ?? 0) > 0 &&
+        (lookup(context.visits, params.target) ?? 0) > 0 &&
         mayRedo(pipeline, currentStage(context) ?? "", params.target),
     },
     actions: {
@@ -91,16 +92,21 @@ export function pipelineSetup(
       codeExited: ({ context }, params: { result: StageResult }) =>
         services.audit(codeExitEvent(context.runId, params.result)),
       enter: assign(({ context }, params: { stageId: string; sibling?: boolean }) => ({
-        visits: { ...context.visits, [params.stageId]: (context.visits[params.stageId] ?? 0) + 1 },
+        visits: withEntry(
+          context.visits,
+          params.stageId,
+          (lookup(context.visits, params.stageId) ?? 0) + 1,
+        ),
         // A sub-pipeline's stages count as they are entered, in it (`enteredBy` on its end).
         ...(pipeline.stages[params.stageId]?.kind !== "pipeline" && {
           entered: (context.entered ?? 0) + 1,
         }),
         ...(!params.sibling && { current: params.stageId }),
-        upstreamOf: {
-          ...context.upstreamOf,
-          [params.stageId]: params.sibling ? [] : context.upstream,
-        },
+        upstreamOf: withEntry(
+          context.upstreamOf,
+          params.stageId,
+          params.sibling ? [] : context.upstream,
+        ),
       })),
       record: assign(({ context }, params: { result: StageResult; entered: number }) => ({
         ...recorded(context, params.result),
@@ -116,20 +122,20 @@ export function pipelineSetup(
             reason: event.reason,
             ...(from !== undefined && { from }),
             stageId: params.target,
-            visit: (context.visits[params.target] ?? 0) + 1,
+            visit: (lookup(context.visits, params.target) ?? 0) + 1,
           },
         };
       }),
       handOn: assign((_, params: { upstream: StageResult[] }) => ({ upstream: params.upstream })),
       restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
-        upstream: context.upstreamOf[params.stageId] ?? [],
+        upstream: lookup(context.upstreamOf, params.stageId) ?? [],
       })),
       startGroup: assign(({ context }, params: GroupParams) => ({
         current: groupState(params.group),
         ...startedGroup(context, params),
       })),
       cancelRunning: ({ context }, params: { reason: string }) => {
-        for (const stageId of runningStages(context)) {
+        for (const stageId of runningStages(context, pipeline)) {
           services.audit({
             type: "StageCancelled",
             runId: context.runId,
@@ -167,13 +173,12 @@ export function pipelineSetup(
 function recorded(
   context: PipelineContext,
   result: StageResult,
-): Pick<PipelineContext, "results" | "modelCalls"> {
-  const calls = (context.modelCalls[result.stageId] ?? 0) + (result.modelCalls ?? 0);
-  // Taken out first so the key moves to the end: the last key is the stage that ended last,
-  // whose output is the run's (`pipelineOutput`), even when it ran before too.
-  const { [result.stageId]: _previous, ...others } = context.results;
+): Pick<PipelineContext, "results" | "lastEnded" | "modelCalls"> {
+  const calls = (lookup(context.modelCalls, result.stageId) ?? 0) + (result.modelCalls ?? 0);
   return {
-    results: { ...others, [result.stageId]: result },
-    modelCalls: { ...context.modelCalls, [result.stageId]: calls },
+    results: withEntry(context.results, result.stageId, result),
+    // Its output is the run's (`pipelineOutput`), even when it ran before too.
+    lastEnded: result.stageId,
+    modelCalls: withEntry(context.modelCalls, result.stageId, calls),
   };
 }

@@ -28,6 +28,7 @@ import { pipelineSetup } from "./pipeline-machine-setup.js";
 import { stageState } from "./pipeline-sequence.js";
 import { controlTransitions, groupState } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
+import { EMPTY_TABLE, lookup, recordOf } from "./stage-table.js";
 import { onlyASibling } from "./topology.js";
 
 /**
@@ -165,12 +166,12 @@ export function compilePipelineMachine(pipeline: PipelineDefinition): PipelineMa
       ...(input.asStage && { asStage: input.asStage }),
       ...(input.enteredBefore !== undefined && { enteredBefore: input.enteredBefore }),
       ctx: input.ctx,
-      visits: {},
+      visits: EMPTY_TABLE,
       entered: 0,
-      modelCalls: {},
-      results: {},
+      modelCalls: EMPTY_TABLE,
+      results: EMPTY_TABLE,
       upstream: [...(input.upstream ?? [])],
-      upstreamOf: {},
+      upstreamOf: EMPTY_TABLE,
       groups: {},
       tallies: {},
       ...(input.override && {
@@ -218,7 +219,8 @@ type GeneratedStates = Parameters<ReturnType<typeof setup>["createMachine"]>[0][
 
 function pipelineOutput(pipeline: PipelineDefinition, context: PipelineContext): PipelineOutput {
   const status = context.status ?? "failed";
-  const last = Object.values(context.results).at(-1);
+  const last =
+    context.lastEnded === undefined ? undefined : lookup(context.results, context.lastEnded);
   const output: JsonValue | undefined = last?.output;
   const { stageId, stageExecutionId } = context.asStage ?? {
     stageId: pipeline.id,
@@ -226,7 +228,7 @@ function pipelineOutput(pipeline: PipelineDefinition, context: PipelineContext):
   };
   return {
     status,
-    results: context.results,
+    results: recordOf(context.results),
     ...(context.asStage && { entered: context.entered ?? 0 }),
     ...(context.error && { error: context.error }),
     result: {

@@ -1,8 +1,16 @@
 import type { StageResult } from "../definitions/contract.js";
-import type { JoinPolicy, Target } from "../definitions/pipeline-types.js";
+import type { JoinPolicy, PipelineDefinition, Target } from "../definitions/pipeline-types.js";
 import type { GroupTally, PipelineContext, SiblingState } from "./pipeline-context.js";
 import { executionId, fail, stageOfState, stateOf } from "./pipeline-states.js";
 import { viewOf } from "./stage-entries.js";
+import {
+  EMPTY_TABLE,
+  entriesOf,
+  lookup,
+  type StageTable,
+  withEntries,
+  withEntry,
+} from "./stage-table.js";
 
 /** What a sibling whose actor crashed (threw, or failed to start) settles with. */
 export function crashedResult(context: PipelineContext, sibling: string): StageResult {
@@ -37,17 +45,21 @@ export function groupDecisions(
           type: "audit",
           params: ({ context }: { context: PipelineContext }) => ({
             type: "ParallelSiblingFailure",
-            payload: { group: from, policy: policy.kind, failed: failedSiblings(context, from) },
+            payload: {
+              group: from,
+              policy: policy.kind,
+              failed: failedSiblings(context, from, siblings),
+            },
           }),
         },
         {
           type: "cancelRunning",
           params: ({ context }: { context: PipelineContext }) => ({
-            reason: `sibling ${failedSiblings(context, from).join(", ")} failed (${policy.kind})`,
+            reason: `sibling ${failedSiblings(context, from, siblings).join(", ")} failed (${policy.kind})`,
           }),
         },
         fail(({ context }: { context: PipelineContext }) => {
-          const failed = failedSiblings(context, from);
+          const failed = failedSiblings(context, from, siblings);
           return policy.kind === "fail-fast"
             ? viewOf(
                 "ExtensionHost/ParallelSiblingFailure",
@@ -74,7 +86,7 @@ export function groupDecisions(
         {
           type: "handOn",
           params: ({ context }: { context: PipelineContext }) => ({
-            upstream: settledResults(context, from),
+            upstream: settledResults(context, from, siblings),
           }),
         },
         {
@@ -105,7 +117,8 @@ export function startedGroup(
   { group, siblings, maxConcurrency }: GroupParams,
 ): Pick<PipelineContext, "groups" | "tallies"> {
   const started = Math.min(maxConcurrency, siblings.length);
-  const states = Object.fromEntries(
+  const states = withEntries(
+    EMPTY_TABLE as StageTable<SiblingState>,
     siblings.map((sibling, index): [string, SiblingState] => [
       sibling,
       index < started ? "running" : "queued",
@@ -131,16 +144,19 @@ export function settledSibling(
     ok: before.ok + (succeeded(result) ? 1 : 0),
     failed: before.failed + (succeeded(result) ? 0 : 1),
   };
-  const states = { ...context.groups[group], [result.stageId]: "settled" as const };
+  const changed: [string, SiblingState][] = [[result.stageId, "settled"]];
   const next = siblings[tally.started];
   if (next !== undefined && tally.running < maxConcurrency) {
-    states[next] = "running";
+    changed.push([next, "running"]);
     tally.started += 1;
     tally.running += 1;
   }
   return {
-    results: { ...context.results, [result.stageId]: result },
-    groups: { ...context.groups, [group]: states },
+    results: withEntry(context.results, result.stageId, result),
+    groups: {
+      ...context.groups,
+      [group]: withEntries(context.groups[group] ?? EMPTY_TABLE, changed),
+    },
     tallies: { ...context.tallies, [group]: tally },
   };
 }
@@ -149,9 +165,9 @@ export function settledSibling(
 export function tallyOf(context: PipelineContext, group: string): GroupTally {
   const kept = context.tallies?.[group];
   if (kept) return kept;
-  const states = Object.entries(context.groups[group] ?? {});
+  const states = [...siblingStates(context, group)];
   const settled = states.filter(([, state]) => state === "settled");
-  const ok = settled.filter(([id]) => succeeded(context.results[id])).length;
+  const ok = settled.filter(([id]) => succeeded(lookup(context.results, id))).length;
   return {
     siblings: states.length,
     started: states.filter(([, state]) => state !== "queued").length,
@@ -177,14 +193,46 @@ export function decideGroup(policy: JoinPolicy, tally: GroupTally): "join" | "fa
   }
 }
 
-/** The stages running now: the current stage, or the running siblings of the current group. */
-export function runningStages(context: PipelineContext): string[] {
+/**
+ * The stages running now: the current stage, or the running siblings of the current group (in
+ * declaration order, given the pipeline).
+ */
+export function runningStages(context: PipelineContext, pipeline?: PipelineDefinition): string[] {
   if (!context.current) return [];
   const group = stageOfState(context.current);
   if (group === context.current) return [context.current];
-  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) =>
+  const transition = pipeline?.next[group];
+  const siblings = transition?.kind === "parallel" ? transition.siblings : undefined;
+  return [...siblingStates(context, group, siblings)].flatMap(([id, state]) =>
     state === "running" ? [id] : [],
   );
+}
+
+/**
+ * A group's siblings with their states: in declaration order given the group's `siblings`,
+ * which is the order a join receives their results and events name them in.
+ */
+export function siblingStates(
+  context: Pick<PipelineContext, "groups">,
+  group: string,
+  siblings?: readonly string[],
+): Iterable<[string, SiblingState]> {
+  const states = context.groups[group] ?? EMPTY_TABLE;
+  if (siblings === undefined) return entriesOf(states);
+  return siblings.flatMap((id): [string, SiblingState][] => {
+    const state = lookup(states, id);
+    return state === undefined ? [] : [[id, state]];
+  });
+}
+
+/** A sibling's state in its group, if the group has started. */
+export function siblingState(
+  context: Pick<PipelineContext, "groups">,
+  group: string,
+  sibling: string,
+): SiblingState | undefined {
+  const states = context.groups[group];
+  return states === undefined ? undefined : lookup(states, sibling);
 }
 
 /**
@@ -195,15 +243,23 @@ export function runningStages(context: PipelineContext): string[] {
 const succeeded = (result: StageResult | undefined): boolean => result?.verdict === "ok";
 
 /** The settled siblings of a group that did not succeed. */
-export function failedSiblings(context: PipelineContext, group: string): string[] {
-  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) =>
-    state === "settled" && !succeeded(context.results[id]) ? [id] : [],
+export function failedSiblings(
+  context: PipelineContext,
+  group: string,
+  siblings: readonly string[],
+): string[] {
+  return [...siblingStates(context, group, siblings)].flatMap(([id, state]) =>
+    state === "settled" && !succeeded(lookup(context.results, id)) ? [id] : [],
   );
 }
 
-export function settledResults(context: PipelineContext, group: string): StageResult[] {
-  return Object.entries(context.groups[group] ?? {}).flatMap(([id, state]) => {
-    const result = context.results[id];
+export function settledResults(
+  context: PipelineContext,
+  group: string,
+  siblings: readonly string[],
+): StageResult[] {
+  return [...siblingStates(context, group, siblings)].flatMap(([id, state]) => {
+    const result = lookup(context.results, id);
     return state === "settled" && result ? [result] : [];
   });
 }

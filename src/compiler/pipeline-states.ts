@@ -11,6 +11,7 @@ import {
 import type { ErrorView } from "../errors.js";
 import type { AuditEventInput } from "../events/audit.js";
 import type { PipelineContext, PipelineOutput } from "./pipeline-context.js";
+import { lookup } from "./stage-table.js";
 
 const GROUP_SUFFIX = "_parallel";
 /** Stage ids are kebab-case, so a group's state name cannot collide with a stage's. */
@@ -22,7 +23,7 @@ export const stageOfState = (state: string): string =>
 
 /** `<run>/<stage>/<visit>`, nested under the parent stage's execution for a sub-pipeline. */
 export const executionId = (context: PipelineContext, stageId: string): string =>
-  `${context.asStage?.stageExecutionId ?? context.runId}/${stageId}/${context.visits[stageId] ?? 1}`;
+  `${context.asStage?.stageExecutionId ?? context.runId}/${stageId}/${lookup(context.visits, stageId) ?? 1}`;
 
 /** The stage executions the run has entered, this pipeline's and its sub-pipelines' included. */
 const enteredInRun = (context: PipelineContext): number =>
@@ -77,7 +78,7 @@ export function childInput(
           ctx: context.ctx,
           upstream,
           stagesBefore: stagesBefore(context),
-          modelCallsBefore: context.modelCalls[stage.id] ?? 0,
+          modelCallsBefore: lookup(context.modelCalls, stage.id) ?? 0,
           ...(stage.outputFields !== undefined && { outputFields: stage.outputFields }),
           ...override,
         };
@@ -118,7 +119,7 @@ export function childInput(
  */
 function overrideOf(context: PipelineContext, stageId: string): { override?: OverrideNote } {
   const last = context.override;
-  if (last?.stageId !== stageId || last.visit !== context.visits[stageId]) return {};
+  if (last?.stageId !== stageId || last.visit !== lookup(context.visits, stageId)) return {};
   return { override: { reason: last.reason, ...(last.from !== undefined && { from: last.from }) } };
 }
 

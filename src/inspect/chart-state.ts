@@ -1,3 +1,5 @@
+import { entriesOf, type StageTable } from "../compiler/stage-table.js";
+
 /**
  * The page bundles this file: `isRecord` of definitions/pipeline-schema would bring zod (450 KB)
  * along with it, so it is restated here.
@@ -88,7 +90,10 @@ function siblingIds(prefix: string, value: unknown, context: Record<string, unkn
     return [];
   const siblings = context.groups[value.slice(0, -GROUP_SUFFIX.length)];
   if (!isRecord(siblings)) return [];
-  return Object.entries(siblings).flatMap(([sibling, state]) =>
+  // A `StageTable` of states by sibling; one plain object of them in a snapshot stored before.
+  const flat = Object.values(siblings).some((state) => typeof state === "string");
+  const states = flat ? Object.entries(siblings) : [...entriesOf(siblings as StageTable<unknown>)];
+  return states.flatMap(([sibling, state]) =>
     state === "running" ? [`${prefix}.${value}.${sibling}`] : [],
   );
 }

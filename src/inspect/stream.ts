@@ -1,6 +1,7 @@
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { configure } from "safe-stable-stringify";
 import type { AnyActorRef, AnyEventObject, InspectionEvent, Observer } from "xstate";
+import { entriesOf, type StageTable } from "../compiler/stage-table.js";
 import { isRecord } from "../definitions/contract.js";
 import { pick } from "./chart-state.js";
 import { heldSocket, type SocketLoss } from "./held-socket.js";
@@ -128,7 +129,7 @@ export function coalescer(
 }
 
 /** Context fields that say where a run is and nothing of what it says. */
-const PIPELINE_FIELDS = ["pipelineId", "runId", "asStage", "current", "status", "visits"];
+const PIPELINE_FIELDS = ["pipelineId", "runId", "asStage", "current", "status"];
 const STAGE_FIELDS = ["runId", "stageExecutionId", "attempt", "turn", "capHit", "verdict"];
 
 export function safeContext(context: unknown): Record<string, unknown> {
@@ -137,11 +138,14 @@ export function safeContext(context: unknown): Record<string, unknown> {
   if (isRecord(stage) && typeof stage.id === "string")
     return { stageId: stage.id, ...pick(context, STAGE_FIELDS) };
   if (typeof context.pipelineId !== "string") return {};
-  const results = isRecord(context.results) ? context.results : {};
+  const perStage = (field: unknown): [string, unknown][] =>
+    isRecord(field) ? [...entriesOf(field as StageTable<unknown>)] : [];
   return {
     ...pick(context, PIPELINE_FIELDS),
+    // Shown by stage, as an inspector's user reads them, not in the context's buckets.
+    visits: Object.fromEntries(perStage(context.visits)),
     results: Object.fromEntries(
-      Object.entries(results).map(([id, r]) => [id, isRecord(r) ? pick(r, ["verdict"]) : {}]),
+      perStage(context.results).map(([id, r]) => [id, isRecord(r) ? pick(r, ["verdict"]) : {}]),
     ),
     ...(isRecord(context.error) && { error: pick(context.error, ["class", "code"]) }),
   };

@@ -1,6 +1,7 @@
 import { fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineContext } from "../compiler/pipeline-context.js";
 import type { PipelineMachine } from "../compiler/pipeline-machine.js";
+import { lookup } from "../compiler/stage-table.js";
 import { outlineOf } from "../definitions/pipeline-outline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditSink } from "../events/audit.js";
@@ -86,4 +87,5 @@ function keepRunRow(
   if (!created.ok) throw created.error;
 }
 
-const lastOutput = (context: PipelineContext) => Object.values(context.results).at(-1)?.output;
+const lastOutput = (context: PipelineContext) =>
+  context.lastEnded === undefined ? undefined : lookup(context.results, context.lastEnded)?.output;

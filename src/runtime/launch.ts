@@ -18,6 +18,7 @@ import type {
   RunStatus,
 } from "../compiler/pipeline-context.js";
 import { createPipelineMachine, type PipelineMachine } from "../compiler/pipeline-machine.js";
+import { recordOf } from "../compiler/stage-table.js";
 import type { GrantDecision } from "../compiler/stage-types.js";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -359,7 +360,12 @@ function suspended(
     payload: waiting ? { reason: "waiting", waiting } : { reason: "stopped" },
   });
   const context = actor.getSnapshot().context as PipelineContext;
-  return { runId, status: "suspended", results: context.results, ...(waiting && { waiting }) };
+  return {
+    runId,
+    status: "suspended",
+    results: recordOf(context.results),
+    ...(waiting && { waiting }),
+  };
 }
 
 function finish(

@@ -2,6 +2,7 @@ import type { InspectionEvent, Observer } from "xstate";
 import { fingerprint } from "../compiler/definition-hash.js";
 import type { CarriedContext, PipelineContext } from "../compiler/pipeline-context.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
+import { lookup } from "../compiler/stage-table.js";
 import { onlyASibling } from "../compiler/topology.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
@@ -10,7 +11,7 @@ import { checkRoot, type Host } from "./host.js";
 import type { RunHandle } from "./launch.js";
 import type { StepStore } from "./persistence.js";
 import { owning, takeLease } from "./run.js";
-import { checkSnapshotShape } from "./snapshot-shape.js";
+import { checkSnapshotShape, currentShape } from "./snapshot-shape.js";
 import type { RunStore } from "./store-port.js";
 
 export interface ReopenOptions {
@@ -142,7 +143,7 @@ function reopenPoint(
         { runId },
       ),
     );
-  const context = (stored.value.snapshot as { context: PipelineContext }).context;
+  const context = (currentShape(stored.value.snapshot) as { context: PipelineContext }).context;
   const from = stageOfState(context.current ?? "");
   const stage = asked ?? from;
   const refused = (why: string) =>
@@ -150,10 +151,10 @@ function reopenPoint(
       new StagechartError("Session/IllegalTransition", `cannot redo ${stage}: ${why}`, { stage }),
     );
   if (!Object.hasOwn(pipeline.stages, stage)) return refused(`${pipeline.id} has no such stage`);
-  if (!(context.visits[stage] ?? 0)) return refused("it has not run in this run");
+  if (!(lookup(context.visits, stage) ?? 0)) return refused("it has not run in this run");
   if (onlyASibling(pipeline, stage))
     return refused("it runs only as a parallel sibling; redo the stage that fans out to it");
-  const { visits, modelCalls, results, upstreamOf, groups, entered } = context;
+  const { visits, modelCalls, results, lastEnded, upstreamOf, groups, entered } = context;
   return ok({
     stage,
     from,
@@ -161,9 +162,10 @@ function reopenPoint(
       visits,
       modelCalls,
       results,
+      ...(lastEnded !== undefined && { lastEnded }),
       upstreamOf,
       groups,
-      upstream: upstreamOf[stage] ?? [],
+      upstream: lookup(upstreamOf, stage) ?? [],
       ...(entered !== undefined && { entered }),
     },
   });

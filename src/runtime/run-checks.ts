@@ -1,5 +1,6 @@
 import type { PipelineContext, PipelineEvent } from "../compiler/pipeline-context.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
+import { lookup } from "../compiler/stage-table.js";
 import { overrideTargets, reachableStages, redoTargets } from "../compiler/topology.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -66,19 +67,19 @@ export function refuseControl(
     }
     return undefined;
   }
-  return refuseRedo(pipeline, from, context.visits, event.stage);
+  return refuseRedo(pipeline, from, lookup(context.visits, event.stage) ?? 0, event.stage);
 }
 
 /** Why `stage` cannot be run again from stage `from`, or nothing when it can. */
 function refuseRedo(
   pipeline: PipelineDefinition,
   from: string,
-  visits: Readonly<Record<string, number>>,
+  visits: number,
   stage: string,
 ): StagechartError | undefined {
   const refused = (why: string) =>
     new StagechartError("Session/IllegalTransition", `cannot redo ${stage}: ${why}`, { stage });
-  if (!(visits[stage] ?? 0)) return refused("it has not run yet");
+  if (!visits) return refused("it has not run yet");
   if (!redoTargets(pipeline, from).includes(stage))
     return refused(
       pipeline.override === "adjacent"

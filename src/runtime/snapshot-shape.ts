@@ -4,6 +4,7 @@ import { groupsAsRun } from "../compiler/pipeline-group-run.js";
 import { runningStages } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import type { StageMachineContext } from "../compiler/stage-context.js";
+import { tableOf } from "../compiler/stage-table.js";
 import { isRecord } from "../definitions/contract.js";
 import { StagechartError, toStagechartError } from "../errors.js";
 import * as z from "../zod.js";
@@ -32,19 +33,27 @@ const stageResult = z.looseObject({
   attemptCount: count,
 });
 
+/**
+ * What a context keeps per stage: a `StageTable` (buckets of entries by stage id), or, stored
+ * before it kept tables, one plain object of entries (see `contextAsTables`).
+ */
+const perStage = (entry: z.ZodMiniType) =>
+  z.record(z.string(), z.union([entry, z.record(z.string(), entry)]));
+
 const pipelineContext = z.looseObject({
   pipelineId: z.string(),
   runId: z.string(),
   ctx: record,
-  visits: z.record(z.string(), count),
+  visits: perStage(count),
   entered: z.optional(count),
   enteredBefore: z.optional(count),
-  modelCalls: z.record(z.string(), count),
-  results: z.record(z.string(), stageResult),
+  modelCalls: perStage(count),
+  results: perStage(stageResult),
+  lastEnded: z.optional(z.string()),
   upstream: z.array(stageResult),
-  upstreamOf: z.record(z.string(), z.array(stageResult)),
+  upstreamOf: perStage(z.array(stageResult)),
   current: z.optional(z.string()),
-  groups: z.record(z.string(), z.record(z.string(), z.enum(["queued", "running", "settled"]))),
+  groups: z.record(z.string(), perStage(z.enum(["queued", "running", "settled"]))),
 });
 
 const stageContext = z.looseObject({
@@ -228,7 +237,56 @@ export const damagedSnapshot = (runId: string, problem: string): StagechartError
  * one worker (`stageAsCompiled`).
  */
 export function currentShape(snapshot: unknown): unknown {
-  return stagesAsCompiled(groupsAsRun(snapshot));
+  return stagesAsCompiled(contextAsTables(groupsAsRun(snapshot)));
+}
+
+/**
+ * A pipeline snapshot stored before its context kept per-stage entries in `StageTable`s, with
+ * them in tables (its sub-pipelines' too): the run's results, visits, model calls, what each
+ * stage received and each group's sibling states were plain objects by stage id, the last of
+ * `results` being the stage that ended last. A snapshot in today's shape is returned as it is.
+ */
+export function contextAsTables(snapshot: unknown): unknown {
+  if (!isRecord(snapshot)) return snapshot;
+  const children = isRecord(snapshot.children)
+    ? Object.fromEntries(
+        Object.entries(snapshot.children).map(([id, child]) => [
+          id,
+          isRecord(child) && String(child.src).startsWith("pipeline:")
+            ? { ...child, snapshot: contextAsTables(child.snapshot) }
+            : child,
+        ]),
+      )
+    : snapshot.children;
+  const context = snapshot.context;
+  if (!isRecord(context)) return { ...snapshot, children };
+  const flat = (
+    field: unknown,
+    isEntry: (value: unknown) => boolean,
+  ): Record<string, unknown> | undefined =>
+    isRecord(field) && Object.values(field).some(isEntry) ? field : undefined;
+  const isResult = (value: unknown) => isRecord(value) && typeof value.verdict === "string";
+  const upgraded: Record<string, unknown> = { ...context };
+  for (const key of ["visits", "modelCalls"] as const) {
+    const entries = flat(context[key], (value) => typeof value === "number");
+    if (entries) upgraded[key] = tableOf(entries);
+  }
+  const upstreamOf = flat(context.upstreamOf, Array.isArray);
+  if (upstreamOf) upgraded.upstreamOf = tableOf(upstreamOf);
+  const results = flat(context.results, isResult);
+  if (results) {
+    upgraded.results = tableOf(results);
+    const last = Object.keys(results).at(-1);
+    if (last !== undefined && context.lastEnded === undefined) upgraded.lastEnded = last;
+  }
+  if (isRecord(context.groups))
+    upgraded.groups = Object.fromEntries(
+      Object.entries(context.groups).map(([group, states]) => {
+        const entries = flat(states, (value) => typeof value === "string");
+        return [group, entries ? tableOf(entries) : states];
+      }),
+    );
+  return { ...snapshot, context: upgraded, children };
 }
 
 function stagesAsCompiled(snapshot: unknown): unknown {

@@ -1,6 +1,7 @@
 import type { Actor, AnyStateMachine } from "xstate";
 import type { PipelineContext } from "../compiler/pipeline-context.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
+import { lookup, recordOf } from "../compiler/stage-table.js";
 import type { TransitionNotice } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { toStagechartError } from "../errors.js";
@@ -27,7 +28,7 @@ export function transitionNotifier(
       const context = snapshot.context as PipelineContext;
       const state = currentState(snapshot.value, context);
       // A stage entered again (a rule back to itself) is a transition too: its visits moved.
-      const at = `${state}#${context.visits[state] ?? 0}`;
+      const at = `${state}#${lookup(context.visits, state) ?? 0}`;
       if (at === last) return;
       last = at;
       const notice: TransitionNotice = {
@@ -36,8 +37,8 @@ export function transitionNotifier(
         state,
         ...(previous !== undefined && { previous }),
         ctx: context.ctx,
-        visits: { ...context.visits },
-        results: { ...context.results },
+        visits: recordOf(context.visits),
+        results: recordOf(context.results),
         root: host.root,
       };
       previous = state;

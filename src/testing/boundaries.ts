@@ -1,5 +1,7 @@
 import { ruleHolds } from "../compiler/conditions.js";
+import { siblingState } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
+import { EMPTY_TABLE, lookup } from "../compiler/stage-table.js";
 import type { Condition, PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { Exploration, ExploredEdge } from "./exploration.js";
 import { resultFor, type StageOutcome } from "./outcomes.js";
@@ -94,9 +96,9 @@ export function boundariesMet(
   for (const goal of goals) byStage.set(goal.stage, [...(byStage.get(goal.stage) ?? []), goal]);
   return (edge) => {
     const from = exploration.states[edge.from]?.snapshot;
-    const visits = from?.context.visits ?? {};
+    const visits = from?.context.visits ?? EMPTY_TABLE;
     const reached = (byStage.get(edge.event.from) ?? []).flatMap((goal) =>
-      goal.outcomes.has(edge.event.outcome) && (visits[goal.counted] ?? 0) === goal.count
+      goal.outcomes.has(edge.event.outcome) && (lookup(visits, goal.counted) ?? 0) === goal.count
         ? [goal.id]
         : [],
     );
@@ -104,7 +106,7 @@ export function boundariesMet(
     // keeps one state for tallies its policy does not tell apart).
     const group = typeof from?.value === "string" ? stageOfState(from.value) : undefined;
     if (!from || group === undefined || group === from.value) return reached;
-    if (from.context.groups[group]?.[edge.event.from] !== "running") return reached;
+    if (siblingState(from.context, group, edge.event.from) !== "running") return reached;
     const before = from.context.tallies?.[group] ?? { ok: 0, failed: 0 };
     const ok = (edge.event as { output?: { verdict?: string } }).output?.verdict === "ok";
     return [...reached, tallyGoal(group, before.ok + (ok ? 1 : 0), before.failed + (ok ? 0 : 1))];

@@ -1,6 +1,7 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { createActor } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
+import { lookup } from "../compiler/stage-table.js";
 import type { CodeStageFunction, CodeStageOutcome, JsonValue } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEvent } from "../events/audit.js";
@@ -232,7 +233,7 @@ function visitsAlong(
   const actor = createActor(modelMachine(pipeline), { input: { runId: "model", ctx } }).start();
   try {
     return steps.map((step) => {
-      const visit = actor.getSnapshot().context.visits[step.stage] ?? 1;
+      const visit = lookup<number>(actor.getSnapshot().context.visits, step.stage) ?? 1;
       const outcome = outcomeOf(step);
       const event =
         controlEventOf(step.outcome) ?? (outcome && stageDone(step.stage, resultFor(outcome)));

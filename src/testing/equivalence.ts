@@ -1,4 +1,5 @@
 import { decideGroup } from "../compiler/pipeline-parallel.js";
+import { recordOf } from "../compiler/stage-table.js";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
 import type {
   Condition,
@@ -63,7 +64,7 @@ export function reachableDifference(
   const endings = representatives(original, mutant);
   for (const { snapshot } of exploration.states) {
     if (!activeStages(snapshot).includes(mutant.stage)) continue;
-    const { visits } = snapshot.context;
+    const visits = recordOf(snapshot.context.visits);
     for (const { label, result } of endings) {
       const was = routeOf(original, mutant.stage, result, { ctx, visits });
       const now = routeOf(mutant.pipeline, mutant.stage, result, { ctx, visits });

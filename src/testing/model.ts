@@ -1,6 +1,7 @@
 import { type AnyStateMachine, createActor, createMachine } from "xstate";
 import type { PipelineContext } from "../compiler/pipeline-context.js";
 import { createPipelineMachine } from "../compiler/pipeline-machine.js";
+import { siblingStates } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEventInput } from "../events/audit.js";
@@ -24,17 +25,22 @@ export function modelMachine(
 
 /**
  * The stages whose child runs in a snapshot: the current stage, or the running siblings of the
- * group the run is in (kept in its context: the group is one state).
+ * group the run is in (kept in its context: the group is one state), in declaration order given
+ * the pipeline.
  */
-export function activeStages(snapshot: { value: unknown; context?: unknown }): string[] {
+export function activeStages(
+  snapshot: { value: unknown; context?: unknown },
+  pipeline?: PipelineDefinition,
+): string[] {
   const { value } = snapshot;
   if (typeof value !== "string" || isEnd(value)) return [];
   const group = stageOfState(value);
   if (group === value) return [value];
-  const siblings = (snapshot.context as PipelineContext | undefined)?.groups[group] ?? {};
-  return Object.entries(siblings).flatMap(([sibling, state]) =>
-    state === "running" ? [sibling] : [],
-  );
+  const context = snapshot.context as PipelineContext | undefined;
+  const transition = pipeline?.next[group];
+  const order = transition?.kind === "parallel" ? transition.siblings : undefined;
+  const siblings = context ? siblingStates(context, group, order) : [];
+  return [...siblings].flatMap(([sibling, state]) => (state === "running" ? [sibling] : []));
 }
 
 export type PathEnd = "done" | "failed" | "cancelled" | "suspended";

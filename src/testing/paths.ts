@@ -145,7 +145,7 @@ function suspendedPaths(
     if (!outcome.suspends) return [];
     const way = wayTo(outcome.stage);
     if (!way) return [];
-    const others = activeStages(way.state).flatMap((stage) => {
+    const others = activeStages(way.state, pipeline).flatMap((stage) => {
       const ok = outcomes.get(stage)?.find((o) => o.drive.kind === "complete");
       return stage === outcome.stage || !ok ? [] : [{ stage, outcome: ok }];
     });

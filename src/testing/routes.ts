@@ -1,4 +1,5 @@
 import { ruleHolds } from "../compiler/conditions.js";
+import { tableOf } from "../compiler/stage-table.js";
 import type { StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 
@@ -17,6 +18,7 @@ export function routeOf(
   const succeeded = result.verdict === "ok" || result.verdict === "skip";
   if (!transition) return succeeded ? "done" : "fail";
   if (transition.kind === "parallel") return succeeded ? `${stage}'s group` : "fail";
-  const rule = transition.rules.find((r) => ruleHolds(r, result, run, pipeline.guards));
+  const facts = { ctx: run.ctx, visits: tableOf(run.visits) };
+  const rule = transition.rules.find((r) => ruleHolds(r, result, facts, pipeline.guards));
   return rule?.to ?? "fail";
 }

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createActor, type InspectionEvent } from "xstate";
 import type { Interactor } from "../compiler/interactor.js";
+import { lookup } from "../compiler/stage-table.js";
 import type { StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type AuditEvent, MemoryAuditLog } from "../events/audit.js";
@@ -188,7 +189,7 @@ export function modelTrace(
           visits,
           refused: `${where}: ${step.stage} does not run then`,
         };
-      visits.push(actor.getSnapshot().context.visits[step.stage] ?? 1);
+      visits.push(lookup<number>(actor.getSnapshot().context.visits, step.stage) ?? 1);
       if (outcome?.suspends)
         return { transitions, covered: [...covered], visits, end: "suspended" };
       actor.send((control ?? stageDone(step.stage, resultFor(outcome as StageOutcome))) as never);

@@ -1,4 +1,5 @@
 import type { InspectionEvent } from "xstate";
+import { EMPTY_TABLE, entriesOf, type StageTable } from "../compiler/stage-table.js";
 import type { StageResult } from "../definitions/contract.js";
 import { executionKey } from "./drive.js";
 import type { StageOutcome } from "./outcomes.js";
@@ -12,8 +13,8 @@ import type { PathStep } from "./paths.js";
 export function resultRecorder(results: Map<string, StageResult>) {
   return (event: InspectionEvent) => {
     if (event.type !== "@xstate.snapshot" || event.actorRef.sessionId !== event.rootId) return;
-    const { context } = event.snapshot as { context?: { results?: Record<string, StageResult> } };
-    for (const result of Object.values(context?.results ?? {}))
+    const { context } = event.snapshot as { context?: { results?: StageTable<StageResult> } };
+    for (const [, result] of entriesOf(context?.results ?? EMPTY_TABLE))
       results.set(executionKey(result.stageExecutionId), result);
   };
 }

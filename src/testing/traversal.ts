@@ -1,6 +1,8 @@
 import type { Snapshot } from "xstate";
 import type { PipelineContext } from "../compiler/pipeline-context.js";
+import { siblingState } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
+import { entriesOf, lookup } from "../compiler/stage-table.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";
 import { missesUpstream, refusesInputs } from "./inputs-refused.js";
@@ -40,8 +42,8 @@ export function traversalOf(pipeline: PipelineDefinition, options: TraversalOpti
     Object.keys(pipeline.stages).map((id) => [id, stageOutcomes(pipeline, id).outcomes]),
   );
   const events = (snapshot: ModelSnapshot): PathEvent[] => {
-    if (Object.values(snapshot.context.visits).some((n) => n > options.maxVisits)) return [];
-    return activeStages(snapshot).flatMap((stage) => [
+    for (const [, n] of entriesOf(snapshot.context.visits)) if (n > options.maxVisits) return [];
+    return activeStages(snapshot, pipeline).flatMap((stage) => [
       ...possibleOutcomes(pipeline, snapshot, stage, outcomes.get(stage) ?? []).map((o) => ({
         ...stageDone(stage, resultFor(o)),
         outcome: o.name,
@@ -110,11 +112,11 @@ function settledSiblings(
   if (transition?.kind !== "parallel") return {};
   const join = pipeline.stages[transition.join];
   const counts = transition.policy.kind === "any" || transition.policy.kind === "quorum";
-  const states = snapshot.context.groups[group] ?? {};
+  const { context } = snapshot;
   return Object.fromEntries(
     transition.siblings.flatMap((sibling) => {
-      const result = snapshot.context.results[sibling];
-      if (states[sibling] !== "settled" || !result) return [];
+      const result = lookup(context.results, sibling);
+      if (siblingState(context, group, sibling) !== "settled" || !result) return [];
       if (join && join.kind !== "llm") return [[sibling, result.verdict]];
       const seen = [
         counts ? (result.verdict === "ok" ? "counts" : "does-not-count") : "",

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PipelineContext } from "../../src/compiler/pipeline-context.js";
+import { EMPTY_TABLE, recordOf } from "../../src/compiler/stage-table.js";
 import { resumeRun, startRun } from "../../src/runtime/run.js";
 import { openStore } from "../support/live-runs.js";
 import { codeReviewScriptOf, llm, pipelineOf, waits } from "../support/pipelines.js";
@@ -41,12 +42,18 @@ describe("a run stored inside a parallel group", () => {
     if (!stored.ok) throw stored.error;
     const snapshot = stored.value.snapshot as Stored;
     expect(snapshot.value).toBe("start_parallel");
-    // What the same moment looked like before: the group's value held a region per sibling.
-    const regions = { start_parallel: snapshot.context.groups.start };
-    expect(regions.start_parallel).toEqual({ plan: "running", slow: "settled" });
+    // What the same moment looked like before: the group's value held a region per sibling,
+    // and its context the siblings' states as one plain object.
+    const states = recordOf(snapshot.context.groups.start ?? EMPTY_TABLE);
+    expect(states).toEqual({ plan: "running", slow: "settled" });
+    const regions = { start_parallel: states };
     store.commitStep("g1", {
       events: [],
-      snapshot: { ...snapshot, value: regions },
+      snapshot: {
+        ...snapshot,
+        value: regions,
+        context: { ...snapshot.context, groups: { start: states } },
+      },
       definitionHash: stored.value.definitionHash ?? undefined,
     });
     const proposalId = parked.waiting?.[0]?.kind === "grant" ? parked.waiting[0].proposalId : "";

@@ -5,6 +5,7 @@ import { decideGroup, tallyOf } from "../../src/compiler/pipeline-parallel.js";
 import type { JoinPolicy, PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import { compileRunMachine } from "../../src/runtime/launch.js";
 import { startRun } from "../../src/runtime/run.js";
+import { contextAsTables } from "../../src/runtime/snapshot-shape.js";
 import { code, pipelineOf } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 
@@ -117,13 +118,17 @@ describe("a parallel group", () => {
 
 describe("a group's tally", () => {
   it("is counted from the siblings' states when a snapshot stored before tallies were kept is resumed", () => {
-    const context = {
-      groups: { start: { a: "settled", b: "settled", c: "running", d: "queued" } },
-      results: {
-        a: { stageId: "a", verdict: "ok" },
-        b: { stageId: "b", verdict: "fail" },
+    // As stored then (plain objects by stage id), and as a restore reads it (in tables).
+    const stored = {
+      context: {
+        groups: { start: { a: "settled", b: "settled", c: "running", d: "queued" } },
+        results: {
+          a: { stageId: "a", verdict: "ok" },
+          b: { stageId: "b", verdict: "fail" },
+        },
       },
-    } as unknown as PipelineContext;
+    };
+    const { context } = contextAsTables(stored) as { context: PipelineContext };
     const tally = tallyOf(context, "start");
     expect(tally).toEqual({ siblings: 4, started: 3, running: 1, ok: 1, failed: 1 });
     expect(decideGroup({ kind: "fail-fast" }, tally)).toBe("fail");

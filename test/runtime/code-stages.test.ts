@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type AnyActorRef, waitFor } from "xstate";
+import { EMPTY_TABLE, lookup } from "../../src/compiler/stage-table.js";
+import type { StageResult } from "../../src/definitions/contract.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import type { AuditSink } from "../../src/events/audit.js";
 import type { HostOptions } from "../../src/runtime/host.js";
@@ -74,7 +76,8 @@ async function watchExits(pipeline: PipelineDefinition, options: Partial<HostOpt
             stageId,
             running: snapshot?.children[stageId] !== undefined,
             recorded:
-              snapshot?.context.results[stageId]?.stageExecutionId === event.stageExecutionId,
+              lookup<StageResult>(snapshot?.context.results ?? EMPTY_TABLE, stageId)
+                ?.stageExecutionId === event.stageExecutionId,
           });
         });
       return event;

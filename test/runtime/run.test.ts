@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { assign, createActor, setup, toPromise, waitFor } from "xstate";
+import { siblingState } from "../../src/compiler/pipeline-parallel.js";
+import { lookup } from "../../src/compiler/stage-table.js";
 import type { StageResult } from "../../src/definitions/contract.js";
 import type { PipelineStage } from "../../src/definitions/pipeline-types.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
@@ -857,7 +859,7 @@ stages:
     const beforeGroup = started(await startRun(fanOut(5000), { host: h.host, runId: "run-1" }));
     await waitFor(liveActor(beforeGroup), (s) => s.context.current === "start");
     const inGroup = started(await startRun(fanOut(5), { host: h.host, runId: "run-2" }));
-    await waitFor(liveActor(inGroup), (s) => s.context.groups.start?.a === "running");
+    await waitFor(liveActor(inGroup), (s) => siblingState(s.context, "start", "a") === "running");
     for (const run of [beforeGroup, inGroup]) {
       const refused = run.send({ type: "OVERRIDE", to: "join", reason: "skip the checks" });
       expect(refused.ok ? undefined : refused.error).toMatchObject({
@@ -891,7 +893,10 @@ stages:
     const notYet = run.send({ type: "REDO", stage: "three" });
     expect(notYet.ok ? undefined : notYet.error.code).toBe("Session/IllegalTransition");
     expect(run.send({ type: "REDO", stage: "one" }).ok).toBe(true);
-    await waitFor(liveActor(run), (s) => s.context.current === "two" && s.context.visits.two === 2);
+    await waitFor(
+      liveActor(run),
+      (s) => s.context.current === "two" && lookup(s.context.visits, "two") === 2,
+    );
     run.send({ type: "CANCEL" });
     await run.result;
     expect(runsOfOne).toBe(2);

@@ -3,10 +3,13 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type Snapshot, waitFor } from "xstate";
 import { fingerprint } from "../../src/compiler/definition-hash.js";
+import type { PipelineContext } from "../../src/compiler/pipeline-context.js";
+import { recordOf } from "../../src/compiler/stage-table.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import type { StepCommit } from "../../src/runtime/persistence.js";
 import { resumeRun } from "../../src/runtime/run.js";
 import { createStageActor } from "../../src/runtime/run-stage.js";
+import { contextAsTables } from "../../src/runtime/snapshot-shape.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { CODE_REVIEW_SCRIPT, llm, pipelineOf } from "../support/pipelines.js";
 import { harness, loadStage, stageInput } from "../support/stage-harness.js";
@@ -137,4 +140,42 @@ describe("a stage snapshot stored by the stage machine of before, restored on it
       expect(h.types()).toEqual(stageEvents(fixture.steps).slice(audited));
     },
   );
+});
+
+describe("a pipeline snapshot stored before its context kept stage tables", () => {
+  const result = (stageId: string) => ({
+    stageId,
+    stageExecutionId: `r/${stageId}/1`,
+    verdict: "ok",
+    capHit: false,
+    attemptCount: 1,
+  });
+  const flat = {
+    visits: { plan: 1, review: 2 },
+    modelCalls: { plan: 3 },
+    results: { review: result("review"), plan: result("plan") },
+    upstreamOf: { plan: [], review: [result("plan")] },
+    groups: { plan: { left: "settled", right: "running" } },
+  };
+
+  it("reads as tables, the stage that ended last being the last of its results", () => {
+    const child = { src: "pipeline:sub", snapshot: { context: flat, children: {} } };
+    const upgraded = contextAsTables({ context: flat, children: { sub: child } }) as {
+      context: PipelineContext;
+      children: { sub: { snapshot: { context: PipelineContext } } };
+    };
+    for (const { context } of [upgraded, upgraded.children.sub.snapshot]) {
+      expect(recordOf(context.visits)).toEqual(flat.visits);
+      expect(recordOf(context.modelCalls)).toEqual(flat.modelCalls);
+      expect(recordOf(context.results)).toEqual(flat.results);
+      expect(recordOf(context.upstreamOf)).toEqual(flat.upstreamOf);
+      expect(recordOf(context.groups.plan ?? {})).toEqual(flat.groups.plan);
+      expect(context.lastEnded).toBe("plan");
+    }
+  });
+
+  it("is left as it is once in tables", () => {
+    const once = contextAsTables({ context: flat, children: {} });
+    expect(contextAsTables(once)).toEqual(once);
+  });
 });

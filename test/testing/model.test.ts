@@ -5,6 +5,7 @@ import { getShortestPaths } from "xstate/graph";
 import type { JsonNode } from "../../src/compiler/graph.js";
 import { renderGraph } from "../../src/compiler/graph.js";
 import { compiledPipeline } from "../../src/compiler/pipeline-machine.js";
+import { entriesOf } from "../../src/compiler/stage-table.js";
 import { loadWorkflowPipeline } from "../../src/definitions/pi-workflows/index.js";
 import type { PipelineDefinition, PipelineStage } from "../../src/definitions/pipeline-types.js";
 import { loadPipelineFile } from "../../src/index.js";
@@ -261,9 +262,9 @@ describe("xstate/graph on the machine a run executes", () => {
     const found = getShortestPaths(run, {
       input: { runId: "model", ctx: listed.ctx },
       events: (state) =>
-        Object.values(state.context.visits as Record<string, number>).some((n) => n > 3)
+        [...entriesOf<number>(state.context.visits)].some(([, n]) => n > 3)
           ? []
-          : activeStages(state).flatMap((stage) =>
+          : activeStages(state, pipeline).flatMap((stage) =>
               stageOutcomes(pipeline, stage)
                 .outcomes.filter((o) => !o.suspends && o.drive.kind !== "inputs-refused")
                 .map((o) => ({ ...stageDone(stage, resultFor(o)), outcome: o.name, stage })),

@@ -1,0 +1,70 @@
+/**
+ * An immutable map from stage id to a value, as the pipeline machine's context keeps what it
+ * knows per stage (visits, results, model calls, what each stage received, a group's sibling
+ * states).
+ *
+ * A context is never changed, only replaced, so a plain object with a key per stage is copied
+ * whole each time one stage's entry changes: with thousands of stages that copy (V8 keeps such
+ * objects as hash tables, slow to copy) was most of a run's time, and a run's cost grew with
+ * the square of its stages. The table spreads its entries over a fixed number of buckets by a
+ * hash of the stage id, so a change copies one bucket and the list of buckets: at 5,000 stages
+ * about 80 entries, not 5,000. It is plain JSON, stored in snapshots as it is.
+ */
+export type StageTable<V> = Readonly<Record<string, Readonly<Record<string, V>>>>;
+
+/** Enough that a bucket stays small at 5,000 stages; few enough that copying the list is cheap. */
+const BUCKETS = 64;
+
+/** FNV-1a: the same bucket for a stage id in every process, so stored tables read back. */
+function bucketOf(stageId: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < stageId.length; i++) {
+    hash ^= stageId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return String((hash >>> 0) % BUCKETS);
+}
+
+export const EMPTY_TABLE: StageTable<never> = Object.freeze({});
+
+/** The stage's entry. */
+export function lookup<V>(table: StageTable<V>, stageId: string): V | undefined {
+  const bucket = table[bucketOf(stageId)];
+  return bucket !== undefined && Object.hasOwn(bucket, stageId) ? bucket[stageId] : undefined;
+}
+
+/** The table with the stage's entry set to `value`; the table itself is not changed. */
+export function withEntry<V>(table: StageTable<V>, stageId: string, value: V): StageTable<V> {
+  const key = bucketOf(stageId);
+  return { ...table, [key]: { ...table[key], [stageId]: value } };
+}
+
+/** The table with each of `entries` set, copying each bucket they touch once. */
+export function withEntries<V>(
+  table: StageTable<V>,
+  entries: Iterable<readonly [string, V]>,
+): StageTable<V> {
+  const copied: Record<string, Record<string, V>> = {};
+  for (const [stageId, value] of entries) {
+    const key = bucketOf(stageId);
+    copied[key] ??= { ...table[key] };
+    copied[key][stageId] = value;
+  }
+  return { ...table, ...copied };
+}
+
+/** Every entry, in no particular order. */
+export function* entriesOf<V>(table: StageTable<V>): Generator<[string, V]> {
+  for (const bucket of Object.values(table))
+    for (const stageId in bucket) yield [stageId, bucket[stageId] as V];
+}
+
+/** The entries as one plain object, for what is shown or handed out (an O(stages) copy). */
+export function recordOf<V>(table: StageTable<V>): Record<string, V> {
+  return Object.fromEntries(entriesOf(table));
+}
+
+/** A table of a plain object's entries. */
+export function tableOf<V>(record: Readonly<Record<string, V>>): StageTable<V> {
+  return withEntries(EMPTY_TABLE as StageTable<V>, Object.entries(record));
+}
