@@ -9,7 +9,7 @@ import { langGraphSideBySide } from "./cases/langgraph.js";
 import { memoryUse } from "./cases/memory.js";
 import { resumeCost } from "./cases/resume.js";
 import { runsListing } from "./cases/runs-listing.js";
-import { compileScaling, parallelScaling } from "./cases/scaling.js";
+import { compileScaling, growthScaling, parallelScaling } from "./cases/scaling.js";
 import { startUp } from "./cases/start-up.js";
 import { storedRunOpening } from "./cases/stored-run-open.js";
 import { suspendedMemory } from "./cases/suspended-memory.js";
@@ -98,6 +98,7 @@ async function main(): Promise<void> {
     await step("inspection", () => inspectionOverhead(SHORT_RUN, dir));
     await step("opening a stored run", () => storedRunOpening(dir, LONG_RUN_TURNS));
     await step("parallel group", () => parallelScaling(WIDE_GROUP));
+    await step("growth to 5,000 stages", () => growthScaling());
     await step("compiling", () => compileScaling(LONG_CHAIN_STAGES));
     await step("start-up", async () => startUp());
     await step("runs listing", () => runsListing(dir, STORED_RUNS));

@@ -65,6 +65,7 @@ describe("the public API", () => {
       "stageOutcomes",
       "testPipeline",
       "transitionCoverage",
+      "visitsOf",
     ]);
     expect(names.length).toBeLessThanOrEqual(15);
   });

@@ -43,6 +43,53 @@ export async function parallelScaling(scale: Scale): Promise<Comparison> {
   );
 }
 
+/** The sizes growth is measured at, and the turns each stage takes there. */
+const GROWTH_SIZES = [100, 1000, 5000] as const;
+const GROWTH_TURNS = 2;
+
+/**
+ * Time per stage of an in-memory chain, and per sibling of a parallel group (16 at once), at
+ * 100, 1,000 and 5,000 stages: the largest's against the smallest's. Flat (1.00×) means each
+ * stage costs the same however many there are; a context copied whole at each stage made it
+ * grow with the stages (quadratic in all). One run of each size, the scripted model estimating
+ * tokens, after an untimed run at the smallest size.
+ */
+export async function growthScaling(): Promise<Comparison[]> {
+  const perStage = async (kind: "chain" | "group", stages: number): Promise<number> => {
+    // A group's workload: a fan-out stage, the siblings, the join.
+    const workload: Workload = {
+      stages: kind === "chain" ? stages : stages + 2,
+      turns: GROWTH_TURNS,
+      outputBytes: 200,
+    };
+    const pipeline =
+      kind === "chain" ? await pipelineOf(workload) : await groupPipeline(workload, 16);
+    globalThis.gc?.();
+    const ms = await timeOnce(() => runToEnd(pipeline, hostFor(workload)));
+    return ms / workload.stages;
+  };
+  const rows: Comparison[] = [];
+  for (const kind of ["chain", "group"] as const) {
+    const times: Record<number, number> = {};
+    // Untimed first: the smallest run would otherwise pay for compiling the engine's code.
+    await perStage(kind, GROWTH_SIZES[0]);
+    for (const size of GROWTH_SIZES) times[size] = await perStage(kind, size);
+    const [smallest, , largest] = GROWTH_SIZES;
+    rows.push(
+      compare(
+        kind === "chain"
+          ? `growth: a chained stage at ${largest} stages against at ${smallest} (in memory)`
+          : `growth: a parallel sibling at ${largest} siblings against at ${smallest} (in memory)`,
+        "ms",
+        { label: `${smallest}`, value: times[smallest] as number },
+        { label: `${largest}`, value: times[largest] as number },
+        Object.fromEntries(GROWTH_SIZES.map((size) => [`msAt${size}`, times[size] as number])),
+      ),
+    );
+  }
+  return rows;
+}
+
 /**
  * Compiling a chain of `stages` against 10-stage chains compiled as many times as make the same
  * number of stages: 1.00× is linear. The goal is under a second for 1,000 stages. Measured

@@ -19,7 +19,7 @@ export {
   type StageDoneEvent,
   stageDone,
 } from "./events.js";
-export { activeStages, modelMachine, type PathEnd } from "./model.js";
+export { activeStages, modelMachine, type PathEnd, visitsOf } from "./model.js";
 // Mutation score: how many seeded changes to a pipeline's rules its paths catch.
 export {
   type MutantResult,

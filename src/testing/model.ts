@@ -3,6 +3,7 @@ import type { PipelineContext } from "../compiler/pipeline-context.js";
 import { createPipelineMachine } from "../compiler/pipeline-machine.js";
 import { siblingStates } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
+import { lookup } from "../compiler/stage-table.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEventInput } from "../events/audit.js";
 
@@ -41,6 +42,15 @@ export function activeStages(
   const order = transition?.kind === "parallel" ? transition.siblings : undefined;
   const siblings = context ? siblingStates(context, group, order) : [];
   return [...siblings].flatMap(([sibling, state]) => (state === "running" ? [sibling] : []));
+}
+
+/**
+ * How many times a snapshot's run entered `stageId` (0 before it did): the model's context keeps
+ * its counts in a stage table, not as a plain object.
+ */
+export function visitsOf(snapshot: { context?: unknown }, stageId: string): number {
+  const context = snapshot.context as PipelineContext | undefined;
+  return context ? (lookup(context.visits, stageId) ?? 0) : 0;
 }
 
 export type PathEnd = "done" | "failed" | "cancelled" | "suspended";

@@ -2,7 +2,7 @@ import type { Snapshot } from "xstate";
 import type { PipelineContext } from "../compiler/pipeline-context.js";
 import { siblingState } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
-import { entriesOf, lookup } from "../compiler/stage-table.js";
+import { entriesOf, lookup, type StageTable } from "../compiler/stage-table.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type ControlEventName, controlEventsFrom, stageDone } from "./events.js";
 import { missesUpstream, refusesInputs } from "./inputs-refused.js";
@@ -72,8 +72,11 @@ export function traversalOf(pipeline: PipelineDefinition, options: TraversalOpti
     serializeState: (snapshot) =>
       JSON.stringify([
         snapshot.value,
-        snapshot.context.visits,
-        snapshot.context.groups,
+        // By stage id: the same counts are the same state, whatever order stages were entered in.
+        sortedEntries(snapshot.context.visits),
+        Object.entries(snapshot.context.groups)
+          .map(([group, states]) => [group, sortedEntries(states)])
+          .sort(),
         snapshot.context.upstream.map((r) => r.verdict),
         settledSiblings(pipeline, snapshot),
         options.tallies ? (snapshot.context.tallies ?? {}) : {},
@@ -86,6 +89,9 @@ export function traversalOf(pipeline: PipelineDefinition, options: TraversalOpti
  * A stage's outcomes where it runs now: only `inputs-refused` when its inputsSchema refuses what
  * it receives or its prompt reads an upstream result it does not receive.
  */
+const sortedEntries = <V>(table: StageTable<V>): [string, V][] =>
+  [...entriesOf(table)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
 function possibleOutcomes(
   pipeline: PipelineDefinition,
   snapshot: ModelSnapshot,

@@ -20,6 +20,7 @@ import { PHASES, recordTransition } from "../../machines/task-lifecycle/phases.j
 import { holds } from "../../src/compiler/conditions.js";
 import type { PipelineContext } from "../../src/compiler/pipeline-context.js";
 import { compiledPipeline } from "../../src/compiler/pipeline-machine.js";
+import { tableOf } from "../../src/compiler/stage-table.js";
 import type { TransitionNotice } from "../../src/definitions/contract.js";
 import { loadPipelineFile } from "../../src/definitions/pipeline.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
@@ -74,7 +75,7 @@ function ruleTarget(pipeline: PipelineDefinition, from: string, next: string) {
 const at = (current: string): PipelineContext =>
   ({
     current,
-    visits: Object.fromEntries(PHASES.map((p) => [p, 1])),
+    visits: tableOf(Object.fromEntries(PHASES.map((p) => [p, 1]))),
   }) as unknown as PipelineContext;
 
 /**
