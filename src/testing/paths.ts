@@ -1,6 +1,7 @@
 import { generateSync } from "json-schema-faker";
 import { getShortestPaths, getSimplePaths, type StatePath } from "xstate/graph";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import { StagechartError } from "../errors.js";
 import { type ControlEventName, stageDone } from "./events.js";
 import { activeStages, isEnd, modelMachine, type PathEnd, traceModel } from "./model.js";
 import { resultFor, type StageOutcome } from "./outcomes.js";
@@ -97,11 +98,15 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
     };
   }
   const strategy = options.strategy ?? "shortest";
-  const walk = { ...traversal, events: traversal.events as never, limit: 100_000 };
+  const walk = { ...traversal, events: traversal.events as never, limit: STATE_LIMIT };
   const machine = modelMachine(pipeline);
-  const reachable = getShortestPaths(machine, walk) as StatePath<ModelSnapshot, PathEvent>[];
+  const reachable = withinLimit(
+    () => getShortestPaths(machine, walk) as StatePath<ModelSnapshot, PathEvent>[],
+  );
   const ending =
-    strategy === "shortest" ? reachable : (getSimplePaths(machine, walk) as typeof reachable);
+    strategy === "shortest"
+      ? reachable
+      : withinLimit(() => getSimplePaths(machine, walk) as typeof reachable);
   const ended = ending
     .filter((path) => isEnd(path.state.value))
     .map((path) => ({
@@ -178,6 +183,27 @@ function suspendedPaths(
  * A ctx the pipeline's `context` schema accepts, sampled (seeded) with json-schema-faker, with
  * every declared field, since stage templates may read any of them.
  */
+/** What xstate/graph's walk may visit before the paths are refused as too many. */
+const STATE_LIMIT = 10_000;
+
+/**
+ * `walk()`, its paths, or `Validation/PathLimitExceeded` when xstate/graph gives up past the
+ * limit (it throws a plain Error, which would reach the user as an internal error).
+ */
+function withinLimit<T>(walk: () => T): T {
+  try {
+    return walk();
+  } catch (error) {
+    if (error instanceof Error && error.message === "Traversal limit exceeded")
+      throw new StagechartError(
+        "Validation/PathLimitExceeded",
+        `the pipeline's model has more than ${STATE_LIMIT} states within the visits and control events allowed: lower --max-visits or name fewer --events`,
+        { limit: STATE_LIMIT },
+      );
+    throw error;
+  }
+}
+
 export function sampleContext(pipeline: PipelineDefinition): Record<string, unknown> {
   const value = generateSync(pipeline.context as never, { seed: 1, alwaysFakeOptionals: true });
   return typeof value === "object" && value !== null && !Array.isArray(value)

@@ -21,6 +21,20 @@ const groupRuns = (policy: JoinPolicy, maxConcurrency?: number) =>
     .map((p) => `${spell(p.steps.slice(2))} => ${p.end}`);
 
 describe("pipelinePaths", () => {
+  it("refuses a walk past its limit with Validation/PathLimitExceeded and what to lower, not an internal error", async () => {
+    const pipeline = await bundled("arena-debate");
+    let thrown: unknown;
+    try {
+      pipelinePaths(pipeline, { events: ["override", "redo", "cancel"] });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({
+      code: "Validation/PathLimitExceeded",
+      message: expect.stringContaining("lower --max-visits or name fewer --events"),
+    });
+  }, 60_000);
+
   it("finds, in code-review-parallel, a fail-fast sibling failure ending failed and a path ending done", async () => {
     const { paths } = pipelinePaths(await bundled("code-review-parallel"));
     const spelled = paths.map((p) => `${spell(p.steps)} => ${p.end}`);
