@@ -32,6 +32,8 @@ import type { Workload } from "./workload.js";
 const SHORT_RUN: Workload = { stages: 3, turns: 10, outputBytes: 200 };
 /** Mastra's case: about 60 steps with kilobytes of tool output per turn. */
 const LONG_RUN: Workload = { stages: 3, turns: 20, outputBytes: 5000 };
+/** A short run of small outputs: what a run holds and writes besides the conversation shows. */
+const SMALL_OUTPUTS_RUN: Workload = { stages: 3, turns: 10, outputBytes: 1000 };
 /** Parked on a grant request at its third stage, with the next turns held for 20 ms. */
 const PARKED_RUN: Workload = {
   stages: 4,
@@ -43,8 +45,8 @@ const PARKED_RUN: Workload = {
 const MEMORY_RUNS = 20;
 /** One stage of 2,000 turns: does a turn cost the same at the end as at the start? */
 const LONG_STAGE: Workload = { stages: 1, turns: 2000, outputBytes: 200 };
-/** Turns per stage of the LangGraph.js comparison (N = 10 and N = 100). */
-const LANGGRAPH_TURNS = [10, 100];
+/** Turns per stage of the LangGraph.js comparison (N = 10, 100 and 1,000). */
+const LANGGRAPH_TURNS = [10, 100, 1000];
 /** Model turns per stage of the stored run the visualizer opens: about 1,000 audit events. */
 const LONG_RUN_TURNS = 82;
 
@@ -92,7 +94,11 @@ async function main(): Promise<void> {
     await step("transactions per step", () => transactionsPerStep(SHORT_RUN, dir));
     await step("time per turn", () => turnCost(LONG_STAGE, dir));
     await step("write amplification", () => writeAmplification(LONG_RUN, dir));
+    await step("write amplification, 1 kB outputs", () =>
+      writeAmplification(SMALL_OUTPUTS_RUN, dir),
+    );
     await step("memory", () => memoryUse(LONG_RUN, MEMORY_RUNS));
+    await step("memory, 1 kB outputs", () => memoryUse(SMALL_OUTPUTS_RUN, MEMORY_RUNS));
     await step("suspended memory", () => suspendedMemory(SHORT_RUN, MEMORY_RUNS));
     await step("resume", () => resumeCost(PARKED_RUN, dir));
     await step("inspection", () => inspectionOverhead(SHORT_RUN, dir));

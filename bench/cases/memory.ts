@@ -55,7 +55,7 @@ export async function memoryUse(workload: Workload, runs: number): Promise<Compa
       2,
     ),
     compare(
-      "memory: heap still in use per run once released",
+      `memory: heap still in use per run once released (${label})`,
       "bytes",
       { label: "bare XState", value: bare.leftBehind },
       { label: "in memory", value: engine.leftBehind },
