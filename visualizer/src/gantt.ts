@@ -43,6 +43,7 @@ export class GanttView {
     this.element.replaceChildren(
       axis(timing),
       ...(rows.length ? rows : [h("p", { class: "hint" }, "no stage has started yet")]),
+      legend(),
     );
     this.picked = undefined;
     this.apply();
@@ -122,7 +123,9 @@ export class GanttView {
       "div",
       { class: "gantt-label", title: bar.stageExecutionId },
       name,
-      bar.lane > 0 ? h("span", { class: "lane", title: "ran beside the stages above" }, `∥${bar.lane + 1}`) : "",
+      bar.lane > 0
+        ? h("span", { class: "lane", title: "ran beside the stages above" }, `∥${bar.lane + 1}`)
+        : "",
     );
     label.style.paddingLeft = `${6 + bar.depth * 14}px`;
     label.addEventListener("click", () => this.choose(block, picked));
@@ -147,6 +150,18 @@ export class GanttView {
     this.picked = element;
     this.onPick(row);
   }
+}
+
+/** What the segments' colours mean. */
+function legend(): HTMLElement {
+  return h(
+    "div",
+    { class: "gantt-legend" },
+    ...(["model", "tool", "wait"] as const).map((kind) =>
+      h("span", {}, h("i", { class: "gantt-swatch", "data-kind": kind }), KIND_LABEL[kind]),
+    ),
+    h("span", {}, "∥n: ran beside the stages above it"),
+  );
 }
 
 /** The time axis: the run's start, quarters and end, as time since the start. */
