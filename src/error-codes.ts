@@ -246,6 +246,8 @@ const MEANINGS = {
     "The inspect server refused a request from another host, another site or without the access token; open the page it printed.",
   "Validation/RouteNotFound":
     "The inspect server has no page or API route at that address; check the URL.",
+  "Validation/ComparePipelinesDiffer":
+    "Two runs of different pipelines were asked to be compared; compare two runs of the same pipeline.",
   "Validation/PortInvalid": "A port is not a number from 0 to 65535; pass a valid port.",
 
   // Provider

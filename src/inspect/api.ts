@@ -3,6 +3,7 @@ import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
 import * as z from "../zod.js";
 import type { ApiContext } from "./api-context.js";
 import { answerAsk } from "./ask-answers.js";
+import { compareStoredRuns } from "./compare-route.js";
 import { controlFromPage } from "./control-route.js";
 import { forkFromPage } from "./fork-route.js";
 import { grantViewOf } from "./grant-view.js";
@@ -54,6 +55,13 @@ async function route(
     const definition = context.live.definitionOf(id);
     if (!definition) return err(notFound("Session/ActorNotFound", `no live actor ${id}`, { id }));
     return ok(await liveGraphOf(definition));
+  }
+  if (method === "GET" && area === "compare" && id && what && !key) {
+    if (!store)
+      return err(
+        notFound("Session/RunNotFound", `no run ${id}: there is no store yet`, { runId: id }),
+      );
+    return compareStoredRuns(store, id, what);
   }
   if (area !== "runs")
     return err(

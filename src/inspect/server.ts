@@ -256,7 +256,10 @@ const TYPES: Record<string, string> = {
   ".svg": "image/svg+xml",
 };
 const isPagePath = (path: string): boolean =>
-  path === "/" || /^\/runs\/[^/]+$/.test(path) || /^\/machines\/[^/]+$/.test(path);
+  path === "/" ||
+  /^\/runs\/[^/]+$/.test(path) ||
+  /^\/machines\/[^/]+$/.test(path) ||
+  /^\/compare\/[^/]+\/[^/]+$/.test(path);
 
 function acceptPage(ws: WebSocket, pages: Set<WebSocket>, watch: StoreWatch, live: LiveRegistry) {
   pages.add(ws);
