@@ -27,6 +27,10 @@ export class ForkForm {
     this.opener.addEventListener("click", () => {
       this.element.hidden = !this.element.hidden;
     });
+    // A refusal is about what was sent: it goes once the changes are edited.
+    this.edits.addEventListener("input", () => {
+      this.error.textContent = "";
+    });
     this.element.append(
       this.heading,
       h(

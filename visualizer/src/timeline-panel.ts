@@ -15,6 +15,7 @@ export class TimelinePanel {
   private readonly table = new Timeline();
   private readonly gantt = new GanttView();
   private readonly events: AuditEvent[] = [];
+  private readonly seen = new Set<number>();
   private readonly stageChoice = h("select", { "aria-label": "stage", "data-filter": "stage" });
   private readonly typeChoice = h("select", { "aria-label": "event type", "data-filter": "type" });
   private readonly toggles = new Map<View, HTMLButtonElement>();
@@ -62,9 +63,9 @@ export class TimelinePanel {
   }
 
   add(events: readonly AuditEvent[]): void {
-    const known = new Set(this.events.map((e) => e.seq));
-    const fresh = events.filter((e) => !known.has(e.seq));
+    const fresh = events.filter((e) => !this.seen.has(e.seq));
     if (fresh.length === 0) return;
+    for (const e of fresh) this.seen.add(e.seq);
     this.events.push(...fresh);
     this.table.add(fresh);
     this.offer();
