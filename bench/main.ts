@@ -11,7 +11,7 @@ import { resumeCost } from "./cases/resume.js";
 import { runsListing } from "./cases/runs-listing.js";
 import { compileScaling, growthScaling, parallelScaling } from "./cases/scaling.js";
 import { startUp } from "./cases/start-up.js";
-import { storedRunOpening } from "./cases/stored-run-open.js";
+import { storedRunOpening, storedRunOpeningScale } from "./cases/stored-run-open.js";
 import { suspendedMemory } from "./cases/suspended-memory.js";
 import { transactionsPerStep } from "./cases/transactions.js";
 import { turnCost } from "./cases/turn-cost.js";
@@ -49,6 +49,8 @@ const LONG_STAGE: Workload = { stages: 1, turns: 2000, outputBytes: 200 };
 const LANGGRAPH_TURNS = [10, 100, 1000];
 /** Model turns per stage of the stored run the visualizer opens: about 1,000 audit events. */
 const LONG_RUN_TURNS = 82;
+/** …and of the run it is held against: about 110 audit events, as a run of a bundled pipeline. */
+const SHORT_RUN_TURNS = 8;
 
 /** The scaling goals: 1,000 siblings 16 at a time, a 1,000-stage chain, 10,000 runs. */
 const WIDE_GROUP = { siblings: 1000, turns: 3, maxConcurrency: 16 };
@@ -103,6 +105,9 @@ async function main(): Promise<void> {
     await step("resume", () => resumeCost(PARKED_RUN, dir));
     await step("inspection", () => inspectionOverhead(SHORT_RUN, dir));
     await step("opening a stored run", () => storedRunOpening(dir, LONG_RUN_TURNS));
+    await step("opening a stored run as it grows", () =>
+      storedRunOpeningScale(dir, SHORT_RUN_TURNS, LONG_RUN_TURNS),
+    );
     await step("parallel group", () => parallelScaling(WIDE_GROUP));
     await step("growth to 5,000 stages", () => growthScaling());
     await step("compiling", () => compileScaling(LONG_CHAIN_STAGES));

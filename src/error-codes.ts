@@ -173,6 +173,8 @@ const MEANINGS = {
   "Validation/RedoStageMissing": "A redo did not name the stage to run again; name the stage.",
   "Validation/ForkStepUnknown":
     "A fork names a step the run does not have; pick one of the run's committed steps.",
+  "Validation/ForkRequestInvalid":
+    "A fork asked of the inspect server is malformed; send {at: <step>, set?: {<ctx field>: <value>}}.",
   "Validation/ControlEventInvalid":
     "A control request is malformed; send CANCEL, OVERRIDE with a target and reason, or REDO with a stage.",
 
@@ -244,6 +246,8 @@ const MEANINGS = {
     "The inspect server refused a request from another host, another site or without the access token; open the page it printed.",
   "Validation/RouteNotFound":
     "The inspect server has no page or API route at that address; check the URL.",
+  "Validation/ComparePipelinesDiffer":
+    "Two runs of different pipelines were asked to be compared; compare two runs of the same pipeline.",
   "Validation/PortInvalid": "A port is not a number from 0 to 65535; pass a valid port.",
 
   // Provider
@@ -346,6 +350,8 @@ const MEANINGS = {
     "This process lost its hold on the run to another owner; its last step was not stored, let the other owner go on.",
   "Session/ForkUnavailable":
     "The step to fork from was stored before the store kept what a fork copies; fork from a later step.",
+  "Session/ForkNotServed":
+    "This inspect server does not start runs (a run's own --inspect server), so it cannot fork one; open the run under stagechart inspect, or use stagechart fork.",
   "Session/StepNotFound": "The run has no step with that number; pick one of its steps.",
   "Session/ActorNotFound":
     "The inspect server has no live actor with that id; it may have finished.",

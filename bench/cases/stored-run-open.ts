@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { type Browser, chromium } from "playwright-core";
 import { main } from "../../src/cli/main.js";
 import { SqliteStore } from "../../src/index.js";
 import { startInspectServer } from "../../src/inspect/server.js";
@@ -38,16 +38,12 @@ const median = (values: number[]): number => {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
 
-/**
- * How long a stored run of about `events` audit events takes to open: the four API reads the page
- * makes first, and the page itself in Chromium until its chart and every timeline row are drawn.
- * Reported, not asserted; undefined without Chromium or a built page.
- */
-export async function storedRunOpening(
+/** A stored run of the chain at `turns` model turns a stage, in a project of its own. */
+async function storedChainRun(
   dir: string,
   turns: number,
-): Promise<Comparison | undefined> {
-  const project = join(dir, "long-run");
+): Promise<{ storePath: string; runId: string; events: number }> {
+  const project = join(dir, `long-run-${turns}`);
   mkdirSync(project, { recursive: true });
   writeFileSync(join(project, "notes.txt"), "The notes the stages read.\n");
   const storePath = join(project, "runs.db");
@@ -77,10 +73,49 @@ export async function storedRunOpening(
   if (!store.ok) throw store.error;
   const events = store.value.auditOf(runId).length;
   store.value.close();
+  return { storePath, runId, events };
+}
 
-  // The benchmarks run compiled under node_modules/.cache: the page is the repository's build.
+/** The repository's built page (the benchmarks run compiled elsewhere), if it is built. */
+function builtPage(): string | undefined {
   const assets = join(process.cwd(), "dist", "visualizer");
-  if (!existsSync(join(assets, "app.js"))) return undefined;
+  return existsSync(join(assets, "app.js")) ? assets : undefined;
+}
+
+const launchChromium = () =>
+  chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] }).catch(() => undefined);
+
+/** Opens a run's page until its chart shows it done and its `events` timeline rows are there: ms. */
+async function openPage(browser: Browser, base: string, runId: string, events: number) {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  try {
+    const start = performance.now();
+    await page.goto(`${base}/runs/${runId}`);
+    await page.locator('[data-state="long.done"][data-active="true"]').waitFor();
+    await page.waitForFunction(`document.querySelectorAll("tr[data-seq]").length >= ${events}`);
+    const opened = performance.now() - start;
+    // Then the durations view, drawn when first shown.
+    const shown = performance.now();
+    await page.locator('[data-timeline-view="gantt"]').click();
+    await page.locator("[data-bar]").first().waitFor();
+    return { opened, durations: performance.now() - shown };
+  } finally {
+    await page.close();
+  }
+}
+
+/**
+ * How long a stored run of about `events` audit events takes to open: the four API reads the page
+ * makes first, and the page itself in Chromium until its chart and every timeline row are drawn.
+ * Reported, not asserted; undefined without Chromium or a built page.
+ */
+export async function storedRunOpening(
+  dir: string,
+  turns: number,
+): Promise<Comparison | undefined> {
+  const { storePath, runId, events } = await storedChainRun(dir, turns);
+  const assets = builtPage();
+  if (!assets) return undefined;
   const server = await startInspectServer({ storePath, port: 0, assets });
   const base = `http://127.0.0.1:${server.port}`;
   try {
@@ -96,21 +131,12 @@ export async function storedRunOpening(
       );
       apiTimes.push(performance.now() - start);
     }
-    const browser = await chromium
-      .launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
-      .catch(() => undefined);
+    const browser = await launchChromium();
     if (!browser) return undefined;
     const pageTimes: number[] = [];
     try {
-      for (let i = 0; i < OPENS; i++) {
-        const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-        const start = performance.now();
-        await page.goto(`${base}/runs/${runId}`);
-        await page.locator('[data-state="long.done"][data-active="true"]').waitFor();
-        await page.waitForFunction(`document.querySelectorAll("tr[data-seq]").length >= ${events}`);
-        pageTimes.push(performance.now() - start);
-        await page.close();
-      }
+      for (let i = 0; i < OPENS; i++)
+        pageTimes.push((await openPage(browser, base, runId, events)).opened);
     } finally {
       await browser.close();
     }
@@ -123,5 +149,66 @@ export async function storedRunOpening(
     );
   } finally {
     await server.close();
+  }
+}
+
+/**
+ * Opening a stored run in Chromium as it grows: a run of about 1,000 audit events against one of
+ * about 110 (`largeTurns` and `smallTurns` model turns a stage), the page until its chart and
+ * every timeline row are drawn, the two opened in turn `rounds` times (the order swapped every
+ * round), medians. The details hold the large run's time to show its durations view.
+ */
+export async function storedRunOpeningScale(
+  dir: string,
+  smallTurns: number,
+  largeTurns: number,
+  rounds = 7,
+): Promise<Comparison | undefined> {
+  const small = await storedChainRun(dir, smallTurns);
+  const large = await storedChainRun(dir, largeTurns);
+  const assets = builtPage();
+  if (!assets) return undefined;
+  const servers = await Promise.all(
+    [small, large].map(({ storePath }) => startInspectServer({ storePath, port: 0, assets })),
+  );
+  const [smallBase, largeBase] = servers.map((s) => `http://127.0.0.1:${s.port}`);
+  const browser = await launchChromium();
+  try {
+    if (!browser || !smallBase || !largeBase) return undefined;
+    const open = (run: typeof small, base: string) =>
+      openPage(browser, base, run.runId, run.events);
+    // A first open of each warms the browser and the servers' chart caches.
+    await open(small, smallBase);
+    await open(large, largeBase);
+    const smallTimes: number[] = [];
+    const largeTimes: number[] = [];
+    const durations: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? ["small", "large"] : ["large", "small"];
+      for (const which of order) {
+        if (which === "small") smallTimes.push((await open(small, smallBase)).opened);
+        else {
+          const times = await open(large, largeBase);
+          largeTimes.push(times.opened);
+          durations.push(times.durations);
+        }
+      }
+    }
+    return compare(
+      `open a stored run in Chromium, ${large.events} audit events against ${small.events}`,
+      "ms",
+      { label: `${small.events} events`, value: median(smallTimes) },
+      { label: `${large.events} events`, value: median(largeTimes) },
+      {
+        smallEvents: small.events,
+        largeEvents: large.events,
+        rounds,
+        slowestLargeMs: Math.max(...largeTimes),
+        durationsViewMs: median(durations),
+      },
+    );
+  } finally {
+    await browser?.close();
+    await Promise.all(servers.map((s) => s.close()));
   }
 }

@@ -58,6 +58,7 @@ export function turnActions() {
           outcome: event.output.kind,
           tools: event.output.tools,
           usage: event.output.usage,
+          ...(event.output.durationMs !== undefined && { durationMs: event.output.durationMs }),
         },
       }),
     },

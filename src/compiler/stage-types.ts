@@ -55,6 +55,8 @@ export type TurnOutcome = {
   /** The tools the model called, in order. */
   tools: string[];
   usage: TokenUsage;
+  /** How long the model call took in this process, ms (about 0 for a reply the journal held). */
+  durationMs?: number;
 } & (
   | { kind: "completion"; parsed: JsonValue }
   | { kind: "completion-invalid"; errors: string[] }

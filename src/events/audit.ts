@@ -24,6 +24,11 @@ export const AUDIT_EVENT_TYPES = [
   "StageInitFailed",
   "StageInit",
   "CheckGateOutcome",
+  /**
+   * A model call answered: `{turn, outcome, tools, usage, durationMs}` — `durationMs` the call's
+   * wall time in this process (about 0 for a reply the journal already held; absent in runs
+   * stored before it was recorded, and on a failed call, `{turn, outcome: "error", error}`).
+   */
   "ModelTurn",
   "ToolProposed",
   "ToolApproved",
@@ -31,6 +36,7 @@ export const AUDIT_EVENT_TYPES = [
   "GrantRequested",
   "GrantIssued",
   "GrantConsumed",
+  /** A tool call ran: the call's `{proposalId, tool, argsSummary, …}` and its `durationMs`. */
   "ToolSucceeded",
   "ToolFailed",
   "CompletionRejected",

@@ -1,5 +1,6 @@
 import type { RunControl } from "../runtime/run-control.js";
 import type { RunStore } from "../runtime/store-port.js";
+import type { Forker } from "./fork-route.js";
 import type { LiveRegistry } from "./live.js";
 
 /** What the visualizer's API needs besides the request. */
@@ -15,4 +16,6 @@ export interface ApiContext {
   control(): Promise<RunControl | undefined>;
   /** Whether the server resumes a suspended run the page answers (`resumeRuns`). */
   resumesRuns: boolean;
+  /** How the page forks a run and starts the fork here: only where the server runs runs. */
+  fork?: Forker;
 }

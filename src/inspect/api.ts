@@ -3,7 +3,9 @@ import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
 import * as z from "../zod.js";
 import type { ApiContext } from "./api-context.js";
 import { answerAsk } from "./ask-answers.js";
+import { compareStoredRuns } from "./compare-route.js";
 import { controlFromPage } from "./control-route.js";
+import { forkFromPage } from "./fork-route.js";
 import { grantViewOf } from "./grant-view.js";
 import { liveGraphOf, runGraphOf } from "./run-graph.js";
 import { describeStoredRun } from "./run-view.js";
@@ -46,12 +48,20 @@ async function route(
 ): Promise<Result<unknown>> {
   const store = await context.store();
   const [area, id, what, key] = parts;
-  if (method === "GET" && area === "health" && !id) return ok({ store: Boolean(store) });
+  if (method === "GET" && area === "health" && !id)
+    return ok({ store: Boolean(store), startsRuns: context.fork !== undefined });
   if (method === "GET" && area === "live" && !id) return ok(context.live.list());
   if (method === "GET" && area === "live" && id && what === "graph" && !key) {
     const definition = context.live.definitionOf(id);
     if (!definition) return err(notFound("Session/ActorNotFound", `no live actor ${id}`, { id }));
     return ok(await liveGraphOf(definition));
+  }
+  if (method === "GET" && area === "compare" && id && what && !key) {
+    if (!store)
+      return err(
+        notFound("Session/RunNotFound", `no run ${id}: there is no store yet`, { runId: id }),
+      );
+    return compareStoredRuns(store, id, what);
   }
   if (area !== "runs")
     return err(
@@ -72,6 +82,7 @@ async function route(
     if (control) return controlFromPage(control, id, body);
   }
   if (method === "POST" && what === "asks" && key) return answerAsk(context, id, key, body);
+  if (method === "POST" && what === "fork" && !key) return forkFromPage(context.fork, id, body);
   if (method !== "GET")
     return err(
       notFound("Validation/RouteNotFound", `no route ${method} /api/runs/${id}/${what ?? ""}`, {}),
@@ -165,6 +176,9 @@ const STATUS_OF: Record<string, number> = {
   "Session/ControlTaken": 409,
   "Session/ControlTimeout": 504,
   "Session/NoPendingInput": 409,
+  "Session/ForkNotServed": 409,
+  "Session/ForkUnavailable": 409,
+  "Session/DefinitionDrift": 409,
 };
 
 function failure(error: StagechartError): ApiReply {

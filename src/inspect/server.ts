@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { extname, join } from "node:path";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import { type WebSocket, WebSocketServer } from "ws";
-import { ok, type Result, StagechartError } from "../errors.js";
+import { err, ok, type Result, StagechartError } from "../errors.js";
 import { VISUALIZER_ASSETS } from "../paths.js";
 import type { RunHandle } from "../runtime/launch.js";
 import {
@@ -18,6 +18,7 @@ import type { RunStore } from "../runtime/store-port.js";
 import { prepareStoredRun } from "../runtime/stored-host.js";
 import { answerApi } from "./api.js";
 import type { ApiContext } from "./api-context.js";
+import { forkerOver } from "./fork-route.js";
 import { type LiveNews, LiveRegistry } from "./live.js";
 import { givenStore, sqliteFileSource } from "./store-source.js";
 import { StoreWatch } from "./store-watch.js";
@@ -98,16 +99,37 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     };
     return ok({ ...prepared.value, inspect: stream.inspect, close });
   };
+  /** A run this server started or resumed, kept until it stops (the server stops it as it closes). */
+  const keep = (handle: RunHandle) => {
+    resumed.add(handle);
+    void handle.result.catch(() => undefined).finally(() => resumed.delete(handle));
+  };
   const context: ApiContext = {
     store: source.current,
     live,
     resumesRuns: options.resumeRuns === true,
+    ...(options.resumeRuns && {
+      fork: async (sourceRunId, fork) => {
+        const store = await source.current();
+        if (!store)
+          return err(
+            new StagechartError(
+              "Session/RunNotFound",
+              `no run ${sourceRunId}: there is no store yet`,
+              {
+                runId: sourceRunId,
+              },
+            ),
+          );
+        return forkerOver(store, prepare, keep)(sourceRunId, fork);
+      },
+    }),
     control: async () => {
       const store = await source.current();
       if (!store) return undefined;
       return keptResumed(
         createRunControl({ store, by: "visualizer", ...(options.resumeRuns && { prepare }) }),
-        resumed,
+        keep,
       );
     },
   };
@@ -234,7 +256,10 @@ const TYPES: Record<string, string> = {
   ".svg": "image/svg+xml",
 };
 const isPagePath = (path: string): boolean =>
-  path === "/" || /^\/runs\/[^/]+$/.test(path) || /^\/machines\/[^/]+$/.test(path);
+  path === "/" ||
+  /^\/runs\/[^/]+$/.test(path) ||
+  /^\/machines\/[^/]+$/.test(path) ||
+  /^\/compare\/[^/]+\/[^/]+$/.test(path);
 
 function acceptPage(ws: WebSocket, pages: Set<WebSocket>, watch: StoreWatch, live: LiveRegistry) {
   pages.add(ws);
@@ -410,15 +435,11 @@ async function drained(pages: Set<WebSocket>): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-/** `control`, keeping each run it resumes in `resumed` until it stops (the server stops them as it closes). */
-function keptResumed(control: RunControl, resumed: Set<RunHandle>): RunControl {
+/** `control`, each run it resumes handed to `keep` (the server stops them as it closes). */
+function keptResumed(control: RunControl, keep: (handle: RunHandle) => void): RunControl {
   return runControlOver(async (runId, request) => {
     const outcome = await control.act(runId, request);
-    if (outcome.ok && outcome.value.outcome === "resumed") {
-      const { handle, done } = outcome.value;
-      resumed.add(handle);
-      void done.catch(() => undefined).finally(() => resumed.delete(handle));
-    }
+    if (outcome.ok && outcome.value.outcome === "resumed") keep(outcome.value.handle);
     return outcome;
   });
 }

@@ -31,6 +31,7 @@ export async function callModel(
 ): Promise<TurnOutcome> {
   const { stage, runId, stageExecutionId, attempt, turn, modelCalls } = input;
   const key = modelCallKey(runId, stageExecutionId, modelCalls);
+  const started = host.clock.now();
   let recorded = host.journal.get(key, RECORDED_CALL);
   if (!recorded) {
     if (host.journal.durable) await host.journal.durable();
@@ -49,8 +50,9 @@ export async function callModel(
     const { code, message, context } = recorded.failure;
     throw new StagechartError(code, message, context);
   }
+  const durationMs = host.clock.now() - started;
   const validate = compileSchema(stage.completionSchema);
-  return classifyTurn(
+  const outcome = classifyTurn(
     stage,
     recorded.reply,
     { stageExecutionId, attempt, turn },
@@ -68,6 +70,7 @@ export async function callModel(
         }),
     },
   );
+  return { ...outcome, durationMs };
 }
 
 /**

@@ -88,7 +88,10 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
     }
     const runs = JSON.parse((await fromPostgres("/api/runs")).text) as { runId: string }[];
     expect(runs.map((run) => run.runId)).toEqual([shared.runId]);
-    expect(JSON.parse((await fromPostgres("/api/health")).text)).toEqual({ store: true });
+    expect(JSON.parse((await fromPostgres("/api/health")).text)).toEqual({
+      store: true,
+      startsRuns: false,
+    });
   });
 
   it("draws a run queued on another machine from the definition stored with it, its files not here", async () => {

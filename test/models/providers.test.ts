@@ -37,12 +37,19 @@ describe.each(PROVIDERS)("the $provider provider over HTTP", (p) => {
     expect(p.keyHeader(server.requests[0]?.headers ?? {})).toBe(p.expectedKeyHeader);
     const turns = h.audit.events.filter((e) => e.type === "ModelTurn").map((e) => e.payload);
     expect(turns).toEqual([
-      { turn: 1, outcome: "calls", tools: ["Grep"], usage: { inputTokens: 200, outputTokens: 12 } },
+      {
+        turn: 1,
+        outcome: "calls",
+        tools: ["Grep"],
+        usage: { inputTokens: 200, outputTokens: 12 },
+        durationMs: expect.any(Number),
+      },
       {
         turn: 2,
         outcome: "completion",
         tools: ["submit_plan"],
         usage: { inputTokens: 260, outputTokens: 25 },
+        durationMs: expect.any(Number),
       },
     ]);
     expect(h.types()).toContain("ToolSucceeded");

@@ -89,3 +89,27 @@ describe("a stage's tool manifest", () => {
     ]);
   });
 });
+
+describe("a model turn's audit event", () => {
+  it("says how long the model call took, on the host's clock", async () => {
+    let now = 1_000;
+    const h = harness(THREE_TURNS, { clock: { now: () => now } });
+    const doGenerate = h.host.model.model.doGenerate.bind(h.host.model.model);
+    let call = 0;
+    h.host.model.model.doGenerate = async (options) => {
+      call++;
+      // The second call takes 750 ms of the host's clock; the others none.
+      if (call === 2) now += 750;
+      return doGenerate(options);
+    };
+
+    await runStage(h.host, stageInput(loadStage("plan")));
+
+    const turns = h.audit.events.filter((e) => e.type === "ModelTurn").map((e) => e.payload);
+    expect(turns.map((t) => [t.turn, t.durationMs])).toEqual([
+      [1, 0],
+      [2, 750],
+      [3, 0],
+    ]);
+  });
+});

@@ -9,10 +9,12 @@ import { AskForms } from "./ask-forms.js";
 import { ChartView } from "./chart-view.js";
 import { RunControls } from "./controls.js";
 import { h } from "./dom.js";
+import { ForkForm } from "./fork-form.js";
 import { GrantBanners } from "./grants.js";
 import { getJson, type News, type PageSocket, postJson } from "./net.js";
 import { runWhenThere } from "./run-waiting.js";
-import { outcomesOf, stepOfSeq, summary, Timeline } from "./timeline.js";
+import { outcomesOf, stepOfSeq, summary } from "./timeline.js";
+import { TimelinePanel } from "./timeline-panel.js";
 
 /** One run: its statechart, the step scrubber, pending grants, the timeline and stage details. */
 export async function runPage(root: HTMLElement, runId: string, socket: PageSocket): Promise<void> {
@@ -54,7 +56,8 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   const stepLabel = h("span", { class: "step-label", "data-step-label": "" });
   const liveButton = h("button", { class: "live-button", type: "button" }, "latest");
   const chartHost = h("div", { class: "chart-host" });
-  const timeline = new Timeline();
+  const timeline = new TimelinePanel();
+  const fork = new ForkForm(api);
   const details = h(
     "aside",
     { class: "details" },
@@ -66,16 +69,25 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   );
   const context = h("pre", { class: "context" });
   root.replaceChildren(
-    h("section", { class: "run-head" }, title, status, facts),
+    h("section", { class: "run-head" }, title, status, facts, forkedFrom(runId, events)),
     grants.element,
     asks.element,
     controls.element,
-    h("section", { class: "scrubber" }, h("span", {}, "step"), range, stepLabel, liveButton),
+    h(
+      "section",
+      { class: "scrubber" },
+      h("span", {}, "step"),
+      range,
+      stepLabel,
+      liveButton,
+      fork.opener,
+    ),
+    fork.element,
     chartHost,
     h(
       "section",
       { class: "lower" },
-      h("div", { class: "left" }, h("h2", {}, "Timeline"), timeline.element),
+      h("div", { class: "left" }, timeline.element),
       h(
         "div",
         { class: "right" },
@@ -120,6 +132,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
 
   const renderHead = () => {
     controls.render(run.status, stageIds);
+    timeline.setLive(run.status === "running");
     status.textContent = run.status;
     status.setAttribute("data-status", run.status);
     facts.textContent = `${run.pipelineId} · started ${run.createdAt.slice(0, 19).replace("T", " ")} · ${run.tokens.total.totalTokens} tokens · ${events.length} events`;
@@ -150,6 +163,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     stepLabel.textContent = steps.length
       ? `${k} of ${steps.length}${scrub === "live" ? " · latest" : ""}`
       : "no steps stored";
+    if (k >= 1) fork.at(k, runId);
     if (scrub === "live" && live && live.status === "active")
       return showState(live.state, undefined);
     if (k < 1) return;
@@ -267,6 +281,27 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   renderAsks();
   await showStep();
   socket.shown(runId, events.at(-1)?.seq ?? 0);
+}
+
+/** A fork's origin: the run and step it was forked from, and a comparison with that run. */
+function forkedFrom(runId: string, events: readonly AuditEvent[]): HTMLElement | undefined {
+  const forked = events.find((e) => e.type === "RunForked")?.payload.from as
+    | { runId: string; step: number }
+    | undefined;
+  if (!forked) return undefined;
+  const source = encodeURIComponent(forked.runId);
+  return h(
+    "span",
+    { class: "facts", "data-forked-from": forked.runId },
+    "forked from ",
+    h("a", { href: `/runs/${source}` }, forked.runId),
+    ` at step ${forked.step} · `,
+    h(
+      "a",
+      { href: `/compare/${source}/${encodeURIComponent(runId)}`, "data-compare-link": "" },
+      "compare",
+    ),
+  );
 }
 
 /** What each stage drawn is for, by stage id, sub-pipelines' stages included. */

@@ -11,6 +11,40 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
   const body = h("tbody");
   const machines = h("ul", { class: "machines" });
   const known = new Map<string, RunSummary>();
+  // Two runs picked, in the order picked, for the comparison page.
+  const picked: string[] = [];
+  const compare = h(
+    "button",
+    { type: "button", "data-compare": "", disabled: true, onclick: () => openComparison() },
+    "Compare two runs",
+  );
+  const openComparison = () => {
+    if (picked.length === 2)
+      location.assign(`/compare/${picked.map((id) => encodeURIComponent(id)).join("/")}`);
+  };
+  const pickBox = (runId: string) => {
+    const box = h("input", {
+      type: "checkbox",
+      "aria-label": `compare ${runId}`,
+      "data-pick-run": runId,
+      checked: picked.includes(runId),
+    });
+    box.addEventListener("change", () => {
+      const at = picked.indexOf(runId);
+      if (box.checked && at < 0) picked.push(runId);
+      if (!box.checked && at >= 0) picked.splice(at, 1);
+      // A third pick replaces the first.
+      if (picked.length > 2) {
+        const dropped = picked.shift();
+        const other = body.querySelector<HTMLInputElement>(
+          `[data-pick-run="${CSS.escape(dropped ?? "")}"]`,
+        );
+        if (other) other.checked = false;
+      }
+      compare.disabled = picked.length !== 2;
+    });
+    return box;
+  };
   const render = (runs: RunSummary[]) => {
     for (const run of runs) {
       const held = known.get(run.runId);
@@ -22,6 +56,7 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
         h(
           "tr",
           { "data-run": r.runId },
+          h("td", { class: "pick" }, pickBox(r.runId)),
           h("td", {}, h("a", { href: `/runs/${encodeURIComponent(r.runId)}` }, r.runId)),
           h("td", {}, h("span", { class: "status", "data-status": r.status }, r.status)),
           h("td", {}, r.pipelineId),
@@ -48,7 +83,7 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
     );
   };
   root.replaceChildren(
-    h("h1", {}, "Runs"),
+    h("div", { class: "runs-head" }, h("h1", {}, "Runs"), compare),
     h(
       "table",
       { class: "runs" },
@@ -58,6 +93,7 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
         h(
           "tr",
           {},
+          h("th", {}, ""),
           h("th", {}, "run"),
           h("th", {}, "status"),
           h("th", {}, "pipeline"),

@@ -70,6 +70,12 @@ export interface PickedRow {
   stageExecutionId?: string;
 }
 
+/** What the timeline shows: one stage's events, one event type's, or (undefined) all. */
+export interface TimelineFilter {
+  stage?: string;
+  type?: string;
+}
+
 /**
  * The audit timeline: one row per event, `data-seq` on each; rows after the shown step dimmed.
  * A row clicked is marked `picked` and told to the page.
@@ -80,6 +86,7 @@ export class Timeline {
   private readonly seen = new Set<number>();
   private onPick: (row: PickedRow) => void = () => {};
   private picked: Element | undefined;
+  private filter: TimelineFilter = {};
 
   constructor() {
     this.element.append(
@@ -119,6 +126,7 @@ export class Timeline {
         {
           "data-seq": e.seq,
           "data-type": e.type,
+          "data-stage": e.stageId,
           class: `kind-${KIND[e.type] ?? "plain"} pickable`,
         },
         h("td", { class: "seq" }, e.seq),
@@ -138,9 +146,25 @@ export class Timeline {
         this.picked = row;
         this.onPick(picked);
       });
+      row.hidden = !this.shows(row);
       rows.append(row);
     }
     this.body.append(rows);
+  }
+
+  /** Hides the rows the filter leaves out. */
+  setFilter(filter: TimelineFilter): void {
+    this.filter = filter;
+    for (const row of this.body.children as HTMLCollectionOf<HTMLElement>)
+      row.hidden = !this.shows(row);
+  }
+
+  private shows(row: HTMLElement): boolean {
+    const { stage, type } = this.filter;
+    return (
+      (stage === undefined || row.dataset.stage === stage) &&
+      (type === undefined || row.dataset.type === type)
+    );
   }
 
   /** Dims the rows after `lastSeq` (a replayed step); none when undefined (live). */
@@ -149,7 +173,9 @@ export class Timeline {
       const seq = Number(row.getAttribute("data-seq"));
       row.classList.toggle("future", lastSeq !== undefined && seq > lastSeq);
     }
-    const last = [...this.body.children].filter((r) => !r.classList.contains("future")).at(-1);
+    const last = [...(this.body.children as HTMLCollectionOf<HTMLElement>)]
+      .filter((r) => !r.hidden && !r.classList.contains("future"))
+      .at(-1);
     last?.scrollIntoView({ block: "nearest" });
   }
 }
