@@ -82,7 +82,10 @@ async function main(): Promise<void> {
     process.stderr.write(`running ${what}…\n`);
     const measured = await run();
     if (measured) comparisons.push(...[measured].flat());
-    else process.stderr.write(`  ${what}: skipped (what it needs is missing: chromium and the built page, or a PostgreSQL server)\n`);
+    else
+      process.stderr.write(
+        `  ${what}: skipped (what it needs is missing: chromium and the built page, or a PostgreSQL server)\n`,
+      );
   };
   try {
     await step("engine overhead", () => engineOverhead(SHORT_RUN));

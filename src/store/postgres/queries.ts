@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { KEYFRAME_JOIN, SNAPSHOT_COLUMNS } from "./snapshot-text.js";
 
 /** One statement on the store's pool, or on the connection of a transaction. */
 export type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
@@ -25,10 +26,16 @@ export const UPDATE_RUN = `UPDATE runs SET status = $2, updated_at = $3, definit
     options = $5, error = $6, output = $7
   WHERE run_id = $1`;
 
-/** The run's latest snapshot: its last step that has one (migration 6). */
-export const SNAPSHOT = `SELECT snapshot, definition_hash AS "definitionHash",
-    stagechart_version AS "stagechartVersion", at AS "updatedAt"
-  FROM steps WHERE run_id = $1 AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1`;
+/** The run's latest snapshot: its last step that has one (migration 6), with its keyframe's. */
+export const SNAPSHOT = `SELECT ${SNAPSHOT_COLUMNS}, s.definition_hash AS "definitionHash",
+    s.stagechart_version AS "stagechartVersion", s.at AS "updatedAt"
+  FROM steps s ${KEYFRAME_JOIN}
+  WHERE s.run_id = $1 AND s.snapshot IS NOT NULL ORDER BY s.step DESC LIMIT 1`;
+
+/** The snapshot the run had after step $2: its last step up to it that has one. */
+export const SNAPSHOT_AT_STEP = `SELECT ${SNAPSHOT_COLUMNS} FROM steps s ${KEYFRAME_JOIN}
+  WHERE s.run_id = $1 AND s.step <= $2 AND s.snapshot IS NOT NULL
+  ORDER BY s.step DESC LIMIT 1`;
 
 export const UPSERT_MEMORY = `INSERT INTO memory (namespace, key, value, updated_at)
   VALUES ($1, $2, $3, $4)
