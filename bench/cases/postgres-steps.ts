@@ -10,7 +10,7 @@ import { hostFor, pipelineOf, type Workload } from "../workload.js";
 
 /** Runs a side times per round, so that a round is not one short run's noise. */
 const RUNS_PER_ROUND = 3;
-const PLAN: InterleavingPlan = { warmupRounds: 3, rounds: 14, collectGarbage: false };
+const PLAN: InterleavingPlan = { warmupRounds: 4, rounds: 20, collectGarbage: false };
 
 /**
  * The same durable run on PostgreSQL and on SQLite, on this machine: the statements the

@@ -296,20 +296,24 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
 
         -- Rows in the order given, so their positions follow it; a journal key already
         -- recorded keeps its first value.
-        INSERT INTO journal (key, run_id, value, recorded_at)
-          SELECT key, run_id, value, p_at
-          FROM unnest(p_journal_keys, p_journal_runs, p_journal_values) WITH ORDINALITY
-            AS given (key, run_id, value, n)
-          ORDER BY n
-          ON CONFLICT (key) DO NOTHING;
-        INSERT INTO transcripts (stage_execution_id, key, run_id, entry, result_of)
-          SELECT stage_execution_id, key, run_id, entry, result_of
-          FROM unnest(p_transcript_executions, p_transcript_keys, p_transcript_runs,
-              p_transcript_entries, p_transcript_results) WITH ORDINALITY
-            AS given (stage_execution_id, key, run_id, entry, result_of, n)
-          ORDER BY n
-          ON CONFLICT (stage_execution_id, key)
-          DO UPDATE SET entry = excluded.entry, result_of = excluded.result_of;
+        IF cardinality(p_journal_keys) > 0 THEN
+          INSERT INTO journal (key, run_id, value, recorded_at)
+            SELECT key, run_id, value, p_at
+            FROM unnest(p_journal_keys, p_journal_runs, p_journal_values) WITH ORDINALITY
+              AS given (key, run_id, value, n)
+            ORDER BY n
+            ON CONFLICT (key) DO NOTHING;
+        END IF;
+        IF cardinality(p_transcript_keys) > 0 THEN
+          INSERT INTO transcripts (stage_execution_id, key, run_id, entry, result_of)
+            SELECT stage_execution_id, key, run_id, entry, result_of
+            FROM unnest(p_transcript_executions, p_transcript_keys, p_transcript_runs,
+                p_transcript_entries, p_transcript_results) WITH ORDINALITY
+              AS given (stage_execution_id, key, run_id, entry, result_of, n)
+            ORDER BY n
+            ON CONFLICT (stage_execution_id, key)
+            DO UPDATE SET entry = excluded.entry, result_of = excluded.result_of;
+        END IF;
 
         -- Marked with the highest journal and transcript positions of its run: what it had
         -- recorded by then (the run's row lock keeps its own writers in turn). Its snapshot is

@@ -35,8 +35,8 @@ import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
 import { OwnedRun } from "./owned-run.js";
 import { postgresFailure, postgresUnavailable, retryingConflicts } from "./postgres-errors.js";
-import type { Query } from "./queries.js";
 import * as q from "./queries.js";
+import { type Query, queryOn } from "./queries.js";
 import { type QueueWatch, watchQueue } from "./queue-watch.js";
 import * as reads from "./reads.js";
 import * as queue from "./run-queue.js";
@@ -367,11 +367,11 @@ export class PostgresStore implements RunStore {
   }
 
   /** One statement on any pooled connection, as the modules that take a `Query` run it. */
-  private readonly pooled: Query = (text, values) => this.query(text, values);
+  private readonly pooled: Query = (text, values, name) => this.query(text, values, name);
 
-  private async query(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+  private async query(text: string, values?: unknown[], name?: string): Promise<pg.QueryResult> {
     try {
-      return await this.pool.query(text, values);
+      return await queryOn(this.pool)(text, values, name);
     } catch (cause) {
       throw postgresFailure(this.url, cause);
     }
@@ -402,7 +402,7 @@ export class PostgresStore implements RunStore {
       client.on("error", dropped);
       const on = client;
       await on.query("BEGIN");
-      const result = await work((text, values) => on.query(text, values), on);
+      const result = await work(queryOn(on), on);
       await on.query("COMMIT");
       return result;
     } catch (cause) {

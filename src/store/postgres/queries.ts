@@ -1,8 +1,18 @@
 import type pg from "pg";
 import { KEYFRAME_JOIN, SNAPSHOT_COLUMNS } from "./snapshot-text.js";
 
-/** One statement on the store's pool, or on the connection of a transaction. */
-export type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+/**
+ * One statement on the store's pool, or on the connection of a transaction. A statement made at
+ * every step is given a `name`: each connection then parses and plans it once, as a prepared
+ * statement, and only binds and runs it after that.
+ */
+export type Query = (text: string, values?: unknown[], name?: string) => Promise<pg.QueryResult>;
+
+/** A `Query` on `client` (a pool, or one of its connections). */
+export const queryOn =
+  (client: Pick<pg.Pool, "query">): Query =>
+  (text, values, name) =>
+    client.query(name === undefined ? { text, values } : { name, text, values });
 
 /** The statements of the PostgreSQL store whose text is shared or long. */
 

@@ -49,16 +49,20 @@ export async function appendStep(
   const events = step.events.map((input) => ({ at, ...input }));
   let committed: { step: number; seq: number };
   try {
-    const { rows } = await query(COMMIT_STEP, [
-      ...[runId, step.owner ?? null, at, events.length, toStepEvents(events)],
-      ...[column?.text ?? null, column?.base ?? null, step.definitionHash ?? null],
-      column ? VERSION : null,
-      ...journalColumns(journal),
-      ...transcriptColumns(transcripts),
-      controls.map(({ id }) => id),
-      controls.map(({ status }) => status),
-      controls.map(({ error }) => (error ? JSON.stringify(error) : null)),
-    ]);
+    const { rows } = await query(
+      COMMIT_STEP.text,
+      [
+        ...[runId, step.owner ?? null, at, events.length, toStepEvents(events)],
+        ...[column?.text ?? null, column?.base ?? null, step.definitionHash ?? null],
+        column ? VERSION : null,
+        ...journalColumns(journal),
+        ...transcriptColumns(transcripts),
+        controls.map(({ id }) => id),
+        controls.map(({ status }) => status),
+        controls.map(({ error }) => (error ? JSON.stringify(error) : null)),
+      ],
+      COMMIT_STEP.name,
+    );
     committed = { step: Number(rows[0].step), seq: Number(rows[0].seq) };
   } catch (failure) {
     throw refusal(failure, runId, step.owner) ?? failure;
@@ -68,8 +72,12 @@ export async function appendStep(
   return { step: committed.step, events: recorded };
 }
 
-const COMMIT_STEP = `SELECT committed_step AS step, committed_seq AS seq FROM stagechart_commit_step(
-  $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`;
+/** Made at every step, so prepared on each connection once (`Query`'s name). */
+const COMMIT_STEP = {
+  name: "stagechart_commit_step",
+  text: `SELECT committed_step AS step, committed_seq AS seq FROM stagechart_commit_step(
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+};
 
 /** The store's error for what `stagechart_commit_step` refused, by the SQLSTATE it raised. */
 function refusal(failure: unknown, runId: string, owner: string | undefined) {
