@@ -109,6 +109,25 @@ export const GOALS: readonly Goal[] = [
     limit: 1,
   },
   {
+    goal: "PostgreSQL: a committed step in ≤ 3 round trips",
+    row: "PostgreSQL: ms per committed step",
+    limit: 1,
+    figure: (row) => {
+      const most = Number(row.details?.mostStatementsInACommit);
+      const mean = Number(row.details?.statementsPerCommit);
+      return {
+        baseline: "3 round trips (goal)",
+        stagechart: `${most} at most (${mean.toFixed(2)} on average)`,
+        ratio: most / 3,
+      };
+    },
+  },
+  {
+    goal: "PostgreSQL: a step ≤ 2× SQLite's time",
+    row: "PostgreSQL: ms per committed step",
+    limit: 2,
+  },
+  {
     goal: "disk bytes ≤ 5× the conversation",
     row: "write amplification: bytes the process wrote to disk",
     limit: 5,
