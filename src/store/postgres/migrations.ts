@@ -255,7 +255,8 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     // row lock taken first still makes commits of one run take turns, its sequence gapless. A
     // refusal is an error of its own SQLSTATE, turned back into the store's error by the caller
     // (step-writes.ts): SC001 no such run, SC002 the lease is not the owner's, SC003 a control
-    // request no longer taken (its id the error's detail).
+    // request no longer taken (its id the error's detail). Their messages name no run or owner,
+    // which could hold words that read as a dropped connection (postgres-errors.ts).
     // From here on a snapshot may be a delta against its run's keyframe, as in the SQLite store
     // (snapshot-delta.ts): \`snapshot_base\` names the keyframe's step and \`snapshot\` holds the
     // zlib delta in base64 (a TEXT column holds no bytes). This version makes an older stagechart,
@@ -279,14 +280,13 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         UPDATE runs SET updated_at = p_at WHERE run_id = p_run_id
           RETURNING definition_hash INTO run_hash;
         IF NOT FOUND THEN
-          RAISE EXCEPTION 'no run %', p_run_id USING ERRCODE = 'SC001';
+          RAISE EXCEPTION 'no such run' USING ERRCODE = 'SC001';
         END IF;
         -- Under a share lock: a takeover waits for this step, or this step sees it.
         IF p_owner IS NOT NULL THEN
           PERFORM FROM leases WHERE run_id = p_run_id AND owner = p_owner FOR SHARE;
           IF NOT FOUND THEN
-            RAISE EXCEPTION '% no longer holds the lease of %', p_owner, p_run_id
-              USING ERRCODE = 'SC002';
+            RAISE EXCEPTION 'the lease is not the owner''s' USING ERRCODE = 'SC002';
           END IF;
         END IF;
         SELECT step, last_seq INTO previous_step, previous_seq FROM steps
@@ -332,7 +332,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
             SET status = p_control_statuses[i], error = p_control_errors[i], settled_at = p_at
             WHERE id = p_control_ids[i] AND status = 'taken';
           IF NOT FOUND THEN
-            RAISE EXCEPTION 'control request % is no longer taken', p_control_ids[i]
+            RAISE EXCEPTION 'a control request is no longer taken'
               USING ERRCODE = 'SC003', DETAIL = p_control_ids[i]::text;
           END IF;
         END LOOP;
