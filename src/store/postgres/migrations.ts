@@ -249,14 +249,15 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // A step committed in one round trip: one call of this function, which does what a
-    // transaction of seven statements did. It runs as one statement (all of it or nothing), and
-    // each statement in it sees what other transactions committed before it began, so the run's
-    // row lock taken first still makes commits of one run take turns, its sequence gapless. A
-    // refusal is an error of its own SQLSTATE, turned back into the store's error by the caller
-    // (step-writes.ts): SC001 no such run, SC002 the lease is not the owner's, SC003 a control
-    // request no longer taken (its id the error's detail). Their messages name no run or owner,
-    // which could hold words that read as a dropped connection (postgres-errors.ts).
+    // A step committed in one round trip: one call of this function, where a transaction of a
+    // statement per table would wait on the network for each. It runs as one statement (all of
+    // it or nothing), and each statement in it sees what other transactions committed before it
+    // began, so the run's row lock taken first still makes commits of one run take turns, its
+    // sequence gapless. A refusal is an error of its own SQLSTATE, turned back into the store's
+    // error by the caller (step-writes.ts): SC001 no such run, SC002 the lease is not the
+    // owner's, SC003 a control request no longer taken (its id the error's detail). Their
+    // messages name no run or owner, which could hold words that read as a dropped connection
+    // (postgres-errors.ts).
     // From here on a snapshot may be a delta against its run's keyframe, as in the SQLite store
     // (snapshot-delta.ts): \`snapshot_base\` names the keyframe's step and \`snapshot\` holds the
     // zlib delta in base64 (a TEXT column holds no bytes). This version makes an older stagechart,
