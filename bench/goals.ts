@@ -155,6 +155,25 @@ export const GOALS: readonly Goal[] = [
     limit: 1,
   },
   {
+    goal: "PostgreSQL: a committed step in ≤ 3 round trips",
+    row: "PostgreSQL: ms per committed step",
+    limit: 1,
+    figure: (row) => {
+      const most = Number(row.details?.mostStatementsInACommit);
+      const mean = Number(row.details?.statementsPerCommit);
+      return {
+        baseline: "3 round trips (goal)",
+        stagechart: `${most} at most (${mean.toFixed(2)} on average)`,
+        ratio: most / 3,
+      };
+    },
+  },
+  {
+    goal: "PostgreSQL: a step ≤ 2× SQLite's time",
+    row: "PostgreSQL: ms per committed step",
+    limit: 2,
+  },
+  {
     goal: "disk bytes ≤ 3× the conversation (5 kB outputs)",
     row: "write amplification: bytes the process wrote to disk (/proc wchar), 3×20",
     limit: 3,

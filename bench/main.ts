@@ -7,6 +7,7 @@ import { engineOverhead } from "./cases/engine-overhead.js";
 import { inspectionOverhead } from "./cases/inspection.js";
 import { langGraphSideBySide } from "./cases/langgraph.js";
 import { memoryUse } from "./cases/memory.js";
+import { postgresStepCost } from "./cases/postgres-steps.js";
 import { resumeCost } from "./cases/resume.js";
 import { runsListing } from "./cases/runs-listing.js";
 import { compileScaling, growthScaling, parallelScaling } from "./cases/scaling.js";
@@ -85,7 +86,10 @@ async function main(): Promise<void> {
     process.stderr.write(`running ${what}…\n`);
     const measured = await run();
     if (measured) comparisons.push(...[measured].flat());
-    else process.stderr.write(`  ${what}: skipped (no chromium, or the page is not built)\n`);
+    else
+      process.stderr.write(
+        `  ${what}: skipped (what it needs is missing: chromium and the built page, or a PostgreSQL server)\n`,
+      );
   };
   try {
     await step("engine overhead", () => engineOverhead(SHORT_RUN));
@@ -94,6 +98,7 @@ async function main(): Promise<void> {
     await step("durability", () => durabilityCost(SHORT_RUN, dir));
     await step("durability floor", () => durabilityFloor(SHORT_RUN, dir));
     await step("transactions per step", () => transactionsPerStep(SHORT_RUN, dir));
+    await step("transactions per step on PostgreSQL", () => postgresStepCost(SHORT_RUN, dir));
     await step("time per turn", () => turnCost(LONG_STAGE, dir));
     await step("write amplification", () => writeAmplification(LONG_RUN, dir));
     await step("write amplification, 1 kB outputs", () =>

@@ -32,9 +32,10 @@ export async function transactionsPerStep(workload: Workload, dir: string): Prom
   const counted = new Proxy(store, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver);
-      if (typeof name !== "string" || typeof value !== "function") return value;
+      if (typeof name !== "string" || typeof value !== "function" || !WRITES.has(name))
+        return value;
       return (...args: unknown[]) => {
-        if (WRITES.has(name)) writes.set(name, (writes.get(name) ?? 0) + 1);
+        writes.set(name, (writes.get(name) ?? 0) + 1);
         return value.apply(target, args);
       };
     },

@@ -1,6 +1,11 @@
 import { isRecord } from "../definitions/contract.js";
 import { err, ok, type Result } from "../errors.js";
-import { type AuditEvent, type AuditEventType, isAuditEventType } from "../events/audit.js";
+import {
+  type AuditEvent,
+  type AuditEventInput,
+  type AuditEventType,
+  isAuditEventType,
+} from "../events/audit.js";
 import type { NewRun, RunRecord, StoredSnapshot, StoredStatus } from "../runtime/run-records.js";
 import { storeCorrupt } from "../runtime/stored-rows.js";
 import { VERSION } from "../version.js";
@@ -103,7 +108,9 @@ export interface StepEventsRow {
  * A step's audit events as its row stores them (one row per step, not one per event):
  * a JSON array in seq order, each event without its run id and seq, which the row implies.
  */
-export function toStepEvents(events: readonly AuditEvent[]): string | null {
+export function toStepEvents(
+  events: readonly (AuditEventInput & { at: string; seq?: number })[],
+): string | null {
   if (events.length === 0) return null;
   return JSON.stringify(events.map(({ seq: _seq, runId: _runId, ...stored }) => stored));
 }

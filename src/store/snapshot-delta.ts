@@ -23,14 +23,28 @@ export class SnapshotKeyframes {
 
   /** What `step` of `runId` stores for the snapshot `json`; call `forget` if it is not committed. */
   encode(runId: string, step: number, json: string): StoredSnapshotText {
-    const keyframe = this.keyframes.get(runId);
-    if (keyframe) {
-      const delta = deflateSync(json, deltaOptions(keyframe.dictionary, json));
-      if (delta.length <= json.length * LARGEST_DELTA)
-        return { snapshot: delta, base: keyframe.step };
-    }
-    this.keyframes.set(runId, { step, dictionary: Buffer.from(json) });
+    const delta = this.deltaOf(runId, json);
+    if (delta) return delta;
+    this.keep(runId, step, json);
     return { snapshot: json, base: null };
+  }
+
+  /**
+   * The snapshot `json` of `runId` as a delta against the run's keyframe, when it has one and
+   * the delta is small enough; stored whole otherwise (then `keep` it once its step is known).
+   */
+  deltaOf(runId: string, json: string): StoredSnapshotText | undefined {
+    const keyframe = this.keyframes.get(runId);
+    if (!keyframe) return undefined;
+    const delta = deflateSync(json, deltaOptions(keyframe.dictionary, json));
+    return delta.length <= json.length * LARGEST_DELTA
+      ? { snapshot: delta, base: keyframe.step }
+      : undefined;
+  }
+
+  /** Makes `json`, stored whole as step `step` of `runId`, the run's keyframe. */
+  keep(runId: string, step: number, json: string): void {
+    this.keyframes.set(runId, { step, dictionary: Buffer.from(json) });
   }
 
   /** Drops the run's keyframe (it ended), or every run's (a transaction rolled back). */

@@ -186,8 +186,8 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   },
   {
     // As the SQLite store's: a step's audit events in its row, moved there from \`audit\`; the
-    // steps keep the log append-only. \`snapshot_base\` is for the SQLite store's snapshot
-    // deltas: this store keeps every snapshot whole, so it stays empty here.
+    // steps keep the log append-only. \`snapshot_base\` is for snapshot deltas, stored here since
+    // migration 13.
     version: 9,
     sql: `
       ALTER TABLE steps ADD COLUMN snapshot_base INTEGER;
@@ -246,6 +246,98 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_by_creation ON runs (created_at, position);
       DROP INDEX runs_by_status;
       CREATE INDEX runs_by_status ON runs (status, created_at, position);
+    `,
+  },
+  {
+    // A step committed in one round trip: one call of this function, where a transaction of a
+    // statement per table would wait on the network for each. It runs as one statement (all of
+    // it or nothing), and each statement in it sees what other transactions committed before it
+    // began, so the run's row lock taken first still makes commits of one run take turns, its
+    // sequence gapless. A refusal is an error of its own SQLSTATE, turned back into the store's
+    // error by the caller (step-writes.ts): SC001 no such run, SC002 the lease is not the
+    // owner's, SC003 a control request no longer taken (its id the error's detail). Their
+    // messages name no run or owner, which could hold words that read as a dropped connection
+    // (postgres-errors.ts).
+    // From here on a snapshot may be a delta against its run's keyframe, as in the SQLite store
+    // (snapshot-delta.ts): \`snapshot_base\` names the keyframe's step and \`snapshot\` holds the
+    // zlib delta in base64 (a TEXT column holds no bytes). This version makes an older stagechart,
+    // which would read a delta as JSON, refuse the database instead.
+    version: 13,
+    sql: `
+      CREATE FUNCTION stagechart_commit_step(
+        p_run_id TEXT, p_owner TEXT, p_at TEXT, p_event_count INTEGER, p_events TEXT,
+        p_snapshot TEXT, p_snapshot_base INTEGER, p_definition_hash TEXT, p_version TEXT,
+        p_journal_keys TEXT[], p_journal_runs TEXT[], p_journal_values TEXT[],
+        p_transcript_executions TEXT[], p_transcript_keys TEXT[], p_transcript_runs TEXT[],
+        p_transcript_entries TEXT[], p_transcript_results TEXT[],
+        p_control_ids BIGINT[], p_control_statuses TEXT[], p_control_errors TEXT[],
+        OUT committed_step INTEGER, OUT committed_seq INTEGER)
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        run_hash TEXT;
+        previous_step INTEGER;
+        previous_seq INTEGER;
+      BEGIN
+        UPDATE runs SET updated_at = p_at WHERE run_id = p_run_id
+          RETURNING definition_hash INTO run_hash;
+        IF NOT FOUND THEN
+          RAISE EXCEPTION 'no such run' USING ERRCODE = 'SC001';
+        END IF;
+        -- Under a share lock: a takeover waits for this step, or this step sees it.
+        IF p_owner IS NOT NULL THEN
+          PERFORM FROM leases WHERE run_id = p_run_id AND owner = p_owner FOR SHARE;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION 'the lease is not the owner''s' USING ERRCODE = 'SC002';
+          END IF;
+        END IF;
+        SELECT step, last_seq INTO previous_step, previous_seq FROM steps
+          WHERE run_id = p_run_id ORDER BY step DESC LIMIT 1;
+        committed_step := COALESCE(previous_step, 0) + 1;
+        committed_seq := COALESCE(previous_seq, 0) + p_event_count;
+
+        -- Rows in the order given, so their positions follow it; a journal key already
+        -- recorded keeps its first value.
+        IF cardinality(p_journal_keys) > 0 THEN
+          INSERT INTO journal (key, run_id, value, recorded_at)
+            SELECT key, run_id, value, p_at
+            FROM unnest(p_journal_keys, p_journal_runs, p_journal_values) WITH ORDINALITY
+              AS given (key, run_id, value, n)
+            ORDER BY n
+            ON CONFLICT (key) DO NOTHING;
+        END IF;
+        IF cardinality(p_transcript_keys) > 0 THEN
+          INSERT INTO transcripts (stage_execution_id, key, run_id, entry, result_of)
+            SELECT stage_execution_id, key, run_id, entry, result_of
+            FROM unnest(p_transcript_executions, p_transcript_keys, p_transcript_runs,
+                p_transcript_entries, p_transcript_results) WITH ORDINALITY
+              AS given (stage_execution_id, key, run_id, entry, result_of, n)
+            ORDER BY n
+            ON CONFLICT (stage_execution_id, key)
+            DO UPDATE SET entry = excluded.entry, result_of = excluded.result_of;
+        END IF;
+
+        -- Marked with the highest journal and transcript positions of its run: what it had
+        -- recorded by then (the run's row lock keeps its own writers in turn). Its snapshot is
+        -- stamped with its definition hash (the run's, without one of its own) and version.
+        INSERT INTO steps (run_id, step, last_seq, at, snapshot, snapshot_base, journal_mark,
+            transcript_mark, definition_hash, stagechart_version, events)
+          VALUES (p_run_id, committed_step, committed_seq, p_at, p_snapshot, p_snapshot_base,
+            (SELECT COALESCE(MAX(position), 0) FROM journal WHERE run_id = p_run_id),
+            (SELECT COALESCE(MAX(position), 0) FROM transcripts WHERE run_id = p_run_id),
+            CASE WHEN p_snapshot IS NOT NULL THEN COALESCE(p_definition_hash, run_hash) END,
+            p_version, p_events);
+
+        -- The control requests the step applies or refuses: each must still be taken.
+        FOR i IN 1 .. COALESCE(cardinality(p_control_ids), 0) LOOP
+          UPDATE control_requests
+            SET status = p_control_statuses[i], error = p_control_errors[i], settled_at = p_at
+            WHERE id = p_control_ids[i] AND status = 'taken';
+          IF NOT FOUND THEN
+            RAISE EXCEPTION 'a control request is no longer taken'
+              USING ERRCODE = 'SC003', DETAIL = p_control_ids[i]::text;
+          END IF;
+        END LOOP;
+      END $$;
     `,
   },
 ];

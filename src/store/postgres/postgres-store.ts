@@ -26,6 +26,7 @@ import type {
 } from "../../runtime/store-port.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import type * as z from "../../zod.js";
+import { SnapshotKeyframes } from "../snapshot-delta.js";
 import { definitionNotFound, forkUnavailable, leaseLost } from "../store-errors.js";
 import { entryWrite } from "../tool-results.js";
 import * as controls from "./control-queue.js";
@@ -34,8 +35,8 @@ import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
 import { OwnedRun } from "./owned-run.js";
 import { postgresFailure, postgresUnavailable, retryingConflicts } from "./postgres-errors.js";
-import type { Query } from "./queries.js";
 import * as q from "./queries.js";
+import { type Query, queryOn } from "./queries.js";
 import { type QueueWatch, watchQueue } from "./queue-watch.js";
 import * as reads from "./reads.js";
 import * as queue from "./run-queue.js";
@@ -57,6 +58,9 @@ export interface PostgresStoreOptions {
  * every worker shares. The URL's password is never stored, and errors name the store without it.
  */
 export class PostgresStore implements RunStore {
+  /** Each run's keyframe, while this store commits its steps (see `SnapshotKeyframes`). */
+  private readonly keyframes = new SnapshotKeyframes();
+
   private constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,
@@ -132,6 +136,7 @@ export class PostgresStore implements RunStore {
 
   /** Gives a stopped run back: `owner`'s lease given up and the run queued, in one transaction. */
   async requeueRun(runId: string, owner: string): Promise<boolean> {
+    this.keyframes.forget(runId);
     const at = this.timestamp();
     return this.transaction((query) => queue.requeueRun(query, { runId, owner, at }));
   }
@@ -170,8 +175,13 @@ export class PostgresStore implements RunStore {
     return claimed?.ok ? claimed.value : undefined;
   }
 
+  /** A run that leaves `running` (it ended, or parked) has its keyframe let go. */
   async updateRun(runId: string, patch: RunPatch): Promise<Result<RunRecord>> {
-    return this.transaction((query) => runRows.updateRun(query, runId, patch, this.timestamp()));
+    const updated = await this.transaction((query) =>
+      runRows.updateRun(query, runId, patch, this.timestamp()),
+    );
+    if (updated.ok && updated.value.status !== "running") this.keyframes.forget(runId);
+    return updated;
   }
 
   async getRun(runId: string): Promise<Result<RunRecord>> {
@@ -192,10 +202,24 @@ export class PostgresStore implements RunStore {
   /**
    * Appends the step's events with the run's next sequence numbers, records its journal and
    * transcript entries and the step (whose snapshot becomes the run's latest), settles the control
-   * requests it applies and moves its updatedAt, in one transaction: after a failure either all is there or nothing.
+   * requests it applies and moves its updatedAt, in one transaction: after a failure either all is
+   * there or nothing. One statement, so one round trip (step-writes.ts). Its snapshot is stored as
+   * the SQLite store's are: a delta against the run's keyframe, a snapshot this store committed
+   * whole before, when small enough.
    */
   async commitStep(runId: string, step: StepCommit): Promise<AuditEvent[]> {
-    return this.transaction((query) => appendStep(query, runId, step, this.timestamp()));
+    const json = step.snapshot === undefined ? undefined : JSON.stringify(step.snapshot);
+    const snapshot =
+      json === undefined
+        ? undefined
+        : (this.keyframes.deltaOf(runId, json) ?? { snapshot: json, base: null });
+    const committed = await retryingConflicts(() =>
+      appendStep(this.pooled, runId, step, this.timestamp(), snapshot),
+    );
+    // A snapshot stored whole is the run's keyframe from now on, once it is surely stored.
+    if (json !== undefined && snapshot?.base === null)
+      this.keyframes.keep(runId, committed.step, json);
+    return committed.events;
   }
 
   /**
@@ -307,6 +331,7 @@ export class PostgresStore implements RunStore {
   }
 
   async releaseLease(runId: string, owner: string): Promise<void> {
+    this.keyframes.forget(runId);
     await this.query("DELETE FROM leases WHERE run_id = $1 AND owner = $2", [runId, owner]);
   }
 
@@ -342,11 +367,11 @@ export class PostgresStore implements RunStore {
   }
 
   /** One statement on any pooled connection, as the modules that take a `Query` run it. */
-  private readonly pooled: Query = (text, values) => this.query(text, values);
+  private readonly pooled: Query = (text, values, name) => this.query(text, values, name);
 
-  private async query(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+  private async query(text: string, values?: unknown[], name?: string): Promise<pg.QueryResult> {
     try {
-      return await this.pool.query(text, values);
+      return await queryOn(this.pool)(text, values, name);
     } catch (cause) {
       throw postgresFailure(this.url, cause);
     }
@@ -377,7 +402,7 @@ export class PostgresStore implements RunStore {
       client.on("error", dropped);
       const on = client;
       await on.query("BEGIN");
-      const result = await work((text, values) => on.query(text, values), on);
+      const result = await work(queryOn(on), on);
       await on.query("COMMIT");
       return result;
     } catch (cause) {

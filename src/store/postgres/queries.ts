@@ -1,7 +1,18 @@
 import type pg from "pg";
+import { KEYFRAME_JOIN, SNAPSHOT_COLUMNS } from "./snapshot-text.js";
 
-/** One statement on the store's pool, or on the connection of a transaction. */
-export type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+/**
+ * One statement on the store's pool, or on the connection of a transaction. A statement made at
+ * every step is given a `name`: each connection then parses and plans it once, as a prepared
+ * statement, and only binds and runs it after that.
+ */
+export type Query = (text: string, values?: unknown[], name?: string) => Promise<pg.QueryResult>;
+
+/** A `Query` on `client` (a pool, or one of its connections). */
+export const queryOn =
+  (client: Pick<pg.Pool, "query">): Query =>
+  (text, values, name) =>
+    client.query(name === undefined ? { text, values } : { name, text, values });
 
 /** The statements of the PostgreSQL store whose text is shared or long. */
 
@@ -25,10 +36,16 @@ export const UPDATE_RUN = `UPDATE runs SET status = $2, updated_at = $3, definit
     options = $5, error = $6, output = $7
   WHERE run_id = $1`;
 
-/** The run's latest snapshot: its last step that has one (migration 6). */
-export const SNAPSHOT = `SELECT snapshot, definition_hash AS "definitionHash",
-    stagechart_version AS "stagechartVersion", at AS "updatedAt"
-  FROM steps WHERE run_id = $1 AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1`;
+/** The run's latest snapshot: its last step that has one (migration 6), with its keyframe's. */
+export const SNAPSHOT = `SELECT ${SNAPSHOT_COLUMNS}, s.definition_hash AS "definitionHash",
+    s.stagechart_version AS "stagechartVersion", s.at AS "updatedAt"
+  FROM steps s ${KEYFRAME_JOIN}
+  WHERE s.run_id = $1 AND s.snapshot IS NOT NULL ORDER BY s.step DESC LIMIT 1`;
+
+/** The snapshot the run had after step $2: its last step up to it that has one. */
+export const SNAPSHOT_AT_STEP = `SELECT ${SNAPSHOT_COLUMNS} FROM steps s ${KEYFRAME_JOIN}
+  WHERE s.run_id = $1 AND s.step <= $2 AND s.snapshot IS NOT NULL
+  ORDER BY s.step DESC LIMIT 1`;
 
 export const UPSERT_MEMORY = `INSERT INTO memory (namespace, key, value, updated_at)
   VALUES ($1, $2, $3, $4)

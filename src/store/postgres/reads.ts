@@ -20,6 +20,7 @@ import { noSnapshot, runNotFound } from "../store-errors.js";
 import { entryOf } from "../tool-results.js";
 import type { Query } from "./queries.js";
 import * as q from "./queries.js";
+import { type SnapshotRow, snapshotJsonOf } from "./snapshot-text.js";
 
 /**
  * What the PostgreSQL store reads back of a run: its snapshots and steps, its audit log, its
@@ -34,8 +35,8 @@ export async function getRun(query: Query, runId: string): Promise<Result<RunRec
 export async function getSnapshot(query: Query, runId: string): Promise<Result<StoredSnapshot>> {
   const { rows } = await query(q.SNAPSHOT, [runId]);
   if (!rows[0]) return err(noSnapshot(runId));
-  const { snapshot, ...stamp } = rows[0] as StoredSnapshot & { snapshot: string };
-  return decodeSnapshot(runId, stamp, () => snapshot);
+  const { snapshot, base, keyframe, ...stamp } = rows[0] as StoredSnapshot & SnapshotRow;
+  return decodeSnapshot(runId, stamp, () => snapshotJsonOf({ snapshot, base, keyframe }));
 }
 
 export async function stepsOf(query: Query, runId: string): Promise<StepRecord[]> {
@@ -47,12 +48,8 @@ export async function stepsOf(query: Query, runId: string): Promise<StepRecord[]
 }
 
 export async function snapshotAtStep(query: Query, runId: string, step: number): Promise<unknown> {
-  const { rows } = await query(
-    `SELECT snapshot FROM steps WHERE run_id = $1 AND step <= $2 AND snapshot IS NOT NULL
-     ORDER BY step DESC LIMIT 1`,
-    [runId, step],
-  );
-  return rows[0] ? JSON.parse(rows[0].snapshot) : undefined;
+  const { rows } = await query(q.SNAPSHOT_AT_STEP, [runId, step]);
+  return rows[0] ? JSON.parse(snapshotJsonOf(rows[0] as SnapshotRow)) : undefined;
 }
 
 /** In order; a row that does not read back is there in its place, marked `damaged`. */

@@ -1,73 +1,97 @@
 import type { AuditEvent } from "../../events/audit.js";
 import type { StepCommit } from "../../runtime/persistence.js";
 import { VERSION } from "../../version.js";
+import { controlNotTaken } from "../control-requests.js";
 import { toStepEvents } from "../records.js";
 import { runIdOfJournalKey } from "../run-ids.js";
+import type { StoredSnapshotText } from "../snapshot-delta.js";
 import { auditRunMismatch, leaseLost, runNotFound } from "../store-errors.js";
 import { type TranscriptWrite, transcriptWrites } from "../tool-results.js";
-import { settleInStep } from "./control-queue.js";
 import type { Query } from "./queries.js";
+import { snapshotColumn } from "./snapshot-text.js";
 
 type JournalWrite = NonNullable<StepCommit["journal"]>[number];
 
+/** A step as stored: its number, and its events with the run's next sequence numbers. */
+export interface CommittedStep {
+  step: number;
+  events: AuditEvent[];
+}
+
 /**
- * Writes one step inside the caller's transaction: its journal and transcript entries, and its
- * step row (with the marks a fork copies up to), which holds its snapshot and its events with
- * the run's next sequence numbers, and the control requests it settles. Touching the run's row first locks it, so concurrent commits
- * to one run take turns and its sequence stays gapless.
+ * Writes one step in one statement, a call of the database's `stagechart_commit_step`
+ * (migration 13): its journal and transcript entries, its row (its events, its snapshot, the
+ * marks a fork copies up to) numbered after the run's last, and the control requests it settles,
+ * under the run's row lock and, with an owner, its lease. On the pool it is a transaction of its
+ * own (all of it or nothing); in the caller's transaction, a part of that. `snapshot` is what the
+ * row stores for the step's snapshot (a delta, or its JSON); its JSON when not given. What the
+ * function refuses comes back as the store's errors: `Session/RunNotFound`, and
+ * `Session/LeaseLost` for a lease another owner took or a control request no longer taken.
  */
 export async function appendStep(
   query: Query,
   runId: string,
   step: StepCommit,
   at: string,
-): Promise<AuditEvent[]> {
-  const touched = await query("UPDATE runs SET updated_at = $2 WHERE run_id = $1", [runId, at]);
-  if (touched.rowCount === 0) throw runNotFound(runId);
-  if (step.owner !== undefined) await holdsLease(query, runId, step.owner);
-  let seq = await lastSeqWith(query, runId);
-  const recorded = step.events.map((input): AuditEvent => {
+  snapshot?: StoredSnapshotText,
+): Promise<CommittedStep> {
+  for (const input of step.events)
     if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
-    seq += 1;
-    return { seq, at, ...input };
-  });
-  await writeJournal(query, step.journal ?? [], at);
-  await writeTranscripts(query, transcriptWrites(step));
-  const snapshot = step.snapshot === undefined ? null : JSON.stringify(step.snapshot);
-  const version = snapshot === null ? null : VERSION;
-  const events = toStepEvents(recorded);
-  await query(INSERT_STEP, [
-    runId,
-    seq,
-    at,
-    snapshot,
-    step.definitionHash ?? null,
-    version,
-    events,
-  ]);
-  await settleInStep(query, step.controls ?? [], at);
-  return recorded;
+  const stored =
+    snapshot ??
+    (step.snapshot === undefined
+      ? undefined
+      : { snapshot: JSON.stringify(step.snapshot), base: null });
+  const column = stored && snapshotColumn(stored);
+  const journal = step.journal ?? [];
+  const transcripts = lastOfEachKey(transcriptWrites(step));
+  const controls = step.controls ?? [];
+  const events = step.events.map((input) => ({ at, ...input }));
+  let committed: { step: number; seq: number };
+  try {
+    const { rows } = await query(
+      COMMIT_STEP.text,
+      [
+        ...[runId, step.owner ?? null, at, events.length, toStepEvents(events)],
+        ...[column?.text ?? null, column?.base ?? null, step.definitionHash ?? null],
+        column ? VERSION : null,
+        ...journalColumns(journal),
+        ...transcriptColumns(transcripts),
+        controls.map(({ id }) => id),
+        controls.map(({ status }) => status),
+        controls.map(({ error }) => (error ? JSON.stringify(error) : null)),
+      ],
+      COMMIT_STEP.name,
+    );
+    committed = { step: Number(rows[0].step), seq: Number(rows[0].seq) };
+  } catch (failure) {
+    throw refusal(failure, runId, step.owner) ?? failure;
+  }
+  const first = committed.seq - events.length + 1;
+  const recorded = events.map((event, index): AuditEvent => ({ seq: first + index, ...event }));
+  return { step: committed.step, events: recorded };
 }
 
-/**
- * Fences a step written under a lease: a process that lost the run's lease (its lease expired
- * and another took the run over while it stalled) cannot store another step of it. The lease
- * row is read under a share lock, so a takeover waits for this step or this step sees it.
- */
-async function holdsLease(query: Query, runId: string, owner: string): Promise<void> {
-  const { rows } = await query("SELECT owner FROM leases WHERE run_id = $1 FOR SHARE", [runId]);
-  if (rows[0]?.owner !== owner) throw leaseLost(runId, owner);
+/** Made at every step, so prepared on each connection once (`Query`'s name). */
+const COMMIT_STEP = {
+  name: "stagechart_commit_step",
+  text: `SELECT committed_step AS step, committed_seq AS seq FROM stagechart_commit_step(
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+};
+
+/** The store's error for what `stagechart_commit_step` refused, by the SQLSTATE it raised. */
+function refusal(failure: unknown, runId: string, owner: string | undefined) {
+  const { code, detail } = (failure ?? {}) as { code?: unknown; detail?: unknown };
+  if (code === "SC001") return runNotFound(runId);
+  if (code === "SC002") return leaseLost(runId, owner ?? "nobody");
+  if (code === "SC003") return controlNotTaken(Number(detail));
+  return undefined;
 }
 
 /** Journal entries in one statement; a key already recorded keeps its first value. */
 export async function writeJournal(query: Query, entries: JournalWrite[], at: string) {
   if (entries.length === 0) return;
-  await query(INSERT_JOURNAL, [
-    entries.map((entry) => entry.key),
-    entries.map((entry) => runIdOfJournalKey(entry.key)),
-    entries.map((entry) => JSON.stringify(entry.value)),
-    entries.map(() => at),
-  ]);
+  await query(INSERT_JOURNAL, [...journalColumns(entries), entries.map(() => at)]);
 }
 
 /**
@@ -75,17 +99,9 @@ export async function writeJournal(query: Query, entries: JournalWrite[], at: st
  * place, as an upsert of each in turn would (one statement may not update a row twice).
  */
 export async function writeTranscripts(query: Query, entries: TranscriptWrite[]) {
-  const last = new Map<string, TranscriptWrite>();
-  for (const entry of entries) last.set(JSON.stringify([entry.stageExecutionId, entry.key]), entry);
-  const rows = [...last.values()];
+  const rows = lastOfEachKey(entries);
   if (rows.length === 0) return;
-  await query(UPSERT_TRANSCRIPTS, [
-    rows.map((row) => row.stageExecutionId),
-    rows.map((row) => row.key),
-    rows.map((row) => row.runId),
-    rows.map((row) => row.entry),
-    rows.map((row) => row.resultOf),
-  ]);
+  await query(UPSERT_TRANSCRIPTS, transcriptColumns(rows));
 }
 
 export async function lastSeqWith(query: Query, runId: string): Promise<number> {
@@ -94,6 +110,27 @@ export async function lastSeqWith(query: Query, runId: string): Promise<number> 
     [runId],
   );
   return Number(rows[0]?.seq ?? 0);
+}
+
+const journalColumns = (entries: JournalWrite[]) => [
+  entries.map((entry) => entry.key),
+  entries.map((entry) => runIdOfJournalKey(entry.key)),
+  entries.map((entry) => JSON.stringify(entry.value)),
+];
+
+const transcriptColumns = (rows: TranscriptWrite[]) => [
+  rows.map((row) => row.stageExecutionId),
+  rows.map((row) => row.key),
+  rows.map((row) => row.runId),
+  rows.map((row) => row.entry),
+  rows.map((row) => row.resultOf),
+];
+
+/** Each key's last entry, in the place of its first. */
+function lastOfEachKey(entries: TranscriptWrite[]): TranscriptWrite[] {
+  const last = new Map<string, TranscriptWrite>();
+  for (const entry of entries) last.set(JSON.stringify([entry.stageExecutionId, entry.key]), entry);
+  return [...last.values()];
 }
 
 // Rows go in in the order given, so their positions follow it.
@@ -111,17 +148,3 @@ const UPSERT_TRANSCRIPTS = `INSERT INTO transcripts (stage_execution_id, key, ru
   ORDER BY n
   ON CONFLICT (stage_execution_id, key)
   DO UPDATE SET entry = excluded.entry, result_of = excluded.result_of`;
-
-/**
- * The step's row, marked with the highest journal and transcript positions of its run: what it
- * had recorded by then (the run's row lock keeps its own writers in turn). Its snapshot is stored
- * here only, stamped with its definition hash (the run's, without one of its own) and version.
- */
-const INSERT_STEP = `INSERT INTO steps (run_id, step, last_seq, at, snapshot, journal_mark,
-    transcript_mark, definition_hash, stagechart_version, events)
-  VALUES ($1, (SELECT COALESCE(MAX(step), 0) + 1 FROM steps WHERE run_id = $1), $2, $3, $4,
-    (SELECT COALESCE(MAX(position), 0) FROM journal WHERE run_id = $1),
-    (SELECT COALESCE(MAX(position), 0) FROM transcripts WHERE run_id = $1),
-    CASE WHEN $4::text IS NOT NULL
-      THEN COALESCE($5, (SELECT definition_hash FROM runs WHERE run_id = $1)) END,
-    $6, $7)`;

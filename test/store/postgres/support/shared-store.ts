@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import pg from "pg";
 import { afterEach } from "vitest";
 import { loadPipelineFile } from "../../../../src/definitions/index.js";
 import type { PipelineDefinition } from "../../../../src/definitions/pipeline-types.js";
+import { POSTGRES_MIGRATIONS } from "../../../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../../../src/store/postgres/postgres-store.js";
 import { MACHINES_DIR } from "../../../support/pipeline-files.js";
 import { noPostgres, testPostgres } from "../../../support/postgres.js";
@@ -45,3 +47,33 @@ export async function bundledCodeReview(): Promise<PipelineDefinition> {
 /** Its scripted model's script. */
 export const codeReviewScript = () =>
   readFileSync(join(MACHINES_DIR, "code-review.script.yaml"), "utf8");
+
+/** Brings the empty database at `url` to schema `version` as stagechart left it, then runs `seed`. */
+export async function databaseAtSchema(url: string, version: number, seed: string[] = []) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY,
+      applied_at TEXT NOT NULL, stagechart_version TEXT NOT NULL)`);
+    for (const migration of POSTGRES_MIGRATIONS.filter((m) => m.version <= version)) {
+      await client.query(migration.sql);
+      await client.query("INSERT INTO schema_version VALUES ($1, 'then', 'old')", [
+        migration.version,
+      ]);
+    }
+    for (const statement of seed) await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs one statement on the database at `url`, behind the stores' backs; its rows. */
+export async function rowsOf(url: string, text: string, values: unknown[] = []) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
