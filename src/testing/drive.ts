@@ -2,7 +2,7 @@ import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { createActor } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import type { CodeStageFunction, CodeStageOutcome, JsonValue } from "../definitions/contract.js";
-import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
 import type { AuditEvent } from "../events/audit.js";
 import type { ScriptEntry } from "../models/script-schema.js";
 import { createScriptedModel } from "../models/scripted.js";
@@ -11,7 +11,7 @@ import { controlEventOf, stageDone } from "./events.js";
 import { modelMachine } from "./model.js";
 import { resultFor, type StageOutcome, type SubPipelineEnding, stageOutcomes } from "./outcomes.js";
 import { type PathStep, pipelinePaths } from "./paths.js";
-import { brokenPayload } from "./payloads.js";
+import { brokenPayload, fitOutput, type Requirement } from "./payloads.js";
 import { computesOutput } from "./splits.js";
 
 /**
@@ -43,14 +43,44 @@ export interface Drive {
   /** What a person answers an ask stage, by `<stage>@<visit>`; none: nobody answers. */
   inputs: Map<string, JsonValue>;
   /**
-   * What the code computing a stage's output returns instead of running, by `<stage>@<visit>`:
-   * an LLM stage's exit hook (its `output`), or a code or command stage (see `computesOutput`).
+   * What stands in for the code computing a stage's output, by `<stage>@<visit>`: an LLM stage's
+   * exit hook (its `output`), or a code or command stage (see `computesOutput`).
    */
-  stubs: Map<string, CodeStageOutcome>;
+  stubs: Map<string, StandIn>;
   /** Why the path cannot be driven by a script, when it cannot. */
   notDriven?: string;
   /** A fixture ends otherwise than the path: the run would leave the path, so it is not started. */
   unrunnable?: boolean;
+}
+
+/**
+ * What a stage execution ends with in place of its code. With `fits`, the real code (a code
+ * stage's function, an exit hook) runs first: when it ends `ok`, what it hands on is kept with
+ * only the fields the path's split reads set as the split needs (`fitOutput`), so the stages
+ * after it read what the code really hands on; `outcome` is what is handed on where it cannot be.
+ */
+export interface StandIn {
+  outcome: CodeStageOutcome;
+  fits?: readonly Requirement[];
+}
+
+/**
+ * What the real code hands on (`run`'s result), fitted to `fits`; none when it throws or no
+ * value of those fields gives the split.
+ */
+export async function fittedOutput(
+  fits: readonly Requirement[],
+  run: () => unknown,
+): Promise<JsonValue | undefined> {
+  let output: unknown;
+  try {
+    output = await run();
+  } catch {
+    // Code that cannot run on what the path's stand-ins hand it is stood in for as a whole.
+    return undefined;
+  }
+  const fitted = fitOutput(output, fits);
+  return fitted.ok ? (fitted.value as JsonValue) : undefined;
 }
 
 const entry = (reply: ScriptEntry["reply"]): ScriptEntry => ({ reply, delayMs: 0, usage: {} });
@@ -130,7 +160,9 @@ export function driveFor(
     const given = kind === "code" || kind === "command" ? listed : undefined;
     const fixture = byOutcome(given) ? given[outcome.name] : given;
     // A per-outcome fixture stands in for this visit only; a one-for-all one for every visit.
-    const stub = byOutcome(given) ? fixture : stubOf(pipeline, outcome, fixture);
+    const stub = byOutcome(given)
+      ? fixture && { outcome: fixture }
+      : standInOf(pipeline, outcome, fixture);
     if (stub) drive.stubs.set(key, stub);
     const unrunnable = (why: string) => {
       drive.notDriven ??= `step ${index + 1}: ${why}`;
@@ -161,25 +193,30 @@ export function driveFor(
 /**
  * What stands in for the code computing a step's output: an exit hook the path's split stubs, or
  * a code or command stage whose rules read its output and that has no fixture (a fixture wins).
+ * Where the split is `ok`, the real code's output is fitted to it (see `StandIn`); a `fail` is
+ * the stand-in's alone.
  */
-function stubOf(
+function standInOf(
   pipeline: PipelineDefinition,
   outcome: StageOutcome,
   fixture: CodeStageOutcome | undefined,
-): CodeStageOutcome | undefined {
+): StandIn | undefined {
   const { drive } = outcome;
-  if (drive.kind === "complete")
-    return (
-      drive.stubsExit && {
-        verdict: "ok",
-        ...(drive.output !== undefined && { output: drive.output }),
-      }
-    );
+  const ok = (output: JsonValue | undefined, fits: readonly Requirement[] | undefined) => ({
+    outcome: { verdict: "ok" as const, ...(output !== undefined && { output }) },
+    ...(fits && { fits }),
+  });
+  if (drive.kind === "complete") return drive.stubsExit && ok(drive.output, drive.onOutput);
   if (drive.kind !== "code" || fixture || !computesOutput(pipeline, outcome.stage))
     return undefined;
   return outcome.verdict === "ok"
-    ? { verdict: "ok", ...(drive.output !== undefined && { output: drive.output }) }
-    : { verdict: outcome.verdict, reason: `the path ends ${outcome.stage} ${outcome.verdict}` };
+    ? ok(drive.output, drive.onOutput)
+    : {
+        outcome: {
+          verdict: outcome.verdict,
+          reason: `the path ends ${outcome.stage} ${outcome.verdict}`,
+        },
+      };
 }
 
 /**
@@ -358,9 +395,10 @@ export class ExitCounter {
 }
 
 /**
- * The pipeline with each code or command stage ending without running: with the drive's stub for
- * the visit when the drive stubs it (a visit the path does not reach fails), else with its
- * fixture when it has one for every path.
+ * The pipeline with each code or command stage the drive or a fixture stands in for: with the
+ * drive's stand-in for the visit when the drive has one (a visit the path does not reach fails;
+ * a code stage's function runs first where the stand-in fits its output, see `StandIn`), else
+ * with its fixture when it has one for every path.
  */
 export function withStandIns(
   pipeline: PipelineDefinition,
@@ -368,19 +406,29 @@ export function withStandIns(
   drive: Drive,
 ): PipelineDefinition {
   const stubbed = new Set([...drive.stubs.keys()].map((key) => key.split("@")[0]));
-  const standInFor = (id: string): CodeStageFunction | undefined => {
-    if (stubbed.has(id))
-      return ({ ctx }) =>
-        drive.stubs.get(executionKey(ctx.stageExecutionId)) ?? {
-          verdict: "fail",
-          reason: `the path does not reach ${ctx.stageExecutionId}`,
-        };
-    const fixture = oneForAll(fixtures[id]);
+  const standInFor = (stage: PipelineStage): CodeStageFunction | undefined => {
+    if (stubbed.has(stage.id))
+      return async (input) => {
+        const standIn = drive.stubs.get(executionKey(input.ctx.stageExecutionId));
+        if (!standIn)
+          return {
+            verdict: "fail",
+            reason: `the path does not reach ${input.ctx.stageExecutionId}`,
+          };
+        if (!standIn.fits || stage.kind !== "code") return standIn.outcome;
+        let ended: CodeStageOutcome | undefined;
+        const output = await fittedOutput(standIn.fits, async () => {
+          ended = await stage.run(input);
+          return ended.verdict === "ok" ? ended.output : undefined;
+        });
+        return ended && output !== undefined ? { ...ended, output } : standIn.outcome;
+      };
+    const fixture = oneForAll(fixtures[stage.id]);
     return fixture && (() => fixture);
   };
   const stages = Object.fromEntries(
     Object.entries(pipeline.stages).map(([id, stage]) => {
-      const run = stage.kind === "code" || stage.kind === "command" ? standInFor(id) : undefined;
+      const run = stage.kind === "code" || stage.kind === "command" ? standInFor(stage) : undefined;
       return [id, run ? { kind: "code" as const, id, run } : stage];
     }),
   );

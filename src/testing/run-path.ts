@@ -16,6 +16,7 @@ import {
   ExitCounter,
   executionKey,
   type Fixtures,
+  fittedOutput,
   withStandIns,
 } from "./drive.js";
 import { edgeKey } from "./edge-key.js";
@@ -336,8 +337,9 @@ function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
 }
 
 /**
- * The hooks of each LLM stage whose exit hook the drive stubs: Exit hands on the path's output,
- * visit by visit, and the Assert, which checks what the real Exit would read, is left out.
+ * The hooks of each LLM stage whose exit hook the drive stubs: Exit hands on what the real Exit
+ * does, fitted to the path's split, or where it cannot the path's output, visit by visit (see
+ * `StandIn`); the Assert, which checks what the real Exit would read, is left out.
  */
 function exitStubs(
   pipeline: PipelineDefinition,
@@ -350,8 +352,11 @@ function exitStubs(
     const hooks = base[stage] ?? own;
     if (!hooks?.exit || !stubbed.has(stage) || pipeline.stages[stage]?.kind !== "llm") return [];
     const { assert: _checksWhatExitReads, ...kept } = hooks;
-    const exit = ({ ctx }: { ctx: { stageExecutionId?: unknown } }) =>
-      drive.stubs.get(executionKey(String(ctx.stageExecutionId)))?.output;
+    const exit: typeof hooks.exit = async (input) => {
+      const standIn = drive.stubs.get(executionKey(String(input.ctx.stageExecutionId)));
+      const fitted = standIn?.fits && (await fittedOutput(standIn.fits, () => hooks.exit?.(input)));
+      return fitted ?? standIn?.outcome.output;
+    };
     return [[stage, { ...kept, exit }]];
   });
   return { ...base, ...Object.fromEntries(replaced) };

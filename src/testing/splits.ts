@@ -4,8 +4,7 @@ import type { PayloadCondition, Requirement } from "./payloads.js";
 /** At most this many payload conditions of one stage are split into every true/false combination. */
 export const MAX_SPLIT_CONDITIONS = 6;
 
-/** Any object: what code hands on, as far as the model knows. */
-export const ANY_OBJECT = { type: "object" } as const;
+export { ANY_OBJECT } from "./payloads.js";
 
 /**
  * Whether what a stage hands on is computed by code the model does not run (a code or command

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { CodeStageFunction } from "../../src/definitions/contract.js";
 import type { JoinPolicy } from "../../src/definitions/pipeline-types.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
 import { runPath } from "../../src/testing/run-path.js";
@@ -291,6 +292,56 @@ describe("runPath through stages whose code computes the output their rules read
       end: "failed",
     });
     expect(failing).toMatchObject({ ok: true, actual: { end: "failed" } });
+  });
+});
+
+describe("runPath through a stage whose code computes both its route and what the next stage reads", () => {
+  /** The notes the stage before handed on; the stage fails without them, as arena-debate's aggregate does. */
+  const readsNotes: CodeStageFunction = ({ ctx }) => {
+    const notes = (ctx.upstream[0]?.output as { notes?: unknown } | undefined)?.notes;
+    if (!Array.isArray(notes)) throw new Error("the stage before handed on no notes");
+    return { verdict: "ok", output: { notes: [...notes, "used"] } };
+  };
+  const again = { path: "output.next", op: "equals" as const, value: "again" };
+  const routes = (onAgain: string) => ({
+    kind: "rules" as const,
+    rules: [{ when: again, to: onAgain }, { to: "use" }],
+  });
+  const through = (first: string, outcome: string) => ({
+    steps: [
+      { stage: first, outcome },
+      { stage: "use", outcome: "ok" },
+    ],
+    end: "done" as const,
+  });
+
+  it("hands on what a code stage's function returns, with only the field its rules read set as the path's split needs", async () => {
+    const tally = code("tally", () => ({
+      verdict: "ok",
+      output: { notes: ["tallied"], next: "again" },
+    }));
+    const chained = pipelineOf({
+      id: "chained",
+      stages: [tally, code("use", readsNotes), llm("review")],
+      next: { tally: routes("review"), use: "done", review: "done" },
+    });
+    const run = await runPath(chained, through("tally", 'ok: not output.next equals "again"'), {
+      timeoutMs: 10_000,
+    });
+    expect({ ok: run.ok, reason: run.reason }).toEqual({ ok: true, reason: undefined });
+  });
+
+  it("hands on what an LLM stage's exit hook returns, with only the field its rules read set as the path's split needs", async () => {
+    const chained = pipelineOf({
+      id: "chained",
+      stages: [llm("review"), code("use", readsNotes)],
+      next: { review: routes("fail"), use: "done" },
+      hooks: { review: { exit: () => ({ notes: ["reviewed"], next: "again" }) } },
+    });
+    const run = await runPath(chained, through("review", 'ok: not output.next equals "again"'), {
+      timeoutMs: 10_000,
+    });
+    expect({ ok: run.ok, reason: run.reason }).toEqual({ ok: true, reason: undefined });
   });
 });
 
