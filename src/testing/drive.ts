@@ -1,8 +1,8 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { createActor } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
-import type { CodeStageFunction, CodeStageOutcome, JsonValue } from "../definitions/contract.js";
-import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
+import type { JsonValue } from "../definitions/contract.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEvent } from "../events/audit.js";
 import type { ScriptEntry } from "../models/script-schema.js";
 import { createScriptedModel } from "../models/scripted.js";
@@ -11,24 +11,8 @@ import { controlEventOf, stageDone } from "./events.js";
 import { modelMachine } from "./model.js";
 import { resultFor, type StageOutcome, type SubPipelineEnding, stageOutcomes } from "./outcomes.js";
 import { type PathStep, pipelinePaths } from "./paths.js";
-import { brokenPayload, fitOutput, type Requirement } from "./payloads.js";
-import { computesOutput } from "./splits.js";
-
-/**
- * What a code or command stage ends with in a test run instead of running, by stage id: one
- * outcome for every path, or one per outcome a path names for the stage (`{"ok": {…}, "fail": {…}}`).
- */
-export type Fixtures = Record<string, CodeStageOutcome | Record<string, CodeStageOutcome>>;
-
-/** Whether a stage's fixture gives one outcome per outcome a path names, rather than one for all. */
-const byOutcome = (
-  fixture: Fixtures[string] | undefined,
-): fixture is Record<string, CodeStageOutcome> =>
-  fixture !== undefined && typeof fixture.verdict !== "string";
-
-/** A stage's fixture when it gives one outcome for every path (a per-outcome one is the drive's, visit by visit). */
-const oneForAll = (fixture: Fixtures[string] | undefined): CodeStageOutcome | undefined =>
-  byOutcome(fixture) ? undefined : fixture;
+import { brokenPayload } from "./payloads.js";
+import { byOutcome, type Fixtures, fixturesWithin, type StandIn, standInOf } from "./stand-ins.js";
 
 /** What drives a real run down one path: a script per stage execution, gate answers, the order of steps. */
 export interface Drive {
@@ -43,44 +27,15 @@ export interface Drive {
   /** What a person answers an ask stage, by `<stage>@<visit>`; none: nobody answers. */
   inputs: Map<string, JsonValue>;
   /**
-   * What stands in for the code computing a stage's output, by `<stage>@<visit>`: an LLM stage's
-   * exit hook (its `output`), or a code or command stage (see `computesOutput`).
+   * What stands in for a stage execution's code, by `<stage>@<visit>` (a sub-pipeline's stage,
+   * `<stage>@<visit>/<inner stage>@<visit>`): its fixture, or the code computing the output its
+   * rules read, an LLM stage's exit hook or a code or command stage's (see `standInOf`).
    */
   stubs: Map<string, StandIn>;
   /** Why the path cannot be driven by a script, when it cannot. */
   notDriven?: string;
   /** A fixture ends otherwise than the path: the run would leave the path, so it is not started. */
   unrunnable?: boolean;
-}
-
-/**
- * What a stage execution ends with in place of its code. With `fits`, the real code (a code
- * stage's function, an exit hook) runs first: when it ends `ok`, what it hands on is kept with
- * only the fields the path's split reads set as the split needs (`fitOutput`), so the stages
- * after it read what the code really hands on; `outcome` is what is handed on where it cannot be.
- */
-export interface StandIn {
-  outcome: CodeStageOutcome;
-  fits?: readonly Requirement[];
-}
-
-/**
- * What the real code hands on (`run`'s result), fitted to `fits`; none when it throws or no
- * value of those fields gives the split.
- */
-export async function fittedOutput(
-  fits: readonly Requirement[],
-  run: () => unknown,
-): Promise<JsonValue | undefined> {
-  let output: unknown;
-  try {
-    output = await run();
-  } catch {
-    // Code that cannot run on what the path's stand-ins hand it is stood in for as a whole.
-    return undefined;
-  }
-  const fitted = fitOutput(output, fits);
-  return fitted.ok ? (fitted.value as JsonValue) : undefined;
 }
 
 const entry = (reply: ScriptEntry["reply"]): ScriptEntry => ({ reply, delayMs: 0, usage: {} });
@@ -158,29 +113,29 @@ export function driveFor(
     const listed = fixtures[step.stage];
     // Only code and command stages run what a fixture can stand in for.
     const given = kind === "code" || kind === "command" ? listed : undefined;
+    // A per-outcome fixture stands in for the visits whose outcome it names, a one-for-all one
+    // for every visit; an outcome a per-outcome fixture leaves out is left to the code.
     const fixture = byOutcome(given) ? given[outcome.name] : given;
-    // A per-outcome fixture stands in for this visit only; a one-for-all one for every visit.
-    const stub = byOutcome(given)
-      ? fixture && { outcome: fixture }
-      : standInOf(pipeline, outcome, fixture);
-    if (stub) drive.stubs.set(key, stub);
+    const standIn = byOutcome(given) || !given ? standInOf(pipeline, outcome, fixture) : undefined;
+    if (standIn) drive.stubs.set(key, standIn);
     const unrunnable = (why: string) => {
       drive.notDriven ??= `step ${index + 1}: ${why}`;
       drive.unrunnable = true;
     };
     if (stage?.kind === "pipeline") {
       const ending = outcome.drive.kind === "code" ? outcome.drive.ending : undefined;
-      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key, ending);
+      const inner = fixturesWithin(fixtures, step.stage);
+      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key, ending, inner);
       if (why?.unrunnable) unrunnable(`${step.stage} is a pipeline stage: ${why.reason}`);
       else if (why)
         drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why.reason}`;
     } else if (kind === "ask") {
       if (outcome.drive.kind === "answer" && outcome.drive.value !== undefined)
         drive.inputs.set(key, outcome.drive.value);
-    } else if (byOutcome(given) && !fixture)
-      unrunnable(`${step.stage}'s fixtures have no ${JSON.stringify(outcome.name)}`);
-    else if (kind !== "llm" && !fixture && !stub)
-      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
+    } else if (kind !== "llm" && !fixture && !standIn)
+      drive.notDriven ??= byOutcome(given)
+        ? `step ${index + 1}: ${step.stage}'s fixtures have no ${JSON.stringify(outcome.name)}, so its code runs`
+        : `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
     else if (fixture && fixture.verdict !== outcome.verdict)
       unrunnable(`${step.stage}'s fixture ends ${fixture.verdict}, the path ${outcome.verdict}`);
     answerGate(key, step.stage, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
@@ -188,35 +143,6 @@ export function driveFor(
     drive.stepOf.set(key, index);
   }
   return drive;
-}
-
-/**
- * What stands in for the code computing a step's output: an exit hook the path's split stubs, or
- * a code or command stage whose rules read its output and that has no fixture (a fixture wins).
- * Where the split is `ok`, the real code's output is fitted to it (see `StandIn`); a `fail` is
- * the stand-in's alone.
- */
-function standInOf(
-  pipeline: PipelineDefinition,
-  outcome: StageOutcome,
-  fixture: CodeStageOutcome | undefined,
-): StandIn | undefined {
-  const { drive } = outcome;
-  const ok = (output: JsonValue | undefined, fits: readonly Requirement[] | undefined) => ({
-    outcome: { verdict: "ok" as const, ...(output !== undefined && { output }) },
-    ...(fits && { fits }),
-  });
-  if (drive.kind === "complete") return drive.stubsExit && ok(drive.output, drive.onOutput);
-  if (drive.kind !== "code" || fixture || !computesOutput(pipeline, outcome.stage))
-    return undefined;
-  return outcome.verdict === "ok"
-    ? ok(drive.output, drive.onOutput)
-    : {
-        outcome: {
-          verdict: outcome.verdict,
-          reason: `the path ends ${outcome.stage} ${outcome.verdict}`,
-        },
-      };
 }
 
 /**
@@ -234,26 +160,39 @@ function driveSubPipeline(
   ctx: Record<string, unknown>,
   execution: string,
   /** The way the sub-pipeline's run must end, when the outcome names one. */
-  ending?: SubPipelineEnding,
+  ending: SubPipelineEnding | undefined,
+  /** The fixtures of the sub-pipeline's stages (`<stage>/<inner stage>`), named as within it. */
+  fixtures: Fixtures,
 ): { reason: string; unrunnable: boolean } | undefined {
   const end = ending?.end ?? (verdict === "ok" ? "done" : "failed");
   const endsSo = (steps: readonly PathStep[]) =>
     !ending || (steps.at(-1)?.stage === ending.stage && steps.at(-1)?.outcome === ending.outcome);
-  const path = pipelinePaths(sub, { ctx }).paths.find((p) => p.end === end && endsSo(p.steps));
-  if (!path)
+  const outcomeOf = (step: PathStep) =>
+    stageOutcomes(sub, step.stage).outcomes.find((o) => o.name === step.outcome);
+  // The first sub-path the fixtures let run (one a fixture ends otherwise is passed over).
+  let inner: Drive | undefined;
+  for (const path of pipelinePaths(sub, { ctx }).paths) {
+    if (path.end !== end || !endsSo(path.steps)) continue;
+    const visits = visitsAlong(sub, ctx, path.steps, outcomeOf);
+    const visitOf = (index: number) => visits[index] ?? 1;
+    const drive = driveFor(sub, path.steps, outcomeOf, visitOf, fixtures, ctx);
+    inner ??= drive;
+    if (!drive.unrunnable) {
+      inner = drive;
+      break;
+    }
+  }
+  if (!inner)
     return {
       reason: `no path of ${sub.id} ends ${end}${ending ? ` after ${ending.stage}: ${ending.outcome}` : ""}`,
       unrunnable: true,
     };
-  const outcomeOf = (step: PathStep) =>
-    stageOutcomes(sub, step.stage).outcomes.find((o) => o.name === step.outcome);
-  const visits = visitsAlong(sub, ctx, path.steps, outcomeOf);
-  const inner = driveFor(sub, path.steps, outcomeOf, (index) => visits[index] ?? 1, {}, ctx);
-  if (inner.notDriven) return { reason: inner.notDriven, unrunnable: inner.unrunnable === true };
+  if (inner.unrunnable) return { reason: inner.notDriven ?? "", unrunnable: true };
   for (const [key, entries] of inner.script) drive.script.set(`${execution}/${key}`, entries);
   for (const [key, value] of inner.inputs) drive.inputs.set(`${execution}/${key}`, value);
   for (const [key, answer] of inner.gates) drive.gates.set(`${execution}/${key}`, answer);
-  return undefined;
+  for (const [key, standIn] of inner.stubs) drive.stubs.set(`${execution}/${key}`, standIn);
+  return inner.notDriven === undefined ? undefined : { reason: inner.notDriven, unrunnable: false };
 }
 
 /**
@@ -392,45 +331,4 @@ export class ExitCounter {
       if (!this.unobserved.has(stage)) needed.set(stage, (needed.get(stage) ?? 0) + 1);
     return [...needed].every(([stage, n]) => (this.exits.get(stage) ?? 0) >= n);
   }
-}
-
-/**
- * The pipeline with each code or command stage the drive or a fixture stands in for: with the
- * drive's stand-in for the visit when the drive has one (a visit the path does not reach fails;
- * a code stage's function runs first where the stand-in fits its output, see `StandIn`), else
- * with its fixture when it has one for every path.
- */
-export function withStandIns(
-  pipeline: PipelineDefinition,
-  fixtures: Fixtures,
-  drive: Drive,
-): PipelineDefinition {
-  const stubbed = new Set([...drive.stubs.keys()].map((key) => key.split("@")[0]));
-  const standInFor = (stage: PipelineStage): CodeStageFunction | undefined => {
-    if (stubbed.has(stage.id))
-      return async (input) => {
-        const standIn = drive.stubs.get(executionKey(input.ctx.stageExecutionId));
-        if (!standIn)
-          return {
-            verdict: "fail",
-            reason: `the path does not reach ${input.ctx.stageExecutionId}`,
-          };
-        if (!standIn.fits || stage.kind !== "code") return standIn.outcome;
-        let ended: CodeStageOutcome | undefined;
-        const output = await fittedOutput(standIn.fits, async () => {
-          ended = await stage.run(input);
-          return ended.verdict === "ok" ? ended.output : undefined;
-        });
-        return ended && output !== undefined ? { ...ended, output } : standIn.outcome;
-      };
-    const fixture = oneForAll(fixtures[stage.id]);
-    return fixture && (() => fixture);
-  };
-  const stages = Object.fromEntries(
-    Object.entries(pipeline.stages).map(([id, stage]) => {
-      const run = stage.kind === "code" || stage.kind === "command" ? standInFor(stage) : undefined;
-      return [id, run ? { kind: "code" as const, id, run } : stage];
-    }),
-  );
-  return { ...pipeline, stages };
 }

@@ -9,22 +9,14 @@ import { type AuditEvent, MemoryAuditLog } from "../events/audit.js";
 import { createHost, type Host } from "../runtime/host.js";
 import type { RunHandle } from "../runtime/launch.js";
 import { startRun } from "../runtime/run.js";
-import {
-  type Drive,
-  driveFor,
-  drivenModel,
-  ExitCounter,
-  executionKey,
-  type Fixtures,
-  fittedOutput,
-  withStandIns,
-} from "./drive.js";
+import { type Drive, driveFor, drivenModel, ExitCounter, executionKey } from "./drive.js";
 import { edgeKey } from "./edge-key.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
 import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
 import type { PathStep, PipelinePath } from "./paths.js";
 import { sampleContext } from "./paths.js";
+import { type Fixtures, fittedOutput, stagesStoodIn, withStandIns } from "./stand-ins.js";
 import { resultRecorder, stepMismatch } from "./step-outcomes.js";
 
 /** What a path says the run does, and what the run did: its transitions and how it ended. */
@@ -89,7 +81,7 @@ export async function runPath(
     model.refused || drive.unrunnable
       ? { record: { transitions: [], end: "not-run" as const }, covered: [], results: new Map() }
       : await realRun(
-          withStandIns(pipeline, fixtures, drive),
+          withStandIns(pipeline, fixtures, drive.stubs, executionKey),
           ctx,
           path.steps,
           drive,
@@ -337,9 +329,10 @@ function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
 }
 
 /**
- * The hooks of each LLM stage whose exit hook the drive stubs: Exit hands on what the real Exit
- * does, fitted to the path's split, or where it cannot the path's output, visit by visit (see
- * `StandIn`); the Assert, which checks what the real Exit would read, is left out.
+ * The hooks of each LLM stage (a sub-pipeline's too) whose exit hook the drive stubs: Exit hands
+ * on what the real Exit does, fitted to the path's split, or where it cannot the path's output,
+ * visit by visit (see `StandIn`); the Assert, which checks what the real Exit would read, is
+ * left out.
  */
 function exitStubs(
   pipeline: PipelineDefinition,
@@ -347,19 +340,34 @@ function exitStubs(
   /** The hooks so far (the gates already replaced). */
   base: Host["hooks"],
 ): Host["hooks"] {
-  const stubbed = new Set([...drive.stubs.keys()].map((key) => key.split("@")[0]));
-  const replaced = Object.entries(pipeline.hooks).flatMap(([stage, own]) => {
+  const stubbed = stagesStoodIn(drive.stubs);
+  const llmStages = llmStagesWithin(pipeline);
+  const replaced = Object.entries(hooksWithin(pipeline)).flatMap(([stage, own]) => {
     const hooks = base[stage] ?? own;
-    if (!hooks?.exit || !stubbed.has(stage) || pipeline.stages[stage]?.kind !== "llm") return [];
+    if (!hooks?.exit || !stubbed.has(stage) || !llmStages.has(stage)) return [];
     const { assert: _checksWhatExitReads, ...kept } = hooks;
     const exit: typeof hooks.exit = async (input) => {
       const standIn = drive.stubs.get(executionKey(String(input.ctx.stageExecutionId)));
-      const fitted = standIn?.fits && (await fittedOutput(standIn.fits, () => hooks.exit?.(input)));
-      return fitted ?? standIn?.outcome.output;
+      if (!standIn) return hooks.exit?.(input);
+      const fitted = standIn.fits && (await fittedOutput(standIn.fits, () => hooks.exit?.(input)));
+      return fitted ?? standIn.outcome.output;
     };
     return [[stage, { ...kept, exit }]];
   });
   return { ...base, ...Object.fromEntries(replaced) };
+}
+
+/** The ids of the LLM stages of the pipeline and its sub-pipelines. */
+function llmStagesWithin(pipeline: PipelineDefinition): Set<string> {
+  return new Set(
+    Object.values(pipeline.stages).flatMap((stage) =>
+      stage.kind === "llm"
+        ? [stage.id]
+        : stage.kind === "pipeline"
+          ? [...llmStagesWithin(stage.pipeline)]
+          : [],
+    ),
+  );
 }
 
 /** Every stage's hooks, a sub-pipeline's included, by stage id (as a run collects them: the outer pipeline's win). */

@@ -179,6 +179,28 @@ describe("runPath through a sub-pipeline stage", () => {
     expect(report.paths.filter((p) => !p.ok)).toEqual([]);
   });
 
+  it("stands in for a sub-pipeline's code stage with the fixture named by its path of stage ids, leaving the outcomes it leaves out to the code", async () => {
+    // Runs a task through Bash, which nobody approves in a test run: it can end ok only by a fixture.
+    const runTask = code("run-task", async ({ callTool }) => {
+      const ran = await callTool("Bash", { command: "true" });
+      return ran.ok ? { verdict: "ok", output: { ran: true } } : { verdict: "fail" };
+    });
+    const sub = pipelineOf({ id: "sub", stages: [runTask] });
+    const parent = pipelineOf({
+      id: "parent",
+      stages: [llm("plan"), { kind: "pipeline", id: "inner", pipeline: sub }],
+      next: { plan: "inner" },
+    });
+    const unfixed = await testPipeline(parent, { timeoutMs: 10_000 });
+    expect(unfixed.paths.find((p) => p.expected.end === "done")?.reason).toMatch(
+      /^not driven: step 2: inner is a pipeline stage: step 1: run-task is a code stage whose outcome no script forces; give it a fixture/,
+    );
+    const fixtures = { "inner/run-task": { ok: { verdict: "ok" as const } } };
+    const report = await testPipeline(parent, { fixtures, timeoutMs: 10_000 });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.coverage.transitions.uncovered).toEqual([]);
+  });
+
   it("drives a sub-pipeline nested in a sub-pipeline", async () => {
     const innermost = pipelineOf({ id: "innermost", stages: [llm("review")] });
     const middle = pipelineOf({
