@@ -32,8 +32,10 @@ export interface Drive {
    * rules read, an LLM stage's exit hook or a code or command stage's (see `standInOf`).
    */
   stubs: Map<string, StandIn>;
-  /** Why the path cannot be driven by a script, when it cannot. */
+  /** Why the path cannot be driven by a script, when it cannot: the first step's why. */
   notDriven?: string;
+  /** Why each step that a script, stand-in or answer does not force is not, by step index. */
+  notes: Map<number, string>;
   /** A fixture ends otherwise than the path: the run would leave the path, so it is not started. */
   unrunnable?: boolean;
 }
@@ -79,6 +81,8 @@ export function driveFor(
   visitOf: (index: number) => number,
   fixtures: Fixtures = {},
   ctx: Record<string, unknown> = {},
+  /** The sub-pipeline stages the pipeline is within, outermost first: a fixture's key names them. */
+  within: readonly string[] = [],
 ): Drive {
   const drive: Drive = {
     script: new Map(),
@@ -87,6 +91,12 @@ export function driveFor(
     gates: new Map(),
     inputs: new Map(),
     stubs: new Map(),
+    notes: new Map(),
+  };
+  /** Notes a step the drive does not force, and why. */
+  const unforced = (index: number, why: string) => {
+    drive.notDriven ??= `step ${index + 1}: ${why}`;
+    if (!drive.notes.has(index)) drive.notes.set(index, `step ${index + 1}: ${why}`);
   };
   const answerGate = (key: string, stage: string, answer: "proceed" | "defer" | "block") => {
     if (pipeline.hooks[stage]?.gate) drive.gates.set(key, answer);
@@ -97,7 +107,10 @@ export function driveFor(
     const event = controlEventOf(step.outcome);
     if (event) {
       if (kind !== "llm") {
-        drive.notDriven ??= `step ${index + 1}: ${step.outcome} is sent while a stage's model is called; ${step.stage} is a ${kind} stage`;
+        unforced(
+          index,
+          `${step.outcome} is sent while a stage's model is called; ${step.stage} is a ${kind} stage`,
+        );
         drive.unrunnable = true;
       }
       answerGate(key, step.stage, "proceed");
@@ -106,7 +119,7 @@ export function driveFor(
     }
     const outcome = outcomeOf(step);
     if (!outcome) {
-      drive.notDriven ??= `step ${index + 1}: ${step.stage} has no outcome ${step.outcome} now`;
+      unforced(index, `${step.stage} has no outcome ${step.outcome} now`);
       continue;
     }
     const stage = pipeline.stages[step.stage];
@@ -119,23 +132,28 @@ export function driveFor(
     const standIn = byOutcome(given) || !given ? standInOf(pipeline, outcome, fixture) : undefined;
     if (standIn) drive.stubs.set(key, standIn);
     const unrunnable = (why: string) => {
-      drive.notDriven ??= `step ${index + 1}: ${why}`;
+      unforced(index, why);
       drive.unrunnable = true;
     };
     if (stage?.kind === "pipeline") {
       const ending = outcome.drive.kind === "code" ? outcome.drive.ending : undefined;
       const inner = fixturesWithin(fixtures, step.stage);
-      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key, ending, inner);
+      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key, ending, {
+        fixtures: inner,
+        within: [...within, step.stage],
+      });
       if (why?.unrunnable) unrunnable(`${step.stage} is a pipeline stage: ${why.reason}`);
-      else if (why)
-        drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why.reason}`;
+      else if (why) unforced(index, `${step.stage} is a pipeline stage: ${why.reason}`);
     } else if (kind === "ask") {
       if (outcome.drive.kind === "answer" && outcome.drive.value !== undefined)
         drive.inputs.set(key, outcome.drive.value);
     } else if (kind !== "llm" && !fixture && !standIn)
-      drive.notDriven ??= byOutcome(given)
-        ? `step ${index + 1}: ${step.stage}'s fixtures have no ${JSON.stringify(outcome.name)}, so its code runs`
-        : `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
+      unforced(
+        index,
+        byOutcome(given)
+          ? `${step.stage}'s fixtures have no ${JSON.stringify(outcome.name)}, so its code runs`
+          : `${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture${within.length > 0 ? ` (${[...within, step.stage].join("/")})` : ""}`,
+      );
     else if (fixture && fixture.verdict !== outcome.verdict)
       unrunnable(`${step.stage}'s fixture ends ${fixture.verdict}, the path ${outcome.verdict}`);
     answerGate(key, step.stage, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
@@ -161,8 +179,8 @@ function driveSubPipeline(
   execution: string,
   /** The way the sub-pipeline's run must end, when the outcome names one. */
   ending: SubPipelineEnding | undefined,
-  /** The fixtures of the sub-pipeline's stages (`<stage>/<inner stage>`), named as within it. */
-  fixtures: Fixtures,
+  /** The fixtures of the sub-pipeline's stages, named as within it, and the stages it is within. */
+  { fixtures, within }: { fixtures: Fixtures; within: readonly string[] },
 ): { reason: string; unrunnable: boolean } | undefined {
   const end = ending?.end ?? (verdict === "ok" ? "done" : "failed");
   const endsSo = (steps: readonly PathStep[]) =>
@@ -175,7 +193,7 @@ function driveSubPipeline(
     if (path.end !== end || !endsSo(path.steps)) continue;
     const visits = visitsAlong(sub, ctx, path.steps, outcomeOf);
     const visitOf = (index: number) => visits[index] ?? 1;
-    const drive = driveFor(sub, path.steps, outcomeOf, visitOf, fixtures, ctx);
+    const drive = driveFor(sub, path.steps, outcomeOf, visitOf, fixtures, ctx, within);
     inner ??= drive;
     if (!drive.unrunnable) {
       inner = drive;

@@ -89,19 +89,23 @@ export async function runPath(
           options.timeoutMs ?? 60_000,
         );
   const visitOf = (index: number) => model.visits[index] ?? 1;
-  const reason =
-    model.refused ??
-    (model.end !== undefined && model.end !== path.end
+  const mismatch = (unended?: boolean) =>
+    stepMismatch(path.steps, outcomes, visitOf, real.results, unended);
+  const endsOtherwise =
+    model.end !== undefined && model.end !== path.end
       ? `the pipeline now ends this path ${model.end}, not ${path.end}`
-      : undefined) ??
-    stepMismatch(path.steps, outcomes, visitOf, real.results) ??
-    differs(expected, real.record) ??
-    stepMismatch(path.steps, outcomes, visitOf, real.results, true);
-  // A path the drive cannot force: why, then (unless it was not run at all) what the run did.
+      : undefined;
+  const early = model.refused ?? endsOtherwise;
+  const ended = early === undefined ? mismatch() : undefined;
+  const otherwise = early ?? ended?.reason ?? differs(expected, real.record);
+  const unended = otherwise === undefined ? mismatch(true) : undefined;
+  const reason = otherwise ?? unended?.reason;
+  // A path the drive cannot force: why (for the step that went otherwise, when the drive does
+  // not force that one), then (unless it was not run at all) what the run did.
+  const step = (ended ?? unended)?.step;
+  const why = (step !== undefined && drive.notes.get(step)) || drive.notDriven;
   const notDriven =
-    drive.notDriven &&
-    !model.refused &&
-    `not driven: ${drive.notDriven}${drive.unrunnable ? "" : `; ${reason}`}`;
+    why && !model.refused && `not driven: ${why}${drive.unrunnable ? "" : `; ${reason}`}`;
   return {
     id,
     ok: reason === undefined,

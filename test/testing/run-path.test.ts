@@ -133,6 +133,29 @@ describe("runPath through a code stage", () => {
     );
   });
 
+  it("names, of the steps no script forces, the one whose stage went otherwise", async () => {
+    const twice = pipelineOf({
+      id: "twice",
+      stages: [
+        llm("plan"),
+        code("check", () => ({ verdict: "ok" })),
+        code("recheck", () => ({ verdict: "ok" })),
+      ],
+      next: { plan: "check", check: "recheck" },
+    });
+    const run = await runPath(twice, {
+      steps: [
+        { stage: "plan", outcome: "ok" },
+        { stage: "check", outcome: "ok" },
+        { stage: "recheck", outcome: "fail" },
+      ],
+      end: "failed",
+    });
+    expect(run.reason).toBe(
+      "not driven: step 3: recheck is a code stage whose outcome no script forces; give it a fixture; step 3 (recheck: fail): recheck ended ok, not fail",
+    );
+  });
+
   it("does not run a path that sends a control event from a code stage, which no model call could send", async () => {
     const started = Date.now();
     const run = await runPath(checked, {
@@ -193,7 +216,7 @@ describe("runPath through a sub-pipeline stage", () => {
     });
     const unfixed = await testPipeline(parent, { timeoutMs: 10_000 });
     expect(unfixed.paths.find((p) => p.expected.end === "done")?.reason).toMatch(
-      /^not driven: step 2: inner is a pipeline stage: step 1: run-task is a code stage whose outcome no script forces; give it a fixture/,
+      /^not driven: step 2: inner is a pipeline stage: step 1: run-task is a code stage whose outcome no script forces; give it a fixture \(inner\/run-task\)/,
     );
     const fixtures = { "inner/run-task": { ok: { verdict: "ok" as const } } };
     const report = await testPipeline(parent, { fixtures, timeoutMs: 10_000 });
