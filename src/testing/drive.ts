@@ -31,7 +31,7 @@ export interface Drive {
    * `<stage>@<visit>/<inner stage>@<visit>`): its fixture, or the code computing the output its
    * rules read, an LLM stage's exit hook or a code or command stage's (see `standInOf`).
    */
-  stubs: Map<string, StandIn>;
+  standIns: Map<string, StandIn>;
   /** Why the path cannot be driven by a script, when it cannot: the first step's why. */
   notDriven?: string;
   /** Why each step that a script, stand-in or answer does not force is not, by step index. */
@@ -90,7 +90,7 @@ export function driveFor(
     controls: new Map(),
     gates: new Map(),
     inputs: new Map(),
-    stubs: new Map(),
+    standIns: new Map(),
     notes: new Map(),
   };
   /** Notes a step the drive does not force, and why. */
@@ -130,7 +130,7 @@ export function driveFor(
     // for every visit; an outcome a per-outcome fixture leaves out is left to the code.
     const fixture = byOutcome(given) ? given[outcome.name] : given;
     const standIn = byOutcome(given) || !given ? standInOf(pipeline, outcome, fixture) : undefined;
-    if (standIn) drive.stubs.set(key, standIn);
+    if (standIn) drive.standIns.set(key, standIn);
     const unrunnable = (why: string) => {
       unforced(index, why);
       drive.unrunnable = true;
@@ -209,7 +209,7 @@ function driveSubPipeline(
   for (const [key, entries] of inner.script) drive.script.set(`${execution}/${key}`, entries);
   for (const [key, value] of inner.inputs) drive.inputs.set(`${execution}/${key}`, value);
   for (const [key, answer] of inner.gates) drive.gates.set(`${execution}/${key}`, answer);
-  for (const [key, standIn] of inner.stubs) drive.stubs.set(`${execution}/${key}`, standIn);
+  for (const [key, standIn] of inner.standIns) drive.standIns.set(`${execution}/${key}`, standIn);
   return inner.notDriven === undefined ? undefined : { reason: inner.notDriven, unrunnable: false };
 }
 

@@ -81,7 +81,7 @@ export async function runPath(
     model.refused || drive.unrunnable
       ? { record: { transitions: [], end: "not-run" as const }, covered: [], results: new Map() }
       : await realRun(
-          withStandIns(pipeline, fixtures, drive.stubs, executionKey),
+          withStandIns(pipeline, fixtures, drive.standIns, executionKey),
           ctx,
           path.steps,
           drive,
@@ -344,14 +344,14 @@ function exitStubs(
   /** The hooks so far (the gates already replaced). */
   base: Host["hooks"],
 ): Host["hooks"] {
-  const stubbed = stagesStoodIn(drive.stubs);
+  const stubbed = stagesStoodIn(drive.standIns);
   const llmStages = llmStagesWithin(pipeline);
   const replaced = Object.entries(hooksWithin(pipeline)).flatMap(([stage, own]) => {
     const hooks = base[stage] ?? own;
     if (!hooks?.exit || !stubbed.has(stage) || !llmStages.has(stage)) return [];
     const { assert: _checksWhatExitReads, ...kept } = hooks;
     const exit: typeof hooks.exit = async (input) => {
-      const standIn = drive.stubs.get(executionKey(String(input.ctx.stageExecutionId)));
+      const standIn = drive.standIns.get(executionKey(String(input.ctx.stageExecutionId)));
       if (!standIn) return hooks.exit?.(input);
       const fitted = standIn.fits && (await fittedOutput(standIn.fits, () => hooks.exit?.(input)));
       return fitted ?? standIn.outcome.output;

@@ -9,7 +9,8 @@ export { ANY_OBJECT } from "./payloads.js";
 /**
  * Whether what a stage hands on is computed by code the model does not run (a code or command
  * stage's, or an LLM stage's exit hook) and its rules read it: then each `output` split is
- * any object that makes it hold, and the drive stubs that code with it.
+ * any object that makes it hold, and the drive fits what that code hands on to the split (see
+ * `StandIn`), or hands on that object where the code cannot end `ok`.
  */
 export function computesOutput(pipeline: PipelineDefinition, stageId: string): boolean {
   const kind = pipeline.stages[stageId]?.kind;
