@@ -86,7 +86,8 @@ export async function runCodeStage(
   return result;
 }
 
-async function runCommand(
+/** A command stage run through the Bash tool: ok when it exits 0, with its exit code and output tails. */
+export async function runCommand(
   stage: Extract<CodeStage, { kind: "command" }>,
   callTool: (tool: string, args: Record<string, unknown>) => Promise<ToolCallResult>,
 ) {

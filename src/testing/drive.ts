@@ -2,7 +2,7 @@ import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { createActor } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import { lookup } from "../compiler/stage-table.js";
-import type { CodeStageFunction, CodeStageOutcome, JsonValue } from "../definitions/contract.js";
+import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditEvent } from "../events/audit.js";
 import type { ScriptEntry } from "../models/script-schema.js";
@@ -13,23 +13,7 @@ import { modelMachine } from "./model.js";
 import { resultFor, type StageOutcome, type SubPipelineEnding, stageOutcomes } from "./outcomes.js";
 import { type PathStep, pipelinePaths } from "./paths.js";
 import { brokenPayload } from "./payloads.js";
-import { computesOutput } from "./splits.js";
-
-/**
- * What a code or command stage ends with in a test run instead of running, by stage id: one
- * outcome for every path, or one per outcome a path names for the stage (`{"ok": {…}, "fail": {…}}`).
- */
-export type Fixtures = Record<string, CodeStageOutcome | Record<string, CodeStageOutcome>>;
-
-/** Whether a stage's fixture gives one outcome per outcome a path names, rather than one for all. */
-const byOutcome = (
-  fixture: Fixtures[string] | undefined,
-): fixture is Record<string, CodeStageOutcome> =>
-  fixture !== undefined && typeof fixture.verdict !== "string";
-
-/** A stage's fixture when it gives one outcome for every path (a per-outcome one is the drive's, visit by visit). */
-const oneForAll = (fixture: Fixtures[string] | undefined): CodeStageOutcome | undefined =>
-  byOutcome(fixture) ? undefined : fixture;
+import { byOutcome, type Fixtures, fixturesWithin, type StandIn, standInOf } from "./stand-ins.js";
 
 /** What drives a real run down one path: a script per stage execution, gate answers, the order of steps. */
 export interface Drive {
@@ -44,12 +28,15 @@ export interface Drive {
   /** What a person answers an ask stage, by `<stage>@<visit>`; none: nobody answers. */
   inputs: Map<string, JsonValue>;
   /**
-   * What the code computing a stage's output returns instead of running, by `<stage>@<visit>`:
-   * an LLM stage's exit hook (its `output`), or a code or command stage (see `computesOutput`).
+   * What stands in for a stage execution's code, by `<stage>@<visit>` (a sub-pipeline's stage,
+   * `<stage>@<visit>/<inner stage>@<visit>`): its fixture, or the code computing the output its
+   * rules read, an LLM stage's exit hook or a code or command stage's (see `standInOf`).
    */
-  stubs: Map<string, CodeStageOutcome>;
-  /** Why the path cannot be driven by a script, when it cannot. */
+  standIns: Map<string, StandIn>;
+  /** Why the path cannot be driven by a script, when it cannot: the first step's why. */
   notDriven?: string;
+  /** Why each step that a script, stand-in or answer does not force is not, by step index. */
+  notes: Map<number, string>;
   /** A fixture ends otherwise than the path: the run would leave the path, so it is not started. */
   unrunnable?: boolean;
 }
@@ -95,6 +82,8 @@ export function driveFor(
   visitOf: (index: number) => number,
   fixtures: Fixtures = {},
   ctx: Record<string, unknown> = {},
+  /** The sub-pipeline stages the pipeline is within, outermost first: a fixture's key names them. */
+  within: readonly string[] = [],
 ): Drive {
   const drive: Drive = {
     script: new Map(),
@@ -102,7 +91,13 @@ export function driveFor(
     controls: new Map(),
     gates: new Map(),
     inputs: new Map(),
-    stubs: new Map(),
+    standIns: new Map(),
+    notes: new Map(),
+  };
+  /** Notes a step the drive does not force, and why. */
+  const unforced = (index: number, why: string) => {
+    drive.notDriven ??= `step ${index + 1}: ${why}`;
+    if (!drive.notes.has(index)) drive.notes.set(index, `step ${index + 1}: ${why}`);
   };
   const answerGate = (key: string, stage: string, answer: "proceed" | "defer" | "block") => {
     if (pipeline.hooks[stage]?.gate) drive.gates.set(key, answer);
@@ -113,7 +108,10 @@ export function driveFor(
     const event = controlEventOf(step.outcome);
     if (event) {
       if (kind !== "llm") {
-        drive.notDriven ??= `step ${index + 1}: ${step.outcome} is sent while a stage's model is called; ${step.stage} is a ${kind} stage`;
+        unforced(
+          index,
+          `${step.outcome} is sent while a stage's model is called; ${step.stage} is a ${kind} stage`,
+        );
         drive.unrunnable = true;
       }
       answerGate(key, step.stage, "proceed");
@@ -122,34 +120,41 @@ export function driveFor(
     }
     const outcome = outcomeOf(step);
     if (!outcome) {
-      drive.notDriven ??= `step ${index + 1}: ${step.stage} has no outcome ${step.outcome} now`;
+      unforced(index, `${step.stage} has no outcome ${step.outcome} now`);
       continue;
     }
     const stage = pipeline.stages[step.stage];
     const listed = fixtures[step.stage];
     // Only code and command stages run what a fixture can stand in for.
     const given = kind === "code" || kind === "command" ? listed : undefined;
+    // A per-outcome fixture stands in for the visits whose outcome it names, a one-for-all one
+    // for every visit; an outcome a per-outcome fixture leaves out is left to the code.
     const fixture = byOutcome(given) ? given[outcome.name] : given;
-    // A per-outcome fixture stands in for this visit only; a one-for-all one for every visit.
-    const stub = byOutcome(given) ? fixture : stubOf(pipeline, outcome, fixture);
-    if (stub) drive.stubs.set(key, stub);
+    const standIn = byOutcome(given) || !given ? standInOf(pipeline, outcome, fixture) : undefined;
+    if (standIn) drive.standIns.set(key, standIn);
     const unrunnable = (why: string) => {
-      drive.notDriven ??= `step ${index + 1}: ${why}`;
+      unforced(index, why);
       drive.unrunnable = true;
     };
     if (stage?.kind === "pipeline") {
       const ending = outcome.drive.kind === "code" ? outcome.drive.ending : undefined;
-      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key, ending);
+      const inner = fixturesWithin(fixtures, step.stage);
+      const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key, ending, {
+        fixtures: inner,
+        within: [...within, step.stage],
+      });
       if (why?.unrunnable) unrunnable(`${step.stage} is a pipeline stage: ${why.reason}`);
-      else if (why)
-        drive.notDriven ??= `step ${index + 1}: ${step.stage} is a pipeline stage: ${why.reason}`;
+      else if (why) unforced(index, `${step.stage} is a pipeline stage: ${why.reason}`);
     } else if (kind === "ask") {
       if (outcome.drive.kind === "answer" && outcome.drive.value !== undefined)
         drive.inputs.set(key, outcome.drive.value);
-    } else if (byOutcome(given) && !fixture)
-      unrunnable(`${step.stage}'s fixtures have no ${JSON.stringify(outcome.name)}`);
-    else if (kind !== "llm" && !fixture && !stub)
-      drive.notDriven ??= `step ${index + 1}: ${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture`;
+    } else if (kind !== "llm" && !fixture && !standIn)
+      unforced(
+        index,
+        byOutcome(given)
+          ? `${step.stage}'s fixtures have no ${JSON.stringify(outcome.name)}, so its code runs`
+          : `${step.stage} is a ${kind} stage whose outcome no script forces; give it a fixture${within.length > 0 ? ` (${[...within, step.stage].join("/")})` : ""}`,
+      );
     else if (fixture && fixture.verdict !== outcome.verdict)
       unrunnable(`${step.stage}'s fixture ends ${fixture.verdict}, the path ${outcome.verdict}`);
     answerGate(key, step.stage, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
@@ -157,30 +162,6 @@ export function driveFor(
     drive.stepOf.set(key, index);
   }
   return drive;
-}
-
-/**
- * What stands in for the code computing a step's output: an exit hook the path's split stubs, or
- * a code or command stage whose rules read its output and that has no fixture (a fixture wins).
- */
-function stubOf(
-  pipeline: PipelineDefinition,
-  outcome: StageOutcome,
-  fixture: CodeStageOutcome | undefined,
-): CodeStageOutcome | undefined {
-  const { drive } = outcome;
-  if (drive.kind === "complete")
-    return (
-      drive.stubsExit && {
-        verdict: "ok",
-        ...(drive.output !== undefined && { output: drive.output }),
-      }
-    );
-  if (drive.kind !== "code" || fixture || !computesOutput(pipeline, outcome.stage))
-    return undefined;
-  return outcome.verdict === "ok"
-    ? { verdict: "ok", ...(drive.output !== undefined && { output: drive.output }) }
-    : { verdict: outcome.verdict, reason: `the path ends ${outcome.stage} ${outcome.verdict}` };
 }
 
 /**
@@ -198,26 +179,39 @@ function driveSubPipeline(
   ctx: Record<string, unknown>,
   execution: string,
   /** The way the sub-pipeline's run must end, when the outcome names one. */
-  ending?: SubPipelineEnding,
+  ending: SubPipelineEnding | undefined,
+  /** The fixtures of the sub-pipeline's stages, named as within it, and the stages it is within. */
+  { fixtures, within }: { fixtures: Fixtures; within: readonly string[] },
 ): { reason: string; unrunnable: boolean } | undefined {
   const end = ending?.end ?? (verdict === "ok" ? "done" : "failed");
   const endsSo = (steps: readonly PathStep[]) =>
     !ending || (steps.at(-1)?.stage === ending.stage && steps.at(-1)?.outcome === ending.outcome);
-  const path = pipelinePaths(sub, { ctx }).paths.find((p) => p.end === end && endsSo(p.steps));
-  if (!path)
+  const outcomeOf = (step: PathStep) =>
+    stageOutcomes(sub, step.stage).outcomes.find((o) => o.name === step.outcome);
+  // The first sub-path the fixtures let run (one a fixture ends otherwise is passed over).
+  let inner: Drive | undefined;
+  for (const path of pipelinePaths(sub, { ctx }).paths) {
+    if (path.end !== end || !endsSo(path.steps)) continue;
+    const visits = visitsAlong(sub, ctx, path.steps, outcomeOf);
+    const visitOf = (index: number) => visits[index] ?? 1;
+    const drive = driveFor(sub, path.steps, outcomeOf, visitOf, fixtures, ctx, within);
+    inner ??= drive;
+    if (!drive.unrunnable) {
+      inner = drive;
+      break;
+    }
+  }
+  if (!inner)
     return {
       reason: `no path of ${sub.id} ends ${end}${ending ? ` after ${ending.stage}: ${ending.outcome}` : ""}`,
       unrunnable: true,
     };
-  const outcomeOf = (step: PathStep) =>
-    stageOutcomes(sub, step.stage).outcomes.find((o) => o.name === step.outcome);
-  const visits = visitsAlong(sub, ctx, path.steps, outcomeOf);
-  const inner = driveFor(sub, path.steps, outcomeOf, (index) => visits[index] ?? 1, {}, ctx);
-  if (inner.notDriven) return { reason: inner.notDriven, unrunnable: inner.unrunnable === true };
+  if (inner.unrunnable) return { reason: inner.notDriven ?? "", unrunnable: true };
   for (const [key, entries] of inner.script) drive.script.set(`${execution}/${key}`, entries);
   for (const [key, value] of inner.inputs) drive.inputs.set(`${execution}/${key}`, value);
   for (const [key, answer] of inner.gates) drive.gates.set(`${execution}/${key}`, answer);
-  return undefined;
+  for (const [key, standIn] of inner.standIns) drive.standIns.set(`${execution}/${key}`, standIn);
+  return inner.notDriven === undefined ? undefined : { reason: inner.notDriven, unrunnable: false };
 }
 
 /**
@@ -356,34 +350,4 @@ export class ExitCounter {
       if (!this.unobserved.has(stage)) needed.set(stage, (needed.get(stage) ?? 0) + 1);
     return [...needed].every(([stage, n]) => (this.exits.get(stage) ?? 0) >= n);
   }
-}
-
-/**
- * The pipeline with each code or command stage ending without running: with the drive's stub for
- * the visit when the drive stubs it (a visit the path does not reach fails), else with its
- * fixture when it has one for every path.
- */
-export function withStandIns(
-  pipeline: PipelineDefinition,
-  fixtures: Fixtures,
-  drive: Drive,
-): PipelineDefinition {
-  const stubbed = new Set([...drive.stubs.keys()].map((key) => key.split("@")[0]));
-  const standInFor = (id: string): CodeStageFunction | undefined => {
-    if (stubbed.has(id))
-      return ({ ctx }) =>
-        drive.stubs.get(executionKey(ctx.stageExecutionId)) ?? {
-          verdict: "fail",
-          reason: `the path does not reach ${ctx.stageExecutionId}`,
-        };
-    const fixture = oneForAll(fixtures[id]);
-    return fixture && (() => fixture);
-  };
-  const stages = Object.fromEntries(
-    Object.entries(pipeline.stages).map(([id, stage]) => {
-      const run = stage.kind === "code" || stage.kind === "command" ? standInFor(id) : undefined;
-      return [id, run ? { kind: "code" as const, id, run } : stage];
-    }),
-  );
-  return { ...pipeline, stages };
 }

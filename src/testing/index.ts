@@ -9,9 +9,6 @@ export {
 } from "./coverage.js";
 // Paths: every way through a pipeline, and a few that cover each of its transitions.
 export { coveringPaths } from "./covering.js";
-
-// Running paths on the real engine, one by one or as vitest tests.
-export type { Fixtures } from "./drive.js";
 // The pipeline's model: a machine of stage outcomes, for tools such as @xstate/graph.
 export {
   type ControlEventName,
@@ -44,6 +41,8 @@ export {
   pipelinePaths,
 } from "./paths.js";
 export { type PathRecord, type PathRun, type RunPathOptions, runPath } from "./run-path.js";
+// Running paths on the real engine, one by one or as vitest tests.
+export type { Fixtures } from "./stand-ins.js";
 export {
   type PathResult,
   type TestPipelineOptions,

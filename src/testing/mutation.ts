@@ -1,9 +1,9 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
-import type { Fixtures } from "./drive.js";
 import { behaviourDifference, reachableDifference } from "./equivalence.js";
 import { type MutationKind, mutantsOf } from "./mutants.js";
 import { type PathList, type PathOptions, type PipelinePath, pipelinePaths } from "./paths.js";
 import { modelTrace, outcomeFinder, runPath } from "./run-path.js";
+import type { Fixtures } from "./stand-ins.js";
 import { boundaryBounds, walkOf } from "./transition-paths.js";
 
 export interface MutationOptions extends PathOptions {

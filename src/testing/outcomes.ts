@@ -53,17 +53,22 @@ export interface StageOutcome {
         kind: "complete";
         payload: Record<string, unknown>;
         output: JsonValue | undefined;
-        /** The stage's exit hook computes the output its rules read: the drive stubs it with `output`. */
+        /**
+         * The stage's exit hook computes the output its rules read: the drive fits what the real
+         * hook hands on to `onOutput`, or stubs it with `output` where it cannot.
+         */
         stubsExit?: true;
+        onOutput?: Requirement[];
       }
     | { kind: "cap-hit"; attempts: number; turnCap: number }
     | { kind: "gate"; answer: "defer" | "block" }
     | { kind: "grant-suspended"; probe: { tool: string; args: Record<string, unknown> } }
     /**
-     * `output`: what the code hands on in this split of its rules, when they read its output; for
-     * a sub-pipeline stage, `ending`: the stage and outcome its run ends with, and how it ends.
+     * `output`: what the code hands on in this split of its rules, when they read its output, and
+     * `onOutput`, the split (what the real code's output is fitted to); for a sub-pipeline stage,
+     * `ending`: the stage and outcome its run ends with, and how it ends.
      */
-    | { kind: "code"; output?: JsonValue; ending?: SubPipelineEnding }
+    | { kind: "code"; output?: JsonValue; onOutput?: Requirement[]; ending?: SubPipelineEnding }
     | { kind: "inputs-refused" }
     /** An ask stage answered with `value` (none: nobody answers, and the run suspends). */
     | { kind: "answer"; value?: JsonValue };
@@ -174,7 +179,7 @@ function completionFor(
     const refused = refusedTwice(pipeline, stageId, payload.value);
     if (refused) return { ok: false, reason: refused };
     const drive = { kind: "complete" as const, payload: payload.value, stubsExit: true as const };
-    return { ok: true, drive: { ...drive, output: output.value as JsonValue } };
+    return { ok: true, drive: { ...drive, output: output.value as JsonValue, onOutput } };
   }
   const handOn = (parsed: Record<string, unknown>) =>
     defaultExit({ parsed, outputFields: stage.outputFields } as ExitInput);
@@ -236,7 +241,7 @@ function codeOutputOutcomes(pipeline: PipelineDefinition, stageId: string): Stag
         name,
         verdict: "ok",
         capHit: false,
-        drive: { kind: "code", output: output.value as JsonValue },
+        drive: { kind: "code", output: output.value as JsonValue, onOutput: requirements },
       });
     else unsatisfiable.push({ stage: stageId, name, reason: output.reason });
   }

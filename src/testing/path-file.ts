@@ -1,9 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { isRecord } from "../definitions/contract.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import * as z from "../zod.js";
-import type { Fixtures } from "./drive.js";
 import type { PathList } from "./paths.js";
+import { type Fixtures, fixturesNamingNoStage } from "./stand-ins.js";
 
 const pathList = z.object({
   pipelineId: z.string().check(z.minLength(1)),
@@ -60,9 +61,14 @@ async function readJson(file: string, invalid: Invalid, hint: string): Promise<R
 /**
  * A fixtures file, `{"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?, "reason"?}}`, or
  * per outcome a path names, `{"<stageId>": {"ok": {"verdict": "ok", …}, "fail": {…}}}`: what
- * each code or command stage ends with in a test run, or `Validation/FixturesFileInvalid`.
+ * each code or command stage ends with in a test run (a sub-pipeline's named by the path of stage
+ * ids to it, `sandbox/run-tasks`), or `Validation/FixturesFileInvalid` — also when, `pipeline`
+ * given, a key names none of its code or command stages.
  */
-export async function readFixtureFile(file: string): Promise<Result<Fixtures>> {
+export async function readFixtureFile(
+  file: string,
+  pipeline?: PipelineDefinition,
+): Promise<Result<Fixtures>> {
   const invalid = (problem: string) =>
     err(new StagechartError("Validation/FixturesFileInvalid", `${file} ${problem}`, { file }));
   const json = await readJson(file, invalid, 'write {"<stageId>": {"verdict": "ok"}}');
@@ -82,6 +88,11 @@ export async function readFixtureFile(file: string): Promise<Result<Fixtures>> {
     if (!checked.success) return notAMap(checked.error.issues[0], [stage]);
     read[stage] = checked.data as Fixtures[string];
   }
+  const unknown = pipeline ? fixturesNamingNoStage(pipeline, read) : [];
+  if (pipeline && unknown.length > 0)
+    return invalid(
+      `names no code or command stage of ${pipeline.id}: ${unknown.join(", ")} (a sub-pipeline's stage is named <stage>/<inner stage>)`,
+    );
   return ok(read);
 }
 

@@ -48,6 +48,42 @@ export function payloadFor(
   const base = sample(schema, seed);
   if (base === undefined)
     return { ok: false, reason: "json-schema-faker found no payload the schema accepts" };
+  return fitted(schema, base, requirements, { seed, handOn, keep: false });
+}
+
+/**
+ * What code handed on (`output`), with the fields the requirements read set so that each holds
+ * or not as asked — a field that already does is kept — and the rest left as the code made it.
+ * None: not an object, or no value makes them hold.
+ */
+export function fitOutput(output: unknown, requirements: readonly Requirement[]): Payload {
+  if (!isObject(output)) return { ok: false, reason: "the output is not an object" };
+  return fitted(ANY_OBJECT, output, requirements, {
+    seed: 1,
+    handOn: (payload) => payload,
+    keep: true,
+  });
+}
+
+/** Any object: what code hands on, as far as the model knows. */
+export const ANY_OBJECT = { type: "object" } as const;
+
+/**
+ * `base` with each field the requirements read set to the first candidate that gives them their
+ * truth; with `keep`, the field's own value is the first candidate.
+ */
+function fitted(
+  schema: JsonSchema,
+  base: Record<string, unknown>,
+  requirements: readonly Requirement[],
+  {
+    seed,
+    handOn,
+    keep,
+  }: { seed: number; handOn: (payload: Record<string, unknown>) => unknown; keep: boolean },
+): Payload {
+  const validate = compileSchema(schema);
+  if (!validate.ok) return { ok: false, reason: "the completionSchema does not compile" };
   const byField = new Map<string, Requirement[]>();
   for (const requirement of requirements) {
     const key = fieldOf(requirement.condition).join(".");
@@ -56,7 +92,8 @@ export function payloadFor(
   let payload = base;
   for (const [field, wanted] of byField) {
     const path = field.split(".");
-    const chosen = candidates(schema, path, wanted, seed).find((candidate) => {
+    const own = keep ? [{ value: valueAt(payload, path) }] : [];
+    const chosen = [...own, ...candidates(schema, path, wanted, seed)].find((candidate) => {
       const next = withValue(payload, path, candidate.value);
       return (
         wanted.every((r) => truthOf(r.condition, next, handOn(next)) === r.holds) &&
@@ -127,6 +164,12 @@ function subSchema(schema: JsonSchema, path: string[]): JsonSchema | undefined {
     current = isObject(properties) ? properties[segment] : undefined;
   }
   return isObject(current) ? current : undefined;
+}
+
+function valueAt(payload: Record<string, unknown>, path: readonly string[]): unknown {
+  let current: unknown = payload;
+  for (const segment of path) current = isObject(current) ? current[segment] : undefined;
+  return current;
 }
 
 /** A copy of `payload` with `value` at `path` (removed when undefined). */

@@ -10,21 +10,14 @@ import { type AuditEvent, MemoryAuditLog } from "../events/audit.js";
 import { createHost, type Host } from "../runtime/host.js";
 import type { RunHandle } from "../runtime/launch.js";
 import { startRun } from "../runtime/run.js";
-import {
-  type Drive,
-  driveFor,
-  drivenModel,
-  ExitCounter,
-  executionKey,
-  type Fixtures,
-  withStandIns,
-} from "./drive.js";
+import { type Drive, driveFor, drivenModel, ExitCounter, executionKey } from "./drive.js";
 import { edgeKey } from "./edge-key.js";
 import { controlEventOf, stageDone } from "./events.js";
 import { activeStages, describeTransition, isEnd, modelMachine, type PathEnd } from "./model.js";
 import { resultFor, type StageOutcome, stageOutcomes } from "./outcomes.js";
 import type { PathStep, PipelinePath } from "./paths.js";
 import { sampleContext } from "./paths.js";
+import { type Fixtures, fittedOutput, stagesStoodIn, withStandIns } from "./stand-ins.js";
 import { resultRecorder, stepMismatch } from "./step-outcomes.js";
 
 /** What a path says the run does, and what the run did: its transitions and how it ended. */
@@ -89,7 +82,7 @@ export async function runPath(
     model.refused || drive.unrunnable
       ? { record: { transitions: [], end: "not-run" as const }, covered: [], results: new Map() }
       : await realRun(
-          withStandIns(pipeline, fixtures, drive),
+          withStandIns(pipeline, fixtures, drive.standIns, executionKey),
           ctx,
           path.steps,
           drive,
@@ -97,19 +90,23 @@ export async function runPath(
           options.timeoutMs ?? 60_000,
         );
   const visitOf = (index: number) => model.visits[index] ?? 1;
-  const reason =
-    model.refused ??
-    (model.end !== undefined && model.end !== path.end
+  const mismatch = (unended?: boolean) =>
+    stepMismatch(path.steps, outcomes, visitOf, real.results, unended);
+  const endsOtherwise =
+    model.end !== undefined && model.end !== path.end
       ? `the pipeline now ends this path ${model.end}, not ${path.end}`
-      : undefined) ??
-    stepMismatch(path.steps, outcomes, visitOf, real.results) ??
-    differs(expected, real.record) ??
-    stepMismatch(path.steps, outcomes, visitOf, real.results, true);
-  // A path the drive cannot force: why, then (unless it was not run at all) what the run did.
+      : undefined;
+  const early = model.refused ?? endsOtherwise;
+  const ended = early === undefined ? mismatch() : undefined;
+  const otherwise = early ?? ended?.reason ?? differs(expected, real.record);
+  const unended = otherwise === undefined ? mismatch(true) : undefined;
+  const reason = otherwise ?? unended?.reason;
+  // A path the drive cannot force: why (for the step that went otherwise, when the drive does
+  // not force that one), then (unless it was not run at all) what the run did.
+  const step = (ended ?? unended)?.step;
+  const why = (step !== undefined && drive.notes.get(step)) || drive.notDriven;
   const notDriven =
-    drive.notDriven &&
-    !model.refused &&
-    `not driven: ${drive.notDriven}${drive.unrunnable ? "" : `; ${reason}`}`;
+    why && !model.refused && `not driven: ${why}${drive.unrunnable ? "" : `; ${reason}`}`;
   return {
     id,
     ok: reason === undefined,
@@ -337,8 +334,10 @@ function gateHooks(pipeline: PipelineDefinition, drive: Drive): Host["hooks"] {
 }
 
 /**
- * The hooks of each LLM stage whose exit hook the drive stubs: Exit hands on the path's output,
- * visit by visit, and the Assert, which checks what the real Exit would read, is left out.
+ * The hooks of each LLM stage (a sub-pipeline's too) whose exit hook the drive stubs: Exit hands
+ * on what the real Exit does, fitted to the path's split, or where it cannot the path's output,
+ * visit by visit (see `StandIn`); the Assert, which checks what the real Exit would read, is
+ * left out.
  */
 function exitStubs(
   pipeline: PipelineDefinition,
@@ -346,16 +345,34 @@ function exitStubs(
   /** The hooks so far (the gates already replaced). */
   base: Host["hooks"],
 ): Host["hooks"] {
-  const stubbed = new Set([...drive.stubs.keys()].map((key) => key.split("@")[0]));
-  const replaced = Object.entries(pipeline.hooks).flatMap(([stage, own]) => {
+  const stubbed = stagesStoodIn(drive.standIns);
+  const llmStages = llmStagesWithin(pipeline);
+  const replaced = Object.entries(hooksWithin(pipeline)).flatMap(([stage, own]) => {
     const hooks = base[stage] ?? own;
-    if (!hooks?.exit || !stubbed.has(stage) || pipeline.stages[stage]?.kind !== "llm") return [];
+    if (!hooks?.exit || !stubbed.has(stage) || !llmStages.has(stage)) return [];
     const { assert: _checksWhatExitReads, ...kept } = hooks;
-    const exit = ({ ctx }: { ctx: { stageExecutionId?: unknown } }) =>
-      drive.stubs.get(executionKey(String(ctx.stageExecutionId)))?.output;
+    const exit: typeof hooks.exit = async (input) => {
+      const standIn = drive.standIns.get(executionKey(String(input.ctx.stageExecutionId)));
+      if (!standIn) return hooks.exit?.(input);
+      const fitted = standIn.fits && (await fittedOutput(standIn.fits, () => hooks.exit?.(input)));
+      return fitted ?? standIn.outcome.output;
+    };
     return [[stage, { ...kept, exit }]];
   });
   return { ...base, ...Object.fromEntries(replaced) };
+}
+
+/** The ids of the LLM stages of the pipeline and its sub-pipelines. */
+function llmStagesWithin(pipeline: PipelineDefinition): Set<string> {
+  return new Set(
+    Object.values(pipeline.stages).flatMap((stage) =>
+      stage.kind === "llm"
+        ? [stage.id]
+        : stage.kind === "pipeline"
+          ? [...llmStagesWithin(stage.pipeline)]
+          : [],
+    ),
+  );
 }
 
 /** Every stage's hooks, a sub-pipeline's included, by stage id (as a run collects them: the outer pipeline's win). */

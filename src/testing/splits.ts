@@ -4,13 +4,13 @@ import type { PayloadCondition, Requirement } from "./payloads.js";
 /** At most this many payload conditions of one stage are split into every true/false combination. */
 export const MAX_SPLIT_CONDITIONS = 6;
 
-/** Any object: what code hands on, as far as the model knows. */
-export const ANY_OBJECT = { type: "object" } as const;
+export { ANY_OBJECT } from "./payloads.js";
 
 /**
  * Whether what a stage hands on is computed by code the model does not run (a code or command
  * stage's, or an LLM stage's exit hook) and its rules read it: then each `output` split is
- * any object that makes it hold, and the drive stubs that code with it.
+ * any object that makes it hold, and the drive fits what that code hands on to the split (see
+ * `StandIn`), or hands on that object where the code cannot end `ok`.
  */
 export function computesOutput(pipeline: PipelineDefinition, stageId: string): boolean {
   const kind = pipeline.stages[stageId]?.kind;

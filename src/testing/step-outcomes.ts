@@ -19,6 +19,12 @@ export function resultRecorder(results: Map<string, StageResult>) {
   };
 }
 
+/** A step whose stage execution did not end as the step says: its index, and what it did. */
+export interface StepMismatch {
+  step: number;
+  reason: string;
+}
+
 /**
  * The first step whose stage execution ended otherwise than the outcome the step names — its
  * verdict, or whether it ran out of turns — saying what it did; a step that suspends the run, or
@@ -32,18 +38,21 @@ export function stepMismatch(
   visitOf: (index: number) => number,
   results: ReadonlyMap<string, StageResult>,
   unended = false,
-): string | undefined {
+): StepMismatch | undefined {
   for (const [index, step] of steps.entries()) {
     const outcome = outcomeOf(step);
     if (!outcome || outcome.suspends) continue;
     const result = results.get(`${step.stage}@${visitOf(index)}`);
     const where = `step ${index + 1} (${step.stage}: ${step.outcome})`;
     if (!result) {
-      if (unended) return `${where}: ${step.stage} never ended`;
+      if (unended) return { step: index, reason: `${where}: ${step.stage} never ended` };
       continue;
     }
     if (result.verdict !== outcome.verdict || result.capHit !== outcome.capHit)
-      return `${where}: ${step.stage} ended ${describeResult(result)}, not ${step.outcome}`;
+      return {
+        step: index,
+        reason: `${where}: ${step.stage} ended ${describeResult(result)}, not ${step.outcome}`,
+      };
   }
   return undefined;
 }

@@ -1,8 +1,8 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { type Coverage, type CoverageOptions, transitionCoverage } from "./coverage.js";
-import type { Fixtures } from "./drive.js";
 import { type PathList, type PathOptions, pipelinePaths } from "./paths.js";
 import { type PathRecord, runPath } from "./run-path.js";
+import type { Fixtures } from "./stand-ins.js";
 
 /** How one path's run went: passed (`ok`) or failed, and why. */
 export interface PathResult {

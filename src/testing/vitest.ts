@@ -1,9 +1,9 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { transitionCoverage } from "./coverage.js";
 import { coveringPaths } from "./covering.js";
-import type { Fixtures } from "./drive.js";
 import { type PathList, type PathOptions, pipelinePaths } from "./paths.js";
 import { type PathRun, runPath } from "./run-path.js";
+import type { Fixtures } from "./stand-ins.js";
 import { coverageOptions } from "./test-pipeline.js";
 
 /** vitest's `it` (or `test`), or any runner's function of the same shape. */

@@ -1,8 +1,6 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { documentation, runCli } from "../support/cli.js";
+import { documentation, REPO_ROOT, runCli } from "../support/cli.js";
 
 /** The README's figures whose commands take too long for the default suite (readme-figures.test.ts has the rest). */
 const README = documentation();
@@ -51,23 +49,31 @@ describe("the README's long figures, as the commands print them", () => {
     });
   });
 
-  it("test --mutate on task-lifecycle, and on arena-debate with verify-identity's fixture", async () => {
+  it("test task-lifecycle --max-visits 5 covers the transition the default bound leaves", async () => {
+    const [bound, covered, total, paths] = quoted(
+      /`stagechart test\s+task-lifecycle --max-visits (\d+)` covers (\d+) of (\d+) with (\d+) paths/,
+    );
+    const { stdout } = await runCli("test", "task-lifecycle", "--max-visits", `${bound}`, "--json");
+    const report = JSON.parse(stdout) as {
+      passed: number;
+      failed: number;
+      coverage: { transitions: { covered: number; total: number; uncovered: unknown[] } };
+    };
+    expect([report.passed, report.failed]).toEqual([paths, 0]);
+    expect(report.coverage.transitions).toEqual({ covered, total, uncovered: [] });
+  });
+
+  it("test --mutate on task-lifecycle", async () => {
     const [caught, changing, equivalent] = quoted(
       /and (\d+) of (\d+) of task-lifecycle's \((\d+) equivalent, each\s+differing only at a count of visits no run reaches\)/,
     );
-    const [all, passing, paths, arenaCaught] = quoted(
-      /with that fixture makes all (\d+) of its mutants, every one changing behaviour, and\s+the (\d+) of (\d+) paths that pass catch (\d+) of them/,
-    );
-    type Scored = {
+    const { stdout } = await runCli("test", "task-lifecycle", "--mutate", "1000", "--json");
+    const lifecycle = JSON.parse(stdout) as {
       caught: number;
       survived: number;
       equivalent: number;
       mutants: { status: string; equivalence?: string }[];
-      paths: { replayed: string[]; failing: unknown[] };
     };
-    const scored = async (...argv: string[]) =>
-      JSON.parse((await runCli("test", ...argv, "--json")).stdout) as Scored;
-    const lifecycle = await scored("task-lifecycle", "--mutate", "1000");
     expect([lifecycle.caught, lifecycle.caught + lifecycle.survived, lifecycle.equivalent]).toEqual(
       [caught, changing, equivalent],
     );
@@ -75,31 +81,21 @@ describe("the README's long figures, as the commands print them", () => {
       expect(mutant.equivalence).toMatch(
         /^it differs only where no run goes within --max-visits 5/,
       );
-    const fixtures = join(mkdtempSync(join(tmpdir(), "stagechart-fixtures-")), "fixtures.json");
-    writeFileSync(fixtures, '{"verify-identity": {"verdict": "ok"}}');
-    const arena = await scored("arena-debate", "--fixtures", fixtures, "--mutate", "400");
-    expect(arena.mutants.length).toBe(all);
-    expect(arena.equivalent).toBe(0);
-    expect([
-      arena.paths.replayed.length,
-      arena.paths.replayed.length + arena.paths.failing.length,
-    ]).toEqual([passing, paths]);
-    expect(arena.caught).toBe(arenaCaught);
   });
 
-  it("test arena-debate with verify-identity's fixture", async () => {
-    const [passed, total, covered, transitions] = quoted(
-      /it passes (\d+) of (\d+) paths\s+\((\d+) of (\d+) transitions\)/,
+  it("test --mutate on arena-debate with its bundled fixtures", async () => {
+    const [mutants, caught] = quoted(
+      /`--mutate 400` makes all (\d+) of its\s+mutants, every one changing behaviour, of which the paths catch (\d+)/,
     );
-    const fixtures = join(mkdtempSync(join(tmpdir(), "stagechart-fixtures-")), "fixtures.json");
-    writeFileSync(fixtures, '{"verify-identity": {"verdict": "ok"}}');
-    const { stdout } = await runCli("test", "arena-debate", "--fixtures", fixtures, "--json");
-    const report = JSON.parse(stdout) as {
-      passed: number;
-      failed: number;
-      coverage: { transitions: { covered: number; total: number } };
+    const fixtures = join(REPO_ROOT, "machines/arena-debate.fixtures.json");
+    const argv = ["arena-debate", "--fixtures", fixtures, "--mutate", "400", "--json"];
+    const scored = JSON.parse((await runCli("test", ...argv)).stdout) as {
+      caught: number;
+      equivalent: number;
+      mutants: unknown[];
+      paths: { failing: unknown[] };
     };
-    expect([report.passed, report.passed + report.failed]).toEqual([passed, total]);
-    expect(report.coverage.transitions).toMatchObject({ covered, total: transitions });
+    expect(scored.paths.failing).toEqual([]);
+    expect([scored.mutants.length, scored.equivalent, scored.caught]).toEqual([mutants, 0, caught]);
   });
 });

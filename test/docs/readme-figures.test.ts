@@ -1,5 +1,6 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { documentation, runCli } from "../support/cli.js";
+import { documentation, REPO_ROOT, runCli } from "../support/cli.js";
 
 /**
  * Every figure the README quotes from a command's output is the command's output today: each
@@ -118,5 +119,24 @@ describe("the README's figures, as the commands print them", () => {
       covered: reviewCovered,
       total: reviewTotal,
     });
+  });
+
+  it("test arena-debate, alone and with its bundled fixtures: paths passed and transitions covered", async () => {
+    const [alonePassed, aloneTotal, aloneCovered, aloneTransitions] = quoted(
+      /Alone, it passes (\d+) of\s+its (\d+) paths \((\d+) of (\d+) transitions\)/,
+    );
+    const alone = await testSummary("arena-debate");
+    expect([alone.passed, alone.passed + alone.failed]).toEqual([alonePassed, aloneTotal]);
+    expect(alone.coverage.transitions).toMatchObject({
+      covered: aloneCovered,
+      total: aloneTransitions,
+    });
+    const [passed, total, covered, transitions] = quoted(
+      /passes all (\d+) of its (\d+) paths \((\d+) of (\d+) transitions\)/,
+    );
+    const fixtures = join(REPO_ROOT, "machines/arena-debate.fixtures.json");
+    const fixed = await testSummary("arena-debate", "--fixtures", fixtures);
+    expect([fixed.passed, fixed.passed + fixed.failed]).toEqual([passed, total]);
+    expect(fixed.coverage.transitions).toMatchObject({ covered, total: transitions });
   });
 });

@@ -1,21 +1,33 @@
+import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { glob } from "tinyglobby";
 import { describe, it } from "vitest";
-import { loadPipelineFile } from "../../src/index.js";
-import { pathTests } from "../../src/testing/index.js";
+import { loadPipelineFile, type PipelineDefinition } from "../../src/index.js";
+import { type Fixtures, pathTests } from "../../src/testing/index.js";
+import { readFixtureFile } from "../../src/testing/path-file.js";
 import { MACHINES_DIR } from "../support/pipeline-files.js";
 
-/**
- * arena-debate's LLM stages read what its code stages compute (ratings, tallies, the ruling),
- * which no fixture of a path supplies, so most of its paths cannot be driven (README, "The arena
- * debate"): its paths are checked in test/pipelines/arena-debate-paths.test.ts and its runs, on
- * its scripts, in test/pipelines/arena-debate*.test.ts.
- */
 const files = await glob("*.yaml", {
   cwd: MACHINES_DIR,
   absolute: true,
-  ignore: ["*.script.yaml", "arena-debate.yaml"],
+  ignore: ["*.script.yaml"],
 });
+
+/**
+ * A pipeline's bundled fixtures (`<pipeline>.fixtures.json`), for the code stages a test run
+ * cannot drive alone: arena-debate's identity check under a sampled ctx, the failures of its
+ * code stages, its sandbox's tasks (Bash, which nobody approves in a test run).
+ */
+async function fixturesOf(
+  file: string,
+  pipeline: PipelineDefinition | undefined,
+): Promise<Fixtures | undefined> {
+  const fixtures = file.replace(/\.yaml$/, ".fixtures.json");
+  if (!existsSync(fixtures)) return undefined;
+  const read = await readFixtureFile(fixtures, pipeline);
+  if (!read.ok) throw read.error;
+  return read.value;
+}
 
 /**
  * task-lifecycle's 782 paths (each phase's `output.next` split, up to 3 visits each) would take
@@ -27,6 +39,7 @@ const COVERING = new Set(["task-lifecycle.yaml"]);
 
 for (const file of files.sort()) {
   const loaded = await loadPipelineFile(file);
+  const fixtures = await fixturesOf(file, loaded.ok ? loaded.value : undefined);
   describe(`the bundled pipeline ${basename(file)}, down every path`, () => {
     if (!loaded.ok) {
       it("loads", () => {
@@ -35,6 +48,11 @@ for (const file of files.sort()) {
       return;
     }
     const covering = COVERING.has(basename(file));
-    pathTests(loaded.value, it, { coverage: !covering, covering });
+    // With fixtures, the paths that cover the transitions: arena-debate has 54 to its end states.
+    pathTests(loaded.value, it, {
+      coverage: !covering,
+      covering,
+      ...(fixtures && { fixtures, cover: "transitions" }),
+    });
   });
 }

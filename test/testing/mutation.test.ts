@@ -1,6 +1,10 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadPipelineFile } from "../../src/index.js";
 import { mutationScore, pipelinePaths } from "../../src/testing/index.js";
+import { readFixtureFile } from "../../src/testing/path-file.js";
 import { essayPipeline } from "../support/essay-pipeline.js";
+import { MACHINES_DIR } from "../support/pipeline-files.js";
 
 const POLICY_CHANGED = "polish's group (all-settled, joining at publish) under fail-fast";
 
@@ -63,4 +67,30 @@ describe("the mutation score of a pipeline's paths", () => {
     });
     expect(moved(0)).toMatchObject({ status: "caught" });
   });
+
+  it("catches at least 95 % of arena-debate's mutants that change behaviour, every one after its aggregate included, with its bundled fixtures", async () => {
+    const loaded = await loadPipelineFile(join(MACHINES_DIR, "arena-debate.yaml"));
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.diagnostics));
+    const fixtures = await readFixtureFile(
+      join(MACHINES_DIR, "arena-debate.fixtures.json"),
+      loaded.value,
+    );
+    if (!fixtures.ok) throw fixtures.error;
+    const report = await mutationScore(loaded.value, {
+      mutants: 1_000,
+      fixtures: fixtures.value,
+      timeoutMs: 10_000,
+    });
+    expect(report.paths.failing).toEqual([]);
+    expect(report.caught + report.survived + report.equivalent).toBe(report.mutants.length);
+    expect(report.score).toBeGreaterThanOrEqual(0.95);
+    // The mutants of the rules after aggregate are caught, by paths that reach them.
+    for (const stage of ["aggregate", "decide", "sandbox", "store-memory", "audit"])
+      expect(
+        report.mutants.filter((m) => m.stage === stage && m.status !== "caught"),
+        stage,
+      ).toEqual([]);
+    for (const mutant of report.mutants.filter((m) => m.status === "equivalent"))
+      expect(mutant.equivalence, mutant.description).toBeTruthy();
+  }, 60_000);
 });

@@ -216,18 +216,27 @@ describe("the outcomes of a stage whose code computes its output", () => {
       }),
     });
 
-  it("splits a code stage's ok on the output its rules read, any object that makes them hold", () => {
+  it("splits a code stage's ok on the output its rules read, any object that makes them hold, and names the split the real output is fitted to", () => {
     const { outcomes } = stageOutcomes(routed(code("check", () => ({ verdict: "ok" }))), "check");
+    const condition = { path: "output.next", op: "equals", value: "done" };
     expect(outcomes.map((o) => [o.name, o.verdict, o.drive])).toEqual([
       [
         'ok: output.next equals "done"',
         "ok",
-        { kind: "code", output: expect.objectContaining({ next: "done" }) },
+        {
+          kind: "code",
+          output: expect.objectContaining({ next: "done" }),
+          onOutput: [{ condition, holds: true }],
+        },
       ],
       [
         'ok: not output.next equals "done"',
         "ok",
-        { kind: "code", output: expect.not.objectContaining({ next: "done" }) },
+        {
+          kind: "code",
+          output: expect.not.objectContaining({ next: "done" }),
+          onOutput: [{ condition, holds: false }],
+        },
       ],
       ["fail", "fail", { kind: "code" }],
     ]);

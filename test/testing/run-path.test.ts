@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { CodeStageFunction } from "../../src/definitions/contract.js";
 import type { JoinPolicy } from "../../src/definitions/pipeline-types.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
 import { runPath } from "../../src/testing/run-path.js";
@@ -132,6 +133,29 @@ describe("runPath through a code stage", () => {
     );
   });
 
+  it("names, of the steps no script forces, the one whose stage went otherwise", async () => {
+    const twice = pipelineOf({
+      id: "twice",
+      stages: [
+        llm("plan"),
+        code("check", () => ({ verdict: "ok" })),
+        code("recheck", () => ({ verdict: "ok" })),
+      ],
+      next: { plan: "check", check: "recheck" },
+    });
+    const run = await runPath(twice, {
+      steps: [
+        { stage: "plan", outcome: "ok" },
+        { stage: "check", outcome: "ok" },
+        { stage: "recheck", outcome: "fail" },
+      ],
+      end: "failed",
+    });
+    expect(run.reason).toBe(
+      "not driven: step 3: recheck is a code stage whose outcome no script forces; give it a fixture; step 3 (recheck: fail): recheck ended ok, not fail",
+    );
+  });
+
   it("does not run a path that sends a control event from a code stage, which no model call could send", async () => {
     const started = Date.now();
     const run = await runPath(checked, {
@@ -176,6 +200,28 @@ describe("runPath through a sub-pipeline stage", () => {
     );
     expect(through.length).toBeGreaterThanOrEqual(2);
     expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+  });
+
+  it("stands in for a sub-pipeline's code stage with the fixture named by its path of stage ids, leaving the outcomes it leaves out to the code", async () => {
+    // Runs a task through Bash, which nobody approves in a test run: it can end ok only by a fixture.
+    const runTask = code("run-task", async ({ callTool }) => {
+      const ran = await callTool("Bash", { command: "true" });
+      return ran.ok ? { verdict: "ok", output: { ran: true } } : { verdict: "fail" };
+    });
+    const sub = pipelineOf({ id: "sub", stages: [runTask] });
+    const parent = pipelineOf({
+      id: "parent",
+      stages: [llm("plan"), { kind: "pipeline", id: "inner", pipeline: sub }],
+      next: { plan: "inner" },
+    });
+    const unfixed = await testPipeline(parent, { timeoutMs: 10_000 });
+    expect(unfixed.paths.find((p) => p.expected.end === "done")?.reason).toMatch(
+      /^not driven: step 2: inner is a pipeline stage: step 1: run-task is a code stage whose outcome no script forces; give it a fixture \(inner\/run-task\)/,
+    );
+    const fixtures = { "inner/run-task": { ok: { verdict: "ok" as const } } };
+    const report = await testPipeline(parent, { fixtures, timeoutMs: 10_000 });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.coverage.transitions.uncovered).toEqual([]);
   });
 
   it("drives a sub-pipeline nested in a sub-pipeline", async () => {
@@ -291,6 +337,56 @@ describe("runPath through stages whose code computes the output their rules read
       end: "failed",
     });
     expect(failing).toMatchObject({ ok: true, actual: { end: "failed" } });
+  });
+});
+
+describe("runPath through a stage whose code computes both its route and what the next stage reads", () => {
+  /** The notes the stage before handed on; the stage fails without them, as arena-debate's aggregate does. */
+  const readsNotes: CodeStageFunction = ({ ctx }) => {
+    const notes = (ctx.upstream[0]?.output as { notes?: unknown } | undefined)?.notes;
+    if (!Array.isArray(notes)) throw new Error("the stage before handed on no notes");
+    return { verdict: "ok", output: { notes: [...notes, "used"] } };
+  };
+  const again = { path: "output.next", op: "equals" as const, value: "again" };
+  const routes = (onAgain: string) => ({
+    kind: "rules" as const,
+    rules: [{ when: again, to: onAgain }, { to: "use" }],
+  });
+  const through = (first: string, outcome: string) => ({
+    steps: [
+      { stage: first, outcome },
+      { stage: "use", outcome: "ok" },
+    ],
+    end: "done" as const,
+  });
+
+  it("hands on what a code stage's function returns, with only the field its rules read set as the path's split needs", async () => {
+    const tally = code("tally", () => ({
+      verdict: "ok",
+      output: { notes: ["tallied"], next: "again" },
+    }));
+    const chained = pipelineOf({
+      id: "chained",
+      stages: [tally, code("use", readsNotes), llm("review")],
+      next: { tally: routes("review"), use: "done", review: "done" },
+    });
+    const run = await runPath(chained, through("tally", 'ok: not output.next equals "again"'), {
+      timeoutMs: 10_000,
+    });
+    expect({ ok: run.ok, reason: run.reason }).toEqual({ ok: true, reason: undefined });
+  });
+
+  it("hands on what an LLM stage's exit hook returns, with only the field its rules read set as the path's split needs", async () => {
+    const chained = pipelineOf({
+      id: "chained",
+      stages: [llm("review"), code("use", readsNotes)],
+      next: { review: routes("fail"), use: "done" },
+      hooks: { review: { exit: () => ({ notes: ["reviewed"], next: "again" }) } },
+    });
+    const run = await runPath(chained, through("review", 'ok: not output.next equals "again"'), {
+      timeoutMs: 10_000,
+    });
+    expect({ ok: run.ok, reason: run.reason }).toEqual({ ok: true, reason: undefined });
   });
 });
 

@@ -35,7 +35,7 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
     )
     .option(
       "--fixtures <file>",
-      'what code and command stages end with: {"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?}}, or by the path\'s outcome for the stage: {"<stageId>": {"ok": {"verdict": "ok", …}, "fail": {…}}}',
+      'what code and command stages end with: {"<stageId>": {"verdict": "ok"|"skip"|"fail", "output"?}}, or by the path\'s outcome for the stage: {"<stageId>": {"ok": {"verdict": "ok", …}, "fail": {…}}} (an outcome left out is left to the code); a sub-pipeline\'s stage as "<stageId>/<inner stageId>"',
     )
     .option(
       "--mutate <n>",
@@ -75,7 +75,9 @@ export function registerTest(program: Command, io: CliIo, setExit: (code: number
           flags.paths === undefined ? undefined : await readPathFile(flags.paths, pipeline.id);
         if (saved && !saved.ok) return refuse(saved.error);
         const fixtures =
-          flags.fixtures === undefined ? undefined : await readFixtureFile(flags.fixtures);
+          flags.fixtures === undefined
+            ? undefined
+            : await readFixtureFile(flags.fixtures, pipeline);
         if (fixtures && !fixtures.ok) return refuse(fixtures.error);
         const common = {
           ...(saved?.ok
