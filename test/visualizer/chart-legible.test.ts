@@ -250,8 +250,8 @@ describe.skipIf(skip)(`charts at Fit in Chromium${skip ? ` (skipped: ${skip})` :
 
   it("draws code, ask and sub-pipeline stages as what they are, and only LLM stages with a lifecycle", async () => {
     const arena = (await atFit(runs.arena as string)).page;
-    const kindOf = async (page: Page, stage: string) => {
-      const box = page.locator(`.chart-viewport svg [data-state="${stage}"]`);
+    const kindOf = async (page: Page, stage: string, chart = ".chart-viewport svg") => {
+      const box = page.locator(`${chart} [data-state="${stage}"]`);
       return {
         kind: await box.getAttribute("data-kind"),
         badge: (await box.locator("> .badge text").allTextContents()).join(),
@@ -301,7 +301,7 @@ describe.skipIf(skip)(`charts at Fit in Chromium${skip ? ` (skipped: ${skip})` :
     expect(drawn.code, drawn.stderr).toBe(0);
     const page = await browser.newPage({ viewport: SCREEN });
     await page.setContent(drawn.stdout);
-    expect(await kindOf(page, "build")).toEqual({
+    expect(await kindOf(page, "build", "svg")).toEqual({
       kind: "command",
       badge: "command",
       pills: 0,
