@@ -115,10 +115,7 @@ function layoutOptions(direction: Direction): Record<string, string> {
     "elk.algorithm": "layered",
     "elk.direction": direction,
     "elk.edgeRouting": "ORTHOGONAL",
-    // The states are given in reading order from the entry: an edge back to an earlier one is
-    // the one reversed, so the entry comes first and the pipeline reads forwards.
-    "elk.layered.cycleBreaking.strategy": "MODEL_ORDER",
-    "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
+    ...readingOrderOptions,
     // The ends, which only a stage's failure (not drawn as an edge) may reach, stay in the chart.
     "elk.separateConnectedComponents": "false",
     "elk.spacing.nodeNode": "24",
@@ -141,12 +138,29 @@ function crossesBorders(chart: Chart): boolean {
   return drawnEdges(chart).some((e) => !top.has(e.source) || !top.has(e.target));
 }
 
+/**
+ * The states are given in reading order from the entry: an edge back to an earlier one is the
+ * one reversed, so the entry comes first and the pipeline reads forwards. (ELK cannot do this
+ * across nested states' borders: a machine laid out as one keeps its default.)
+ */
+const readingOrderOptions = {
+  "elk.layered.cycleBreaking.strategy": "MODEL_ORDER",
+  "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
+};
+
 function elkGraph(chart: Chart, direction: Direction, wrap: Wrap | undefined): ElkNode {
+  if (crossesBorders(chart)) {
+    const graph = elkGraph({ ...chart, edges: [] }, direction, undefined);
+    return asOne({
+      ...graph,
+      layoutOptions: { ...graph.layoutOptions, "elk.hierarchyHandling": "INCLUDE_CHILDREN" },
+      edges: contents(chart, direction).edges ?? [],
+    });
+  }
   return {
     id: "__root",
     layoutOptions: {
       ...layoutOptions(direction),
-      ...(crossesBorders(chart) && { "elk.hierarchyHandling": "INCLUDE_CHILDREN" }),
       "elk.json.shapeCoords": "ROOT",
       "elk.json.edgeCoords": "ROOT",
       ...(wrap !== undefined && {
@@ -158,6 +172,13 @@ function elkGraph(chart: Chart, direction: Direction, wrap: Wrap | undefined): E
     },
     ...contents(chart, direction),
   };
+}
+
+/** A graph laid out as one across nested states' borders: without the reading-order options. */
+function asOne(node: ElkNode): ElkNode {
+  const options = { ...node.layoutOptions };
+  for (const key of Object.keys(readingOrderOptions)) delete options[key];
+  return { ...node, layoutOptions: options, children: node.children?.map(asOne) };
 }
 
 /** A chart's states, its entry's marker first and the rest in reading order, and its edges. */
