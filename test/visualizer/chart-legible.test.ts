@@ -188,6 +188,11 @@ describe.skipIf(skip)(`charts at Fit in Chromium${skip ? ` (skipped: ${skip})` :
     expect(await shown("planning")).toBe(false);
     expect(await page.locator('[data-state="test"]').getAttribute("data-outcome")).toBe("fail");
     expect(await shown("test")).toBe(true);
+    // A stage picked shows its route too, hovered or not.
+    await page.locator('.chart-viewport svg [data-state="review"] > .label').click();
+    await page.mouse.move(0, 0);
+    expect(await page.locator('[data-state="review"]').getAttribute("data-selected")).toBe("true");
+    expect(await shown("review")).toBe(true);
     // Its route ends at the failed state.
     const end = await route("test").evaluate((element) => {
       const path = element as unknown as DrawnPath;
