@@ -15,7 +15,7 @@ import {
   scaleToFit,
   shortLabel,
   textWidth,
-} from "./chart-drawing.js";
+} from "./chart-metrics.js";
 
 /**
  * ELK runs here, in the server, once per chart: the page draws the positions it is sent and

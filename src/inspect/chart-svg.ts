@@ -1,6 +1,7 @@
 import type { ElkNode } from "elkjs/lib/elk-api.js";
 import type { Chart, ChartLayouts } from "./chart.js";
-import { chartExtent, drawChart, type SvgElement, scaleToFit } from "./chart-drawing.js";
+import { drawChart, type SvgElement } from "./chart-drawing.js";
+import { chartExtent, scaleToFit } from "./chart-metrics.js";
 import { CHART_STYLE } from "./chart-style.js";
 
 /**
@@ -12,7 +13,7 @@ import { CHART_STYLE } from "./chart-style.js";
 
 export type ChartDirection = keyof ChartLayouts;
 
-export { PAGE_ROOM } from "./chart-drawing.js";
+export { PAGE_ROOM } from "./chart-metrics.js";
 
 /**
  * The layout that shows the chart larger in `room` (never above its natural size): left to

@@ -86,7 +86,8 @@ function stageSummary(event: AuditEvent, descriptions: Record<string, unknown>):
 
 /** The group a run in a group's state is in, named by its siblings as the snapshot lists them. */
 function groupOf(state: unknown, context: unknown): string | undefined {
-  if (typeof state !== "string" || !isRecord(context) || !isRecord(context.groups)) return undefined;
+  if (typeof state !== "string" || !isRecord(context) || !isRecord(context.groups))
+    return undefined;
   const from = stageOfState(state);
   const siblings = from === state ? undefined : context.groups[from];
   return isRecord(siblings) ? groupName(Object.keys(siblings)) : undefined;

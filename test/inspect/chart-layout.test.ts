@@ -3,8 +3,8 @@ import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
 import { describe, expect, it } from "vitest";
 import { loadPipelineFile } from "../../src/definitions/pipeline.js";
 import { type Chart, chartOfDefinition, pipelineChart } from "../../src/inspect/chart.js";
-import { LEGIBLE_SCALE, PAGE_ROOM, scaleToFit } from "../../src/inspect/chart-drawing.js";
 import { layoutChart } from "../../src/inspect/chart-layout.js";
+import { LEGIBLE_SCALE, PAGE_ROOM, scaleToFit } from "../../src/inspect/chart-metrics.js";
 import { MACHINES_DIR } from "../support/pipeline-files.js";
 
 async function chartOf(file: string): Promise<Chart> {

@@ -1,10 +1,6 @@
 import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
-import {
-  chartExtent,
-  drawChart,
-  LEGIBLE_SCALE,
-  type SvgElement,
-} from "../../src/inspect/chart-drawing.js";
+import { drawChart, type SvgElement } from "../../src/inspect/chart-drawing.js";
+import { chartExtent, LEGIBLE_SCALE } from "../../src/inspect/chart-metrics.js";
 import { type ChartState, lifecyclePhases } from "../../src/inspect/chart-state.js";
 import { type ChartDirection, chartSvg, fittedDirection } from "../../src/inspect/chart-svg.js";
 import { svg } from "./dom.js";
