@@ -10,6 +10,8 @@ import { groupState } from "./pipeline-states.js";
 export interface GroupDescription {
   /** The stage the group fans out from. */
   from: string;
+  /** What users see the group called: its siblings, `test ∥ lint` (its state's key is internal). */
+  name: string;
   siblings: readonly string[];
   join: Target;
   /** `fail-fast`, `all-settled`, `any`, `quorum 2`. */
@@ -25,6 +27,7 @@ export function groupDescriptions(pipeline: PipelineDefinition): Map<string, Gro
     if (transition.kind !== "parallel") continue;
     found.set(groupState(from), {
       from,
+      name: groupName(transition.siblings),
       siblings: transition.siblings,
       join: transition.join,
       policy: describePolicy(transition.policy),
@@ -33,3 +36,9 @@ export function groupDescriptions(pipeline: PipelineDefinition): Map<string, Gro
   }
   return found;
 }
+
+/**
+ * A parallel group's name as users see it, its siblings in declared order (`test ∥ lint`): the
+ * state a run executes it as (`execute_parallel`) is the compiler's, named after nothing users wrote.
+ */
+export const groupName = (siblings: readonly string[]): string => siblings.join(" ∥ ");

@@ -6,7 +6,7 @@ import { groupDescriptions } from "../compiler/group-description.js";
 import { compiledPipeline } from "../compiler/pipeline-machine.js";
 import { createStageMachine } from "../compiler/stage-machine.js";
 import type { StageServices } from "../compiler/stage-services-port.js";
-import type { PipelineDefinition } from "../definitions/pipeline-types.js";
+import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
 import { descriptionOf } from "../definitions/stage-descriptions.js";
 
 /** A chart laid out both ways by the server (chart-layout.ts): the page keeps the better fit. */
@@ -27,8 +27,13 @@ export interface ChartNode {
   type: "atomic" | "compound" | "parallel" | "final" | "history" | "sibling";
   /** The stage this state runs, when it runs one (a stage state, or a group's sibling). */
   stage?: string;
-  /** A parallel group's state: its policy (`fail-fast`, `quorum 2`) and how many siblings run at once. */
-  group?: { policy: string; maxConcurrency: number };
+  /** What that stage is: a model's (`llm`), code, a command, a person's answer (`ask`) or a sub-pipeline. */
+  kind?: PipelineStage["kind"];
+  /**
+   * A parallel group's state: its name as users see it (its siblings, `test ∥ lint`), its policy
+   * (`fail-fast`, `quorum 2`) and how many siblings run at once.
+   */
+  group?: { name: string; policy: string; maxConcurrency: number };
   /** What the stage is for, from its definition (its `description`). */
   description?: string;
   /** A sub-pipeline stage: the sub-pipeline's own chart, drawn inside the stage. */
@@ -41,6 +46,12 @@ export interface ChartEdge {
   source: string;
   target: string;
   label: string;
+  /**
+   * What the chart does not draw as a line of its own: `failure`, a stage's failing or crashing
+   * into `failed` (every stage has one; the chart marks the stage instead), and `internal`, a
+   * group's state taking its siblings' settling (its transition back to itself).
+   */
+  role?: "failure" | "internal";
 }
 
 /** A statechart as drawn: the nested states and every transition between them. */
@@ -83,10 +94,11 @@ function nodeOf(
 export function pipelineChart(pipeline: PipelineDefinition): Chart {
   const chart = chartOf(compiledPipeline(pipeline), new Set(Object.keys(pipeline.stages)));
   const groups = groupDescriptions(pipeline);
+  chart.edges = chart.edges.flatMap((edge) => withRoles(edge, chart.root.id, groups));
   for (const node of chart.root.children) {
     const group = groups.get(node.key);
     if (!group) continue;
-    node.group = { policy: group.policy, maxConcurrency: group.maxConcurrency };
+    node.group = { name: group.name, policy: group.policy, maxConcurrency: group.maxConcurrency };
     node.children = group.siblings.map((sibling) => ({
       id: `${node.id}.${sibling}`,
       key: sibling,
@@ -98,12 +110,38 @@ export function pipelineChart(pipeline: PipelineDefinition): Chart {
   const nest = (node: ChartNode): void => {
     const stage = node.stage ? pipeline.stages[node.stage] : undefined;
     const description = stage && descriptionOf(stage);
+    if (stage) node.kind = stage.kind;
     if (description !== undefined) node.description = description;
     if (stage?.kind === "pipeline") node.sub = pipelineChart(stage.pipeline);
     node.children.forEach(nest);
   };
   nest(chart.root);
   return chart;
+}
+
+/** What a transition into `failed` stands for when the stage failed, crashed or its group's policy failed. */
+const FAILING = /^(failed|crashed|.+ policy failed)$/;
+
+/**
+ * An edge with the part of it the chart draws apart: a stage's implicit way into `failed` (its
+ * own rules' ways there stay an edge), and a group's state settling back into itself. The
+ * merged label (`otherwise / failed / crashed`) is split, so every transition is still there.
+ */
+function withRoles(
+  edge: ChartEdge,
+  rootId: string,
+  groups: ReadonlyMap<string, unknown>,
+): ChartEdge[] {
+  if (edge.source === edge.target && groups.has(edge.source.slice(rootId.length + 1)))
+    return [{ ...edge, role: "internal" }];
+  if (edge.target !== `${rootId}.failed`) return [edge];
+  const parts = edge.label.split(" / ");
+  const failing = parts.filter((part) => FAILING.test(part));
+  const rest = parts.filter((part) => !FAILING.test(part));
+  return [
+    ...(rest.length ? [{ ...edge, label: rest.join(" / ") }] : []),
+    ...(failing.length ? [{ ...edge, label: failing.join(" / "), role: "failure" as const }] : []),
+  ];
 }
 
 /** The stage lifecycle, Setup → Init → CheckGate → Act → Assert → Exit, drawn from its machine. */

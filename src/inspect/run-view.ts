@@ -1,3 +1,5 @@
+import { groupName } from "../compiler/group-description.js";
+import { stageOfState } from "../compiler/pipeline-states.js";
 import { isRecord } from "../definitions/contract.js";
 import { stagePathOf } from "../definitions/stage-descriptions.js";
 import type { Result } from "../errors.js";
@@ -11,6 +13,11 @@ import { type RunTokenCount, tokenUsage } from "./token-usage.js";
 export interface RunView extends RunRecord {
   /** The state value of the run's latest snapshot. */
   state?: unknown;
+  /**
+   * When the run is in a parallel group: the group as users name it, by its siblings
+   * (`test ∥ lint`), where `state` has the compiler's name for it (`execute_parallel`).
+   */
+  group?: string;
   stages: StageSummary[];
   /** What a suspended run waits for. */
   waiting?: RunWait[];
@@ -38,7 +45,11 @@ export async function describeStoredRun(store: RunStore, runId: string): Promise
 function viewOf(run: RunRecord, timeline: AuditEvent[], snapshot: Result<StoredSnapshot>): RunView {
   // A damaged event stays in the timeline, marked; what is read from events skips it.
   const events = timeline.filter((e) => e.damaged === undefined);
-  const state = snapshot.ok ? (snapshot.value.snapshot as { value?: unknown }).value : undefined;
+  const latest = snapshot.ok
+    ? (snapshot.value.snapshot as { value?: unknown; context?: unknown })
+    : undefined;
+  const state = latest?.value;
+  const group = groupOf(state, latest?.context);
   const waiting =
     run.status === "suspended"
       ? (events.findLast((e) => e.type === "RunSuspended")?.payload.waiting as
@@ -50,6 +61,7 @@ function viewOf(run: RunRecord, timeline: AuditEvent[], snapshot: Result<StoredS
   return {
     ...run,
     state,
+    ...(group !== undefined && { group }),
     stages: events
       .filter((e) => e.type === "StageExited")
       .map((event) => stageSummary(event, descriptions)),
@@ -70,4 +82,13 @@ function stageSummary(event: AuditEvent, descriptions: Record<string, unknown>):
     ...(reason && { reason }),
     ...(typeof description === "string" && { description }),
   };
+}
+
+/** The group a run in a group's state is in, named by its siblings as the snapshot lists them. */
+function groupOf(state: unknown, context: unknown): string | undefined {
+  if (typeof state !== "string" || !isRecord(context) || !isRecord(context.groups))
+    return undefined;
+  const from = stageOfState(state);
+  const siblings = from === state ? undefined : context.groups[from];
+  return isRecord(siblings) ? groupName(Object.keys(siblings)) : undefined;
 }

@@ -59,7 +59,9 @@ describe("stagechart graph --format svg", () => {
     };
     for (const [state, id] of Object.entries(ids))
       expect(states.find(([s]) => s === state)?.[1]).toBe(laid.get(id));
-    expect(svg).toContain(">execute_parallel ∥ fail-fast</text>");
+    // The group is named by its siblings: its compiled state's name is in no text drawn.
+    expect(svg).toContain(">test ∥ lint · fail-fast</text>");
+    expect(svg).not.toMatch(/>[^<]*execute_parallel[^<]*</);
     expect(svg).toContain(">fail-fast policy met</text>");
     // A stage's description is its box's tooltip, as on the page.
     expect(svg).toMatch(/<title>review: Judge the change against the task/);
@@ -76,10 +78,10 @@ describe("stagechart graph --format svg", () => {
       boxesOf(layouts.down).get("code-review.review"),
     );
     expect(across.stdout).not.toBe(down.stdout);
-    // code-review-parallel is wider than the page left to right: the page draws it top to bottom.
-    const byDefault = await runCli("graph", "code-review-parallel", "--format", "svg");
+    // task-lifecycle is larger on the page top to bottom: the page draws it so.
+    const byDefault = await runCli("graph", "task-lifecycle", "--format", "svg");
     const asked = await runCli(
-      ...["graph", "code-review-parallel", "--format", "svg", "--direction", "down"],
+      ...["graph", "task-lifecycle", "--format", "svg", "--direction", "down"],
     );
     expect(byDefault.stdout).toBe(asked.stdout);
   });

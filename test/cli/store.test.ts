@@ -4,7 +4,15 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { AuditEvent } from "../../src/events/audit.js";
 import { SqliteStore } from "../../src/store/index.js";
-import { demoProject, runCli, runIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
+import {
+  demoProject,
+  REPO_ROOT,
+  runCli,
+  runIn,
+  storeCommand,
+  storeOf,
+  summaryOf,
+} from "../support/cli.js";
 import { tempDir } from "../support/stages.js";
 
 /** Replaces a run's latest snapshot (its last step with one, migration 6) by this JSON text. */
@@ -12,6 +20,7 @@ const LATEST_SNAPSHOT_UPDATE = `UPDATE steps SET snapshot = ?, snapshot_base = N
   (SELECT rowid FROM steps WHERE run_id = ? AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1)`;
 
 const TASK = ["--task", "refactor auth module"];
+const EDIT = "    - tool: Edit\n      args: { path: src/auth.ts, old: a, new: b }\n";
 
 /** The run's latest snapshot as the store reads it back (it may be stored as a delta). */
 function latestSnapshot(path: string, runId: string): unknown {
@@ -299,6 +308,35 @@ describe("reading the store", () => {
     const audit = (await storeCommand(project, "audit", runId)).stdout.split("\n");
     expect(audit[0]).toMatch(/^ {3}1 \S+ RunStarted /);
     expect(audit.at(-2)).toMatch(/RunCompleted/);
+  });
+
+  it("show names the parallel group a run waits in by its siblings, not by its compiled state", async () => {
+    const project = demoProject();
+    // Plan asks for nothing; lint asks for Edit, outside its envelope: headless, the run parks
+    // inside the group.
+    const script = readFileSync(
+      join(REPO_ROOT, "machines/code-review-parallel.script.yaml"),
+      "utf8",
+    )
+      .replace(/ {4}- tool: Edit\n.*\n(?= {4}- tool: Grep)/, "")
+      .replace(/ {4}- tool: Read\n.*\n(?= {4}- tool: submit_lint)/, EDIT);
+    writeFileSync(join(project, "grant.script.yaml"), script);
+    const run = await runIn(
+      project,
+      ...["run", "code-review-parallel", ...TASK, "--headless", "--on-grant", "suspend"],
+      ...["--model", `scripted:${join(project, "grant.script.yaml")}`, "--json"],
+    );
+    expect(run.code).toBe(3);
+    const { runId } = summaryOf(run.stdout);
+    const shown = JSON.parse((await storeCommand(project, "show", runId, "--json")).stdout);
+    expect(shown).toMatchObject({
+      status: "suspended",
+      state: "execute_parallel",
+      group: "test ∥ lint",
+    });
+    const text = (await storeCommand(project, "show", runId)).stdout;
+    expect(text).toContain('state: "test ∥ lint" (parallel group)\n');
+    expect(text).not.toContain("execute_parallel");
   });
 
   it("runs lists a page: the latest 50 unless told, --limit, --status, --all, slim JSON rows", async () => {

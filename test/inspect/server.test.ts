@@ -52,7 +52,7 @@ describe("the inspect server's API", () => {
     expect(audit.length).toBeGreaterThan(10);
   });
 
-  it("sends the run's chart laid out both ways, a box for every state, so the page needs no layout engine", async () => {
+  it("sends the run's chart laid out both ways, a box for every state and the entry's marker, so the page needs no layout engine", async () => {
     type Laid = { id: string; x?: number; y?: number; width?: number; children?: Laid[] };
     type Node = { id: string; children: Node[]; sub?: { root: Node } };
     const graph = (await (await api(`/api/runs/${runId}/graph`)).json()) as {
@@ -70,7 +70,7 @@ describe("the inspect server's API", () => {
     const states = ids(graph.pipeline.root).slice(1);
     expect(states.length).toBeGreaterThan(3);
     for (const laid of [graph.layouts.right, graph.layouts.down]) {
-      expect(new Set(laidIds(laid))).toEqual(new Set(states));
+      expect(new Set(laidIds(laid))).toEqual(new Set([...states, "code-review-parallel#initial"]));
       expect(laid.width).toBeGreaterThan(0);
     }
   });

@@ -1,40 +1,32 @@
-import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
-import type { Chart, ChartLayouts, ChartNode } from "../../src/inspect/chart.js";
+import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
+import { drawChart, type SvgElement } from "../../src/inspect/chart-drawing.js";
+import { chartExtent, LEGIBLE_SCALE } from "../../src/inspect/chart-metrics.js";
 import { type ChartState, lifecyclePhases } from "../../src/inspect/chart-state.js";
 import { type ChartDirection, chartSvg, fittedDirection } from "../../src/inspect/chart-svg.js";
 import { svg } from "./dom.js";
-
-/** The lifecycle states a stage box shows, in the order a stage goes through them. */
-const LIFECYCLE = ["setup", "init", "checkGate", "act", "assert", "exit"];
-const LIFECYCLE_LABEL: Record<string, string> = {
-  setup: "Setup",
-  init: "Init",
-  checkGate: "Gate",
-  act: "Act",
-  assert: "Assert",
-  exit: "Exit",
-};
 
 /** Zoom steps of the chart, relative to its natural size; "fit" shows all of it. */
 const ZOOM_STEP = 1.25;
 const ZOOM_MAX = 3;
 
 /**
- * The statechart, as the server laid it out (src/inspect/chart-layout.ts), drawn as SVG. Each
- * state carries `data-state` (its stage id, or its full id) and, while active,
- * `data-active="true"`.
+ * The statechart, as the server laid it out (src/inspect/chart-layout.ts), drawn as
+ * src/inspect/chart-drawing.ts draws it for `graph --format svg` too. Each state carries
+ * `data-state` (its stage id, or its full id) and, while active, `data-active="true"`.
  */
 export class ChartView {
   readonly element: HTMLElement;
   private readonly states = new Map<string, SVGElement>();
-  private readonly pills = new Map<string, SVGElement>();
+  /** Each LLM stage's lifecycle segments, and the caption naming the one it is in, by its state's id. */
+  private readonly pills = new Map<string, SVGElement[]>();
+  private readonly phases = new Map<string, SVGElement>();
   private onPick: (stageId: string) => void = () => {};
   private readonly viewport: HTMLElement;
   private drawing: SVGElement | undefined;
   private natural = { width: 0, height: 0 };
   /** The layout drawn: left to right, or top to bottom. */
   private direction: ChartDirection = "right";
-  /** The zoom factor, or "fit" (the whole chart in the viewport's width). */
+  /** The zoom factor, or "fit" (the whole chart, unless that would make its names illegible). */
   private zoom: number | "fit" = "fit";
 
   constructor(
@@ -45,8 +37,11 @@ export class ChartView {
     this.element.className = "chart";
     this.viewport = document.createElement("div");
     this.viewport.className = "chart-viewport";
-    const tools = zoomControls((to) => this.zoomTo(to));
-    tools.append(exportButton(() => this.download()));
+    const zoom = zoomControls((to) => this.zoomTo(to));
+    zoom.append(exportButton(() => this.download()));
+    const tools = document.createElement("div");
+    tools.className = "chart-tools";
+    tools.append(legend(), zoom);
     this.element.append(tools, this.viewport);
     pannable(this.viewport);
   }
@@ -60,50 +55,49 @@ export class ChartView {
     this.direction = fittedDirection(this.layouts, this.room());
     const laid = this.layouts[this.direction];
     this.element.setAttribute("data-direction", this.direction);
-    const width = (laid.width ?? 0) + 8;
-    const height = (laid.height ?? 0) + 8;
-    const root = svg("svg", { viewBox: `-4 -4 ${width} ${height}`, role: "img" });
-    const defs = svg("defs");
-    const marker = svg("marker", {
-      id: "arrow",
-      viewBox: "0 0 10 10",
-      refX: 9,
-      refY: 5,
-      markerWidth: 7,
-      markerHeight: 7,
-      orient: "auto-start-reverse",
-    });
-    marker.append(svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }));
-    defs.append(marker);
-    root.append(defs);
-    const nodes = new Map<string, ChartNode>();
-    const index = (node: ChartNode): void => {
-      nodes.set(node.id, node);
-      node.children.forEach(index);
-      node.sub?.root.children.forEach(index);
-    };
-    index(this.chart.root);
-    const drawNode = (laidNode: ElkNode): void => {
-      const node = nodes.get(laidNode.id);
-      if (node) root.append(this.box(node, laidNode));
-      laidNode.children?.forEach(drawNode);
-    };
-    laid.children?.forEach(drawNode);
-    for (const edge of (laid.edges ?? []) as ElkExtendedEdge[]) root.append(drawEdge(edge));
+    const root = toDom(drawChart(this.chart, laid));
+    this.states.clear();
+    this.pills.clear();
+    this.phases.clear();
+    for (const state of root.querySelectorAll<SVGElement>("g.state")) {
+      state.setAttribute("data-active", "false");
+      const stage = state.getAttribute("data-stage-node");
+      if (stage) {
+        state.setAttribute("data-selected", "false");
+        state.addEventListener("click", () => this.onPick(stage));
+      }
+      this.states.set(state.getAttribute("data-node") as string, state);
+    }
+    for (const pill of root.querySelectorAll<SVGElement>("g.pill")) {
+      pill.setAttribute("data-active", "false");
+      const owner = pill.getAttribute("data-owner") as string;
+      this.pills.set(owner, [...(this.pills.get(owner) ?? []), pill]);
+    }
+    for (const phase of root.querySelectorAll<SVGElement>("text.phase"))
+      this.phases.set(phase.getAttribute("data-owner") as string, phase);
     this.viewport.replaceChildren(root);
     this.drawing = root;
+    const { width, height } = chartExtent(laid);
     this.natural = { width, height };
     this.zoomTo(this.zoom);
   }
 
   /** The scale that shows a chart of this size whole in the viewport, never above 1. */
-  private fitScale(width: number, height: number): number {
+  private wholeScale(width: number, height: number): number {
     const room = this.room();
     return Math.min(
       1,
       (room.width || width) / Math.max(width, 1),
       room.height / Math.max(height, 1),
     );
+  }
+
+  /**
+   * Fit: the chart whole in the viewport, unless its states' names would be drawn smaller than
+   * 11 px: then as small as they stay legible, and the viewport scrolls.
+   */
+  private fitScale(width: number, height: number): number {
+    return Math.max(this.wholeScale(width, height), Math.min(1, LEGIBLE_SCALE));
   }
 
   /** The viewport's width (0 before it is laid out) and its greatest height (unbounded: none). */
@@ -129,30 +123,49 @@ export class ChartView {
     setTimeout(() => URL.revokeObjectURL(link.href), 1000);
   }
 
-  /** Fits the whole chart into the viewport (never above its natural size), or zooms it. */
+  /**
+   * Fits the chart (see `fitScale`), or zooms it: in up to three times its natural size, out
+   * down to the scale that shows it whole.
+   */
   zoomTo(to: number | "fit" | "in" | "out"): void {
-    const fit = this.fitScale(this.natural.width, this.natural.height);
+    const { width, height } = this.natural;
+    const fit = this.fitScale(width, height);
+    const least = Math.min(fit, this.wholeScale(width, height));
     const current = this.zoom === "fit" ? fit : this.zoom;
     const next = to === "in" ? current * ZOOM_STEP : to === "out" ? current / ZOOM_STEP : to;
-    this.zoom = next === "fit" || next <= fit ? "fit" : Math.min(next, ZOOM_MAX);
+    this.zoom =
+      next === "fit" || Math.abs(next - fit) < 1e-6
+        ? "fit"
+        : Math.min(Math.max(next, least), ZOOM_MAX);
     const scale = this.zoom === "fit" ? fit : this.zoom;
-    this.drawing?.setAttribute("width", String(Math.floor(this.natural.width * scale)));
-    this.drawing?.setAttribute("height", String(Math.floor(this.natural.height * scale)));
+    this.drawing?.setAttribute("width", String(Math.floor(width * scale)));
+    this.drawing?.setAttribute("height", String(Math.floor(height * scale)));
     this.element.setAttribute("data-zoom-level", this.zoom === "fit" ? "fit" : String(scale));
   }
 
-  /** Highlights the active states and each running stage's lifecycle state. */
-  show(state: ChartState): void {
+  /**
+   * Highlights the active states, each running LLM stage's lifecycle state (its segment lit, its
+   * name beside the stage's), and, given the run's status, a suspended run's waiting stages.
+   */
+  show(state: ChartState, status?: string): void {
+    if (status) this.drawing?.setAttribute("data-run-status", status);
+    else this.drawing?.removeAttribute("data-run-status");
     const active = new Set(state.active);
     for (const [id, element] of this.states)
       element.setAttribute("data-active", String(active.has(id)));
-    for (const [key, pill] of this.pills) {
-      const [stageId, step] = key.split("\u0000") as [string, string];
-      const owner = this.states.get(pill.getAttribute("data-owner") ?? "");
-      const on =
-        owner?.getAttribute("data-active") === "true" &&
-        lifecyclePhases(state.stages[stageId]?.lifecycle).includes(step);
-      pill.setAttribute("data-active", String(on));
+    for (const [owner, pills] of this.pills) {
+      const stageId = this.states.get(owner)?.getAttribute("data-stage-node") ?? "";
+      const phases = active.has(owner) ? lifecyclePhases(state.stages[stageId]?.lifecycle) : [];
+      let caption = "";
+      for (const pill of pills) {
+        const on = phases.includes(
+          (pill.getAttribute("data-state") ?? "").slice(stageId.length + 1),
+        );
+        pill.setAttribute("data-active", String(on));
+        if (on) caption = pill.getAttribute("data-phase") ?? "";
+      }
+      const phase = this.phases.get(owner);
+      if (phase) phase.textContent = caption;
     }
   }
 
@@ -174,82 +187,36 @@ export class ChartView {
       else element.removeAttribute("data-outcome");
     }
   }
-
-  private box(node: ChartNode, laid: ElkNode): SVGElement {
-    const group = svg("g", {
-      class: `state state-${node.type}${node.stage ? " stage" : ""}${node.group ? " group" : ""}${node.children.length || node.sub ? " compound" : ""}`,
-      "data-state": node.stage ?? node.id,
-      "data-active": "false",
-      transform: `translate(${laid.x ?? 0} ${laid.y ?? 0})`,
-    });
-    if (node.stage) {
-      group.setAttribute("data-stage-node", node.stage);
-      group.setAttribute("data-selected", "false");
-    }
-    if (node.description) {
-      // An SVG <title> is the group's tooltip, and what a screen reader says of it.
-      const title = svg("title");
-      title.textContent = `${node.key}: ${node.description}`;
-      group.append(title);
-    }
-    const width = laid.width ?? 0;
-    const height = laid.height ?? 0;
-    group.append(svg("rect", { width, height, rx: 10, class: "frame" }));
-    const label = svg("text", {
-      x: 12,
-      y: node.children.length || node.sub ? 19 : height / 2 + (node.stage ? -8 : 4),
-      class: "label",
-    });
-    label.textContent =
-      node.type === "parallel" ? `${node.key} ∥` : node.group ? groupLabel(node) : node.key;
-    group.append(label);
-    if (node.stage && !node.children.length && !node.sub) {
-      LIFECYCLE.forEach((step, i) => {
-        const pill = svg("g", {
-          class: "pill",
-          "data-state": `${node.stage}.${step}`,
-          "data-owner": node.id,
-          "data-active": "false",
-          transform: `translate(${10 + i * 41} ${height - 28})`,
-        });
-        pill.append(svg("rect", { width: 38, height: 18, rx: 9 }));
-        const text = svg("text", { x: 19, y: 13, "text-anchor": "middle" });
-        text.textContent = LIFECYCLE_LABEL[step] ?? step;
-        pill.append(text);
-        this.pills.set(`${node.stage}\u0000${step}`, pill);
-        group.append(pill);
-      });
-    }
-    if (node.stage) group.addEventListener("click", () => this.onPick(node.stage as string));
-    this.states.set(node.id, group);
-    return group;
-  }
 }
 
-/** A group's state: `execute_parallel ∥ fail-fast`, and its cap when it has one. */
-function groupLabel(node: ChartNode): string {
-  const group = node.group as NonNullable<ChartNode["group"]>;
-  const capped = group.maxConcurrency < node.children.length;
-  return `${node.key} ∥ ${group.policy}${capped ? `, ${group.maxConcurrency} at once` : ""}`;
+/** The drawing's elements as SVG DOM. */
+function toDom(element: SvgElement): SVGElement {
+  const node = svg(element.tag, element.attrs);
+  for (const child of element.children)
+    node.append(typeof child === "string" ? child : toDom(child));
+  return node;
 }
 
-function drawEdge(edge: ElkExtendedEdge): SVGElement {
-  const group = svg("g", { class: "edge" });
-  for (const section of edge.sections ?? []) {
-    const points = [section.startPoint, ...(section.bendPoints ?? []), section.endPoint];
-    group.append(
-      svg("path", {
-        d: points.map((p, i) => `${i ? "L" : "M"} ${p.x} ${p.y}`).join(" "),
-        "marker-end": "url(#arrow)",
-      }),
-    );
+/** What the chart's marks mean: the ends' colours, a stage's failure marker, the entry's dot. */
+function legend(): HTMLElement {
+  const bar = document.createElement("div");
+  bar.className = "chart-legend";
+  const items: Array<[string, string]> = [
+    ["entry", "start"],
+    ["done", "done"],
+    ["failed", "failed"],
+    ["cancelled", "cancelled"],
+    ["suspended", "suspended"],
+    ["fails", "fails → failed (hover a stage for its route)"],
+  ];
+  for (const [mark, text] of items) {
+    const item = document.createElement("span");
+    item.className = "legend-item";
+    item.setAttribute("data-legend", mark);
+    item.textContent = text;
+    bar.append(item);
   }
-  for (const label of edge.labels ?? []) {
-    const text = svg("text", { x: label.x ?? 0, y: (label.y ?? 0) + 11, class: "edge-label" });
-    text.textContent = label.text ?? "";
-    group.append(text);
-  }
-  return group;
+  return bar;
 }
 
 function exportButton(download: () => void): HTMLButtonElement {

@@ -152,7 +152,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
         : []),
     ]);
   const showState = (state: ChartState, lastSeq: number | undefined) => {
-    chart?.show(state);
+    chart?.show(state, lastSeq === undefined ? run.status : undefined);
     chart?.outcomes(outcomesOf(events, lastSeq));
     timeline.upTo(lastSeq);
   };

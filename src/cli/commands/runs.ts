@@ -108,10 +108,11 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
           return EXIT.done;
         }
         const { status, pipelineId, createdAt, updatedAt, error } = run.value;
-        const { state, waiting, stages, tokens, timeline } = run.value;
+        const { state, group, waiting, stages, tokens, timeline } = run.value;
         io.stdout(`run ${runId} · ${pipelineId} · ${status}\n`);
         io.stdout(`started ${createdAt}, last step ${updatedAt}\n`);
-        if (state !== undefined) io.stdout(`state: ${JSON.stringify(state)}\n`);
+        if (group !== undefined) io.stdout(`state: ${JSON.stringify(group)} (parallel group)\n`);
+        else if (state !== undefined) io.stdout(`state: ${JSON.stringify(state)}\n`);
         const breadcrumb = await workflowBreadcrumbOf(run.value);
         if (breadcrumb !== undefined) io.stdout(`workflow: ${breadcrumb}\n`);
         if (error) io.stdout(`error: ${error.code}: ${error.message}\n`);
