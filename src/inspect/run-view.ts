@@ -1,5 +1,6 @@
 import { groupName } from "../compiler/group-description.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
+import { entriesOf, type StageTable } from "../compiler/stage-table.js";
 import { isRecord } from "../definitions/contract.js";
 import { stagePathOf } from "../definitions/stage-descriptions.js";
 import type { Result } from "../errors.js";
@@ -49,7 +50,7 @@ function viewOf(run: RunRecord, timeline: AuditEvent[], snapshot: Result<StoredS
     ? (snapshot.value.snapshot as { value?: unknown; context?: unknown })
     : undefined;
   const state = latest?.value;
-  const group = groupOf(state, latest?.context);
+  const group = groupOf(state, latest?.context, run.options.outline);
   const waiting =
     run.status === "suspended"
       ? (events.findLast((e) => e.type === "RunSuspended")?.payload.waiting as
@@ -84,11 +85,24 @@ function stageSummary(event: AuditEvent, descriptions: Record<string, unknown>):
   };
 }
 
-/** The group a run in a group's state is in, named by its siblings as the snapshot lists them. */
-function groupOf(state: unknown, context: unknown): string | undefined {
+/**
+ * The group a run in a group's state is in, named by its siblings: in declared order, as the
+ * run's stored outline lists them, or (a run stored without one) as its snapshot keeps them, in
+ * a stage table or, stored before those, one plain object.
+ */
+function groupOf(state: unknown, context: unknown, outline: unknown): string | undefined {
   if (typeof state !== "string" || !isRecord(context) || !isRecord(context.groups))
     return undefined;
   const from = stageOfState(state);
-  const siblings = from === state ? undefined : context.groups[from];
-  return isRecord(siblings) ? groupName(Object.keys(siblings)) : undefined;
+  if (from === state) return undefined;
+  const transition = isRecord(outline) && isRecord(outline.next) ? outline.next[from] : undefined;
+  if (isRecord(transition) && transition.kind === "parallel" && Array.isArray(transition.siblings))
+    return groupName(transition.siblings.map(String));
+  const siblings = context.groups[from];
+  if (!isRecord(siblings)) return undefined;
+  const flat = Object.values(siblings).some((state) => typeof state === "string");
+  const ids = flat
+    ? Object.keys(siblings)
+    : [...entriesOf(siblings as StageTable<unknown>)].map(([id]) => id);
+  return groupName(ids);
 }
