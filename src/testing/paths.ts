@@ -54,6 +54,11 @@ export interface PathOptions {
   events?: readonly ControlEventName[];
   /** The run's ctx; by default one generated from the pipeline's `context` schema. */
   ctx?: Record<string, unknown>;
+  /**
+   * The most states the `states` walk visits before it refuses the paths as too many
+   * (`Validation/PathLimitExceeded`); default 100,000.
+   */
+  maxStates?: number;
 }
 
 /**
@@ -98,15 +103,17 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
     };
   }
   const strategy = options.strategy ?? "shortest";
-  const walk = { ...traversal, events: traversal.events as never, limit: STATE_LIMIT };
+  const limit = options.maxStates ?? STATE_LIMIT;
+  const walk = { ...traversal, events: traversal.events as never, limit };
   const machine = modelMachine(pipeline);
   const reachable = withinLimit(
+    limit,
     () => getShortestPaths(machine, walk) as StatePath<ModelSnapshot, PathEvent>[],
   );
   const ending =
     strategy === "shortest"
       ? reachable
-      : withinLimit(() => getSimplePaths(machine, walk) as typeof reachable);
+      : withinLimit(limit, () => getSimplePaths(machine, walk) as typeof reachable);
   const ended = ending
     .filter((path) => isEnd(path.state.value))
     .map((path) => ({
@@ -184,21 +191,21 @@ function suspendedPaths(
  * every declared field, since stage templates may read any of them.
  */
 /** What xstate/graph's walk may visit before the paths are refused as too many. */
-const STATE_LIMIT = 10_000;
+const STATE_LIMIT = 100_000;
 
 /**
  * `walk()`, its paths, or `Validation/PathLimitExceeded` when xstate/graph gives up past the
  * limit (it throws a plain Error, which would reach the user as an internal error).
  */
-function withinLimit<T>(walk: () => T): T {
+function withinLimit<T>(limit: number, walk: () => T): T {
   try {
     return walk();
   } catch (error) {
     if (error instanceof Error && error.message === "Traversal limit exceeded")
       throw new StagechartError(
         "Validation/PathLimitExceeded",
-        `the pipeline's model has more than ${STATE_LIMIT} states within the visits and control events allowed: lower --max-visits or name fewer --events`,
-        { limit: STATE_LIMIT },
+        `the pipeline's model has more than ${limit} states within the visits and control events allowed: lower --max-visits or name fewer --events`,
+        { limit },
       );
     throw error;
   }

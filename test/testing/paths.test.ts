@@ -22,18 +22,17 @@ const groupRuns = (policy: JoinPolicy, maxConcurrency?: number) =>
 
 describe("pipelinePaths", () => {
   it("refuses a walk past its limit with Validation/PathLimitExceeded and what to lower, not an internal error", async () => {
-    const pipeline = await bundled("arena-debate");
-    let thrown: unknown;
-    try {
-      pipelinePaths(pipeline, { events: ["override", "redo", "cancel"] });
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toMatchObject({
-      code: "Validation/PathLimitExceeded",
-      message: expect.stringContaining("lower --max-visits or name fewer --events"),
-    });
-  }, 60_000);
+    const pipeline = await bundled("code-review");
+    const walk = () =>
+      pipelinePaths(pipeline, { events: ["override", "redo", "cancel"], maxStates: 50 });
+    expect(walk).toThrow(
+      expect.objectContaining({
+        code: "Validation/PathLimitExceeded",
+        message: expect.stringContaining("more than 50 states"),
+      }),
+    );
+    expect(walk).toThrow(/lower --max-visits or name fewer --events/);
+  });
 
   it("finds, in code-review-parallel, a fail-fast sibling failure ending failed and a path ending done", async () => {
     const { paths } = pipelinePaths(await bundled("code-review-parallel"));
