@@ -105,26 +105,14 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 /**
  * A pipeline snapshot stored while groups still ran as regions, in today's shape (same hash):
  * a group's value, a region per sibling, becomes its one state (the siblings' states are in
- * `context.groups` either way), in sub-pipelines too. Any other snapshot is returned as it is.
+ * `context.groups` either way). Its sub-pipelines' are the caller's to walk; any other snapshot
+ * is returned as it is.
  */
-export function groupsAsRun(snapshot: unknown): unknown {
-  if (!isRecord(snapshot)) return snapshot;
+export function groupAsRun(snapshot: Record<string, unknown>): Record<string, unknown> {
   const [state, regions] = isRecord(snapshot.value)
     ? (Object.entries(snapshot.value)[0] ?? [])
     : [];
-  const value =
-    state !== undefined && stageOfState(state) !== state && isRecord(regions)
-      ? state
-      : snapshot.value;
-  const children = isRecord(snapshot.children)
-    ? Object.fromEntries(
-        Object.entries(snapshot.children).map(([id, child]) => [
-          id,
-          isRecord(child) && String(child.src).startsWith("pipeline:")
-            ? { ...child, snapshot: groupsAsRun(child.snapshot) }
-            : child,
-        ]),
-      )
-    : snapshot.children;
-  return { ...snapshot, value, children };
+  return state !== undefined && stageOfState(state) !== state && isRecord(regions)
+    ? { ...snapshot, value: state }
+    : snapshot;
 }

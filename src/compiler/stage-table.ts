@@ -68,3 +68,19 @@ export function recordOf<V>(table: StageTable<V>): Record<string, V> {
 export function tableOf<V>(record: Readonly<Record<string, V>>): StageTable<V> {
   return withEntries(EMPTY_TABLE as StageTable<V>, Object.entries(record));
 }
+
+/** A group's sibling state, as a stored snapshot holds one: a string (a table holds buckets). */
+export const isSiblingState = (value: unknown): boolean => typeof value === "string";
+
+/**
+ * The entries of a per-stage field as a stored snapshot holds it: a table, or, in a snapshot
+ * stored before tables, one plain object of entries, told apart by what an entry is (`isEntry`).
+ */
+export function storedEntries(
+  stored: Readonly<Record<string, unknown>>,
+  isEntry: (value: unknown) => boolean,
+): [string, unknown][] {
+  return Object.values(stored).some(isEntry)
+    ? Object.entries(stored)
+    : [...entriesOf(stored as StageTable<unknown>)];
+}

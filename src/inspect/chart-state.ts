@@ -1,4 +1,4 @@
-import { entriesOf, type StageTable } from "../compiler/stage-table.js";
+import { isSiblingState, storedEntries } from "../compiler/stage-table.js";
 
 /**
  * The page bundles this file: `isRecord` of definitions/pipeline-schema would bring zod (450 KB)
@@ -90,10 +90,7 @@ function siblingIds(prefix: string, value: unknown, context: Record<string, unkn
     return [];
   const siblings = context.groups[value.slice(0, -GROUP_SUFFIX.length)];
   if (!isRecord(siblings)) return [];
-  // A `StageTable` of states by sibling; one plain object of them in a snapshot stored before.
-  const flat = Object.values(siblings).some((state) => typeof state === "string");
-  const states = flat ? Object.entries(siblings) : [...entriesOf(siblings as StageTable<unknown>)];
-  return states.flatMap(([sibling, state]) =>
+  return storedEntries(siblings, isSiblingState).flatMap(([sibling, state]) =>
     state === "running" ? [`${prefix}.${value}.${sibling}`] : [],
   );
 }

@@ -1,6 +1,6 @@
 import { groupName } from "../compiler/group-description.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
-import { entriesOf, type StageTable } from "../compiler/stage-table.js";
+import { isSiblingState, storedEntries } from "../compiler/stage-table.js";
 import { isRecord } from "../definitions/contract.js";
 import { stagePathOf } from "../definitions/stage-descriptions.js";
 import type { Result } from "../errors.js";
@@ -100,9 +100,5 @@ function groupOf(state: unknown, context: unknown, outline: unknown): string | u
     return groupName(transition.siblings.map(String));
   const siblings = context.groups[from];
   if (!isRecord(siblings)) return undefined;
-  const flat = Object.values(siblings).some((state) => typeof state === "string");
-  const ids = flat
-    ? Object.keys(siblings)
-    : [...entriesOf(siblings as StageTable<unknown>)].map(([id]) => id);
-  return groupName(ids);
+  return groupName(storedEntries(siblings, isSiblingState).map(([id]) => id));
 }

@@ -1,10 +1,10 @@
 import type { AnyActorRef, AnyStateMachine } from "xstate";
 import type { PipelineContext } from "../compiler/pipeline-context.js";
-import { groupsAsRun } from "../compiler/pipeline-group-run.js";
+import { groupAsRun } from "../compiler/pipeline-group-run.js";
 import { runningStages } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import type { StageMachineContext } from "../compiler/stage-context.js";
-import { tableOf } from "../compiler/stage-table.js";
+import { isSiblingState, tableOf } from "../compiler/stage-table.js";
 import { isRecord } from "../definitions/contract.js";
 import { StagechartError, toStagechartError } from "../errors.js";
 import * as z from "../zod.js";
@@ -231,13 +231,33 @@ export const damagedSnapshot = (runId: string, problem: string): StagechartError
 
 /**
  * A stored snapshot in the shape the compiled machines restore today: parallel groups as they
- * run (`groupsAsRun`), and stages stored by the machine of before 2026-11-25, whose Setup,
+ * run (`groupAsRun`), and stages stored by the machine of before 2026-11-25, whose Setup,
  * Init, CheckGate, Assert and Exit were each a state with an actor of its own, and whose every
  * model and tool call was an actor, as the states that run those phases together and Act's
  * one worker (`stageAsCompiled`).
  */
 export function currentShape(snapshot: unknown): unknown {
-  return stagesAsCompiled(contextAsTables(groupsAsRun(snapshot)));
+  return stagesAsCompiled(
+    inEveryPipeline(snapshot, (pipeline) => withContextTables(groupAsRun(pipeline))),
+  );
+}
+
+/** `snapshot` with `upgrade` applied to it and to each sub-pipeline's snapshot below it. */
+function inEveryPipeline(
+  snapshot: unknown,
+  upgrade: (pipeline: Record<string, unknown>) => Record<string, unknown>,
+): unknown {
+  if (!isRecord(snapshot)) return snapshot;
+  if (!isRecord(snapshot.children)) return upgrade(snapshot);
+  const children = Object.fromEntries(
+    Object.entries(snapshot.children).map(([id, child]) => [
+      id,
+      isRecord(child) && String(child.src).startsWith("pipeline:")
+        ? { ...child, snapshot: inEveryPipeline(child.snapshot, upgrade) }
+        : child,
+    ]),
+  );
+  return upgrade({ ...snapshot, children });
 }
 
 /**
@@ -246,34 +266,25 @@ export function currentShape(snapshot: unknown): unknown {
  * stage received and each group's sibling states were plain objects by stage id, the last of
  * `results` being the stage that ended last. A snapshot in today's shape is returned as it is.
  */
-export function contextAsTables(snapshot: unknown): unknown {
-  if (!isRecord(snapshot)) return snapshot;
-  const children = isRecord(snapshot.children)
-    ? Object.fromEntries(
-        Object.entries(snapshot.children).map(([id, child]) => [
-          id,
-          isRecord(child) && String(child.src).startsWith("pipeline:")
-            ? { ...child, snapshot: contextAsTables(child.snapshot) }
-            : child,
-        ]),
-      )
-    : snapshot.children;
+export const contextAsTables = (snapshot: unknown): unknown =>
+  inEveryPipeline(snapshot, withContextTables);
+
+function withContextTables(snapshot: Record<string, unknown>): Record<string, unknown> {
   const context = snapshot.context;
-  if (!isRecord(context)) return { ...snapshot, children };
+  if (!isRecord(context)) return snapshot;
   const flat = (
     field: unknown,
     isEntry: (value: unknown) => boolean,
   ): Record<string, unknown> | undefined =>
     isRecord(field) && Object.values(field).some(isEntry) ? field : undefined;
-  const isResult = (value: unknown) => isRecord(value) && typeof value.verdict === "string";
   const upgraded: Record<string, unknown> = { ...context };
   for (const key of ["visits", "modelCalls"] as const) {
-    const entries = flat(context[key], (value) => typeof value === "number");
+    const entries = flat(context[key], isVisitCount);
     if (entries) upgraded[key] = tableOf(entries);
   }
   const upstreamOf = flat(context.upstreamOf, Array.isArray);
   if (upstreamOf) upgraded.upstreamOf = tableOf(upstreamOf);
-  const results = flat(context.results, isResult);
+  const results = flat(context.results, isStageResult);
   if (results) {
     upgraded.results = tableOf(results);
     const last = Object.keys(results).at(-1);
@@ -282,12 +293,16 @@ export function contextAsTables(snapshot: unknown): unknown {
   if (isRecord(context.groups))
     upgraded.groups = Object.fromEntries(
       Object.entries(context.groups).map(([group, states]) => {
-        const entries = flat(states, (value) => typeof value === "string");
+        const entries = flat(states, isSiblingState);
         return [group, entries ? tableOf(entries) : states];
       }),
     );
-  return { ...snapshot, context: upgraded, children };
+  return { ...snapshot, context: upgraded };
 }
+
+const isVisitCount = (value: unknown): boolean => typeof value === "number";
+const isStageResult = (value: unknown): boolean =>
+  isRecord(value) && typeof value.verdict === "string";
 
 function stagesAsCompiled(snapshot: unknown): unknown {
   if (!isRecord(snapshot) || !isRecord(snapshot.children)) return snapshot;
