@@ -12,5 +12,9 @@ export default defineConfig({
     maxWorkers: Math.min(4, Math.max(2, availableParallelism())),
     // Generous: CI machines are shared, and property tests do hundreds of loads per test.
     testTimeout: 60_000,
+    // Every snapshot patch a store writes is checked against the snapshot's JSON (the patches
+    // compare by identity, which an object changed in place after a commit would defeat); the
+    // CLI processes tests spawn inherit it.
+    env: { STAGECHART_CHECK_SNAPSHOT_PATCHES: "1" },
   },
 });

@@ -213,9 +213,9 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     // Fewer pages written per commit, so fewer bytes on disk. A step's audit events are stored
     // in its row (`events`, see records.ts) instead of a row each in `audit`, whose rows move
-    // there; the steps keep the log append-only. A snapshot may be stored as a delta against an
-    // earlier step's, its keyframe: `snapshot` then holds the zlib delta and `snapshot_base` the
-    // keyframe's step (see snapshot-delta.ts). Rows written before hold their JSON, as keyframes do.
+    // there; the steps keep the log append-only. A snapshot may be stored as a delta or patch,
+    // `snapshot_base` naming the step of the keyframe it reads from (see snapshot-chain.ts). Rows
+    // written before hold their JSON, as keyframes do.
     version: 9,
     sql: `
       ALTER TABLE steps ADD COLUMN snapshot_base INTEGER;
@@ -378,6 +378,12 @@ export const MIGRATIONS: readonly Migration[] = [
     // database, and stores its snapshots as this store does (deltas against a keyframe). This
     // store's tables already are as they should be: nothing changes.
     version: 13,
+    sql: "SELECT 1",
+  },
+  {
+    // Snapshots are stored as patches against the step before (snapshot-chain.ts), which a
+    // stagechart from before would read as damaged: it refuses the file instead.
+    version: 14,
     sql: "SELECT 1",
   },
 ];

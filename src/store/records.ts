@@ -28,16 +28,16 @@ export function newRunRecord(run: NewRun, at: string): Result<RunRecord> {
 }
 
 /**
- * A stored snapshot read back: `json()` gives its text (a store may have to rebuild it first),
- * parsed with `stamp`; `Session/SnapshotCorrupt` when either does not work out.
+ * A stored snapshot read back: `read()` rebuilds it from what the store holds (its keyframe and
+ * patches), with `stamp`; `Session/SnapshotCorrupt` when that does not work out.
  */
 export function decodeSnapshot(
   runId: string,
   stamp: Omit<StoredSnapshot, "snapshot">,
-  json: () => string,
+  read: () => unknown,
 ): Result<StoredSnapshot> {
   try {
-    return ok({ snapshot: JSON.parse(json()), ...stamp });
+    return ok({ snapshot: read(), ...stamp });
   } catch (cause) {
     return err(snapshotCorrupt(runId, stamp.updatedAt, cause));
   }

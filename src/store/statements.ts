@@ -1,7 +1,6 @@
 import type Database from "better-sqlite3";
 import type { RunSummary } from "../runtime/run-records.js";
 import type { RunRow, StepEventsRow } from "./records.js";
-import type { KeyedSnapshot } from "./step-history.js";
 
 // A step does not rewrite its run's row (one page less in every commit): a run was last
 // updated by its own last change or its last step, whichever came later. A run of any status
@@ -12,12 +11,6 @@ const UPDATED_AT = `MAX(updated_at, COALESCE(
 const RUN_COLUMNS = `run_id AS runId, pipeline_id AS pipelineId, status,
   created_at AS createdAt, ${UPDATED_AT} AS updatedAt, definition_hash AS definitionHash,
   stagechart_version AS stagechartVersion, options, error, output`;
-
-interface SnapshotRow extends KeyedSnapshot {
-  definitionHash: string;
-  stagechartVersion: string;
-  updatedAt: string;
-}
 
 interface LeaseClaim {
   runId: string;
@@ -62,7 +55,6 @@ export interface Statements {
   runExists: Statement<[string], 1>;
   lastStep: Statement<[string], { step: number; lastSeq: number }>;
   audit: Statement<[string, number], StepEventsRow>;
-  snapshot: Statement<[string], SnapshotRow>;
   claimLease: Statement<LeaseClaim>;
   renewLease: Statement<{ runId: string; owner: string; expiresAt: number }>;
   releaseLease: Statement<{ runId: string; owner: string }>;
@@ -104,15 +96,6 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
     // Each step's events (migration 9), with the seq the step's first one follows.
     audit: db.prepare<[string, number], StepEventsRow>(AUDIT_BY_STEP.replace(/\$\d/g, "?")),
-
-    // The run's latest snapshot: its last step that has one (migration 6), with its keyframe.
-    snapshot: db.prepare<[string], SnapshotRow>(
-      `SELECT s.snapshot, s.snapshot_base AS base, k.snapshot AS keyframe,
-         s.definition_hash AS definitionHash, s.stagechart_version AS stagechartVersion,
-         s.at AS updatedAt
-       FROM steps s LEFT JOIN steps k ON k.run_id = s.run_id AND k.step = s.snapshot_base
-       WHERE s.run_id = ? AND s.snapshot IS NOT NULL ORDER BY s.step DESC LIMIT 1`,
-    ),
 
     // Taken when free, expired, already this owner's, or forced (its holder is gone);
     // otherwise the upsert changes nothing.

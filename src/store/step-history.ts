@@ -1,9 +1,9 @@
 import type Database from "better-sqlite3";
 import type { StepRecord } from "../runtime/run-records.js";
-import { type StoredSnapshotText, snapshotJson } from "./snapshot-delta.js";
+import { type ChainRow, type StoredSnapshotText, snapshotOfChain } from "./snapshot-chain.js";
 import type { StepEntryColumns } from "./step-entries.js";
 
-/** A snapshot as a step stores it (its JSON or a delta, see snapshot-delta.ts) and what made it. */
+/** A snapshot as a step stores it (its JSON or a patch, see snapshot-chain.ts) and what made it. */
 export interface SnapshotWrite extends StoredSnapshotText {
   /** Absent: the run's own. */
   definitionHash: string | null;
@@ -30,7 +30,7 @@ export class StepHistory {
     stagechartVersion: string | null;
   }>;
   private readonly list: Database.Statement<[string], StepRecord>;
-  private readonly snapshotAt: Database.Statement<[string, number], KeyedSnapshot>;
+  private readonly chainAt: Database.Statement<{ runId: string; step: number }, StampedChainRow>;
 
   /** @internal */
   constructor(db: Database.Database) {
@@ -48,11 +48,16 @@ export class StepHistory {
     this.list = db.prepare<[string], StepRecord>(
       "SELECT step, last_seq AS lastSeq, at FROM steps WHERE run_id = ? ORDER BY step",
     );
-    this.snapshotAt = db.prepare<[string, number], KeyedSnapshot>(
-      `SELECT s.snapshot, s.snapshot_base AS base, k.snapshot AS keyframe
-       FROM steps s LEFT JOIN steps k ON k.run_id = s.run_id AND k.step = s.snapshot_base
-       WHERE s.run_id = ? AND s.step <= ? AND s.snapshot IS NOT NULL
-       ORDER BY s.step DESC LIMIT 1`,
+    this.chainAt = db.prepare<{ runId: string; step: number }, StampedChainRow>(
+      `WITH last AS (SELECT step, snapshot_base FROM steps
+         WHERE run_id = @runId AND step <= @step AND snapshot IS NOT NULL
+         ORDER BY step DESC LIMIT 1)
+       SELECT s.step, s.snapshot, s.snapshot_base AS base, s.definition_hash AS definitionHash,
+         s.stagechart_version AS stagechartVersion, s.at AS updatedAt
+       FROM last, steps s
+       WHERE s.run_id = @runId AND s.snapshot IS NOT NULL
+         AND s.step BETWEEN coalesce(last.snapshot_base, last.step) AND last.step
+       ORDER BY s.step`,
     );
   }
 
@@ -86,12 +91,22 @@ export class StepHistory {
 
   /** The snapshot the run had after step k: that step's, or the last one committed before it. */
   snapshotAtStep(runId: string, step: number): unknown {
-    const row = this.snapshotAt.get(runId, step);
-    return row === undefined ? undefined : JSON.parse(snapshotJson(row, row.keyframe));
+    const rows = this.chainAt.all({ runId, step });
+    return rows.length === 0 ? undefined : snapshotOfChain(rows);
+  }
+
+  /**
+   * The rows of the run's snapshot after step k (its latest by default): its keyframe's and the
+   * patches after it, the last one stamped with what made it. Empty when it has none.
+   */
+  chainOf(runId: string, step = Number.MAX_SAFE_INTEGER): StampedChainRow[] {
+    return this.chainAt.all({ runId, step });
   }
 }
 
-/** A stored snapshot with the text of the keyframe it is a delta against, if it is one. */
-export interface KeyedSnapshot extends StoredSnapshotText {
-  keyframe: string | Buffer | null;
+/** A row of a snapshot's chain with the stamp of the step that stored it. */
+export interface StampedChainRow extends ChainRow {
+  definitionHash: string;
+  stagechartVersion: string;
+  updatedAt: string;
 }

@@ -5,7 +5,7 @@ import type { StepCommit } from "../runtime/persistence.js";
 import type { StoredSnapshot } from "../runtime/run-records.js";
 import { VERSION } from "../version.js";
 import { decodeSnapshot, eventsAfter, toStepEvents } from "./records.js";
-import { SnapshotKeyframes, snapshotJson } from "./snapshot-delta.js";
+import { SnapshotChains, snapshotOfChain } from "./snapshot-chain.js";
 import type { Statements } from "./statements.js";
 import { type StoredEntries, toStepEntries } from "./step-entries.js";
 import type { StepHistory } from "./step-history.js";
@@ -17,7 +17,7 @@ import { auditRunMismatch, noSnapshot, runNotFound, stepTaken } from "./store-er
  * caller's transaction (or is a single statement).
  */
 export class StepLog {
-  private readonly keyframes = new SnapshotKeyframes();
+  private readonly chains = new SnapshotChains();
   /**
    * Each run's last step as this store appended it: read from the file at the run's first append
    * here, then kept (two lookups a commit). Only the run's lease holder appends steps
@@ -48,7 +48,7 @@ export class StepLog {
       step.snapshot === undefined
         ? undefined
         : {
-            ...this.keyframes.encode(runId, number, JSON.stringify(step.snapshot)),
+            ...this.chains.encode(runId, number, step.snapshot),
             definitionHash: step.definitionHash ?? null,
             stagechartVersion: VERSION,
           };
@@ -73,25 +73,27 @@ export class StepLog {
 
   /**
    * The run no longer commits steps here, or may have committed some elsewhere (it ended or
-   * parked, its lease changed hands): its keyframe and its last step are let go.
+   * parked, its lease changed hands): its snapshot chain and its last step are let go.
    */
   release(runId: string): void {
-    this.keyframes.forget(runId);
+    this.chains.forget(runId);
     this.tails.delete(runId);
   }
 
-  /** A transaction failed: a keyframe or last step it wrote may not be stored, so none is trusted. */
+  /** A transaction failed: a chain's end or last step it wrote may not be stored, so none is trusted. */
   rolledBack(): void {
-    this.keyframes.forget();
+    this.chains.forget();
     this.tails.clear();
   }
 
   /** The run's latest snapshot: `Session/SnapshotCorrupt` when it does not read back. */
   latestSnapshot(runId: string): Result<StoredSnapshot> {
-    const row = this.sql.snapshot.get(runId);
-    if (!row) return err(noSnapshot(runId));
-    const { snapshot, base, keyframe, ...stamp } = row;
-    return decodeSnapshot(runId, stamp, () => snapshotJson({ snapshot, base }, keyframe));
+    const rows = this.history.chainOf(runId);
+    const last = rows.at(-1);
+    if (!last) return err(noSnapshot(runId));
+    const { definitionHash, stagechartVersion, updatedAt } = last;
+    const stamp = { definitionHash, stagechartVersion, updatedAt };
+    return decodeSnapshot(runId, stamp, () => snapshotOfChain(rows));
   }
 
   lastSeq(runId: string): number {

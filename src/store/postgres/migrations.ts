@@ -258,10 +258,9 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     // owner's, SC003 a control request no longer taken (its id the error's detail). Their
     // messages name no run or owner, which could hold words that read as a dropped connection
     // (postgres-errors.ts).
-    // From here on a snapshot may be a delta against its run's keyframe, as in the SQLite store
-    // (snapshot-delta.ts): \`snapshot_base\` names the keyframe's step and \`snapshot\` holds the
-    // zlib delta in base64 (a TEXT column holds no bytes). This version makes an older stagechart,
-    // which would read a delta as JSON, refuse the database instead.
+    // From here on a snapshot may be stored as in the SQLite store (snapshot-chain.ts), against
+    // its run's keyframe: \`snapshot_base\` names the keyframe's step. This version makes an
+    // older stagechart, which would read a delta as JSON, refuse the database instead.
     version: 13,
     sql: `
       CREATE FUNCTION stagechart_commit_step(
@@ -339,6 +338,13 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         END LOOP;
       END $$;
     `,
+  },
+  {
+    // Snapshots are stored as patches against the step before (snapshot-chain.ts), which a
+    // stagechart from before would read as damaged: it refuses the database instead. The tables
+    // are as they should be.
+    version: 14,
+    sql: "SELECT 1",
   },
 ];
 

@@ -26,7 +26,7 @@ import type {
 } from "../../runtime/store-port.js";
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import type * as z from "../../zod.js";
-import { SnapshotKeyframes } from "../snapshot-delta.js";
+import { SnapshotChains } from "../snapshot-chain.js";
 import { definitionNotFound, forkUnavailable, leaseLost } from "../store-errors.js";
 import { entryWrite } from "../tool-results.js";
 import * as controls from "./control-queue.js";
@@ -58,8 +58,10 @@ export interface PostgresStoreOptions {
  * every worker shares. The URL's password is never stored, and errors name the store without it.
  */
 export class PostgresStore implements RunStore {
-  /** Each run's keyframe, while this store commits its steps (see `SnapshotKeyframes`). */
-  private readonly keyframes = new SnapshotKeyframes();
+  /** Each run's snapshot chain, while this store commits its steps (see `SnapshotChains`). */
+  private readonly chains = new SnapshotChains();
+  /** How many step commits of each run are on their way. */
+  private readonly committing = new Map<string, number>();
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -136,7 +138,7 @@ export class PostgresStore implements RunStore {
 
   /** Gives a stopped run back: `owner`'s lease given up and the run queued, in one transaction. */
   async requeueRun(runId: string, owner: string): Promise<boolean> {
-    this.keyframes.forget(runId);
+    this.chains.forget(runId);
     const at = this.timestamp();
     return this.transaction((query) => queue.requeueRun(query, { runId, owner, at }));
   }
@@ -180,7 +182,7 @@ export class PostgresStore implements RunStore {
     const updated = await this.transaction((query) =>
       runRows.updateRun(query, runId, patch, this.timestamp()),
     );
-    if (updated.ok && updated.value.status !== "running") this.keyframes.forget(runId);
+    if (updated.ok && updated.value.status !== "running") this.chains.forget(runId);
     return updated;
   }
 
@@ -204,22 +206,31 @@ export class PostgresStore implements RunStore {
    * transcript entries and the step (whose snapshot becomes the run's latest), settles the control
    * requests it applies and moves its updatedAt, in one transaction: after a failure either all is
    * there or nothing. One statement, so one round trip (step-writes.ts). Its snapshot is stored as
-   * the SQLite store's are: a delta against the run's keyframe, a snapshot this store committed
-   * whole before, when small enough.
+   * the SQLite store's are: a patch against the snapshot this store committed before for the
+   * run, or whole (snapshot-chain.ts).
    */
   async commitStep(runId: string, step: StepCommit): Promise<AuditEvent[]> {
-    const json = step.snapshot === undefined ? undefined : JSON.stringify(step.snapshot);
+    // The database numbers the step as it commits it: the chain learns the number after. A step
+    // encoded while another of the run's is on its way starts a new chain (stored whole).
+    const underWay = this.committing.get(runId) ?? 0;
+    if (underWay > 0) this.chains.forget(runId);
     const snapshot =
-      json === undefined
-        ? undefined
-        : (this.keyframes.deltaOf(runId, json) ?? { snapshot: json, base: null });
-    const committed = await retryingConflicts(() =>
-      appendStep(this.pooled, runId, step, this.timestamp(), snapshot),
-    );
-    // A snapshot stored whole is the run's keyframe from now on, once it is surely stored.
-    if (json !== undefined && snapshot?.base === null)
-      this.keyframes.keep(runId, committed.step, json);
-    return committed.events;
+      step.snapshot === undefined ? undefined : this.chains.encode(runId, 0, step.snapshot);
+    this.committing.set(runId, underWay + 1);
+    try {
+      const committed = await retryingConflicts(() =>
+        appendStep(this.pooled, runId, step, this.timestamp(), snapshot),
+      );
+      if (snapshot) this.chains.renumber(runId, snapshot, committed.step);
+      return committed.events;
+    } catch (error) {
+      this.chains.forget(runId);
+      throw error;
+    } finally {
+      const left = (this.committing.get(runId) ?? 1) - 1;
+      if (left > 0) this.committing.set(runId, left);
+      else this.committing.delete(runId);
+    }
   }
 
   /**
@@ -331,7 +342,7 @@ export class PostgresStore implements RunStore {
   }
 
   async releaseLease(runId: string, owner: string): Promise<void> {
-    this.keyframes.forget(runId);
+    this.chains.forget(runId);
     await this.query("DELETE FROM leases WHERE run_id = $1 AND owner = $2", [runId, owner]);
   }
 

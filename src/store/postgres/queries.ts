@@ -1,5 +1,4 @@
 import type pg from "pg";
-import { KEYFRAME_JOIN, SNAPSHOT_COLUMNS } from "./snapshot-text.js";
 
 /**
  * One statement on the store's pool, or on the connection of a transaction. A statement made at
@@ -35,17 +34,6 @@ export const INSERT_RUN = `INSERT INTO runs (run_id, pipeline_id, status, create
 export const UPDATE_RUN = `UPDATE runs SET status = $2, updated_at = $3, definition_hash = $4,
     options = $5, error = $6, output = $7
   WHERE run_id = $1`;
-
-/** The run's latest snapshot: its last step that has one (migration 6), with its keyframe's. */
-export const SNAPSHOT = `SELECT ${SNAPSHOT_COLUMNS}, s.definition_hash AS "definitionHash",
-    s.stagechart_version AS "stagechartVersion", s.at AS "updatedAt"
-  FROM steps s ${KEYFRAME_JOIN}
-  WHERE s.run_id = $1 AND s.snapshot IS NOT NULL ORDER BY s.step DESC LIMIT 1`;
-
-/** The snapshot the run had after step $2: its last step up to it that has one. */
-export const SNAPSHOT_AT_STEP = `SELECT ${SNAPSHOT_COLUMNS} FROM steps s ${KEYFRAME_JOIN}
-  WHERE s.run_id = $1 AND s.step <= $2 AND s.snapshot IS NOT NULL
-  ORDER BY s.step DESC LIMIT 1`;
 
 export const UPSERT_MEMORY = `INSERT INTO memory (namespace, key, value, updated_at)
   VALUES ($1, $2, $3, $4)

@@ -20,7 +20,7 @@ import { noSnapshot, runNotFound } from "../store-errors.js";
 import { entryOf } from "../tool-results.js";
 import type { Query } from "./queries.js";
 import * as q from "./queries.js";
-import { type SnapshotRow, snapshotJsonOf } from "./snapshot-text.js";
+import { SNAPSHOT_CHAIN, type SnapshotRow, snapshotOfRows } from "./snapshot-text.js";
 
 /**
  * What the PostgreSQL store reads back of a run: its snapshots and steps, its audit log, its
@@ -32,11 +32,16 @@ export async function getRun(query: Query, runId: string): Promise<Result<RunRec
   return rows[0] ? ok(fromRunRow(rows[0] as RunRow)) : err(runNotFound(runId));
 }
 
+/** Past any step a run has (steps are INTEGER): with it, a chain read gives the run's latest. */
+const LAST_STEP = 2 ** 31 - 1;
+
 export async function getSnapshot(query: Query, runId: string): Promise<Result<StoredSnapshot>> {
-  const { rows } = await query(q.SNAPSHOT, [runId]);
-  if (!rows[0]) return err(noSnapshot(runId));
-  const { snapshot, base, keyframe, ...stamp } = rows[0] as StoredSnapshot & SnapshotRow;
-  return decodeSnapshot(runId, stamp, () => snapshotJsonOf({ snapshot, base, keyframe }));
+  const { rows } = await query(SNAPSHOT_CHAIN, [runId, LAST_STEP]);
+  const last = rows.at(-1) as (StoredSnapshot & SnapshotRow) | undefined;
+  if (!last) return err(noSnapshot(runId));
+  const { definitionHash, stagechartVersion, updatedAt } = last;
+  const stamp = { definitionHash, stagechartVersion, updatedAt };
+  return decodeSnapshot(runId, stamp, () => snapshotOfRows(rows as SnapshotRow[]));
 }
 
 export async function stepsOf(query: Query, runId: string): Promise<StepRecord[]> {
@@ -48,8 +53,8 @@ export async function stepsOf(query: Query, runId: string): Promise<StepRecord[]
 }
 
 export async function snapshotAtStep(query: Query, runId: string, step: number): Promise<unknown> {
-  const { rows } = await query(q.SNAPSHOT_AT_STEP, [runId, step]);
-  return rows[0] ? JSON.parse(snapshotJsonOf(rows[0] as SnapshotRow)) : undefined;
+  const { rows } = await query(SNAPSHOT_CHAIN, [runId, Math.min(step, LAST_STEP)]);
+  return rows.length === 0 ? undefined : snapshotOfRows(rows as SnapshotRow[]);
 }
 
 /** In order; a row that does not read back is there in its place, marked `damaged`. */

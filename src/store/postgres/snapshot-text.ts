@@ -1,9 +1,11 @@
-import { type StoredSnapshotText, snapshotJson } from "../snapshot-delta.js";
+import { type ChainRow, type StoredSnapshotText, snapshotOfChain } from "../snapshot-chain.js";
 
 /**
- * Snapshots as this store's TEXT `snapshot` column holds them (migration 13): as the SQLite store
- * stores them (snapshot-delta.ts), a snapshot's JSON or a zlib delta against its run's keyframe,
- * the step `snapshot_base`; the delta's bytes in base64, since a TEXT column holds only text.
+ * Snapshots as this store's TEXT `snapshot` column holds them, as the SQLite store stores them
+ * (snapshot-chain.ts): a keyframe's JSON, or a patch against the step before, `snapshot_base`
+ * naming the chain's keyframe. A row of an earlier stagechart may hold a zlib delta against its
+ * keyframe, in base64 since a TEXT column holds only text: a patch is a JSON array, `[` first,
+ * which base64 never begins with.
  */
 
 /** The column's text and base for a snapshot as stored. */
@@ -14,24 +16,33 @@ export function snapshotColumn({ snapshot, base }: StoredSnapshotText): {
   return { text: typeof snapshot === "string" ? snapshot : snapshot.toString("base64"), base };
 }
 
-/** A step row's snapshot, with its keyframe's text (null when it has none, or that row is gone). */
+/** A row of a snapshot's chain as this store reads it. */
 export interface SnapshotRow {
+  step: number;
   snapshot: string;
   base: number | null;
-  keyframe: string | null;
 }
 
-/** The JSON a step stored; throws when its delta does not inflate against its keyframe. */
-export function snapshotJsonOf({ snapshot, base, keyframe }: SnapshotRow): string {
-  const stored = base === null ? snapshot : Buffer.from(snapshot, "base64");
-  return snapshotJson({ snapshot: stored, base }, keyframe);
+/** The snapshot a chain of rows ends with (see `snapshotOfChain`). */
+export function snapshotOfRows(rows: readonly SnapshotRow[]): unknown {
+  return snapshotOfChain(rows.map(asChainRow));
 }
+
+const asChainRow = ({ step, snapshot, base }: SnapshotRow): ChainRow => ({
+  step,
+  base,
+  snapshot: base !== null && !snapshot.startsWith("[") ? Buffer.from(snapshot, "base64") : snapshot,
+});
 
 /**
- * The columns a snapshot read selects from the step row `s`, joined to its keyframe's row `k`
- * (`KEYFRAME_JOIN`), as `SnapshotRow` names them.
+ * The rows of a run's snapshot after step $2 (its keyframe's, then the patches up to it), the
+ * last one's stamp with them.
  */
-export const SNAPSHOT_COLUMNS = "s.snapshot, s.snapshot_base AS base, k.snapshot AS keyframe";
-
-export const KEYFRAME_JOIN =
-  "LEFT JOIN steps k ON k.run_id = s.run_id AND k.step = s.snapshot_base";
+export const SNAPSHOT_CHAIN = `WITH last AS (SELECT step, snapshot_base FROM steps
+    WHERE run_id = $1 AND step <= $2 AND snapshot IS NOT NULL ORDER BY step DESC LIMIT 1)
+  SELECT s.step, s.snapshot, s.snapshot_base AS base, s.definition_hash AS "definitionHash",
+    s.stagechart_version AS "stagechartVersion", s.at AS "updatedAt"
+  FROM last, steps s
+  WHERE s.run_id = $1 AND s.snapshot IS NOT NULL
+    AND s.step BETWEEN coalesce(last.snapshot_base, last.step) AND last.step
+  ORDER BY s.step`;

@@ -4,7 +4,7 @@ import { VERSION } from "../../version.js";
 import { controlNotTaken } from "../control-requests.js";
 import { toStepEvents } from "../records.js";
 import { runIdOfJournalKey } from "../run-ids.js";
-import type { StoredSnapshotText } from "../snapshot-delta.js";
+import type { StoredSnapshotText } from "../snapshot-chain.js";
 import { auditRunMismatch, leaseLost, runNotFound } from "../store-errors.js";
 import { type TranscriptWrite, transcriptWrites } from "../tool-results.js";
 import type { Query } from "./queries.js";
@@ -24,7 +24,7 @@ export interface CommittedStep {
  * marks a fork copies up to) numbered after the run's last, and the control requests it settles,
  * under the run's row lock and, with an owner, its lease. On the pool it is a transaction of its
  * own (all of it or nothing); in the caller's transaction, a part of that. `snapshot` is what the
- * row stores for the step's snapshot (a delta, or its JSON); its JSON when not given. What the
+ * row stores for the step's snapshot (a patch, or its JSON); its JSON when not given. What the
  * function refuses comes back as the store's errors: `Session/RunNotFound`, and
  * `Session/LeaseLost` for a lease another owner took or a control request no longer taken.
  */

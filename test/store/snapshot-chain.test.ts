@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { deflateSync } from "node:zlib";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import {
@@ -42,8 +43,20 @@ const storedBytes = (path: string): { json: number; stored: number } => {
   }
 };
 
+const basesOf = (path: string): (number | null)[] => {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare("SELECT snapshot_base FROM steps ORDER BY step").pluck().all() as (
+      | number
+      | null
+    )[];
+  } finally {
+    db.close();
+  }
+};
+
 describe("a run's snapshots", () => {
-  it("are stored as small deltas against a keyframe and read back as committed", () => {
+  it("are stored as patches, each against the one before, and read back as committed", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
     const committed = Array.from({ length: 20 }, (_, i) => snapshotAt(i + 1));
@@ -51,15 +64,38 @@ describe("a run's snapshots", () => {
 
     const whole = committed.reduce((sum, each) => sum + JSON.stringify(each).length, 0);
     const { json, stored } = storedBytes(path);
-    expect(json).toBe(JSON.stringify(committed[0]).length);
-    expect(stored).toBeLessThan(whole / 5);
+    expect(stored).toBeLessThan(whole / 2.5);
+    // A new keyframe once the patches since the last add up to more than it: a read parses at
+    // most about twice a snapshot's bytes.
+    expect(json).toBeLessThanOrEqual(stored / 2 + JSON.stringify(committed[0]).length);
+    expect(basesOf(path).filter((base) => base === null).length).toBeGreaterThan(1);
     expect(okValue(store.getSnapshot("run-1")).snapshot).toEqual(committed.at(-1));
     committed.forEach((snapshot, i) => {
       expect(store.snapshotAtStep("run-1", i + 1)).toEqual(snapshot);
     });
   });
 
-  it("take a new keyframe when they drift from it, and after the store is opened again", () => {
+  it("cost what a step changed: a part of the snapshot shared with the step before is not written again", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    const finished = Object.fromEntries(
+      Array.from({ length: 1000 }, (_, i) => [
+        `stage-${i}`,
+        { verdict: "ok", notes: "x".repeat(50) },
+      ]),
+    );
+    store.commitStep("run-1", { events: [], snapshot: { context: { finished, turn: 0 } } });
+    const first = storedBytes(path).stored;
+    for (let turn = 1; turn <= 50; turn++)
+      store.commitStep("run-1", { events: [], snapshot: { context: { finished, turn } } });
+
+    expect(storedBytes(path).stored - first).toBeLessThan(50 * 40);
+    expect(okValue(store.getSnapshot("run-1")).snapshot).toEqual({
+      context: { finished, turn: 50 },
+    });
+  });
+
+  it("take a new keyframe when a step changes more than the chain can carry, and after the store is opened again", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
     store.commitStep("run-1", { events: [], snapshot: snapshotAt(1, "plan") });
@@ -69,28 +105,25 @@ describe("a run's snapshots", () => {
     const reopened = openStore(path);
     reopened.commitStep("run-1", { events: [], snapshot: snapshotAt(3, "a-very-different-stage") });
 
-    const db = new Database(path, { readonly: true });
-    const bases = db.prepare("SELECT snapshot_base FROM steps ORDER BY step").pluck().all();
-    db.close();
-    expect(bases).toEqual([null, null, 2, null]);
+    expect(basesOf(path)).toEqual([null, null, 2, null]);
     expect(reopened.snapshotAtStep("run-1", 3)).toEqual(snapshotAt(2, "a-very-different-stage"));
   });
 
-  it("do not trust a keyframe whose step was rolled back", () => {
+  it("do not go on from a step that was rolled back", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
     store.commitStep("run-1", { events: [], snapshot: snapshotAt(1, "plan") });
     const db = new Database(path);
     db.exec(`CREATE TRIGGER full_disk BEFORE INSERT ON steps WHEN NEW.step = 2
              BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
-    const drifted = snapshotAt(1, "a-very-different-stage");
-    expect(() => store.commitStep("run-1", { events: [], snapshot: drifted })).toThrow();
+    expect(() => store.commitStep("run-1", { events: [], snapshot: snapshotAt(2) })).toThrow();
     db.exec("DROP TRIGGER full_disk");
     db.close();
 
-    const next = snapshotAt(2, "a-very-different-stage");
+    const next = snapshotAt(3);
     store.commitStep("run-1", { events: [], snapshot: next });
     expect(okValue(store.getSnapshot("run-1")).snapshot).toEqual(next);
+    expect(store.snapshotAtStep("run-1", 1)).toEqual(snapshotAt(1, "plan"));
   });
 
   it("whose keyframe is damaged read back as Session/SnapshotCorrupt", () => {
@@ -107,10 +140,46 @@ describe("a run's snapshots", () => {
       context: { runId: "run-1" },
     });
   });
+
+  it("whose chain lost a link read back as Session/SnapshotCorrupt", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    for (let turn = 1; turn <= 3; turn++)
+      store.commitStep("run-1", { events: [], snapshot: snapshotAt(turn) });
+    const db = new Database(path);
+    db.prepare("UPDATE steps SET snapshot = NULL WHERE step = 2").run();
+    db.close();
+
+    expect(failure(store.getSnapshot("run-1"))).toMatchObject({ code: "Session/SnapshotCorrupt" });
+    expect(store.snapshotAtStep("run-1", 1)).toEqual(snapshotAt(1));
+  });
+});
+
+describe("a store written by a stagechart that stored zlib deltas", () => {
+  it("reads a delta against its keyframe, and goes on with patches", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(1) });
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(2) });
+    const keyframe = JSON.stringify(snapshotAt(1));
+    const delta = deflateSync(JSON.stringify(snapshotAt(2)), { dictionary: Buffer.from(keyframe) });
+    const db = new Database(path);
+    db.prepare("UPDATE steps SET snapshot = ?, snapshot_base = 1 WHERE step = 2").run(delta);
+    db.close();
+    store.close();
+
+    const reopened = openStore(path);
+    expect(okValue(reopened.getSnapshot("run-1")).snapshot).toEqual(snapshotAt(2));
+    reopened.commitStep("run-1", { events: [], snapshot: snapshotAt(3) });
+    reopened.commitStep("run-1", { events: [], snapshot: snapshotAt(4) });
+    expect([1, 2, 3, 4].map((n) => reopened.snapshotAtStep("run-1", n))).toEqual(
+      [1, 2, 3, 4].map((n) => snapshotAt(n)),
+    );
+  });
 });
 
 describe("a store from before snapshot deltas (schema 8)", () => {
-  it("keeps its snapshots as they were and stores the next ones as deltas", () => {
+  it("keeps its snapshots as they were and stores the next ones as patches", () => {
     const path = join(tempDir(), "runs.db");
     const db = storeFileAtSchema(8, path);
     db.exec(`INSERT INTO runs VALUES ('run-1', 'plan-build', 'running', 'then', 'then', 'hash-1',
