@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, existsSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { StagechartError } from "../../src/errors.js";
@@ -84,15 +84,51 @@ describe("a SQLite store's live runs, marked outside the database", () => {
     expect(store.lostSteps()).toEqual([]);
   });
 
-  it("drops a run's mark once it ended and its steps are in the main file", () => {
+  it("drops a run's mark once it ended and a checkpoint put its steps in the main file, which closing the store takes", () => {
     const { store, path } = tempStore();
     okValue(store.createRun(newRun("run-1")));
     commitSteps(store, "run-1", 2);
     expect(existsSync(`${path}.live`)).toBe(true);
 
     okValue(store.updateRun("run-1", { status: "done" }));
+    expect(existsSync(`${path}.live`)).toBe(true);
+    store.close();
     expect(existsSync(`${path}.live`)).toBe(false);
     expect(withoutItsWal(path).lostSteps()).toEqual([]);
+  });
+
+  it("checkpoints runs that ended together: a moment after the first, or once 32 wait", async () => {
+    const { store, path } = tempStore();
+    for (let run = 1; run <= 31; run++) {
+      okValue(store.createRun(newRun(`run-${run}`)));
+      commitSteps(store, `run-${run}`, 1);
+      okValue(store.updateRun(`run-${run}`, { status: "done" }));
+    }
+    expect(readdirSync(`${path}.live`)).toHaveLength(31);
+    okValue(store.createRun(newRun("run-32")));
+    commitSteps(store, "run-32", 1);
+    okValue(store.updateRun("run-32", { status: "failed" }));
+    expect(existsSync(`${path}.live`)).toBe(false);
+
+    okValue(store.createRun(newRun("run-33")));
+    commitSteps(store, "run-33", 1);
+    okValue(store.updateRun("run-33", { status: "done" }));
+    expect(existsSync(`${path}.live`)).toBe(true);
+    await new Promise((settle) => setTimeout(settle, 1300));
+    expect(existsSync(`${path}.live`)).toBe(false);
+    expect(withoutItsWal(path).lostSteps()).toEqual([]);
+  });
+
+  it("keeps the mark of a run that ended and was taken up again before the checkpoint", () => {
+    const { store, path } = tempStore();
+    okValue(store.createRun(newRun("run-1")));
+    commitSteps(store, "run-1", 1);
+    okValue(store.updateRun("run-1", { status: "suspended" }));
+    okValue(store.updateRun("run-1", { status: "running" }));
+    store.commitStep("run-1", step("run-1", 2));
+    store.close();
+
+    expect(existsSync(`${path}.live`)).toBe(true);
   });
 
   it("keeps marks apart: a run resumed by another process goes on marking from the steps stored", () => {
@@ -102,13 +138,14 @@ describe("a SQLite store's live runs, marked outside the database", () => {
     commitSteps(store, "run-1", 3);
     commitSteps(store, "run-2", 1);
     okValue(store.updateRun("run-2", { status: "failed" }));
+    // Closing the store checkpoints: run-1's first three steps reach the main file.
+    store.close();
 
     // Another process takes run-1 over and commits a step more.
     const other = openStore(path);
     okValue(other.acquireLease("run-1", "other", 15_000));
     other.commitStep("run-1", step("run-1", 4));
 
-    // run-2's end checkpointed run-1's first three steps; only the fourth was in the WAL alone.
     expect(contextsOf(withoutItsWal(path).lostSteps())).toEqual([
       expect.objectContaining({ runId: "run-1", committedSteps: 4, storedSteps: 3 }),
     ]);

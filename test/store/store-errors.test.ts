@@ -126,7 +126,7 @@ describe("a store path that cannot be created", () => {
 });
 
 describe("a run that ends", () => {
-  it("is in the main database file: the WAL can be lost without losing it", () => {
+  it("is in the main database file once the store is closed: the WAL can be lost without losing it", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
     store.commitStep("run-1", {
@@ -134,6 +134,7 @@ describe("a run that ends", () => {
       events: [{ type: "RunCompleted", runId: "run-1", payload: {} }],
     });
     okValue(store.updateRun("run-1", { status: "done" }));
+    store.close();
 
     // Only the main file, as if the WAL had been deleted after a kill.
     const copy = join(tempDir(), "runs.db");
