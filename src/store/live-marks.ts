@@ -21,6 +21,8 @@ export interface StepTail {
 export interface LiveMark extends StepTail {
   runId: string;
   file: string;
+  /** The run's row as it was created (JSON), when the mark was made then. */
+  row?: string;
 }
 
 /** A mark's first line has a fixed width, so that each write covers the one before it whole. */
@@ -32,8 +34,8 @@ const tailLine = ({ step, lastSeq }: StepTail): string =>
 /**
  * How far each live run of a SQLite store has committed, kept outside the database: one small
  * file per run in `<store>.live/` (its tail on the first line, rewritten in place after each
- * commit, its run id on the second), and removed once the run left `running` and a checkpoint
- * put its steps in the main file. Until then its steps may live only in the WAL, and a WAL
+ * commit, its run id on the second, the row it was created with on the third), and removed once
+ * the run left `running` and a checkpoint put its steps in the main file. Until then its steps may live only in the WAL, and a WAL
  * deleted or damaged after a crash loses them without a trace in the database: the mark is what
  * tells that they were there. Each write goes to the page cache, unsynced, as the WAL's own
  * commits do: a killed process loses none. Only a run's lease holder commits its steps, so each
@@ -47,11 +49,20 @@ export class LiveMarks {
     this.dir = `${storePath}.live`;
   }
 
+  /** Records that `runId` was created as `row` (its JSON), with the steps it has (none, or a fork's first). */
+  created(runId: string, row: string, tail: StepTail = { step: 0, lastSeq: 0 }): void {
+    this.forget(runId);
+    const fd = this.create(runId, "w");
+    this.open.set(runId, fd);
+    writeSync(fd, `${tailLine(tail)}${runId}\n${row}\n`, 0);
+  }
+
   /** Records that `runId` has committed up to `tail`. */
   committed(runId: string, tail: StepTail): void {
     let fd = this.open.get(runId);
     if (fd === undefined) {
-      fd = this.create(runId);
+      // Its mark may be there already (made when the run was created): only its tail is written.
+      fd = this.openExisting(runId) ?? this.create(runId, "w");
       this.open.set(runId, fd);
       writeSync(fd, `${tailLine(tail)}${runId}\n`, 0);
       return;
@@ -59,11 +70,20 @@ export class LiveMarks {
     writeSync(fd, tailLine(tail), 0);
   }
 
-  /** The run's mark file, opened empty: its folder made when missing (or removed meanwhile). */
-  private create(runId: string): number {
+  private openExisting(runId: string): number | undefined {
+    try {
+      return openSync(this.fileOf(runId), "r+");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+  }
+
+  /** The run's mark file, opened as `flags` says: its folder made when missing (or removed meanwhile). */
+  private create(runId: string, flags: string): number {
     for (let attempt = 1; ; attempt++) {
       try {
-        return openSync(this.fileOf(runId), "w");
+        return openSync(this.fileOf(runId), flags);
       } catch (error) {
         const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
         if (!missing || attempt >= 3) throw error;
@@ -118,9 +138,15 @@ export class LiveMarks {
         continue;
       }
       const [step, lastSeq] = text.slice(0, TAIL_WIDTH).trim().split(" ").map(Number);
-      const runId = text.slice(TAIL_WIDTH).replace(/\n$/, "");
+      const [runId = "", row] = text.slice(TAIL_WIDTH).split("\n");
       if (Number.isSafeInteger(step) && Number.isSafeInteger(lastSeq) && runId !== "")
-        marks.push({ runId, step: step as number, lastSeq: lastSeq as number, file });
+        marks.push({
+          runId,
+          step: step as number,
+          lastSeq: lastSeq as number,
+          file,
+          ...(row && { row }),
+        });
     }
     return marks;
   }

@@ -28,7 +28,7 @@ import { ForkCopier } from "./fork-copier.js";
 import { LiveMarks, type StepTail } from "./live-marks.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
-import { fromRunRow, newRunRecord, toRunRow } from "./records.js";
+import { fromRunRow, newRunRecord, type RunRow, toRunRow } from "./records.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { SqliteConnection } from "./sqlite-connection.js";
@@ -120,7 +120,11 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     try {
       db = openDatabase(path);
       const migrated = migrate(db, now);
-      if (migrated.ok) return ok(new SqliteStore(db, path, now));
+      if (migrated.ok) {
+        const store = new SqliteStore(db, path, now);
+        store.restoreRunRows();
+        return ok(store);
+      }
       db.close();
       return migrated;
     } catch (cause) {
@@ -130,12 +134,13 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   }
 
   /**
-   * Stores the run's row, then checkpoints it: a WAL lost later cannot take the row with it, so
-   * `resume --force` can start such a run again (about half a millisecond a run, measured).
+   * Stores the run's row, then its mark with the row in it (see `LiveMarks`): a WAL lost before
+   * a checkpoint put the row in the main file cannot take the run with it, as the store puts the
+   * row back when it is opened again (`restoreRunRows`), and `resume --force` can start it again.
    */
   createRun(run: NewRun): Result<RunRecord> {
     const created = this.insertRun(run);
-    if (created.ok) checkpoint(this.db);
+    if (created.ok) this.markCreated(created.value);
     return created;
   }
 
@@ -145,6 +150,28 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     const inserted = this.written(() => this.sql.insertRun.run(toRunRow(record.value)));
     if (inserted.changes === 0) return err(runExists(run.runId));
     return record;
+  }
+
+  private markCreated(run: RunRecord, tail?: StepTail): void {
+    this.guardedMark(() => this.marks.created(run.runId, JSON.stringify(toRunRow(run)), tail));
+  }
+
+  /**
+   * Puts back the rows of runs whose marks hold them and the file does not: their WAL was lost
+   * before a checkpoint. What they committed is gone with it, and `lostSteps` says so.
+   */
+  private restoreRunRows(): void {
+    for (const mark of this.marks.marks()) {
+      if (mark.row === undefined || this.sql.runExists.get(mark.runId) !== undefined) continue;
+      let row: RunRow;
+      try {
+        row = JSON.parse(mark.row) as RunRow;
+      } catch {
+        continue;
+      }
+      if (row.runId !== mark.runId) continue;
+      this.written(() => this.sql.insertRun.run(row));
+    }
   }
 
   /** Stores a run for a worker to take (`claimRun`), with status `queued`. */
@@ -275,10 +302,10 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
       this.appendStep(run.runId, first, copied);
       return created;
     });
-    // Its owner commits the rest, under a lease; its row is in the main file, as a new run's is.
+    // Its owner commits the rest, under a lease; its mark holds its row, as a new run's does.
     if (forked.ok) {
+      this.markCreated(forked.value, this.log.tailOf(run.runId));
       this.letGo(run.runId);
-      checkpoint(this.db);
     }
     return forked;
   }

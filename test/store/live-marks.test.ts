@@ -31,7 +31,7 @@ const contextsOf = (errors: StagechartError[]) =>
   errors.map(({ code, context }) => ({ code, ...context }));
 
 describe("a SQLite store's live runs, marked outside the database", () => {
-  it("a run's row reaches the main file as it is created, before any checkpoint of its steps", () => {
+  it("a run's row outlives a WAL lost before any checkpoint: its mark holds it, and the store puts it back", () => {
     const { store, path } = tempStore();
     okValue(store.createRun(newRun("run-1")));
     commitSteps(store, "run-1", 3);
@@ -62,7 +62,7 @@ describe("a SQLite store's live runs, marked outside the database", () => {
     ]);
   });
 
-  it("tells a run whose row was lost too (the main file from before it was created)", () => {
+  it("puts back the row of a run created after the main file's last checkpoint, and tells its lost steps", () => {
     const { store, path } = tempStore();
     const before = join(tempDir(), "runs.db");
     copyFileSync(path, before);
@@ -71,7 +71,7 @@ describe("a SQLite store's live runs, marked outside the database", () => {
 
     const left = withoutItsWal(before, path);
     expect(contextsOf(left.lostSteps())).toEqual([
-      expect.objectContaining({ runId: "run-1", committedSteps: 2, runExists: false }),
+      expect.objectContaining({ runId: "run-1", committedSteps: 2, runExists: true }),
     ]);
   });
 
@@ -148,6 +148,21 @@ describe("a SQLite store's live runs, marked outside the database", () => {
 
     expect(contextsOf(withoutItsWal(path).lostSteps())).toEqual([
       expect.objectContaining({ runId: "run-1", committedSteps: 4, storedSteps: 3 }),
+    ]);
+  });
+
+  it("marks a fork with its row and its first step", () => {
+    const { store, path } = tempStore();
+    okValue(store.createRun(newRun("run-1")));
+    commitSteps(store, "run-1", 2);
+    store.close();
+    const other = openStore(path);
+    okValue(other.forkRun("run-1", 1, newRun("fork-1"), step("fork-1", 1)));
+
+    const left = withoutItsWal(path);
+    expect(okValue(left.getRun("fork-1")).runId).toBe("fork-1");
+    expect(contextsOf(left.lostSteps())).toEqual([
+      expect.objectContaining({ runId: "fork-1", committedSteps: 1, storedSteps: 0 }),
     ]);
   });
 });
