@@ -44,14 +44,26 @@ function diffRecords(
   path: PathKey[],
   ops: PatchOp[],
 ): void {
-  const start = ops.length;
   const beforeKeys = Object.keys(before);
+  const afterKeys = Object.keys(after);
+  if (sameKeys(beforeKeys, afterKeys)) {
+    // The common case: the same keys in the same order, only values to compare.
+    for (const key of afterKeys) {
+      const [was, value] = [before[key], after[key]];
+      if (was === value) continue;
+      if (isWritten(was) && isWritten(value)) diffInto(was, value, [...path, key], ops);
+      else if (isWritten(value)) ops.push([[...path, key], value]);
+      else if (isWritten(was)) ops.push([[...path, key]]);
+    }
+    return;
+  }
+  const start = ops.length;
   const kept = (key: string) =>
     isWritten(before[key]) && Object.hasOwn(after, key) && isWritten(after[key]);
   const orderedKept = (key: string) => !isIntegerKey(key) && kept(key);
   let next = 0;
   let added = false;
-  for (const key of Object.keys(after)) {
+  for (const key of afterKeys) {
     const value = after[key];
     if (!isWritten(value)) continue;
     const ordered = !isIntegerKey(key);
@@ -102,6 +114,12 @@ function sameLeaf(before: unknown, after: unknown): boolean {
   if (typeof before !== "object" || typeof after !== "object" || before === null || after === null)
     return Object.is(before, after) || (Number.isNaN(before) && Number.isNaN(after));
   return JSON.stringify(before) === JSON.stringify(after);
+}
+
+function sameKeys(before: string[], after: string[]): boolean {
+  if (before.length !== after.length) return false;
+  for (let i = 0; i < before.length; i++) if (before[i] !== after[i]) return false;
+  return true;
 }
 
 /** A key an object lists before the others, in ascending order: an array index's form. */
