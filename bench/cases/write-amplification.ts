@@ -25,16 +25,21 @@ export async function writeAmplification(workload: Workload, dir: string): Promi
   const opened = SqliteStore.open(file);
   if (!opened.ok) throw opened.error;
   const counted = meter(opened.value);
+  let closed = false;
   try {
     const writtenBefore = bytesWrittenByProcess();
     const result = await runToEnd(pipeline, hostFor(workload), counted.store);
-    const writtenAfter = bytesWrittenByProcess();
     const conversation = stageIdsOf(workload)
       .map((id) => result.results[id]?.stageExecutionId as string)
       .flatMap((execution) => opened.value.read(execution))
       .reduce((sum, entry) => sum + Buffer.byteLength(JSON.stringify(entry)), 0);
-    const handed = totalBytes(counted);
     const onDisk = fileSize(file) + fileSize(`${file}-wal`);
+    // What the run's end leaves to the store's next checkpoint is written when the store is
+    // closed: counted here.
+    opened.value.close();
+    closed = true;
+    const writtenAfter = bytesWrittenByProcess();
+    const handed = totalBytes(counted);
     const sizes = counted.snapshotSizes;
     const label = `${workload.stages * workload.turns} turns, ${workload.outputBytes} B tool outputs`;
     const shape = `${workload.stages}×${workload.turns}, ${workload.outputBytes} B outputs`;
@@ -70,6 +75,6 @@ export async function writeAmplification(workload: Workload, dir: string): Promi
     }
     return comparisons;
   } finally {
-    opened.value.close();
+    if (!closed) opened.value.close();
   }
 }
