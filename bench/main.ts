@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { durabilityCost } from "./cases/durability.js";
-import { durabilityFloor } from "./cases/durability-floor.js";
+import { diskFloor, durabilityFloor } from "./cases/durability-floor.js";
 import { engineOverhead } from "./cases/engine-overhead.js";
 import { inspectionOverhead } from "./cases/inspection.js";
 import { langGraphSideBySide } from "./cases/langgraph.js";
@@ -104,6 +104,8 @@ async function main(): Promise<void> {
     await step("write amplification, 1 kB outputs", () =>
       writeAmplification(SMALL_OUTPUTS_RUN, dir),
     );
+    await step("disk floor", () => diskFloor(LONG_RUN, dir));
+    await step("disk floor, 1 kB outputs", () => diskFloor(SMALL_OUTPUTS_RUN, dir));
     await step("memory", () => memoryUse(LONG_RUN, MEMORY_RUNS));
     await step("memory, 1 kB outputs", () => memoryUse(SMALL_OUTPUTS_RUN, MEMORY_RUNS));
     await step("suspended memory", () => suspendedMemory(SHORT_RUN, MEMORY_RUNS));
