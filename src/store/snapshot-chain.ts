@@ -14,6 +14,11 @@ export interface StoredSnapshotText {
 
 /** A chain of patches is cut (the next snapshot stored whole) past this many links. */
 const LONGEST_CHAIN = 256;
+/**
+ * The patches a chain may add up to before a new keyframe, at the least: a small snapshot's
+ * chain is not cut every few steps (reading one back parses at most this much more).
+ */
+const CHAIN_BYTES = 16 * 1024;
 
 /** What a run's chain is at: the snapshot its last step stored, and what reading it costs. */
 interface ChainEnd {
@@ -36,7 +41,8 @@ interface ChainEnd {
  * How a run's snapshots are written: each as the patch from the one before (snapshot-patch.ts),
  * about the size of what the step changed, made without serialising the snapshot; a keyframe
  * stored whole starts each chain. A new keyframe is taken when the patches since the last one
- * add up to more than its JSON (so a read parses at most about twice a snapshot's bytes), after
+ * add up to more than its JSON or 16 KiB (so a read parses at most about twice a snapshot's
+ * bytes, or 16 KiB more), after
  * `LONGEST_CHAIN` links, and for a run met for the first time here (another process's, a resumed
  * one), since its last snapshot's object is not at hand. The chain's end moves as a step is
  * encoded: a step that is then not stored (its transaction failed) must `forget` the run.
@@ -51,7 +57,7 @@ export class SnapshotChains {
     if (end && end.links < LONGEST_CHAIN) {
       const ops = diffSnapshots(end.snapshot, snapshot);
       const text = JSON.stringify([end.step, end.keyframeSum, ...packPatch(ops)]);
-      if (end.patchBytes + text.length <= end.keyframeBytes) {
+      if (end.patchBytes + text.length <= Math.max(end.keyframeBytes, CHAIN_BYTES)) {
         if (end.json !== undefined) this.check(end.json, text, snapshot);
         const stored = { snapshot: text, base: end.keyframe };
         this.ends.set(runId, {

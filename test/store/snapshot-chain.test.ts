@@ -13,9 +13,9 @@ import {
 } from "./support/temp-store.js";
 
 /** A stage's instructions: text that differs from one stage to another all along. */
-const bodyOf = (stage: string): string =>
+const bodyOf = (stage: string, words = 80): string =>
   Array.from(
-    { length: 80 },
+    { length: words },
     (_, i) => `${stage}:${(i * 7919 + stage.length * 104729) % 10007}`,
   ).join(" ");
 
@@ -23,7 +23,13 @@ const bodyOf = (stage: string): string =>
 const snapshotAt = (turn: number, stage = "plan") => ({
   value: { act: turn % 2 === 0 ? "calling" : "dispatch" },
   context: {
-    stage: { id: stage, body: bodyOf(stage), tools: ["Lookup"] },
+    // A stage named "large-…" has instructions of about 30 kB: a step entering it changes more
+    // than a chain of patches carries.
+    stage: {
+      id: stage,
+      body: bodyOf(stage, stage.startsWith("large-") ? 3000 : 80),
+      tools: ["Lookup"],
+    },
     turn,
     batch: [{ proposalId: `run-1/${stage}/1/a1/t${turn}/c0`, args: { key: `${stage}-${turn}` } }],
   },
@@ -64,15 +70,32 @@ describe("a run's snapshots", () => {
 
     const whole = committed.reduce((sum, each) => sum + JSON.stringify(each).length, 0);
     const { json, stored } = storedBytes(path);
-    expect(stored).toBeLessThan(whole / 2.5);
-    // A new keyframe once the patches since the last add up to more than it: a read parses at
-    // most about twice a snapshot's bytes.
-    expect(json).toBeLessThanOrEqual(stored / 2 + JSON.stringify(committed[0]).length);
-    expect(basesOf(path).filter((base) => base === null).length).toBeGreaterThan(1);
+    expect(json).toBe(JSON.stringify(committed[0]).length);
+    expect(stored).toBeLessThan(whole / 4);
+    expect(basesOf(path)).toEqual([null, ...committed.slice(1).map(() => 1)]);
     expect(okValue(store.getSnapshot("run-1")).snapshot).toEqual(committed.at(-1));
     committed.forEach((snapshot, i) => {
       expect(store.snapshotAtStep("run-1", i + 1)).toEqual(snapshot);
     });
+  });
+
+  it("start a new chain once its patches add up to more than 16 KiB (or the keyframe, when larger)", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    for (let turn = 1; turn <= 300; turn++)
+      store.commitStep("run-1", { events: [], snapshot: snapshotAt(turn) });
+
+    const bases = basesOf(path);
+    const keyframes = bases.flatMap((base, i) => (base === null ? [i + 1] : []));
+    expect(keyframes.length).toBeGreaterThan(2);
+    const db = new Database(path, { readonly: true });
+    const patchBytes = db
+      .prepare<[number], number>("SELECT SUM(length(snapshot)) FROM steps WHERE snapshot_base = ?")
+      .pluck();
+    for (const keyframe of keyframes)
+      expect(patchBytes.get(keyframe) ?? 0).toBeLessThanOrEqual(16 * 1024);
+    db.close();
+    expect(store.snapshotAtStep("run-1", 300)).toEqual(snapshotAt(300));
   });
 
   it("cost what a step changed: a part of the snapshot shared with the step before is not written again", () => {
@@ -99,14 +122,14 @@ describe("a run's snapshots", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
     store.commitStep("run-1", { events: [], snapshot: snapshotAt(1, "plan") });
-    store.commitStep("run-1", { events: [], snapshot: snapshotAt(1, "a-very-different-stage") });
-    store.commitStep("run-1", { events: [], snapshot: snapshotAt(2, "a-very-different-stage") });
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(1, "large-stage") });
+    store.commitStep("run-1", { events: [], snapshot: snapshotAt(2, "large-stage") });
     store.close();
     const reopened = openStore(path);
-    reopened.commitStep("run-1", { events: [], snapshot: snapshotAt(3, "a-very-different-stage") });
+    reopened.commitStep("run-1", { events: [], snapshot: snapshotAt(3, "large-stage") });
 
     expect(basesOf(path)).toEqual([null, null, 2, null]);
-    expect(reopened.snapshotAtStep("run-1", 3)).toEqual(snapshotAt(2, "a-very-different-stage"));
+    expect(reopened.snapshotAtStep("run-1", 3)).toEqual(snapshotAt(2, "large-stage"));
   });
 
   it("do not go on from a step that was rolled back", () => {
