@@ -106,14 +106,38 @@ export interface StepEventsRow {
 
 /**
  * A step's audit events as its row stores them (one row per step, not one per event):
- * a JSON array in seq order, each event without its run id and seq, which the row implies.
+ * a JSON array in seq order, each event without its run id and seq, which the row implies; or,
+ * when its events share fields, `{shared, events}` (see `SHAREABLE`).
  */
 export function toStepEvents(
   events: readonly (AuditEventInput & { at: string; seq?: number })[],
 ): string | null {
   if (events.length === 0) return null;
-  return JSON.stringify(events.map(({ seq: _seq, runId: _runId, ...stored }) => stored));
+  const stored: Record<string, unknown>[] = events.map(
+    ({ seq: _seq, runId: _runId, ...rest }) => rest,
+  );
+  const [first] = stored;
+  if (first === undefined || stored.length === 1) return JSON.stringify(stored);
+  const shared: Record<string, unknown> = {};
+  for (const field of SHAREABLE)
+    if (first[field] !== undefined && stored.every((event) => event[field] === first[field]))
+      shared[field] = first[field];
+  const fields = Object.keys(shared);
+  if (fields.length === 0) return JSON.stringify(stored);
+  const own = stored.map((event) => {
+    const rest: Record<string, unknown> = { ...event };
+    for (const field of fields) delete rest[field];
+    return rest;
+  });
+  return JSON.stringify({ shared, events: own });
 }
+
+/**
+ * Fields most of a step's events have alike (the moment, the stage execution): stored once for
+ * the step, `{shared, events}`, when every event has the same value, where each event repeated
+ * them (about a third of a step's events' bytes).
+ */
+const SHAREABLE = ["at", "stageId", "stageExecutionId", "attempt"] as const;
 
 /** The events of `rows` (steps, oldest first) numbered after `afterSeq`. */
 export const eventsAfter = (runId: string, rows: StepEventsRow[], afterSeq: number): AuditEvent[] =>
@@ -138,11 +162,20 @@ export function fromStepEvents(runId: string, row: StepEventsRow): AuditEvent[] 
 function parsedEvents(text: string | null, count: number): unknown[] | undefined {
   if (text === null) return count === 0 ? [] : undefined;
   try {
-    const events: unknown = JSON.parse(text);
-    return Array.isArray(events) && events.length === count ? events : undefined;
+    const parsed: unknown = JSON.parse(text);
+    const events = Array.isArray(parsed) ? parsed : withShared(parsed);
+    return events?.length === count ? events : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** A step's `{shared, events}` read back as its events, each with the shared fields. */
+function withShared(stored: unknown): unknown[] | undefined {
+  if (!isRecord(stored) || !isRecord(stored.shared) || !Array.isArray(stored.events))
+    return undefined;
+  const shared = stored.shared;
+  return stored.events.map((event) => (isRecord(event) ? { ...shared, ...event } : event));
 }
 
 function fromStoredEvent(runId: string, seq: number, stored: Record<string, unknown>): AuditEvent {

@@ -46,18 +46,9 @@ function diffRecords(
 ): void {
   const beforeKeys = Object.keys(before);
   const afterKeys = Object.keys(after);
-  if (sameKeys(beforeKeys, afterKeys)) {
-    // The common case: the same keys in the same order, only values to compare.
-    for (const key of afterKeys) {
-      const [was, value] = [before[key], after[key]];
-      if (was === value) continue;
-      if (isWritten(was) && isWritten(value)) diffInto(was, value, [...path, key], ops);
-      else if (isWritten(value)) ops.push([[...path, key], value]);
-      else if (isWritten(was)) ops.push([[...path, key]]);
-    }
-    return;
-  }
   const start = ops.length;
+  if (sameKeys(beforeKeys, afterKeys) && sameValuesOf(before, after, afterKeys, path, ops)) return;
+  ops.length = start;
   const kept = (key: string) =>
     isWritten(before[key]) && Object.hasOwn(after, key) && isWritten(after[key]);
   const orderedKept = (key: string) => !isIntegerKey(key) && kept(key);
@@ -114,6 +105,29 @@ function sameLeaf(before: unknown, after: unknown): boolean {
   if (typeof before !== "object" || typeof after !== "object" || before === null || after === null)
     return Object.is(before, after) || (Number.isNaN(before) && Number.isNaN(after));
   return JSON.stringify(before) === JSON.stringify(after);
+}
+
+/**
+ * The common case, the same keys in the same order: only values to compare. False, when a key
+ * whose value JSON left out gets one (it would be written at the end of the record, not in its
+ * place): the caller compares keys then.
+ */
+function sameValuesOf(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  keys: string[],
+  path: PathKey[],
+  ops: PatchOp[],
+): boolean {
+  for (const key of keys) {
+    const [was, value] = [before[key], after[key]];
+    if (was === value) continue;
+    if (!isWritten(value)) {
+      if (isWritten(was)) ops.push([[...path, key]]);
+    } else if (!isWritten(was)) return false;
+    else diffInto(was, value, [...path, key], ops);
+  }
+  return true;
 }
 
 function sameKeys(before: string[], after: string[]): boolean {

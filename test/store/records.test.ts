@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fromStepEvents } from "../../src/store/records.js";
+import { fromStepEvents, toStepEvents } from "../../src/store/records.js";
 
 const started = { at: "t1", type: "RunStarted", payload: {} };
 
@@ -40,5 +40,56 @@ describe("a step's audit events read back from its row", () => {
       payload: {},
       damaged: "run run-1's audit event 1: its payload is not a JSON object",
     });
+  });
+});
+
+describe("a step's audit events as its row stores them", () => {
+  const turn = { at: "t2", stageId: "plan", stageExecutionId: "run-1/plan/1", attempt: 1 };
+  const events = [
+    { ...turn, type: "ModelTurn" as const, runId: "run-1", payload: { turn: 1 } },
+    { ...turn, type: "ToolProposed" as const, runId: "run-1", payload: { tool: "Read" } },
+    { ...turn, at: "t3", type: "ToolApproved" as const, runId: "run-1", payload: { tool: "Read" } },
+  ];
+
+  it("keeps the fields every event has alike once, and reads each event back whole", () => {
+    const text = toStepEvents(events) as string;
+    expect(JSON.parse(text)).toEqual({
+      shared: { stageId: "plan", stageExecutionId: "run-1/plan/1", attempt: 1 },
+      events: [
+        { at: "t2", type: "ModelTurn", payload: { turn: 1 } },
+        { at: "t2", type: "ToolProposed", payload: { tool: "Read" } },
+        { at: "t3", type: "ToolApproved", payload: { tool: "Read" } },
+      ],
+    });
+    expect(text.length).toBeLessThan(JSON.stringify(events).length * 0.75);
+    expect(fromStepEvents("run-1", { previous: 0, lastSeq: 3, events: text })).toEqual(
+      events.map((event, i) => ({ seq: i + 1, ...event })),
+    );
+  });
+
+  it("stores a lone event, or events with nothing alike, as a list", () => {
+    expect(JSON.parse(toStepEvents([events[0] as (typeof events)[0]]) as string)).toEqual([
+      { ...turn, type: "ModelTurn", payload: { turn: 1 } },
+    ]);
+    const apart = [
+      { at: "t1", type: "RunStarted" as const, runId: "run-1", payload: {} },
+      { at: "t2", type: "RunCompleted" as const, runId: "run-1", payload: {} },
+    ];
+    expect(JSON.parse(toStepEvents(apart) as string)).toEqual([
+      { at: "t1", type: "RunStarted", payload: {} },
+      { at: "t2", type: "RunCompleted", payload: {} },
+    ]);
+  });
+
+  it("marks each event of a step whose shared form does not read back", () => {
+    const damaged = fromStepEvents("run-1", {
+      previous: 0,
+      lastSeq: 2,
+      events: JSON.stringify({ shared: "plan", events: [{}, {}] }),
+    });
+    expect(damaged.map((event) => event.damaged)).toEqual([
+      expect.stringContaining("do not read back"),
+      expect.stringContaining("do not read back"),
+    ]);
   });
 });

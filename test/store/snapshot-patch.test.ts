@@ -129,3 +129,11 @@ describe("a packed patch", () => {
     expect(() => unpackPatch([[0, { a: 1 }, 1]])).toThrow(/not a string or index/);
   });
 });
+
+describe("a key whose value JSON left out", () => {
+  it("gets one in its place: the record is set whole when a key after it is written", () => {
+    const before = { status: "active", output: undefined, context: { a: 1 } };
+    const after = { status: "done", output: { ok: true }, context: { a: 1 } };
+    expect(roundTrip(before, after)).toBe(JSON.stringify(after));
+  });
+});

@@ -126,7 +126,10 @@ describe("commitStep", () => {
       store.commitStep("run-1", { events: [1, 2, 3].map((n) => turn("run-1", n)) });
       const db = new Database(path);
       db.exec("DROP TRIGGER steps_events_no_update");
-      db.prepare(`UPDATE steps SET events = json_set(events, '$[1].${column}', ${value})`).run();
+      // The step's events share their moment: stored as {shared, events}.
+      db.prepare(
+        `UPDATE steps SET events = json_set(events, '$.events[1].${column}', ${value})`,
+      ).run();
       db.close();
       const events = store.auditOf("run-1");
       expect(events.map((event) => event.payload)).toEqual([{ turn: 1 }, {}, { turn: 3 }]);
