@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import type {
   LanguageModelV3Message,
   LanguageModelV3ToolCall,
@@ -162,6 +163,17 @@ export async function runMastra(
  */
 export const libSqlStore = (file: string): LibSQLStore => new LibSQLStore({ url: `file:${file}` });
 
-/** Closes the store's connection, which LibSQLStore keeps private (it has no `close`). */
-export const closeLibSql = (store: LibSQLStore): void =>
+/**
+ * Closes the store's connection, which LibSQLStore keeps private (it has no `close`). The libsql
+ * client leaves a connection it began a transaction or batch on to the garbage collector, so the
+ * file's WAL is folded in and removed only once that connection is collected: with `settle`,
+ * garbage is collected (`node --expose-gc`) until the WAL is gone, for at most a second.
+ */
+export async function closeLibSql(store: LibSQLStore, settle?: { file: string }): Promise<void> {
   (store as unknown as { client: { close(): void } }).client.close();
+  if (!settle) return;
+  for (let wait = 0; wait < 100 && existsSync(`${settle.file}-wal`); wait++) {
+    globalThis.gc?.();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

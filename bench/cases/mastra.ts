@@ -15,7 +15,7 @@ async function storedBytes(workload: Workload, dir: string) {
   const store = libSqlStore(mastraFile);
   const model = createScriptedModel(scriptOf(workload));
   await runMastra(workload, mastraAgent(workload, model, lookupTool(workload.outputBytes), store));
-  closeLibSql(store);
+  await closeLibSql(store, { file: mastraFile });
   const storeFile = join(dir, `stagechart-mastra-bytes-${workload.turns}.db`);
   const opened = SqliteStore.open(storeFile);
   if (!opened.ok) throw opened.error;
@@ -98,7 +98,7 @@ export async function mastraSideBySide(turns: number, dir: string): Promise<Comp
     );
     return [...rows, stored];
   } finally {
-    closeLibSql(libSql);
+    await closeLibSql(libSql);
     store.close();
   }
 }

@@ -38,7 +38,7 @@ function countedLookup(keys: string[]): AnyTool {
   };
 }
 
-/** Mastra's in-memory store, keeping how long the conversation was in each snapshot it is handed. */
+/** Mastra's in-memory store, noting how long the conversation is in each snapshot it is handed. */
 class RecordingStore extends InMemoryStore {
   readonly conversationLengths: number[] = [];
   override async persistWorkflowSnapshot(args: {
@@ -115,14 +115,14 @@ describe("the Mastra benchmark's workflow", () => {
       WORKLOAD,
       mastraAgent(WORKLOAD, model, lookupTool(WORKLOAD.outputBytes), writer),
     );
-    closeLibSql(writer);
+    await closeLibSql(writer);
     const reader = libSqlStore(file);
     const { runs } = await reader.getWorkflowRuns();
     expect(runs).toHaveLength(1);
     const snapshot = runs[0]?.snapshot as WorkflowRunState;
     expect(snapshot.status).toBe("success");
     expect(snapshot.result).toMatchObject({ stage: 2, done: true });
-    closeLibSql(reader);
+    await closeLibSql(reader);
   });
 });
 
