@@ -45,6 +45,12 @@ const langGraph = (kind: "durable" | "in memory", turns: number): Goal => ({
   limit: 0.2,
 });
 
+const mastra = (kind: "durable" | "in memory", turns: number): Goal => ({
+  goal: `Mastra ${kind}, 3 stages × ${turns} turns: stagechart ≥ 2× faster`,
+  row: `Mastra ${kind} (3 stages × ${turns} turns`,
+  limit: 0.5,
+});
+
 /**
  * What a committed step adds to a stagechart run (durable less in memory, over its committed
  * steps) against what one adds at the least (the durability floor row: bare XState committing
@@ -271,6 +277,12 @@ export const GOALS: readonly Goal[] = [
   langGraph("in memory", 100),
   langGraph("durable", 1000),
   langGraph("in memory", 1000),
+  mastra("durable", 10),
+  mastra("in memory", 10),
+  mastra("durable", 100),
+  mastra("in memory", 100),
+  mastra("durable", 1000),
+  mastra("in memory", 1000),
 ];
 
 /** Every goal against the rows of one benchmark run. */

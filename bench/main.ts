@@ -6,6 +6,7 @@ import { diskFloor, durabilityFloor } from "./cases/durability-floor.js";
 import { engineOverhead } from "./cases/engine-overhead.js";
 import { inspectionOverhead } from "./cases/inspection.js";
 import { langGraphSideBySide } from "./cases/langgraph.js";
+import { mastraSideBySide } from "./cases/mastra.js";
 import { memoryUse } from "./cases/memory.js";
 import { postgresStepCost } from "./cases/postgres-steps.js";
 import { resumeCost } from "./cases/resume.js";
@@ -46,8 +47,8 @@ const PARKED_RUN: Workload = {
 const MEMORY_RUNS = 20;
 /** One stage of 2,000 turns: does a turn cost the same at the end as at the start? */
 const LONG_STAGE: Workload = { stages: 1, turns: 2000, outputBytes: 200 };
-/** Turns per stage of the LangGraph.js comparison (N = 10, 100 and 1,000). */
-const LANGGRAPH_TURNS = [10, 100, 1000];
+/** Turns per stage of the LangGraph.js and Mastra comparisons (N = 10, 100 and 1,000). */
+const PEER_TURNS = [10, 100, 1000];
 /** Model turns per stage of the stored run the visualizer opens: about 1,000 audit events. */
 const LONG_RUN_TURNS = 82;
 /** …and of the run it is held against: about 110 audit events, as a run of a bundled pipeline. */
@@ -93,8 +94,10 @@ async function main(): Promise<void> {
   };
   try {
     await step("engine overhead", () => engineOverhead(SHORT_RUN));
-    for (const turns of LANGGRAPH_TURNS)
+    for (const turns of PEER_TURNS)
       await step(`LangGraph.js, ${turns} turns`, () => langGraphSideBySide(turns, dir));
+    for (const turns of PEER_TURNS)
+      await step(`Mastra, ${turns} turns`, () => mastraSideBySide(turns, dir));
     await step("durability", () => durabilityCost(SHORT_RUN, dir));
     await step("durability floor", () => durabilityFloor(SHORT_RUN, dir));
     await step("transactions per step", () => transactionsPerStep(SHORT_RUN, dir));

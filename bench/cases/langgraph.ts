@@ -1,31 +1,14 @@
-import { statSync } from "node:fs";
 import { join } from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { createScriptedModel, SqliteStore } from "../../src/index.js";
-import {
-  type InterleavedTiming,
-  type InterleavingPlan,
-  quartilesOf,
-  timeInterleaved,
-} from "../interleaved.js";
+import { type InterleavingPlan, timeInterleaved } from "../interleaved.js";
 import { langGraphAgent, runLangGraph } from "../langgraph.js";
+import { fileBytes, interleavedRow } from "../peer-rows.js";
 import { type Comparison, compare } from "../report.js";
 import { runToEnd } from "../stagechart-runs.js";
 import { hostFor, lookupTool, pipelineOf, scriptOf, type Workload } from "../workload.js";
-
-const fileBytes = (file: string): number => {
-  let total = 0;
-  for (const each of [file, `${file}-wal`]) {
-    try {
-      total += statSync(each).size;
-    } catch {
-      // no WAL left once the last connection closed
-    }
-  }
-  return total;
-};
 
 /**
  * LangGraph's SQLite checkpointer on the durability settings stagechart's store uses: WAL with
@@ -74,32 +57,6 @@ const planFor = (turns: number): InterleavingPlan & { runsPerRound: number } =>
     ? { warmupRounds: 1, rounds: 5, collectGarbage: false, runsPerRound: 1 }
     : { warmupRounds: 5, rounds: 31, collectGarbage: false, runsPerRound: 4 };
 
-/** A row of interleaved timings: the ratio is the median of the rounds' own ratios. */
-function interleavedRow(
-  name: string,
-  labels: { baseline: string; stagechart: string },
-  timing: InterleavedTiming,
-  runsPerRound: number,
-): Comparison {
-  const perRun = (ms: number) => (ms / runsPerRound).toFixed(1);
-  const row = compare(
-    name,
-    "ms",
-    { label: labels.baseline, value: timing.baselineMs.median / runsPerRound },
-    { label: labels.stagechart, value: timing.candidateMs.median / runsPerRound },
-    {
-      rounds: timing.rounds,
-      runsPerRound,
-      langGraphMsQuartiles: `${perRun(timing.baselineMs.p25)}–${perRun(timing.baselineMs.p75)}`,
-      stagechartMsQuartiles: `${perRun(timing.candidateMs.p25)}–${perRun(timing.candidateMs.p75)}`,
-      ratioQuartiles: quartilesOf(timing.ratio),
-      cpuRatioMedian: timing.cpuRatio.median,
-      cpuRatioQuartiles: quartilesOf(timing.cpuRatio),
-    },
-  );
-  return { ...row, ratio: timing.ratio.median };
-}
-
 /**
  * LangGraph.js (its SQLite checkpointer, a checkpoint after every super-step) against a durable
  * stagechart run (a commit per step) on the same work, then both in memory (LangGraph's
@@ -141,13 +98,13 @@ export async function langGraphSideBySide(turns: number, dir: string): Promise<C
     return [
       interleavedRow(
         `LangGraph.js durable (${label}), per run`,
-        { baseline: "LangGraph + SqliteSaver", stagechart: "durable" },
+        { baseline: "LangGraph + SqliteSaver", stagechart: "durable", peer: "langGraph" },
         durable,
         runsPerRound,
       ),
       interleavedRow(
         `LangGraph.js in memory (${label}), per run`,
-        { baseline: "LangGraph + MemorySaver", stagechart: "in memory" },
+        { baseline: "LangGraph + MemorySaver", stagechart: "in memory", peer: "langGraph" },
         inMemory,
         runsPerRound,
       ),

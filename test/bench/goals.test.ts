@@ -82,3 +82,43 @@ describe("the durability goal's note", () => {
     expect(durableGoal([durability])).not.toHaveProperty("note");
   });
 });
+
+describe("the Mastra goals", () => {
+  /** A Mastra row as the case names it, stagechart taking `ratio` of Mastra's time. */
+  const mastraRow = (kind: string, turns: number, ratio: number): Comparison =>
+    compare(
+      `Mastra ${kind} (3 stages × ${turns} turns, 1 kB tool outputs), per run`,
+      "ms",
+      { label: `Mastra + ${kind === "durable" ? "LibSQLStore" : "InMemoryStore"}`, value: 100 },
+      { label: kind, value: 100 * ratio },
+    );
+  const verdicts = (rows: Comparison[]) =>
+    judgeGoals(rows)
+      .filter((g) => g.goal.startsWith("Mastra"))
+      .map((g) => `${g.goal}: ${g.verdict}`);
+
+  it("hold stagechart to half Mastra's time, durable and in memory, at 10, 100 and 1,000 turns", () => {
+    const rows = [10, 100, 1000].flatMap((turns) => [
+      mastraRow("durable", turns, turns === 10 ? 0.55 : 0.45),
+      mastraRow("in memory", turns, 0.5),
+    ]);
+    expect(verdicts(rows)).toEqual([
+      "Mastra durable, 3 stages × 10 turns: stagechart ≥ 2× faster: MISSED",
+      "Mastra in memory, 3 stages × 10 turns: stagechart ≥ 2× faster: met",
+      "Mastra durable, 3 stages × 100 turns: stagechart ≥ 2× faster: met",
+      "Mastra in memory, 3 stages × 100 turns: stagechart ≥ 2× faster: met",
+      "Mastra durable, 3 stages × 1000 turns: stagechart ≥ 2× faster: met",
+      "Mastra in memory, 3 stages × 1000 turns: stagechart ≥ 2× faster: met",
+    ]);
+  });
+
+  it("are not measured without the Mastra rows", () => {
+    expect(
+      new Set(
+        judgeGoals([])
+          .filter((g) => g.goal.startsWith("Mastra"))
+          .map((g) => g.verdict),
+      ),
+    ).toEqual(new Set(["not measured"]));
+  });
+});
