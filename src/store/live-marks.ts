@@ -10,6 +10,7 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { deflateSync, inflateSync } from "node:zlib";
 
 /** How far a run's steps reached: its last step's number and its last audit event's seq. */
 export interface StepTail {
@@ -34,7 +35,8 @@ const tailLine = ({ step, lastSeq }: StepTail): string =>
 /**
  * How far each live run of a SQLite store has committed, kept outside the database: one small
  * file per run in `<store>.live/` (its tail on the first line, rewritten in place after each
- * commit, its run id on the second, the row it was created with on the third), and removed once
+ * commit, its run id on the second, then the row it was created with, deflated after a NUL byte),
+ * and removed once
  * the run left `running` and a checkpoint put its steps in the main file. Until then its steps may live only in the WAL, and a WAL
  * deleted or damaged after a crash loses them without a trace in the database: the mark is what
  * tells that they were there. Each write goes to the page cache, unsynced, as the WAL's own
@@ -54,7 +56,10 @@ export class LiveMarks {
     this.forget(runId);
     const fd = this.create(runId, "w");
     this.open.set(runId, fd);
-    writeSync(fd, `${tailLine(tail)}${runId}\n${row}\n`, 0);
+    // The row deflated after a NUL: a binary file, which a tool searching the project's text
+    // (a store may sit inside it) passes over.
+    const head = Buffer.from(`${tailLine(tail)}${runId}\n`);
+    writeSync(fd, Buffer.concat([head, Buffer.from([0]), deflateSync(row)]), 0, undefined, 0);
   }
 
   /** Records that `runId` has committed up to `tail`. */
@@ -131,14 +136,21 @@ export class LiveMarks {
     const marks: LiveMark[] = [];
     for (const name of names) {
       const file = join(this.dir, name);
-      let text: string;
+      let bytes: Buffer;
       try {
-        text = readFileSync(file, "utf8");
+        bytes = readFileSync(file);
       } catch {
         continue;
       }
+      const text = bytes.toString("latin1");
       const [step, lastSeq] = text.slice(0, TAIL_WIDTH).trim().split(" ").map(Number);
-      const [runId = "", row] = text.slice(TAIL_WIDTH).split("\n");
+      const end = text.indexOf("\n", TAIL_WIDTH);
+      const runId = Buffer.from(
+        text.slice(TAIL_WIDTH, end < 0 ? undefined : end),
+        "latin1",
+      ).toString();
+      const row =
+        end >= 0 && bytes[end + 1] === 0 ? inflatedRow(bytes.subarray(end + 2)) : undefined;
       if (Number.isSafeInteger(step) && Number.isSafeInteger(lastSeq) && runId !== "")
         marks.push({
           runId,
@@ -154,5 +166,14 @@ export class LiveMarks {
   /** A file name for any run id: a hash of it (an id may be long, or `..`). */
   private fileOf(runId: string): string {
     return join(this.dir, createHash("sha256").update(runId).digest("hex").slice(0, 32));
+  }
+}
+
+/** A mark's row, or nothing when it does not inflate (a mark cut short by a crash). */
+function inflatedRow(deflated: Buffer): string | undefined {
+  try {
+    return inflateSync(deflated).toString();
+  } catch {
+    return undefined;
   }
 }

@@ -484,12 +484,15 @@ describe("a damaged store", () => {
     // Damage as a broken disk would: past the store's own guard of the append-only log.
     const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'");
     for (const name of triggers.pluck().all()) db.exec(`DROP TRIGGER "${name}"`);
+    // A step's events are a list, or `{shared, events}` when they share fields.
+    const list = "CASE json_type(events) WHEN 'array' THEN '$' ELSE '$.events' END";
+    const count = `json_array_length(events, ${list})`;
     const damage = (seq: number, field: string, value: string) =>
       db
         .prepare(
-          `UPDATE steps SET events = json_set(events, '$[' || CAST(? - 1 - (last_seq -
-             json_array_length(events)) AS INTEGER) || '].${field}', ?)
-           WHERE run_id = ? AND last_seq >= ? AND last_seq - json_array_length(events) < ?`,
+          `UPDATE steps SET events = json_set(events, ${list} || '[' || CAST(? - 1 - (last_seq -
+             ${count}) AS INTEGER) || '].${field}', ?)
+           WHERE run_id = ? AND last_seq >= ? AND last_seq - ${count} < ?`,
         )
         .run(seq, value, runId, seq, seq);
     damage(2, "payload", "{cut");

@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, existsSync, readdirSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { StagechartError } from "../../src/errors.js";
@@ -39,6 +39,15 @@ describe("a SQLite store's live runs, marked outside the database", () => {
     const left = withoutItsWal(path);
     expect(okValue(left.getRun("run-1")).status).toBe("running");
     expect(left.stepsOf("run-1")).toEqual([]);
+  });
+
+  it("keeps the row in a binary file, which a tool searching a project holding the store passes over", () => {
+    const { store, path } = tempStore();
+    okValue(store.createRun(newRun("run-1")));
+    const [mark] = readdirSync(`${path}.live`);
+    const bytes = readFileSync(join(`${path}.live`, mark as string));
+    expect(bytes.includes(0)).toBe(true);
+    expect(bytes.toString("latin1")).not.toContain("pipelineId");
   });
 
   it("tells the steps a lost WAL took: what the run had committed and what is left", () => {
