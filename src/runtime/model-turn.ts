@@ -100,8 +100,11 @@ async function generate(
     ? releasedSignalDeadline(timeoutMs, signal)
     : deadline(timeoutMs, signal);
   const options: LanguageModelV3CallOptions = {
+    // Kept for the attempt's next turn by its signal, which lives as long as the attempt: the
+    // host's transcripts outlive the run, and a prompt kept by their entries would too.
     prompt: toPrompt(
       host.transcripts.read(input.stageExecutionId, transcriptCutoff(input.attempt, input.turn)),
+      signal,
     ),
     tools: toolManifest(host, input),
     toolChoice: { type: "auto" },
