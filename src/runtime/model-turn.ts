@@ -171,24 +171,24 @@ function buildManifest(
   return tools;
 }
 
-/** The reply as the journal keeps it, without the model's secrets should the server echo one. */
+/**
+ * The reply as the journal keeps it, without the model's secrets should the server echo one.
+ * The journal keeps it for the host's life (and the audit log its usage), so it is built to be
+ * small: its calls are mapped (an array grown by pushes, as `flatMap`'s is, keeps room for 17),
+ * and its usage is filled in (a literal made of spreads alone gets a hidden class of its own).
+ */
 function toReply(result: LanguageModelV3GenerateResult, redact: Redactor): ModelReply {
   const content = redactContent(result.content, redact);
-  const text = content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
-  const calls = content.flatMap((part) =>
-    part.type === "tool-call"
-      ? [{ toolCallId: part.toolCallId, tool: part.toolName, input: part.input }]
-      : [],
-  );
+  let text = "";
+  for (const part of content) if (part.type === "text") text += part.text;
+  const calls = content
+    .filter((part) => part.type === "tool-call")
+    .map((part) => ({ toolCallId: part.toolCallId, tool: part.toolName, input: part.input }));
   const { inputTokens, outputTokens } = result.usage;
-  return {
-    text,
-    calls,
-    usage: {
-      ...(inputTokens.total !== undefined && { inputTokens: inputTokens.total }),
-      ...(outputTokens.total !== undefined && { outputTokens: outputTokens.total }),
-    },
-  };
+  const usage: ModelReply["usage"] = {};
+  if (inputTokens.total !== undefined) usage.inputTokens = inputTokens.total;
+  if (outputTokens.total !== undefined) usage.outputTokens = outputTokens.total;
+  return { text, calls, usage };
 }
 
 function summarize(host: Host, toolName: string, args: JsonValue): string {
