@@ -109,7 +109,9 @@ function proposeCall(
   const args = parsed.ok ? parsed.args : call.input;
   const parseError = parsed.ok ? undefined : parsed.error;
   return {
-    proposalId: `${stageExecutionId}/a${attempt}/t${turn}/c${index}`,
+    // Joined, not templated: a template makes a tree of string pieces (~150 bytes more), which
+    // the audit log keeps with the events that name the call.
+    proposalId: [stageExecutionId, "/a", attempt, "/t", turn, "/c", index].join(""),
     toolCallId: call.toolCallId,
     tool: call.tool,
     args,
