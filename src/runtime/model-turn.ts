@@ -106,7 +106,7 @@ async function generate(
       host.transcripts.read(input.stageExecutionId, transcriptCutoff(input.attempt, input.turn)),
       signal,
     ),
-    tools: toolManifest(host, input),
+    tools: toolManifest(host, input, signal),
     toolChoice: { type: "auto" },
     // A call that hangs is a transient failure after the host's limit, retried like a 5xx.
     abortSignal: timeout.signal,
@@ -122,25 +122,31 @@ async function generate(
 /** A stage execution's manifest, kept with what it was built from. */
 interface Manifest {
   stage: ModelCallInput["stage"];
+  envelope: readonly string[];
   tools: Host["tools"];
   manifest: LanguageModelV3FunctionTool[];
 }
 
-/** Manifests by envelope: a stage execution keeps its envelope (one array) for all its calls. */
-const manifests = new WeakMap<readonly string[], Manifest>();
+/**
+ * Manifests by the attempt's signal, which goes with the attempt (the envelope, which the audit
+ * log keeps, would keep its manifest as long).
+ */
+const manifests = new WeakMap<AbortSignal, Manifest>();
 
 /**
  * The envelope's tools and the completion channel — the only tools a stage's model sees. Built
- * once for a stage execution's calls: the same envelope, stage and host tools give the same list.
+ * once for an attempt's calls: the same envelope, stage and host tools give the same list.
  */
 function toolManifest(
   host: Host,
   { stage, envelope }: ModelCallInput,
+  signal: AbortSignal,
 ): LanguageModelV3FunctionTool[] {
-  const kept = manifests.get(envelope);
-  if (kept?.stage === stage && kept.tools === host.tools) return kept.manifest;
+  const kept = manifests.get(signal);
+  if (kept?.stage === stage && kept.envelope === envelope && kept.tools === host.tools)
+    return kept.manifest;
   const manifest = buildManifest(host, stage, envelope);
-  manifests.set(envelope, { stage, tools: host.tools, manifest });
+  manifests.set(signal, { stage, envelope, tools: host.tools, manifest });
   return manifest;
 }
 

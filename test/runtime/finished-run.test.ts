@@ -28,8 +28,10 @@ stages:
       args: { summary: "Split the module", steps: ["extract", "test"] }
 `;
 
-/** The scripted model, telling `onPrompt` of every prompt it is sent. */
-function watchedModel(onPrompt: (prompt: readonly object[]) => void): ModelHandle {
+/** The scripted model, telling `onCall` of every call's prompt and tools. */
+function watchedModel(
+  onCall: (call: { prompt: readonly object[]; tools?: readonly object[] }) => void,
+): ModelHandle {
   const parsed = parseScript(GREP_TWICE_THEN_SUBMIT, "test.script.yaml");
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.diagnostics));
   const scripted = createScriptedModel(parsed.value);
@@ -38,7 +40,7 @@ function watchedModel(onPrompt: (prompt: readonly object[]) => void): ModelHandl
     model: {
       ...scripted.model,
       doGenerate: (options) => {
-        onPrompt(options.prompt);
+        onCall(options);
         return scripted.model.doGenerate(options);
       },
     },
@@ -46,18 +48,19 @@ function watchedModel(onPrompt: (prompt: readonly object[]) => void): ModelHandl
 }
 
 describe("a host, once a stage execution is over", () => {
-  it("still has its transcript, but none of the prompts made from it: they go with the stage", async () => {
+  it("still has its transcript, but none of the prompts and tool lists made for its turns: they go with the stage", async () => {
     const sent: WeakRef<object>[] = [];
     const h = modelHarness(
-      watchedModel((prompt) => {
+      watchedModel(({ prompt, tools }) => {
         for (const message of prompt) sent.push(new WeakRef(message));
+        if (tools) sent.push(new WeakRef(tools));
       }),
     );
     expect((await runStage(h.host, stageInput(loadStage("plan")))).verdict).toBe("ok");
     await new Promise((resolve) => setImmediate(resolve));
     collectGarbage();
     // Three turns, each prompt repeating the earlier ones' messages (made once, then reused).
-    expect(sent.length).toBeGreaterThan(6);
+    expect(sent.length).toBeGreaterThan(9);
     expect(sent.filter((message) => message.deref() !== undefined)).toEqual([]);
     expect(h.host.transcripts.read("run-1/plan/1").map((entry) => entry.role)).toEqual([
       "system",
