@@ -70,7 +70,9 @@ export async function callModel(
         }),
     },
   );
-  return { ...outcome, durationMs };
+  // Set on the outcome, not spread into a copy: see classifyTurn.
+  outcome.durationMs = durationMs;
+  return outcome;
 }
 
 /**
