@@ -13,10 +13,14 @@ export interface EntryPosition {
   index: number;
 }
 
-const pad = (n: number): string => String(n).padStart(6, "0");
+/** The padded numbers nearly every key is made of, padded once (a key is made per entry and turn). */
+const PADDED = Array.from({ length: 256 }, (_, n) => String(n).padStart(6, "0"));
+
+const pad = (n: number): string => PADDED[n] ?? String(n).padStart(6, "0");
 
 export function transcriptKey({ attempt, turn, slot, index }: EntryPosition): string {
-  return `${pad(attempt)}.${pad(turn)}.${pad(slot)}.${pad(index)}`;
+  // Joined: one flat string, where a template makes a tree of pieces that each read flattens.
+  return [pad(attempt), pad(turn), pad(slot), pad(index)].join(".");
 }
 
 /** Every key of entries the model had seen before turn `turn` of attempt `attempt`. */

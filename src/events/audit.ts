@@ -131,11 +131,16 @@ export class MemoryAuditLog implements AuditSink {
 const STAGE_EVENT_KEYS = ["type", "runId", "stageId", "stageExecutionId", "attempt", "payload"];
 const RUN_EVENT_KEYS = ["type", "runId", "payload"];
 
-/** Whether `keys` are `expected`, in order, then perhaps `at`. */
-const keysAre = (keys: readonly string[], expected: readonly string[]): boolean =>
-  (keys.length === expected.length ||
-    (keys.length === expected.length + 1 && keys[expected.length] === "at")) &&
-  expected.every((key, i) => keys[i] === key);
+/** Whether `input`'s keys are `expected`, in order, then perhaps `at` (walked, not listed). */
+function keysAre(input: AuditEventInput, expected: readonly string[]): boolean {
+  let at = 0;
+  for (const key in input) {
+    if (at < expected.length ? key !== expected[at] : at > expected.length || key !== "at")
+      return false;
+    at++;
+  }
+  return at >= expected.length;
+}
 
 /**
  * `{seq, at, ...input}`, the event as recorded (the same keys in the same order). The two shapes
@@ -143,12 +148,11 @@ const keysAre = (keys: readonly string[], expected: readonly string[]): boolean 
  * keys went to a separate backing store, which a log kept for the host's life paid for per event.
  */
 function stamped(seq: number, at: string, input: AuditEventInput): AuditEvent {
-  const keys = Object.keys(input);
-  if (keysAre(keys, STAGE_EVENT_KEYS)) {
+  if (keysAre(input, STAGE_EVENT_KEYS)) {
     const { type, runId, stageId, stageExecutionId, attempt, payload } = input;
     return { seq, at, type, runId, stageId, stageExecutionId, attempt, payload };
   }
-  if (keysAre(keys, RUN_EVENT_KEYS)) {
+  if (keysAre(input, RUN_EVENT_KEYS)) {
     const { type, runId, payload } = input;
     return { seq, at, type, runId, payload };
   }

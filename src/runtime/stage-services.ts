@@ -132,15 +132,19 @@ function setupStage(
       }
     });
   }
-  const stageContext: StageContext = Object.freeze({
-    ...ctx,
-    upstream: Object.freeze([...upstream]),
-    workflowRunId: runId,
-    stageExecutionId,
-    stagesBefore: stagesBefore ?? 0,
-    ...(override && { override }),
-  });
-  return { stageContext, envelope: [...stage.allowedTools] };
+  // ctx, then the engine's fields set on the copy: the same keys in the same order as a literal
+  // spreading ctx, but in V8 a literal that opens with a spread and goes on gets a hidden class of
+  // its own, which freezing then copies again.
+  const stageContext: Record<string, unknown> = { ...ctx };
+  stageContext.upstream = Object.freeze([...upstream]);
+  stageContext.workflowRunId = runId;
+  stageContext.stageExecutionId = stageExecutionId;
+  stageContext.stagesBefore = stagesBefore ?? 0;
+  if (override) stageContext.override = override;
+  return {
+    stageContext: Object.freeze(stageContext) as StageContext,
+    envelope: [...stage.allowedTools],
+  };
 }
 
 /** The longest `retry-after` a provider can impose on a stage; a longer one is cut to this. */
