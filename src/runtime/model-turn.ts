@@ -16,7 +16,7 @@ import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { type Redactor, redactContent, redactUrl } from "../secrets/redact.js";
 import { deadline, deadlineSeries } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
-import type { Host } from "./host.js";
+import { elapsedMs, type Host } from "./host.js";
 import { modelCallKey, RECORDED_CALL, type RecordedCall } from "./journal.js";
 import { toPrompt } from "./transcripts.js";
 
@@ -50,7 +50,7 @@ export async function callModel(
     const { code, message, context } = recorded.failure;
     throw new StagechartError(code, message, context);
   }
-  const durationMs = host.clock.now() - started;
+  const durationMs = elapsedMs(host, started);
   const validate = compileSchema(stage.completionSchema);
   const outcome = classifyTurn(
     stage,

@@ -6,7 +6,7 @@ import { renderTemplate } from "../definitions/template.js";
 import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling } from "../models/capabilities.js";
 import type { JsonValue } from "../tools/index.js";
-import type { Host } from "./host.js";
+import { elapsedMs, type Host } from "./host.js";
 import { invokeHostTool } from "./host-tools.js";
 import { askInteractors, grantAnswerers } from "./interactors.js";
 import { TOOL_RUN, toolCallKey } from "./journal.js";
@@ -50,7 +50,7 @@ export function createStageServices(host: Host): StageServices {
         );
       const started = host.clock.now();
       const outcome = await invokeHostTool(host, tool, call.args, signal);
-      const durationMs = host.clock.now() - started;
+      const durationMs = elapsedMs(host, started);
       const run: ToolRun = outcome.ok
         ? { ok: true, result: outcome.output, durationMs }
         : {
