@@ -37,6 +37,10 @@ export interface ActRuleHelpers {
  * The Act rules applied to one reply: exactly one completion call → schema
  * check, then the stage's own refusal, if any; the completion call with others, or twice → the whole batch rejected unexecuted;
  * plain text → a steering message; other calls → dispatch.
+ *
+ * Each outcome is written out rather than spread from a common part: V8 gives an object literal
+ * that opens with the spread of a fresh object a hidden class of its own, and every later read
+ * of such outcomes (each turn's actions read several) would then find a class it has not seen.
  */
 export function classifyTurn(
   stage: StageDefinition,
@@ -44,59 +48,67 @@ export function classifyTurn(
   identity: TurnIdentity,
   helpers: ActRuleHelpers,
 ): TurnOutcome {
-  const calls = reply.calls.map((call, index) => proposeCall(call, index, identity, helpers));
+  const proposals = reply.calls.map((call, index) => proposeCall(call, index, identity, helpers));
+  const calls = proposals.map((proposal) => proposal.call);
   const assistant: TranscriptEntry = {
     role: "assistant",
     text: reply.text,
     calls: calls.map(({ toolCallId, tool, args }) => ({ toolCallId, tool, args })),
   };
-  const base = { tools: calls.map((c) => c.tool), usage: reply.usage };
-  const completions = calls.filter((c) => c.tool === stage.completionTool);
+  const tools = calls.map((c) => c.tool);
+  const { usage } = reply;
+  const completions = proposals.filter((p) => p.call.tool === stage.completionTool);
 
   if (calls.length === 0)
-    return { ...base, kind: "text", entries: [assistant, steeringEntry(stage)] };
+    return { tools, usage, kind: "text", entries: [assistant, steeringEntry(stage)] };
   if (completions.length > 0 && calls.length > 1) {
     return {
-      ...base,
+      tools,
+      usage,
       kind: "batch-rejected",
       entries: [assistant, ...batchRejectionEntries(stage, calls)],
     };
   }
   const [completion] = completions;
   if (completion) {
+    const { toolCallId, args } = completion.call;
     const errors = completion.parseError
       ? [completion.parseError]
-      : helpers.validateCompletion(completion.args);
+      : helpers.validateCompletion(args);
     if (errors.length > 0) {
       return {
-        ...base,
+        tools,
+        usage,
         kind: "completion-invalid",
         errors,
-        entries: [assistant, schemaRejectionEntry(stage, completion.toolCallId, errors)],
+        entries: [assistant, schemaRejectionEntry(stage, toolCallId, errors)],
       };
     }
-    const refusal = helpers.refuseCompletion(completion.args);
+    const refusal = helpers.refuseCompletion(args);
     if (refusal !== undefined) {
       return {
-        ...base,
+        tools,
+        usage,
         kind: "completion-refused",
         reason: refusal,
-        entries: [assistant, refusalEntry(stage, completion.toolCallId, refusal)],
+        entries: [assistant, refusalEntry(stage, toolCallId, refusal)],
       };
     }
     return {
-      ...base,
+      tools,
+      usage,
       kind: "completion",
-      parsed: completion.args,
-      entries: [assistant, completionAcceptedEntry(stage, completion.toolCallId)],
+      parsed: args,
+      entries: [assistant, completionAcceptedEntry(stage, toolCallId)],
     };
   }
-  return {
-    ...base,
-    kind: "calls",
-    calls: calls.map(({ parseError: _, ...call }) => call),
-    entries: [assistant],
-  };
+  return { tools, usage, kind: "calls", calls, entries: [assistant] };
+}
+
+/** A call as proposed, and why its arguments could not be parsed, if they could not. */
+interface Proposal {
+  call: ProposedCall;
+  parseError: string | undefined;
 }
 
 function proposeCall(
@@ -104,18 +116,21 @@ function proposeCall(
   index: number,
   { stageExecutionId, attempt, turn }: TurnIdentity,
   helpers: ActRuleHelpers,
-): ProposedCall & { parseError?: string } {
+): Proposal {
   const parsed = parseToolArguments(call.input);
   const args = parsed.ok ? parsed.args : call.input;
-  const parseError = parsed.ok ? undefined : parsed.error;
   return {
-    proposalId: `${stageExecutionId}/a${attempt}/t${turn}/c${index}`,
-    toolCallId: call.toolCallId,
-    tool: call.tool,
-    args,
-    argsDigest: argsDigest(args),
-    argsSummary: helpers.summarize(call.tool, args),
-    ...(parseError !== undefined && { parseError }),
+    call: {
+      // Joined, not templated: a template makes a tree of string pieces (~150 bytes more),
+      // which the audit log keeps with the events that name the call.
+      proposalId: [stageExecutionId, "/a", attempt, "/t", turn, "/c", index].join(""),
+      toolCallId: call.toolCallId,
+      tool: call.tool,
+      args,
+      argsDigest: argsDigest(args),
+      argsSummary: helpers.summarize(call.tool, args),
+    },
+    parseError: parsed.ok ? undefined : parsed.error,
   };
 }
 

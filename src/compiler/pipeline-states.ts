@@ -21,9 +21,18 @@ export const groupState = (stageId: string): string => `${stageId}${GROUP_SUFFIX
 export const stageOfState = (state: string): string =>
   state.endsWith(GROUP_SUFFIX) ? state.slice(0, -GROUP_SUFFIX.length) : state;
 
-/** `<run>/<stage>/<visit>`, nested under the parent stage's execution for a sub-pipeline. */
+/**
+ * `<run>/<stage>/<visit>`, nested under the parent stage's execution for a sub-pipeline. Joined
+ * flat: every audit event of the stage execution keeps it.
+ */
 export const executionId = (context: PipelineContext, stageId: string): string =>
-  `${context.asStage?.stageExecutionId ?? context.runId}/${stageId}/${lookup(context.visits, stageId) ?? 1}`;
+  [
+    context.asStage?.stageExecutionId ?? context.runId,
+    "/",
+    stageId,
+    "/",
+    lookup(context.visits, stageId) ?? 1,
+  ].join("");
 
 /** The stage executions the run has entered, this pipeline's and its sub-pipelines' included. */
 const enteredInRun = (context: PipelineContext): number =>

@@ -1,7 +1,7 @@
 import { not } from "xstate";
 import {
   type AuditParams,
-  callPayload,
+  current,
   type Denial,
   type Done,
   type Failed,
@@ -80,14 +80,21 @@ export function toolRunActions() {
       params: ({
         context,
         event,
-      }: { context: StageMachineContext } & Done<ToolRun>): AuditParams => ({
-        type: event.output.ok ? "ToolSucceeded" : "ToolFailed",
-        payload: {
-          ...callPayload(context),
-          durationMs: event.output.durationMs,
-          ...(event.output.code !== undefined && { code: event.output.code }),
-        },
-      }),
+      }: { context: StageMachineContext } & Done<ToolRun>): AuditParams => {
+        // Written out, not spread: see `envelopeApproval`.
+        const { proposalId, tool, argsDigest, argsSummary } = current(context);
+        return {
+          type: event.output.ok ? "ToolSucceeded" : "ToolFailed",
+          payload: {
+            proposalId,
+            tool,
+            argsDigest,
+            argsSummary,
+            durationMs: event.output.durationMs,
+            ...(event.output.code !== undefined && { code: event.output.code }),
+          },
+        };
+      },
     },
     { type: "advance" as const },
   ];

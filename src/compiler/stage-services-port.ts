@@ -28,7 +28,10 @@ export interface StageServices {
   /** Renders the body: the system prompt. */
   init(input: { stage: StageDefinition; stageContext: StageContext }): Promise<string>;
   checkGate(input: { stage: StageDefinition; stageContext: StageContext }): Promise<GateAnswer>;
-  /** One model turn over the transcript so far, classified by the Act rules. */
+  /**
+   * One model turn over the transcript so far, classified by the Act rules. `signal` is the
+   * attempt's: every call of an attempt gets the same one, which lives as long as the attempt.
+   */
   callModel(input: ModelCallInput, signal: AbortSignal): Promise<TurnOutcome>;
   /** The pipeline's own `grants` policy, asked before any interactor. */
   grantPolicy(request: GrantRequest): PolicyDecision;

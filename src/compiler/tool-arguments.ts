@@ -26,19 +26,31 @@ export function parseToolArguments(input: string): ParsedArguments {
   }
 }
 
-/** Whether JSON text opens more than `limit` objects or arrays at once, strings aside. */
+const BACKSLASH = 0x5c;
+const QUOTE = 0x22;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+/**
+ * Whether JSON text opens more than `limit` objects or arrays at once, strings aside. Compares
+ * char codes (numbers), not one-character strings; a text shorter than the limit cannot open
+ * that many, and is not read at all (every tool call's arguments come through here).
+ */
 function nestsDeeperThan(text: string, limit: number): boolean {
+  if (text.length <= limit) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
-    const char = text[i];
+    const code = text.charCodeAt(i);
     if (inString) {
-      if (char === "\\") i++;
-      else if (char === '"') inString = false;
-    } else if (char === '"') inString = true;
-    else if (char === "{" || char === "[") {
+      if (code === BACKSLASH) i++;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
       if (++depth > limit) return true;
-    } else if (char === "}" || char === "]") depth--;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth--;
   }
   return false;
 }

@@ -111,7 +111,7 @@ export class MemoryAuditLog implements AuditSink {
   emit(input: AuditEventInput): AuditEvent {
     const seq = (this.lastSeq.get(input.runId) ?? 0) + 1;
     this.lastSeq.set(input.runId, seq);
-    const event: AuditEvent = { seq, at: input.at ?? this.stamp(), ...input } as AuditEvent;
+    const event = stamped(seq, input.at ?? this.stamp(), input);
     this.events.push(event);
     for (const listener of this.listeners) listener(event);
     return event;
@@ -126,6 +126,37 @@ export class MemoryAuditLog implements AuditSink {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+}
+
+const STAGE_EVENT_KEYS = ["type", "runId", "stageId", "stageExecutionId", "attempt", "payload"];
+const RUN_EVENT_KEYS = ["type", "runId", "payload"];
+
+/** Whether `input`'s keys are `expected`, in order, then perhaps `at` (walked, not listed). */
+function keysAre(input: AuditEventInput, expected: readonly string[]): boolean {
+  let at = 0;
+  for (const key in input) {
+    if (at < expected.length ? key !== expected[at] : at > expected.length || key !== "at")
+      return false;
+    at++;
+  }
+  return at >= expected.length;
+}
+
+/**
+ * `{seq, at, ...input}`, the event as recorded (the same keys in the same order). The two shapes
+ * nearly every event has are written out: spread into a literal of two keys, an event's other
+ * keys went to a separate backing store, which a log kept for the host's life paid for per event.
+ */
+function stamped(seq: number, at: string, input: AuditEventInput): AuditEvent {
+  if (keysAre(input, STAGE_EVENT_KEYS)) {
+    const { type, runId, stageId, stageExecutionId, attempt, payload } = input;
+    return { seq, at, type, runId, stageId, stageExecutionId, attempt, payload };
+  }
+  if (keysAre(input, RUN_EVENT_KEYS)) {
+    const { type, runId, payload } = input;
+    return { seq, at, type, runId, payload };
+  }
+  return { seq, at, ...input } as AuditEvent;
 }
 
 /** The clock's time as ISO 8601, formatted once per millisecond: a turn emits several events in one. */

@@ -10,7 +10,7 @@ import type {
 import type { PipelineStage } from "../definitions/pipeline-types.js";
 import type { ErrorCode } from "../errors.js";
 import type { AuditEventInput } from "../events/audit.js";
-import type { Host } from "./host.js";
+import { elapsedMs, type Host } from "./host.js";
 import { invokeHostTool } from "./host-tools.js";
 import { askInteractors, grantAnswerers } from "./interactors.js";
 import { findMatchingRule } from "./rules.js";
@@ -177,7 +177,7 @@ async function callHostTool(
   if (host.journal.durable) await host.journal.durable();
   const started = host.clock.now();
   const outcome = await invokeHostTool(host, tool, args, signal);
-  const durationMs = host.clock.now() - started;
+  const durationMs = elapsedMs(host, started);
   if (outcome.ok) {
     audit("ToolSucceeded", { ...call, durationMs });
     return { ok: true, output: outcome.output };

@@ -182,6 +182,16 @@ export function createHost(options: HostOptions): Host {
   };
 }
 
+/**
+ * Milliseconds since `started` by the host's clock. A whole number of them is returned as a
+ * small integer: in V8 the difference of two `Date.now()` values is a double, which each object
+ * keeping it (a journal entry, audit payloads) would hold in a box of its own.
+ */
+export function elapsedMs(host: Pick<Host, "clock">, started: number): number {
+  const ms = host.clock.now() - started;
+  return ms === (ms | 0) ? ms | 0 : ms;
+}
+
 const bothRedactors =
   (first: Redactor, second: Redactor): Redactor =>
   (text) =>

@@ -50,12 +50,16 @@ export class MemoryJournal implements Journal {
 export const decodeJournalEntry = <T>(key: string, text: string, shape: z.core.$ZodType<T>): T =>
   decodeRow(text, shape, `journal entry ${key}`, { key });
 
-/** The n-th model call of a stage execution (failed calls count: a retry is the next call). */
+/**
+ * The n-th model call of a stage execution (failed calls count: a retry is the next call).
+ * Keys are joined, not templated: a template makes a tree of string pieces (about 100 bytes
+ * more a key), which an in-memory journal keeps for the host's life.
+ */
 export const modelCallKey = (runId: string, stageExecutionId: string, call: number): string =>
-  `model:${runId}/${stageExecutionId}/${call}`;
+  ["model:", runId, "/", stageExecutionId, "/", call].join("");
 
 export const toolCallKey = (runId: string, proposalId: string): string =>
-  `tool:${runId}/${proposalId}`;
+  ["tool:", runId, "/", proposalId].join("");
 
 /** What the journal keeps of a model call: its reply, or how it failed (replayed the same way). */
 export type RecordedCall = { reply: ModelReply } | { failure: ErrorView };

@@ -16,7 +16,7 @@ import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { type Redactor, redactContent, redactUrl } from "../secrets/redact.js";
 import { deadline, deadlineSeries } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
-import type { Host } from "./host.js";
+import { elapsedMs, type Host } from "./host.js";
 import { modelCallKey, RECORDED_CALL, type RecordedCall } from "./journal.js";
 import { toPrompt } from "./transcripts.js";
 
@@ -50,7 +50,7 @@ export async function callModel(
     const { code, message, context } = recorded.failure;
     throw new StagechartError(code, message, context);
   }
-  const durationMs = host.clock.now() - started;
+  const durationMs = elapsedMs(host, started);
   const validate = compileSchema(stage.completionSchema);
   const outcome = classifyTurn(
     stage,
@@ -70,7 +70,9 @@ export async function callModel(
         }),
     },
   );
-  return { ...outcome, durationMs };
+  // Set on the outcome, not spread into a copy: see classifyTurn.
+  outcome.durationMs = durationMs;
+  return outcome;
 }
 
 /**
@@ -100,10 +102,13 @@ async function generate(
     ? releasedSignalDeadline(timeoutMs, signal)
     : deadline(timeoutMs, signal);
   const options: LanguageModelV3CallOptions = {
+    // Kept for the attempt's next turn by its signal, which lives as long as the attempt: the
+    // host's transcripts outlive the run, and a prompt kept by their entries would too.
     prompt: toPrompt(
       host.transcripts.read(input.stageExecutionId, transcriptCutoff(input.attempt, input.turn)),
+      signal,
     ),
-    tools: toolManifest(host, input),
+    tools: toolManifest(host, input, signal),
     toolChoice: { type: "auto" },
     // A call that hangs is a transient failure after the host's limit, retried like a 5xx.
     abortSignal: timeout.signal,
@@ -119,25 +124,31 @@ async function generate(
 /** A stage execution's manifest, kept with what it was built from. */
 interface Manifest {
   stage: ModelCallInput["stage"];
+  envelope: readonly string[];
   tools: Host["tools"];
   manifest: LanguageModelV3FunctionTool[];
 }
 
-/** Manifests by envelope: a stage execution keeps its envelope (one array) for all its calls. */
-const manifests = new WeakMap<readonly string[], Manifest>();
+/**
+ * Manifests by the attempt's signal, which goes with the attempt (the envelope, which the audit
+ * log keeps, would keep its manifest as long).
+ */
+const manifests = new WeakMap<AbortSignal, Manifest>();
 
 /**
  * The envelope's tools and the completion channel — the only tools a stage's model sees. Built
- * once for a stage execution's calls: the same envelope, stage and host tools give the same list.
+ * once for an attempt's calls: the same envelope, stage and host tools give the same list.
  */
 function toolManifest(
   host: Host,
   { stage, envelope }: ModelCallInput,
+  signal: AbortSignal,
 ): LanguageModelV3FunctionTool[] {
-  const kept = manifests.get(envelope);
-  if (kept?.stage === stage && kept.tools === host.tools) return kept.manifest;
+  const kept = manifests.get(signal);
+  if (kept?.stage === stage && kept.envelope === envelope && kept.tools === host.tools)
+    return kept.manifest;
   const manifest = buildManifest(host, stage, envelope);
-  manifests.set(envelope, { stage, tools: host.tools, manifest });
+  manifests.set(signal, { stage, envelope, tools: host.tools, manifest });
   return manifest;
 }
 
@@ -168,24 +179,32 @@ function buildManifest(
   return tools;
 }
 
-/** The reply as the journal keeps it, without the model's secrets should the server echo one. */
+/**
+ * The reply as the journal keeps it, without the model's secrets should the server echo one.
+ * The journal keeps it for the host's life (and the audit log its usage), so it is built to be
+ * small: its calls are mapped (an array grown by pushes, as `flatMap`'s is, keeps room for 17),
+ * and its usage is a literal of its keys (one made of spreads alone gets a hidden class of its
+ * own in V8, one filled in keeps room for four).
+ */
 function toReply(result: LanguageModelV3GenerateResult, redact: Redactor): ModelReply {
   const content = redactContent(result.content, redact);
-  const text = content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
-  const calls = content.flatMap((part) =>
-    part.type === "tool-call"
-      ? [{ toolCallId: part.toolCallId, tool: part.toolName, input: part.input }]
-      : [],
-  );
-  const { inputTokens, outputTokens } = result.usage;
-  return {
-    text,
-    calls,
-    usage: {
-      ...(inputTokens.total !== undefined && { inputTokens: inputTokens.total }),
-      ...(outputTokens.total !== undefined && { outputTokens: outputTokens.total }),
-    },
-  };
+  let text = "";
+  for (const part of content) if (part.type === "text") text += part.text;
+  const calls = content
+    .filter((part) => part.type === "tool-call")
+    .map((part) => ({ toolCallId: part.toolCallId, tool: part.toolName, input: part.input }));
+  return { text, calls, usage: usageOf(result.usage) };
+}
+
+/** The tokens a reply reports, in an object of exactly their size (one literal per case). */
+function usageOf({
+  inputTokens: { total: input },
+  outputTokens: { total: output },
+}: LanguageModelV3GenerateResult["usage"]): ModelReply["usage"] {
+  if (input !== undefined && output !== undefined)
+    return { inputTokens: input, outputTokens: output };
+  if (input !== undefined) return { inputTokens: input };
+  return output !== undefined ? { outputTokens: output } : {};
 }
 
 function summarize(host: Host, toolName: string, args: JsonValue): string {

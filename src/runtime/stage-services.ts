@@ -6,7 +6,7 @@ import { renderTemplate } from "../definitions/template.js";
 import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling } from "../models/capabilities.js";
 import type { JsonValue } from "../tools/index.js";
-import type { Host } from "./host.js";
+import { elapsedMs, type Host } from "./host.js";
 import { invokeHostTool } from "./host-tools.js";
 import { askInteractors, grantAnswerers } from "./interactors.js";
 import { TOOL_RUN, toolCallKey } from "./journal.js";
@@ -50,7 +50,7 @@ export function createStageServices(host: Host): StageServices {
         );
       const started = host.clock.now();
       const outcome = await invokeHostTool(host, tool, call.args, signal);
-      const durationMs = host.clock.now() - started;
+      const durationMs = elapsedMs(host, started);
       const run: ToolRun = outcome.ok
         ? { ok: true, result: outcome.output, durationMs }
         : {
@@ -132,15 +132,19 @@ function setupStage(
       }
     });
   }
-  const stageContext: StageContext = Object.freeze({
-    ...ctx,
-    upstream: Object.freeze([...upstream]),
-    workflowRunId: runId,
-    stageExecutionId,
-    stagesBefore: stagesBefore ?? 0,
-    ...(override && { override }),
-  });
-  return { stageContext, envelope: [...stage.allowedTools] };
+  // ctx, then the engine's fields set on the copy: the same keys in the same order as a literal
+  // spreading ctx, but in V8 a literal that opens with a spread and goes on gets a hidden class of
+  // its own, which freezing then copies again.
+  const stageContext: Record<string, unknown> = { ...ctx };
+  stageContext.upstream = Object.freeze([...upstream]);
+  stageContext.workflowRunId = runId;
+  stageContext.stageExecutionId = stageExecutionId;
+  stageContext.stagesBefore = stagesBefore ?? 0;
+  if (override) stageContext.override = override;
+  return {
+    stageContext: Object.freeze(stageContext) as StageContext,
+    envelope: [...stage.allowedTools],
+  };
 }
 
 /** The longest `retry-after` a provider can impose on a stage; a longer one is cut to this. */

@@ -121,17 +121,24 @@ interface MadePrompt {
 }
 
 /**
- * The last prompt made for each transcript, by its first entry. A turn's prompt repeats every
- * earlier entry: making all their messages afresh each turn made a turn's cost grow with the
- * transcript, so a prompt whose entries extend the last one's reuses its messages.
+ * The last prompt made for each transcript, by its scope. A turn's prompt repeats every earlier
+ * entry: making all their messages afresh each turn made a turn's cost grow with the transcript,
+ * so a prompt whose entries extend the last one's reuses its messages.
  */
-const madePrompts = new WeakMap<TranscriptEntry, MadePrompt>();
+const madePrompts = new WeakMap<object, MadePrompt>();
 
-/** A transcript as an AI SDK prompt; consecutive tool results become one tool message. */
-export function toPrompt(entries: readonly TranscriptEntry[]): LanguageModelV3Prompt {
-  const first = entries[0];
-  if (first === undefined) return [];
-  const made = madePrompts.get(first);
+/**
+ * A transcript as an AI SDK prompt; consecutive tool results become one tool message. The
+ * messages made are kept for the next prompt of the same `scope` (by default the transcript's
+ * first entry) as long as the scope lives: a caller whose transcripts outlive their turns (a
+ * host's) names a scope that ends with the turns, so a finished stage's prompt is let go.
+ */
+export function toPrompt(
+  entries: readonly TranscriptEntry[],
+  scope: object | undefined = entries[0],
+): LanguageModelV3Prompt {
+  if (entries.length === 0 || scope === undefined) return [];
+  const made = madePrompts.get(scope);
   const reused = made && extendsEntries(entries, made.entries) ? made : undefined;
   const prompt = reused ? reused.prompt.slice(0, reused.settledMessages) : [];
   let settledEntries = reused?.settledEntries ?? 0;
@@ -148,7 +155,7 @@ export function toPrompt(entries: readonly TranscriptEntry[]): LanguageModelV3Pr
     settledEntries = entries.length;
     settledMessages = prompt.length;
   }
-  madePrompts.set(first, { entries, prompt, settledEntries, settledMessages });
+  madePrompts.set(scope, { entries, prompt, settledEntries, settledMessages });
   return prompt.slice();
 }
 

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
+import { setFlagsFromString } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { argsDigest, classifyTurn, type ModelReply } from "../../src/compiler/act-rules.js";
+import type { TurnOutcome } from "../../src/compiler/stage-types.js";
 import { parseStageDefinition, type StageDefinition } from "../../src/definitions/index.js";
 import { seedPlan } from "../support/stages.js";
 
@@ -9,6 +11,8 @@ function planStage(): StageDefinition {
   if (!result.ok) throw new Error("the seed plan stage loads");
   return result.value;
 }
+
+setFlagsFromString("--allow-natives-syntax");
 
 const stage = planStage();
 const identity = { stageExecutionId: "run-1/plan/1", attempt: 1, turn: 3 };
@@ -175,6 +179,27 @@ describe("the Act rules", () => {
       },
       expect.objectContaining({ proposalId: "run-1/plan/1/a1/t3/c1", tool: "Edit" }),
     ]);
+  });
+
+  it("give each kind of outcome one hidden class, turn after turn: the actions reading them stay monomorphic", () => {
+    const sameHiddenClass = new Function("a", "b", "return %HaveSameMap(a, b)") as (
+      a: object,
+      b: object,
+    ) => boolean;
+    // Past V8's warm-up: once optimised, a literal opening with a spread made a class per object.
+    const turns = Array.from({ length: 40 }, (_, turn) =>
+      classifyTurn(
+        stage,
+        reply([["Grep", { pattern: `p${turn}` }]]),
+        { ...identity, turn },
+        helpers,
+      ),
+    );
+    const [last, before] = [turns.at(-1), turns.at(-2)] as [TurnOutcome, TurnOutcome];
+    expect(last.kind).toBe("calls");
+    expect(sameHiddenClass(last, before)).toBe(true);
+    const call = (outcome: TurnOutcome) => (outcome.kind === "calls" ? outcome.calls[0] : {});
+    expect(sameHiddenClass(call(last) as object, call(before) as object)).toBe(true);
   });
 });
 

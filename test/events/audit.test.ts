@@ -22,4 +22,31 @@ describe("the in-memory audit log", () => {
     for (let i = 0; i < 50; i++) log.emit({ type: "ModelTurn", runId: "a", payload: {} });
     expect(formatted).toHaveBeenCalledTimes(1);
   });
+
+  it("records an event as its seq, its time, then what was emitted, key for key in the order given", () => {
+    const log = new MemoryAuditLog(() => Date.UTC(2026, 0, 2));
+    const at = "2026-01-01T00:00:00.000Z";
+    const stage = {
+      type: "ModelTurn" as const,
+      runId: "a",
+      stageId: "plan",
+      stageExecutionId: "a/plan/1",
+      attempt: 1,
+      payload: { turn: 1 },
+    };
+    const inputs = [
+      stage,
+      { ...stage, at },
+      { type: "RunStarted" as const, runId: "a", payload: {} },
+      { type: "RunStarted" as const, runId: "a", payload: {}, at },
+      { type: "StageCancelled" as const, runId: "a", stageId: "plan", payload: {} },
+      { runId: "a", type: "RunCompleted" as const, at, payload: {}, attempt: 2 },
+    ];
+    for (const input of inputs) {
+      const event = log.emit(input);
+      expect(Object.entries(event)).toEqual(
+        Object.entries({ seq: event.seq, at: "2026-01-02T00:00:00.000Z", ...input }),
+      );
+    }
+  });
 });

@@ -143,6 +143,19 @@ describe("transcripts", () => {
     expect(later[2]).toEqual(first[2]);
   });
 
+  it("reuse the messages of the last prompt of their scope only: another scope's are made afresh", () => {
+    const earlier: TranscriptEntry[] = [
+      { role: "system", text: "You plan." },
+      { role: "assistant", text: "", calls: [{ toolCallId: "1", tool: "Grep", args: {} }] },
+    ];
+    const attempt = {};
+    const first = toPrompt(earlier, attempt);
+    expect(toPrompt(earlier, attempt)[1]).toBe(first[1]);
+    const elsewhere = toPrompt(earlier, {});
+    expect(elsewhere[1]).not.toBe(first[1]);
+    expect(elsewhere).toEqual(first);
+  });
+
   it("grow a run of tool results into a new message, leaving the earlier prompt's as it was", () => {
     const call: TranscriptEntry = {
       role: "assistant",
