@@ -1,4 +1,4 @@
-import { type AnyActorRef, type AnyStateMachine, StateMachine } from "xstate";
+import type { AnyActorRef, AnyStateMachine } from "xstate";
 
 /**
  * Compiled machines kept by key (a definition's hash): each key is compiled once, and past
@@ -30,37 +30,21 @@ export class MachineCache<M> {
 }
 
 type Implementations = Partial<AnyStateMachine["implementations"]>;
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
+type Providing = { provide(implementations: Implementations): AnyStateMachine };
 
 /**
- * `machine.provide(implementations)`, without building the machine again: one compiled
- * pipeline's states serve many runs, each with its own services. XState's `provide` builds every
- * state node and transition of the machine anew (a tenth of a short run's time); XState reads a
- * machine's implementations from the machine an actor runs (its snapshot's `machine`), and its
- * states only for their structure, so the provided machine is the compiled one with its own
- * implementations: an object whose prototype is the compiled machine, with the methods the
- * machine binds to itself bound to it instead. Its `start` also starts the settled children of a
+ * `machine.provide(implementations)`: one compiled pipeline's states serve many runs, each with
+ * its own services. The provided machine's `start` also starts the settled children of a
  * restored snapshot (`startTakingSettledChildren`).
  */
 export function withImplementations<M extends AnyStateMachine>(
   machine: M,
   implementations: Implementations,
 ): M {
-  const provided = Object.create(machine) as Writable<AnyStateMachine>;
-  const own = machine.implementations;
-  provided.implementations = {
-    actions: { ...own.actions, ...implementations.actions },
-    guards: { ...own.guards, ...implementations.guards },
-    actors: { ...own.actors, ...implementations.actors },
-    delays: { ...own.delays, ...implementations.delays },
-  };
-  const methods = StateMachine.prototype as unknown as Record<string, unknown>;
-  const bound = provided as unknown as Record<string, unknown>;
-  for (const [key, value] of Object.entries(machine)) {
-    const method = methods[key];
-    if (typeof value === "function" && typeof method === "function")
-      bound[key] = method.bind(provided);
-  }
+  // Called through a loose type: instantiating `provide`'s own signature for the pipeline
+  // machine's types made TypeScript infer the group actions' types differently (errors in
+  // pipeline-group-run.ts), and the caller keeps its machine's type anyway.
+  const provided = (machine as unknown as Providing).provide(implementations);
   provided.start = startTakingSettledChildren(provided.start);
   return provided as M;
 }

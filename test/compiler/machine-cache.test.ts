@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type Actor, type AnyStateMachine, createActor, createMachine } from "xstate";
-import { MachineCache, withImplementations } from "../../src/compiler/machine-cache.js";
-import { compiledPipeline, pipelineCompiles } from "../../src/compiler/pipeline-machine.js";
+import { MachineCache } from "../../src/compiler/machine-cache.js";
+import { pipelineCompiles } from "../../src/compiler/pipeline-machine.js";
 import type { PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import { MemoryJournal } from "../../src/runtime/journal.js";
 import { startRun } from "../../src/runtime/run.js";
@@ -86,38 +85,6 @@ describe("compiled pipeline machines", () => {
         true,
       );
     }
-  });
-});
-
-describe("a compiled machine provided with a run's services", () => {
-  it("builds no state of its own: every run of a pipeline, and each of its stages, runs on the compiled states", async () => {
-    const pipeline = codeReview("provided-states");
-    const roots: unknown[] = [];
-    const stageRoots: unknown[] = [];
-    for (const runId of ["run-1", "run-2"]) {
-      const { host } = harness(CODE_REVIEW_SCRIPT);
-      const started = await startRun(pipeline, { host, runId, task: "rename auth" });
-      if (!started.ok) throw started.error;
-      const { actor } = started.value;
-      roots.push(actor?.logic.root);
-      const stage = Object.values(actor?.getSnapshot().children ?? {})[0] as Actor<AnyStateMachine>;
-      stageRoots.push(stage.logic.root);
-      expect((await started.value.result).status).toBe("done");
-    }
-    expect(roots[0]).toBe(compiledPipeline(pipeline).root);
-    expect(roots[1]).toBe(roots[0]);
-    expect(stageRoots[1]).toBe(stageRoots[0]);
-  });
-
-  it("runs with its own implementations, the compiled machine's left as they were", () => {
-    const compiled = createMachine({ id: "m", initial: "a", states: { a: { entry: "hello" } } });
-    const said: string[] = [];
-    const provided = withImplementations(compiled, { actions: { hello: () => said.push("hi") } });
-    createActor(provided).start();
-    expect(said).toEqual(["hi"]);
-    expect(compiled.implementations.actions.hello).toBeUndefined();
-    expect(provided.root).toBe(compiled.root);
-    expect(provided.getInitialSnapshot).not.toBe(compiled.getInitialSnapshot);
   });
 });
 
