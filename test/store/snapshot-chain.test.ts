@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { deflateSync } from "node:zlib";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { snapshotAt } from "./support/stage-snapshots.js";
 import {
   failure,
   newRun,
@@ -11,29 +12,6 @@ import {
   tempDir,
   tempStore,
 } from "./support/temp-store.js";
-
-/** A stage's instructions: text that differs from one stage to another all along. */
-const bodyOf = (stage: string, words = 80): string =>
-  Array.from(
-    { length: words },
-    (_, i) => `${stage}:${(i * 7919 + stage.length * 104729) % 10007}`,
-  ).join(" ");
-
-/** A snapshot like a stage's from turn to turn: a large definition, a few fields that move. */
-const snapshotAt = (turn: number, stage = "plan") => ({
-  value: { act: turn % 2 === 0 ? "calling" : "dispatch" },
-  context: {
-    // A stage named "large-…" has instructions of about 30 kB: a step entering it changes more
-    // than a chain of patches carries.
-    stage: {
-      id: stage,
-      body: bodyOf(stage, stage.startsWith("large-") ? 3000 : 80),
-      tools: ["Lookup"],
-    },
-    turn,
-    batch: [{ proposalId: `run-1/${stage}/1/a1/t${turn}/c0`, args: { key: `${stage}-${turn}` } }],
-  },
-});
 
 const storedBytes = (path: string): { json: number; stored: number } => {
   const db = new Database(path, { readonly: true });
