@@ -163,6 +163,23 @@ export class LiveMarks {
     return marks;
   }
 
+  /**
+   * The rows marks hold of runs the store does not (`exists`): their WAL was lost before a
+   * checkpoint put the rows in the main file. What they committed is gone with it, and the marks
+   * tell it (`SqliteStore.lostSteps`).
+   */
+  lostRows<Row extends { runId: string }>(exists: (runId: string) => boolean): Row[] {
+    return this.marks().flatMap((mark) => {
+      if (mark.row === undefined || exists(mark.runId)) return [];
+      try {
+        const row = JSON.parse(mark.row) as Row;
+        return row.runId === mark.runId ? [row] : [];
+      } catch {
+        return [];
+      }
+    });
+  }
+
   /** A file name for any run id: a hash of it (an id may be long, or `..`). */
   private fileOf(runId: string): string {
     return join(this.dir, createHash("sha256").update(runId).digest("hex").slice(0, 32));

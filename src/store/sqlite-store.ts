@@ -23,6 +23,7 @@ import type {
 import type { JournalRow, OwnedSteps, RunStore, RunTranscriptRow } from "../runtime/store-port.js";
 import type { TranscriptRow } from "../runtime/transcripts.js";
 import type * as z from "../zod.js";
+import { CheckpointBatch } from "./checkpoint-batch.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork-copier.js";
 import { LiveMarks, type StepTail } from "./live-marks.js";
@@ -32,7 +33,7 @@ import { fromRunRow, newRunRecord, type RunRow, toRunRow } from "./records.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { SqliteConnection } from "./sqlite-connection.js";
-import { checkpoint, openDatabase } from "./sqlite-file.js";
+import { openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { StepEntries, type StoredEntries } from "./step-entries.js";
@@ -48,10 +49,6 @@ import {
   stepsLost,
   storeUnavailable,
 } from "./store-errors.js";
-
-/** Runs that left `running` before their marks are settled by one checkpoint (see `settle`). */
-const SETTLE_BATCH = 32;
-const SETTLE_DELAY_MS = 1000;
 
 /** Where a project's runs live, relative to its working directory. */
 export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
@@ -83,9 +80,8 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   private readonly marks: LiveMarks;
   /** The runs the transaction under way appended steps to, and how far: marked once it commits. */
   private readonly appended = new Map<string, StepTail>();
-  /** Runs that left `running` whose marks wait for a checkpoint (see `settle`). */
-  private readonly unsettled = new Set<string>();
-  private settling: NodeJS.Timeout | undefined;
+  /** Runs that left `running` whose marks wait for a checkpoint. */
+  private readonly unsettled: CheckpointBatch;
 
   private constructor(db: Database.Database, path: string, now: () => number) {
     super(db, path, now);
@@ -98,10 +94,13 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     this.controls = new ControlRequests(db);
     this.queue = new RunQueue(db);
     this.marks = new LiveMarks(path);
+    this.unsettled = new CheckpointBatch(db, (runId) =>
+      this.guardedMark(() => this.marks.settled(runId)),
+    );
   }
 
   override close(): void {
-    this.checkpointSettled();
+    this.unsettled.flush();
     this.marks.close();
     super.close();
   }
@@ -156,22 +155,11 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     this.guardedMark(() => this.marks.created(run.runId, JSON.stringify(toRunRow(run)), tail));
   }
 
-  /**
-   * Puts back the rows of runs whose marks hold them and the file does not: their WAL was lost
-   * before a checkpoint. What they committed is gone with it, and `lostSteps` says so.
-   */
+  /** Puts back the rows of runs a lost WAL took, from their marks (see `LiveMarks.lostRows`). */
   private restoreRunRows(): void {
-    for (const mark of this.marks.marks()) {
-      if (mark.row === undefined || this.sql.runExists.get(mark.runId) !== undefined) continue;
-      let row: RunRow;
-      try {
-        row = JSON.parse(mark.row) as RunRow;
-      } catch {
-        continue;
-      }
-      if (row.runId !== mark.runId) continue;
+    const exists = (runId: string) => this.sql.runExists.get(runId) !== undefined;
+    for (const row of this.marks.lostRows<RunRow>(exists))
       this.written(() => this.sql.insertRun.run(row));
-    }
   }
 
   /** Stores a run for a worker to take (`claimRun`), with status `queued`. */
@@ -468,40 +456,18 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     });
   }
 
-  /** The run is not written here for now: what is kept about it in memory is let go. */
-  private letGo(runId: string): void {
-    this.log.release(runId);
-    this.marks.forget(runId);
-  }
-
   /**
-   * The run left `running`: its mark is removed once a checkpoint has put all of it in the main
-   * file. Checkpoints are taken for many runs at once (a checkpoint syncs the disk, which cost a
-   * run ending alone about a tenth of its durable time): when `SETTLE_BATCH` runs wait, a moment
-   * after the first one, and when the store is closed. Until then the WAL holds them, as it
-   * holds every commit, and their marks say so.
+   * The run left `running`: let go, its mark removed with the next checkpoint (`CheckpointBatch`).
    */
   private settle(runId: string): void {
     this.letGo(runId);
     this.unsettled.add(runId);
-    if (this.unsettled.size >= SETTLE_BATCH) this.checkpointSettled();
-    else
-      this.settling ??= setTimeout(() => {
-        try {
-          this.checkpointSettled();
-        } catch {
-          // A mark that cannot be removed is left: it says no more than the store holds.
-        }
-      }, SETTLE_DELAY_MS).unref();
   }
 
-  private checkpointSettled(): void {
-    clearTimeout(this.settling);
-    this.settling = undefined;
-    if (this.unsettled.size === 0 || !this.db.open || !checkpoint(this.db)) return;
-    const settled = [...this.unsettled];
-    this.unsettled.clear();
-    for (const runId of settled) this.guardedMark(() => this.marks.settled(runId));
+  /** The run is not written here for now: what is kept about it in memory is let go. */
+  private letGo(runId: string): void {
+    this.log.release(runId);
+    this.marks.forget(runId);
   }
 
   protected committed(): void {
