@@ -219,6 +219,8 @@ const MEANINGS = {
     "No model was given and no script sits beside the pipeline; pass --model.",
   "Validation/ModelKeyMissing":
     "The chosen model needs an API key in an environment variable that is not set; set it.",
+  "Validation/PriceFileInvalid":
+    "A price file cannot be read or does not map model names to {input, output, cachedInput?} prices in US dollars per million tokens; fix the entry named.",
   "Validation/CassetteInvalid": "A cassette file is not a valid recording; record it again.",
   "Validation/CassetteCallUnplaced":
     "A model call reached the cassette without saying where in the run it belongs; call models through stagechart's model turns.",

@@ -51,6 +51,7 @@ export function settingsFor(
     onGrant?: UnansweredGrants;
     mcp?: McpSources | undefined;
     maxParallel?: number;
+    prices?: string;
   } & SandboxFlags,
 ): HostSettings {
   return withModel(
@@ -62,6 +63,7 @@ export function settingsFor(
       headless: Boolean(flags.headless),
       onGrant: flags.onGrant ?? "deny",
       ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
+      ...(flags.prices !== undefined && { prices: resolve(flags.prices) }),
       ...(flags.mcp && { mcp: flags.mcp }),
       sandbox: flags.sandbox ?? "auto",
       ...(flags.allowNetwork && { network: true }),

@@ -12,6 +12,13 @@ export const maxParallelOption = (): Option =>
     "at most n LLM, code and command stages work at once, across parallel groups and sub-pipelines (default: no cap)",
   ).argParser(positiveInteger);
 
+/** `--prices <file>`, for the commands that run a pipeline: model prices over the bundled ones. */
+export const pricesOption = (): Option =>
+  new Option(
+    "--prices <file>",
+    "model prices (YAML or JSON: <provider>:<model>: {input, output, cachedInput?}, US dollars per million tokens) laid over the bundled ones; kept with the run",
+  );
+
 /** commander's parser for an option that takes a whole number, 1 or more. */
 export function positiveInteger(text: string): number {
   const value = Number(text);

@@ -59,6 +59,8 @@ export function turnActions() {
           tools: event.output.tools,
           usage: event.output.usage,
           ...(event.output.durationMs !== undefined && { durationMs: event.output.durationMs }),
+          ...(event.output.model !== undefined && { model: event.output.model }),
+          ...(event.output.costUsd !== undefined && { costUsd: event.output.costUsd }),
         },
       }),
     },

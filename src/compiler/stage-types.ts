@@ -57,6 +57,10 @@ export type TurnOutcome = {
   usage: TokenUsage;
   /** How long the model call took in this process, ms (about 0 for a reply the journal held). */
   durationMs?: number;
+  /** The model that answered, as specs name it (`openai:gpt-4o`). */
+  model?: string;
+  /** What the call cost in US dollars, at its model's price; absent when the model has none. */
+  costUsd?: number;
 } & (
   | { kind: "completion"; parsed: JsonValue }
   | { kind: "completion-invalid"; errors: string[] }
@@ -69,6 +73,8 @@ export type TurnOutcome = {
 export interface TokenUsage {
   inputTokens?: number;
   outputTokens?: number;
+  /** Of the input tokens, those the provider read from its prompt cache (when it says). */
+  cachedInputTokens?: number;
 }
 
 export interface ToolRun {

@@ -4,6 +4,10 @@ export interface TokenCount {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  /** US dollars, summed over the turns whose model had a price. */
+  costUsd: number;
+  /** Turns whose model had no price: their tokens are counted, their cost is not. */
+  unpricedTurns: number;
 }
 
 export interface StageTokenCount extends TokenCount {
@@ -16,46 +20,81 @@ export interface StageTokenCount extends TokenCount {
 export interface RunTokenCount {
   stages: StageTokenCount[];
   total: TokenCount;
+  /** The models of the run's unpriced turns, by name (`scripted:review.script.yaml`). */
+  unpricedModels: string[];
 }
 
 /**
- * Tokens per stage execution (in the order they first called the model) and for the run,
- * summed from the `usage` of `ModelTurn` audit events. Turns without usage count nothing.
+ * Tokens and cost per stage execution (in the order they first called the model) and for the
+ * run, summed from the `usage` and `costUsd` of `ModelTurn` audit events. Turns without usage
+ * count nothing; a turn without a cost is counted as unpriced, with its model.
  */
 export function tokenUsage(events: readonly AuditEvent[]): RunTokenCount {
   const stages = new Map<string, StageTokenCount>();
+  const unpricedModels = new Set<string>();
   for (const event of events) {
-    const usage = event.type === "ModelTurn" ? usageOf(event.payload) : undefined;
-    if (!usage || event.stageExecutionId === undefined) continue;
+    const turn = event.type === "ModelTurn" ? turnOf(event.payload) : undefined;
+    if (!turn || event.stageExecutionId === undefined) continue;
+    if (turn.costUsd === undefined) unpricedModels.add(turn.model ?? "an unnamed model");
     const stage = stages.get(event.stageExecutionId) ?? {
       stageId: event.stageId ?? "",
       stageExecutionId: event.stageExecutionId,
       turns: 0,
       ...zero(),
     };
-    stages.set(event.stageExecutionId, {
-      ...stage,
-      turns: stage.turns + 1,
-      ...add(stage, usage),
-    });
+    stages.set(event.stageExecutionId, { ...stage, turns: stage.turns + 1, ...add(stage, turn) });
   }
   const list = [...stages.values()];
-  return { stages: list, total: list.reduce<TokenCount>((sum, s) => add(sum, s), zero()) };
+  return {
+    stages: list,
+    total: list.reduce<TokenCount>((sum, s) => add(sum, s), zero()),
+    unpricedModels: [...unpricedModels],
+  };
 }
 
-const zero = (): TokenCount => ({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
+const zero = (): TokenCount => ({
+  inputTokens: 0,
+  outputTokens: 0,
+  totalTokens: 0,
+  costUsd: 0,
+  unpricedTurns: 0,
+});
 
-function add(sum: TokenCount, usage: { inputTokens: number; outputTokens: number }): TokenCount {
-  const inputTokens = sum.inputTokens + usage.inputTokens;
-  const outputTokens = sum.outputTokens + usage.outputTokens;
-  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+interface Turn {
+  inputTokens: number;
+  outputTokens: number;
+  model?: string;
+  costUsd?: number;
+  unpricedTurns?: number;
 }
 
-function usageOf(
-  payload: Record<string, unknown>,
-): { inputTokens: number; outputTokens: number } | undefined {
+function add(sum: TokenCount, turn: Turn): TokenCount {
+  const inputTokens = sum.inputTokens + turn.inputTokens;
+  const outputTokens = sum.outputTokens + turn.outputTokens;
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens: inputTokens + outputTokens,
+    costUsd: sum.costUsd + (turn.costUsd ?? 0),
+    unpricedTurns: sum.unpricedTurns + (turn.unpricedTurns ?? (turn.costUsd === undefined ? 1 : 0)),
+  };
+}
+
+function turnOf(payload: Record<string, unknown>): Turn | undefined {
   const usage = payload.usage as { inputTokens?: unknown; outputTokens?: unknown } | undefined;
   if (usage === undefined) return undefined;
   const count = (value: unknown) => (typeof value === "number" ? value : 0);
-  return { inputTokens: count(usage.inputTokens), outputTokens: count(usage.outputTokens) };
+  return {
+    inputTokens: count(usage.inputTokens),
+    outputTokens: count(usage.outputTokens),
+    ...(typeof payload.model === "string" && { model: payload.model }),
+    ...(typeof payload.costUsd === "number" && { costUsd: payload.costUsd }),
+  };
+}
+
+/** A cost as people read it: dollars to four significant places (`$0.01234`, `$12.35`). */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return "$0";
+  if (usd >= 1) return `$${usd.toFixed(2)}`;
+  return `$${usd.toPrecision(4).replace(/0+$/, "").replace(/\.$/, "")}`;
 }

@@ -7,6 +7,7 @@ import type { StageHooks } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../events/audit.js";
+import { type ModelPricing, type PriceTable, pricingOf } from "../models/prices.js";
 import type { ModelHandle } from "../models/types.js";
 import {
   environmentKeysRedactor,
@@ -69,6 +70,8 @@ export interface Host {
    */
   commandEnv: Readonly<Record<string, string>>;
   clock: { now(): number };
+  /** The model's name and price, which each model turn's cost is reckoned at. */
+  pricing: ModelPricing;
   audit: AuditSink;
   transcripts: TranscriptStore;
   journal: Journal;
@@ -131,6 +134,11 @@ export interface HostOptions {
   /** Where provider keys are found, and what commands inherit without them: process.env by default. */
   env?: ModelEnv;
   clock?: { now(): number };
+  /**
+   * Model prices in US dollars per million tokens, laid over the bundled ones: a model turn's
+   * cost is reckoned at its model's price (`loadPriceFile` reads a price file).
+   */
+  prices?: PriceTable;
   transcripts?: TranscriptStore;
   journal?: Journal;
   memory?: PipelineMemory;
@@ -174,6 +182,7 @@ export function createHost(options: HostOptions): Host {
       withoutProviderKeys(env, bothRedactors(redact, environmentKeysRedactor(env))),
     ),
     clock: options.clock ?? { now: Date.now },
+    pricing: pricingOf(options.model.model, options.prices),
     audit: options.audit,
     transcripts: options.transcripts ?? options.store ?? new MemoryTranscripts(),
     journal: options.journal ?? options.store ?? new MemoryJournal(),

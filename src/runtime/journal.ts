@@ -81,6 +81,7 @@ export const RECORDED_CALL: z.ZodMiniType<RecordedCall> = z.union([
       usage: z.object({
         inputTokens: z.optional(z.number()),
         outputTokens: z.optional(z.number()),
+        cachedInputTokens: z.optional(z.number()),
       }),
     }),
   }),

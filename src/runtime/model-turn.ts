@@ -12,6 +12,7 @@ import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.
 import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
 import { IDLE_TIMEOUT_ERROR } from "../models/idle-timeout.js";
+import { costOf } from "../models/prices.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { type Redactor, redactContent, redactUrl } from "../secrets/redact.js";
 import { deadline, deadlineSeries } from "../tools/deadline.js";
@@ -72,6 +73,9 @@ export async function callModel(
   );
   // Set on the outcome, not spread into a copy: see classifyTurn.
   outcome.durationMs = durationMs;
+  const { model, price } = host.pricing;
+  outcome.model = model;
+  if (price !== undefined) outcome.costUsd = costOf(price, recorded.reply.usage);
   return outcome;
 }
 
@@ -198,9 +202,11 @@ function toReply(result: LanguageModelV3GenerateResult, redact: Redactor): Model
 
 /** The tokens a reply reports, in an object of exactly their size (one literal per case). */
 function usageOf({
-  inputTokens: { total: input },
+  inputTokens: { total: input, cacheRead },
   outputTokens: { total: output },
 }: LanguageModelV3GenerateResult["usage"]): ModelReply["usage"] {
+  if (input !== undefined && output !== undefined && cacheRead)
+    return { inputTokens: input, outputTokens: output, cachedInputTokens: cacheRead };
   if (input !== undefined && output !== undefined)
     return { inputTokens: input, outputTokens: output };
   if (input !== undefined) return { inputTokens: input };

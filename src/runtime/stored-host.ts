@@ -6,6 +6,7 @@ import { isWorkflowDirectory, loadWorkflowPipeline } from "../definitions/pi-wor
 import { BUILTIN_TOOL_NAMES, loadPipelineFile } from "../definitions/pipeline.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { MemoryAuditLog } from "../events/audit.js";
+import { loadPriceFile } from "../models/prices.js";
 import { recordModel } from "../models/recorder.js";
 import { MODEL_SPEC_FORMS, resolveModelSpec } from "../models/spec.js";
 import type { ModelHandle } from "../models/types.js";
@@ -45,6 +46,8 @@ export interface HostSettings {
   onGrant: UnansweredGrants;
   /** The session's parallel stage cap (`--max-parallel`); absent: none. */
   maxParallel?: number;
+  /** A price file laid over the bundled model prices (`--prices`, absolute); absent: none. */
+  prices?: string;
   /** The run's MCP servers (`--mcp`, `--mcp-config`), started again by `resume`. */
   mcp?: McpSources;
   /** Bash's sandbox (`--sandbox`); absent in runs stored before it existed: `auto`. */
@@ -114,6 +117,8 @@ export async function storedRunHost(
   if (!root.ok) return root;
   const model = await modelFor(settings);
   if (!model.ok) return model;
+  const prices = settings.prices === undefined ? ok({}) : loadPriceFile(settings.prices);
+  if (!prices.ok) return prices;
   return {
     ok: true,
     value: createHost({
@@ -127,6 +132,7 @@ export async function storedRunHost(
           ? [model.value.interactor]
           : [],
       unansweredGrants: settings.onGrant,
+      prices: prices.value,
       ...(settings.maxParallel !== undefined && {
         limits: { maxParallelStages: settings.maxParallel },
       }),

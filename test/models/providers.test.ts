@@ -12,6 +12,10 @@ const submitPlan = {
   args: { summary: "Rename auth", steps: ["rename", "test"] },
 };
 
+/** `test-model` as its provider names it: no price is known for it, so no cost is given. */
+const modelNamed = (provider: string) =>
+  `${provider === "openai-responses" ? "openai" : provider}:test-model`;
+
 let server: LlmServer | undefined;
 afterEach(async () => {
   await server?.close();
@@ -43,6 +47,7 @@ describe.each(PROVIDERS)("the $provider provider over HTTP", (p) => {
         tools: ["Grep"],
         usage: { inputTokens: 200, outputTokens: 12 },
         durationMs: expect.any(Number),
+        model: modelNamed(p.provider),
       },
       {
         turn: 2,
@@ -50,6 +55,7 @@ describe.each(PROVIDERS)("the $provider provider over HTTP", (p) => {
         tools: ["submit_plan"],
         usage: { inputTokens: 260, outputTokens: 25 },
         durationMs: expect.any(Number),
+        model: modelNamed(p.provider),
       },
     ]);
     expect(h.types()).toContain("ToolSucceeded");

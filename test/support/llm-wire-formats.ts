@@ -14,7 +14,10 @@ export type Answer = (
   /** Tool calls whose arguments are sent exactly as given, valid JSON or not. */
   | { rawToolCalls: { name: string; arguments: string }[]; text?: string }
   | { text: string }
-) & { usage?: { input: number; output: number } };
+) & {
+  /** Tokens the reply reports; `cachedInput` of the input read from the prompt cache. */
+  usage?: { input: number; output: number; cachedInput?: number };
+};
 
 export interface ErrorReply {
   status: number;
@@ -84,6 +87,9 @@ export const chatCompletions: WireFormat = {
         prompt_tokens: usage.input,
         completion_tokens: usage.output,
         total_tokens: usage.input + usage.output,
+        ...(usage.cachedInput !== undefined && {
+          prompt_tokens_details: { cached_tokens: usage.cachedInput },
+        }),
       },
     };
   },
@@ -154,7 +160,7 @@ export const responses: WireFormat = {
       incomplete_details: null,
       usage: {
         input_tokens: usage.input,
-        input_tokens_details: { cached_tokens: 0 },
+        input_tokens_details: { cached_tokens: usage.cachedInput ?? 0 },
         output_tokens: usage.output,
         output_tokens_details: { reasoning_tokens: 0 },
         total_tokens: usage.input + usage.output,

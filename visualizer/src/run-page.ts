@@ -5,6 +5,7 @@ import type { ChartState } from "../../src/inspect/chart-state.js";
 import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";
 import type { RunView } from "../../src/inspect/run-view.js";
 import type { Step, StepView } from "../../src/inspect/steps.js";
+import { formatUsd, type TokenCount } from "../../src/inspect/token-usage.js";
 import { AskForms } from "./ask-forms.js";
 import { ChartView } from "./chart-view.js";
 import { RunControls } from "./controls.js";
@@ -135,7 +136,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     timeline.setLive(run.status === "running");
     status.textContent = run.status;
     status.setAttribute("data-status", run.status);
-    facts.textContent = `${run.pipelineId} · started ${run.createdAt.slice(0, 19).replace("T", " ")} · ${run.tokens.total.totalTokens} tokens · ${events.length} events`;
+    facts.textContent = `${run.pipelineId} · started ${run.createdAt.slice(0, 19).replace("T", " ")} · ${run.tokens.total.totalTokens} tokens${costText(run.tokens.total, run.tokens.unpricedModels)} · ${events.length} events`;
   };
   const renderGrants = () =>
     grants.show([
@@ -205,7 +206,7 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
         { class: "stats" },
         `${mine.filter((e) => e.type === "ModelTurn").length} turns · ${mine.filter((e) => e.type === "StageRetry").length} retries · ${mine.filter((e) => e.type === "CapHit").length} cap hits · `,
         tokens
-          ? `${tokens.totalTokens} tokens (${tokens.inputTokens} in, ${tokens.outputTokens} out)`
+          ? `${tokens.totalTokens} tokens (${tokens.inputTokens} in, ${tokens.outputTokens} out)${costText(tokens, run.tokens.unpricedModels)}`
           : "no tokens",
       ),
       h("h3", {}, "Tool calls"),
@@ -320,4 +321,11 @@ function descriptionsOf(node: Chart["root"]): Map<string, string> {
 function stagesOf(node: Chart["root"]): string[] {
   const own = node.stage && node.type !== "parallel" ? [node.stage] : [];
   return [...new Set([...own, ...node.children.flatMap(stagesOf)])];
+}
+
+/** ` · $0.0123`, `+` when some turns had no price; ` · cost unknown (…)` when none had one. */
+function costText(count: TokenCount, unpricedModels: readonly string[]): string {
+  if (count.costUsd === 0 && count.unpricedTurns > 0)
+    return ` · cost unknown (no price for ${unpricedModels.join(", ")})`;
+  return ` · ${formatUsd(count.costUsd)}${count.unpricedTurns > 0 ? "+" : ""}`;
 }

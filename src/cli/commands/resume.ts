@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import type { PipelineEvent } from "../../compiler/pipeline-context.js";
 import { err, ok, type Result, StagechartError } from "../../errors.js";
@@ -19,7 +20,7 @@ import { inspectionBeside } from "../inspection-beside.js";
 import { type CliIo, EXIT } from "../io.js";
 import { progressFor } from "../live-progress.js";
 import { lostStepsOf, warnLost } from "../lost-steps.js";
-import { collect, maxParallelOption, positiveSeconds } from "../options.js";
+import { collect, maxParallelOption, positiveSeconds, pricesOption } from "../options.js";
 import { openRunHost, pageAnswers, type RunHost, WAIT_FOR_PAGE_HELP } from "../run-host.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
 
@@ -40,6 +41,7 @@ interface StoredRunFlags {
   inspect?: string | true;
   stately?: boolean;
   maxParallel?: number;
+  prices?: string;
 }
 
 /** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
@@ -64,6 +66,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .addOption(maxParallelOption())
+    .addOption(pricesOption())
     .action(async (runId: string, flags: StoredRunFlags) =>
       setExit(await continueRun(runId, flags, io)),
     );
@@ -226,6 +229,7 @@ function thisTerminal(
     headless: Boolean(flags.headless),
     // The run's own cap carries on unless this resume sets another.
     ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
+    ...(flags.prices !== undefined && { prices: resolve(flags.prices) }),
   };
   let warned = false;
   const warnOnce = () => {

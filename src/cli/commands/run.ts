@@ -11,7 +11,7 @@ import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
-import { maxParallelOption } from "../options.js";
+import { maxParallelOption, pricesOption } from "../options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { pageAnswers, WAIT_FOR_PAGE_HELP, withRunHost } from "../run-host.js";
 import { STORE_HELP } from "../store.js";
@@ -33,6 +33,7 @@ interface RunFlags extends McpFlags, SandboxFlags {
   stately?: boolean;
   detach?: boolean;
   maxParallel?: number;
+  prices?: string;
 }
 
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -76,6 +77,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .addOption(maxParallelOption())
+    .addOption(pricesOption())
     .option(
       "--detach",
       "do not run it here: store it as queued, with its definition, for a worker; prints its id",

@@ -2,7 +2,7 @@ import { type Command, Option } from "commander";
 import { StagechartError } from "../../errors.js";
 import type { AuditEvent } from "../../events/audit.js";
 import { describeStoredRun } from "../../inspect/run-view.js";
-import type { TokenCount } from "../../inspect/token-usage.js";
+import { formatUsd, type TokenCount } from "../../inspect/token-usage.js";
 import type { StoredStatus } from "../../runtime/run-records.js";
 import type { RunStore } from "../../runtime/store-port.js";
 import { openExistingAnyStore } from "../any-store.js";
@@ -125,6 +125,11 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         }
         io.stdout(`tokens: ${tokenLine(tokens.total)}\n`);
         for (const t of tokens.stages) io.stdout(`  ${t.stageExecutionId}  ${tokenLine(t)}\n`);
+        if (tokens.unpricedModels.length > 0) {
+          io.stdout(
+            `cost not counted for ${tokens.unpricedModels.join(", ")}: no price (give one with --prices)\n`,
+          );
+        }
         io.stdout("timeline:\n");
         for (const e of timeline) {
           const line = e.damaged ? `DAMAGED: ${e.damaged}` : progressLine(e, false);
@@ -154,8 +159,12 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
     );
 }
 
-const tokenLine = (t: TokenCount): string =>
-  `${t.totalTokens} (${t.inputTokens} in, ${t.outputTokens} out)`;
+/** Tokens, and the cost of the priced turns among them (`+` when some turns had no price). */
+const tokenLine = (t: TokenCount): string => {
+  const tokens = `${t.totalTokens} (${t.inputTokens} in, ${t.outputTokens} out)`;
+  if (t.costUsd === 0 && t.unpricedTurns > 0) return tokens;
+  return `${tokens} · ${formatUsd(t.costUsd)}${t.unpricedTurns > 0 ? "+" : ""}`;
+};
 
 /** Damaged events are shown in their place, marked; stderr says which there are. */
 function warnDamaged(io: CliIo, runId: string, events: readonly AuditEvent[]): void {
