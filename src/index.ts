@@ -35,11 +35,14 @@ export { type AuditEvent, MemoryAuditLog } from "./events/audit.js";
 // Inspect: the inspect page over a store, and a run streamed to it live.
 export { createRunInspector, startInspectServer } from "./inspect/index.js";
 
-// Models: a model spec (provider:model, scripted:file, …) and scripted models for tests.
+// Models: a model spec (provider:model, scripted:file, …), prices, and scripted models for tests.
 export {
   createScriptedModel,
   createScriptedModelFromFile,
+  loadPriceFile,
   type ModelHandle,
+  type ModelPrice,
+  type PriceTable,
   resolveModelSpec,
   type Script,
   type ScriptEntry,

@@ -31,6 +31,7 @@ describe("the public API", () => {
       "isStagechartError",
       "loadPipeline",
       "loadPipelineFile",
+      "loadPriceFile",
       "loadStageFile",
       "openStore",
       "parseStageDefinition",

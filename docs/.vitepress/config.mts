@@ -39,6 +39,7 @@ export default defineConfig({
         text: "How-to guides",
         items: [
           { text: "Models and providers", link: "/how-to/models" },
+          { text: "Cost", link: "/how-to/cost" },
           { text: "MCP tool servers", link: "/how-to/mcp" },
           { text: "Built-in tools and the sandbox", link: "/how-to/sandbox" },
           { text: "PostgreSQL and workers", link: "/how-to/postgres" },

@@ -25,9 +25,12 @@ export const AUDIT_EVENT_TYPES = [
   "StageInit",
   "CheckGateOutcome",
   /**
-   * A model call answered: `{turn, outcome, tools, usage, durationMs}` — `durationMs` the call's
-   * wall time in this process (about 0 for a reply the journal already held; absent in runs
-   * stored before it was recorded, and on a failed call, `{turn, outcome: "error", error}`).
+   * A model call answered: `{turn, outcome, tools, usage, durationMs, model, costUsd?}` —
+   * `usage` the tokens the reply reports (`cachedInputTokens` among the input when the provider
+   * says), `durationMs` the call's wall time in this process (about 0 for a reply the journal
+   * already held), `model` its name (`openai:gpt-4o`), `costUsd` what it cost at the model's
+   * price (absent when the model has none); a failed call is `{turn, outcome: "error", error}`.
+   * Runs stored before a field was recorded lack it.
    */
   "ModelTurn",
   "ToolProposed",

@@ -1,5 +1,6 @@
 export * from "./capabilities.js";
 export * from "./cassette.js";
+export * from "./prices.js";
 export * from "./providers.js";
 export * from "./recorder.js";
 export * from "./replay.js";
