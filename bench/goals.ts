@@ -132,6 +132,26 @@ export const GOALS: readonly Goal[] = [
     limit: 1.2,
   },
   {
+    goal: "durable: a chained stage costs the same at 5,000 stages as at 100 (≤ 1.2×)",
+    row: "durable growth: a chained stage",
+    limit: 1.2,
+  },
+  {
+    goal: "durable: a stage's stored bytes the same at 5,000 stages as at 100 (≤ 1.2×)",
+    row: "durable growth: bytes stored per stage",
+    limit: 1.2,
+  },
+  {
+    goal: "durable: 5,000 parallel siblings finish, each costing what one of 100 does (≤ 1.2×)",
+    row: "durable growth: a parallel sibling",
+    limit: 1.2,
+  },
+  {
+    goal: "durable: a sibling's stored bytes the same at 5,000 siblings as at 100 (≤ 1.2×)",
+    row: "durable growth: bytes stored per sibling",
+    limit: 1.2,
+  },
+  {
     goal: "compiling a 1,000-stage pipeline under 1 s",
     row: "compiling",
     limit: 1,

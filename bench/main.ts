@@ -11,7 +11,7 @@ import { memoryUse } from "./cases/memory.js";
 import { postgresStepCost } from "./cases/postgres-steps.js";
 import { resumeCost } from "./cases/resume.js";
 import { runsListing } from "./cases/runs-listing.js";
-import { compileScaling, growthScaling, parallelScaling } from "./cases/scaling.js";
+import { compileScaling, durableGrowth, growthScaling, parallelScaling } from "./cases/scaling.js";
 import { startUp } from "./cases/start-up.js";
 import { storedRunOpening, storedRunOpeningScale } from "./cases/stored-run-open.js";
 import { suspendedMemory } from "./cases/suspended-memory.js";
@@ -120,6 +120,7 @@ async function main(): Promise<void> {
     );
     await step("parallel group", () => parallelScaling(WIDE_GROUP));
     await step("growth to 5,000 stages", () => growthScaling());
+    await step("durable growth to 5,000 stages", () => durableGrowth(dir));
     await step("compiling", () => compileScaling(LONG_CHAIN_STAGES));
     await step("start-up", async () => startUp());
     await step("runs listing", () => runsListing(dir, STORED_RUNS));

@@ -1,6 +1,13 @@
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { compilePipelineMachine } from "../../src/compiler/pipeline-machine.js";
-import { compilePipeline, loadPipeline, type PipelineDefinition } from "../../src/index.js";
+import {
+  compilePipeline,
+  loadPipeline,
+  type PipelineDefinition,
+  SqliteStore,
+} from "../../src/index.js";
 import { type Comparison, compare } from "../report.js";
 import { runToEnd } from "../stagechart-runs.js";
 import {
@@ -84,6 +91,68 @@ export async function growthScaling(): Promise<Comparison[]> {
         { label: `${smallest}`, value: times[smallest] as number },
         { label: `${largest}`, value: times[largest] as number },
         Object.fromEntries(GROWTH_SIZES.map((size) => [`msAt${size}`, times[size] as number])),
+      ),
+    );
+  }
+  return rows;
+}
+
+/**
+ * The same growth, durable: a chain and a group (16 at once) of 100, 1,000 and 5,000 stages, each
+ * run on a fresh SQLite store, a commit per step. Per stage, the time and the bytes its store
+ * keeps (the file once the store is closed, its WAL checkpointed into it): a snapshot that
+ * carried every finished stage made both grow with the stages, and 5,000 durable siblings did
+ * not finish. One run of each size after an untimed one at the smallest.
+ */
+export async function durableGrowth(dir: string): Promise<Comparison[]> {
+  let runs = 0;
+  const perStage = async (kind: "chain" | "group", stages: number) => {
+    const workload: Workload = {
+      stages: kind === "chain" ? stages : stages + 2,
+      turns: GROWTH_TURNS,
+      outputBytes: 200,
+    };
+    const pipeline =
+      kind === "chain" ? await pipelineOf(workload) : await groupPipeline(workload, 16);
+    const file = join(dir, `growth-${kind}-${stages}-${++runs}.db`);
+    const opened = SqliteStore.open(file);
+    if (!opened.ok) throw opened.error;
+    globalThis.gc?.();
+    const ms = await timeOnce(() => runToEnd(pipeline, hostFor(workload), opened.value));
+    opened.value.close();
+    const bytes =
+      statSync(file).size + (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
+    return { ms: ms / workload.stages, bytes: bytes / workload.stages };
+  };
+  const rows: Comparison[] = [];
+  for (const kind of ["chain", "group"] as const) {
+    const at: Record<number, { ms: number; bytes: number }> = {};
+    await perStage(kind, GROWTH_SIZES[0]);
+    for (const size of GROWTH_SIZES) at[size] = await perStage(kind, size);
+    const [smallest, , largest] = GROWTH_SIZES;
+    const small = at[smallest] as { ms: number; bytes: number };
+    const large = at[largest] as { ms: number; bytes: number };
+    const what = kind === "chain" ? "a chained stage" : "a parallel sibling";
+    const many = kind === "chain" ? "stages" : "siblings";
+    const details = Object.fromEntries(
+      GROWTH_SIZES.flatMap((size) => [
+        [`msAt${size}`, at[size]?.ms as number],
+        [`bytesAt${size}`, at[size]?.bytes as number],
+      ]),
+    );
+    rows.push(
+      compare(
+        `durable growth: ${what} at ${largest} ${many} against at ${smallest}`,
+        "ms",
+        { label: `${smallest}`, value: small.ms },
+        { label: `${largest}`, value: large.ms },
+        details,
+      ),
+      compare(
+        `durable growth: bytes stored per ${kind === "chain" ? "stage" : "sibling"} at ${largest} ${many} against at ${smallest}`,
+        "bytes",
+        { label: `${smallest}`, value: small.bytes },
+        { label: `${largest}`, value: large.bytes },
       ),
     );
   }

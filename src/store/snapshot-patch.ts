@@ -24,7 +24,12 @@ export function diffSnapshots(before: unknown, after: unknown): PatchOp[] {
   return ops;
 }
 
-function diffInto(before: unknown, after: unknown, path: PathKey[], ops: PatchOp[]): void {
+function diffInto(was: unknown, is: unknown, path: PathKey[], ops: PatchOp[]): void {
+  if (was === is) return;
+  // Compared as JSON writes them: a stage table is written as its buckets, whose identity
+  // tells what changed as any plain record's does.
+  const before = asWritten(was);
+  const after = asWritten(is);
   if (before === after) return;
   if (Array.isArray(before) && Array.isArray(after)) diffArrays(before, after, path, ops);
   else if (isPlainRecord(before) && isPlainRecord(after)) diffRecords(before, after, path, ops);
@@ -98,6 +103,18 @@ function diffArrays(before: unknown[], after: unknown[], path: PathKey[], ops: P
       if (was !== value) diffInto(was, value, [...path, i], ops);
     }
   }
+}
+
+/**
+ * What JSON writes for an object with `toJSON` that gives a record or an array (a stage table):
+ * that value, to look into. Other values, and `toJSON`s that give a leaf (a `Date`), as they are.
+ */
+function asWritten(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON !== "function") return value;
+  const written: unknown = toJSON.call(value);
+  return typeof written === "object" && written !== null ? written : value;
 }
 
 /** Two values JSON writes alike, when neither is an array or plain record to look into. */

@@ -17,10 +17,15 @@ import { code, pipelineOf } from "../support/pipelines.js";
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `step-${i + 1}`);
 
+/** A table's buckets, as JSON writes them. */
+const bucketsOf = <V>(table: StageTable<V>): Record<string, Record<string, V>> =>
+  ((table as { toJSON?: () => unknown }).toJSON?.() ?? table) as Record<string, Record<string, V>>;
+
 /** How many entries the buckets of `after` that are not `before`'s hold: what a change copied. */
 function copiedEntries<V>(before: StageTable<V>, after: StageTable<V>): number {
-  return Object.entries(after)
-    .filter(([key, bucket]) => before[key] !== bucket)
+  const was = bucketsOf(before);
+  return Object.entries(bucketsOf(after))
+    .filter(([key, bucket]) => was[key] !== bucket)
     .reduce((sum, [, bucket]) => sum + Object.keys(bucket).length, 0);
 }
 
@@ -42,8 +47,19 @@ describe("a stage table", () => {
     expect(recordOf(table)).toEqual(record);
     expect([...entriesOf(table)]).toHaveLength(300);
     for (const id of ids(300)) expect(lookup(table, id)).toBe(record[id]);
-    // Plain JSON: a stored snapshot holds it as it is.
-    expect(recordOf(JSON.parse(JSON.stringify(table)))).toEqual(record);
+    // Written as plain JSON, its buckets; read back from it, the plain object is a table too.
+    const stored = JSON.parse(JSON.stringify(table));
+    expect(recordOf(stored)).toEqual(record);
+    expect(lookup(withEntry(stored, "step-1", -1), "step-1")).toBe(-1);
+    expect(lookup(withEntry(stored, "step-1", -1), "step-2")).toBe(1);
+  });
+
+  it("shows nothing to a walk over its keys, so persisting a context does not look into it", () => {
+    const table = tableOf(Object.fromEntries(ids(1000).map((id, i) => [id, { output: i }])));
+    const keys: string[] = [];
+    for (const key in table) keys.push(key);
+    expect(keys).toEqual([]);
+    expect(Object.keys(table)).toEqual([]);
   });
 
   it("copies one bucket of entries to set one entry, however many stages it holds", () => {
@@ -113,5 +129,38 @@ describe("the pipeline machine's context", () => {
     expect(recordOf(before.results)).toHaveProperty("step-2000.verdict", "ok");
     // A copied plain object per field would be up to 4 × 2,000 entries at the end.
     expect(most).toBeLessThanOrEqual(4 * ((3 * 2000) / 64));
+  });
+});
+
+describe("a persisted pipeline snapshot", () => {
+  it("holds the live context's tables as they are, not copies walked into", () => {
+    const stages = ids(50);
+    const pipeline = pipelineOf({
+      stages: stages.map((id) => code(id, () => ({ verdict: "ok" }))),
+      next: Object.fromEntries(stages.slice(1).map((id, i) => [stages[i] as string, id])),
+    });
+    const actor = createActor(modelMachine(pipeline), {
+      input: { runId: "r", ctx: { task: "t" } },
+    }).start();
+    for (const id of stages.slice(0, 10)) {
+      actor.send(
+        stageDone(id, {
+          stageId: id,
+          stageExecutionId: `r/${id}/1`,
+          verdict: "ok",
+          output: { id },
+          capHit: false,
+          attemptCount: 1,
+        }) as never,
+      );
+    }
+    const live = actor.getSnapshot().context as PipelineContext;
+    const persisted = actor.getPersistedSnapshot() as unknown as { context: PipelineContext };
+    expect(persisted.context.results).toBe(live.results);
+    expect(persisted.context.visits).toBe(live.visits);
+    expect(recordOf(JSON.parse(JSON.stringify(persisted)).context.results)).toHaveProperty(
+      "step-10.output.id",
+      "step-10",
+    );
   });
 });
