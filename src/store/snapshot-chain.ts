@@ -12,8 +12,15 @@ export interface StoredSnapshotText {
   base: number | null;
 }
 
-/** A chain of patches is cut (the next snapshot stored whole) past this many links. */
+/**
+ * A chain of patches is cut (the next snapshot stored whole) past this many links, or past one
+ * link per `KEYFRAME_BYTES_PER_LINK` of its keyframe, if that is more: a keyframe then costs
+ * about that many bytes a step however large the snapshot grows (a run's snapshot grows with
+ * its stages; cut every 256 links, a 5,000-stage chain stored twice the bytes a stage that a
+ * 100-stage one did).
+ */
 const LONGEST_CHAIN = 256;
+const KEYFRAME_BYTES_PER_LINK = 128;
 /**
  * The patches a chain may add up to before a new keyframe, at the least: a small snapshot's
  * chain is not cut every few steps (reading one back parses at most this much more).
@@ -42,8 +49,7 @@ interface ChainEnd {
  * about the size of what the step changed, made without serialising the snapshot; a keyframe
  * stored whole starts each chain. A new keyframe is taken when the patches since the last one
  * add up to more than its JSON or 16 KiB (so a read parses at most about twice a snapshot's
- * bytes, or 16 KiB more), after
- * `LONGEST_CHAIN` links, and for a run met for the first time here (another process's, a resumed
+ * bytes, or 16 KiB more), after `LONGEST_CHAIN` links (more for a large keyframe), and for a run met for the first time here (another process's, a resumed
  * one), since its last snapshot's object is not at hand. The chain's end moves as a step is
  * encoded: a step that is then not stored (its transaction failed) must `forget` the run.
  */
@@ -54,7 +60,7 @@ export class SnapshotChains {
   /** What `step` of `runId` stores for `snapshot`. */
   encode(runId: string, step: number, snapshot: unknown): StoredSnapshotText {
     const end = this.ends.get(runId);
-    if (end && end.links < LONGEST_CHAIN) {
+    if (end && end.links < Math.max(LONGEST_CHAIN, end.keyframeBytes / KEYFRAME_BYTES_PER_LINK)) {
       const ops = diffSnapshots(end.snapshot, snapshot);
       const text = JSON.stringify([end.step, end.keyframeSum, ...packPatch(ops)]);
       if (end.patchBytes + text.length <= Math.max(end.keyframeBytes, CHAIN_BYTES)) {

@@ -96,6 +96,25 @@ describe("a run's snapshots", () => {
     });
   });
 
+  it("take a large snapshot whole about once per 128 of its bytes in steps, so its keyframes cost a step no more as it grows", () => {
+    for (const stages of [200, 2000]) {
+      const { store, path } = tempStore();
+      store.createRun(newRun("run-1"));
+      const finished = Object.fromEntries(
+        Array.from({ length: stages }, (_, i) => [`stage-${i}`, { verdict: "ok", n: i }]),
+      );
+      const steps = 1000;
+      for (let turn = 1; turn <= steps; turn++)
+        store.commitStep("run-1", { events: [], snapshot: { context: { finished, turn } } });
+      const size = JSON.stringify({ context: { finished, turn: 1 } }).length;
+      const retaken = basesOf(path).filter((base) => base === null).length - 1;
+      // Cut every 256 links, the 2,000-stage snapshot (about 80 KB) was stored whole 3 times
+      // more: a keyframe a step grew with the stages.
+      expect(retaken).toBeLessThanOrEqual((steps * 128) / size + 1);
+      expect(store.snapshotAtStep("run-1", steps)).toEqual({ context: { finished, turn: steps } });
+    }
+  });
+
   it("take a new keyframe when a step changes more than the chain can carry, and after the store is opened again", () => {
     const { store, path } = tempStore();
     store.createRun(newRun("run-1"));
