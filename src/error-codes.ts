@@ -381,6 +381,8 @@ const MEANINGS = {
     "A worker could not prepare a queued run for an unforeseen reason the message gives; fix it and queue the run again.",
 
   // Cancellation
+  "Cancellation/BudgetExceeded":
+    "A model call would have started past a budget the pipeline sets (tokens, cost or wall time), so it was not made and the stage failed; raise the budget in the pipeline's budget block, or route the failed stage on error.code.",
   "Cancellation/RunCancelled": "The run was cancelled; resume or fork it to go on.",
   "Cancellation/StageCancelled":
     "A stage or tool was cancelled before it finished, because its run was cancelled or stopped.",

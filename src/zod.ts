@@ -24,6 +24,7 @@ export {
   discriminatedUnion,
   enum,
   extend,
+  gt,
   gte,
   int,
   json,

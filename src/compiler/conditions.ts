@@ -4,7 +4,7 @@ import { lookup, recordOf, type StageTable } from "./stage-table.js";
 
 /**
  * Whether a transition rule holds for a stage's result: a failed stage is routed only by a rule
- * that tests `verdict`; a rule without a condition always holds.
+ * that tests `verdict` or `error`; a rule without a condition always holds.
  */
 export function ruleHolds(
   rule: Rule,
@@ -14,12 +14,13 @@ export function ruleHolds(
 ): boolean {
   if (result.verdict === "fail" && !mentionsVerdict(rule.when)) return false;
   if (!rule.when) return true;
-  const { verdict, output, parsed } = result;
+  const { verdict, output, parsed, error } = result;
   let visits: Record<string, number> | undefined;
   const facts: TransitionFacts = {
     verdict,
     output,
     parsed,
+    ...(error !== undefined && { error }),
     ctx: run.ctx,
     // A guard function or a `visits.<stage>` path reads every count: made for them only.
     get visits() {
@@ -51,14 +52,18 @@ export function holds(
   return compare(value, condition.op, condition.value);
 }
 
-/** Whether a condition looks at the verdict: only such rules may route a failed stage. */
+/** Whether a condition looks at the verdict or the error: only such rules may route a failed stage. */
 export function mentionsVerdict(condition: Condition | undefined): boolean {
   if (!condition) return false;
   if ("all" in condition) return condition.all.some(mentionsVerdict);
   if ("any" in condition) return condition.any.some(mentionsVerdict);
   if ("not" in condition) return mentionsVerdict(condition.not);
   return (
-    "path" in condition && (condition.path === "verdict" || condition.path.startsWith("verdict."))
+    "path" in condition &&
+    (condition.path === "verdict" ||
+      condition.path.startsWith("verdict.") ||
+      condition.path === "error" ||
+      condition.path.startsWith("error."))
   );
 }
 

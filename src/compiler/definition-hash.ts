@@ -34,6 +34,7 @@ function fingerprintOf(pipeline: PipelineDefinition): DefinitionFingerprint {
       entry: pipeline.entry,
       next: pipeline.next,
       grants: pipeline.grants,
+      ...(pipeline.budget !== undefined && { budget: pipeline.budget }),
       guards: Object.fromEntries(
         Object.entries(pipeline.guards).map(([name, fn]) => [name, String(fn)]),
       ),

@@ -155,6 +155,8 @@ export interface TransitionFacts {
   verdict: Verdict;
   output?: JsonValue;
   parsed?: JsonValue;
+  /** Why a failed stage failed (`error.code`, e.g. `Cancellation/BudgetExceeded`). */
+  error?: ErrorView;
   ctx: Readonly<Record<string, unknown>>;
   /** How many times each stage has been entered in this run. */
   visits: Readonly<Record<string, number>>;

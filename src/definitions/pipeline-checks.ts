@@ -74,6 +74,7 @@ export async function buildPipeline(
   checkEntry(draft, report);
   checkTransitions(draft, report);
   checkHooks(draft, loaded, report);
+  checkBudgets(draft, loaded, report);
   if (draft.nextComplete) checkGraph(draft, report);
   const pipelineName = draft.id ?? source.file;
   diagnostics.push(...checkStageContracts(pipelineName, draft, loaded, toolNames, report));
@@ -262,6 +263,24 @@ function checkHooks(
   }
 }
 
+/** A stage budget limits an LLM stage's model calls: it names one of this pipeline's. */
+function checkBudgets(
+  draft: PipelineDraft,
+  loaded: Record<string, LoadedStage>,
+  report: Report,
+): void {
+  for (const id of Object.keys(draft.budget?.stages ?? {})) {
+    const stage = loaded[id]?.stage;
+    if (!draft.stageIds.has(id) || (stage && stage.kind !== "llm")) {
+      report(
+        ["budget", "stages", id],
+        DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
+        `budget.stages.${id}: a stage budget limits the model calls of an LLM stage of this pipeline, and "${id}" is not one (a sub-pipeline's stages take budgets in its own file; budget.run covers the whole run)`,
+      );
+    }
+  }
+}
+
 function finish(
   source: PipelineSource,
   draft: PipelineDraft,
@@ -289,6 +308,7 @@ function finish(
       hooks: draft.hooks,
       ...(draft.override !== undefined && { override: draft.override }),
       ...(draft.reopenable !== undefined && { reopenable: draft.reopenable }),
+      ...(draft.budget !== undefined && { budget: draft.budget }),
       ...(draft.onTransition !== undefined && { onTransition: draft.onTransition }),
       ...(source.origin !== undefined && { file: source.origin }),
       ...(source.code &&

@@ -12,6 +12,7 @@ import {
   nextSchema,
   overrideSchema,
   type PipelineForm,
+  pipelineBudgetSchema,
   pipelineIdSchema,
   reopenableSchema,
   type StageEntry,
@@ -21,7 +22,12 @@ import {
   transitionHookSchema,
   transitionSchema,
 } from "./pipeline-schema.js";
-import { ENDS, type OverrideReach, type Transition } from "./pipeline-types.js";
+import {
+  ENDS,
+  type OverrideReach,
+  type PipelineBudget,
+  type Transition,
+} from "./pipeline-types.js";
 import { KEBAB_CASE } from "./stage-schema.js";
 import type { DataPath } from "./yaml-positions.js";
 
@@ -51,6 +57,7 @@ export interface PipelineDraft {
   hooks: Record<string, StageHooks>;
   override?: OverrideReach;
   reopenable?: boolean;
+  budget?: PipelineBudget;
   onTransition?: TransitionHook;
 }
 
@@ -97,6 +104,8 @@ export function readDraft(form: PipelineForm, data: unknown, report: Report): Pi
   if (override !== undefined) draft.override = override;
   const reopenable = optional("reopenable", reopenableSchema);
   if (reopenable !== undefined) draft.reopenable = reopenable;
+  const budget = optional("budget", pipelineBudgetSchema);
+  if (budget !== undefined) draft.budget = budget as PipelineBudget;
   // A YAML file's code references are functions by now (see code-reference.ts).
   const onTransition = optional("onTransition", transitionHookSchema);
   if (onTransition !== undefined) draft.onTransition = data.onTransition as TransitionHook;

@@ -180,7 +180,21 @@ async function subPipeline(
   const result = await load();
   if (!result.ok) return notLoaded(result.diagnostics, `the sub-pipeline ${link.name} is invalid`);
   const stage = { kind: "pipeline" as const, id, pipeline: result.value };
-  return { ok: true, stage, diagnostics: result.warnings };
+  const { budget, file } = result.value;
+  // Budgets are the run's: a sub-pipeline's are not applied where it runs as a stage.
+  const unapplied =
+    budget === undefined
+      ? []
+      : [
+          diagnostic(
+            file ?? link.name,
+            { line: 1, column: 1 },
+            DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
+            `budget: ${link.name}'s budget applies when it runs by itself, not as the stage ${id} of another pipeline; set the run's budget (budget.run) in the pipeline that is run`,
+            "warning",
+          ),
+        ];
+  return { ok: true, stage, diagnostics: [...result.warnings, ...unapplied] };
 }
 
 function simpleStage(

@@ -27,8 +27,11 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 600_000;
 /** `Tool` or `Tool(pattern)`: the tool name, and the pattern its calls' gist must match. */
 export const TOOL_RULE = /^([^()\s]+)(?:\((.*)\))?$/s;
 
-/** A dotted path over what a rule decides on: `verdict`, `output.approved`, `ctx.task`. */
-const FACT_PATH = /^(?:verdict|output|parsed|ctx)(?:\.[^.\s]+)*$/;
+/**
+ * A dotted path over what a rule decides on: `verdict`, `output.approved`, `ctx.task`,
+ * `error.code`.
+ */
+const FACT_PATH = /^(?:verdict|output|parsed|ctx|error)(?:\.[^.\s]+)*$/;
 
 const COMPARE_OPS = ["equals", "notEquals", "lt", "lte", "gt", "gte", "in", "exists"] as const;
 const VISIT_OPS = ["equals", "lt", "lte", "gt", "gte"] as const;
@@ -80,7 +83,9 @@ const rawCondition = mapping("a condition", {
     z
       .string({ error: "must be a dotted path" })
       .check(
-        z.regex(FACT_PATH, { error: "must be a dotted path under verdict, output, parsed or ctx" }),
+        z.regex(FACT_PATH, {
+          error: "must be a dotted path under verdict, output, parsed, ctx or error",
+        }),
       ),
   ),
   equals: z.optional(z.unknown()),
@@ -260,6 +265,43 @@ export const reopenableSchema = z.boolean({
 });
 
 export const transitionHookSchema = fn<TransitionHook>("a function");
+
+const tokens = z.optional(
+  z
+    .int({ error: "must be a whole number of tokens" })
+    .check(z.gte(1, { error: "must be at least 1" })),
+);
+const positive = (what: string) =>
+  z.optional(
+    z.number({ error: `must be a number of ${what}` }).check(z.gt(0, { error: "must be above 0" })),
+  );
+
+/** A budget: at least one of its limits. */
+export const budgetSchema = z
+  .strictObject(
+    {
+      maxInputTokens: tokens,
+      maxOutputTokens: tokens,
+      maxCostUsd: positive("US dollars"),
+      maxSeconds: positive("seconds"),
+    },
+    { error: "must be { maxInputTokens, maxOutputTokens, maxCostUsd, maxSeconds }" },
+  )
+  .check(
+    z.refine((budget) => Object.keys(budget).length > 0, {
+      error: "must set at least one of maxInputTokens, maxOutputTokens, maxCostUsd, maxSeconds",
+    }),
+  );
+
+export const pipelineBudgetSchema = z.strictObject(
+  {
+    run: z.optional(budgetSchema),
+    stages: z.optional(
+      z.record(z.string(), budgetSchema, { error: "must map stage ids to budgets" }),
+    ),
+  },
+  { error: "must be { run: <budget>, stages: { <stage id>: <budget> } }" },
+);
 
 export const hooksSchema = z.record(
   z.string(),

@@ -1,4 +1,5 @@
 import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } from "./contract.js";
+import type { Budget } from "./pipeline-types.js";
 import type { InferSchema, SchemaSpec } from "./schema-spec.js";
 import type { StageDefinition } from "./stage.js";
 
@@ -31,6 +32,8 @@ export interface PipelineSpec<
   override?: "reachable" | "adjacent";
   /** `true`: `redo` of a run that ended `done` reopens it (done is final until redo). */
   reopenable?: boolean;
+  /** What a run may spend, and each execution of the stages named (see `Budget`). */
+  budget?: { run?: Budget; stages?: { [K in NoInfer<Id>]?: Budget } };
   /** Told after every transition of a run (see `TransitionHook`). */
   onTransition?: TransitionHook;
 }

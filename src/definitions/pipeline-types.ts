@@ -33,6 +33,8 @@ export interface PipelineDefinition {
    * final, like `failed` and `cancelled`.
    */
   reopenable?: boolean;
+  /** What a run may spend, and each stage execution of the stages named. */
+  budget?: PipelineBudget;
   /** Told after every transition of a run of this pipeline. */
   onTransition?: TransitionHook;
   /** The file it was loaded from, when it came from one. */
@@ -45,6 +47,24 @@ export interface PipelineDefinition {
 }
 
 export type OverrideReach = "reachable" | "adjacent";
+
+/**
+ * Limits on what model calls may spend: tokens as the provider reports them, cost in US
+ * dollars at the model's price, and wall time since the run (or the stage execution) began. A
+ * model call is not made once one is reached (`Cancellation/BudgetExceeded`).
+ */
+export interface Budget {
+  maxInputTokens?: number;
+  maxOutputTokens?: number;
+  maxCostUsd?: number;
+  maxSeconds?: number;
+}
+
+/** `run`: the whole run's, its parallel siblings and sub-pipelines sharing it; `stages`: each execution of a stage's. */
+export interface PipelineBudget {
+  run?: Budget;
+  stages?: Record<string, Budget>;
+}
 
 export type PipelineStage =
   | {

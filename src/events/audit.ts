@@ -45,6 +45,12 @@ export const AUDIT_EVENT_TYPES = [
   "CompletionRejected",
   "Steered",
   "CapHit",
+  /**
+   * A model call was not made: it would have started past a budget of the pipeline's.
+   * `{scope: "run" | "stage", limit, max, spent}`; the stage then fails with
+   * `Cancellation/BudgetExceeded`.
+   */
+  "BudgetExceeded",
   "StageAssertOutcome",
   "StageRetry",
   "StageExited",

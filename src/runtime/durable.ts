@@ -84,7 +84,9 @@ export function launchDurable(
       giveUp(error);
     }
   };
-  const launched = launch(pipeline, durableHost, launchOptions, commit);
+  // A resumed run's budget counts what it spent before this process: its stored events.
+  const spentBefore = () => (launchOptions.snapshot === undefined ? [] : store.auditOf(runId));
+  const launched = launch(pipeline, durableHost, { spentBefore, ...launchOptions }, commit);
   if (!launched.ok) {
     clearInterval(renewal);
     return err(refuseLaunch(store, owner, launchOptions, launched.error));

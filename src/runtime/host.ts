@@ -23,6 +23,7 @@ import {
 } from "../tools/bash-sandbox.js";
 import { builtinTools } from "../tools/index.js";
 import { type AnyTool, DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/types.js";
+import type { BudgetWatch } from "./budget.js";
 import { type Journal, MemoryJournal } from "./journal.js";
 import { lazyRecord } from "./lazy-record.js";
 import { HostMemory } from "./memory.js";
@@ -72,6 +73,8 @@ export interface Host {
   clock: { now(): number };
   /** The model's name and price, which each model turn's cost is reckoned at. */
   pricing: ModelPricing;
+  /** A run's spending against its pipeline's budget, when the pipeline sets one (per run). */
+  budget?: BudgetWatch;
   audit: AuditSink;
   transcripts: TranscriptStore;
   journal: Journal;

@@ -33,6 +33,7 @@ import {
 import type { AuditEvent, AuditSink } from "../events/audit.js";
 import { watchMachines } from "./actor-watch.js";
 import { askMachineFor, type ResumeInput, routeInputs } from "./ask-stages.js";
+import { BudgetWatch, watchedAudit } from "./budget.js";
 import { runCodeStage } from "./code-stages.js";
 import { EventFeed } from "./event-feed.js";
 import { type Host, sandboxNotice } from "./host.js";
@@ -87,16 +88,21 @@ export function compileRunMachine(
   pipeline: PipelineDefinition,
   host: Host,
   run?: PipelineServices["run"],
+  spentBefore: readonly AuditEvent[] = [],
 ): PipelineMachine {
   const hooks = collectHooks(pipeline);
   const grants =
     pipeline.grants.approve.length + pipeline.grants.deny.length > 0
       ? rulesGrantPolicy(pipeline.grants)
       : undefined;
+  // The run's budget counts what it spent before (a resumed run's stored events) and since.
+  const budget = pipeline.budget && new BudgetWatch(pipeline.budget, host.clock.now);
+  for (const event of budget ? spentBefore : []) budget?.observe(event);
   const pipelineHost: Host = {
     ...host,
     hooks: { ...hooks, ...host.hooks },
     ...(grants && { grantPolicy: grants }),
+    ...(budget && { budget, audit: watchedAudit(host.audit, budget) }),
   };
   return createPipelineMachine(pipeline, {
     stageMachine: stageMachineFor(pipelineHost),
@@ -130,6 +136,8 @@ export interface Launch {
   inspect?: Observer<InspectionEvent> | undefined;
   /** A reopened run's context before it ended done; its pipeline's entry is the stage redone. */
   carried?: CarriedContext;
+  /** What the run stored before this launch (a resumed run's events), for its budget. */
+  spentBefore?: () => readonly AuditEvent[];
   start: { type: "RunStarted" | "RunResumed" | "RunReopened"; payload: Record<string, unknown> };
 }
 
@@ -140,9 +148,20 @@ export interface Launch {
 export function launch(
   pipeline: PipelineDefinition,
   baseHost: Host,
-  { runId, ctx, carried, snapshot, answers = [], inputs = [], control, inspect, start }: Launch,
+  launchOptions: Launch,
   onStep?: (actor: Actor<AnyStateMachine>) => void,
 ): Result<RunHandle> {
+  const {
+    runId,
+    ctx,
+    carried,
+    snapshot,
+    answers = [],
+    inputs = [],
+    control,
+    inspect,
+    start,
+  } = launchOptions;
   const feed = new EventFeed();
   const host: Host = { ...baseHost, audit: feed.tee(baseHost.audit, runId) };
   let waiting: RunWait[] | undefined;
@@ -167,7 +186,8 @@ export function launch(
       actor.stop();
     });
   };
-  const actor = createActor(compileRunMachine(pipeline, host), {
+  const spent = pipeline.budget && launchOptions.spentBefore?.();
+  const actor = createActor(compileRunMachine(pipeline, host, undefined, spent), {
     input: { runId, ctx, ...(carried && { carried }) },
     ...(snapshot !== undefined && { snapshot: currentShape(snapshot) as Snapshot<unknown> }),
     ...(inspect && { inspect }),

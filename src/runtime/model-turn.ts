@@ -17,6 +17,7 @@ import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { type Redactor, redactContent, redactUrl } from "../secrets/redact.js";
 import { deadline, deadlineSeries } from "../tools/deadline.js";
 import type { JsonValue } from "../tools/types.js";
+import { budgetExceeded } from "./budget.js";
 import { elapsedMs, type Host } from "./host.js";
 import { modelCallKey, RECORDED_CALL, type RecordedCall } from "./journal.js";
 import { toPrompt } from "./transcripts.js";
@@ -35,6 +36,19 @@ export async function callModel(
   const started = host.clock.now();
   let recorded = host.journal.get(key, RECORDED_CALL);
   if (!recorded) {
+    // A reply the journal holds cost nothing now; a call to make must fit the budget.
+    const breach = host.budget?.breachOf(input);
+    if (breach) {
+      host.audit.emit({
+        type: "BudgetExceeded",
+        runId,
+        stageId: stage.id,
+        stageExecutionId,
+        attempt,
+        payload: { ...breach },
+      });
+      throw budgetExceeded(breach, stage.id);
+    }
     if (host.journal.durable) await host.journal.durable();
     recorded = await generate(host, input, signal).then(
       (result): RecordedCall => ({ reply: toReply(result, host.redact) }),

@@ -303,7 +303,7 @@ next:
         [
           line(2),
           "Validation/PipelineDefinitionInvalid",
-          "next.review[2].when.path: must be a dotted path under verdict, output, parsed or ctx",
+          "next.review[2].when.path: must be a dotted path under verdict, output, parsed, ctx or error",
         ],
         [
           line(3),
