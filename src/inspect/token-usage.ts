@@ -27,14 +27,20 @@ export interface RunTokenCount {
 /**
  * Tokens and cost per stage execution (in the order they first called the model) and for the
  * run, summed from the `usage` and `costUsd` of `ModelTurn` audit events. Turns without usage
- * count nothing; a turn without a cost is counted as unpriced, with its model.
+ * count nothing, a turn audited again when a resumed run replayed it is counted once, and a turn
+ * without a cost is counted as unpriced, with its model.
  */
 export function tokenUsage(events: readonly AuditEvent[]): RunTokenCount {
   const stages = new Map<string, StageTokenCount>();
   const unpricedModels = new Set<string>();
+  // A resumed run audits again the turns it replays from its journal: counted once.
+  const counted = new Set<string>();
   for (const event of events) {
     const turn = event.type === "ModelTurn" ? turnOf(event.payload) : undefined;
     if (!turn || event.stageExecutionId === undefined) continue;
+    const key = `${event.stageExecutionId}/${event.attempt}/${String(event.payload.turn)}`;
+    if (counted.has(key)) continue;
+    counted.add(key);
     if (turn.costUsd === undefined) unpricedModels.add(turn.model ?? "an unnamed model");
     const stage = stages.get(event.stageExecutionId) ?? {
       stageId: event.stageId ?? "",

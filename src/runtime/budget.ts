@@ -29,9 +29,12 @@ export interface BudgetBreach {
 export class BudgetWatch {
   private readonly run: Spent = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
   private readonly stages = new Map<string, Spent>();
+  private readonly turns = new Set<string>();
 
   constructor(
     private readonly budget: PipelineBudget,
+    /** The run's pipeline: its stages' budgets apply, a sub-pipeline's stages' do not. */
+    private readonly pipelineId: string,
     private readonly now: () => number,
   ) {
     // A run is timed from its start: now, unless its stored `RunStarted` says otherwise.
@@ -39,12 +42,14 @@ export class BudgetWatch {
   }
 
   /** Counts an event of the run. */
-  observe(event: Pick<AuditEvent, "type" | "at" | "stageExecutionId" | "payload">): void {
+  observe(
+    event: Pick<AuditEvent, "type" | "at" | "stageExecutionId" | "attempt" | "payload">,
+  ): void {
     const at = Date.parse(event.at);
     if (event.type === "RunStarted") this.run.since = at;
     const stage =
       event.stageExecutionId === undefined ? undefined : this.stageOf(event.stageExecutionId, at);
-    if (event.type !== "ModelTurn") return;
+    if (event.type !== "ModelTurn" || !this.firstTime(event)) return;
     const usage = event.payload.usage as
       | { inputTokens?: unknown; outputTokens?: unknown }
       | undefined;
@@ -63,10 +68,24 @@ export class BudgetWatch {
     const now = this.now();
     const run = this.budget.run && reached(this.budget.run, this.run, now);
     if (run) return { scope: "run", ...run };
-    // A sub-pipeline's stages are not the run's pipeline's: their budgets are not applied.
-    const own = call.pipelineId === undefined ? this.budget.stages?.[call.stage.id] : undefined;
+    // A sub-pipeline's stage of the same id is not the run's pipeline's.
+    const own =
+      call.pipelineId === undefined || call.pipelineId === this.pipelineId
+        ? this.budget.stages?.[call.stage.id]
+        : undefined;
     const stage = own && reached(own, this.stageOf(call.stageExecutionId, now), now);
     return stage && { scope: "stage", ...stage };
+  }
+
+  /**
+   * Whether this is the first the watch hears of the turn: a resumed run audits again the turns
+   * it replays from its journal, which cost nothing the second time.
+   */
+  private firstTime(event: Pick<AuditEvent, "stageExecutionId" | "attempt" | "payload">): boolean {
+    const key = `${event.stageExecutionId}/${event.attempt}/${String(event.payload.turn)}`;
+    if (this.turns.has(key)) return false;
+    this.turns.add(key);
+    return true;
   }
 
   private stageOf(stageExecutionId: string, at: number): Spent {

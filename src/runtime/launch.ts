@@ -96,7 +96,7 @@ export function compileRunMachine(
       ? rulesGrantPolicy(pipeline.grants)
       : undefined;
   // The run's budget counts what it spent before (a resumed run's stored events) and since.
-  const budget = pipeline.budget && new BudgetWatch(pipeline.budget, host.clock.now);
+  const budget = pipeline.budget && new BudgetWatch(pipeline.budget, pipeline.id, host.clock.now);
   for (const event of budget ? spentBefore : []) budget?.observe(event);
   const pipelineHost: Host = {
     ...host,

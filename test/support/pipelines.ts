@@ -32,6 +32,7 @@ export function pipelineOf(
     hooks: spec.hooks ?? {},
     ...(spec.override && { override: spec.override }),
     ...(spec.onTransition && { onTransition: spec.onTransition }),
+    ...(spec.budget && { budget: spec.budget }),
   };
 }
 
