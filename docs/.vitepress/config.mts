@@ -40,6 +40,7 @@ export default defineConfig({
         items: [
           { text: "Models and providers", link: "/how-to/models" },
           { text: "Cost", link: "/how-to/cost" },
+          { text: "Budgets", link: "/how-to/budgets" },
           { text: "MCP tool servers", link: "/how-to/mcp" },
           { text: "Built-in tools and the sandbox", link: "/how-to/sandbox" },
           { text: "PostgreSQL and workers", link: "/how-to/postgres" },

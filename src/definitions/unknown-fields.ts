@@ -1,9 +1,9 @@
 import { closestName } from "./closest-name.js";
 
 const NO_TIME_LIMIT =
-  "a stage has no time limit: turnCap bounds its model turns per attempt, and the host option modelCallTimeoutMs each model call";
+  "a stage file sets no time limit: the pipeline's budget block does (budget.stages.<stage id>.maxSeconds), and the host option modelCallTimeoutMs bounds each model call";
 const NO_BUDGET =
-  "stagechart sets no token or cost budget: turnCap bounds the model turns of an attempt, and retryPolicy.maxAttempts the attempts";
+  "a stage file sets no token, cost or time budget: the pipeline does, in its budget block (budget.stages.<stage id>: maxInputTokens, maxOutputTokens, maxCostUsd, maxSeconds)";
 const NO_MODEL_SETTINGS =
   "a stage does not choose its model or its sampling: the run's model is picked with --model";
 
@@ -16,9 +16,12 @@ const SETTINGS: ReadonlyMap<string, string> = new Map([
     ["timeout", "timeoutms", "timeoutsec", "timeoutseconds", "deadline", "deadlinems"],
     NO_TIME_LIMIT,
   ),
-  ...named(["timelimit", "maxduration", "maxdurationms", "duration"], NO_TIME_LIMIT),
-  ...named(["maxtokens", "maxoutputtokens", "tokenlimit", "tokens", "tokenbudget"], NO_BUDGET),
-  ...named(["budget", "maxbudget", "cost", "maxcost", "costlimit"], NO_BUDGET),
+  ...named(["timelimit", "maxduration", "maxdurationms", "duration", "maxseconds"], NO_TIME_LIMIT),
+  ...named(
+    ["maxtokens", "maxoutputtokens", "maxinputtokens", "tokenlimit", "tokens", "tokenbudget"],
+    NO_BUDGET,
+  ),
+  ...named(["budget", "maxbudget", "cost", "maxcost", "maxcostusd", "costlimit"], NO_BUDGET),
   ...named(["model", "provider", "temperature", "topp", "topk"], NO_MODEL_SETTINGS),
   ...named(
     ["maxturns", "turns", "turnlimit", "maxiterations", "iterations", "maxsteps"],

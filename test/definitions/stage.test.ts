@@ -172,9 +172,9 @@ describe("a stage file", () => {
         "tools: [Read]",
       ).map((w) => w.message);
       expect(messages).toEqual([
-        'unknown key "timeoutMs" is ignored: a stage has no time limit: turnCap bounds its model turns per attempt, and the host option modelCallTimeoutMs each model call',
-        'unknown key "max_tokens" is ignored: stagechart sets no token or cost budget: turnCap bounds the model turns of an attempt, and retryPolicy.maxAttempts the attempts',
-        'unknown key "budget" is ignored: stagechart sets no token or cost budget: turnCap bounds the model turns of an attempt, and retryPolicy.maxAttempts the attempts',
+        'unknown key "timeoutMs" is ignored: a stage file sets no time limit: the pipeline\'s budget block does (budget.stages.<stage id>.maxSeconds), and the host option modelCallTimeoutMs bounds each model call',
+        'unknown key "max_tokens" is ignored: a stage file sets no token, cost or time budget: the pipeline does, in its budget block (budget.stages.<stage id>: maxInputTokens, maxOutputTokens, maxCostUsd, maxSeconds)',
+        'unknown key "budget" is ignored: a stage file sets no token, cost or time budget: the pipeline does, in its budget block (budget.stages.<stage id>: maxInputTokens, maxOutputTokens, maxCostUsd, maxSeconds)',
         'unknown key "temperature" is ignored: a stage does not choose its model or its sampling: the run\'s model is picked with --model',
         'unknown key "maxTurns" is ignored: use turnCap, the model turns an attempt may take',
         'unknown key "retries" is ignored: use retryPolicy: { maxAttempts, backoff }',
