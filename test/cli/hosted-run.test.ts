@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { demoProject, runPipelineIn, storeCommand, storeOf, summaryOf } from "../support/cli.js";
@@ -76,11 +76,21 @@ describe("stagechart run on a hosted model", () => {
     expect(server.requests).toHaveLength(0);
   });
 
-  it("shows the tokens the provider reported, per stage and for the run", async () => {
+  it("shows the tokens the provider reported, and their cost at the given price, per stage and for the run", async () => {
     server = await startLlmServer(CODE_REVIEW_REPLIES);
     const project = demoProject();
-    const run = await codeReview(project, "t", `openai-compatible:${server.origin}/v1#test-model`);
+    const prices = join(project, "prices.yaml");
+    // $1 per million input tokens, $2 per million output: cost = (in + 2 × out) / 1e6.
+    writeFileSync(prices, "openai-compatible:test-model: { input: 1, output: 2 }\n");
+    const run = await codeReview(
+      project,
+      "t",
+      `openai-compatible:${server.origin}/v1#test-model`,
+      "--prices",
+      prices,
+    );
     const { runId } = summaryOf(run.stdout);
+    const cost = (input: number, output: number) => expect.closeTo((input + 2 * output) / 1e6, 12);
 
     const json = JSON.parse((await storeCommand(project, "show", runId, "--json")).stdout);
     expect(json.tokens).toEqual({
@@ -92,6 +102,8 @@ describe("stagechart run on a hosted model", () => {
           inputTokens: 1620,
           outputTokens: 123,
           totalTokens: 1743,
+          costUsd: cost(1620, 123),
+          unpricedTurns: 0,
         },
         {
           stageId: "execute",
@@ -100,6 +112,8 @@ describe("stagechart run on a hosted model", () => {
           inputTokens: 1540,
           outputTokens: 92,
           totalTokens: 1632,
+          costUsd: cost(1540, 92),
+          unpricedTurns: 0,
         },
         {
           stageId: "review",
@@ -108,13 +122,22 @@ describe("stagechart run on a hosted model", () => {
           inputTokens: 640,
           outputTokens: 33,
           totalTokens: 673,
+          costUsd: cost(640, 33),
+          unpricedTurns: 0,
         },
       ],
-      total: { inputTokens: 3800, outputTokens: 248, totalTokens: 4048 },
+      total: {
+        inputTokens: 3800,
+        outputTokens: 248,
+        totalTokens: 4048,
+        costUsd: cost(3800, 248),
+        unpricedTurns: 0,
+      },
+      unpricedModels: [],
     });
     const text = (await storeCommand(project, "show", runId)).stdout;
-    expect(text).toContain("tokens: 4048 (3800 in, 248 out)\n");
-    expect(text).toContain(`  ${runId}/execute/1  1632 (1540 in, 92 out)\n`);
+    expect(text).toContain("tokens: 4048 (3800 in, 248 out) · $0.004296\n");
+    expect(text).toContain(`  ${runId}/execute/1  1632 (1540 in, 92 out) · $0.001724\n`);
   });
 
   it("refuses to start without the provider's key, naming the variable", async () => {
