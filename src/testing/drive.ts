@@ -68,6 +68,11 @@ export function repliesFor(pipeline: PipelineDefinition, outcome: StageOutcome):
       ]).flat();
     case "grant-suspended":
       return [call(drive.probe.tool, drive.probe.args)];
+    case "budget-exceeded":
+      // One reply spends the budget's tokens; the call after it is not made.
+      return drive.usage
+        ? [{ ...entry({ kind: "text", text: "Still thinking about it." }), usage: drive.usage }]
+        : [];
     default:
       return [];
   }
@@ -157,6 +162,11 @@ export function driveFor(
       );
     else if (fixture && fixture.verdict !== outcome.verdict)
       unrunnable(`${step.stage}'s fixture ends ${fixture.verdict}, the path ${outcome.verdict}`);
+    else if (outcome.drive.kind === "budget-exceeded" && !outcome.drive.usage)
+      unforced(
+        index,
+        `${step.stage}'s budget limits only cost or time, which a script's replies do not spend; a token limit would`,
+      );
     answerGate(key, step.stage, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
     drive.script.set(key, repliesFor(pipeline, outcome));
     drive.stepOf.set(key, index);

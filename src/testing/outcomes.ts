@@ -40,7 +40,9 @@ const GRANT_PROBES = [
  * - `grant-suspended`: the stage asks for a tool outside its envelope and the run suspends;
  * - `code`: a code, command or sub-pipeline stage ends with the verdict (not forced by a script);
  * - `inputs-refused`: an upstream result fails the stage's `inputsSchema`, so Setup fails it;
- * - `answer`: an ask stage answered with a value its schema accepts, or never (it suspends).
+ * - `answer`: an ask stage answered with a value its schema accepts, or never (it suspends);
+ * - `budget-exceeded`: a stage under a budget (the run's or its own) replies with the tokens the
+ *   budget allows, and its next model call is not made (`Cancellation/BudgetExceeded`).
  */
 export interface StageOutcome {
   stage: string;
@@ -70,6 +72,8 @@ export interface StageOutcome {
      */
     | { kind: "code"; output?: JsonValue; onOutput?: Requirement[]; ending?: SubPipelineEnding }
     | { kind: "inputs-refused" }
+    /** `usage`: what the stage's first reply reports, reaching a token budget; none when only a cost or time budget applies. */
+    | { kind: "budget-exceeded"; usage?: { inputTokens?: number; outputTokens?: number } }
     /** An ask stage answered with `value` (none: nobody answers, and the run suspends). */
     | { kind: "answer"; value?: JsonValue };
   /** The run stops here, waiting for an answer: the path ends `suspended`. */
@@ -142,6 +146,8 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
       capHit: false,
       drive: { kind: "inputs-refused" },
     });
+  const budgeted = budgetExceededOutcome(pipeline, stageId);
+  if (budgeted) outcomes.push(budgeted);
   if (pipeline.hooks[stageId]?.gate)
     outcomes.push(...gateOutcomes(stageId, definition.resolutionPolicy));
   const probe = GRANT_PROBES.find((p) => !definition.allowedTools.includes(p.tool));
@@ -155,6 +161,35 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
       suspends: true,
     });
   return { outcomes, unsatisfiable };
+}
+
+/**
+ * A stage under a budget (its own or the run's) can be stopped by it; a token limit is reached
+ * by one reply reporting that many tokens, which is how a test drives it.
+ */
+function budgetExceededOutcome(
+  pipeline: PipelineDefinition,
+  stageId: string,
+): StageOutcome | undefined {
+  const budgets = [pipeline.budget?.stages?.[stageId], pipeline.budget?.run].filter(
+    (budget) => budget !== undefined,
+  );
+  if (budgets.length === 0) return undefined;
+  const inputTokens = budgets.find((b) => b.maxInputTokens !== undefined)?.maxInputTokens;
+  const outputTokens = budgets.find((b) => b.maxOutputTokens !== undefined)?.maxOutputTokens;
+  const usage =
+    inputTokens !== undefined
+      ? { inputTokens }
+      : outputTokens !== undefined
+        ? { outputTokens }
+        : undefined;
+  return {
+    stage: stageId,
+    name: "budget-exceeded",
+    verdict: "fail",
+    capHit: false,
+    drive: { kind: "budget-exceeded", ...(usage && { usage }) },
+  };
 }
 
 /** The completion payload for one split of an LLM stage's rules, and the output it hands on. */
@@ -375,5 +410,13 @@ export function resultFor(
     // A code stage's output is whatever its code returns: an object, as far as the model knows.
     ...(drive.kind === "code" && { output: drive.output ?? {} }),
     ...(drive.kind === "answer" && drive.value !== undefined && { output: drive.value }),
+    ...(drive.kind === "budget-exceeded" && {
+      error: {
+        class: "Cancellation",
+        code: "Cancellation/BudgetExceeded",
+        message: "a budget is spent; the model call was not made",
+        context: {},
+      },
+    }),
   };
 }

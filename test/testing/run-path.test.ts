@@ -423,3 +423,44 @@ describe("runPath through a person's answers", () => {
     }
   });
 });
+
+describe("a stage under a budget", () => {
+  const budgeted = (budget: NonNullable<ReturnType<typeof pipelineOf>["budget"]>) =>
+    pipelineOf({
+      id: "budgeted",
+      stages: [llm("plan"), code("fallback", () => ({ verdict: "ok" }))],
+      next: {
+        plan: {
+          kind: "rules",
+          rules: [
+            {
+              when: { path: "error.code", op: "equals", value: "Cancellation/BudgetExceeded" },
+              to: "fallback",
+            },
+            { to: "done" },
+          ],
+        },
+      },
+      budget,
+    });
+
+  it("has a budget-exceeded outcome, which a path drives on the real engine with a reply of the budget's tokens", async () => {
+    const pipeline = budgeted({ stages: { plan: { maxOutputTokens: 500 } } });
+    const { paths, ctx } = pipelinePaths(pipeline);
+    const path = paths.find((p) => p.steps[0]?.outcome === "budget-exceeded");
+    expect(path?.steps.map((s) => `${s.stage} ${s.outcome}`)).toEqual([
+      "plan budget-exceeded",
+      "fallback ok",
+    ]);
+    const run = await runPath(pipeline, path as NonNullable<typeof path>, { ctx });
+    expect(run.ok).toBe(true);
+  });
+
+  it("says a cost or time budget is not driven by a script", async () => {
+    const pipeline = budgeted({ run: { maxCostUsd: 1 } });
+    const { paths, ctx } = pipelinePaths(pipeline);
+    const path = paths.find((p) => p.steps[0]?.outcome === "budget-exceeded");
+    const run = await runPath(pipeline, path as NonNullable<typeof path>, { ctx });
+    expect(JSON.stringify(run)).toContain("budget limits only cost or time");
+  });
+});
