@@ -54,6 +54,18 @@ export async function parallelScaling(scale: Scale): Promise<Comparison> {
 const GROWTH_SIZES = [100, 1000, 5000] as const;
 const GROWTH_TURNS = 2;
 
+/** A chain of `stages`, or a group of as many siblings (16 at once) between a fan-out stage and a join. */
+async function growthPipeline(kind: "chain" | "group", stages: number) {
+  const workload: Workload = {
+    stages: kind === "chain" ? stages : stages + 2,
+    turns: GROWTH_TURNS,
+    outputBytes: 200,
+  };
+  const pipeline =
+    kind === "chain" ? await pipelineOf(workload) : await groupPipeline(workload, 16);
+  return { workload, pipeline };
+}
+
 /**
  * Time per stage of an in-memory chain, and per sibling of a parallel group (16 at once), at
  * 100, 1,000 and 5,000 stages: the largest's against the smallest's. Flat (1.00×) means each
@@ -63,14 +75,7 @@ const GROWTH_TURNS = 2;
  */
 export async function growthScaling(): Promise<Comparison[]> {
   const perStage = async (kind: "chain" | "group", stages: number): Promise<number> => {
-    // A group's workload: a fan-out stage, the siblings, the join.
-    const workload: Workload = {
-      stages: kind === "chain" ? stages : stages + 2,
-      turns: GROWTH_TURNS,
-      outputBytes: 200,
-    };
-    const pipeline =
-      kind === "chain" ? await pipelineOf(workload) : await groupPipeline(workload, 16);
+    const { workload, pipeline } = await growthPipeline(kind, stages);
     globalThis.gc?.();
     const ms = await timeOnce(() => runToEnd(pipeline, hostFor(workload)));
     return ms / workload.stages;
@@ -107,13 +112,7 @@ export async function growthScaling(): Promise<Comparison[]> {
 export async function durableGrowth(dir: string): Promise<Comparison[]> {
   let runs = 0;
   const perStage = async (kind: "chain" | "group", stages: number) => {
-    const workload: Workload = {
-      stages: kind === "chain" ? stages : stages + 2,
-      turns: GROWTH_TURNS,
-      outputBytes: 200,
-    };
-    const pipeline =
-      kind === "chain" ? await pipelineOf(workload) : await groupPipeline(workload, 16);
+    const { workload, pipeline } = await growthPipeline(kind, stages);
     const file = join(dir, `growth-${kind}-${stages}-${++runs}.db`);
     const opened = SqliteStore.open(file);
     if (!opened.ok) throw opened.error;

@@ -17,6 +17,18 @@ import { code, pipelineOf } from "../support/pipelines.js";
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `step-${i + 1}`);
 
+/** The model machine of a chain of code stages, started. */
+const chainActor = (stages: string[]) =>
+  createActor(
+    modelMachine(
+      pipelineOf({
+        stages: stages.map((id) => code(id, () => ({ verdict: "ok" }))),
+        next: Object.fromEntries(stages.slice(1).map((id, i) => [stages[i] as string, id])),
+      }),
+    ),
+    { input: { runId: "r", ctx: { task: "t" } } },
+  ).start();
+
 /** A table's buckets, as JSON writes them. */
 const bucketsOf = <V>(table: StageTable<V>): Record<string, Record<string, V>> =>
   ((table as { toJSON?: () => unknown }).toJSON?.() ?? table) as Record<string, Record<string, V>>;
@@ -94,13 +106,7 @@ describe("a stage table", () => {
 describe("the pipeline machine's context", () => {
   it("copies a bounded number of per-stage entries at each stage of a 2,000-stage chain", () => {
     const stages = ids(2000);
-    const pipeline = pipelineOf({
-      stages: stages.map((id) => code(id, () => ({ verdict: "ok" }))),
-      next: Object.fromEntries(stages.slice(1).map((id, i) => [stages[i] as string, id])),
-    });
-    const actor = createActor(modelMachine(pipeline), {
-      input: { runId: "r", ctx: { task: "t" } },
-    }).start();
+    const actor = chainActor(stages);
     const fields = ["visits", "results", "modelCalls", "upstreamOf"] as const;
     let most = 0;
     let before = actor.getSnapshot().context as PipelineContext;
@@ -135,13 +141,7 @@ describe("the pipeline machine's context", () => {
 describe("a persisted pipeline snapshot", () => {
   it("holds the live context's tables as they are, not copies walked into", () => {
     const stages = ids(50);
-    const pipeline = pipelineOf({
-      stages: stages.map((id) => code(id, () => ({ verdict: "ok" }))),
-      next: Object.fromEntries(stages.slice(1).map((id, i) => [stages[i] as string, id])),
-    });
-    const actor = createActor(modelMachine(pipeline), {
-      input: { runId: "r", ctx: { task: "t" } },
-    }).start();
+    const actor = chainActor(stages);
     for (const id of stages.slice(0, 10)) {
       actor.send(
         stageDone(id, {
