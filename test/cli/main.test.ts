@@ -116,6 +116,12 @@ describe("starting the CLI", () => {
     const loaded = packagesLoadedBy(args);
     expect(loaded.has("js-yaml")).toBe(false);
     expect(ownFilesLoadedBy(args)).toContain("dist/js-yaml.mjs");
+    // Only js-yaml's loader: its modules, without its dumper.
+    const jsYaml = readFileSync(join(REPO, "dist", "js-yaml.mjs"), "utf8")
+      .split("\n")
+      .flatMap((line) => /^\/\/ .*node_modules\/js-yaml\/(.*)$/.exec(line)?.[1] ?? []);
+    expect(jsYaml).toContain("lib/loader.js");
+    expect(jsYaml.filter((file) => /dumper|dist\//.test(file))).toEqual([]);
     expect(loaded.has("yaml")).toBe(false);
     const dir = tempDir();
     writeFileSync(join(dir, "broken.md"), "---\nid: a\nid: b\n---\nHello.\n");
