@@ -4,12 +4,15 @@
 // the entry or the shared chunk (dist/chunk-<hash>.mjs) that every importer loads. Node then
 // resolves, reads and compiles a few files of stagechart's own instead of a file per module
 // (`validate`: 15 files instead of 56 modules, about a tenth of its start-up).
-// Every package stays an import of node_modules (`packages: "external"`): npm installs each of
-// the package's dependencies once, and the declarations name several of them (zod, xstate, the
-// AI SDK) anyway.
+// Every package the library shares with apps stays an import of node_modules (`packages:
+// "external"`): npm installs each of the package's dependencies once, and the declarations name
+// several of them (zod, xstate, the AI SDK) anyway. Bundled apart, each into a file of its own
+// that the chunks import: stagechart's zod, and the packages only stagechart's own code uses
+// (see APART below).
 // The chunks sit directly in dist/, one level below the package root like every dist/ file,
 // since src/paths.ts and src/version.ts find the package root from their own location.
 import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -20,8 +23,8 @@ const dist = join(root, "dist");
 const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 
 /**
- * The one package bundled: stagechart's zod (dist/zod.js, the functions its schemas call from
- * zod's functional build) goes into dist/zod.mjs on its own, which the chunks import. Installed,
+ * stagechart's zod (dist/zod.js, the functions its schemas call from zod's functional build)
+ * goes into dist/zod.mjs on its own, which the chunks import. Installed,
  * `zod/mini` loads all of zod's core with it — 92 modules, 790 kB with 64 locale files and the
  * JSON Schema conversion — and `validate` took 1.4× its time; bundled, only what is called, 81 kB.
  * zod stays a dependency: the declarations name its types, and a schema from an app's own zod is
@@ -41,6 +44,52 @@ const zodApart = {
     context.onEnd(() => {
       if (redirected === 0) throw new Error(`no import of ${ours} was pointed at ${ZOD_BUNDLE}`);
     });
+  },
+};
+
+/**
+ * Packages no declaration names and no app shares with stagechart, each bundled into one file of
+ * dist/ that the chunks import instead of the package, so that npm does not install them with
+ * it (they are development dependencies). Loaded from node_modules, a package is found through
+ * its package.json and `exports`, file by file.
+ * - commander and picocolors, the command line's: both are CommonJS, and an ES module importing
+ *   CommonJS makes Node start its CommonJS loader and compile cjs-module-lexer to find the
+ *   exports, then read commander's seven files. Their `require`s of Node's built-in modules go
+ *   through a `require` made for the file (`requires`).
+ * - js-yaml, the definitions' fast reader of plain YAML: only what they call, its loader (`load`,
+ *   `Type`, `FAILSAFE_SCHEMA`: js-yaml's lib/ modules, CommonJS, as its index exports them)
+ *   without its dumper; js-yaml's own ES build is one closure holding both, which esbuild
+ *   cannot take apart.
+ */
+const jsYamlLib = join(
+  dirname(createRequire(import.meta.url).resolve("js-yaml/package.json")),
+  "lib",
+);
+const APART = {
+  commander: { file: "./commander.mjs", entry: 'export * from "commander";', requires: true },
+  picocolors: {
+    file: "./picocolors.mjs",
+    entry: 'export { default } from "picocolors";',
+    requires: true,
+  },
+  "js-yaml": {
+    file: "./js-yaml.mjs",
+    entry: [
+      `export { load } from ${JSON.stringify(join(jsYamlLib, "loader.js"))};`,
+      `export { default as Type } from ${JSON.stringify(join(jsYamlLib, "type.js"))};`,
+      `export { default as FAILSAFE_SCHEMA } from ${JSON.stringify(join(jsYamlLib, "schema", "failsafe.js"))};`,
+    ].join("\n"),
+    requires: false,
+  },
+};
+const packagesApart = {
+  name: "packages-apart",
+  setup(context) {
+    const names = Object.keys(APART).join("|");
+    context.onResolve({ filter: new RegExp(`^(${names})$`) }, ({ path }) => ({
+      path: APART[path].file,
+      external: true,
+    }));
   },
 };
 
@@ -73,6 +122,22 @@ await build({
   plugins: [noZodLocales],
   logLevel: "warning",
 });
+for (const [name, { file, entry, requires }] of Object.entries(APART)) {
+  await build({
+    stdin: { contents: entry, resolveDir: root, sourcefile: `${name}.mjs` },
+    outfile: join(dist, file),
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    banner: requires
+      ? {
+          js: 'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);',
+        }
+      : undefined,
+    logLevel: "warning",
+  });
+}
 await build({
   entryPoints: {
     index: join(dist, "index.js"),
@@ -88,7 +153,7 @@ await build({
   platform: "node",
   target: "node20",
   packages: "external",
-  plugins: [zodApart],
+  plugins: [zodApart, packagesApart],
   logLevel: "warning",
 });
 

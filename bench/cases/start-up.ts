@@ -46,7 +46,7 @@ export function startUp(): Comparison[] | undefined {
   };
   return [
     row("version", "start-up: stagechart --version", "--version", 2),
-    row("validate", "start-up: stagechart validate machines/ stages/", "validate", 3),
+    row("validate", "start-up: stagechart validate machines/ stages/", "validate", 2.5),
   ];
 }
 

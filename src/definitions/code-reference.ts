@@ -52,9 +52,11 @@ export async function resolveCodeReferences(
   const resolved: ResolvedCode = { data, problems: [], modules: {} };
   if (!isRecord(data)) return resolved;
   const root = dirname(resolve(file));
+  // Links resolved once for every reference of the file.
+  const realRoot = realOr(root);
   const copy: Record<string, unknown> = { ...data };
   const at = async (path: DataPath, value: unknown) => {
-    const found = await resolveOne(root, value, importOnce);
+    const found = await resolveOne(root, realRoot, value, importOnce);
     if ("fn" in found) {
       resolved.modules[found.module] = found.hash;
       return found.fn;
@@ -108,6 +110,7 @@ type Found =
 
 async function resolveOne(
   root: string,
+  realRoot: string,
   value: unknown,
   importOnce: ModuleImporter,
 ): Promise<Found> {
@@ -120,7 +123,7 @@ async function resolveOne(
     };
   }
   const [, module = "", name = ""] = match;
-  const path = inside(root, module);
+  const path = inside(root, realRoot, module);
   if (!path)
     return {
       code: DIAGNOSTIC_CODES.codeReferenceOutsideRoot,
@@ -146,9 +149,11 @@ async function resolveOne(
   return { fn: fn as (...args: never[]) => unknown, module, hash: loaded.hash };
 }
 
-/** The module's real path when it lies under `root` (links resolved, a missing module's directory's too). */
-function inside(root: string, module: string): string | undefined {
-  const realRoot = realOr(root);
+/**
+ * The module's real path when it lies under `root`, whose real path is `realRoot` (links
+ * resolved, a missing module's directory's too).
+ */
+function inside(root: string, realRoot: string, module: string): string | undefined {
   const written = resolve(root, module);
   const path = realOr(written, () => join(realOr(dirname(written)), basename(written)));
   const within = relative(realRoot, path);

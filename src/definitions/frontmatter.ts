@@ -91,7 +91,7 @@ export function splitFrontmatter(
 
 function countLines(text: string): number {
   let lines = 0;
-  for (const char of text) if (char === "\n") lines++;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
   return lines;
 }
 

@@ -26,8 +26,10 @@ function filesLoadedBy(args: string[], status = 0): string[] {
 }
 
 /**
- * The package modules a command line loads (paths from `node_modules/`): the build bundles none
- * of them, so each is a file imported or required from node_modules.
+ * The package modules a command line loads (paths from `node_modules/`): each is a file imported
+ * or required from node_modules, which the build bundles into none of its files but the packages
+ * it bundles apart (stagechart's zod, commander, picocolors and js-yaml's loader, each in a file
+ * of its own in dist/).
  */
 const packageModulesLoadedBy = (args: string[], status = 0): string[] =>
   filesLoadedBy(args, status).flatMap((url) => /node_modules\/[^\s"]+/.exec(url)?.[0] ?? []);
@@ -109,9 +111,17 @@ describe("starting the CLI", () => {
     ).toEqual([]);
   });
 
-  it("validate reads valid plain YAML without the `yaml` package, which a problem to report loads", () => {
-    const loaded = packagesLoadedBy(["validate", "machines/", "stages/"]);
-    expect(loaded.has("js-yaml")).toBe(true);
+  it("validate reads valid plain YAML with js-yaml's loader from the build's own file, without the `yaml` package, which a problem to report loads", () => {
+    const args = ["validate", "machines/", "stages/"];
+    const loaded = packagesLoadedBy(args);
+    expect(loaded.has("js-yaml")).toBe(false);
+    expect(ownFilesLoadedBy(args)).toContain("dist/js-yaml.mjs");
+    // Only js-yaml's loader: its modules, without its dumper.
+    const jsYaml = readFileSync(join(REPO, "dist", "js-yaml.mjs"), "utf8")
+      .split("\n")
+      .flatMap((line) => /^\/\/ .*node_modules\/js-yaml\/(.*)$/.exec(line)?.[1] ?? []);
+    expect(jsYaml).toContain("lib/loader.js");
+    expect(jsYaml.filter((file) => /dumper|dist\//.test(file))).toEqual([]);
     expect(loaded.has("yaml")).toBe(false);
     const dir = tempDir();
     writeFileSync(join(dir, "broken.md"), "---\nid: a\nid: b\n---\nHello.\n");
@@ -169,12 +179,23 @@ describe("starting the CLI", () => {
     expect(child.stdout).toMatch(/2 files checked/);
   });
 
+  it("starts with commander and picocolors from the build's own files: no CommonJS to import, no package to resolve", () => {
+    for (const args of [["--version"], ["validate", "machines/", "stages/"]]) {
+      const loaded = packagesLoadedBy(args);
+      expect(loaded.has("commander")).toBe(false);
+      expect(loaded.has("picocolors")).toBe(false);
+      expect(ownFilesLoadedBy(args)).toEqual(
+        expect.arrayContaining(["dist/commander.mjs", "dist/picocolors.mjs"]),
+      );
+    }
+  });
+
   it("runs stagechart's own code from the build's bundle: the entry and a few shared chunks", () => {
     for (const args of [["--version"], ["validate", "machines/", "stages/"]]) {
       const own = ownFilesLoadedBy(args);
-      expect(
-        own.filter((file) => !/^(bin\/stagechart\.js|dist\/(cli|zod|chunk-\w+)\.mjs)$/.test(file)),
-      ).toEqual([]);
+      const bundled =
+        /^(bin\/stagechart\.js|dist\/(cli|zod|commander|picocolors|js-yaml|chunk-\w+)\.mjs)$/;
+      expect(own.filter((file) => !bundled.test(file))).toEqual([]);
       // validate: 56 ES modules of its own without the bundle; 15 files with it.
       expect(own.length).toBeLessThan(40);
     }

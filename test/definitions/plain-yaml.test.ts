@@ -77,6 +77,32 @@ describe("plain YAML read fast", () => {
     });
   });
 
+  it("resolves every plain scalar, number-like or not, to what `yaml` reads", () => {
+    const chars = (alphabet: string, maxLength = 4) =>
+      fc.string({ unit: fc.constantFrom(...alphabet), maxLength });
+    // Pieces of YAML 1.2's core forms (null, booleans, decimal, octal and hexadecimal integers,
+    // floats, infinities, not-a-number), joined at random, and near misses of them.
+    const piece = fc.oneof(
+      chars("0123456789", 5),
+      fc.constantFrom("+", "-", ".", "e", "E", "0x", "0o", "0b", "_", "~", ":"),
+      fc.constantFrom("null", "Null", "NULL", "nUll", "true", "True", "TRUE", "tRUE", "false"),
+      fc.constantFrom("False", "FALSE", "inf", "Inf", "INF", "nan", "NaN", "NAN", "yes", "on"),
+      chars("0123456789abcdefABCDEFxo.eE+-"),
+    );
+    const scalar = fc
+      .array(piece, { minLength: 1, maxLength: 4 })
+      .map((pieces) => pieces.join(""))
+      .filter((text) => text.length > 0);
+    fc.assert(
+      fc.property(scalar, (text) => {
+        const document = `value: ${text}\nlist: [${text}]\n`;
+        const read = readPlainYaml(document);
+        if (read) expect(read).toEqual(yamlData(document));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it("reads an empty document, or one of comments only, as null", () => {
     expect(readPlainYaml("")).toEqual({ data: null });
     expect(readPlainYaml("# nothing\n")).toEqual({ data: null });

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { closestName, editDistance } from "../../src/definitions/closest-name.js";
 import { loadPipelineFile } from "../../src/definitions/pipeline.js";
@@ -127,6 +128,20 @@ describe("the closest name", () => {
     expect(editDistance("reveiw", "review")).toBe(1);
     expect(closestName("konz", ["plan", "cons", "critic"])).toBe("cons");
     expect(closestName("TurnCap", ["turnCap", "name"])).toBe("turnCap");
+  });
+
+  it("given a limit, counts exactly up to it and answers past it with a distance past it", () => {
+    const word = fc.string({ unit: fc.constantFrom(..."abcAB"), maxLength: 9 });
+    fc.assert(
+      fc.property(word, word, fc.nat(4), (a, b, limit) => {
+        const distance = editDistance(a, b);
+        const bounded = editDistance(a, b, limit);
+        if (distance <= limit) expect(bounded).toBe(distance);
+        else expect(bounded).toBeGreaterThan(limit);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(editDistance("piworkflow", "retrypolicy", 2)).toBe(3);
   });
 
   it("suggests nothing for an unrelated name, or a short one two edits away", () => {

@@ -11,6 +11,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { builtinModules } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { demoProject, REPO_ROOT } from "../support/cli.js";
@@ -300,6 +301,34 @@ describe("what the packed package holds", () => {
     }
     expect([...bundled.keys()].filter((name) => alsoInstalled.has(name))).toEqual(["zod"]);
     expect([...(bundled.get("zod") ?? [])]).toEqual(["dist/zod.mjs"]);
+  });
+
+  it("imports only packages npm installs with it: its dependencies, the xstate peer and Node's own modules", () => {
+    // A package the build bundles apart (commander, picocolors, js-yaml's loader) is a
+    // development dependency: the shipped code must import it from the build's own file.
+    const manifest = readManifest(installed);
+    const installable = new Set([
+      ...Object.keys(manifest.dependencies ?? {}),
+      ...Object.keys(manifest.peerDependencies ?? {}),
+    ]);
+    const imported = new Map<string, Set<string>>();
+    const scripts = filesUnder(installed).filter(
+      (file) => /\.[cm]?js$/.test(file) && !file.startsWith("dist/visualizer/"),
+    );
+    for (const file of scripts)
+      for (const [, from, bare] of readFileSync(join(installed, file), "utf8").matchAll(
+        /(?<!["'])\b(?:from|import\s*\(|require\s*\()\s*["']([^"'\s./][^"'\s]*)["']|^import\s*["']([^"'\s./][^"'\s]*)["']/gm,
+      )) {
+        const specifier = (from ?? bare) as string;
+        const name = specifier
+          .split("/")
+          .slice(0, specifier.startsWith("@") ? 2 : 1)
+          .join("/");
+        if (specifier.startsWith("node:") || builtinModules.includes(name)) continue;
+        imported.set(name, (imported.get(name) ?? new Set()).add(file));
+      }
+    expect([...imported.keys()]).toEqual(expect.arrayContaining(["zod", "xstate", "yaml"]));
+    expect([...imported].filter(([name]) => !installable.has(name))).toEqual([]);
   });
 
   it("declares only types that npm installs with it: no development-only @types package", () => {
