@@ -104,33 +104,47 @@ export interface StepEventsRow {
   events: string | null;
 }
 
+/** An audit event as a step's row stores it: what the emitter gave, stamped with its moment. */
+export type StorableEvent = AuditEventInput & { at: string; seq?: number };
+
 /**
  * A step's audit events as its row stores them (one row per step, not one per event):
  * a JSON array in seq order, each event without its run id and seq, which the row implies; or,
- * when its events share fields, `{shared, events}` (see `SHAREABLE`).
+ * when its events share fields, `{shared, events}` (see `SHAREABLE`). One `JSON.stringify` of
+ * objects of one shape: a step's events are written at every commit.
  */
-export function toStepEvents(
-  events: readonly (AuditEventInput & { at: string; seq?: number })[],
-): string | null {
-  if (events.length === 0) return null;
-  const stored: Record<string, unknown>[] = events.map(
-    ({ seq: _seq, runId: _runId, ...rest }) => rest,
-  );
-  const [first] = stored;
-  if (first === undefined || stored.length === 1) return JSON.stringify(stored);
-  const shared: Record<string, unknown> = {};
-  for (const field of SHAREABLE)
-    if (first[field] !== undefined && stored.every((event) => event[field] === first[field]))
-      shared[field] = first[field];
-  const fields = Object.keys(shared);
-  if (fields.length === 0) return JSON.stringify(stored);
-  const own = stored.map((event) => {
-    const rest: Record<string, unknown> = { ...event };
-    for (const field of fields) delete rest[field];
-    return rest;
-  });
-  return JSON.stringify({ shared, events: own });
+export function toStepEvents(events: readonly StorableEvent[]): string | null {
+  const [first] = events;
+  if (first === undefined) return null;
+  const alike = <F extends Shareable>(field: F): StorableEvent[F] | undefined => {
+    const value = first[field];
+    if (events.length === 1 || value === undefined) return undefined;
+    return events.every((event) => event[field] === value) ? value : undefined;
+  };
+  const shared: SharedFields = {
+    at: alike("at"),
+    stageId: alike("stageId"),
+    stageExecutionId: alike("stageExecutionId"),
+    attempt: alike("attempt"),
+  };
+  const stored = events.map((event) => storedEvent(event, shared));
+  const sharing = SHAREABLE.some((field) => shared[field] !== undefined);
+  return JSON.stringify(sharing ? { shared, events: stored } : stored);
 }
+
+/** The fields a step stores once for all its events; undefined: each event has its own. */
+type SharedFields = { [F in Shareable]: StorableEvent[F] | undefined };
+type Shareable = (typeof SHAREABLE)[number];
+
+/** An event as stored: its fields in one order, a shared one left to the step (undefined). */
+const storedEvent = (event: StorableEvent, shared: SharedFields) => ({
+  at: shared.at === undefined ? event.at : undefined,
+  type: event.type,
+  stageId: shared.stageId === undefined ? event.stageId : undefined,
+  stageExecutionId: shared.stageExecutionId === undefined ? event.stageExecutionId : undefined,
+  attempt: shared.attempt === undefined ? event.attempt : undefined,
+  payload: event.payload,
+});
 
 /**
  * Fields most of a step's events have alike (the moment, the stage execution): stored once for

@@ -44,14 +44,14 @@ export class StepLog {
     });
     const entries = toStepEntries(runId, step, carried);
     const number = last.step + 1;
-    const snapshot =
-      step.snapshot === undefined
-        ? undefined
-        : {
-            ...this.chains.encode(runId, number, step.snapshot),
-            definitionHash: step.definitionHash ?? null,
-            stagechartVersion: VERSION,
-          };
+    const encoded =
+      step.snapshot === undefined ? undefined : this.chains.encode(runId, number, step.snapshot);
+    const snapshot = encoded && {
+      snapshot: encoded.snapshot,
+      base: encoded.base,
+      definitionHash: step.definitionHash ?? null,
+      stagechartVersion: VERSION,
+    };
     try {
       this.history.record(runId, number, seq, at, toStepEvents(recorded), entries, snapshot);
     } catch (error) {
