@@ -471,12 +471,14 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   }
 
   protected committed(): void {
-    const appended = [...this.appended];
-    this.appended.clear();
-    for (const [runId, tail] of appended) {
-      // Written again (a resume): its mark is the live run's once more.
-      this.unsettled.delete(runId);
-      this.guardedMark(() => this.marks.committed(runId, tail));
+    try {
+      for (const [runId, tail] of this.appended) {
+        // Written again (a resume): its mark is the live run's once more.
+        this.unsettled.delete(runId);
+        this.guardedMark(() => this.marks.committed(runId, tail));
+      }
+    } finally {
+      this.appended.clear();
     }
   }
 

@@ -40,7 +40,8 @@ export class StepLog {
     const recorded = step.events.map((input): AuditEvent => {
       if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
       seq += 1;
-      return { seq, at, ...input };
+      // Numbered here, whatever seq the emitter gave it; the moment it says it happened kept.
+      return { ...input, seq, at: input.at ?? at };
     });
     const entries = toStepEntries(runId, step, carried);
     const number = last.step + 1;

@@ -174,7 +174,7 @@ export class OwnedRun implements StepStore {
     const at = new Date().toISOString();
     const first = this.lastSeq(runId) + 1;
     const events = step.events.map((event) => ({ ...event, at: event.at ?? at }));
-    const recorded = events.map((event, index): AuditEvent => ({ seq: first + index, ...event }));
+    const recorded = events.map((event, index): AuditEvent => ({ ...event, seq: first + index }));
     const owner = this.owner;
     this.write(async () => {
       const stored = await this.store.commitStep(runId, { ...step, events, owner });
