@@ -62,9 +62,11 @@ export interface StepStore extends Journal, TranscriptStore, PipelineMemory, Con
     definitionHash: string;
     options: Record<string, unknown>;
   }): Result<unknown>;
+  /** With `releasing`, the lease that owner holds is given up with the change (a run's end). */
   updateRun(
     runId: string,
     patch: { status?: StoredStatus; error?: ErrorView; output?: JsonValue },
+    releasing?: string,
   ): Result<unknown>;
   getRun(runId: string): Result<{
     runId: string;
