@@ -116,18 +116,24 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   static open(path: string, options: StoreOptions = {}): Result<SqliteStore> {
     const now = options.now ?? Date.now;
     let db: Database.Database | undefined;
+    let store: SqliteStore | undefined;
     try {
       db = openDatabase(path);
       const migrated = migrate(db, now);
       if (migrated.ok) {
-        const store = new SqliteStore(db, path, now);
+        store = new SqliteStore(db, path, now);
         store.restoreRunRows();
         return ok(store);
       }
       db.close();
       return migrated;
     } catch (cause) {
-      db?.close();
+      try {
+        if (store) store.close();
+        else db?.close();
+      } catch {
+        // Reported as the failure to open it.
+      }
       return err(storeUnavailable(path, cause));
     }
   }
@@ -231,7 +237,7 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
       const updated: RunRecord = { ...current.value, ...patch, updatedAt: this.timestamp() };
       this.sql.updateRun.run(toRunRow(updated));
       return this.getRun(runId);
-    });
+    }, true);
     if (updated.ok && updated.value.status !== "running") this.settle(runId);
     return updated;
   }
