@@ -6,7 +6,13 @@ import {
   type AuditEventType,
   isAuditEventType,
 } from "../events/audit.js";
-import type { NewRun, RunRecord, StoredSnapshot, StoredStatus } from "../runtime/run-records.js";
+import type {
+  NewRun,
+  RunPatch,
+  RunRecord,
+  StoredSnapshot,
+  StoredStatus,
+} from "../runtime/run-records.js";
 import { storeCorrupt } from "../runtime/stored-rows.js";
 import { VERSION } from "../version.js";
 import { isValidRunId } from "./run-ids.js";
@@ -71,6 +77,26 @@ export function toRunRow(run: RunRecord): RunRow {
     options: JSON.stringify(run.options),
     error: jsonOrNull(run.error),
     output: jsonOrNull(run.output),
+  };
+}
+
+/**
+ * `row` as `patch` changes it, at `at`: only the columns the patch names are made anew (a run's
+ * options, its largest column, are not parsed and stringified again when it ends). An error or
+ * output the patch has as undefined is cleared; a status, hash or options it has so are kept.
+ */
+export function patchedRow(row: RunRow, patch: RunPatch, at: string): RunRow {
+  const has = (key: keyof RunPatch) => Object.hasOwn(patch, key);
+  return {
+    ...row,
+    updatedAt: at,
+    ...(has("status") && patch.status !== undefined && { status: patch.status }),
+    ...(has("definitionHash") &&
+      patch.definitionHash !== undefined && { definitionHash: patch.definitionHash }),
+    ...(has("options") &&
+      patch.options !== undefined && { options: JSON.stringify(patch.options) }),
+    ...(has("error") && { error: jsonOrNull(patch.error) }),
+    ...(has("output") && { output: jsonOrNull(patch.output) }),
   };
 }
 

@@ -29,7 +29,7 @@ import { ForkCopier } from "./fork-copier.js";
 import { LiveMarks, type StepTail } from "./live-marks.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
-import { fromRunRow, newRunRecord, type RunRow, toRunRow } from "./records.js";
+import { fromRunRow, newRunRecord, patchedRow, type RunRow, toRunRow } from "./records.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { SqliteConnection } from "./sqlite-connection.js";
@@ -232,10 +232,9 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     if (releasing !== undefined) this.letGo(runId);
     const updated = this.immediately((): Result<RunRecord> => {
       if (releasing !== undefined) this.sql.releaseLease.run({ runId, owner: releasing });
-      const current = this.getRun(runId);
-      if (!current.ok) return current;
-      const updated: RunRecord = { ...current.value, ...patch, updatedAt: this.timestamp() };
-      this.sql.updateRun.run(toRunRow(updated));
+      const current = this.sql.run.get(runId);
+      if (!current) return err(runNotFound(runId));
+      this.sql.updateRun.run(patchedRow(current, patch, this.timestamp()));
       return this.getRun(runId);
     }, true);
     if (updated.ok && updated.value.status !== "running") this.settle(runId);
