@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  fromStepEvents,
-  patchedRow,
-  type RunRow,
-  toStepEvents,
-} from "../../src/store/records.js";
+import { fromStepEvents, patchedRow, type RunRow, toStepEvents } from "../../src/store/records.js";
 
 const started = { at: "t1", type: "RunStarted", payload: {} };
 
