@@ -16,8 +16,11 @@ export interface StepCommit {
   snapshot?: unknown;
   /** Stamped on the snapshot; the run's own hash when absent. */
   definitionHash?: string;
-  /** Each stamped with the commit's time unless it carries the moment it happened (`at`). */
-  events: (AuditEventInput & { at?: string })[];
+  /**
+   * Each stamped with the commit's time unless it carries the moment it happened (`at`); the
+   * store numbers them (an event that carries the number it gives is kept as it is).
+   */
+  events: (AuditEventInput & { at?: string; seq?: number })[];
   journal?: { key: string; value: unknown }[];
   transcripts?: { stageExecutionId: string; key: string; entry: TranscriptEntry }[];
   /**

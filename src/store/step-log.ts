@@ -40,7 +40,9 @@ export class StepLog {
     const recorded = step.events.map((input): AuditEvent => {
       if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
       seq += 1;
-      // Numbered here, whatever seq the emitter gave it; the moment it says it happened kept.
+      // Numbered here, whatever seq the emitter gave it (most give the store's next, as the step
+      // recorder does: such an event is kept as it is); the moment it says it happened kept.
+      if (input.seq === seq && input.at !== undefined) return input as AuditEvent;
       return { ...input, seq, at: input.at ?? at };
     });
     const entries = toStepEntries(runId, step, carried);

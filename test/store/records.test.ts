@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { StagechartError } from "../../src/errors.js";
 import { fromStepEvents, patchedRow, type RunRow, toStepEvents } from "../../src/store/records.js";
 
 const started = { at: "t1", type: "RunStarted", payload: {} };
@@ -109,12 +110,13 @@ describe("a run's row as a change patches it", () => {
   };
 
   it("writes anew only what the change names, its moment always", () => {
-    const patched = patchedRow(row, { status: "failed", error: { code: "X", message: "m" } }, "t2");
+    const error = new StagechartError("Session/StoreUnavailable", "gone").toModelView();
+    const patched = patchedRow(row, { status: "failed", error }, "t2");
     expect(patched).toEqual({
       ...row,
       status: "failed",
       updatedAt: "t2",
-      error: '{"code":"X","message":"m"}',
+      error: JSON.stringify(error),
     });
     expect(patched.options).toBe(row.options);
   });
