@@ -191,8 +191,8 @@ export class LiveMarks {
 const BASE64_ROW = "b";
 
 /**
- * A mark's row: in base64, or deflated (as earlier stagecharts wrote it, which took a run about
- * 50 µs). A mark cut short by a crash gives a row that does not parse, or nothing.
+ * A mark's row: in base64 (deflating it would cost a run about 50 µs), or deflated, as earlier
+ * stagecharts wrote it. A mark cut short by a crash gives a row that does not parse, or nothing.
  */
 function storedRow(stored: Buffer): string | undefined {
   if (stored[0] === BASE64_ROW.charCodeAt(0))

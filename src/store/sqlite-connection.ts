@@ -94,8 +94,8 @@ export abstract class SqliteConnection {
    * Checked after each write: the file as opened no longer linked anywhere (deleted, or renamed
    * over) is seen at once, from its descriptor; the path is looked up when a run's status
    * changes (`lookUpPath`) and at least once a second, which also finds a file moved elsewhere
-   * or still linked under another name. A lookup after every write cost a step about a tenth of
-   * what committing it costs.
+   * or still linked under another name (a lookup after every write would cost a step about a
+   * tenth of its commit).
    */
   private stillStored(lookUpPath = false): void {
     const { identity, held } = this;
