@@ -156,7 +156,7 @@ function keysAre(input: AuditEventInput, expected: readonly string[]): boolean {
  * nearly every event has are written out: spread into a literal of two keys, an event's other
  * keys went to a separate backing store, which a log kept for the host's life paid for per event.
  */
-function stamped(seq: number, at: string, input: AuditEventInput): AuditEvent {
+export function stamped(seq: number, at: string, input: AuditEventInput): AuditEvent {
   if (keysAre(input, STAGE_EVENT_KEYS)) {
     const { type, runId, stageId, stageExecutionId, attempt, payload } = input;
     return { seq, at, type, runId, stageId, stageExecutionId, attempt, payload };
@@ -169,7 +169,7 @@ function stamped(seq: number, at: string, input: AuditEventInput): AuditEvent {
 }
 
 /** The clock's time as ISO 8601, formatted once per millisecond: a turn emits several events in one. */
-function isoStamps(now: () => number): () => string {
+export function isoStamps(now: () => number): () => string {
   let lastMs = Number.NaN;
   let lastIso = "";
   return () => {

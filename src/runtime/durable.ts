@@ -107,12 +107,12 @@ export function launchDurable(
     commit(actor);
     if (!lost) {
       try {
-        store.updateRun(runId, {
+        const patch = {
           status: outcome.status,
           ...(outcome.error && { error: outcome.error }),
           ...(outcome.output !== undefined && { output: outcome.output }),
-        });
-        store.releaseLease(runId, owner);
+        };
+        store.updateRun(runId, patch, owner);
       } catch (error) {
         lost = toStagechartError(error, "Session/StoreUnavailable");
       }

@@ -16,8 +16,11 @@ export interface StepCommit {
   snapshot?: unknown;
   /** Stamped on the snapshot; the run's own hash when absent. */
   definitionHash?: string;
-  /** Each stamped with the commit's time unless it carries the moment it happened (`at`). */
-  events: (AuditEventInput & { at?: string })[];
+  /**
+   * Each stamped with the commit's time unless it carries the moment it happened (`at`); the
+   * store numbers them (an event that carries the number it gives is kept as it is).
+   */
+  events: (AuditEventInput & { at?: string; seq?: number })[];
   journal?: { key: string; value: unknown }[];
   transcripts?: { stageExecutionId: string; key: string; entry: TranscriptEntry }[];
   /**
@@ -62,9 +65,11 @@ export interface StepStore extends Journal, TranscriptStore, PipelineMemory, Con
     definitionHash: string;
     options: Record<string, unknown>;
   }): Result<unknown>;
+  /** With `releasing`, the lease that owner holds is given up with the change (a run's end). */
   updateRun(
     runId: string,
     patch: { status?: StoredStatus; error?: ErrorView; output?: JsonValue },
+    releasing?: string,
   ): Result<unknown>;
   getRun(runId: string): Result<{
     runId: string;

@@ -1,5 +1,11 @@
 import type { TranscriptEntry } from "../compiler/stage-types.js";
-import type { AuditEvent, AuditEventInput, AuditSink } from "../events/audit.js";
+import {
+  type AuditEvent,
+  type AuditEventInput,
+  type AuditSink,
+  isoStamps,
+  stamped,
+} from "../events/audit.js";
 import type * as z from "../zod.js";
 import { decodeJournalEntry, type Journal } from "./journal.js";
 import type { ControlSettlement } from "./live-control.js";
@@ -16,7 +22,9 @@ import { OrderedTranscript, type TranscriptStore } from "./transcripts.js";
  * commit: no call reads the store (a read per call grew with the run).
  */
 export class StepRecorder implements AuditSink, Journal, TranscriptStore {
-  private pending: (AuditEventInput & { at: string })[] = [];
+  /** The step's events as emitted (their `seq` is the store's next; it numbers them itself). */
+  private pending: AuditEvent[] = [];
+  private readonly stamp = isoStamps(Date.now);
   private readonly journal = new Map<string, unknown>();
   private transcripts: NonNullable<StepCommit["transcripts"]> = [];
   private controls: ControlSettlement[] = [];
@@ -56,9 +64,9 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   /** The event as the store will keep it: the same seq, and the moment it happened. */
   emit(input: AuditEventInput): AuditEvent {
     // An event that says when it happened (a stage phase's end) keeps that moment.
-    const event = { ...input, at: input.at ?? new Date().toISOString() };
+    const event = stamped(this.nextSeq++, input.at ?? this.stamp(), input);
     this.pending.push(event);
-    return { ...event, seq: this.nextSeq++ };
+    return event;
   }
 
   /** A control request this run took: settled by the step that records it. */
@@ -90,23 +98,28 @@ export class StepRecorder implements AuditSink, Journal, TranscriptStore {
   }
 
   commit(snapshot?: unknown): void {
-    const events = this.pending.splice(0);
-    const journal = [...this.journal].map(([key, value]) => ({ key, value }));
-    const { transcripts, controls } = this;
+    const { pending: events, transcripts, controls } = this;
+    const journal =
+      this.journal.size === 0
+        ? undefined
+        : Array.from(this.journal, ([key, value]) => ({ key, value }));
     this.journal.clear();
-    this.transcripts = [];
-    this.controls = [];
-    const written = events.length + journal.length + transcripts.length + controls.length;
-    if (snapshot === undefined && written === 0) return;
+    if (transcripts.length > 0) this.transcripts = [];
+    if (controls.length > 0) this.controls = [];
+    const written = events.length + transcripts.length + controls.length;
+    if (snapshot === undefined && written === 0 && journal === undefined) return;
+    if (events.length > 0) this.pending = [];
+    // What a step did not write is left undefined, not spread in conditionally: a commit is made
+    // at every step.
     this.store.commitStep(this.runId, {
-      ...(snapshot !== undefined && { snapshot }),
+      snapshot,
       definitionHash: this.definitionHash,
       events,
-      ...(journal.length > 0 && { journal }),
-      ...(transcripts.length > 0 && { transcripts }),
-      ...(controls.length > 0 && { controls }),
+      journal,
+      transcripts: transcripts.length > 0 ? transcripts : undefined,
+      controls: controls.length > 0 ? controls : undefined,
     });
-    for (const { key, value } of journal) this.committed.set(key, value);
+    for (const { key, value } of journal ?? []) this.committed.set(key, value);
   }
 
   /**

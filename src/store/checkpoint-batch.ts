@@ -16,10 +16,10 @@ export class CheckpointBatch {
   private readonly waiting = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
 
-  /** `settled` removes a run's mark once a checkpoint has put the run in the main file. */
+  /** `settled` removes the runs' marks once a checkpoint has put the runs in the main file. */
   constructor(
     private readonly db: Database.Database,
-    private readonly settled: (runId: string) => void,
+    private readonly settled: (runIds: string[]) => void,
   ) {}
 
   /** The run left `running`. */
@@ -48,6 +48,6 @@ export class CheckpointBatch {
     if (this.waiting.size === 0 || !this.db.open || !checkpoint(this.db)) return;
     const settled = [...this.waiting];
     this.waiting.clear();
-    for (const runId of settled) this.settled(runId);
+    this.settled(settled);
   }
 }

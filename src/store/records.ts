@@ -6,7 +6,13 @@ import {
   type AuditEventType,
   isAuditEventType,
 } from "../events/audit.js";
-import type { NewRun, RunRecord, StoredSnapshot, StoredStatus } from "../runtime/run-records.js";
+import type {
+  NewRun,
+  RunPatch,
+  RunRecord,
+  StoredSnapshot,
+  StoredStatus,
+} from "../runtime/run-records.js";
 import { storeCorrupt } from "../runtime/stored-rows.js";
 import { VERSION } from "../version.js";
 import { isValidRunId } from "./run-ids.js";
@@ -74,6 +80,26 @@ export function toRunRow(run: RunRecord): RunRow {
   };
 }
 
+/**
+ * `row` as `patch` changes it, at `at`: only the columns the patch names are made anew (a run's
+ * options, its largest column, are not parsed and stringified again when it ends). An error or
+ * output the patch has as undefined is cleared; a status, hash or options it has so are kept.
+ */
+export function patchedRow(row: RunRow, patch: RunPatch, at: string): RunRow {
+  const has = (key: keyof RunPatch) => Object.hasOwn(patch, key);
+  return {
+    ...row,
+    updatedAt: at,
+    ...(has("status") && patch.status !== undefined && { status: patch.status }),
+    ...(has("definitionHash") &&
+      patch.definitionHash !== undefined && { definitionHash: patch.definitionHash }),
+    ...(has("options") &&
+      patch.options !== undefined && { options: JSON.stringify(patch.options) }),
+    ...(has("error") && { error: jsonOrNull(patch.error) }),
+    ...(has("output") && { output: jsonOrNull(patch.output) }),
+  };
+}
+
 export function fromRunRow({ options, error, output, ...row }: RunRow): RunRecord {
   const column = (text: string, name: string) =>
     parseColumn(text, `run ${row.runId}'s ${name}`, { runId: row.runId, column: name });
@@ -104,33 +130,47 @@ export interface StepEventsRow {
   events: string | null;
 }
 
+/** An audit event as a step's row stores it: what the emitter gave, stamped with its moment. */
+export type StorableEvent = AuditEventInput & { at: string; seq?: number };
+
 /**
  * A step's audit events as its row stores them (one row per step, not one per event):
  * a JSON array in seq order, each event without its run id and seq, which the row implies; or,
- * when its events share fields, `{shared, events}` (see `SHAREABLE`).
+ * when its events share fields, `{shared, events}` (see `SHAREABLE`). One `JSON.stringify` of
+ * objects of one shape: a step's events are written at every commit.
  */
-export function toStepEvents(
-  events: readonly (AuditEventInput & { at: string; seq?: number })[],
-): string | null {
-  if (events.length === 0) return null;
-  const stored: Record<string, unknown>[] = events.map(
-    ({ seq: _seq, runId: _runId, ...rest }) => rest,
-  );
-  const [first] = stored;
-  if (first === undefined || stored.length === 1) return JSON.stringify(stored);
-  const shared: Record<string, unknown> = {};
-  for (const field of SHAREABLE)
-    if (first[field] !== undefined && stored.every((event) => event[field] === first[field]))
-      shared[field] = first[field];
-  const fields = Object.keys(shared);
-  if (fields.length === 0) return JSON.stringify(stored);
-  const own = stored.map((event) => {
-    const rest: Record<string, unknown> = { ...event };
-    for (const field of fields) delete rest[field];
-    return rest;
-  });
-  return JSON.stringify({ shared, events: own });
+export function toStepEvents(events: readonly StorableEvent[]): string | null {
+  const [first] = events;
+  if (first === undefined) return null;
+  const alike = <F extends Shareable>(field: F): StorableEvent[F] | undefined => {
+    const value = first[field];
+    if (events.length === 1 || value === undefined) return undefined;
+    return events.every((event) => event[field] === value) ? value : undefined;
+  };
+  const shared: SharedFields = {
+    at: alike("at"),
+    stageId: alike("stageId"),
+    stageExecutionId: alike("stageExecutionId"),
+    attempt: alike("attempt"),
+  };
+  const stored = events.map((event) => storedEvent(event, shared));
+  const sharing = SHAREABLE.some((field) => shared[field] !== undefined);
+  return JSON.stringify(sharing ? { shared, events: stored } : stored);
 }
+
+/** The fields a step stores once for all its events; undefined: each event has its own. */
+type SharedFields = { [F in Shareable]: StorableEvent[F] | undefined };
+type Shareable = (typeof SHAREABLE)[number];
+
+/** An event as stored: its fields in one order, a shared one left to the step (undefined). */
+const storedEvent = (event: StorableEvent, shared: SharedFields) => ({
+  at: shared.at === undefined ? event.at : undefined,
+  type: event.type,
+  stageId: shared.stageId === undefined ? event.stageId : undefined,
+  stageExecutionId: shared.stageExecutionId === undefined ? event.stageExecutionId : undefined,
+  attempt: shared.attempt === undefined ? event.attempt : undefined,
+  payload: event.payload,
+});
 
 /**
  * Fields most of a step's events have alike (the moment, the stage execution): stored once for

@@ -8,9 +8,12 @@
 export const isValidRunId = (runId: string): boolean => runId !== "" && !runId.includes("/");
 
 export const runIdOfExecution = (stageExecutionId: string): string =>
-  beforeFirstSlash(stageExecutionId);
+  beforeSlash(stageExecutionId, 0);
 
-export const runIdOfJournalKey = (key: string): string =>
-  beforeFirstSlash(key.slice(key.indexOf(":") + 1));
+export const runIdOfJournalKey = (key: string): string => beforeSlash(key, key.indexOf(":") + 1);
 
-const beforeFirstSlash = (text: string): string => text.split("/", 1)[0] ?? text;
+/** The text from `start` to the first `/` after it (to its end when there is none). */
+function beforeSlash(text: string, start: number): string {
+  const slash = text.indexOf("/", start);
+  return text.slice(start, slash < 0 ? undefined : slash);
+}

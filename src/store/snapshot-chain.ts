@@ -41,7 +41,7 @@ interface ChainEnd {
   /** What the last step was encoded as (whose number `renumber` may give later). */
   stored: StoredSnapshotText;
   /** Kept only when patches are checked (`STAGECHART_CHECK_SNAPSHOT_PATCHES`). */
-  json?: string;
+  json: string | undefined;
 }
 
 /**
@@ -66,15 +66,12 @@ export class SnapshotChains {
       if (end.patchBytes + text.length <= Math.max(end.keyframeBytes, CHAIN_BYTES)) {
         if (end.json !== undefined) this.check(end.json, text, snapshot);
         const stored = { snapshot: text, base: end.keyframe };
-        this.ends.set(runId, {
-          ...end,
-          step,
-          snapshot,
-          patchBytes: end.patchBytes + text.length,
-          links: end.links + 1,
-          stored,
-          ...(this.checked && { json: JSON.stringify(snapshot) }),
-        });
+        end.step = step;
+        end.snapshot = snapshot;
+        end.patchBytes += text.length;
+        end.links += 1;
+        end.stored = stored;
+        if (this.checked) end.json = JSON.stringify(snapshot);
         return stored;
       }
     }
@@ -89,7 +86,7 @@ export class SnapshotChains {
       patchBytes: 0,
       links: 0,
       stored,
-      ...(this.checked && { json }),
+      json: this.checked ? json : undefined,
     });
     return stored;
   }
@@ -102,7 +99,8 @@ export class SnapshotChains {
   renumber(runId: string, stored: StoredSnapshotText, step: number): void {
     const end = this.ends.get(runId);
     if (end?.stored !== stored) return;
-    this.ends.set(runId, { ...end, step, ...(end.links === 0 && { keyframe: step }) });
+    end.step = step;
+    if (end.links === 0) end.keyframe = step;
   }
 
   /** Drops the run's chain (it ended, or its step was not stored), or every run's. */

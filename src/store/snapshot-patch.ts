@@ -24,6 +24,10 @@ export function diffSnapshots(before: unknown, after: unknown): PatchOp[] {
   return ops;
 }
 
+/**
+ * `path` is where the walk is: one array for the whole walk, a key pushed on the way down and
+ * popped on the way back, copied into an operation only (most of what is walked is unchanged).
+ */
 function diffInto(was: unknown, is: unknown, path: PathKey[], ops: PatchOp[]): void {
   if (was === is) return;
   // Compared as JSON writes them: a stage table is written as its buckets, whose identity
@@ -33,8 +37,17 @@ function diffInto(was: unknown, is: unknown, path: PathKey[], ops: PatchOp[]): v
   if (before === after) return;
   if (Array.isArray(before) && Array.isArray(after)) diffArrays(before, after, path, ops);
   else if (isPlainRecord(before) && isPlainRecord(after)) diffRecords(before, after, path, ops);
-  else if (!sameLeaf(before, after)) ops.push([path, after]);
+  else if (!sameLeaf(before, after)) ops.push([path.slice(), after]);
 }
+
+/** The difference at `key` under `path`. */
+function diffAt(before: unknown, after: unknown, path: PathKey[], key: PathKey, ops: PatchOp[]) {
+  path.push(key);
+  diffInto(before, after, path, ops);
+  path.pop();
+}
+
+const at = (path: PathKey[], key: PathKey): PathKey[] => [...path, key];
 
 /**
  * Key by key, when the keys `before` and `after` share are in the same order and the new ones
@@ -65,24 +78,23 @@ function diffRecords(
     const ordered = !isIntegerKey(key);
     if (!Object.hasOwn(before, key) || !isWritten(before[key])) {
       if (ordered) added = true;
-      ops.push([[...path, key], value]);
+      ops.push([at(path, key), value]);
       continue;
     }
     if (!ordered) {
-      if (before[key] !== value) diffInto(before[key], value, [...path, key], ops);
+      if (before[key] !== value) diffAt(before[key], value, path, key, ops);
       continue;
     }
     while (next < beforeKeys.length && !orderedKept(beforeKeys[next] as string)) next++;
     if (added || beforeKeys[next] !== key) {
       ops.length = start;
-      ops.push([path, after]);
+      ops.push([path.slice(), after]);
       return;
     }
     next++;
-    if (before[key] !== value) diffInto(before[key], value, [...path, key], ops);
+    if (before[key] !== value) diffAt(before[key], value, path, key, ops);
   }
-  for (const key of beforeKeys)
-    if (isWritten(before[key]) && !kept(key)) ops.push([[...path, key]]);
+  for (const key of beforeKeys) if (isWritten(before[key]) && !kept(key)) ops.push([at(path, key)]);
 }
 
 /**
@@ -91,16 +103,16 @@ function diffRecords(
  */
 function diffArrays(before: unknown[], after: unknown[], path: PathKey[], ops: PatchOp[]): void {
   if (after.length < before.length) {
-    ops.push([path, after]);
+    ops.push([path.slice(), after]);
     return;
   }
   for (let i = 0; i < after.length; i++) {
     // JSON writes a hole, `undefined`, a function or a symbol in an array as null.
     const value = isWritten(after[i]) ? after[i] : null;
-    if (i >= before.length) ops.push([[...path, i], value]);
+    if (i >= before.length) ops.push([at(path, i), value]);
     else {
       const was = isWritten(before[i]) ? before[i] : null;
-      if (was !== value) diffInto(was, value, [...path, i], ops);
+      if (was !== value) diffAt(was, value, path, i, ops);
     }
   }
 }
@@ -137,12 +149,13 @@ function sameValuesOf(
   ops: PatchOp[],
 ): boolean {
   for (const key of keys) {
-    const [was, value] = [before[key], after[key]];
+    const was = before[key];
+    const value = after[key];
     if (was === value) continue;
     if (!isWritten(value)) {
-      if (isWritten(was)) ops.push([[...path, key]]);
+      if (isWritten(was)) ops.push([at(path, key)]);
     } else if (!isWritten(was)) return false;
-    else diffInto(was, value, [...path, key], ops);
+    else diffAt(was, value, path, key, ops);
   }
   return true;
 }

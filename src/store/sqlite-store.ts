@@ -29,7 +29,7 @@ import { ForkCopier } from "./fork-copier.js";
 import { LiveMarks, type StepTail } from "./live-marks.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
-import { fromRunRow, newRunRecord, type RunRow, toRunRow } from "./records.js";
+import { fromRunRow, newRunRecord, patchedRow, type RunRow, toRunRow } from "./records.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { SqliteConnection } from "./sqlite-connection.js";
@@ -94,8 +94,8 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     this.controls = new ControlRequests(db);
     this.queue = new RunQueue(db);
     this.marks = new LiveMarks(path);
-    this.unsettled = new CheckpointBatch(db, (runId) =>
-      this.guardedMark(() => this.marks.settled(runId)),
+    this.unsettled = new CheckpointBatch(db, (runIds) =>
+      this.guardedMark(() => this.marks.settled(runIds)),
     );
   }
 
@@ -116,18 +116,24 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   static open(path: string, options: StoreOptions = {}): Result<SqliteStore> {
     const now = options.now ?? Date.now;
     let db: Database.Database | undefined;
+    let store: SqliteStore | undefined;
     try {
       db = openDatabase(path);
       const migrated = migrate(db, now);
       if (migrated.ok) {
-        const store = new SqliteStore(db, path, now);
+        store = new SqliteStore(db, path, now);
         store.restoreRunRows();
         return ok(store);
       }
       db.close();
       return migrated;
     } catch (cause) {
-      db?.close();
+      try {
+        if (store) store.close();
+        else db?.close();
+      } catch {
+        // Reported as the failure to open it.
+      }
       return err(storeUnavailable(path, cause));
     }
   }
@@ -139,20 +145,23 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
    */
   createRun(run: NewRun): Result<RunRecord> {
     const created = this.insertRun(run);
-    if (created.ok) this.markCreated(created.value);
-    return created;
+    if (!created.ok) return created;
+    this.markCreated(created.value.row);
+    return ok(created.value.record);
   }
 
-  private insertRun(run: NewRun): Result<RunRecord> {
+  /** The run's record, and its row as stored (which its mark keeps). */
+  private insertRun(run: NewRun): Result<{ record: RunRecord; row: RunRow }> {
     const record = newRunRecord(run, this.timestamp());
     if (!record.ok) return record;
-    const inserted = this.written(() => this.sql.insertRun.run(toRunRow(record.value)));
+    const row = toRunRow(record.value);
+    const inserted = this.written(() => this.sql.insertRun.run(row));
     if (inserted.changes === 0) return err(runExists(run.runId));
-    return record;
+    return ok({ record: record.value, row });
   }
 
-  private markCreated(run: RunRecord, tail?: StepTail): void {
-    this.guardedMark(() => this.marks.created(run.runId, JSON.stringify(toRunRow(run)), tail));
+  private markCreated(row: RunRow, tail?: StepTail): void {
+    this.guardedMark(() => this.marks.created(row.runId, JSON.stringify(row), tail));
   }
 
   /** Puts back the rows of runs a lost WAL took, from their marks (see `LiveMarks.lostRows`). */
@@ -216,16 +225,18 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
 
   /**
    * A run that leaves `running` (it ended, or parked) is then checkpointed: its rows move from
-   * the WAL into the main file, so losing the WAL later cannot lose it, and its mark goes.
+   * the WAL into the main file, so losing the WAL later cannot lose it, and its mark goes. With
+   * `releasing`, that owner's lease is given up in the same transaction (as `releaseLease`).
    */
-  updateRun(runId: string, patch: RunPatch): Result<RunRecord> {
+  updateRun(runId: string, patch: RunPatch, releasing?: string): Result<RunRecord> {
+    if (releasing !== undefined) this.letGo(runId);
     const updated = this.immediately((): Result<RunRecord> => {
-      const current = this.getRun(runId);
-      if (!current.ok) return current;
-      const updated: RunRecord = { ...current.value, ...patch, updatedAt: this.timestamp() };
-      this.sql.updateRun.run(toRunRow(updated));
+      if (releasing !== undefined) this.sql.releaseLease.run({ runId, owner: releasing });
+      const current = this.sql.run.get(runId);
+      if (!current) return err(runNotFound(runId));
+      this.sql.updateRun.run(patchedRow(current, patch, this.timestamp()));
       return this.getRun(runId);
-    });
+    }, true);
     if (updated.ok && updated.value.status !== "running") this.settle(runId);
     return updated;
   }
@@ -282,7 +293,7 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
    * journal and transcript entries `source` had recorded by that step (under the new run's keys).
    */
   forkRun(source: string, step: number, run: NewRun, first: StepCommit): Result<RunRecord> {
-    const forked = this.immediately((): Result<RunRecord> => {
+    const forked = this.immediately(() => {
       const copied = this.forks.entriesAt(source, step, run.runId);
       if (!copied) return err(forkUnavailable(source, step));
       const created = this.insertRun(run);
@@ -290,12 +301,11 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
       this.appendStep(run.runId, first, copied);
       return created;
     });
+    if (!forked.ok) return forked;
     // Its owner commits the rest, under a lease; its mark holds its row, as a new run's does.
-    if (forked.ok) {
-      this.markCreated(forked.value, this.log.tailOf(run.runId));
-      this.letGo(run.runId);
-    }
-    return forked;
+    this.markCreated(forked.value.row, this.log.tailOf(run.runId));
+    this.letGo(run.runId);
+    return ok(forked.value.record);
   }
 
   lastSeq(runId: string): number {
@@ -471,12 +481,14 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   }
 
   protected committed(): void {
-    const appended = [...this.appended];
-    this.appended.clear();
-    for (const [runId, tail] of appended) {
-      // Written again (a resume): its mark is the live run's once more.
-      this.unsettled.delete(runId);
-      this.guardedMark(() => this.marks.committed(runId, tail));
+    try {
+      for (const [runId, tail] of this.appended) {
+        // Written again (a resume): its mark is the live run's once more.
+        this.unsettled.delete(runId);
+        this.guardedMark(() => this.marks.committed(runId, tail));
+      }
+    } finally {
+      this.appended.clear();
     }
   }
 

@@ -38,21 +38,27 @@ export interface StoredEntries {
 export function toStepEntries(
   runId: string,
   step: StepCommit,
-  carried: StoredEntries = { journal: [], transcripts: [] },
+  carried?: StoredEntries,
 ): StepEntryColumns {
-  const journal = step.journal ?? [];
-  for (const { key } of journal) ownedBy(runId, runIdOfJournalKey(key), key);
-  const resultOf = resultReferences(step);
-  const transcripts = (step.transcripts ?? []).map(({ stageExecutionId, key, entry }) => {
-    ownedBy(runId, runIdOfExecution(stageExecutionId), stageExecutionId);
-    const kept = resultOf(entry);
-    if (kept === undefined || entry.role !== "tool") return [stageExecutionId, key, entry];
-    return [stageExecutionId, key, { ...entry, result: null }, kept];
-  });
-  return {
-    journal: columnText([...carried.journal, ...journal.map(({ key, value }) => [key, value])]),
-    transcripts: columnText([...carried.transcripts, ...transcripts]),
-  };
+  const journal: unknown[] = carried ? [...carried.journal] : [];
+  for (const { key, value } of step.journal ?? []) {
+    ownedBy(runId, runIdOfJournalKey(key), key);
+    journal.push([key, value]);
+  }
+  const transcripts: unknown[] = carried ? [...carried.transcripts] : [];
+  if (step.transcripts?.length) {
+    const resultOf = resultReferences(step);
+    for (const { stageExecutionId, key, entry } of step.transcripts) {
+      ownedBy(runId, runIdOfExecution(stageExecutionId), stageExecutionId);
+      const kept = resultOf(entry);
+      transcripts.push(
+        kept === undefined || entry.role !== "tool"
+          ? [stageExecutionId, key, entry]
+          : [stageExecutionId, key, { ...entry, result: null }, kept],
+      );
+    }
+  }
+  return { journal: columnText(journal), transcripts: columnText(transcripts) };
 }
 
 const columnText = (entries: unknown[]): string | null =>

@@ -40,18 +40,21 @@ export class StepLog {
     const recorded = step.events.map((input): AuditEvent => {
       if (input.runId !== runId) throw auditRunMismatch(runId, input.runId);
       seq += 1;
-      return { seq, at, ...input };
+      // Numbered here, whatever seq the emitter gave it (most give the store's next, as the step
+      // recorder does: such an event is kept as it is); the moment it says it happened kept.
+      if (input.seq === seq && input.at !== undefined) return input as AuditEvent;
+      return { ...input, seq, at: input.at ?? at };
     });
     const entries = toStepEntries(runId, step, carried);
     const number = last.step + 1;
-    const snapshot =
-      step.snapshot === undefined
-        ? undefined
-        : {
-            ...this.chains.encode(runId, number, step.snapshot),
-            definitionHash: step.definitionHash ?? null,
-            stagechartVersion: VERSION,
-          };
+    const encoded =
+      step.snapshot === undefined ? undefined : this.chains.encode(runId, number, step.snapshot);
+    const snapshot = encoded && {
+      snapshot: encoded.snapshot,
+      base: encoded.base,
+      definitionHash: step.definitionHash ?? null,
+      stagechartVersion: VERSION,
+    };
     try {
       this.history.record(runId, number, seq, at, toStepEvents(recorded), entries, snapshot);
     } catch (error) {

@@ -10,6 +10,7 @@ import type { StepCommit } from "../../src/runtime/persistence.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { fillDisk } from "../store/support/temp-store.js";
+import { walCommits } from "../store/support/wal-commits.js";
 import {
   CODE_REVIEW_SCRIPT,
   code,
@@ -86,6 +87,32 @@ describe("a durable run", () => {
       options: { pipelineFile: "x.yaml", ctx: { task: "t" } },
     });
     expect(store.read("r1/plan/1")[0]).toMatchObject({ role: "system" });
+    store.close();
+  });
+
+  it("ends in one commit after its last step: its status, and its lease given up with it", async () => {
+    const file = join(tempDir(), "runs.db");
+    const store = openStore(file);
+    let afterLastStep = 0;
+    const watched = Object.assign(Object.create(store) as SqliteStore, {
+      commitStep(runId: string, step: StepCommit) {
+        const recorded = store.commitStep(runId, step);
+        afterLastStep = walCommits(file);
+        return recorded;
+      },
+    });
+    const pipeline = pipelineOf({
+      id: "pair",
+      stages: [code("a", () => ({ verdict: "ok" })), code("b", () => ({ verdict: "ok" }))],
+      next: { a: "b" },
+    });
+    const handle = handleOf(
+      await startRun(pipeline, { host: harness("stages: {}").host, store: watched, runId: "end" }),
+    );
+
+    expect((await handle.result).status).toBe("done");
+    expect(walCommits(file) - afterLastStep).toBe(1);
+    expect(store.leaseHolder("end")).toBeUndefined();
     store.close();
   });
 

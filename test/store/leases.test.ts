@@ -4,6 +4,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import type { Result } from "../../src/errors.js";
 import { failure, manualClock, newRun, okValue, tempStore } from "./support/temp-store.js";
+import { walCommits } from "./support/wal-commits.js";
 
 const contender = fileURLToPath(new URL("./support/lease-contender.mjs", import.meta.url));
 
@@ -70,6 +71,19 @@ describe("leases", () => {
     expect(failure(store.acquireLease("run-1", "second", 60_000)).code).toBe("Session/RunLocked");
     store.releaseLease("run-1", "first");
     okValue(store.acquireLease("run-1", "second", 60_000));
+  });
+
+  it("are given up with a run's last change, in its transaction, when its owner says so", () => {
+    const { store, path } = tempStore();
+    store.createRun(newRun("run-1"));
+    okValue(store.acquireLease("run-1", "first", 60_000));
+    store.commitStep("run-1", { events: [{ type: "RunStarted", runId: "run-1", payload: {} }] });
+    const before = walCommits(path);
+
+    okValue(store.updateRun("run-1", { status: "done" }, "first"));
+    expect(walCommits(path) - before).toBe(1);
+    expect(store.leaseHolder("run-1")).toBeUndefined();
+    expect(okValue(store.getRun("run-1")).status).toBe("done");
   });
 
   it("renew only while still held, even past expiry if nobody took over", () => {

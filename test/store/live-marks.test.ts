@@ -1,5 +1,13 @@
-import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
+import { deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { StagechartError } from "../../src/errors.js";
 import type { SqliteStore } from "../../src/store/index.js";
@@ -48,6 +56,23 @@ describe("a SQLite store's live runs, marked outside the database", () => {
     const bytes = readFileSync(join(`${path}.live`, mark as string));
     expect(bytes.includes(0)).toBe(true);
     expect(bytes.toString("latin1")).not.toContain("pipelineId");
+  });
+
+  it("reads back the row of a mark an earlier stagechart wrote, deflated", () => {
+    const { store, path } = tempStore();
+    okValue(store.createRun(newRun("run-1")));
+    commitSteps(store, "run-1", 2);
+    const file = join(`${path}.live`, readdirSync(`${path}.live`)[0] as string);
+    const bytes = readFileSync(file);
+    const nul = bytes.indexOf(0);
+    const row = Buffer.from(bytes.subarray(nul + 2).toString(), "base64");
+    writeFileSync(file, Buffer.concat([bytes.subarray(0, nul + 1), deflateSync(row)]));
+
+    const left = withoutItsWal(path);
+    expect(okValue(left.getRun("run-1")).pipelineId).toBe("plan-build");
+    expect(contextsOf(left.lostSteps())).toEqual([
+      expect.objectContaining({ runId: "run-1", committedSteps: 2, storedSteps: 0 }),
+    ]);
   });
 
   it("tells the steps a lost WAL took: what the run had committed and what is left", () => {

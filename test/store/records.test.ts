@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fromStepEvents, toStepEvents } from "../../src/store/records.js";
+import { StagechartError } from "../../src/errors.js";
+import { fromStepEvents, patchedRow, type RunRow, toStepEvents } from "../../src/store/records.js";
 
 const started = { at: "t1", type: "RunStarted", payload: {} };
 
@@ -91,5 +92,36 @@ describe("a step's audit events as its row stores them", () => {
       expect.stringContaining("do not read back"),
       expect.stringContaining("do not read back"),
     ]);
+  });
+});
+
+describe("a run's row as a change patches it", () => {
+  const row: RunRow = {
+    runId: "run-1",
+    pipelineId: "plan-build",
+    status: "running",
+    createdAt: "t0",
+    updatedAt: "t1",
+    definitionHash: "hash-1",
+    stagechartVersion: "0.1.0",
+    options: '{"ctx":{"task":"t"}}',
+    error: null,
+    output: '{"done":true}',
+  };
+
+  it("writes anew only what the change names, its moment always", () => {
+    const error = new StagechartError("Session/StoreUnavailable", "gone").toModelView();
+    const patched = patchedRow(row, { status: "failed", error }, "t2");
+    expect(patched).toEqual({
+      ...row,
+      status: "failed",
+      updatedAt: "t2",
+      error: JSON.stringify(error),
+    });
+    expect(patched.options).toBe(row.options);
+  });
+
+  it("clears an output or error the change gives as undefined", () => {
+    expect(patchedRow(row, { status: "running", output: undefined }, "t2").output).toBeNull();
   });
 });

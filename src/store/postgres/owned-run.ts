@@ -150,12 +150,16 @@ export class OwnedRun implements StepStore {
     return ok(this.run);
   }
 
-  updateRun(runId: string, patch: RunPatch): Result<RunRecord> {
+  /** With `releasing`, that owner's lease is given up once the change is stored. */
+  updateRun(runId: string, patch: RunPatch, releasing?: string): Result<RunRecord> {
     const run = this.mine(runId) && this.run;
-    if (!run) return err(runNotFound(runId));
-    this.run = { ...run, ...patch, updatedAt: new Date().toISOString() };
-    this.write(async () => settled(await this.store.updateRun(runId, patch)));
-    return ok(this.run);
+    const updated = run && { ...run, ...patch, updatedAt: new Date().toISOString() };
+    if (updated) {
+      this.run = updated;
+      this.write(async () => settled(await this.store.updateRun(runId, patch)));
+    }
+    if (releasing !== undefined) this.releaseLease(runId, releasing);
+    return updated ? ok(updated) : err(runNotFound(runId));
   }
 
   getRun(runId: string): Result<RunRecord> {
@@ -174,7 +178,7 @@ export class OwnedRun implements StepStore {
     const at = new Date().toISOString();
     const first = this.lastSeq(runId) + 1;
     const events = step.events.map((event) => ({ ...event, at: event.at ?? at }));
-    const recorded = events.map((event, index): AuditEvent => ({ seq: first + index, ...event }));
+    const recorded = events.map((event, index): AuditEvent => ({ ...event, seq: first + index }));
     const owner = this.owner;
     this.write(async () => {
       const stored = await this.store.commitStep(runId, { ...step, events, owner });

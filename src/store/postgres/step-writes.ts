@@ -68,7 +68,7 @@ export async function appendStep(
     throw refusal(failure, runId, step.owner) ?? failure;
   }
   const first = committed.seq - events.length + 1;
-  const recorded = events.map((event, index): AuditEvent => ({ seq: first + index, ...event }));
+  const recorded = events.map((event, index): AuditEvent => ({ ...event, seq: first + index }));
   return { step: committed.step, events: recorded };
 }
 
