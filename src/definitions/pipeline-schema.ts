@@ -80,13 +80,11 @@ const present = (raw: object, key: string): boolean =>
 
 const rawCondition = mapping("a condition", {
   path: z.optional(
-    z
-      .string({ error: "must be a dotted path" })
-      .check(
-        z.regex(FACT_PATH, {
-          error: "must be a dotted path under verdict, output, parsed, ctx or error",
-        }),
-      ),
+    z.string({ error: "must be a dotted path" }).check(
+      z.regex(FACT_PATH, {
+        error: "must be a dotted path under verdict, output, parsed, ctx or error",
+      }),
+    ),
   ),
   equals: z.optional(z.unknown()),
   notEquals: z.optional(z.unknown()),
