@@ -11,6 +11,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { inflateSync } from "node:zlib";
+import type { StagechartError } from "../errors.js";
+import { stepsLost } from "./store-errors.js";
 
 /** How far a run's steps reached: its last step's number and its last audit event's seq. */
 export interface StepTail {
@@ -167,7 +169,7 @@ export class LiveMarks {
   /**
    * The rows marks hold of runs the store does not (`exists`): their WAL was lost before a
    * checkpoint put the rows in the main file. What they committed is gone with it, and the marks
-   * tell it (`SqliteStore.lostSteps`).
+   * tell it (`lostSteps`).
    */
   lostRows<Row extends { runId: string }>(exists: (runId: string) => boolean): Row[] {
     return this.marks().flatMap((mark) => {
@@ -178,6 +180,24 @@ export class LiveMarks {
       } catch {
         return [];
       }
+    });
+  }
+
+  /**
+   * Runs whose steps the store lost: a run whose mark says it committed more steps than the
+   * store holds (`stored`) — its WAL was deleted or damaged after a crash — as
+   * `Session/StoreDamaged`, naming the run, what it had and what is left. The marks are read
+   * before the steps, and a run's owner marks a step after committing it: a run being written
+   * meanwhile is never taken for one that lost steps.
+   */
+  lostSteps(
+    storePath: string,
+    stored: (runId: string) => { step: number; lastSeq: number } | undefined,
+    exists: (runId: string) => boolean,
+  ): StagechartError[] {
+    return this.marks().flatMap((mark) => {
+      const left = stored(mark.runId) ?? { step: 0, lastSeq: 0 };
+      return left.step >= mark.step ? [] : [stepsLost(storePath, mark, left, exists(mark.runId))];
     });
   }
 

@@ -46,7 +46,6 @@ import {
   runLocked,
   runNotFound,
   runNotQueued,
-  stepsLost,
   storeUnavailable,
 } from "./store-errors.js";
 
@@ -446,24 +445,13 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     return holder && { ...holder, expiresInMs: holder.expiresAt - this.now() };
   }
 
-  /**
-   * Runs whose steps the store lost: a run whose mark (see `LiveMarks`) says it committed more
-   * steps than the store holds — its WAL was deleted or damaged after a crash — as
-   * `Session/StoreDamaged`, naming the run, what it had and what is left. The marks are read
-   * before the steps, and a run's owner marks a step after committing it: a run being written
-   * meanwhile is never taken for one that lost steps.
-   */
+  /** Runs whose steps the store lost, as its marks tell (`LiveMarks.lostSteps`). */
   lostSteps(): StagechartError[] {
-    const marks = this.marks.marks();
-    return marks.flatMap((mark) => {
-      const stored = this.guarded(() => this.sql.lastStep.get(mark.runId)) ?? {
-        step: 0,
-        lastSeq: 0,
-      };
-      if (stored.step >= mark.step) return [];
-      const runExists = this.guarded(() => this.sql.runExists.get(mark.runId)) !== undefined;
-      return [stepsLost(this.path, mark, stored, runExists)];
-    });
+    return this.marks.lostSteps(
+      this.path,
+      (runId) => this.guarded(() => this.sql.lastStep.get(runId)),
+      (runId) => this.guarded(() => this.sql.runExists.get(runId)) !== undefined,
+    );
   }
 
   /**
