@@ -221,6 +221,8 @@ const MEANINGS = {
     "The chosen model needs an API key in an environment variable that is not set; set it.",
   "Validation/PriceFileInvalid":
     "A price file cannot be read or does not map model names to {input, output, cachedInput?} prices in US dollars per million tokens; fix the entry named.",
+  "Validation/TracingInvalid":
+    "The OpenTelemetry variables ask for an exporter or protocol stagechart cannot send traces with; use OTEL_TRACES_EXPORTER=otlp and OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json.",
   "Validation/CassetteInvalid": "A cassette file is not a valid recording; record it again.",
   "Validation/CassetteCallUnplaced":
     "A model call reached the cassette without saying where in the run it belongs; call models through stagechart's model turns.",

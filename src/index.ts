@@ -47,7 +47,7 @@ export {
   type Script,
   type ScriptEntry,
 } from "./models/index.js";
-// Running: the host a run works in, its interactors, and the runs themselves.
+// Running: the host a run works in, its interactors, the runs themselves, and their traces.
 export {
   type ControlOutcome,
   callbackInteractor,
@@ -55,6 +55,7 @@ export {
   createFork,
   createHost,
   createRunControl,
+  createTracing,
   endRefusedFork,
   type ForkOptions,
   forkRun,
@@ -78,7 +79,11 @@ export {
   runStage,
   type StepStore,
   startRun,
+  type Tracing,
+  type TracingOptions,
   terminalInteractor,
+  tracingFromEnv,
+  tracingWith,
   type UnansweredGrants,
 } from "./runtime/index.js";
 // Stores: where runs are kept (SQLite on one machine, PostgreSQL shared by workers).

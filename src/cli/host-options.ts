@@ -11,6 +11,7 @@ import {
   UNCONFINED_BASH_VARIABLE,
   withModel,
 } from "../runtime/stored-host.js";
+import type { Tracing } from "../runtime/tracing/run-spans.js";
 import { refusalMessage, SANDBOX_MODES, type SandboxMode } from "../tools/bash-sandbox.js";
 import type { AnyTool, McpSources } from "../tools/index.js";
 import type { Terminal } from "./io.js";
@@ -80,14 +81,18 @@ export function settingsFor(
  */
 export function hostFor(
   settings: HostSettings,
-  extraTools: readonly AnyTool[] = [],
-  prompts?: PromptWatcher,
+  {
+    extraTools = [],
+    prompts,
+    tracing,
+  }: { extraTools?: readonly AnyTool[]; prompts?: PromptWatcher; tracing?: Tracing | undefined },
   terminal?: Terminal,
 ): Promise<Result<Host>> {
   const prompted = settings.headless ? undefined : terminal;
   return storedRunHost(settings, {
     extraTools,
     ...(prompted && { interactor: watched(terminalInteractor(prompted), prompts) }),
+    ...(tracing && { tracing }),
   });
 }
 

@@ -33,3 +33,7 @@ export function positiveSeconds(text: string): number {
   if (!(seconds > 0)) throw new InvalidArgumentError("a number of seconds above 0");
   return seconds;
 }
+
+/** `--trace-content`, on the commands that run a pipeline. */
+export const TRACE_CONTENT_HELP =
+  "when OTEL_* variables turn tracing on: spans carry model replies, the messages sent, tool arguments, questions and answers (off: names, counts and outcomes only)";

@@ -1,6 +1,8 @@
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { Host } from "../runtime/host.js";
 import type { HostSettings } from "../runtime/stored-host.js";
+import { tracingFromEnv } from "../runtime/tracing/otlp.js";
+import type { Tracing } from "../runtime/tracing/run-spans.js";
 import type { AnyTool } from "../tools/index.js";
 import { refuse } from "./drive.js";
 import { hostFor, sandboxWarning } from "./host-options.js";
@@ -8,6 +10,16 @@ import { type CliIo, EXIT } from "./io.js";
 import { type Progress, progressFor } from "./live-progress.js";
 import { attachMcpForCli } from "./mcp-options.js";
 import { loadPipelineForCli } from "./pipelines.js";
+
+/**
+ * The run a command is about, for its refusals (its id, and status when stored), and whether its
+ * spans carry what was said (`--trace-content`; spans are sent when `OTEL_*` variables ask).
+ */
+export interface RunNamed {
+  runId?: string | undefined;
+  status?: string;
+  traceContent?: boolean | undefined;
+}
 
 /** A run's pipeline and host, ready to go on in this process, and its MCP servers to close after. */
 export interface RunHost {
@@ -27,12 +39,20 @@ export async function openRunHost(
   settings: HostSettings,
   io: CliIo,
   json: boolean | undefined,
-  run: { runId?: string | undefined; status?: string },
+  run: RunNamed,
 ): Promise<{ ok: true; value: RunHost } | { ok: false; exit: number }> {
+  // Tracing first: a variable asking for what stagechart cannot send refuses before anything runs.
+  const tracing = await tracingFromEnv(process.env, { content: run.traceContent ?? false });
+  if (!tracing.ok)
+    return { ok: false, exit: refuse(io, json, tracing.error, run.runId, run.status) };
   const mcp = await attachMcpForCli(settings.mcp, io);
   if (!mcp.ok) return { ok: false, exit: refuse(io, json, mcp.error, run.runId, run.status) };
-  const close = () => mcp.value.close();
-  const opened = await runHostOf(settings, io, json, run, mcp.value.tools).catch(
+  // The spans still batched are sent before the command ends, however it ends.
+  const close = async () => {
+    await mcp.value.close();
+    await tracing.value?.shutdown();
+  };
+  const opened = await runHostOf(settings, io, json, run, mcp.value.tools, tracing.value).catch(
     async (error: unknown) => {
       await close();
       throw error;
@@ -46,14 +66,19 @@ async function runHostOf(
   settings: HostSettings,
   io: CliIo,
   json: boolean | undefined,
-  run: { runId?: string | undefined; status?: string },
+  run: RunNamed,
   tools: readonly AnyTool[],
+  tracing: Tracing | undefined,
 ): Promise<{ ok: true; value: Omit<RunHost, "close"> } | { ok: false; exit: number }> {
   const names = tools.map((tool) => tool.name);
   const pipeline = await loadPipelineForCli(settings.pipelineFile, io, names);
   if (!pipeline) return { ok: false, exit: EXIT.failed };
   const progress = progressFor(io, json);
-  const host = await hostFor(settings, tools, progress, io.terminal);
+  const host = await hostFor(
+    settings,
+    { extraTools: tools, prompts: progress, tracing },
+    io.terminal,
+  );
   if (!host.ok) return { ok: false, exit: refuse(io, json, host.error, run.runId, run.status) };
   const warning = sandboxWarning(host.value);
   if (warning) io.stderr(`${warning}\n`);
@@ -65,7 +90,7 @@ export async function withRunHost(
   settings: HostSettings,
   io: CliIo,
   json: boolean | undefined,
-  run: { runId?: string | undefined; status?: string },
+  run: RunNamed,
   work: (pipeline: PipelineDefinition, host: Host, progress: Progress) => Promise<number>,
 ): Promise<number> {
   const opened = await openRunHost(settings, io, json, run);

@@ -16,6 +16,8 @@ export interface ModelReply {
   text: string;
   calls: { toolCallId: string; tool: string; input: string }[];
   usage: TokenUsage;
+  /** Why the model stopped, as the provider said; replies journaled before it was kept lack it. */
+  finishReason?: string;
 }
 
 export interface TurnIdentity {

@@ -61,6 +61,9 @@ export function turnActions() {
           ...(event.output.durationMs !== undefined && { durationMs: event.output.durationMs }),
           ...(event.output.model !== undefined && { model: event.output.model }),
           ...(event.output.costUsd !== undefined && { costUsd: event.output.costUsd }),
+          ...(event.output.finishReason !== undefined && {
+            finishReason: event.output.finishReason,
+          }),
         },
       }),
     },

@@ -61,6 +61,8 @@ export type TurnOutcome = {
   model?: string;
   /** What the call cost in US dollars, at its model's price; absent when the model has none. */
   costUsd?: number;
+  /** Why the model stopped (`stop`, `tool-calls`, `length`, …), as the provider said. */
+  finishReason?: string;
 } & (
   | { kind: "completion"; parsed: JsonValue }
   | { kind: "completion-invalid"; errors: string[] }

@@ -24,10 +24,13 @@ import { runStartedPayload } from "./run-started.js";
 export function compilePipeline(pipeline: PipelineDefinition, host: Host): PipelineMachine {
   // Its steps are written as its machines take them, through the store's synchronous side.
   const store: StepStore | undefined = host.store;
-  const audit = store ? storedAudit(store, host.audit) : host.audit;
+  const recorded = store ? storedAudit(store, host.audit) : host.audit;
+  // A run restored from the app's own snapshot recorded events before: its spans resume.
+  const traced = host.tracing?.watch(recorded, (runId) => store?.auditOf(runId) ?? []);
+  const audit = traced ?? recorded;
   return compileRunMachine(
     pipeline,
-    { ...host, audit },
+    { ...host, audit, ...(traced && host.tracing?.content && { traceContent: traced.content }) },
     {
       begins: ({ runId, ctx }) => {
         const invalid = checkContext(pipeline, { ...ctx });

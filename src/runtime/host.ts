@@ -32,6 +32,7 @@ import { deferEverything, parseToolRule, type ToolRule } from "./rules.js";
 import type { SecurityMode } from "./security-mode.js";
 import { stageSlotsFor } from "./stage-slots.js";
 import type { RunStore } from "./store-port.js";
+import type { Tracing, TurnContent, TurnKey } from "./tracing/run-spans.js";
 import { MemoryTranscripts, type TranscriptStore } from "./transcripts.js";
 
 /**
@@ -76,6 +77,10 @@ export interface Host {
   /** A run's spending against its pipeline's budget, when the pipeline sets one (per run). */
   budget?: BudgetWatch;
   audit: AuditSink;
+  /** Where a run's spans go (OpenTelemetry), when tracing is on: `createTracing`. */
+  tracing?: Tracing;
+  /** Tells a model call's span what was said, when spans carry content (set per run). */
+  traceContent?: (key: TurnKey, said: TurnContent) => void;
   transcripts: TranscriptStore;
   journal: Journal;
   /** What code stages keep between runs: a durable run's is its store's. */
@@ -142,6 +147,11 @@ export interface HostOptions {
    * cost is reckoned at its model's price (`loadPriceFile` reads a price file).
    */
   prices?: PriceTable;
+  /**
+   * OpenTelemetry spans of every run of the host (`createTracing`, `tracingFromEnv`,
+   * `tracingWith`); none by default.
+   */
+  tracing?: Tracing;
   transcripts?: TranscriptStore;
   journal?: Journal;
   memory?: PipelineMemory;
@@ -187,6 +197,7 @@ export function createHost(options: HostOptions): Host {
     clock: options.clock ?? { now: Date.now },
     pricing: pricingOf(options.model.model, options.prices),
     audit: options.audit,
+    ...(options.tracing && { tracing: options.tracing }),
     transcripts: options.transcripts ?? options.store ?? new MemoryTranscripts(),
     journal: options.journal ?? options.store ?? new MemoryJournal(),
     memory: options.memory ?? options.store ?? new HostMemory(options.clock),

@@ -62,4 +62,11 @@ export {
 export { decideByMode, SECURITY_MODES, type SecurityMode } from "./security-mode.js";
 export { createStageServices } from "./stage-services.js";
 export type { OwnedSteps, RunStore } from "./store-port.js";
+export {
+  createTracing,
+  type TracingOptions,
+  tracingFromEnv,
+  tracingWith,
+} from "./tracing/otlp.js";
+export { runTraceIds, type Tracing } from "./tracing/run-spans.js";
 export { MemoryTranscripts, type TranscriptStore, toPrompt } from "./transcripts.js";

@@ -136,7 +136,7 @@ export interface Launch {
   inspect?: Observer<InspectionEvent> | undefined;
   /** A reopened run's context before it ended done; its pipeline's entry is the stage redone. */
   carried?: CarriedContext;
-  /** What the run stored before this launch (a resumed run's events), for its budget. */
+  /** What the run stored before this launch (a resumed run's events), for its budget and spans. */
   spentBefore?: () => readonly AuditEvent[];
   start: { type: "RunStarted" | "RunResumed" | "RunReopened"; payload: Record<string, unknown> };
 }
@@ -163,7 +163,17 @@ export function launch(
     start,
   } = launchOptions;
   const feed = new EventFeed();
-  const host: Host = { ...baseHost, audit: feed.tee(baseHost.audit, runId) };
+  let before: readonly AuditEvent[] | undefined;
+  const storedBefore = () => {
+    before ??= launchOptions.spentBefore?.() ?? [];
+    return before;
+  };
+  const traced = baseHost.tracing?.watch(baseHost.audit, storedBefore);
+  const host: Host = {
+    ...baseHost,
+    audit: feed.tee(traced ?? baseHost.audit, runId),
+    ...(traced && baseHost.tracing?.content && { traceContent: traced.content }),
+  };
   let waiting: RunWait[] | undefined;
   let settleQueued = false;
   const parkedStages = new Set<unknown>();
@@ -186,7 +196,7 @@ export function launch(
       actor.stop();
     });
   };
-  const spent = pipeline.budget && launchOptions.spentBefore?.();
+  const spent = pipeline.budget && storedBefore();
   const actor = createActor(compileRunMachine(pipeline, host, undefined, spent), {
     input: { runId, ctx, ...(carried && { carried }) },
     ...(snapshot !== undefined && { snapshot: currentShape(snapshot) as Snapshot<unknown> }),

@@ -90,7 +90,20 @@ export async function callModel(
   const { model, price } = host.pricing;
   outcome.model = model;
   if (price !== undefined) outcome.costUsd = costOf(price, recorded.reply.usage);
+  if (recorded.reply.finishReason !== undefined) outcome.finishReason = recorded.reply.finishReason;
+  host.traceContent?.(
+    { runId, stageExecutionId, attempt },
+    { input: sentSince(host, input), output: recorded.reply },
+  );
   return outcome;
+}
+
+/** The transcript's entries after the model's last reply in it: what this call told it anew. */
+function sentSince(host: Host, { stageExecutionId, attempt, turn }: ModelCallInput): unknown[] {
+  const entries = host.transcripts.read(stageExecutionId, transcriptCutoff(attempt, turn));
+  let from = entries.length;
+  while (from > 0 && (entries[from - 1] as { role?: unknown }).role !== "assistant") from--;
+  return entries.slice(from);
 }
 
 /**
@@ -211,7 +224,7 @@ function toReply(result: LanguageModelV3GenerateResult, redact: Redactor): Model
   const calls = content
     .filter((part) => part.type === "tool-call")
     .map((part) => ({ toolCallId: part.toolCallId, tool: part.toolName, input: part.input }));
-  return { text, calls, usage: usageOf(result.usage) };
+  return { text, calls, usage: usageOf(result.usage), finishReason: result.finishReason.unified };
 }
 
 /** The tokens a reply reports, in an object of exactly their size (one literal per case). */

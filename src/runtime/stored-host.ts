@@ -17,6 +17,7 @@ import { builtinTools } from "../tools/index.js";
 import { checkRoot, createHost, type Host, type UnansweredGrants } from "./host.js";
 import type { PreparedRun } from "./run-control.js";
 import type { SecurityMode } from "./security-mode.js";
+import type { Tracing } from "./tracing/run-spans.js";
 
 /*
  * The host a stored run's settings describe. A run started from the command line stores its
@@ -110,7 +111,8 @@ export async function storedRunHost(
   {
     extraTools = [],
     interactor,
-  }: { extraTools?: readonly AnyTool[]; interactor?: Interactor } = {},
+    tracing,
+  }: { extraTools?: readonly AnyTool[]; interactor?: Interactor; tracing?: Tracing } = {},
 ): Promise<Result<Host>> {
   // Refused here too, before the command opens (or creates) a store.
   const root = checkRoot(settings.root);
@@ -133,6 +135,7 @@ export async function storedRunHost(
           : [],
       unansweredGrants: settings.onGrant,
       prices: prices.value,
+      ...(tracing && { tracing }),
       ...(settings.maxParallel !== undefined && {
         limits: { maxParallelStages: settings.maxParallel },
       }),

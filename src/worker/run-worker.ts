@@ -4,6 +4,7 @@ import type { RunResult } from "../runtime/launch.js";
 import { LEASE_TTL_MS } from "../runtime/lease-owner.js";
 import type { RunStore } from "../runtime/store-port.js";
 import { attachRunMcp, type HostSettings, storedRunHost } from "../runtime/stored-host.js";
+import type { Tracing } from "../runtime/tracing/run-spans.js";
 import {
   type PreparedRun,
   startWorkerPool,
@@ -27,6 +28,8 @@ export interface WorkerOptions {
   pipelineIds?: readonly string[];
   /** Where stored definitions are written out to be loaded (default `definitionsCache()`). */
   cacheDir?: string;
+  /** Where the spans of the runs it drives go (OpenTelemetry); none by default. */
+  tracing?: Tracing;
   /** Told as each run starts and ends, or is refused. */
   onEvent?(event: WorkerEvent): void;
 }
@@ -146,7 +149,10 @@ async function preparedFrom(
     await close();
     return pipeline;
   }
-  const host = await storedRunHost(settings, { extraTools: tools });
+  const host = await storedRunHost(settings, {
+    extraTools: tools,
+    ...(options.tracing && { tracing: options.tracing }),
+  });
   if (!host.ok) {
     await close();
     return host;

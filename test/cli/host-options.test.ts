@@ -280,10 +280,10 @@ next:
 
   it("reaches the host as its maxParallelStages, absent: no cap", async () => {
     const base = { pipelineFile: "machines/code-review.yaml", mode: "ask" as const };
-    const capped = await hostFor(settingsFor({ ...base, maxParallel: 3 }));
+    const capped = await hostFor(settingsFor({ ...base, maxParallel: 3 }), {});
     expect(capped.ok && capped.value.limits.maxParallelStages).toBe(3);
     expect(capped.ok && capped.value.stageSlots).toBeDefined();
-    const free = await hostFor(settingsFor(base));
+    const free = await hostFor(settingsFor(base), {});
     expect(free.ok && free.value.limits.maxParallelStages).toBe(Number.POSITIVE_INFINITY);
     expect(free.ok && free.value.stageSlots).toBeUndefined();
   });

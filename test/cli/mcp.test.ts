@@ -178,7 +178,7 @@ describe("stagechart resume of a run with MCP servers", () => {
     const servers = await attached({ ...demoServer(), env: { MCP_DEMO_LOG: config.log } });
     const toolNames = [...BUILTIN_TOOL_NAMES, ...servers.tools.map((t) => t.name)];
     const pipeline = await loadPipelineFile(p.pipeline, { toolNames });
-    const host = await hostFor(settings, servers.tools);
+    const host = await hostFor(settings, { extraTools: servers.tools });
     const store = SqliteStore.open(p.store);
     if (!pipeline.ok || !host.ok || !store.ok) throw new Error("setup failed");
     const first = await startRun(pipeline.value, {

@@ -20,7 +20,13 @@ import { inspectionBeside } from "../inspection-beside.js";
 import { type CliIo, EXIT } from "../io.js";
 import { progressFor } from "../live-progress.js";
 import { lostStepsOf, warnLost } from "../lost-steps.js";
-import { collect, maxParallelOption, positiveSeconds, pricesOption } from "../options.js";
+import {
+  collect,
+  maxParallelOption,
+  positiveSeconds,
+  pricesOption,
+  TRACE_CONTENT_HELP,
+} from "../options.js";
 import { openRunHost, pageAnswers, type RunHost, WAIT_FOR_PAGE_HELP } from "../run-host.js";
 import { noStoreFor, STORE_HELP } from "../store.js";
 
@@ -42,6 +48,7 @@ interface StoredRunFlags {
   stately?: boolean;
   maxParallel?: number;
   prices?: string;
+  traceContent?: boolean;
 }
 
 /** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
@@ -63,6 +70,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--headless", "no interactive prompts, even on a terminal")
     .option("--inspect [port]", INSPECT_HELP)
     .option("--wait-for-page", WAIT_FOR_PAGE_HELP)
+    .option("--trace-content", TRACE_CONTENT_HELP)
     .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .addOption(maxParallelOption())
@@ -258,7 +266,11 @@ function thisTerminal(
       );
       inspecting.ranAs(runId);
       finishInspection = inspecting.finish;
-      const opened = await openRunHost(settings, io, flags.json, run);
+      const opened = await openRunHost(settings, io, flags.json, {
+        runId,
+        status: run.status,
+        traceContent: flags.traceContent,
+      });
       if (!opened.ok) {
         terminal.exit = opened.exit;
         return err(printedRefusal(runId));

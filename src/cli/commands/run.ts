@@ -11,7 +11,7 @@ import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
-import { maxParallelOption, pricesOption } from "../options.js";
+import { maxParallelOption, pricesOption, TRACE_CONTENT_HELP } from "../options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { pageAnswers, WAIT_FOR_PAGE_HELP, withRunHost } from "../run-host.js";
 import { STORE_HELP } from "../store.js";
@@ -34,6 +34,7 @@ interface RunFlags extends McpFlags, SandboxFlags {
   detach?: boolean;
   maxParallel?: number;
   prices?: string;
+  traceContent?: boolean;
 }
 
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -74,6 +75,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option("--run-id <id>", "the run's id (default: generated)")
     .option("--inspect [port]", INSPECT_HELP)
     .option("--wait-for-page", WAIT_FOR_PAGE_HELP)
+    .option("--trace-content", TRACE_CONTENT_HELP)
     .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .addOption(maxParallelOption())
@@ -98,7 +100,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
       settings,
       io,
       flags.json,
-      { runId: flags.runId },
+      { runId: flags.runId, traceContent: flags.traceContent },
       async (pipeline, host, progress) => {
         const store = await openAnyStore(flags.store);
         if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { LEASE_TTL_MS } from "../../runtime/lease-owner.js";
+import { tracingFromEnv } from "../../runtime/tracing/otlp.js";
 import { isPostgresUrl } from "../../store/open-store.js";
 import { redactUrl } from "../../store/postgres/postgres-errors.js";
 import { pipelineIdsIn } from "../../worker/pipelines-dir.js";
@@ -12,7 +13,7 @@ import {
 import { openAnyStore } from "../any-store.js";
 import { refuse } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
-import { positiveInteger } from "../options.js";
+import { positiveInteger, TRACE_CONTENT_HELP } from "../options.js";
 import { STORE_HELP, storePathFor, storeSpecOf } from "../store.js";
 
 interface WorkerFlags {
@@ -23,6 +24,7 @@ interface WorkerFlags {
   grace: number;
   untilIdle?: boolean;
   pipelines?: string;
+  traceContent?: boolean;
 }
 
 /**
@@ -50,6 +52,7 @@ export function registerWorker(program: Command, io: CliIo, setExit: (code: numb
       STOP_GRACE_MS,
     )
     .option("--until-idle", "exit once no run is waiting, rather than wait for more")
+    .option("--trace-content", TRACE_CONTENT_HELP)
     .option(
       "--pipelines <dir>",
       "take only runs of the pipelines defined in <dir> (each still runs its stored definition)",
@@ -61,10 +64,13 @@ async function work(flags: WorkerFlags, io: CliIo): Promise<number> {
   const pipelineIds =
     flags.pipelines === undefined ? undefined : await pipelineIdsIn(flags.pipelines);
   if (pipelineIds && !pipelineIds.ok) return refuse(io, false, pipelineIds.error);
+  const tracing = await tracingFromEnv(process.env, { content: Boolean(flags.traceContent) });
+  if (!tracing.ok) return refuse(io, false, tracing.error);
   const store = await openWorkerStore(flags.store, flags.concurrency);
   if (!store.ok) return refuse(io, false, store.error);
   const pool = runWorker({
     store: store.value,
+    ...(tracing.value && { tracing: tracing.value }),
     ...(pipelineIds && { pipelineIds: pipelineIds.value }),
     concurrency: flags.concurrency,
     leaseTtlMs: flags.leaseTtl,
@@ -92,6 +98,7 @@ async function work(flags: WorkerFlags, io: CliIo): Promise<number> {
     process.off("SIGTERM", onTerm);
     process.off("SIGINT", onInt);
     await store.value.close();
+    await tracing.value?.shutdown();
   }
 }
 
