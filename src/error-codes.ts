@@ -392,6 +392,8 @@ const MEANINGS = {
     "A stage execution ended while it waited for a parallel stage slot; nothing of it ran.",
 
   // Extension host: the parts that host stages, tools and parallel groups
+  "ExtensionHost/TraceExportFailed":
+    "The spans of a run could not be sent to the OpenTelemetry endpoint (it did not answer, or refused them); the run itself is unaffected. Check OTEL_EXPORTER_OTLP_ENDPOINT and that the collector is up.",
   "ExtensionHost/LifecycleFailure":
     "A hook or callback given to the host threw; fix the hook so it does not throw.",
   "ExtensionHost/ProviderRejected":

@@ -23,6 +23,7 @@ describe("the public API", () => {
       "createRunInspector",
       "createScriptedModel",
       "createScriptedModelFromFile",
+      "createTracing",
       "definePipeline",
       "endRefusedFork",
       "forkRun",
@@ -46,6 +47,8 @@ describe("the public API", () => {
       "startRun",
       "startWorkerPool",
       "terminalInteractor",
+      "tracingFromEnv",
+      "tracingWith",
     ]);
     expect(names.length).toBeLessThanOrEqual(45);
   });

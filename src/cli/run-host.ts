@@ -50,7 +50,7 @@ export async function openRunHost(
   // The spans still batched are sent before the command ends, however it ends.
   const close = async () => {
     await mcp.value.close();
-    await tracing.value?.shutdown();
+    await endTracing(tracing.value, io);
   };
   const opened = await runHostOf(settings, io, json, run, mcp.value.tools, tracing.value).catch(
     async (error: unknown) => {
@@ -83,6 +83,21 @@ async function runHostOf(
   const warning = sandboxWarning(host.value);
   if (warning) io.stderr(`${warning}\n`);
   return { ok: true, value: { pipeline, host: host.value, progress } };
+}
+
+/**
+ * Sends the spans still batched and stops tracing. A collector that is down or refuses them costs
+ * the command a warning, never its exit code: the run is what it is either way.
+ */
+export async function endTracing(tracing: Tracing | undefined, io: CliIo): Promise<void> {
+  try {
+    await tracing?.shutdown();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(
+      `stagechart: warning: ExtensionHost/TraceExportFailed: the run's spans were not all sent: ${message}\n`,
+    );
+  }
 }
 
 /** `openRunHost`, then `work` with what it opened, closing the servers however it ends. */

@@ -18,13 +18,44 @@ export const PROVIDER_KEY_VARIABLES: readonly string[] = [
 
 /** Removes from a text the value of every provider key variable set in `env`. */
 export const environmentKeysRedactor = (env: ModelEnv): Redactor =>
-  secretRedactor(PROVIDER_KEY_VARIABLES.map((name) => (env[name]?.trim() ? env[name] : undefined)));
+  secretRedactor([
+    ...PROVIDER_KEY_VARIABLES.map((name) => (env[name]?.trim() ? env[name] : undefined)),
+    ...exporterHeaderValues(env),
+  ]);
+
+/**
+ * The values of the headers the trace exporter sends (`OTEL_EXPORTER_OTLP_HEADERS`,
+ * `…_TRACES_HEADERS`: `name=value,…`, percent-encoded): a hosted backend's key, as secret as a
+ * provider's.
+ */
+function exporterHeaderValues(env: ModelEnv): string[] {
+  const values: string[] = [];
+  for (const name of EXPORTER_HEADER_VARIABLES)
+    for (const header of env[name]?.split(",") ?? []) {
+      const value = header.slice(header.indexOf("=") + 1).trim();
+      if (header.includes("=") && value) values.push(value, safeDecode(value));
+    }
+  return values;
+}
+
+const safeDecode = (value: string) => {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+};
+
+const EXPORTER_HEADER_VARIABLES = [
+  "OTEL_EXPORTER_OTLP_HEADERS",
+  "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+];
 
 /**
  * The environment a command runs with: `env` without the provider keys stagechart knows —
  * neither their variables nor any other variable whose value holds a key `redact` removes (a
- * base URL with a key in its userinfo, say) — nor the shared store's credentials. Everything
- * else is passed on unchanged.
+ * base URL with a key in its userinfo, say) — nor the shared store's or the trace exporter's
+ * credentials. Everything else is passed on unchanged.
  */
 export function withoutProviderKeys(env: ModelEnv, redact: Redactor): Record<string, string> {
   return Object.fromEntries(
@@ -40,6 +71,8 @@ export function withoutProviderKeys(env: ModelEnv, redact: Redactor): Record<str
 
 /**
  * The variables that reach the shared store (`STAGECHART_STORE`, libpq's `PG*`, the usual
- * `DATABASE_URL`): a command a model runs must not read the store's password.
+ * `DATABASE_URL`) or carry the trace exporter's headers: a command a model runs must not read
+ * the store's password or a tracing backend's key.
  */
-const STORE_CREDENTIAL_VARIABLES = /^(STAGECHART_STORE|DATABASE_URL|PG[A-Z]+)$/;
+const STORE_CREDENTIAL_VARIABLES =
+  /^(STAGECHART_STORE|DATABASE_URL|PG[A-Z]+|OTEL_EXPORTER_OTLP_(TRACES_)?HEADERS)$/;

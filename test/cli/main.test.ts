@@ -85,6 +85,15 @@ describe("starting the CLI", () => {
     expect(RUNTIME.filter((name) => loaded.has(name))).toEqual([]);
   });
 
+  it("run loads OpenTelemetry only when an OTEL_* variable turns tracing on", () => {
+    const project = tempDir();
+    cpSync(join(REPO, "test/fixtures/demo-project"), project, { recursive: true });
+    const args = ["run", "code-review", "--task", "t", "--headless", "--root", project];
+    const loaded = packagesLoadedBy([...args, "--store", join(project, "runs.db")]);
+    expect(loaded.has("xstate")).toBe(true);
+    expect([...loaded].filter((name) => name.startsWith("@opentelemetry/"))).toEqual([]);
+  });
+
   it("validate without --mcp loads neither the model providers, the MCP client, the tools nor the runtime", () => {
     const loaded = packagesLoadedBy(["validate", "machines/", "stages/"]);
     expect(loaded.has("@modelcontextprotocol/sdk")).toBe(false);

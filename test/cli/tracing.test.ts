@@ -19,6 +19,7 @@ const OTEL_VARIABLES = [
   "OTEL_EXPORTER_OTLP_PROTOCOL",
   "OTEL_TRACES_EXPORTER",
   "OTEL_SDK_DISABLED",
+  "OTEL_EXPORTER_OTLP_TIMEOUT",
 ];
 
 let receiver: OtlpReceiver;
@@ -253,6 +254,21 @@ describe("a run's spans, sent where the OTEL_* variables say", () => {
     expect(run.stderr).toMatch(/^Validation\/TracingInvalid: /);
     expect(run.stderr).not.toMatch(/\bat .+:\d+:\d+/);
     expect(receiver.requests).toHaveLength(0);
+  });
+
+  it("that cannot be sent cost a warning with a code, never the run or its exit code", async () => {
+    await receiver.close();
+    process.env.OTEL_EXPORTER_OTLP_TIMEOUT = "1000";
+    const project = demoProject();
+    const run = await runPipelineIn(project, "code-review", "rename auth", "--headless", "--json");
+    expect(run.code).toBe(0);
+    expect(summaryOf(run.stdout)).toMatchObject({ status: "done" });
+    const warnings = run.stderr.split("\n").filter((line) => line.includes("TraceExportFailed"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^stagechart: warning: ExtensionHost\/TraceExportFailed: the run's spans were not all sent: /,
+    );
+    expect(run.stderr).not.toMatch(/\bat .+:\d+:\d+/);
   });
 
   it("are not made when OTEL_SDK_DISABLED is true", async () => {

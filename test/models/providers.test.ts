@@ -48,6 +48,8 @@ describe.each(PROVIDERS)("the $provider provider over HTTP", (p) => {
         usage: { inputTokens: 200, outputTokens: 12 },
         durationMs: expect.any(Number),
         model: modelNamed(p.provider),
+        // The provider's own reason, unified by its AI SDK client: the reply called a tool.
+        finishReason: "tool-calls",
       },
       {
         turn: 2,
@@ -56,6 +58,8 @@ describe.each(PROVIDERS)("the $provider provider over HTTP", (p) => {
         usage: { inputTokens: 260, outputTokens: 25 },
         durationMs: expect.any(Number),
         model: modelNamed(p.provider),
+        // The provider's own reason, unified by its AI SDK client: the reply called a tool.
+        finishReason: "tool-calls",
       },
     ]);
     expect(h.types()).toContain("ToolSucceeded");

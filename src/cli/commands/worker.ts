@@ -14,6 +14,7 @@ import { openAnyStore } from "../any-store.js";
 import { refuse } from "../drive.js";
 import { type CliIo, EXIT } from "../io.js";
 import { positiveInteger, TRACE_CONTENT_HELP } from "../options.js";
+import { endTracing } from "../run-host.js";
 import { STORE_HELP, storePathFor, storeSpecOf } from "../store.js";
 
 interface WorkerFlags {
@@ -98,7 +99,7 @@ async function work(flags: WorkerFlags, io: CliIo): Promise<number> {
     process.off("SIGTERM", onTerm);
     process.off("SIGINT", onInt);
     await store.value.close();
-    await tracing.value?.shutdown();
+    await endTracing(tracing.value, io);
   }
 }
 
