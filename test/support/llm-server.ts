@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Answer, type ErrorReply, formatOf } from "./llm-wire-formats.js";
+import { streamOf } from "./llm-wire-streams.js";
 
 /** One answer of the test server, in whichever wire format the request arrived in. */
 export type ServerReply = (
@@ -15,8 +16,9 @@ export type ServerReply = (
 ) & {
   delayMs?: number;
   /**
-   * The headers at once, then the body in eight pieces, one every `trickleMs`: a server that is
-   * slow but never quite silent for longer than that.
+   * The headers at once, then the body in eight pieces, one every `trickleMs` — or, for a request
+   * that asks for a stream, one event every `trickleMs`: a server that is slow but never quite
+   * silent for longer than that.
    */
   trickleMs?: number;
 };
@@ -43,8 +45,10 @@ export interface LlmServer {
 /**
  * A local model server on 127.0.0.1 (port 0) for the real AI SDK provider clients. It speaks
  * OpenAI chat completions (`POST …/chat/completions`), OpenAI responses (`POST …/responses`)
- * and Anthropic messages (`POST …/messages`), without streaming, answering each request with
- * the script's next reply. A request the real API would refuse — no messages, a conversation
+ * and Anthropic messages (`POST …/messages`), answering each request with the script's next
+ * reply: as one JSON body, or, when the request asks for a stream (`"stream": true`), as that
+ * API's server-sent events (errors are answered unstreamed, as the real APIs answer them). A
+ * request the real API would refuse — no messages, a conversation
  * Anthropic does not take, a tool call left unanswered — gets that API's 400 instead, without
  * taking a reply. A request after the script's end gets a 400, so a test that asks too often
  * fails loudly.
@@ -79,12 +83,15 @@ export async function startLlmServer(script: readonly ServerReply[]): Promise<Ll
     if (reply.delayMs) await sleep(reply.delayMs);
     if ("hold" in reply || res.destroyed) return;
     if ("status" in reply) return send(res, reply.status, format.error(reply), reply.headers);
-    const text =
+    const streamed = body.stream === true;
+    const model = String(body.model);
+    const pieces =
       "body" in reply
-        ? reply.body
-        : JSON.stringify(format.reply(reply, String(body.model), nextId));
-    if (reply.trickleMs) return trickle(res, text, reply.trickleMs);
-    sendText(res, text);
+        ? splitInEight(reply.body)
+        : streamed
+          ? streamOf(format)(reply, model, nextId, body)
+          : splitInEight(JSON.stringify(format.reply(reply, model, nextId)));
+    return sendPieces(res, streamed ? EVENT_STREAM : JSON_BODY, pieces, reply.trickleMs);
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -113,27 +120,47 @@ function send(
   sendText(res, JSON.stringify(body), status, headers);
 }
 
+const JSON_BODY = { "content-type": "application/json" };
+const EVENT_STREAM = { "content-type": "text/event-stream", "cache-control": "no-cache" };
+
 function sendText(
   res: ServerResponse,
   text: string,
   status = 200,
   headers: Record<string, string> = {},
 ): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.writeHead(status, { ...JSON_BODY, ...headers });
   res.end(text);
 }
 
-/** `text` in eight pieces, `everyMs` apart, the first `everyMs` after the headers. */
-async function trickle(res: ServerResponse, text: string, everyMs: number): Promise<void> {
-  res.writeHead(200, { "content-type": "application/json" });
+/**
+ * A 200 whose body is `pieces`: all at once, or with `everyMs` the headers at once and then one
+ * piece every `everyMs`, the first `everyMs` after the headers.
+ */
+async function sendPieces(
+  res: ServerResponse,
+  headers: Record<string, string>,
+  pieces: string[],
+  everyMs: number | undefined,
+): Promise<void> {
+  res.writeHead(200, headers);
+  if (!everyMs) return void res.end(pieces.join(""));
   res.flushHeaders();
-  const size = Math.ceil(text.length / 8);
-  for (let start = 0; start < text.length; start += size) {
+  for (const piece of pieces) {
     await sleep(everyMs);
     if (res.destroyed) return;
-    res.write(text.slice(start, start + size));
+    res.write(piece);
   }
   res.end();
+}
+
+/** `text` in eight pieces (fewer when it is shorter than eight characters). */
+function splitInEight(text: string): string[] {
+  const size = Math.max(1, Math.ceil(text.length / 8));
+  const pieces: string[] = [];
+  for (let start = 0; start < text.length; start += size)
+    pieces.push(text.slice(start, start + size));
+  return pieces;
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {

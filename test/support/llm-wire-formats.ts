@@ -33,13 +33,13 @@ export interface WireFormat {
   error(reply: ErrorReply): unknown;
 }
 
-const usageOf = (reply: Answer) => reply.usage ?? { input: 120, output: 30 };
+export const usageOf = (reply: Answer) => reply.usage ?? { input: 120, output: 30 };
 
 /** The text of a reply, `""` when it has none. */
-const textOf = (reply: Answer): string => reply.text ?? "";
+export const textOf = (reply: Answer): string => reply.text ?? "";
 
 /** The calls of a reply, arguments as JSON text. */
-const callsOf = (reply: Answer): { name: string; arguments: string }[] =>
+export const callsOf = (reply: Answer): { name: string; arguments: string }[] =>
   "toolCalls" in reply
     ? reply.toolCalls.map((c) => ({ name: c.name, arguments: JSON.stringify(c.args) }))
     : "rawToolCalls" in reply
