@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type LlmServer, startLlmServer } from "./llm-server.js";
+import { type LlmServer, type ServerReply, startLlmServer } from "./llm-server.js";
 
 let server: LlmServer | undefined;
 afterEach(async () => {
@@ -175,6 +175,89 @@ describe("the test server refuses what OpenAI's APIs refuse", () => {
     expect(refused).toMatchObject({
       status: 400,
       body: { error: { message: expect.stringContaining(message), param: "input" } },
+    });
+  });
+});
+
+describe("the test server streams when a request asks for it", () => {
+  async function postStream(path: string, body: Record<string, unknown>, reply: ServerReply) {
+    server = await startLlmServer([reply]);
+    const response = await fetch(`${server.origin}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ...body, stream: true }),
+    });
+    return { type: response.headers.get("content-type"), text: await response.text() };
+  }
+  const chat = { model: "m", messages: [{ role: "user", content: "go" }] };
+  /** The JSON of each `data:` line of a chat completions stream, `[DONE]` as it is. */
+  const dataOf = (text: string) =>
+    text
+      .split("\n\n")
+      .filter((event) => event !== "")
+      .map((event) => event.replace(/^data: /, ""))
+      .map((data) => (data === "[DONE]" ? data : (JSON.parse(data) as Record<string, unknown>)));
+
+  it("sends chat completion chunks, the usage last when stream_options asks for it, then [DONE]", async () => {
+    const { type, text } = await postStream(
+      "/v1/chat/completions",
+      { ...chat, stream_options: { include_usage: true } },
+      { text: "hello", usage: { input: 7, output: 2 } },
+    );
+
+    expect(type).toBe("text/event-stream");
+    const chunks = dataOf(text);
+    expect(chunks.at(-1)).toBe("[DONE]");
+    expect(chunks.at(-2)).toMatchObject({
+      object: "chat.completion.chunk",
+      choices: [],
+      usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 },
+    });
+    expect(chunks.slice(0, -2)).toEqual(
+      Array(chunks.length - 2).fill(expect.objectContaining({ usage: null })),
+    );
+    expect(chunks.at(-3)).toMatchObject({ choices: [{ delta: {}, finish_reason: "stop" }] });
+  });
+
+  it("sends no usage in a chat completions stream that does not ask for it", async () => {
+    const { text } = await postStream("/v1/chat/completions", chat, { text: "hello" });
+
+    expect(text).not.toContain("usage");
+    expect(dataOf(text).at(-1)).toBe("[DONE]");
+  });
+
+  it("numbers the events of a Responses stream in order, each named after its type", async () => {
+    const { text } = await postStream(
+      "/v1/responses",
+      { model: "m", input: [{ role: "user", content: [{ type: "input_text", text: "go" }] }] },
+      { toolCalls: [{ name: "Grep", args: { pattern: "auth" } }] },
+    );
+
+    const events = text
+      .split("\n\n")
+      .filter((event) => event !== "")
+      .map((event) => {
+        const [name, data] = event.split("\n");
+        return { name: name?.replace("event: ", ""), data: JSON.parse(data?.slice(6) ?? "") };
+      });
+    expect(events.every(({ name, data }) => name === data.type)).toBe(true);
+    expect(events.map(({ data }) => data.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.map(({ name }) => name)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      ...Array(5).fill("response.function_call_arguments.delta"),
+      "response.function_call_arguments.done",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+  });
+
+  it("sends a raw body as it is, as an event stream", async () => {
+    const raw = "data: {not json\n\n";
+    expect(await postStream("/v1/chat/completions", chat, { body: raw })).toEqual({
+      type: "text/event-stream",
+      text: raw,
     });
   });
 });

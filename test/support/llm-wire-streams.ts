@@ -27,7 +27,7 @@ const PIECE = 4;
 const MOST_PIECES = 64;
 
 /** `text` in pieces of a few characters, never splitting a character; `[]` for `""`. */
-export function piecesOf(text: string): string[] {
+function piecesOf(text: string): string[] {
   const chars = Array.from(text);
   const size = Math.max(PIECE, Math.ceil(chars.length / MOST_PIECES));
   const pieces: string[] = [];
@@ -38,6 +38,7 @@ export function piecesOf(text: string): string[] {
 }
 
 const dataEvent = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
+
 /** An event of the APIs that name each event after its `type`. */
 type NamedEvent = { type: string } & Record<string, unknown>;
 
