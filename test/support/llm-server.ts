@@ -11,7 +11,10 @@ export type ServerReply = (
   | (ErrorReply & { headers?: Record<string, string> })
   /** Never answers: the request stays open until the client gives up. */
   | { hold: true }
-  /** A 200 whose body is exactly this text, whatever the format: garbled JSON, say. */
+  /**
+   * A 200 whose body is exactly this text, whatever the format: garbled JSON, say, or hand-made
+   * events (sent as `text/event-stream` when the request asks for a stream).
+   */
   | { body: string }
 ) & {
   delayMs?: number;
