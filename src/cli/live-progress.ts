@@ -1,4 +1,4 @@
-import type { AuditEvent } from "../events/audit.js";
+import type { RunEvent } from "../events/run-events.js";
 import type { CliIo } from "./io.js";
 import { paintFor, progressLine } from "./progress.js";
 import { foldStatus, NO_STATUS, RUN_ENDS, renderStatus } from "./status.js";
@@ -11,8 +11,8 @@ export interface PromptWatcher {
 
 /** How a run's progress is shown while `drive` watches it. */
 export interface Progress extends PromptWatcher {
-  /** An audit event of the run. */
-  event(event: AuditEvent): void;
+  /** An event of the run: an audit event, or a piece of a streaming reply. */
+  event(event: RunEvent): void;
   /** A line that is not an event (what a suspended run waits for), after `end`. */
   line(text: string): void;
   /** The run has ended. */
@@ -22,19 +22,37 @@ export interface Progress extends PromptWatcher {
 /**
  * Progress for a command: one line per event on stdout (coloured when `io.colour`), or plain on
  * stderr with --json; on a terminal that can redraw (and not --json) a live status line sits
- * below the lines.
+ * below the lines, with the reply streaming now. With --stream-json: every event, the pieces of
+ * streaming replies too, as a JSON line on stdout.
  */
-export function progressFor(io: CliIo, json: boolean | undefined): Progress {
+export function progressFor(
+  io: CliIo,
+  json: boolean | undefined,
+  streamJson?: boolean | undefined,
+): Progress {
+  if (streamJson) return jsonLines(io.stdout);
   if (json) return plainProgress(io.stderr, false);
   return io.terminalWidth?.() !== undefined
     ? liveProgress(io)
     : plainProgress(io.stdout, Boolean(io.colour));
 }
 
+/** Every event as one line of JSON (NDJSON), as it comes. */
+function jsonLines(write: (text: string) => void): Progress {
+  return {
+    event: (event) => write(`${JSON.stringify(event)}\n`),
+    line() {},
+    end() {},
+    promptOpened() {},
+    promptClosed() {},
+  };
+}
+
 /** One line per event, nothing else. */
 function plainProgress(write: (text: string) => void, colour: boolean): Progress {
   return {
     event(event) {
+      if (event.type === "ModelDelta") return;
       const line = progressLine(event, colour);
       if (line) write(`${line}\n`);
     },
@@ -90,6 +108,10 @@ export function liveProgress(
         timer.unref();
       }
       status = foldStatus(status, event);
+      if (event.type === "ModelDelta") {
+        draw();
+        return;
+      }
       if (RUN_ENDS.has(event.type)) ended = true;
       const line = progressLine(event, colour);
       if (line) waiting.push(`${line}\n`);

@@ -37,3 +37,7 @@ export function positiveSeconds(text: string): number {
 /** `--trace-content`, on the commands that run a pipeline. */
 export const TRACE_CONTENT_HELP =
   "when OTEL_* variables turn tracing on: spans carry model replies, the messages sent, tool arguments, questions and answers (off: names, counts and outcomes only)";
+
+/** `--stream-json`, on the commands that run a pipeline. */
+export const STREAM_JSON_HELP =
+  "print every event of the run as a line of JSON on stdout as it happens, the pieces of streaming model replies too (ModelDelta), then the --json summary";

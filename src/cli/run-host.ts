@@ -12,13 +12,16 @@ import { attachMcpForCli } from "./mcp-options.js";
 import { loadPipelineForCli } from "./pipelines.js";
 
 /**
- * The run a command is about, for its refusals (its id, and status when stored), and whether its
- * spans carry what was said (`--trace-content`; spans are sent when `OTEL_*` variables ask).
+ * The run a command is about, for its refusals (its id, and status when stored), whether its
+ * spans carry what was said (`--trace-content`; spans are sent when `OTEL_*` variables ask), and
+ * how its progress is shown.
  */
 export interface RunNamed {
   runId?: string | undefined;
   status?: string;
   traceContent?: boolean | undefined;
+  /** Every event as a JSON line on stdout, the pieces of streaming replies too (`--stream-json`). */
+  streamJson?: boolean | undefined;
 }
 
 /** A run's pipeline and host, ready to go on in this process, and its MCP servers to close after. */
@@ -73,7 +76,7 @@ async function runHostOf(
   const names = tools.map((tool) => tool.name);
   const pipeline = await loadPipelineForCli(settings.pipelineFile, io, names);
   if (!pipeline) return { ok: false, exit: EXIT.failed };
-  const progress = progressFor(io, json);
+  const progress = progressFor(io, json, run.streamJson);
   const host = await hostFor(
     settings,
     { extraTools: tools, prompts: progress, tracing },

@@ -1,6 +1,10 @@
 import type { AuditEvent } from "../events/audit.js";
+import type { ModelDelta, RunEvent } from "../events/run-events.js";
 
-/** What the live status line of a run on a terminal shows, folded from its audit events. */
+/**
+ * What the live status line of a run on a terminal shows, folded from its audit events and the
+ * pieces of the replies streaming now.
+ */
 export interface RunStatus {
   /** The stage executions running now, in the order they started. */
   running: readonly StageActivity[];
@@ -17,7 +21,12 @@ export interface StageActivity {
   turns: number;
   /** Tool calls made (succeeded or failed) in the stage execution. */
   toolCalls: number;
+  /** The end of the reply streaming now, on one line; absent between calls. */
+  streaming?: string;
 }
+
+/** How much of a streaming reply the status keeps: more than any terminal line shows of it. */
+const STREAM_TAIL = 240;
 
 export const NO_STATUS: RunStatus = { running: [], approved: 0, denied: 0, asking: [] };
 
@@ -30,7 +39,8 @@ export const RUN_ENDS: ReadonlySet<string> = new Set([
 ]);
 
 /** The status after one more event. Pure. */
-export function foldStatus(status: RunStatus, event: AuditEvent): RunStatus {
+export function foldStatus(status: RunStatus, event: RunEvent): RunStatus {
+  if (event.type === "ModelDelta") return streamed(status, event);
   const p = event.payload;
   const proposalId = String(p.proposalId);
   const answered = { ...status, asking: status.asking.filter((id) => id !== proposalId) };
@@ -42,7 +52,10 @@ export function foldStatus(status: RunStatus, event: AuditEvent): RunStatus {
         running: status.running.filter((s) => s.stageExecutionId !== event.stageExecutionId),
       };
     case "ModelTurn":
-      return withStage(status, event, (s) => ({ ...s, turns: Number(p.turn) || s.turns + 1 }));
+      return withStage(status, event, ({ streaming: _, ...s }) => ({
+        ...s,
+        turns: Number(p.turn) || s.turns + 1,
+      }));
     case "ToolSucceeded":
     case "ToolFailed":
       return withStage(status, event, (s) => ({ ...s, toolCalls: s.toolCalls + 1 }));
@@ -64,10 +77,23 @@ export function foldStatus(status: RunStatus, event: AuditEvent): RunStatus {
 export const statusOf = (events: readonly AuditEvent[]): RunStatus =>
   events.reduce(foldStatus, NO_STATUS);
 
+/** The stage's streaming reply, a piece longer: its text, or the tool call being written. */
+function streamed(status: RunStatus, delta: ModelDelta): RunStatus {
+  return withStage(status, delta, (s) => {
+    const before =
+      delta.kind === "tool-call" && !s.streaming?.includes(`${delta.tool}(`)
+        ? `${s.streaming ?? ""} ${delta.tool}(`
+        : (s.streaming ?? "");
+    const piece = delta.kind === "text" ? delta.text : delta.input;
+    const text = `${before}${piece}`.replace(/\s+/g, " ").trimStart();
+    return { ...s, streaming: text.length > STREAM_TAIL ? text.slice(-STREAM_TAIL) : text };
+  });
+}
+
 /** Updates the event's stage execution, adding it if its start was not seen (a resumed run). */
 function withStage(
   status: RunStatus,
-  event: AuditEvent,
+  event: Pick<AuditEvent, "stageExecutionId" | "stageId">,
   update: (stage: StageActivity) => StageActivity,
 ): RunStatus {
   const id = event.stageExecutionId;
@@ -87,7 +113,8 @@ function withStage(
 
 /**
  * The status line: elapsed time, the approvals and denials so far, and each running stage with
- * its turns and tool calls — cut to `width - 1` characters so the terminal never wraps it.
+ * its turns and tool calls and the reply streaming now — cut to `width - 1` characters so the
+ * terminal never wraps it.
  * `[1m05s] 4 approved, 1 denied · plan: 2 turns, 3 tool calls`
  */
 export function renderStatus(status: RunStatus, elapsedMs: number, width: number): string {
@@ -99,6 +126,11 @@ export function renderStatus(status: RunStatus, elapsedMs: number, width: number
     ...stages,
   ].join(" · ");
   const room = Math.max(width - 1, 1);
+  // The end of a streaming reply fills what room is left: its newest words, as they come.
+  const streaming = status.running.find((s) => s.streaming)?.streaming;
+  const left = room - line.length - 3;
+  if (streaming && left >= 12)
+    return `${line} ▸ ${streaming.length <= left ? streaming : `…${streaming.slice(-(left - 1))}`}`;
   return line.length <= room ? line : `${line.slice(0, room - 1)}…`;
 }
 

@@ -1,4 +1,8 @@
-import type { LanguageModelV3, LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3StreamPart,
+} from "@ai-sdk/provider";
 
 /**
  * The name of the error a call cut by its idle limit fails with. A cassette keeps a failure's
@@ -46,8 +50,44 @@ export function idleLimited(build: (fetch?: Fetch) => LanguageModelV3): Language
         watch.clear();
       }
     },
-    // stagechart's turns do not stream; a stream is read, and so paced, by its consumer.
-    doStream: (call) => plain.doStream(call),
+    // A stream is watched until it ends: its pieces are the body's, each one restarts the timer.
+    async doStream(call) {
+      const idleMs = idleLimitOf(call);
+      if (idleMs === undefined) return plain.doStream(call);
+      const watch = new IdleWatch(idleMs, call.abortSignal);
+      let result: Awaited<ReturnType<LanguageModelV3["doStream"]>>;
+      try {
+        result = await build(watch.fetch).doStream({ ...call, abortSignal: watch.signal });
+      } catch (error) {
+        watch.clear();
+        throw watch.timedOut ?? error;
+      }
+      const reader = result.stream.getReader();
+      const stream = new ReadableStream<LanguageModelV3StreamPart>({
+        async pull(controller) {
+          try {
+            const { done, value } = await reader.read();
+            if (done) {
+              watch.clear();
+              controller.close();
+            } else if (value.type === "error" && watch.timedOut) {
+              // The client reports the abort in its own words: the cause is ours to say.
+              controller.enqueue({ type: "error", error: watch.timedOut });
+            } else {
+              controller.enqueue(value);
+            }
+          } catch (error) {
+            watch.clear();
+            controller.error(watch.timedOut ?? error);
+          }
+        },
+        cancel(reason) {
+          watch.clear();
+          return reader.cancel(reason);
+        },
+      });
+      return { ...result, stream };
+    },
   };
 }
 

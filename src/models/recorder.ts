@@ -11,6 +11,7 @@ import {
   requestDigest,
   writeCassette,
 } from "./cassette.js";
+import { readReply } from "./reply-stream.js";
 import type { ModelHandle } from "./types.js";
 
 /**
@@ -62,7 +63,37 @@ export function recordModel(handle: ModelHandle, file: string): ModelHandle {
         throw error;
       }
     },
-    doStream: (call) => inner.doStream(call),
+    // The stream goes on to the caller as it comes; the exchange is saved whole once it ends.
+    async doStream(call) {
+      const place = placeOf(call);
+      if (!place.ok) throw place.error;
+      const { runId, stageId, stageExecutionId, attempt, turn, call: position } = place.value;
+      const exchange = {
+        stageId,
+        stageExecutionId,
+        attempt,
+        turn,
+        call: position,
+        requestDigest: requestDigest(call, runId),
+      };
+      const failed = (error: unknown) => {
+        if (!isCancellation(error))
+          save(place.value, { ...exchange, outcome: recordedFailure(error, redact) });
+      };
+      let result: Awaited<ReturnType<LanguageModelV3["doStream"]>>;
+      try {
+        result = await inner.doStream(call);
+      } catch (error) {
+        failed(error);
+        throw error;
+      }
+      const [caller, recorded] = result.stream.tee();
+      readReply(recorded, undefined, redact).then((whole) => {
+        const answer = { ...whole, content: redactContent(whole.content, redact) };
+        save(place.value, { ...exchange, outcome: recordedResponse(answer) });
+      }, failed);
+      return { ...result, stream: caller };
+    },
   };
   return { ...handle, model };
 }

@@ -12,6 +12,7 @@ import {
   relativeExecutionId,
   requestDigest,
 } from "./cassette.js";
+import { streamOf } from "./reply-stream.js";
 import type { ModelHandle } from "./types.js";
 
 export const REPLAY_PROVIDER = "stagechart.replay";
@@ -61,14 +62,12 @@ export function createReplayModel(cassette: Cassette): ModelHandle {
     modelId: `${cassette.model.provider}:${cassette.model.modelId}`,
     supportedUrls: {},
     doGenerate: answer,
-    async doStream() {
-      throw new StagechartError(
-        "ProviderCapability/StreamingUnsupported",
-        "a cassette holds whole responses; stagechart's model turns do not stream",
-      );
+    // A cassette keeps each reply whole; replayed, it streams in pieces as the provider's did.
+    async doStream(call) {
+      return { stream: streamOf(await this.doGenerate(call)) };
     },
   };
-  return { model, capabilities: { toolCalling: true }, releasesSignal: true };
+  return { model, capabilities: { toolCalling: true, streaming: true }, releasesSignal: true };
 }
 
 const placeKey = (relativeExecution: string, call: number): string =>

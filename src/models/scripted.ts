@@ -5,7 +5,6 @@ import {
   type LanguageModelV3CallOptions,
   type LanguageModelV3FinishReason,
   type LanguageModelV3GenerateResult,
-  type LanguageModelV3StreamPart,
   type LanguageModelV3Text,
   type LanguageModelV3ToolCall,
   type LanguageModelV3Usage,
@@ -16,6 +15,7 @@ import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { scriptStageProblems } from "../definitions/script-stages.js";
 import { StagechartError } from "../errors.js";
 import * as z from "../zod.js";
+import { streamOf } from "./reply-stream.js";
 import { scriptAnswerer } from "./script-answers.js";
 import { loadScriptFile, type Script } from "./script-file.js";
 import type { ScriptEntry } from "./script-schema.js";
@@ -110,14 +110,16 @@ export function createScriptedModel(
     async doGenerate(call): Promise<LanguageModelV3GenerateResult> {
       return { ...(await answer(call)), warnings: [] };
     },
+    // Its answer, in pieces: through `this.doGenerate`, so a wrapper that answers for it (a
+    // test's, say) answers its streams too.
     async doStream(call) {
-      return { stream: toStream(await answer(call)) };
+      return { stream: streamOf(await this.doGenerate(call)) };
     },
   };
   const interactor = scriptAnswerer(script);
   return {
     model,
-    capabilities: { toolCalling: true },
+    capabilities: { toolCalling: true, streaming: true },
     releasesSignal: true,
     checkPipeline: (pipeline) => unknownStages(script, pipeline),
     ...(interactor && { interactor }),
@@ -236,32 +238,5 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
       resolve();
     }, ms);
     signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-function toStream({
-  content,
-  finishReason,
-  usage,
-}: Answer): ReadableStream<LanguageModelV3StreamPart> {
-  const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];
-  content.forEach((part, i) => {
-    if (part.type === "text") {
-      const id = `text-${i}`;
-      parts.push(
-        { type: "text-start", id },
-        { type: "text-delta", id, delta: part.text },
-        { type: "text-end", id },
-      );
-    } else {
-      parts.push(part);
-    }
-  });
-  parts.push({ type: "finish", finishReason, usage });
-  return new ReadableStream({
-    start(controller) {
-      for (const part of parts) controller.enqueue(part);
-      controller.close();
-    },
   });
 }

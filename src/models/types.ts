@@ -38,6 +38,12 @@ export interface ModelHandle {
 
 export interface ModelCapabilities {
   toolCalling: boolean;
+  /**
+   * Its replies are read as they stream (`doStream`): each piece of text and of a tool call's
+   * arguments reaches the run's watchers as it comes. Absent or false: replies come whole
+   * (`doGenerate`).
+   */
+  streaming?: boolean;
 }
 
 /**

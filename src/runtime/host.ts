@@ -7,6 +7,7 @@ import type { StageHooks } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../events/audit.js";
+import type { ModelDelta } from "../events/run-events.js";
 import { type ModelPricing, type PriceTable, pricingOf } from "../models/prices.js";
 import type { ModelHandle } from "../models/types.js";
 import {
@@ -77,6 +78,8 @@ export interface Host {
   /** A run's spending against its pipeline's budget, when the pipeline sets one (per run). */
   budget?: BudgetWatch;
   audit: AuditSink;
+  /** Told each piece of a model reply as it streams (set per run, for `run.events()`). */
+  modelDeltas?: (delta: ModelDelta) => void;
   /** Where a run's spans go (OpenTelemetry), when tracing is on: `createTracing`. */
   tracing?: Tracing;
   /** Tells a model call's span what was said, when spans carry content (set per run). */

@@ -31,6 +31,7 @@ import {
   toStagechartError,
 } from "../errors.js";
 import type { AuditEvent, AuditSink } from "../events/audit.js";
+import type { RunEvent } from "../events/run-events.js";
 import { watchMachines } from "./actor-watch.js";
 import { askMachineFor, type ResumeInput, routeInputs } from "./ask-stages.js";
 import { BudgetWatch, watchedAudit } from "./budget.js";
@@ -74,7 +75,13 @@ export interface RunHandle {
   /** Settles when the run ends, whatever the outcome; never rejects for a failed run. */
   result: Promise<RunResult>;
   /** Every audit event of the run, live, ending when the run ends. */
-  events(): AsyncIterable<AuditEvent>;
+  /**
+   * The run's audit events from its first, then as they come, with the pieces of each model
+   * reply as it streams between them (`ModelDelta`, live only: sent while this is read);
+   * `{deltas: false}`: the audit events alone.
+   */
+  events(options: { deltas: false }): AsyncIterable<AuditEvent>;
+  events(options?: { deltas?: boolean }): AsyncIterable<RunEvent>;
   /** OVERRIDE, REDO or CANCEL; an override to a stage the topology cannot reach is refused. */
   send(event: PipelineEvent): Result<void>;
   stop(): void;
@@ -172,6 +179,7 @@ export function launch(
   const host: Host = {
     ...baseHost,
     audit: feed.tee(traced ?? baseHost.audit, runId),
+    modelDeltas: (delta) => feed.delta(delta),
     ...(traced && baseHost.tracing?.content && { traceContent: traced.content }),
   };
   let waiting: RunWait[] | undefined;
@@ -328,7 +336,8 @@ function handleOf(
       return live.actor;
     },
     result,
-    events: () => feed.iterate(),
+    events: ((options?: { deltas?: boolean }) =>
+      feed.iterate(options?.deltas ?? true)) as RunHandle["events"],
     send: (event) => {
       if (!live.actor) return ok(undefined);
       const context = live.actor.getSnapshot().context as PipelineContext;

@@ -13,6 +13,7 @@ import { isStagechartError, StagechartError } from "../errors.js";
 import { missingToolCalling, refusesToolCalling } from "../models/capabilities.js";
 import { IDLE_TIMEOUT_ERROR } from "../models/idle-timeout.js";
 import { costOf } from "../models/prices.js";
+import { readReply } from "../models/reply-stream.js";
 import type { ModelHandle, StagechartCallInfo } from "../models/types.js";
 import { type Redactor, redactContent, redactUrl } from "../secrets/redact.js";
 import { deadline, deadlineSeries } from "../tools/deadline.js";
@@ -146,7 +147,25 @@ async function generate(
     providerOptions: { stagechart: { ...callInfo } },
   };
   try {
-    return await host.model.model.doGenerate(options);
+    if (!host.model.capabilities.streaming) return await host.model.model.doGenerate(options);
+    const { stream } = await host.model.model.doStream(options);
+    const tell = host.modelDeltas;
+    const { runId, stage, stageExecutionId, attempt, turn } = input;
+    return await readReply(
+      stream,
+      tell &&
+        ((delta) =>
+          tell({
+            type: "ModelDelta",
+            runId,
+            stageId: stage.id,
+            stageExecutionId,
+            attempt,
+            turn,
+            ...delta,
+          })),
+      host.redact,
+    );
   } finally {
     timeout.clear();
   }

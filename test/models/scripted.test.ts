@@ -82,7 +82,7 @@ describe("the scripted model as a LanguageModelV3", () => {
     const script = parseScript(SCRIPT, "machines/code-review.script.yaml");
     if (!script.ok) throw new Error("script");
     const handle = createScriptedModel(script.value);
-    expect(handle.capabilities).toEqual({ toolCalling: true });
+    expect(handle.capabilities).toEqual({ toolCalling: true, streaming: true });
     expect(handle.model).toMatchObject({
       specificationVersion: "v3",
       provider: "stagechart.scripted",
@@ -367,13 +367,30 @@ describe("streaming", () => {
     expect([...calls, ...(text ? [{ type: "text", text }] : [])]).toEqual(generated.content);
   });
 
-  it("frames streamed text with text-start and text-end of one id", async () => {
+  it("streams text in pieces between a text-start and a text-end of one id", async () => {
     const { stream } = await modelFor().doStream(callFor({ stageId: "plan", position: 2 }));
     expect((await partsOf(stream)).slice(1, -1)).toEqual([
       { type: "text-start", id: "text-0" },
-      { type: "text-delta", id: "text-0", delta: "Thinking out loud" },
+      { type: "text-delta", id: "text-0", delta: "Thinking out lou" },
+      { type: "text-delta", id: "text-0", delta: "d" },
       { type: "text-end", id: "text-0" },
     ]);
+  });
+
+  it("streams a tool call's arguments in pieces, then the call whole", async () => {
+    const { stream } = await modelFor().doStream(callFor({ stageId: "plan", position: 0 }));
+    const parts = await partsOf(stream);
+    const call = parts.find((p) => p.type === "tool-call");
+    if (call?.type !== "tool-call") throw new Error("no tool call");
+    const pieces = parts.flatMap((p) =>
+      p.type === "tool-input-delta" && p.id === call.toolCallId ? [p.delta] : [],
+    );
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces.join("")).toBe(call.input);
+    const order = parts.map((p) => p.type);
+    expect(order.indexOf("tool-input-start")).toBeLessThan(order.indexOf("tool-input-delta"));
+    expect(order.indexOf("tool-input-end")).toBeLessThan(order.indexOf("tool-call"));
+    expect(order.at(-1)).toBe("finish");
   });
 
   it("rejects a streamed call on an error entry, before any part", async () => {

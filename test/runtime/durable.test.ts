@@ -73,7 +73,7 @@ describe("a durable run", () => {
       }),
     );
     const live: AuditEvent[] = [];
-    for await (const event of handle.events()) live.push(event);
+    for await (const event of handle.events({ deltas: false })) live.push(event);
     const result = await handle.result;
     expect(result.status).toBe("done");
     const stored = store.auditOf("r1");
@@ -242,7 +242,7 @@ describe("a durable run", () => {
     });
     if (!cancelled.ok) throw cancelled.error;
     const live: AuditEvent[] = [];
-    for await (const event of cancelled.value.events()) live.push(event);
+    for await (const event of cancelled.value.events({ deltas: false })) live.push(event);
     expect(await cancelled.value.result).toMatchObject({ runId: "r6", status: "cancelled" });
     expect(requests).toBe(0);
     const events = store.auditOf("r6");

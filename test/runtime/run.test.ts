@@ -6,6 +6,7 @@ import { siblingState } from "../../src/compiler/pipeline-parallel.js";
 import { lookup } from "../../src/compiler/stage-table.js";
 import type { StageResult } from "../../src/definitions/contract.js";
 import type { PipelineStage } from "../../src/definitions/pipeline-types.js";
+import { isModelDelta, type RunEvent } from "../../src/events/run-events.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import { compilePipeline, type RunHandle, startRun } from "../../src/runtime/run.js";
 import { bashConfinement, DEFAULT_SANDBOX } from "../../src/tools/bash-sandbox.js";
@@ -927,11 +928,44 @@ stages:
     ).toEqual(["StageCancelled", "RunCancelled"]);
   });
 
+  it("streams each model reply's pieces before its turn's audit event, live only", async () => {
+    const h = harness(CODE_REVIEW_SCRIPT);
+    const run = started(await startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }));
+    const events: RunEvent[] = [];
+    for await (const event of run.events()) events.push(event);
+    const deltas = events.filter(isModelDelta);
+    expect(deltas.length).toBeGreaterThan(
+      h.audit.of("run-1").filter((e) => e.type === "ModelTurn").length,
+    );
+    // Each piece comes before the audit event of the turn it is part of, and after the last one.
+    for (const [at, delta] of events.entries()) {
+      if (!isModelDelta(delta)) continue;
+      const turnAt = events.findIndex(
+        (e) =>
+          e.type === "ModelTurn" &&
+          e.stageExecutionId === delta.stageExecutionId &&
+          e.attempt === delta.attempt &&
+          e.payload.turn === delta.turn,
+      );
+      expect(turnAt).toBeGreaterThan(at);
+    }
+    // A tool call's pieces add up to the arguments the model called it with.
+    const submit = deltas.filter((d) => d.kind === "tool-call" && d.tool === "submit_plan");
+    const args = JSON.parse(submit.map((d) => (d.kind === "tool-call" ? d.input : "")).join(""));
+    expect(args).toMatchObject({ summary: expect.any(String), steps: expect.any(Array) });
+    // Not stored, and not kept for a reader who comes later.
+    expect(events.filter((e) => !isModelDelta(e))).toEqual(h.audit.of("run-1"));
+    const late: RunEvent[] = [];
+    for await (const event of run.events()) late.push(event);
+    expect(late.filter(isModelDelta)).toEqual([]);
+    expect(late).toEqual(h.audit.of("run-1"));
+  });
+
   it("streams the run's audit events and ends with the run", async () => {
     const h = harness(CODE_REVIEW_SCRIPT);
     const run = started(await startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }));
     const seen: string[] = [];
-    for await (const event of run.events()) seen.push(event.type);
+    for await (const event of run.events({ deltas: false })) seen.push(event.type);
     expect(seen[0]).toBe("RunStarted");
     expect(seen.at(-1)).toBe("RunCompleted");
     expect(seen).toEqual(h.audit.of("run-1").map((e) => e.type));

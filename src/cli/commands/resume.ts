@@ -25,6 +25,7 @@ import {
   maxParallelOption,
   positiveSeconds,
   pricesOption,
+  STREAM_JSON_HELP,
   TRACE_CONTENT_HELP,
 } from "../options.js";
 import { openRunHost, pageAnswers, type RunHost, WAIT_FOR_PAGE_HELP } from "../run-host.js";
@@ -49,6 +50,7 @@ interface StoredRunFlags {
   maxParallel?: number;
   prices?: string;
   traceContent?: boolean;
+  streamJson?: boolean;
 }
 
 /** `resume`, and the control events sent to a stored run: `cancel`, `override`, `redo`. */
@@ -71,6 +73,7 @@ export function registerResume(program: Command, io: CliIo, setExit: (code: numb
     .option("--inspect [port]", INSPECT_HELP)
     .option("--wait-for-page", WAIT_FOR_PAGE_HELP)
     .option("--trace-content", TRACE_CONTENT_HELP)
+    .option("--stream-json", STREAM_JSON_HELP)
     .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .addOption(maxParallelOption())
@@ -182,10 +185,12 @@ const controlRun = (runId: string, flags: StoredRunFlags, io: CliIo, event: Pipe
  */
 async function continueRun(
   runId: string,
-  flags: StoredRunFlags,
+  given: StoredRunFlags,
   io: CliIo,
-  requestFor: RequestFor = resumeWith(flags),
+  requestFor: RequestFor = resumeWith(given),
 ): Promise<number> {
+  // The stream's last line is the summary --json prints.
+  const flags = given.streamJson ? { ...given, json: true } : given;
   // No store file: the run cannot be in it, and none is created just to say so.
   const opened = await openExistingAnyStore(flags.store);
   if (!opened) return refuse(io, flags.json, noStoreFor(runId, flags.store), runId);
@@ -270,6 +275,7 @@ function thisTerminal(
         runId,
         status: run.status,
         traceContent: flags.traceContent,
+        streamJson: flags.streamJson,
       });
       if (!opened.ok) {
         terminal.exit = opened.exit;
@@ -306,7 +312,7 @@ async function reported(
   const { runId } = outcome;
   if (outcome.outcome === "resumed") {
     // A run resumed here was prepared here, with its progress on this terminal.
-    const progress = here?.progress ?? progressFor(io, flags.json);
+    const progress = here?.progress ?? progressFor(io, flags.json, flags.streamJson);
     return drive(outcome.handle, io, Boolean(flags.json), progress);
   }
   if (outcome.outcome === "cancelled") {

@@ -11,7 +11,12 @@ import { INSPECT_HELP, inspectionFor, STATELY_HELP } from "../inspection.js";
 import { inspectionBeside } from "../inspection-beside.js";
 import type { CliIo } from "../io.js";
 import { addMcpOptions, type McpFlags, mcpSourcesFor } from "../mcp-options.js";
-import { maxParallelOption, pricesOption, TRACE_CONTENT_HELP } from "../options.js";
+import {
+  maxParallelOption,
+  pricesOption,
+  STREAM_JSON_HELP,
+  TRACE_CONTENT_HELP,
+} from "../options.js";
 import { pipelineFile, pipelineNotFound } from "../pipelines.js";
 import { pageAnswers, WAIT_FOR_PAGE_HELP, withRunHost } from "../run-host.js";
 import { STORE_HELP } from "../store.js";
@@ -35,6 +40,7 @@ interface RunFlags extends McpFlags, SandboxFlags {
   maxParallel?: number;
   prices?: string;
   traceContent?: boolean;
+  streamJson?: boolean;
 }
 
 export function registerRun(program: Command, io: CliIo, setExit: (code: number) => void): void {
@@ -76,6 +82,7 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
     .option("--inspect [port]", INSPECT_HELP)
     .option("--wait-for-page", WAIT_FOR_PAGE_HELP)
     .option("--trace-content", TRACE_CONTENT_HELP)
+    .option("--stream-json", STREAM_JSON_HELP)
     .option("--stately", STATELY_HELP)
     .option("--json", "print a JSON summary last on stdout")
     .addOption(maxParallelOption())
@@ -89,7 +96,9 @@ export function registerRun(program: Command, io: CliIo, setExit: (code: number)
   );
 }
 
-async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
+async function run(name: string, given: RunFlags, io: CliIo): Promise<number> {
+  // The stream's last line is the summary --json prints.
+  const flags = given.streamJson ? { ...given, json: true } : given;
   const file = pipelineFile(name);
   if (!existsSync(file)) return refuse(io, flags.json, pipelineNotFound(name), flags.runId);
   const settings = settingsFor({ ...flags, pipelineFile: file, mcp: mcpSourcesFor(flags) });
@@ -100,7 +109,7 @@ async function run(name: string, flags: RunFlags, io: CliIo): Promise<number> {
       settings,
       io,
       flags.json,
-      { runId: flags.runId, traceContent: flags.traceContent },
+      { runId: flags.runId, traceContent: flags.traceContent, streamJson: flags.streamJson },
       async (pipeline, host, progress) => {
         const store = await openAnyStore(flags.store);
         if (!store.ok) return refuse(io, flags.json, store.error, flags.runId);

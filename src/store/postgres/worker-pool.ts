@@ -341,7 +341,7 @@ function liveRun(handle: RunHandle, beforeStop: () => void): LiveRun {
   let seen = 0;
   let onEvent = () => {};
   void (async () => {
-    for await (const _ of handle.events()) {
+    for await (const _ of handle.events({ deltas: false })) {
       seen++;
       onEvent();
     }

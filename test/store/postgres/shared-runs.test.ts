@@ -150,7 +150,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     });
     if (!started.ok) throw started.error;
     const live: AuditEvent[] = [];
-    for await (const event of started.value.events()) live.push(event);
+    for await (const event of started.value.events({ deltas: false })) live.push(event);
     const result = await started.value.result;
     expect(result.status).toBe("suspended");
     expect(result.error?.code).toBe("Session/StoreUnavailable");
@@ -190,7 +190,7 @@ describe.skipIf(noPostgres)("a durable run on the shared PostgreSQL store", () =
     await sql(url, "UPDATE leases SET owner = 'another-worker' WHERE run_id = 'slow-2'");
 
     const live: AuditEvent[] = [];
-    for await (const event of started.value.events()) live.push(event);
+    for await (const event of started.value.events({ deltas: false })) live.push(event);
     const result = await started.value.result;
     expect(result.status).toBe("suspended");
     expect(result.error?.code).toBe("Session/LeaseLost");
