@@ -64,7 +64,8 @@ export function resolveHostedModel(
   const { modelId } = parsed.value;
   return ok({
     model: idleLimited((fetch) => languageModel(provider, modelId, server.url, apiKey, fetch)),
-    capabilities: { toolCalling: parsed.value.toolCalling },
+    // Every provider client streams: a turn shows its reply as it comes.
+    capabilities: { toolCalling: parsed.value.toolCalling, streaming: true },
     redact: secretRedactor([apiKey, variableKey]),
   });
 }

@@ -81,6 +81,8 @@ export async function readReply(
   const texts = new Map<string, { part: LanguageModelV3Text; held: HeldText }>();
   const inputs = new Map<string, HeldText>();
   let finish: Extract<LanguageModelV3StreamPart, { type: "finish" }> | undefined;
+  /** The server said what it answers (an id, a model): a reply began, if nothing else came. */
+  let answered = false;
   const reader = stream.getReader();
   try {
     for (;;) {
@@ -128,6 +130,9 @@ export async function readReply(
           break;
         case "error":
           throw part.error;
+        case "response-metadata":
+          answered = true;
+          break;
         default:
         // Reasoning, sources, metadata and raw chunks are not part of what a turn keeps.
       }
@@ -136,6 +141,12 @@ export async function readReply(
     reader.releaseLock();
   }
   if (!finish) throw new Error("the model's reply stream ended before it finished");
+  // A body of no event the client knows (an HTML error page sent with a 200, say) still ends
+  // with a finish from the client: it is a garbled reply, not an empty one.
+  if (content.length === 0 && !answered)
+    throw new Error(
+      "the model's reply stream held no reply: nothing in it was an event the client reads",
+    );
   for (const { held } of texts.values()) held.end();
   return { content, finishReason: finish.finishReason, usage: finish.usage, warnings: [] };
 }

@@ -296,7 +296,9 @@ function providerError(
       url: redactUrl(redact(error.url)),
       ...(retryAfterMs !== undefined && { retryAfterMs }),
     };
-    if (error.isRetryable)
+    // A streaming client reports an error event at the stream's start as a 500 it may call not
+    // retryable (Anthropic's): a server's error, as a 5xx status is, and as transient.
+    if (error.isRetryable || (error.statusCode ?? 0) >= 500)
       return new StagechartError("ProviderTransient/ProviderUnavailable", message, context);
     // A 2xx the client could not read is a garbled reply, not a refusal: the next may be whole.
     return isSuccess(error.statusCode)

@@ -102,7 +102,8 @@ describe("a run's spans, sent where the OTEL_* variables say", () => {
     const attemptIds = new Set(
       stages.flatMap((s) => childrenOf(s)).map((attempt) => attempt.spanId),
     );
-    for (const call of [...calls, ...tools]) expect(attemptIds.has(call.parentSpanId ?? "")).toBe(true);
+    for (const call of [...calls, ...tools])
+      expect(attemptIds.has(call.parentSpanId ?? "")).toBe(true);
     const [first] = calls as [ReceivedSpan];
     expect(first.attributes).toMatchObject({
       "gen_ai.operation.name": "chat",

@@ -18,9 +18,9 @@ const submitPlan = { name: "submit_plan", args: { summary: "Rename auth", steps:
  * of it while the whole reply still takes longer than the idle limit.
  */
 const IDLE_MS = 800;
-const limits = { providerRetryDelayMs: 1, modelIdleTimeoutMs: IDLE_MS, modelCallTimeoutMs: 2000 };
+const limits = { providerRetryDelayMs: 1, modelIdleTimeoutMs: IDLE_MS, modelCallTimeoutMs: 4000 };
 const SLOW_GAP_MS = 2500;
-const FAST_GAP_MS = 150;
+const FAST_GAP_MS = 100;
 
 let server: LlmServer | undefined;
 afterEach(async () => {

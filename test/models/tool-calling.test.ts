@@ -69,7 +69,7 @@ describe("an openai-compatible spec declaring the model has no tool calling", ()
 
     const result = await runStage(h.host, stageInput(plan));
 
-    expect(model.capabilities).toEqual({ toolCalling: false });
+    expect(model.capabilities).toEqual({ toolCalling: false, streaming: true });
     expect(model.model.modelId).toBe("gemma:2b");
     expect(result.error).toMatchObject({
       code: "ProviderCapability/MissingToolCalling",
@@ -82,7 +82,7 @@ describe("an openai-compatible spec declaring the model has no tool calling", ()
   it("takes ?tools=true, the default, and refuses any other option", async () => {
     const base = "openai-compatible:http://localhost:11434/v1#llama3.1";
     const yes = await resolveModelSpec(`${base}?tools=true`, {});
-    expect(yes.ok && yes.value.capabilities).toEqual({ toolCalling: true });
+    expect(yes.ok && yes.value.capabilities).toEqual({ toolCalling: true, streaming: true });
     expect(yes.ok && yes.value.model.modelId).toBe("llama3.1");
     for (const option of ["?tools=no", "?tool=false", "?tools=false&x=1", "?"]) {
       const resolved = await resolveModelSpec(`${base}${option}`, {});

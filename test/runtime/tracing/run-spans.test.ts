@@ -24,7 +24,9 @@ const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 describe("the spans of a run on a host with tracing", () => {
   it("come from a pipeline embedded in another app's machine, under the run id's trace", async () => {
     const exporter = new InMemorySpanExporter();
-    const tracing = await createTracing({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    const tracing = await createTracing({
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
+    });
     const h = harness(CODE_REVIEW_SCRIPT, { tracing });
     const app = setup({ actors: { review: compilePipeline(codeReview(), h.host) } }).createMachine({
       invoke: {
@@ -56,7 +58,9 @@ describe("the spans of a run on a host with tracing", () => {
 
   it("go through the app's own tracer provider, a run's sessions all in the trace its id gives", async () => {
     const exporter = new InMemorySpanExporter();
-    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    const provider = new TracerProvider({
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
+    });
     const tracing = await tracingWith(provider.getTracer("app"));
     const h = harness(CODE_REVIEW_SCRIPT, { tracing });
     const started = await startRun(codeReview(), { host: h.host, runId: "run-7", task: "t" });

@@ -107,6 +107,7 @@ export async function otlpReceiver(): Promise<OtlpReceiver> {
   };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a decoded OTLP message, walked field by field as the specification names them
 type Json = Record<string, any>;
 
 /** Protobuf's bytes came as base64; JSON's ids are hex already. */
@@ -117,19 +118,19 @@ const idOf = (value: unknown, protobufBody: boolean): string =>
       ? Buffer.from(value, "base64").toString("hex")
       : value.toLowerCase();
 
-function valueOf(any: Json | undefined): unknown {
+function anyValueOf(any: Json | undefined): unknown {
   if (!any) return undefined;
   if ("stringValue" in any) return any.stringValue;
   if ("boolValue" in any) return any.boolValue;
   if ("intValue" in any) return Number(any.intValue);
   if ("doubleValue" in any) return Number(any.doubleValue);
-  if ("arrayValue" in any) return (any.arrayValue.values ?? []).map(valueOf);
+  if ("arrayValue" in any) return (any.arrayValue.values ?? []).map(anyValueOf);
   if ("kvlistValue" in any) return attributesOf(any.kvlistValue.values);
   return undefined;
 }
 
 const attributesOf = (list: Json[] | undefined): Record<string, unknown> =>
-  Object.fromEntries((list ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
+  Object.fromEntries((list ?? []).map((kv) => [kv.key, anyValueOf(kv.value)]));
 
 const msOf = (nanos: unknown) => Number(BigInt(String(nanos ?? 0)) / 1_000_000n);
 
