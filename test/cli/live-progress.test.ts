@@ -4,6 +4,7 @@ import { liveProgress, progressFor } from "../../src/cli/live-progress.js";
 import { collect } from "../../src/cli/options.js";
 import { elapsed, renderStatus, statusOf } from "../../src/cli/status.js";
 import type { AuditEvent, AuditEventType } from "../../src/events/audit.js";
+import type { ModelDelta } from "../../src/events/run-events.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import { CLEAR_LINE, withoutColour } from "../support/cli.js";
 
@@ -66,6 +67,46 @@ describe("the live status line (pure)", () => {
       ev("GrantIssued", "plan", call("Edit", "p1")),
     ]);
     expect(answered.asking).toEqual([]);
+  });
+
+  it("shows the newest words of the reply streaming now, cleared when its turn is audited", () => {
+    const piece = (text: string): ModelDelta => ({
+      type: "ModelDelta",
+      runId: "r1",
+      stageId: "lint",
+      stageExecutionId: "r1/lint/1",
+      attempt: 1,
+      turn: 3,
+      kind: "text",
+      text,
+    });
+    const call: ModelDelta = {
+      ...piece(""),
+      kind: "tool-call",
+      toolCallId: "c1",
+      tool: "Read",
+      input: '{"path":"src/auth.ts"}',
+    };
+    const streaming = statusOf([
+      ...PARALLEL,
+      piece("The lint rules\nagree, "),
+      piece("mostly."),
+      call,
+    ]);
+    expect(renderStatus(streaming, 0, 200)).toBe(
+      '[0s] 1 approved, 1 denied · test: 1 turn, 1 tool call · lint: 2 turns, 0 tool calls ▸ The lint rules agree, mostly. Read({"path":"src/auth.ts"}',
+    );
+    // On a narrow terminal the end of the reply is what shows: its newest words.
+    const narrow = renderStatus(streaming, 0, 130);
+    expect(narrow).toHaveLength(129);
+    expect(narrow.endsWith('Read({"path":"src/auth.ts"}')).toBe(true);
+    expect(narrow).toContain("▸ …");
+    const turned = statusOf([
+      ...PARALLEL,
+      piece("The lint rules agree."),
+      ev("ModelTurn", "lint", { turn: 3, outcome: "text" }),
+    ]);
+    expect(renderStatus(turned, 0, 200)).not.toContain("▸");
   });
 
   it("never wraps: the line is cut to the terminal's width", () => {
