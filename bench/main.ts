@@ -14,6 +14,7 @@ import { runsListing } from "./cases/runs-listing.js";
 import { compileScaling, durableGrowth, growthScaling, parallelScaling } from "./cases/scaling.js";
 import { startUp } from "./cases/start-up.js";
 import { storedRunOpening, storedRunOpeningScale } from "./cases/stored-run-open.js";
+import { streamingCost } from "./cases/streaming.js";
 import { suspendedMemory } from "./cases/suspended-memory.js";
 import { transactionsPerStep } from "./cases/transactions.js";
 import { turnCost } from "./cases/turn-cost.js";
@@ -94,6 +95,7 @@ async function main(): Promise<void> {
   };
   try {
     await step("engine overhead", () => engineOverhead(SHORT_RUN));
+    await step("streaming", () => streamingCost(SHORT_RUN));
     for (const turns of PEER_TURNS)
       await step(`LangGraph.js, ${turns} turns`, () => langGraphSideBySide(turns, dir));
     for (const turns of PEER_TURNS)
