@@ -9,7 +9,7 @@ const RUNS_PER_ROUND = 20;
 const PLAN: InterleavingPlan = { warmupRounds: 5, rounds: 41, collectGarbage: false };
 
 /** The same host, its model asked for whole replies (`doGenerate`) rather than streams. */
-const wholeReplies = (host: Host): Host => ({
+export const wholeReplies = (host: Host): Host => ({
   ...host,
   model: { ...host.model, capabilities: { ...host.model.capabilities, streaming: false } },
 });

@@ -57,12 +57,10 @@ export function streamOf({
     }
   });
   parts.push({ type: "finish", finishReason, usage });
-  let next = 0;
   return new ReadableStream({
-    pull(controller) {
-      const part = parts[next++];
-      if (part === undefined) controller.close();
-      else controller.enqueue(part);
+    start(controller) {
+      for (const part of parts) controller.enqueue(part);
+      controller.close();
     },
   });
 }
@@ -84,10 +82,15 @@ export async function readReply(
   /** The server said what it answers (an id, a model): a reply began, if nothing else came. */
   let answered = false;
   const reader = stream.getReader();
+  // Read to its end, the stream is done with: only one left part-way is cancelled.
+  let ended = false;
   try {
     for (;;) {
       const { done, value: part } = await reader.read();
-      if (done) break;
+      if (done) {
+        ended = true;
+        break;
+      }
       switch (part.type) {
         case "text-start": {
           const text: LanguageModelV3Text = { type: "text", text: "" };
@@ -138,7 +141,7 @@ export async function readReply(
       }
     }
   } finally {
-    reader.releaseLock();
+    if (!ended) reader.cancel().catch(() => {});
   }
   if (!finish) throw new Error("the model's reply stream ended before it finished");
   // A body of no event the client knows (an HTML error page sent with a 200, say) still ends
