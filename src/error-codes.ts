@@ -267,10 +267,6 @@ const MEANINGS = {
     "A model stopped sending its reply midway; resume the run or raise the idle timeout.",
   "ProviderCapability/MissingToolCalling":
     "The chosen model cannot call tools, which stages need to finish; pick a model with tool calling.",
-  "ProviderCapability/StreamingUnsupported":
-    "A streamed call was asked of a cassette, which holds whole responses; call it without streaming.",
-
-  // Tools
   "ToolTransient/ToolTimeout":
     "A tool did not finish within its time limit; the model may try again, or raise the limit.",
   "ToolTransient/McpServerUnavailable":

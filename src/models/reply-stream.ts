@@ -151,7 +151,14 @@ export async function readReply(
       "the model's reply stream held no reply: nothing in it was an event the client reads",
     );
   for (const { held } of texts.values()) held.end();
-  return { content, finishReason: finish.finishReason, usage: finish.usage, warnings: [] };
+  const { finishReason, usage, providerMetadata } = finish;
+  return {
+    content,
+    finishReason,
+    usage,
+    warnings: [],
+    ...(providerMetadata && { providerMetadata }),
+  };
 }
 
 interface HeldText {
