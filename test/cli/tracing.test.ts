@@ -244,6 +244,38 @@ describe("a run's spans, sent where the OTEL_* variables say", () => {
     expect(turns.size).toBeGreaterThan(callsBefore);
   });
 
+  it("give a fork a trace of its own, its first span linked to the run it was forked from", async () => {
+    const project = demoProject();
+    const source = await runPipelineIn(
+      project,
+      "code-review",
+      "rename auth",
+      "--headless",
+      "--json",
+    );
+    const { runId } = summaryOf(source.stdout);
+    const fork = await storeCommand(
+      project,
+      ...["fork", runId, "--at", "2", "--run-id", "forked-1", "--headless", "--json"],
+    );
+    expect(summaryOf(fork.stdout), fork.stderr).toMatchObject({
+      runId: "forked-1",
+      status: "done",
+    });
+    const ids = runTraceIds("forked-1");
+    const [session] = receiver.spans.filter((s) => s.traceId === ids.traceId && !s.parentSpanId);
+    expect(session).toMatchObject({
+      spanId: ids.spanId,
+      attributes: { "stagechart.run.id": "forked-1", "stagechart.run.session": "start" },
+      links: [
+        {
+          ...runTraceIds(runId),
+          attributes: { "stagechart.link": "forked", "stagechart.run.id": runId },
+        },
+      ],
+    });
+  });
+
   it.each([
     ["an exporter other than otlp", "OTEL_TRACES_EXPORTER", "zipkin"],
     ["the grpc protocol", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"],
