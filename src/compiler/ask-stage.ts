@@ -100,7 +100,7 @@ function askSetup(services: AskServices) {
         services.ask(input, signal),
       ),
       deadline: fromPromise<void, { until: number }>(({ input, signal }) =>
-        sleepUntil(input.until, services.now, signal),
+        sleepUntil(input.until, () => services.now(), signal),
       ),
     },
     guards: {
