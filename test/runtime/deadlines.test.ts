@@ -4,6 +4,7 @@ import type { Interactor } from "../../src/compiler/interactor.js";
 import type { PipelineDefinition, PipelineStage } from "../../src/definitions/pipeline-types.js";
 import type { AskFallback, GrantFallback } from "../../src/definitions/wait-timeout.js";
 import type { AuditEvent } from "../../src/events/audit.js";
+import type { RunResult } from "../../src/runtime/launch.js";
 import { type RunHandle, resumeRun, startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { CODE_REVIEW_SCRIPT, code, llm, pipelineOf } from "../support/pipelines.js";
@@ -117,6 +118,14 @@ function openStore(file: string): SqliteStore {
 function handleOf(started: Awaited<ReturnType<typeof startRun>>): RunHandle {
   if (!started.ok) throw started.error;
   return started.value;
+}
+
+/** The deadline of what a suspended run waits for first. */
+function waitDeadline(result: RunResult): string {
+  const wait = result.waiting?.[0];
+  if (wait === undefined || !("deadline" in wait) || wait.deadline === undefined)
+    throw new Error("the run waits for nothing with a deadline");
+  return wait.deadline;
 }
 
 const ofType = (events: readonly AuditEvent[], type: AuditEvent["type"]) =>
@@ -241,8 +250,7 @@ describe("a deadline across a restart", () => {
       }),
     ).result;
     expect(first.status).toBe("suspended");
-    const deadline = (first.waiting?.[0] as { deadline?: string }).deadline;
-    expect(deadline).toBeDefined();
+    const deadline = waitDeadline(first);
 
     clock.pass(1_500);
     const store = openStore(file);
@@ -359,7 +367,7 @@ describe("a deadline across a restart", () => {
         runId: "r5",
       }),
     ).result;
-    const deadline = Date.parse((first.waiting?.[0] as { deadline: string }).deadline);
+    const deadline = Date.parse(waitDeadline(first));
 
     clock.pass(1_100);
     const store = openStore(file);
