@@ -119,6 +119,8 @@ const MEANINGS = {
     "A pipeline contains itself, directly or through pipelines it includes; break the cycle.",
   "Validation/PipelineUnboundedLoop":
     "A loop of unconditional transitions repeats forever; give one of them a condition with a way out.",
+  "Validation/WaitTimeoutInvalid":
+    "A wait's timeout (an ask stage's, or the grants block's) is not { after, fallback }: after a number of seconds above 0 or a duration such as 10m, fallback fail, deny (grants) or { answer } (an ask) with an answer the ask's schema accepts; fix the timeout.",
   "Validation/PipelineGrantRuleInvalid":
     "A pipeline's grant rule is not of the form Tool or Tool(pattern); fix the rule.",
   "Validation/PipelineNotFound":
@@ -381,6 +383,8 @@ const MEANINGS = {
   // Cancellation
   "Cancellation/BudgetExceeded":
     "A model call would have started past a budget the pipeline sets (tokens, cost or wall time), so it was not made and the stage failed; raise the budget in the pipeline's budget block, or route the failed stage on error.code.",
+  "Cancellation/WaitTimedOut":
+    "Nobody answered an ask stage or a grant request before the deadline its timeout sets, and the timeout says to fail the stage; route the failed stage on error.code, answer sooner, or give the timeout a longer after or another fallback.",
   "Cancellation/RunCancelled": "The run was cancelled; resume or fork it to go on.",
   "Cancellation/StageCancelled":
     "A stage or tool was cancelled before it finished, because its run was cancelled or stopped.",

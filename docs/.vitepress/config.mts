@@ -41,6 +41,7 @@ export default defineConfig({
           { text: "Models and providers", link: "/how-to/models" },
           { text: "Cost", link: "/how-to/cost" },
           { text: "Budgets", link: "/how-to/budgets" },
+          { text: "Deadlines on waits", link: "/how-to/deadlines" },
           { text: "Streaming replies", link: "/how-to/streaming" },
           { text: "Tracing (OpenTelemetry)", link: "/how-to/tracing" },
           { text: "MCP tool servers", link: "/how-to/mcp" },

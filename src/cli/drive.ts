@@ -62,9 +62,11 @@ export function refuse(
 
 /** What a suspended run waits for, and the command that answers it. */
 export function waitLine(runId: string, wait: RunWait): string {
+  // A wait with a deadline: nobody answering by then is taken as its timeout's fallback.
+  const by = wait.kind !== "gate" && wait.deadline ? ` (answer by ${wait.deadline})` : "";
   if (wait.kind === "input")
-    return `waiting: ${wait.stageId} asks: ${wait.prompt} — stagechart resume ${runId} --input '<json>'`;
+    return `waiting: ${wait.stageId} asks: ${wait.prompt}${by} — stagechart resume ${runId} --input '<json>'`;
   return wait.kind === "grant"
-    ? `waiting: ${wait.stageId} asks for ${wait.tool}(${wait.argsSummary}) — stagechart resume ${runId} --approve ${wait.proposalId} (or --deny)`
+    ? `waiting: ${wait.stageId} asks for ${wait.tool}(${wait.argsSummary})${by} — stagechart resume ${runId} --approve ${wait.proposalId} (or --deny)`
     : `waiting: ${wait.stageId}'s gate deferred — stagechart resume ${runId} checks it again`;
 }

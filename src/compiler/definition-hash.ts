@@ -106,7 +106,12 @@ function stageShape(stage: PipelineStage): unknown {
     case "code":
       return { kind: stage.kind, run: String(stage.run) };
     case "ask":
-      return { kind: stage.kind, prompt: stage.prompt, schema: stage.schema };
+      return {
+        kind: stage.kind,
+        prompt: stage.prompt,
+        schema: stage.schema,
+        ...(stage.timeout !== undefined && { timeout: stage.timeout }),
+      };
   }
 }
 

@@ -1,4 +1,4 @@
-import { type EventObject, enqueueActions, spawnChild } from "xstate";
+import { type EventObject, enqueueActions, type MachineContext, spawnChild } from "xstate";
 import type { StageResult } from "../definitions/contract.js";
 import type {
   JoinPolicy,
@@ -48,7 +48,12 @@ export function spawnedGroupState(
       const stage = pipeline.stages[sibling] as PipelineStage;
       return [
         { type: "enter", params: { stageId: sibling, sibling: true } },
-        spawnChild(actorOf(stage), { id: sibling, input: childInput(pipeline, stage, "sibling") }),
+        spawnChild(actorOf(stage), {
+          id: sibling,
+          // Typed over any machine context, as the actions it is enqueued with are.
+          input: ({ context }: { context: MachineContext }) =>
+            childInput(pipeline, stage, "sibling")({ context: context as PipelineContext }),
+        }),
       ];
     });
 

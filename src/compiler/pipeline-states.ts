@@ -107,6 +107,7 @@ export function childInput(
           stageExecutionId,
           prompt: stage.prompt,
           schema: stage.schema,
+          ...(stage.timeout !== undefined && { timeout: stage.timeout }),
         };
       default:
         return {

@@ -1,7 +1,13 @@
 import { and, not, sendTo } from "xstate";
 import { capHitActions, staleReport, toolRunActions, userDenial } from "./stage-actions.js";
-import { callPayload, current, grantRequest, type StageMachineContext } from "./stage-context.js";
-import { errorResult, errorView } from "./stage-entries.js";
+import {
+  callPayload,
+  current,
+  type Denial,
+  grantRequest,
+  type StageMachineContext,
+} from "./stage-context.js";
+import { errorResult, errorView, viewOf } from "./stage-entries.js";
 import type { StageMachineSetup } from "./stage-machine-setup.js";
 
 /** The current call, audited as proposed (on entering `proposed`, or on the way past it). */
@@ -63,13 +69,16 @@ export function approvalState(machine: StageMachineSetup) {
           { guard: "inEnvelope", target: "running", actions: envelopeApproval },
           {
             target: "policy",
-            actions: {
-              type: "audit",
-              params: ({ context }) => ({
-                type: "GrantRequested",
-                payload: { ...grantRequest(context) },
-              }),
-            },
+            actions: [
+              "startGrantClock",
+              {
+                type: "audit",
+                params: ({ context }) => ({
+                  type: "GrantRequested",
+                  payload: { ...grantRequest(context) },
+                }),
+              },
+            ],
           },
         ],
       },
@@ -93,95 +102,38 @@ export function approvalState(machine: StageMachineSetup) {
               },
             },
           },
+          { guard: "grantTimed", target: "awaitingTimed" },
           { target: "awaitingAnswer" },
         ],
       },
-      awaitingAnswer: {
-        tags: ["grant-pending"],
-        initial: "routing",
-        on: {
-          GRANT_ANSWER: [
-            {
-              guard: { type: "answersCurrent", params: { decision: "approve" } },
-              target: "granted",
-              actions: {
-                type: "grantBy",
-                params: ({ event }) => ({
-                  source: "interactor",
-                  ...(event.by !== undefined && { by: event.by }),
-                }),
-              },
-            },
-            {
-              guard: { type: "answersCurrent", params: {} },
-              target: "denied",
-              actions: {
-                type: "deny",
-                params: ({ event }) => ({
-                  ...userDenial,
-                  ...(event.by !== undefined && { by: event.by }),
-                }),
-              },
-            },
-          ],
-        },
-        states: {
-          routing: {
-            always: [
-              { guard: "hasInteractors", target: "asking" },
-              { guard: "suspendsUnanswered", target: "parked" },
+      awaitingAnswer: awaitingAnswer(machine, false),
+      awaitingTimed: awaitingAnswer(machine, true),
+      // Nobody answered the grant request by its deadline: the grants block's timeout answers.
+      timedOut: {
+        always: [
+          {
+            guard: { type: "grantFallbackIs", params: { fallback: "deny" } },
+            target: "denied",
+            actions: [timedOutAudit("deny"), { type: "deny", params: deadlineDenial }],
+          },
+          {
+            target: "#stage.failed",
+            actions: [
+              timedOutAudit("fail"),
               {
-                target: "#stage.act.dispatch.denied",
-                actions: {
-                  type: "deny",
-                  params: {
-                    source: "headless",
-                    code: "ToolTerminal/NoInteractor",
-                    message:
-                      "nobody can approve this call (the run is headless); work with your allowed tools",
-                  },
+                type: "failWith",
+                params: ({ context }) => {
+                  const { tool, proposalId, deadline } = grantRequest(context);
+                  return viewOf(
+                    "Cancellation/WaitTimedOut",
+                    `nobody answered the grant request for ${tool} by its deadline (${deadline})`,
+                    { proposalId, deadline },
+                  );
                 },
               },
             ],
           },
-          asking: {
-            invoke: {
-              src: "askInteractors",
-              input: ({ context }) => grantRequest(context),
-              onDone: [
-                {
-                  guard: {
-                    type: "approved",
-                    params: ({ event }) => ({ decision: event.output }),
-                  },
-                  target: "#stage.act.dispatch.granted",
-                  actions: { type: "grantBy", params: { source: "interactor" } },
-                },
-                {
-                  target: "#stage.act.dispatch.denied",
-                  actions: { type: "deny", params: userDenial },
-                },
-              ],
-              onError: [
-                // Restored after a crash into a host with nobody to ask: route again.
-                { guard: not("hasInteractors"), target: "routing" },
-                {
-                  target: "#stage.act.dispatch.denied",
-                  actions: {
-                    type: "deny",
-                    params: ({ event }) => ({
-                      ...userDenial,
-                      message: `no answer: ${errorView(event.error).message}`,
-                    }),
-                  },
-                },
-              ],
-            },
-          },
-          // RECHECK (sent when a run resumes) routes the request again: to interactors
-          // the resumed host has, or back here.
-          parked: { tags: ["suspended"], on: { RECHECK: "routing" } },
-        },
+        ],
       },
       granted: {
         entry: [
@@ -319,3 +271,135 @@ export function approvalState(machine: StageMachineSetup) {
     },
   });
 }
+
+/**
+ * A grant request left to the interactors: asked, or parked until a resume answers. With a
+ * deadline (the grants block's timeout) the same states run under a timer kept in context
+ * (`deadline`), and a deadline found passed — at the timer, on a resume, or when a late answer
+ * comes — takes the timeout's fallback.
+ */
+function awaitingAnswer(machine: StageMachineSetup, timed: boolean) {
+  return machine.createStateConfig({
+    tags: ["grant-pending"],
+    initial: "routing",
+    ...(timed && {
+      invoke: {
+        src: "waitUntil",
+        input: ({ context }: { context: StageMachineContext }) => ({
+          until: context.deadline ?? 0,
+        }),
+        onDone: "#stage.act.dispatch.timedOut",
+      },
+    }),
+    on: {
+      GRANT_ANSWER: [
+        // An answer after the deadline is too late: the timeout has answered.
+        ...(timed
+          ? [{ guard: "pastDeadline" as const, target: "#stage.act.dispatch.timedOut" }]
+          : []),
+        {
+          guard: { type: "answersCurrent", params: { decision: "approve" } },
+          target: "#stage.act.dispatch.granted",
+          actions: {
+            type: "grantBy",
+            params: ({ event }) => ({
+              source: "interactor",
+              ...(event.by !== undefined && { by: event.by }),
+            }),
+          },
+        },
+        {
+          guard: { type: "answersCurrent", params: {} },
+          target: "#stage.act.dispatch.denied",
+          actions: {
+            type: "deny",
+            params: ({ event }) => ({
+              ...userDenial,
+              ...(event.by !== undefined && { by: event.by }),
+            }),
+          },
+        },
+      ],
+    },
+    states: {
+      routing: {
+        always: [
+          ...(timed
+            ? [{ guard: "pastDeadline" as const, target: "#stage.act.dispatch.timedOut" }]
+            : []),
+          { guard: "hasInteractors", target: "asking" },
+          { guard: "suspendsUnanswered", target: "parked" },
+          {
+            target: "#stage.act.dispatch.denied",
+            actions: {
+              type: "deny",
+              params: {
+                source: "headless",
+                code: "ToolTerminal/NoInteractor",
+                message:
+                  "nobody can approve this call (the run is headless); work with your allowed tools",
+              },
+            },
+          },
+        ],
+      },
+      asking: {
+        invoke: {
+          src: "askInteractors",
+          input: ({ context }) => grantRequest(context),
+          onDone: [
+            {
+              guard: {
+                type: "approved",
+                params: ({ event }) => ({ decision: event.output }),
+              },
+              target: "#stage.act.dispatch.granted",
+              actions: { type: "grantBy", params: { source: "interactor" } },
+            },
+            {
+              target: "#stage.act.dispatch.denied",
+              actions: { type: "deny", params: userDenial },
+            },
+          ],
+          onError: [
+            // Restored after a crash into a host with nobody to ask: route again.
+            { guard: not("hasInteractors"), target: "routing" },
+            {
+              target: "#stage.act.dispatch.denied",
+              actions: {
+                type: "deny",
+                params: ({ event }) => ({
+                  ...userDenial,
+                  message: `no answer: ${errorView(event.error).message}`,
+                }),
+              },
+            },
+          ],
+        },
+      },
+      // RECHECK (sent when a run resumes) routes the request again: to interactors
+      // the resumed host has, or back here.
+      parked: { tags: ["suspended"], on: { RECHECK: "routing" } },
+    },
+  });
+}
+
+/** The audit of a grant request nobody answered by its deadline. */
+const timedOutAudit = (fallback: "deny" | "fail") => ({
+  type: "audit" as const,
+  params: ({ context }: { context: StageMachineContext }) => {
+    const { proposalId, deadline } = grantRequest(context);
+    return {
+      type: "WaitTimedOut" as const,
+      payload: { kind: "grant", deadline, fallback, proposalId },
+    };
+  },
+});
+
+/** The timeout's denial, heard by the model as a person's would be. */
+const deadlineDenial: Denial = {
+  source: "deadline",
+  code: "ToolTerminal/GrantDenied",
+  message:
+    "nobody answered this grant request before its deadline, so the call is denied; work with your allowed tools",
+};

@@ -4,6 +4,7 @@ import type { ErrorCode, ErrorView } from "../errors.js";
 import type { AuditEventType } from "../events/audit.js";
 import type { JsonValue } from "../tools/types.js";
 import type { AskContext, InputRequest } from "./ask-stage.js";
+import { deadlineIso } from "./deadline.js";
 import type { GrantLedger } from "./grants.js";
 import type { EnterInput, FinishInput } from "./stage-phases.js";
 import type { AssertInput, ModelCallInput, ToolCallInput } from "./stage-services-port.js";
@@ -49,6 +50,11 @@ export interface StageMachineContext {
   providerFailures: number;
   /** A backoff deadline (epoch ms), kept in context so a restored stage waits only the rest. */
   waitUntil: number;
+  /**
+   * The current grant request's deadline (epoch ms), when the pipeline's grants block sets a
+   * timeout: kept in context, as `waitUntil` is, so a restored request waits only the rest.
+   */
+  deadline?: number;
   parsed?: JsonValue;
   capHit: boolean;
   /** The last schema-rejected completion of the current attempt. */
@@ -67,7 +73,7 @@ export interface StageMachineContext {
 }
 
 export interface Denial {
-  source: "registry" | "policy" | "interactor" | "headless" | "grant" | "guard";
+  source: "registry" | "policy" | "interactor" | "headless" | "grant" | "guard" | "deadline";
   code: ErrorCode;
   message: string;
   by?: string;
@@ -129,6 +135,7 @@ export function grantRequest(context: StageMachineContext): GrantRequest {
     attempt: context.attempt,
     ...callPayload(context),
     envelope: context.envelope,
+    ...(context.deadline !== undefined && { deadline: deadlineIso(context.deadline) }),
   };
 }
 

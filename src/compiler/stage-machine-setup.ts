@@ -3,6 +3,7 @@ import type { StageDefinition } from "../definitions/stage.js";
 import { type ErrorView, isStagechartError } from "../errors.js";
 import type { JsonValue } from "../tools/types.js";
 import { retryDelayMs } from "./backoff.js";
+import { deadlineOf, sleepUntil } from "./deadline.js";
 import { consumeGrant, mintGrant } from "./grants.js";
 import {
   type ActCommand,
@@ -82,7 +83,7 @@ export function stageMachineSetup(services: StageServices) {
         ),
       ),
       waitUntil: fromPromise<void, { until: number }>(({ input, signal }) =>
-        sleep(input.until - services.now(), signal),
+        sleepUntil(input.until, () => services.now(), signal),
       ),
     },
     guards: {
@@ -121,6 +122,11 @@ export function stageMachineSetup(services: StageServices) {
         context.policy === params.decision,
       hasInteractors: () => services.hasInteractors(),
       suspendsUnanswered: () => services.unansweredGrants === "suspend",
+      grantTimed: ({ context }) => context.deadline !== undefined,
+      pastDeadline: ({ context }) =>
+        context.deadline !== undefined && services.now() >= context.deadline,
+      grantFallbackIs: (_, params: { fallback: "deny" | "fail" }) =>
+        services.grantTimeout?.fallback === params.fallback,
       answersCurrent: ({ context, event }, params: { decision?: GrantDecision }) =>
         event.type === "GRANT_ANSWER" &&
         context.batch[context.callIndex]?.proposalId === event.proposalId &&
@@ -254,6 +260,12 @@ export function stageMachineSetup(services: StageServices) {
       ),
       markCapHit: assign({ capHit: true }),
       advance: assign(({ context }) => ({ callIndex: context.callIndex + 1, ...cleared(context) })),
+      /** A grant request's deadline, when the pipeline's grants block sets a timeout. */
+      startGrantClock: assign(() =>
+        services.grantTimeout
+          ? { deadline: deadlineOf(services.now(), services.grantTimeout) }
+          : {},
+      ),
       decidePolicy: assign(({ context }) => ({
         policy: services.grantPolicy(grantRequest(context)),
       })),
@@ -320,22 +332,8 @@ const cleared = (context: StageMachineContext): Partial<StageMachineContext> => 
   ...(context.policy !== undefined && { policy: undefined }),
   ...(context.denial !== undefined && { denial: undefined }),
   ...(context.grantedBy !== undefined && { grantedBy: undefined }),
+  ...(context.deadline !== undefined && { deadline: undefined }),
 });
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
-}
 
 /**
  * Act's worker: one actor for all of an attempt's model and tool calls, where each call was an

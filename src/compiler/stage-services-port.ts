@@ -1,5 +1,6 @@
 import type { JsonValue, OverrideNote } from "../definitions/contract.js";
 import type { StageDefinition } from "../definitions/stage.js";
+import type { GrantTimeout } from "../definitions/wait-timeout.js";
 import type { AuditEventInput } from "../events/audit.js";
 import type { StageSlots } from "./stage-slots.js";
 import type {
@@ -39,6 +40,8 @@ export interface StageServices {
   hasInteractors(): boolean;
   /** What a headless run does with a grant request nobody can answer. */
   unansweredGrants: "deny" | "suspend";
+  /** How long a grant request left to a person waits, and what then (the pipeline's grants block). */
+  grantTimeout?: GrantTimeout;
   /** Asks every interactor; the first answer wins. */
   askInteractors(request: GrantRequest, signal: AbortSignal): Promise<GrantDecision>;
   isKnownTool(name: string): boolean;

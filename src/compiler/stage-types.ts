@@ -46,6 +46,8 @@ export interface GrantRequest {
    * for a code or command stage, which has no envelope: the security mode `ask` asks for its calls.
    */
   envelope?: readonly string[];
+  /** When nobody answering is taken as the grants block's timeout fallback (ISO time), if it has one. */
+  deadline?: string;
 }
 
 /** A model turn, already classified by the Act rules. */

@@ -42,6 +42,7 @@ export const DIAGNOSTIC_CODES = {
   pipelineCycle: "Validation/PipelineCycle",
   pipelineUnboundedLoop: "Validation/PipelineUnboundedLoop",
   grantRuleInvalid: "Validation/PipelineGrantRuleInvalid",
+  waitTimeoutInvalid: "Validation/WaitTimeoutInvalid",
   guardUnknown: "Validation/GuardUnknown",
   codeReferenceInvalid: "Validation/CodeReferenceInvalid",
   codeReferenceOutsideRoot: "Validation/CodeReferenceOutsideRoot",

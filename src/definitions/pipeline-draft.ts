@@ -26,6 +26,7 @@ import {
   ENDS,
   type OverrideReach,
   type PipelineBudget,
+  type PipelineDefinition,
   type Transition,
 } from "./pipeline-types.js";
 import { KEBAB_CASE } from "./stage-schema.js";
@@ -52,7 +53,7 @@ export interface PipelineDraft {
   next: Record<string, Transition>;
   /** False when some transition did not parse, so the topology is not fully known. */
   nextComplete: boolean;
-  grants: { approve: string[]; deny: string[] };
+  grants: PipelineDefinition["grants"];
   guards: Record<string, GuardFunction>;
   hooks: Record<string, StageHooks>;
   override?: OverrideReach;
@@ -99,7 +100,11 @@ export function readDraft(form: PipelineForm, data: unknown, report: Report): Pi
   draft.nextComplete = data.next === undefined || next !== undefined;
   readNext(draft, next ?? {}, report);
   const grants = optional("grants", grantsSchema);
-  draft.grants = { approve: grants?.approve ?? [], deny: grants?.deny ?? [] };
+  draft.grants = {
+    approve: grants?.approve ?? [],
+    deny: grants?.deny ?? [],
+    ...(grants?.timeout !== undefined && { timeout: grants.timeout }),
+  };
   const override = optional("override", overrideSchema);
   if (override !== undefined) draft.override = override;
   const reopenable = optional("reopenable", reopenableSchema);
@@ -194,6 +199,7 @@ function parseAt<T>(schema: z.ZodMiniType<T>, value: unknown, at: DataPath, repo
 
 function codeFor(path: DataPath, issue: z.core.$ZodIssue): DiagnosticCode {
   if (path.length === 1 && path[0] === "id") return DIAGNOSTIC_CODES.pipelineIdInvalid;
+  if (path.includes("timeout")) return DIAGNOSTIC_CODES.waitTimeoutInvalid;
   if (path[0] === "grants" && issue.code === "invalid_format") {
     return DIAGNOSTIC_CODES.grantRuleInvalid;
   }

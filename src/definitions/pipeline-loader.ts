@@ -215,7 +215,13 @@ function simpleStage(
     case "command":
       return { kind: "command" as const, id, command: entry.command, timeoutMs: entry.timeoutMs };
     case "ask":
-      return { kind: "ask" as const, id, prompt: entry.prompt, schema: entry.schema };
+      return {
+        kind: "ask" as const,
+        id,
+        prompt: entry.prompt,
+        schema: entry.schema,
+        ...(entry.timeout !== undefined && { timeout: entry.timeout }),
+      };
   }
 }
 

@@ -12,6 +12,7 @@ import type { PipelineSpec } from "./pipeline-spec.js";
 import type { Condition, JoinPolicy, Rule, Transition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
 import { KEBAB_CASE, stageFrontmatterSchema } from "./stage-schema.js";
+import { grantTimeoutSchema } from "./wait-timeout.js";
 
 /**
  * The shapes of a pipeline, shared by YAML files and `definePipeline`: each
@@ -222,6 +223,7 @@ const toolRule = z
 export const grantsSchema = mapping("grants", {
   approve: z.optional(z.array(toolRule, { error: "must be a list of tool rules" })),
   deny: z.optional(z.array(toolRule, { error: "must be a list of tool rules" })),
+  timeout: z.optional(grantTimeoutSchema),
 });
 
 export const descriptionSchema = z.string({ error: "must be a string" });

@@ -2,6 +2,7 @@ import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } fro
 import type { Budget } from "./pipeline-types.js";
 import type { InferSchema, SchemaSpec } from "./schema-spec.js";
 import type { StageDefinition } from "./stage.js";
+import type { AskFallback, GrantFallback } from "./wait-timeout.js";
 
 /**
  * A pipeline as TypeScript writes it (`definePipeline`): the YAML format plus
@@ -25,7 +26,11 @@ export interface PipelineSpec<
   entry: NoInfer<Id>;
   stages: S & Record<Id, StageSpec>;
   next?: Partial<Record<NoInfer<Id>, TransitionSpec<NoInfer<Id>, NoInfer<G>>>>;
-  grants?: { approve?: string[]; deny?: string[] };
+  /**
+   * Tool rules the pipeline answers grant requests with; `timeout`: how long a request left to a
+   * person waits (seconds, or a duration such as `"10m"`), and its fallback: `deny` the call or `fail` the stage.
+   */
+  grants?: { approve?: string[]; deny?: string[]; timeout?: TimeoutSpec<GrantFallback> };
   guards?: Record<G, GuardFunction>;
   hooks?: { [K in NoInfer<Id>]?: StageHooks<CompletionOf<S[K]>> };
   /** `adjacent`: OVERRIDE goes only to a stage a rule of the current stage leads to. */
@@ -52,8 +57,17 @@ export type StageSpec =
   | { pipeline: PipelineSpec | string }
   | { code: CodeStageFunction }
   | { run: string; timeoutMs?: number }
-  /** Asks a person for a value valid under `schema` (JSON Schema or zod); the value is the output. */
-  | { ask: { prompt: string; schema: SchemaSpec } };
+  /**
+   * Asks a person for a value valid under `schema` (JSON Schema or zod); the value is the output.
+   * `timeout`: nobody answering by then fails the stage, or gives `{ answer }`.
+   */
+  | { ask: { prompt: string; schema: SchemaSpec; timeout?: TimeoutSpec<AskFallback> } };
+
+/** A wait's deadline: `after` seconds (or a duration such as `"10m"`, `"2h"`), and what nobody answering by then is taken as. */
+export interface TimeoutSpec<Then> {
+  after: number | string;
+  fallback: Then;
+}
 
 export type EndTarget = "done" | "fail" | "cancel";
 

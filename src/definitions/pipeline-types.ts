@@ -1,6 +1,7 @@
 import type { CodeStageFunction, GuardFunction, StageHooks, TransitionHook } from "./contract.js";
 import type { JsonSchema } from "./json-schema.js";
 import type { StageDefinition } from "./stage.js";
+import type { AskTimeout, GrantTimeout } from "./wait-timeout.js";
 
 /**
  * The intermediate representation of a pipeline: what both the YAML files and
@@ -17,8 +18,11 @@ export interface PipelineDefinition {
   stages: Record<string, PipelineStage>;
   /** A stage with no entry here ends the pipeline: `done` on ok or skip, `fail` on fail. */
   next: Record<string, Transition>;
-  /** The pipeline's own answer to grant requests (`Tool(pattern)` rules). */
-  grants: { approve: string[]; deny: string[] };
+  /**
+   * The pipeline's own answer to grant requests (`Tool(pattern)` rules), and how long a request
+   * left to a person waits for an answer (`timeout`).
+   */
+  grants: { approve: string[]; deny: string[]; timeout?: GrantTimeout };
   /** Named guard functions, used as `when: { guard: name }`. */
   guards: Record<string, GuardFunction>;
   /** Gate, assert and exit hooks of LLM stages, by stage id. */
@@ -78,8 +82,11 @@ export type PipelineStage =
   /** YAML's built-in code stage: a command run through the host's Bash tool. */
   | { kind: "command"; id: string; command: string; timeoutMs: number }
   | { kind: "code"; id: string; run: CodeStageFunction }
-  /** Asks a person for a value valid under `schema`; the run suspends until it comes. */
-  | { kind: "ask"; id: string; prompt: string; schema: JsonSchema };
+  /**
+   * Asks a person for a value valid under `schema`; the run suspends until it comes, or until its
+   * `timeout` passes.
+   */
+  | { kind: "ask"; id: string; prompt: string; schema: JsonSchema; timeout?: AskTimeout };
 
 /** A stage id of the same pipeline, or an end (`done`, `fail`, `cancel`). */
 export type Target = string;

@@ -61,6 +61,13 @@ export const AUDIT_EVENT_TYPES = [
   /** An ask stage asks a person for a value (its prompt and schema); answered with the value and who gave it. */
   "InputRequested",
   "InputAnswered",
+  /**
+   * Nobody answered a wait before its deadline: an ask stage's (`{kind: "ask", deadline, fallback:
+   * "answer" | "fail"}`) or a grant request's (`{kind: "grant", deadline, fallback: "deny" |
+   * "fail", proposalId}`). The timeout's answer follows (InputAnswered by `deadline`, ToolDenied from
+   * `deadline`), or the stage fails with `Cancellation/WaitTimedOut`.
+   */
+  "WaitTimedOut",
   /** The first event of a forked run: the run and step it was forked from, and ctx changes. */
   "RunForked",
   /** A control event another process asked the run's owner for, through the store: who asked. */

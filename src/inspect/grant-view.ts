@@ -19,6 +19,8 @@ export interface GrantView {
    * stage's call (it has no transcript), or before the transcript is stored.
    */
   args?: JsonValue;
+  /** When nobody answering is taken as the grants block's timeout fallback (ISO time). */
+  deadline?: string;
 }
 
 /** Why a call needs a grant: no envelope of its stage covers it. */
@@ -57,6 +59,7 @@ export async function grantViewOf(
     tool: request.tool,
     reason: grantReason(request),
     ...(args !== undefined && { args }),
+    ...(request.deadline !== undefined && { deadline: request.deadline }),
   });
 }
 

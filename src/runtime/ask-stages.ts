@@ -34,6 +34,7 @@ export function askMachineFor(host: Host, pipeline: PipelineDefinition): AnyStat
     canAsk: () => askers(host.interactors).length > 0,
     ask: (request, signal) => askPerson(askers(host.interactors), request, signal),
     problems: answerProblems,
+    now: () => host.clock.now(),
   });
 }
 

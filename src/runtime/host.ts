@@ -5,6 +5,7 @@ import type { StageSlots } from "../compiler/stage-slots.js";
 import type { GrantRequest, PolicyDecision } from "../compiler/stage-types.js";
 import type { StageHooks } from "../definitions/contract.js";
 import type { PipelineMemory } from "../definitions/memory.js";
+import type { GrantTimeout } from "../definitions/wait-timeout.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { AuditSink } from "../events/audit.js";
 import type { ModelDelta } from "../events/run-events.js";
@@ -55,6 +56,8 @@ export interface Host {
   guards: readonly ToolRule[];
   /** The pipeline's own answer to grant requests, asked before any interactor. */
   grantPolicy: (request: GrantRequest) => PolicyDecision;
+  /** How long a grant request left to a person waits, and what then: the run pipeline's grants block. */
+  grantTimeout?: GrantTimeout;
   hooks: Readonly<Record<string, StageHooks>>;
   limits: HostLimits;
   /** The session's parallel stage cap (`limits.maxParallelStages`); none when unlimited. */

@@ -109,6 +109,7 @@ export function compileRunMachine(
     ...host,
     hooks: { ...hooks, ...host.hooks },
     ...(grants && { grantPolicy: grants }),
+    ...(pipeline.grants.timeout && { grantTimeout: pipeline.grants.timeout }),
     ...(budget && { budget, audit: watchedAudit(host.audit, budget) }),
   };
   return createPipelineMachine(pipeline, {

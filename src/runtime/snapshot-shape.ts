@@ -80,6 +80,7 @@ const stageContext = z.looseObject({
   grants: z.record(z.string(), z.looseObject({ tool: z.string(), argsDigest: z.string() })),
   providerFailures: count,
   waitUntil: z.number(),
+  deadline: z.optional(z.number()),
   capHit: z.boolean(),
 });
 
@@ -91,6 +92,7 @@ const askContext = z.looseObject({
     prompt: z.string(),
     schema: record,
   }),
+  deadline: z.optional(z.number()),
 });
 
 const child = z.looseObject({ src: z.string(), snapshot: z.unknown() });

@@ -34,6 +34,7 @@ export function createStageServices(host: Host): StageServices {
     grantPolicy: (request) => host.grantPolicy(request),
     hasInteractors: () => grantAnswerers(host.interactors).length > 0,
     unansweredGrants: host.unansweredGrants,
+    ...(host.grantTimeout && { grantTimeout: host.grantTimeout }),
     askInteractors: (request, signal) => askInteractors(host.interactors, request, signal),
     isKnownTool: (name) => host.tools.has(name),
     deniedByGuard: guardRuleOf(host),

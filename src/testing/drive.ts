@@ -68,6 +68,8 @@ export function repliesFor(pipeline: PipelineDefinition, outcome: StageOutcome):
       ]).flat();
     case "grant-suspended":
       return [call(drive.probe.tool, drive.probe.args)];
+    case "timed-out":
+      return drive.probe ? [call(drive.probe.tool, drive.probe.args)] : [];
     case "budget-exceeded":
       // One reply spends the budget's tokens; the call after it is not made.
       return drive.usage
@@ -77,6 +79,13 @@ export function repliesFor(pipeline: PipelineDefinition, outcome: StageOutcome):
       return [];
   }
 }
+
+/**
+ * Why a wait with a deadline is not driven to suspend: a path's run reads a clock that leaps past
+ * every deadline (as past every backoff), so the wait times out where a real one suspends first.
+ */
+const suspendsBeforeDeadline = (stage: string) =>
+  `${stage} suspends only until its wait's deadline, which the drive's clock passes at once (its timed-out outcome is driven)`;
 
 /** The scripts, step order, control events and gate answers for a path, from the outcomes its steps name. */
 export function driveFor(
@@ -151,8 +160,11 @@ export function driveFor(
       if (why?.unrunnable) unrunnable(`${step.stage} is a pipeline stage: ${why.reason}`);
       else if (why) unforced(index, `${step.stage} is a pipeline stage: ${why.reason}`);
     } else if (kind === "ask") {
+      // Nobody answering a timed-out ask: the drive's clock passes its deadline at once.
       if (outcome.drive.kind === "answer" && outcome.drive.value !== undefined)
         drive.inputs.set(key, outcome.drive.value);
+      else if (outcome.suspends && stage?.kind === "ask" && stage.timeout)
+        unforced(index, suspendsBeforeDeadline(step.stage));
     } else if (kind !== "llm" && !fixture && !standIn)
       unforced(
         index,
@@ -167,6 +179,8 @@ export function driveFor(
         index,
         `${step.stage}'s budget limits only cost or time, which a script's replies do not spend; a token limit would`,
       );
+    else if (outcome.drive.kind === "grant-suspended" && pipeline.grants.timeout)
+      unforced(index, suspendsBeforeDeadline(step.stage));
     answerGate(key, step.stage, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
     drive.script.set(key, repliesFor(pipeline, outcome));
     drive.stepOf.set(key, index);

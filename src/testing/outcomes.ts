@@ -42,7 +42,12 @@ const GRANT_PROBES = [
  * - `inputs-refused`: an upstream result fails the stage's `inputsSchema`, so Setup fails it;
  * - `answer`: an ask stage answered with a value its schema accepts, or never (it suspends);
  * - `budget-exceeded`: a stage under a budget (the run's or its own) replies with the tokens the
- *   budget allows, and its next model call is not made (`Cancellation/BudgetExceeded`).
+ *   budget allows, and its next model call is not made (`Cancellation/BudgetExceeded`);
+ * - `timed-out`: nobody answers a wait with a deadline by then: an ask stage's timeout gives its
+ *   default answer or fails the stage, and a grant request's fails it when the grants block's
+ *   timeout says so (`Cancellation/WaitTimedOut`), driven by nobody answering (a path's run reads
+ *   a clock that passes deadlines at once). A deny fallback is no outcome of its own: the stage
+ *   goes on.
  */
 export interface StageOutcome {
   stage: string;
@@ -75,7 +80,14 @@ export interface StageOutcome {
     /** `usage`: what the stage's first reply reports, reaching a token budget; none when only a cost or time budget applies. */
     | { kind: "budget-exceeded"; usage?: { inputTokens?: number; outputTokens?: number } }
     /** An ask stage answered with `value` (none: nobody answers, and the run suspends). */
-    | { kind: "answer"; value?: JsonValue };
+    | { kind: "answer"; value?: JsonValue }
+    /** Nobody answers by the deadline: an ask's default answer (`value`), or a failed stage. */
+    | {
+        kind: "timed-out";
+        wait: "ask" | "grant";
+        value?: JsonValue;
+        probe?: { tool: string; args: Record<string, unknown> };
+      };
   /** The run stops here, waiting for an answer: the path ends `suspended`. */
   suspends?: boolean;
 }
@@ -151,6 +163,14 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
   if (pipeline.hooks[stageId]?.gate)
     outcomes.push(...gateOutcomes(stageId, definition.resolutionPolicy));
   const probe = GRANT_PROBES.find((p) => !definition.allowedTools.includes(p.tool));
+  if (probe && pipeline.grants.timeout?.fallback === "fail")
+    outcomes.push({
+      stage: stageId,
+      name: "grant-timed-out",
+      verdict: "fail",
+      capHit: false,
+      drive: { kind: "timed-out", wait: "grant", probe },
+    });
   if (probe)
     outcomes.push({
       stage: stageId,
@@ -362,6 +382,19 @@ function askOutcomes(
       });
     else unsatisfiable.push({ stage: stage.id, name, reason: value.reason });
   }
+  const fallback = stage.timeout?.fallback;
+  if (fallback !== undefined)
+    outcomes.push({
+      stage: stage.id,
+      name: "timed-out",
+      verdict: fallback === "fail" ? "fail" : "ok",
+      capHit: false,
+      drive: {
+        kind: "timed-out",
+        wait: "ask",
+        ...(fallback !== "fail" && { value: fallback.answer }),
+      },
+    });
   outcomes.push({
     stage: stage.id,
     name: "unanswered",
@@ -410,6 +443,16 @@ export function resultFor(
     // A code stage's output is whatever its code returns: an object, as far as the model knows.
     ...(drive.kind === "code" && { output: drive.output ?? {} }),
     ...(drive.kind === "answer" && drive.value !== undefined && { output: drive.value }),
+    ...(drive.kind === "timed-out" && drive.value !== undefined && { output: drive.value }),
+    ...(drive.kind === "timed-out" &&
+      outcome.verdict === "fail" && {
+        error: {
+          class: "Cancellation",
+          code: "Cancellation/WaitTimedOut",
+          message: "nobody answered by the deadline",
+          context: {},
+        },
+      }),
     ...(drive.kind === "budget-exceeded" && {
       error: {
         class: "Cancellation",

@@ -145,3 +145,50 @@ describe("stagechart and ask stages", () => {
     ]);
   });
 });
+
+describe("stagechart and an ask stage with a deadline", () => {
+  it("suspends with the deadline shown; a resume after it takes the fallback at once, audited once", async () => {
+    const dir = tempDir();
+    const pipeline = join(dir, "timed.yaml");
+    writeFileSync(
+      pipeline,
+      DECIDING.replace("id: deciding", "id: timed").replace(
+        "        additionalProperties: false\n",
+        "        additionalProperties: false\n      timeout: { after: 1, fallback: { answer: { decision: accepted } } }\n",
+      ),
+    );
+    writeFileSync(join(dir, "timed.script.yaml"), "stages: {}\n");
+    const store = join(dir, "runs.db");
+    const started = await runCli(
+      ...["run", pipeline, "--headless", "--root", dir, "--store", store],
+      ...["--run-id", "timed-1", "--json"],
+    );
+    expect(started.code).toBe(3);
+    const waiting = summaryOf(started.stdout).waiting as { deadline: string }[];
+    const deadline = waiting[0]?.deadline as string;
+    expect(started.stderr).toContain(
+      `waiting: decide asks: Accept the change? (answer by ${deadline})`,
+    );
+
+    // The process has ended; the deadline is the stored run's.
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(deadline) - Date.now() + 50));
+    const resumed = await runCli("resume", "timed-1", "--store", store, "--headless", "--json");
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(summaryOf(resumed.stdout)).toMatchObject({
+      status: "done",
+      output: { decision: "accepted" },
+    });
+    const audit = JSON.parse(
+      (await runCli("audit", "timed-1", "--json", "--store", store)).stdout,
+    ) as {
+      type: string;
+      payload: Record<string, unknown>;
+    }[];
+    expect(audit.filter((e) => e.type === "WaitTimedOut")).toMatchObject([
+      { payload: { kind: "ask", deadline, fallback: "answer" } },
+    ]);
+    expect(audit.find((e) => e.type === "InputAnswered")?.payload).toMatchObject({
+      by: "deadline",
+    });
+  });
+});

@@ -238,7 +238,7 @@ next:
         'stages.plan: unknown key "model"; a stage entry takes only file, output, pipeline, code, run, timeoutMs, ask',
         'next.execute[0].when: unknown key "because"; a condition takes only path, equals, notEquals, lt, lte, gt, gte, in, exists, visits, all, any, not, guard',
         'next.execute[0]: unknown key "note"; a rule takes only when, to',
-        'grants: unknown key "allow"; grants takes only approve, deny',
+        'grants: unknown key "allow"; grants takes only approve, deny, timeout',
       ]);
     });
 

@@ -464,3 +464,70 @@ describe("a stage under a budget", () => {
     expect(JSON.stringify(run)).toContain("budget limits only cost or time");
   });
 });
+
+describe("a wait with a deadline", () => {
+  const timedOut = {
+    when: { path: "error.code", op: "equals" as const, value: "Cancellation/WaitTimedOut" },
+    to: "late",
+  };
+  const late = code("late", () => ({ verdict: "ok" }));
+
+  it("gives an ask stage a timed-out outcome: its default answer, which the rules see, driven on the real engine", async () => {
+    const pipeline = pipelineOf({
+      id: "deciding",
+      stages: [
+        {
+          kind: "ask",
+          id: "decide",
+          prompt: "Ship?",
+          schema: { type: "boolean" },
+          timeout: { afterMs: 1_000, fallback: { answer: false } },
+        },
+        late,
+      ],
+      next: {
+        decide: {
+          kind: "rules",
+          rules: [
+            { when: { path: "output", op: "equals", value: false }, to: "late" },
+            { to: "done" },
+          ],
+        },
+      },
+    });
+    const { paths, ctx } = pipelinePaths(pipeline);
+    const path = paths.find((p) => p.steps[0]?.outcome === "timed-out");
+    expect(path?.steps.map((s) => s.stage)).toEqual(["decide", "late"]);
+    expect((await runPath(pipeline, path as NonNullable<typeof path>, { ctx })).ok).toBe(true);
+  });
+
+  it("gives a stage whose grant request fails at the deadline a grant-timed-out outcome, driven on the real engine", async () => {
+    const pipeline = pipelineOf({
+      id: "granting",
+      stages: [llm("plan"), late],
+      next: { plan: { kind: "rules", rules: [timedOut, { to: "done" }] } },
+      grants: { approve: [], deny: [], timeout: { afterMs: 1_000, fallback: "fail" } },
+    });
+    const { paths, ctx } = pipelinePaths(pipeline);
+    const path = paths.find((p) => p.steps[0]?.outcome === "grant-timed-out");
+    expect(path?.steps.map((s) => `${s.stage} ${s.outcome}`)).toEqual([
+      "plan grant-timed-out",
+      "late ok",
+    ]);
+    const run = await runPath(pipeline, path as NonNullable<typeof path>, { ctx });
+    expect(run.ok).toBe(true);
+    const suspended = paths.find((p) => p.steps[0]?.outcome === "grant-suspended");
+    const parked = await runPath(pipeline, suspended as NonNullable<typeof suspended>, { ctx });
+    expect(JSON.stringify(parked)).toContain("suspends only until its wait's deadline");
+  });
+
+  it("lists no timed-out outcome where no timeout is declared", () => {
+    const pipeline = pipelineOf({
+      id: "granting",
+      stages: [llm("plan"), late],
+      next: { plan: { kind: "rules", rules: [timedOut, { to: "done" }] } },
+    });
+    const outcomes = pipelinePaths(pipeline).paths.flatMap((p) => p.steps.map((s) => s.outcome));
+    expect(outcomes).not.toContain("grant-timed-out");
+  });
+});

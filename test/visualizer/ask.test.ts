@@ -23,6 +23,14 @@ describe.skipIf(skip)(
       dir = tempDir();
       writeFileSync(join(dir, "deciding.yaml"), DECIDING);
       writeFileSync(join(dir, "deciding.script.yaml"), "stages: {}\n");
+      writeFileSync(
+        join(dir, "timed.yaml"),
+        DECIDING.replace("id: deciding", "id: timed").replace(
+          "        additionalProperties: false\n",
+          "        additionalProperties: false\n      timeout: { after: 1h, fallback: fail }\n",
+        ),
+      );
+      writeFileSync(join(dir, "timed.script.yaml"), "stages: {}\n");
       browser = await launch();
       const store = join(dir, "runs.db");
       server = await startInspectServer({
@@ -85,6 +93,25 @@ describe.skipIf(skip)(
       expect(offsite).toEqual([]);
       // The refused answer's 400 reply is the only thing the browser reports.
       expect(consoleErrors.filter((e) => !e.includes("status of 400"))).toEqual([]);
+    });
+
+    it("shows a suspended question's deadline and the time left, counted down", async () => {
+      const { page, consoleErrors } = await watchedPage(browser);
+      const suspended = await runCli(
+        ...["run", join(dir, "timed.yaml"), "--root", dir, "--store", join(dir, "runs.db")],
+        ...["--run-id", "ask-timed", "--json"],
+      );
+      expect(summaryOf(suspended.stdout)).toMatchObject({ status: "suspended" });
+      await page.goto(url("/runs/ask-timed"));
+      const badge = page.locator('[data-ask-form="ask-timed/decide/1"] [data-deadline]');
+      await badge.waitFor();
+      const first = await badge.textContent();
+      expect(first).toMatch(/^59m \d\ds left$/);
+      await expect.poll(() => badge.textContent(), { timeout: 5000 }).not.toBe(first);
+      expect(
+        Date.parse((await badge.getAttribute("data-deadline")) ?? "") - Date.now(),
+      ).toBeGreaterThan(58 * 60_000);
+      expect(consoleErrors).toEqual([]);
     });
   },
 );

@@ -1,7 +1,8 @@
 import type { InputRequest } from "../../src/compiler/ask-stage.js";
+import { deadlineBadge } from "./deadlines.js";
 import { h } from "./dom.js";
 
-type Ask = Pick<InputRequest, "stageId" | "stageExecutionId" | "prompt" | "schema">;
+type Ask = Pick<InputRequest, "stageId" | "stageExecutionId" | "prompt" | "schema" | "deadline">;
 
 /**
  * The questions a run's ask stages wait on, each with a JSON answer box and a submit button
@@ -49,7 +50,15 @@ export class AskForms {
     const form = h(
       "form",
       { class: "ask", "data-ask-form": ask.stageExecutionId },
-      h("p", { class: "ask-text" }, h("b", {}, ask.stageId), " asks: ", ask.prompt),
+      h(
+        "p",
+        { class: "ask-text" },
+        h("b", {}, ask.stageId),
+        " asks: ",
+        ask.prompt,
+        " ",
+        deadlineBadge(ask.deadline),
+      ),
       allowed.length > 0 &&
         h(
           "ul",

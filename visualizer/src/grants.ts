@@ -1,4 +1,5 @@
 import type { GrantView } from "../../src/inspect/grant-view.js";
+import { deadlineBadge } from "./deadlines.js";
 import { h } from "./dom.js";
 import { getJson, postJson } from "./net.js";
 
@@ -8,6 +9,8 @@ export interface Grant {
   stageId: string;
   tool: string;
   argsSummary: string;
+  /** When nobody answering is taken as the grants block's timeout fallback (ISO time). */
+  deadline?: string;
 }
 
 /**
@@ -90,6 +93,8 @@ export class GrantBanners {
           h("b", {}, g.stageId),
           " asks for ",
           h("code", {}, `${g.tool}(${g.argsSummary})`),
+          " ",
+          deadlineBadge(g.deadline),
         ),
         h("span", { class: "grant-reason", "data-grant-reason": g.proposalId }),
       ),
