@@ -74,7 +74,7 @@ export function foldStatus(status: RunStatus, event: RunEvent): RunStatus {
 }
 
 /** The status after a run's events so far. */
-export const statusOf = (events: readonly AuditEvent[]): RunStatus =>
+export const statusOf = (events: readonly RunEvent[]): RunStatus =>
   events.reduce(foldStatus, NO_STATUS);
 
 /** The stage's streaming reply, a piece longer: its text, or the tool call being written. */
