@@ -26,8 +26,8 @@ export interface TurnReached {
   turn: number;
 }
 
-/** Whether a stage execution that reached `at` has recorded (or given up) this reply's turn. */
-export const turnRecorded = (reply: StreamingReply, at: TurnReached): boolean =>
+/** Whether a stage execution that reached `at` has recorded (or given up) a reply's turn. */
+export const turnRecorded = (reply: TurnReached, at: TurnReached): boolean =>
   at.attempt > reply.attempt || (at.attempt === reply.attempt && at.turn >= reply.turn);
 
 /**
