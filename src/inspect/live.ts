@@ -108,12 +108,16 @@ export class LiveRegistry {
       this.tellWatchers(ended.runId, { type: "reply-ended", runId: ended.runId, stageExecutionId });
   }
 
-  /** A stage's snapshot: the reply it was receiving is over once it recorded the turn or stopped. */
+  /**
+   * A stage's snapshot: the reply it was receiving is over once it recorded the turn, or stopped,
+   * or waits to call again after a failed call (the next call streams its reply anew).
+   */
   private settleReply(actor: LiveActor): void {
     const context = isRecord(actor.context) ? actor.context : {};
     const { stageExecutionId, attempt, turn } = context;
     if (typeof stageExecutionId !== "string") return;
-    if (actor.status !== undefined && actor.status !== "active") this.endReply(stageExecutionId);
+    const stopped = actor.status !== undefined && actor.status !== "active";
+    if (stopped || inState(actor.value, PROVIDER_BACKOFF)) this.endReply(stageExecutionId);
     else if (typeof attempt === "number" && typeof turn === "number")
       this.replies.drop(stageExecutionId, { attempt, turn });
   }
@@ -230,6 +234,16 @@ export class LiveRegistry {
 }
 
 export type Answerer = (decision: "approve" | "deny") => void;
+
+/** The state a stage waits in after a failed model call, before it calls again. */
+const PROVIDER_BACKOFF = "providerBackoff";
+
+/** Whether a state value (a name, or nested states) is in the state named `name`. */
+function inState(value: unknown, name: string): boolean {
+  if (value === name) return true;
+  if (!isRecord(value)) return false;
+  return Object.entries(value).some(([key, child]) => key === name || inState(child, name));
+}
 
 function snapshotFields(snapshot: unknown): Pick<LiveActor, "value" | "status" | "context"> {
   if (!isRecord(snapshot)) return {};

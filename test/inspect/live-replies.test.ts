@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import type { ModelDelta } from "../../src/events/run-events.js";
-import type { StreamingReply } from "../../src/inspect/live-replies.js";
+import { MODEL_DELTA_MESSAGE, type StreamingReply } from "../../src/inspect/live-replies.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import { demoProject } from "../support/cli.js";
 import { codeReviewSaying, PLAN_SAYS } from "../support/streaming-runs.js";
@@ -134,5 +134,54 @@ describe("a live run's streaming replies on the inspect server", () => {
     midReply.release();
     expect((await run.value.result).status).toBe("done");
     review.close();
+  });
+
+  it("end when the call failed: the call made again for the same turn streams its reply anew", async () => {
+    server = await startInspectServer({ storePath: "/nonexistent/runs.db", port: 0 });
+    const page = await pageWatching(server, "r1");
+    sockets.push(page.ws);
+    await page.greeted();
+    const run = new WebSocket(server.streamUrl);
+    sockets.push(run);
+    await new Promise((resolve) => run.once("open", resolve));
+    const stage = { sessionId: "x:1", rootId: "x:0", id: null, _version: "0.7.2" };
+    const context = {
+      stageId: "plan",
+      runId: "r1",
+      stageExecutionId: "r1/plan/1",
+      attempt: 1,
+      turn: 0,
+    };
+    const piece = (text: string) => ({
+      type: MODEL_DELTA_MESSAGE,
+      delta: { type: "ModelDelta", ...context, turn: 1, kind: "text", text },
+    });
+    const snapshot = (value: unknown) => ({
+      ...stage,
+      type: "@xstate.snapshot",
+      event: { type: "x" },
+      snapshot: { status: "active", value, context },
+    });
+    run.send(
+      JSON.stringify({
+        ...stage,
+        type: "@xstate.actor",
+        name: "plan",
+        snapshot: { status: "active", value: { act: "calling" }, context },
+      }),
+    );
+    run.send(JSON.stringify(piece("Half a reply, then ")));
+    await expect.poll(() => textOf(page.deltas())).toBe("Half a reply, then ");
+
+    run.send(JSON.stringify(snapshot({ act: "providerBackoff" })));
+    await expect
+      .poll(() => page.news.find((n) => n.type === "reply-ended"))
+      .toMatchObject({ runId: "r1", stageExecutionId: "r1/plan/1" });
+    run.send(JSON.stringify(snapshot({ act: "calling" })));
+    run.send(JSON.stringify(piece("The whole reply. ")));
+    await expect.poll(() => page.deltas().length).toBe(2);
+    const late = await pageWatching(server, "r1");
+    sockets.push(late.ws);
+    expect((await late.greeted()).map((reply) => reply.text)).toEqual(["The whole reply. "]);
   });
 });

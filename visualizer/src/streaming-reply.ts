@@ -45,7 +45,9 @@ export class StreamingReplyView {
   /** Audit events the page got: each turn recorded ends its reply (not drawn until `render`). */
   audited(events: readonly AuditEvent[]): void {
     for (const event of events) {
+      // A failed call's reply is ended by the server (the call is made again, for the same turn).
       if (event.type !== "ModelTurn" || !event.stageExecutionId) continue;
+      if (event.payload.outcome === "error") continue;
       const turn = Number(event.payload.turn);
       if (!Number.isSafeInteger(turn)) continue;
       const known = this.recorded.get(event.stageExecutionId);
