@@ -12,10 +12,10 @@ import { MODEL_DELTA_MESSAGE } from "./live-replies.js";
  * A run's inspection stream to an inspect server, in `@statelyai/inspect`'s protocol (the
  * messages its `createWebSocketReceiver` reads), over a socket of our own: one connection, never
  * reopened, closed for good by `stop` (its `createWebSocketInspector` reconnects every 5 s
- * forever after an error, stopped or not, keeping a finished run's process alive). What leaves
- * the process is the shape of the run, never its content: contexts are cut down to ids, states
- * and counters (no prompt, no ctx, no stage output, no tool result), events to their type and
- * the few fields that steer a run, and a snapshot carries its value and status only — the
+ * forever after an error, stopped or not, keeping a finished run's process alive). What the
+ * sanitized stream carries is the shape of the run, never its content: contexts are cut down to
+ * ids, states and counters (no prompt, no ctx, no stage output, no tool result), events to their
+ * type and the few fields that steer a run, and a snapshot carries its value and status only — the
  * machine definition goes once per actor, in its `@xstate.actor` message. Messages are built
  * here, once each, only for what the coalescer passes on. A server that goes away (or never
  * answers) is told to `lost` once; the run goes on without its stream.
