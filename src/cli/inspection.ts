@@ -1,5 +1,4 @@
 import { WebSocket } from "ws";
-import type { InspectionEvent, Observer } from "xstate";
 import type { Interactor } from "../compiler/interactor.js";
 import type { GrantDecision } from "../compiler/stage-types.js";
 import type { JsonValue } from "../definitions/contract.js";
@@ -14,12 +13,13 @@ import {
 import { openSkyRelay, type RelayOpener } from "../inspect/stately-relay.js";
 import { createRunInspector, inspectorFor } from "../inspect/stream.js";
 import type { Host } from "../runtime/host.js";
+import type { RunInspection } from "../runtime/launch.js";
 import { servedStoreOf } from "./inspected-store.js";
 import type { CliIo } from "./io.js";
 
 /** A run's link to an inspect server: its inspection stream, and the page as an interactor. */
 export interface Inspection {
-  inspect: Observer<InspectionEvent>;
+  inspect: RunInspection;
   /**
    * The host with the page added to those who answer grant requests, unless `headless`: then
    * nobody answers live, the host's `--on-grant` policy applies at once (deny, or suspend — and
@@ -72,6 +72,8 @@ function withStately(local: Inspection | undefined, io: CliIo, openRelay: RelayO
         local?.inspect.next?.(event);
         relay.inspect.next?.(event);
       },
+      // A reply's pieces are content: for the local server only, never the relay.
+      ...(local?.inspect.modelDelta && { modelDelta: local.inspect.modelDelta }),
     },
     withPage: (host, headless) => (local ? local.withPage(host, headless) : host),
     announce: (runId) => local?.announce(runId),

@@ -1,9 +1,11 @@
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import type { GrantRequest } from "../compiler/stage-types.js";
 import { isRecord } from "../definitions/contract.js";
+import type { ModelDelta } from "../events/run-events.js";
 import { runIdOfExecution } from "../store/run-ids.js";
 import { type ChartState, chartStateOf } from "./chart-state.js";
 import { type AskNews, PendingAsks } from "./live-asks.js";
+import { StreamingReplies, type StreamingReply } from "./live-replies.js";
 
 /** One actor seen on an inspection stream. */
 interface LiveActor {
@@ -45,6 +47,17 @@ export type LiveNews =
   | AskNews;
 
 /**
+ * What the pages watching a run are told of its replies as they stream: each piece, everything
+ * held when a page starts watching, and a reply that ended without its turn being recorded (its
+ * run's stream closed, its stage stopped). A reply whose turn was recorded is not told: the page
+ * shows it until its own audit events have the turn, then the stored transcript.
+ */
+export type ReplyNews =
+  | { type: "reply-delta"; runId: string; delta: ModelDelta }
+  | { type: "replies"; runId: string; replies: StreamingReply[] }
+  | { type: "reply-ended"; runId: string; stageExecutionId: string };
+
+/**
  * The inspect server's live view: every actor the inspection streams reported, folded per root
  * into the chart state the page highlights, and the grant requests live runs wait for.
  */
@@ -60,8 +73,53 @@ export class LiveRegistry {
   /** The questions live runs' ask stages wait on. */
   readonly asks: PendingAsks;
 
-  constructor(private readonly tell: (news: LiveNews) => void) {
+  /**
+   * The reply each stage execution's model call is receiving now, kept for a page that starts
+   * watching mid-reply; dropped once the stage execution records its turn (its snapshot's turn
+   * reaches the reply's), stops, or its run's stream closes. Never stored.
+   */
+  readonly replies = new StreamingReplies();
+
+  /**
+   * `tell` is for every page; `tellWatchers` for the pages watching one run (a reply's content
+   * goes to those only).
+   */
+  constructor(
+    private readonly tell: (news: LiveNews) => void,
+    private readonly tellWatchers: (runId: string, news: ReplyNews) => void = () => {},
+  ) {
     this.asks = new PendingAsks(tell);
+  }
+
+  /** A piece of a live run's reply: held, and told to the pages watching the run. */
+  receiveDelta(delta: ModelDelta): void {
+    this.replies.add(delta);
+    this.tellWatchers(delta.runId, { type: "reply-delta", runId: delta.runId, delta });
+  }
+
+  /** The stream these stage executions' replies came on closed: their replies ended. */
+  endReplies(stageExecutionIds: Iterable<string>): void {
+    for (const stageExecutionId of stageExecutionIds) this.endReply(stageExecutionId);
+  }
+
+  private endReply(stageExecutionId: string): void {
+    const ended = this.replies.drop(stageExecutionId);
+    if (ended)
+      this.tellWatchers(ended.runId, { type: "reply-ended", runId: ended.runId, stageExecutionId });
+  }
+
+  /**
+   * A stage's snapshot: the reply it was receiving is over once it recorded the turn, or stopped,
+   * or waits to call again after a failed call (the next call streams its reply anew).
+   */
+  private settleReply(actor: LiveActor): void {
+    const context = isRecord(actor.context) ? actor.context : {};
+    const { stageExecutionId, attempt, turn } = context;
+    if (typeof stageExecutionId !== "string") return;
+    const stopped = actor.status !== undefined && actor.status !== "active";
+    if (stopped || inState(actor.value, PROVIDER_BACKOFF)) this.endReply(stageExecutionId);
+    else if (typeof attempt === "number" && typeof turn === "number")
+      this.replies.drop(stageExecutionId, { attempt, turn });
   }
 
   /** One message of `@statelyai/inspect`'s protocol, as received (its size counted). */
@@ -87,6 +145,7 @@ export class LiveRegistry {
       const actor = this.actors.get(message.sessionId);
       if (!actor) return;
       Object.assign(actor, snapshotFields(message.snapshot));
+      if (this.replies.size > 0) this.settleReply(actor);
     } else return;
     const root = this.root(rootId);
     if (root) this.tell({ type: "live", root });
@@ -175,6 +234,16 @@ export class LiveRegistry {
 }
 
 export type Answerer = (decision: "approve" | "deny") => void;
+
+/** The state a stage waits in after a failed model call, before it calls again. */
+const PROVIDER_BACKOFF = "providerBackoff";
+
+/** Whether a state value (a name, or nested states) is in the state named `name`. */
+function inState(value: unknown, name: string): boolean {
+  if (value === name) return true;
+  if (!isRecord(value)) return false;
+  return Object.entries(value).some(([key, child]) => key === name || inState(child, name));
+}
 
 function snapshotFields(snapshot: unknown): Pick<LiveActor, "value" | "status" | "context"> {
   if (!isRecord(snapshot)) return {};

@@ -20,6 +20,7 @@ import { answerApi } from "./api.js";
 import type { ApiContext } from "./api-context.js";
 import { forkerOver } from "./fork-route.js";
 import { type LiveNews, LiveRegistry } from "./live.js";
+import { MODEL_DELTA_MESSAGE, modelDeltaOf } from "./live-replies.js";
 import { givenStore, sqliteFileSource } from "./store-source.js";
 import { StoreWatch } from "./store-watch.js";
 import { createRunInspector } from "./stream.js";
@@ -85,7 +86,13 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     const text = JSON.stringify(message);
     for (const page of pages) page.send(text);
   };
-  const live = new LiveRegistry((news: LiveNews) => broadcast(news));
+  const live = new LiveRegistry(
+    (news: LiveNews) => broadcast(news),
+    (runId, news) => {
+      const text = JSON.stringify(news);
+      for (const page of watch.pagesWatching(runId)) page.send(text);
+    },
+  );
   const watch = new StoreWatch(source.current, broadcast);
   const resumed = new Set<RunHandle>();
   let streamUrl = "";
@@ -285,12 +292,16 @@ function acceptPage(ws: WebSocket, pages: Set<WebSocket>, watch: StoreWatch, liv
   ws.send(JSON.stringify({ type: "hello", live: live.list() }));
 }
 
-/** What a page that begins watching a run is told at once: its live root, grants and asks. */
+/**
+ * What a page that begins watching a run is told at once: its live root, grants, asks, and the
+ * replies streaming now as far as they came (the pieces after them follow as they come).
+ */
 function greetWatcher(ws: WebSocket, runId: string, live: LiveRegistry): void {
   const root = live.rootOfRun(runId);
   if (root) ws.send(JSON.stringify({ type: "live", root }));
   ws.send(JSON.stringify({ type: "grants", runId, grants: live.pendingOf(runId) }));
   ws.send(JSON.stringify({ type: "asks", runId, asks: live.asks.pendingOf(runId) }));
+  ws.send(JSON.stringify({ type: "replies", runId, replies: live.replies.of(runId) }));
 }
 
 /** A live run's grant requests and ask stages' questions, answered from a page. */
@@ -333,7 +344,8 @@ function acceptInteractor(ws: WebSocket, live: LiveRegistry) {
 let streams = 0;
 
 /**
- * Any XState app's `createWebSocketInspector` stream. Every actor system numbers its actors from
+ * Any XState app's `createWebSocketInspector` stream (a run's carries the pieces of its replies
+ * too, in messages of stagechart's own). Every actor system numbers its actors from
  * `x:0`, so each stream's ids are prefixed with the stream's own number: two runs never merge.
  * Once the stream closes, its machines' live view ends (every message sent before the close has
  * been received by then).
@@ -342,10 +354,23 @@ function acceptInspection(ws: WebSocket, live: LiveRegistry) {
   const stream = `${++streams}:`;
   const own = (id: unknown) => (typeof id === "string" ? `${stream}${id}` : id);
   const roots = new Set<string>();
-  ws.on("close", () => live.end(roots));
+  /** The stage executions whose replies came on this stream: they end with it. */
+  const replying = new Set<string>();
+  ws.on("close", () => {
+    live.endReplies(replying);
+    live.end(roots);
+  });
   ws.on("message", (data) => {
     const text = data.toString();
     const message = parse(text) as StatelyInspectionEvent | undefined;
+    if ((message?.type as string) === MODEL_DELTA_MESSAGE) {
+      const delta = modelDeltaOf(message);
+      if (delta) {
+        replying.add(delta.stageExecutionId);
+        live.receiveDelta(delta);
+      }
+      return;
+    }
     if (message?.type === "@xstate.actor" && typeof message.sessionId === "string")
       roots.add(`${stream}${message.rootId ?? message.sessionId}`);
     if (message && typeof message.type === "string" && typeof message.sessionId === "string")

@@ -55,6 +55,11 @@ export class StoreWatch {
     this.watchers.set(runId, pages);
   }
 
+  /** The pages watching a run now. */
+  pagesWatching(runId: string): Iterable<WebSocket> {
+    return this.watchers.get(runId)?.keys() ?? [];
+  }
+
   unwatchAll(page: WebSocket): void {
     this.forget(page);
   }

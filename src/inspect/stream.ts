@@ -3,20 +3,26 @@ import { configure } from "safe-stable-stringify";
 import type { AnyActorRef, AnyEventObject, InspectionEvent, Observer } from "xstate";
 import { entriesOf, type StageTable } from "../compiler/stage-table.js";
 import { isRecord } from "../definitions/contract.js";
+import type { RunInspection } from "../runtime/launch.js";
 import { pick } from "./chart-state.js";
 import { heldSocket, type SocketLoss } from "./held-socket.js";
+import { MODEL_DELTA_MESSAGE } from "./live-replies.js";
 
 /**
  * A run's inspection stream to an inspect server, in `@statelyai/inspect`'s protocol (the
  * messages its `createWebSocketReceiver` reads), over a socket of our own: one connection, never
  * reopened, closed for good by `stop` (its `createWebSocketInspector` reconnects every 5 s
- * forever after an error, stopped or not, keeping a finished run's process alive). What leaves
- * the process is the shape of the run, never its content: contexts are cut down to ids, states
- * and counters (no prompt, no ctx, no stage output, no tool result), events to their type and
- * the few fields that steer a run, and a snapshot carries its value and status only — the
+ * forever after an error, stopped or not, keeping a finished run's process alive). What the
+ * sanitized stream carries is the shape of the run, never its content: contexts are cut down to
+ * ids, states and counters (no prompt, no ctx, no stage output, no tool result), events to their
+ * type and the few fields that steer a run, and a snapshot carries its value and status only — the
  * machine definition goes once per actor, in its `@xstate.actor` message. Messages are built
  * here, once each, only for what the coalescer passes on. A server that goes away (or never
  * answers) is told to `lost` once; the run goes on without its stream.
+ *
+ * Besides, and on this socket only, each piece of a model reply as it streams (keys removed, as
+ * `run.events()` has it), in a message of stagechart's own that the local server keeps for its
+ * pages while the reply streams: content, so never part of the sanitized stream.
  */
 export function createRunInspector(
   url: string,
@@ -25,10 +31,18 @@ export function createRunInspector(
   const socket = heldSocket(url, SERVER_CONNECT_TIMEOUT_MS, {
     lost: (loss) => lost(serverLoss(url, loss)),
   });
-  return inspectorFor({
+  const sanitized = inspectorFor({
     send: (message) => socket.send(JSON.stringify(message)),
     close: socket.close,
   });
+  return {
+    inspect: {
+      // The sanitized observer's own `next`: no call more per inspection event.
+      next: sanitized.inspect.next,
+      modelDelta: (delta) => socket.send(JSON.stringify({ type: MODEL_DELTA_MESSAGE, delta })),
+    },
+    stop: sanitized.stop,
+  };
 }
 
 /** Where a run's sanitized messages go: an inspect server, or the hosted Stately relay. */
@@ -39,7 +53,8 @@ export interface MessageSink {
 }
 
 export interface RunInspector {
-  inspect: Observer<InspectionEvent>;
+  /** What a run is given as its `inspect`. */
+  inspect: RunInspection;
   /** Sends what is held, then closes the sink without waiting on the network. */
   stop(): void;
 }

@@ -31,7 +31,7 @@ import {
   toStagechartError,
 } from "../errors.js";
 import type { AuditEvent, AuditSink } from "../events/audit.js";
-import type { RunEvent } from "../events/run-events.js";
+import type { ModelDelta, RunEvent } from "../events/run-events.js";
 import { watchMachines } from "./actor-watch.js";
 import { askMachineFor, type ResumeInput, routeInputs } from "./ask-stages.js";
 import { BudgetWatch, watchedAudit } from "./budget.js";
@@ -123,6 +123,15 @@ export function compileRunMachine(
   });
 }
 
+/**
+ * What watches a run's actors (an inspect server's stream): every inspection event, and, when it
+ * has `modelDelta`, each piece of a model reply as it streams, as `run.events()` gets it (keys
+ * removed, live only).
+ */
+export type RunInspection = Observer<InspectionEvent> & {
+  modelDelta?: (delta: ModelDelta) => void;
+};
+
 export interface GrantAnswer {
   proposalId: string;
   decision: GrantDecision;
@@ -140,8 +149,8 @@ export interface Launch {
   inputs?: readonly ResumeInput[];
   /** Sent once the run is going again; one the run would refuse refuses the launch instead. */
   control?: PipelineEvent;
-  /** Told every inspection event of the run's actors. */
-  inspect?: Observer<InspectionEvent> | undefined;
+  /** Told every inspection event of the run's actors (and the pieces of replies, if it takes them). */
+  inspect?: RunInspection | undefined;
   /** A reopened run's context before it ended done; its pipeline's entry is the stage redone. */
   carried?: CarriedContext;
   /** What the run stored before this launch (a resumed run's events), for its budget and spans. */
@@ -180,7 +189,12 @@ export function launch(
   const host: Host = {
     ...baseHost,
     audit: feed.tee(traced ?? baseHost.audit, runId),
-    modelDeltas: (delta) => feed.delta(delta),
+    modelDeltas: inspect?.modelDelta
+      ? (delta) => {
+          feed.delta(delta);
+          inspect.modelDelta?.(delta);
+        }
+      : (delta) => feed.delta(delta),
     ...(traced && baseHost.tracing?.content && { traceContent: traced.content }),
   };
   let waiting: RunWait[] | undefined;

@@ -1,4 +1,3 @@
-import type { InspectionEvent, Observer } from "xstate";
 import { fingerprint } from "../compiler/definition-hash.js";
 import type { CarriedContext, PipelineContext } from "../compiler/pipeline-context.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
@@ -8,7 +7,7 @@ import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import { launchDurable, refuseLaunch } from "./durable.js";
 import { checkRoot, type Host } from "./host.js";
-import type { RunHandle } from "./launch.js";
+import type { RunHandle, RunInspection } from "./launch.js";
 import type { StepStore } from "./persistence.js";
 import { owning, takeLease } from "./run.js";
 import { checkSnapshotShape, currentShape } from "./snapshot-shape.js";
@@ -25,8 +24,8 @@ export interface ReopenOptions {
   by: string;
   /** How long the run's lease lives without renewal (renewed every third of it). */
   leaseTtlMs?: number;
-  /** Told every inspection event of the run's actors. */
-  inspect?: Observer<InspectionEvent>;
+  /** Told every inspection event of the run's actors (and with `modelDelta`, each piece of a streaming reply). */
+  inspect?: RunInspection;
 }
 
 /**

@@ -1,11 +1,10 @@
-import type { InspectionEvent, Observer } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { ResumeInput } from "./ask-stages.js";
 import type { Host } from "./host.js";
-import type { GrantAnswer, RunHandle, RunResult } from "./launch.js";
+import type { GrantAnswer, RunHandle, RunInspection, RunResult } from "./launch.js";
 import { holderIsLive, requestControl } from "./live-control.js";
 import { reopenRun } from "./reopen.js";
 import { resumeRun } from "./run.js";
@@ -16,8 +15,8 @@ import type { RunStore } from "./store-port.js";
 export interface PreparedRun {
   pipeline: PipelineDefinition;
   host: Host;
-  /** Told every inspection event of the run's actors (the page that answered it, say). */
-  inspect?: Observer<InspectionEvent>;
+  /** Told every inspection event of the run's actors (and with `modelDelta`, each piece of a streaming reply) (the page that answered it, say). */
+  inspect?: RunInspection;
   close?(): Promise<void>;
 }
 

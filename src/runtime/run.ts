@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { InspectionEvent, Observer, Snapshot } from "xstate";
+import type { Snapshot } from "xstate";
 import { describeDrift, fingerprint } from "../compiler/definition-hash.js";
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
 import { outlineOf } from "../definitions/pipeline-outline.js";
@@ -14,7 +14,13 @@ import {
   withResult,
 } from "./durable.js";
 import { checkRoot, type Host } from "./host.js";
-import { type GrantAnswer, type Launch, launch, type RunHandle } from "./launch.js";
+import {
+  type GrantAnswer,
+  type Launch,
+  launch,
+  type RunHandle,
+  type RunInspection,
+} from "./launch.js";
 import { LEASE_TTL_MS, leaseOwner, ownerIsGone } from "./lease-owner.js";
 import type { StepStore } from "./persistence.js";
 import { checkContext } from "./run-checks.js";
@@ -42,8 +48,8 @@ export interface RunOptions {
   /** Shorthand for `ctx.task`. */
   task?: string;
   ctx?: Record<string, unknown>;
-  /** Told every inspection event of the run's actors (e.g. `stagechart inspect`'s stream). */
-  inspect?: Observer<InspectionEvent>;
+  /** Told every inspection event of the run's actors (and with `modelDelta`, each piece of a streaming reply) (e.g. `stagechart inspect`'s stream). */
+  inspect?: RunInspection;
   /**
    * Aborting it cancels the run, as `send({type: "CANCEL"})` does: it ends `cancelled`, and is
    * stored so. One aborted already cancels the run before its first step.
@@ -130,8 +136,8 @@ export interface ResumeOptions {
    * resume: nothing runs, and the refusal is audited (`RequestRefused`).
    */
   control?: PipelineEvent;
-  /** Told every inspection event of the run's actors (e.g. `stagechart inspect`'s stream). */
-  inspect?: Observer<InspectionEvent>;
+  /** Told every inspection event of the run's actors (and with `modelDelta`, each piece of a streaming reply) (e.g. `stagechart inspect`'s stream). */
+  inspect?: RunInspection;
   /**
    * Aborting it cancels the run, as `send({type: "CANCEL"})` does. One aborted already resumes
    * the run to cancel it (in place of `control`), as `control: CANCEL` does.

@@ -1,13 +1,17 @@
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { WebSocketServer } from "ws";
-import { demoProject, runIn, summaryOf } from "../support/cli.js";
+import { WebSocket, WebSocketServer } from "ws";
+import { parse, stringify } from "yaml";
+import { startInspectServer } from "../../src/inspect/server.js";
+import { demoProject, runIn, storeOf, summaryOf } from "../support/cli.js";
+import { MACHINES_DIR } from "../support/pipeline-files.js";
 
 const TASK_CANARY = "task-canary-51c0de";
 const FILE_CANARY = "file-canary-9e7b44";
 const KEY_CANARY = "sk-ant-api03-stately000000000000000000000000000000000000000";
+const REPLY_CANARY = "reply-canary-3d9f10";
 
 /** `--stately` pointed at a socket standing in for the hosted relay (it cannot be reached here). */
 async function withRelay<T>(url: string, body: () => Promise<T>): Promise<T> {
@@ -62,6 +66,51 @@ describe("run --stately", () => {
       expect(text).not.toContain(TASK_CANARY);
       expect(text).not.toContain(FILE_CANARY);
       expect(text).not.toContain(KEY_CANARY);
+    }
+  });
+
+  it("with --inspect, hands a streaming reply's pieces to the local server only, never the relay", async () => {
+    const relay = new WebSocketServer({ port: 0, host: "127.0.0.1" });
+    closing.push(relay);
+    await new Promise((resolve) => relay.once("listening", resolve));
+    const received: string[] = [];
+    relay.on("connection", (ws) => ws.on("message", (data) => received.push(data.toString())));
+    const project = demoProject();
+    const script = parse(readFileSync(join(MACHINES_DIR, "code-review.script.yaml"), "utf8"));
+    script.stages.plan.unshift({ text: `Planning the rename, ${REPLY_CANARY} first. ` });
+    writeFileSync(join(project, "saying.script.yaml"), stringify(script));
+    const server = await startInspectServer({ storePath: storeOf(project), port: 0 });
+    const page = new WebSocket(`ws://127.0.0.1:${server.port}/ws/page`);
+    const news: string[] = [];
+    page.on("message", (data) => news.push(data.toString()));
+    await new Promise((resolve) => page.once("open", resolve));
+    page.send(JSON.stringify({ type: "watch", runId: "relayed-1", after: 0 }));
+    try {
+      const run = await withRelay(`ws://127.0.0.1:${portOf(relay)}`, () =>
+        runIn(
+          project,
+          ...["run", "code-review", "--task", "rename auth", "--run-id", "relayed-1"],
+          ...["--model", `scripted:${join(project, "saying.script.yaml")}`],
+          ...["--inspect", String(server.port), "--stately"],
+        ),
+      );
+      expect(run.code, run.stderr).toBe(0);
+      await expect.poll(() => relay.clients.size).toBe(0);
+      expect(received.length).toBeGreaterThan(0);
+      for (const text of received) {
+        expect(text).not.toContain(REPLY_CANARY);
+        expect(text).not.toContain("model-delta");
+      }
+      // The page watching the run on the local server got the reply as it streamed.
+      const pieces = news
+        .map((text) => JSON.parse(text))
+        .filter((n) => n.type === "reply-delta")
+        .map((n) => n.delta.text ?? "")
+        .join("");
+      expect(pieces).toContain(REPLY_CANARY);
+    } finally {
+      page.terminate();
+      await server.close();
     }
   });
 

@@ -7,22 +7,26 @@ import { createWebSocketReceiver, type StatelyInspectionEvent } from "@statelyai
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
+import { MODEL_DELTA_MESSAGE } from "../../src/inspect/live-replies.js";
 import { coalescer } from "../../src/inspect/stream.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { demoProject, REPO_ROOT, runIn, storeOf, summaryOf } from "../support/cli.js";
 
 /**
  * Stands where an inspect server would: it says it is healthy (so `--inspect` streams to it
- * rather than starting its own), keeps every message the run's inspection stream sends, and
+ * rather than starting its own), keeps every message the run's inspection stream sends (the
+ * sanitized stream's apart from the pieces of replies, which only a local server takes), and
  * denies the grant requests the run asks its page.
  */
 async function capturingServer(): Promise<{
   port: number;
   messages: string[];
+  replyPieces: string[];
   server: Server;
   receiving: () => number;
 }> {
   const messages: string[] = [];
+  const replyPieces: string[] = [];
   // Relays the stream, as a hosted inspector's bridge would, to `@statelyai/inspect` receivers.
   const receivers = new Set<import("ws").WebSocket>();
   const server = createServer((request, response) => {
@@ -34,8 +38,10 @@ async function capturingServer(): Promise<{
   sockets.on("connection", (ws, request) => {
     if (request.url === "/ws/inspect")
       ws.on("message", (data) => {
-        messages.push(data.toString());
-        for (const receiver of receivers) receiver.send(data.toString());
+        const text = data.toString();
+        if (JSON.parse(text).type === MODEL_DELTA_MESSAGE) return void replyPieces.push(text);
+        messages.push(text);
+        for (const receiver of receivers) receiver.send(text);
       });
     if (request.url === "/ws/receive") receivers.add(ws);
     if (request.url === "/ws/interactor")
@@ -56,6 +62,7 @@ async function capturingServer(): Promise<{
   return {
     port: typeof address === "object" && address ? address.port : 0,
     messages,
+    replyPieces,
     server,
     receiving: () => receivers.size,
   };
@@ -130,7 +137,7 @@ describe("a run's inspection stream", () => {
   });
 
   it("sends no prompt, no tool output and no key", () => {
-    const all = captured.messages.join("\n");
+    const all = [...captured.messages, ...captured.replyPieces].join("\n");
     expect(all).not.toContain(TASK_CANARY);
     expect(all).not.toContain(FILE_CANARY);
     expect(all).not.toContain(KEY_CANARY);
@@ -199,6 +206,21 @@ describe("a run's inspection stream", () => {
     expect(actors.length).toBeGreaterThan(1);
     for (const actor of actors)
       expect(JSON.parse(actor.definition ?? "{}")).toHaveProperty("states");
+  });
+
+  it("carries the pieces of the model's replies apart from the sanitized stream, in messages of stagechart's own", () => {
+    const pieces = captured.replyPieces.map(
+      (m) =>
+        JSON.parse(m) as { type: string; delta: { type: string; runId: string; kind: string } },
+    );
+    expect(pieces.length).toBeGreaterThan(0);
+    for (const piece of pieces)
+      expect(piece).toMatchObject({ delta: { type: "ModelDelta", runId } });
+    // Plan's first call, an Edit, as it was written: its arguments, whole once put together.
+    const edit = pieces
+      .map((p) => p.delta as { kind: string; tool?: string; input?: string; stageId?: string })
+      .filter((d) => d.kind === "tool-call" && d.tool === "Edit" && d.stageId === "plan");
+    expect(JSON.parse(edit.map((d) => d.input).join("")).path).toBe("src/auth.ts");
   });
 
   it("stays small: a few tens of kilobytes for the whole run", () => {

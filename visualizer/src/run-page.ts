@@ -1,8 +1,10 @@
 import type { InputRequest } from "../../src/compiler/ask-stage.js";
 import type { AuditEvent } from "../../src/events/audit.js";
+import type { ModelDelta } from "../../src/events/run-events.js";
 import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
 import type { ChartState } from "../../src/inspect/chart-state.js";
 import type { LiveRoot, PendingGrant } from "../../src/inspect/live.js";
+import type { StreamingReply } from "../../src/inspect/live-replies.js";
 import type { RunView } from "../../src/inspect/run-view.js";
 import type { Step, StepView } from "../../src/inspect/steps.js";
 import { formatUsd, type TokenCount } from "../../src/inspect/token-usage.js";
@@ -14,6 +16,7 @@ import { ForkForm } from "./fork-form.js";
 import { GrantBanners } from "./grants.js";
 import { getJson, type News, type PageSocket, postJson } from "./net.js";
 import { runWhenThere } from "./run-waiting.js";
+import { StreamingReplyView } from "./streaming-reply.js";
 import { outcomesOf, stepOfSeq, summary } from "./timeline.js";
 import { TimelinePanel } from "./timeline-panel.js";
 
@@ -35,6 +38,11 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   let live: LiveRoot | undefined;
   let liveGrants: PendingGrant[] = [];
   let liveAsks: InputRequest[] = [];
+  const streaming = new StreamingReplyView();
+  streaming.audited(events);
+  /** The stage execution whose details are open, and which showing of it is the latest. */
+  let shownExecution: string | undefined;
+  let showings = 0;
   const asks = new AskForms(async (stageExecutionId, value) => {
     await postJson(`${api}/asks/${encodeURIComponent(stageExecutionId)}`, { value });
   });
@@ -182,6 +190,8 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
   });
 
   const showStage = async (stageExecutionId: string) => {
+    shownExecution = stageExecutionId;
+    const showing = ++showings;
     const mine = events.filter((e) => e.stageExecutionId === stageExecutionId);
     const tokens = run.tokens.stages.find((t) => t.stageExecutionId === stageExecutionId);
     const transcript = await getJson<
@@ -193,6 +203,8 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
         result?: unknown;
       }>
     >(`${api}/transcripts/${encodeURIComponent(stageExecutionId)}`);
+    // A later showing (another stage picked, newer events) draws the panel: not this one.
+    if (showing !== showings) return;
     const tools = mine.filter((e) =>
       ["ToolApproved", "ToolDenied", "ToolSucceeded", "ToolFailed"].includes(e.type),
     );
@@ -245,8 +257,10 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
             ),
           ),
         ),
+        streaming.element,
       ),
     );
+    streaming.show(stageExecutionId);
   };
 
   socket.listen((news: News) => {
@@ -254,6 +268,11 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
       const fresh = (news.events as AuditEvent[]).filter((e) => e.seq > (events.at(-1)?.seq ?? 0));
       events.push(...fresh);
       timeline.add(fresh);
+      streaming.audited(fresh);
+      // The open panel's stage did something: its stored transcript is fetched again (and takes
+      // the place of the reply that streamed, once its turn is there).
+      if (shownExecution && fresh.some((e) => e.stageExecutionId === shownExecution))
+        void showStage(shownExecution);
       void refresh();
     } else if (news.type === "live" && (news.root as LiveRoot).runId === runId) {
       live = news.root as LiveRoot;
@@ -264,6 +283,12 @@ export async function runPage(root: HTMLElement, runId: string, socket: PageSock
     } else if (news.type === "asks" && news.runId === runId) {
       liveAsks = news.asks as InputRequest[];
       renderAsks();
+    } else if (news.type === "replies" && news.runId === runId) {
+      streaming.reset(news.replies as StreamingReply[]);
+    } else if (news.type === "reply-delta" && news.runId === runId) {
+      streaming.add(news.delta as ModelDelta);
+    } else if (news.type === "reply-ended" && news.runId === runId) {
+      streaming.ended(String(news.stageExecutionId));
     }
   });
   const refresh = async () => {
