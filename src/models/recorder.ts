@@ -1,5 +1,10 @@
 import { existsSync } from "node:fs";
-import { APICallError, type LanguageModelV3 } from "@ai-sdk/provider";
+import {
+  APICallError,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3GenerateResult,
+} from "@ai-sdk/provider";
 import { type Redactor, redactContent, redactorOf, redactUrl } from "../secrets/redact.js";
 import {
   type Cassette,
@@ -35,63 +40,61 @@ export function recordModel(handle: ModelHandle, file: string): ModelHandle {
     writeCassette(file, cassette);
   };
 
+  /** A call's place in the run, and how its outcome is saved there (a cancellation is not). */
+  const exchangeOf = (call: LanguageModelV3CallOptions) => {
+    const place = placeOf(call);
+    if (!place.ok) throw place.error;
+    const { runId, stageId, stageExecutionId, attempt, turn, call: position } = place.value;
+    const exchange = {
+      stageId,
+      stageExecutionId,
+      attempt,
+      turn,
+      call: position,
+      requestDigest: requestDigest(call, runId),
+    };
+    return {
+      answered: (result: LanguageModelV3GenerateResult) =>
+        save(place.value, { ...exchange, outcome: recordedResponse(result) }),
+      failed: (error: unknown) => {
+        if (!isCancellation(error))
+          save(place.value, { ...exchange, outcome: recordedFailure(error, redact) });
+      },
+    };
+  };
+
   const model: LanguageModelV3 = {
     specificationVersion: "v3",
     provider: inner.provider,
     modelId: inner.modelId,
     supportedUrls: inner.supportedUrls,
     async doGenerate(call) {
-      const place = placeOf(call);
-      if (!place.ok) throw place.error;
-      const { runId, stageId, stageExecutionId, attempt, turn, call: position } = place.value;
-      const exchange = {
-        stageId,
-        stageExecutionId,
-        attempt,
-        turn,
-        call: position,
-        requestDigest: requestDigest(call, runId),
-      };
+      const exchange = exchangeOf(call);
       try {
         const answer = await inner.doGenerate(call);
         const result = { ...answer, content: redactContent(answer.content, redact) };
-        save(place.value, { ...exchange, outcome: recordedResponse(result) });
+        exchange.answered(result);
         return result;
       } catch (error) {
-        if (!isCancellation(error))
-          save(place.value, { ...exchange, outcome: recordedFailure(error, redact) });
+        exchange.failed(error);
         throw error;
       }
     },
     // The stream goes on to the caller as it comes; the exchange is saved whole once it ends.
     async doStream(call) {
-      const place = placeOf(call);
-      if (!place.ok) throw place.error;
-      const { runId, stageId, stageExecutionId, attempt, turn, call: position } = place.value;
-      const exchange = {
-        stageId,
-        stageExecutionId,
-        attempt,
-        turn,
-        call: position,
-        requestDigest: requestDigest(call, runId),
-      };
-      const failed = (error: unknown) => {
-        if (!isCancellation(error))
-          save(place.value, { ...exchange, outcome: recordedFailure(error, redact) });
-      };
+      const exchange = exchangeOf(call);
       let result: Awaited<ReturnType<LanguageModelV3["doStream"]>>;
       try {
         result = await inner.doStream(call);
       } catch (error) {
-        failed(error);
+        exchange.failed(error);
         throw error;
       }
       const [caller, recorded] = result.stream.tee();
-      readReply(recorded, undefined, redact).then((whole) => {
-        const answer = { ...whole, content: redactContent(whole.content, redact) };
-        save(place.value, { ...exchange, outcome: recordedResponse(answer) });
-      }, failed);
+      readReply(recorded, undefined, redact).then(
+        (whole) => exchange.answered({ ...whole, content: redactContent(whole.content, redact) }),
+        exchange.failed,
+      );
       return { ...result, stream: caller };
     },
   };
