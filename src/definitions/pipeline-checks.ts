@@ -13,7 +13,7 @@ import {
 import { checkJsonSchema, type JsonSchema } from "./json-schema.js";
 import { type PipelineDraft, type Report, readDraft, where } from "./pipeline-draft.js";
 import { checkGraph } from "./pipeline-graph-checks.js";
-import type { PipelineForm, StageEntry } from "./pipeline-schema.js";
+import type { PipelineForm } from "./pipeline-schema.js";
 import { checkStageContracts, type LoadedStage } from "./pipeline-stage-checks.js";
 import {
   type Condition,
@@ -23,6 +23,7 @@ import {
   type PipelineStage,
   type Transition,
 } from "./pipeline-types.js";
+import type { StageEntry } from "./stage-entry-schema.js";
 import type { DataPath } from "./yaml-positions.js";
 
 /**

@@ -15,8 +15,6 @@ import {
   pipelineBudgetSchema,
   pipelineIdSchema,
   reopenableSchema,
-  type StageEntry,
-  stageEntrySchema,
   stageIdSchema,
   stagesSchema,
   transitionHookSchema,
@@ -29,6 +27,7 @@ import {
   type PipelineDefinition,
   type Transition,
 } from "./pipeline-types.js";
+import { type StageEntry, stageEntrySchema } from "./stage-entry-schema.js";
 import { KEBAB_CASE } from "./stage-schema.js";
 import type { DataPath } from "./yaml-positions.js";
 

@@ -20,11 +20,11 @@ import {
   type ResolvedStage,
   type StageResolver,
 } from "./pipeline-checks.js";
-import type { StageEntry } from "./pipeline-schema.js";
 import type { PipelineSpec } from "./pipeline-spec.js";
 import { entryUpstreamWarnings } from "./pipeline-stage-checks.js";
 import type { PipelineDefinition } from "./pipeline-types.js";
 import type { StageDefinition } from "./stage.js";
+import type { StageEntry } from "./stage-entry-schema.js";
 import { parseYamlSource } from "./yaml-source.js";
 import { withJsonSchemas } from "./zod-schemas.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { stageEntrySchema } from "../../src/definitions/pipeline-schema.js";
+import { stageEntrySchema } from "../../src/definitions/stage-entry-schema.js";
 
 describe("stage entry schemas", () => {
   it("are built once per form: zod compiles each schema object's parser on its first parse, so a schema built per pipeline compiles it again for every pipeline", () => {
