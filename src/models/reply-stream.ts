@@ -76,7 +76,7 @@ export async function readReply(
   redact: Redactor,
 ): Promise<LanguageModelV3GenerateResult> {
   const content: LanguageModelV3Content[] = [];
-  const texts = new Map<string, { part: LanguageModelV3Text; held: HeldText }>();
+  const texts = new Map<string, { part: LanguageModelV3Text; held?: HeldText }>();
   const inputs = new Map<string, HeldText>();
   let finish: Extract<LanguageModelV3StreamPart, { type: "finish" }> | undefined;
   /** The server said what it answers (an id, a model): a reply began, if nothing else came. */
@@ -97,7 +97,9 @@ export async function readReply(
           content.push(text);
           texts.set(part.id, {
             part: text,
-            held: heldText(redact, (piece) => onDelta?.({ kind: "text", text: piece })),
+            ...(onDelta && {
+              held: heldText(redact, (piece) => onDelta({ kind: "text", text: piece })),
+            }),
           });
           break;
         }
@@ -105,22 +107,23 @@ export async function readReply(
           const text = texts.get(part.id);
           if (!text) break;
           text.part.text += part.delta;
-          if (onDelta) text.held.push(part.delta);
+          text.held?.push(part.delta);
           break;
         }
         case "text-end":
-          texts.get(part.id)?.held.end();
+          texts.get(part.id)?.held?.end();
           break;
         case "tool-input-start":
-          inputs.set(
-            part.id,
-            heldText(redact, (input) =>
-              onDelta?.({ kind: "tool-call", toolCallId: part.id, tool: part.toolName, input }),
-            ),
-          );
+          if (onDelta)
+            inputs.set(
+              part.id,
+              heldText(redact, (input) =>
+                onDelta({ kind: "tool-call", toolCallId: part.id, tool: part.toolName, input }),
+              ),
+            );
           break;
         case "tool-input-delta":
-          if (onDelta) inputs.get(part.id)?.push(part.delta);
+          inputs.get(part.id)?.push(part.delta);
           break;
         case "tool-input-end":
           inputs.get(part.id)?.end();
@@ -150,7 +153,7 @@ export async function readReply(
     throw new Error(
       "the model's reply stream held no reply: nothing in it was an event the client reads",
     );
-  for (const { held } of texts.values()) held.end();
+  for (const { held } of texts.values()) held?.end();
   const { finishReason, usage, providerMetadata } = finish;
   return {
     content,

@@ -27,6 +27,11 @@ export class EventFeed {
     };
   }
 
+  /** Whether any reader takes the pieces of replies now. */
+  readsDeltas(): boolean {
+    return this.deltaReaders.size > 0;
+  }
+
   /** A piece of a streaming reply, for the readers there are now. */
   delta(delta: ModelDelta): void {
     if (this.deltaReaders.size === 0) return;

@@ -42,6 +42,13 @@ import { MemoryTranscripts, type TranscriptStore } from "./transcripts.js";
  * mode, the interactors, guard rules, limits, clock and stores that every stage inherits.
  * A stage can only narrow it. Passed to the machines as implementations, never as a global.
  */
+/** Where the pieces of a run's streaming replies go. */
+export interface ModelDeltaSink {
+  /** Whether anybody reads pieces now: asked at each model call's start. */
+  wanted(): boolean;
+  tell(delta: ModelDelta): void;
+}
+
 export interface Host {
   /** Tools work inside this directory (realpath'd); a run refuses one that is not a directory. */
   root: string;
@@ -81,8 +88,11 @@ export interface Host {
   /** A run's spending against its pipeline's budget, when the pipeline sets one (per run). */
   budget?: BudgetWatch;
   audit: AuditSink;
-  /** Told each piece of a model reply as it streams (set per run, for `run.events()`). */
-  modelDeltas?: (delta: ModelDelta) => void;
+  /**
+   * Told each piece of a model reply as it streams (set per run, for `run.events()`), when
+   * somebody reads them: a call that starts with `wanted()` false builds no pieces.
+   */
+  modelDeltas?: ModelDeltaSink;
   /** Where a run's spans go (OpenTelemetry), when tracing is on: `createTracing`. */
   tracing?: Tracing;
   /** Tells a model call's span what was said, when spans carry content (set per run). */

@@ -190,11 +190,14 @@ export function launch(
     ...baseHost,
     audit: feed.tee(traced ?? baseHost.audit, runId),
     modelDeltas: inspect?.modelDelta
-      ? (delta) => {
-          feed.delta(delta);
-          inspect.modelDelta?.(delta);
+      ? {
+          wanted: () => true,
+          tell: (delta) => {
+            feed.delta(delta);
+            inspect.modelDelta?.(delta);
+          },
         }
-      : (delta) => feed.delta(delta),
+      : { wanted: () => feed.readsDeltas(), tell: (delta) => feed.delta(delta) },
     ...(traced && baseHost.tracing?.content && { traceContent: traced.content }),
   };
   let waiting: RunWait[] | undefined;

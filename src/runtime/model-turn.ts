@@ -149,7 +149,7 @@ async function generate(
   try {
     if (!host.model.capabilities.streaming) return await host.model.model.doGenerate(options);
     const { stream } = await host.model.model.doStream(options);
-    const tell = host.modelDeltas;
+    const tell = host.modelDeltas?.wanted() ? host.modelDeltas.tell : undefined;
     const { runId, stage, stageExecutionId, attempt, turn } = input;
     return await readReply(
       stream,

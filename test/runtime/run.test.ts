@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { assign, createActor, setup, toPromise, waitFor } from "xstate";
 import { siblingState } from "../../src/compiler/pipeline-parallel.js";
 import { lookup } from "../../src/compiler/stage-table.js";
 import type { StageResult } from "../../src/definitions/contract.js";
 import type { PipelineStage } from "../../src/definitions/pipeline-types.js";
 import { isModelDelta, type RunEvent } from "../../src/events/run-events.js";
+import { EventFeed } from "../../src/runtime/event-feed.js";
 import { callbackInteractor } from "../../src/runtime/interactors.js";
 import { compilePipeline, type RunHandle, startRun } from "../../src/runtime/run.js";
 import { bashConfinement, DEFAULT_SANDBOX } from "../../src/tools/bash-sandbox.js";
@@ -959,6 +960,22 @@ stages:
     for await (const event of run.events()) late.push(event);
     expect(late.filter(isModelDelta)).toEqual([]);
     expect(late).toEqual(h.audit.of("run-1"));
+  });
+
+  it("builds no pieces of a reply when nobody reads them as its call starts", async () => {
+    const told = vi.spyOn(EventFeed.prototype, "delta");
+    try {
+      const h = harness(CODE_REVIEW_SCRIPT);
+      const run = started(
+        await startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }),
+      );
+      for await (const _ of run.events({ deltas: false })) {
+      }
+      expect((await run.result).status).toBe("done");
+      expect(told).not.toHaveBeenCalled();
+    } finally {
+      told.mockRestore();
+    }
   });
 
   it("streams the run's audit events and ends with the run", async () => {
