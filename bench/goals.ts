@@ -199,6 +199,12 @@ export const GOALS: readonly Goal[] = [
     goal: "streaming adds ≤ 10 % to a run's CPU, every piece read",
     row: "streaming:",
     limit: 1.1,
+    note: (comparisons) => {
+      const row = comparisons.find((c) => c.name.startsWith("streaming:"));
+      const alone = Number(row?.details?.streamsAloneRatio);
+      if (!(alone > 0)) return undefined;
+      return `the replies' streams alone (made and read, nothing else: Node's web streams) put a run at ${alone.toFixed(2)}×`;
+    },
   },
   { goal: "durable ≤ 1.5× in memory", row: "durability:", limit: 1.5, note: leastDurableRatio },
   {
