@@ -180,21 +180,36 @@ async function subPipeline(
   const result = await load();
   if (!result.ok) return notLoaded(result.diagnostics, `the sub-pipeline ${link.name} is invalid`);
   const stage = { kind: "pipeline" as const, id, pipeline: result.value };
-  const { budget, file } = result.value;
-  // Budgets are the run's: a sub-pipeline's are not applied where it runs as a stage.
-  const unapplied =
-    budget === undefined
-      ? []
-      : [
-          diagnostic(
-            file ?? link.name,
-            { line: 1, column: 1 },
-            DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
-            `budget: ${link.name}'s budget applies when it runs by itself, not as the stage ${id} of another pipeline; set the run's budget (budget.run) in the pipeline that is run`,
-            "warning",
-          ),
-        ];
-  return { ok: true, stage, diagnostics: [...result.warnings, ...unapplied] };
+  const { budget, grants, file } = result.value;
+  // Budgets and the grants block are the run's: a sub-pipeline's are not applied where it runs
+  // as a stage, and a person who set them is told so rather than left to find out.
+  const unapplied = (what: string, instead: string) =>
+    diagnostic(
+      file ?? link.name,
+      { line: 1, column: 1 },
+      DIAGNOSTIC_CODES.pipelineDefinitionInvalid,
+      `${what}: ${link.name}'s ${what} applies when it runs by itself, not as the stage ${id} of another pipeline; ${instead}`,
+      "warning",
+    );
+  const grantsSet = grants.approve.length + grants.deny.length > 0 || grants.timeout !== undefined;
+  return {
+    ok: true,
+    stage,
+    diagnostics: [
+      ...result.warnings,
+      ...(budget === undefined
+        ? []
+        : [unapplied("budget", "set the run's budget (budget.run) in the pipeline that is run")]),
+      ...(grantsSet
+        ? [
+            unapplied(
+              "grants",
+              "set the rules and timeout in the grants block of the pipeline that is run",
+            ),
+          ]
+        : []),
+    ],
+  };
 }
 
 function simpleStage(

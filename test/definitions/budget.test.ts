@@ -41,6 +41,28 @@ describe("a pipeline's budget", () => {
     expect((await problemsOf({ run: { maxInputTokens: 1.5 } })).join()).toMatch(/whole number/);
   });
 
+  it("like a sub-pipeline's grants block, is not applied to it nested, and validate says so", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "inner.yaml"),
+      `id: inner\ncontext: { type: object, properties: { task: { type: string } } }\nentry: plan\nstages:\n  plan: { file: ${join(MACHINES_DIR, "../stages/plan.md")} }\ngrants:\n  approve: []\n  timeout: { after: 10m, fallback: deny }\n`,
+    );
+    writeFileSync(
+      join(dir, "outer.yaml"),
+      "id: outer\ncontext: { type: object, properties: { task: { type: string } } }\nentry: inner\nstages:\n  inner: { pipeline: ./inner.yaml }\n",
+    );
+    const result = await loadPipelineFile(join(dir, "outer.yaml"));
+    expect(result.ok && result.warnings.map((w) => [w.severity, w.message])).toEqual([
+      [
+        "warning",
+        expect.stringContaining("grants applies when it runs by itself, not as the stage inner"),
+      ],
+    ]);
+    // Run by itself, the same file loads without the warning.
+    const alone = await loadPipelineFile(join(dir, "inner.yaml"));
+    expect(alone.ok && alone.warnings).toEqual([]);
+  });
+
   it("is not applied to a sub-pipeline's run, and validate says so", async () => {
     const dir = tempDir();
     writeFileSync(
