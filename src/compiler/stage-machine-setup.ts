@@ -193,11 +193,13 @@ export function stageMachineSetup(services: StageServices) {
           );
         if (entry.prompt === undefined) return;
         services.writeTranscript(
+          context.runId,
           context.stageExecutionId,
           transcriptKey({ attempt: 0, turn: 0, slot: 0, index: 0 }),
           { role: "system", text: entry.prompt },
         );
         services.writeTranscript(
+          context.runId,
           context.stageExecutionId,
           transcriptKey({ attempt: 0, turn: 0, slot: 0, index: 1 }),
           openingEntry(context.stage),
@@ -212,7 +214,7 @@ export function stageMachineSetup(services: StageServices) {
             slot: 0,
             index,
           });
-          services.writeTranscript(context.stageExecutionId, key, entry);
+          services.writeTranscript(context.runId, context.stageExecutionId, key, entry);
         }),
       writeCallResult: ({ context }, params: { result: JsonValue; isError: boolean }) => {
         const key = transcriptKey({
@@ -222,6 +224,7 @@ export function stageMachineSetup(services: StageServices) {
           index: 0,
         });
         services.writeTranscript(
+          context.runId,
           context.stageExecutionId,
           key,
           toolResultEntry(current(context), params.result, params.isError),
@@ -229,6 +232,7 @@ export function stageMachineSetup(services: StageServices) {
       },
       writeRetryMessage: ({ context }) =>
         services.writeTranscript(
+          context.runId,
           context.stageExecutionId,
           transcriptKey({ attempt: context.attempt, turn: 0, slot: 0, index: 0 }),
           retryEntry(context.attempt, context.stage.retryPolicy.maxAttempts, context.reason),

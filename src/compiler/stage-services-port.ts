@@ -52,7 +52,12 @@ export interface StageServices {
   /** Exit: the output the stage hands on (undefined: none). */
   exit(input: ExitInput): Promise<JsonValue | undefined>;
   /** Writes one transcript entry under its position key (a repeat overwrites, never duplicates). */
-  writeTranscript(stageExecutionId: string, key: string, entry: TranscriptEntry): void;
+  writeTranscript(
+    runId: string,
+    stageExecutionId: string,
+    key: string,
+    entry: TranscriptEntry,
+  ): void;
   audit(event: AuditEventInput): void;
   now(): number;
   /** The session's parallel stage cap: a stage holds a slot while it works (none: no cap). */

@@ -12,6 +12,7 @@ import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { Host } from "./host.js";
 import { firstOf } from "./interactors.js";
+import type { HostOf } from "./stage-services.js";
 import type { ParkedStage } from "./suspension.js";
 
 /** A person asked this many times in a row without a valid answer: the stage waits for a resume. */
@@ -27,10 +28,14 @@ export interface ResumeInput extends InputAnswer {
  * A pipeline none of whose stages asks (nor those of the pipelines it runs) never invokes it:
  * it gets one machine that is never bound, rather than one built for each run.
  */
-export function askMachineFor(host: Host, pipeline: PipelineDefinition): AnyStateMachine {
+export function askMachineFor(
+  host: Host,
+  pipeline: PipelineDefinition,
+  hostOf: HostOf = () => host,
+): AnyStateMachine {
   if (!asksForInput(pipeline)) return UNBOUND_ASK_MACHINE;
   return createAskMachine({
-    audit: (event) => host.audit.emit(event),
+    audit: (event) => hostOf(event.runId).audit.emit(event),
     canAsk: () => askers(host.interactors).length > 0,
     ask: (request, signal) => askPerson(askers(host.interactors), request, signal),
     problems: answerProblems,

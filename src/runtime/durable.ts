@@ -4,15 +4,10 @@ import { err, ok, type Result, StagechartError, toStagechartError } from "../err
 import type { AuditEvent } from "../events/audit.js";
 import { watchControlQueue } from "./control-watch.js";
 import type { Host } from "./host.js";
-import {
-  compileRunMachine,
-  type Launch,
-  launch,
-  type RunHandle,
-  type RunResult,
-} from "./launch.js";
+import { type Launch, launch, type RunHandle, type RunResult } from "./launch.js";
 import { type StepStore, stopOnStoreFailure } from "./persistence.js";
 import { refuseControl } from "./run-checks.js";
+import { compileRunMachine } from "./run-machine.js";
 import { StepRecorder } from "./step-recorder.js";
 
 export interface DurableLaunch {
@@ -86,7 +81,12 @@ export function launchDurable(
   };
   // A resumed run's budget counts what it spent before this process: its stored events.
   const spentBefore = () => (launchOptions.snapshot === undefined ? [] : store.auditOf(runId));
-  const launched = launch(pipeline, durableHost, { spentBefore, ...launchOptions }, commit);
+  const launched = launch(
+    pipeline,
+    durableHost,
+    { spentBefore, startedOn: host, ...launchOptions },
+    commit,
+  );
   if (!launched.ok) {
     clearInterval(renewal);
     return err(refuseLaunch(store, owner, launchOptions, launched.error));

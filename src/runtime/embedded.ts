@@ -6,9 +6,10 @@ import { outlineOf } from "../definitions/pipeline-outline.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import type { AuditSink } from "../events/audit.js";
 import type { Host } from "./host.js";
-import { compileRunMachine, endEventOf } from "./launch.js";
+import { endEventOf } from "./launch.js";
 import type { StepStore } from "./persistence.js";
 import { checkContext } from "./run-checks.js";
+import { compileRunMachine } from "./run-machine.js";
 import { runStartedPayload } from "./run-started.js";
 
 /**

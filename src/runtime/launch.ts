@@ -14,10 +14,9 @@ import type {
   PipelineContext,
   PipelineEvent,
   PipelineOutput,
-  PipelineServices,
   RunStatus,
 } from "../compiler/pipeline-context.js";
-import { createPipelineMachine, type PipelineMachine } from "../compiler/pipeline-machine.js";
+import type { PipelineMachine } from "../compiler/pipeline-machine.js";
 import { recordOf } from "../compiler/stage-table.js";
 import type { GrantDecision } from "../compiler/stage-types.js";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
@@ -33,14 +32,11 @@ import {
 import type { AuditEvent, AuditSink } from "../events/audit.js";
 import type { ModelDelta, RunEvent } from "../events/run-events.js";
 import { watchMachines } from "./actor-watch.js";
-import { askMachineFor, type ResumeInput, routeInputs } from "./ask-stages.js";
-import { BudgetWatch, watchedAudit } from "./budget.js";
-import { runCodeStage } from "./code-stages.js";
+import { type ResumeInput, routeInputs } from "./ask-stages.js";
 import { EventFeed } from "./event-feed.js";
 import { type Host, sandboxNotice } from "./host.js";
-import { rulesGrantPolicy } from "./rules.js";
 import { refuseControl } from "./run-checks.js";
-import { stageMachineFor } from "./run-stage.js";
+import { compileRunMachine, runHostFor, sharedRunMachine } from "./run-machine.js";
 import { currentShape, damagedSnapshot, restoreProblem } from "./snapshot-shape.js";
 import {
   describeWaits,
@@ -88,42 +84,6 @@ export interface RunHandle {
 }
 
 /**
- * Compiles a pipeline for a host into the machine a run drives; `run` is told as the machine's
- * own run begins and ends (see embedded.ts: `launch` audits those itself).
- */
-export function compileRunMachine(
-  pipeline: PipelineDefinition,
-  host: Host,
-  run?: PipelineServices["run"],
-  spentBefore: readonly AuditEvent[] = [],
-): PipelineMachine {
-  const hooks = collectHooks(pipeline);
-  const grants =
-    pipeline.grants.approve.length + pipeline.grants.deny.length > 0
-      ? rulesGrantPolicy(pipeline.grants)
-      : undefined;
-  // The run's budget counts what it spent before (a resumed run's stored events) and since.
-  const budget = pipeline.budget && new BudgetWatch(pipeline.budget, pipeline.id, host.clock.now);
-  for (const event of budget ? spentBefore : []) budget?.observe(event);
-  const pipelineHost: Host = {
-    ...host,
-    hooks: { ...hooks, ...host.hooks },
-    ...(grants && { grantPolicy: grants }),
-    ...(pipeline.grants.timeout && { grantTimeout: pipeline.grants.timeout }),
-    ...(budget && { budget, audit: watchedAudit(host.audit, budget) }),
-  };
-  return createPipelineMachine(pipeline, {
-    stageMachine: stageMachineFor(pipelineHost),
-    askMachine: askMachineFor(pipelineHost, pipeline),
-    runCode: (stage, input, signal) => runCodeStage(pipelineHost, stage, input, signal),
-    audit: (event) => pipelineHost.audit.emit(event),
-    ...(host.stageSlots && { slots: host.stageSlots }),
-    refusal: (context, event) => refuseControl(pipeline, context, event)?.toModelView(),
-    ...(run && { run }),
-  });
-}
-
-/**
  * What watches a run's actors (an inspect server's stream): every inspection event, and, when it
  * has `modelDelta`, each piece of a model reply as it streams, as `run.events()` gets it (keys
  * removed, live only).
@@ -155,6 +115,11 @@ export interface Launch {
   carried?: CarriedContext;
   /** What the run stored before this launch (a resumed run's events), for its budget and spans. */
   spentBefore?: () => readonly AuditEvent[];
+  /**
+   * The host the run was started with, when `launch` is given one built for the run (a durable
+   * run's, with its store's journal): the runs started on one host share its machine.
+   */
+  startedOn?: Host;
   start: { type: "RunStarted" | "RunResumed" | "RunReopened"; payload: Record<string, unknown> };
 }
 
@@ -222,14 +187,30 @@ export function launch(
       actor.stop();
     });
   };
-  const spent = pipeline.budget && storedBefore();
-  const actor = createActor(compileRunMachine(pipeline, host, undefined, spent), {
-    input: { runId, ctx, ...(carried && { carried }) },
-    ...(snapshot !== undefined && { snapshot: currentShape(snapshot) as Snapshot<unknown> }),
-    ...(inspect && { inspect }),
-  });
+  const spent = pipeline.budget ? storedBefore() : [];
+  const runHost = runHostFor(pipeline, host, spent);
+  const { machine, release } = sharedRunMachine(
+    pipeline,
+    launchOptions.startedOn ?? baseHost,
+    runHost,
+    runId,
+  );
+  let actor: Actor<PipelineMachine>;
+  try {
+    actor = createActor(machine, {
+      input: { runId, ctx, ...(carried && { carried }) },
+      ...(snapshot !== undefined && { snapshot: currentShape(snapshot) as Snapshot<unknown> }),
+      ...(inspect && { inspect }),
+    });
+  } catch (error) {
+    release();
+    throw error;
+  }
   const checked = takenAsked(pipeline, actor, { runId, snapshot, answers, inputs, control });
-  if (!checked.ok) return checked;
+  if (!checked.ok) {
+    release();
+    return checked;
+  }
   const { restored, answerable, routed } = checked.value;
   // Watched once the launch is taken: a refused one must not settle (and store) anything.
   watchMachines(actor, (machine, snapshot) => {
@@ -262,6 +243,7 @@ export function launch(
   void result.finally(() => {
     feed.close();
     live.actor = undefined;
+    release();
   });
   actor.start();
   for (const { actor: stage, wait } of answerable) {
@@ -448,10 +430,3 @@ function finish(
 /** The audit event a run ends with. */
 export const endEventOf = (status: RunStatus) =>
   status === "done" ? "RunCompleted" : status === "cancelled" ? "RunCancelled" : "RunFailed";
-
-function collectHooks(pipeline: PipelineDefinition): Host["hooks"] {
-  const nested = Object.values(pipeline.stages).flatMap((stage) =>
-    stage.kind === "pipeline" ? Object.entries(collectHooks(stage.pipeline)) : [],
-  );
-  return { ...Object.fromEntries(nested), ...pipeline.hooks };
-}

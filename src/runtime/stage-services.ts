@@ -1,4 +1,9 @@
-import type { SetupInput, SetupOutput, StageServices } from "../compiler/stage-services-port.js";
+import type {
+  AssertInput,
+  SetupInput,
+  SetupOutput,
+  StageServices,
+} from "../compiler/stage-services-port.js";
 import type { ProposedCall, StageContext, ToolRun } from "../compiler/stage-types.js";
 import { compileSchema, describeSchemaErrors } from "../definitions/json-schema.js";
 import { templateStageOf } from "../definitions/stage.js";
@@ -14,8 +19,18 @@ import { callModel } from "./model-turn.js";
 import { findMatchingRule } from "./rules.js";
 import { runAssert, runExit } from "./stage-hooks.js";
 
-/** The stage lifecycle's services, bound to a host. */
-export function createStageServices(host: Host): StageServices {
+/**
+ * The host each run's work is done with, by run id: what a run writes (audit, journal,
+ * transcripts, memory) and what it counts (budget, reply pieces, spans) are its own, while one
+ * compiled machine serves every run of a pipeline on a host (`run-machine.ts`).
+ */
+export type HostOf = (runId: string) => Host;
+
+/**
+ * The stage lifecycle's services, bound to a host: what every run shares comes from `host`,
+ * what is a run's own from `hostOf` (the same host, for a machine that serves one run).
+ */
+export function createStageServices(host: Host, hostOf: HostOf = () => host): StageServices {
   return {
     setup: async (input) => setupStage(host, input),
     init: async ({ stage, stageContext }) => {
@@ -30,7 +45,7 @@ export function createStageServices(host: Host): StageServices {
     checkGate: async ({ stage, stageContext }) =>
       (await host.hooks[stage.id]?.gate?.({ stage, ctx: stageContext, root: host.root })) ??
       "proceed",
-    callModel: (input, signal) => callModel(host, input, signal),
+    callModel: (input, signal) => callModel(hostOf(input.runId), input, signal),
     grantPolicy: (request) => host.grantPolicy(request),
     hasInteractors: () => grantAnswerers(host.interactors).length > 0,
     unansweredGrants: host.unansweredGrants,
@@ -39,6 +54,7 @@ export function createStageServices(host: Host): StageServices {
     isKnownTool: (name) => host.tools.has(name),
     deniedByGuard: guardRuleOf(host),
     runTool: async ({ runId, call }, signal) => {
+      const host = hostOf(runId);
       const key = toolCallKey(runId, call.proposalId);
       const recorded = host.journal.get(key, TOOL_RUN);
       if (recorded) return recorded;
@@ -63,11 +79,12 @@ export function createStageServices(host: Host): StageServices {
       if (!signal.aborted) host.journal.record(key, run);
       return run;
     },
-    assert: (input) => runAssert(host.hooks[input.stage.id], host.transcripts, input, host.root),
-    exit: (input) => runExit(host.hooks[input.stage.id], host.transcripts, input, host.root),
-    writeTranscript: (stageExecutionId, key, entry) =>
-      host.transcripts.put(stageExecutionId, key, entry),
-    audit: (event) => host.audit.emit(event),
+    assert: (input) =>
+      runAssert(host.hooks[input.stage.id], transcriptsOf(input), input, host.root),
+    exit: (input) => runExit(host.hooks[input.stage.id], transcriptsOf(input), input, host.root),
+    writeTranscript: (runId, stageExecutionId, key, entry) =>
+      hostOf(runId).transcripts.put(stageExecutionId, key, entry),
+    audit: (event) => hostOf(event.runId).audit.emit(event),
     now: () => host.clock.now(),
     ...(host.stageSlots && { slots: host.stageSlots }),
     providerRetries: {
@@ -76,6 +93,10 @@ export function createStageServices(host: Host): StageServices {
         Math.max(host.limits.providerRetryDelayMs * 2 ** (failures - 1), retryAfterOf(error)),
     },
   };
+
+  function transcriptsOf({ stageContext }: AssertInput) {
+    return hostOf(stageContext.workflowRunId).transcripts;
+  }
 }
 
 /**

@@ -3,8 +3,8 @@ import { type AnyStateMachine, createActor, type InspectionEvent, toPromise } fr
 import type { PipelineContext } from "../../src/compiler/pipeline-context.js";
 import { decideGroup, tallyOf } from "../../src/compiler/pipeline-parallel.js";
 import type { JoinPolicy, PipelineDefinition } from "../../src/definitions/pipeline-types.js";
-import { compileRunMachine } from "../../src/runtime/launch.js";
 import { startRun } from "../../src/runtime/run.js";
+import { compileRunMachine } from "../../src/runtime/run-machine.js";
 import { contextAsTables } from "../../src/runtime/snapshot-shape.js";
 import { code, pipelineOf } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
