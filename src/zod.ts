@@ -45,6 +45,7 @@ export {
   strictObject,
   string,
   superRefine,
+  toJSONSchema,
   transform,
   trim,
   union,
