@@ -45,7 +45,6 @@ export {
   strictObject,
   string,
   superRefine,
-  toJSONSchema,
   transform,
   trim,
   union,

@@ -1,5 +1,8 @@
+// The JSON Schema conversion is not in stagechart's own zod bundle, which every command loads:
+// only `serve` needs it, so it comes from the installed zod, which reads any zod schema's `_zod`.
+import { toJSONSchema } from "zod/mini";
 import { VERSION } from "../version.js";
-import * as z from "../zod.js";
+import type * as z from "../zod.js";
 import type { Route } from "./routes.js";
 import { ERROR_SCHEMA } from "./schemas.js";
 
@@ -91,9 +94,6 @@ export function openApiOf(routes: readonly Route[]): Record<string, unknown> {
 
 /** A body's JSON Schema as the route takes it (its input), without the `$schema` line OpenAPI does not want. */
 function schemaOf(schema: z.ZodMiniType): Record<string, unknown> {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input" }) as Record<
-    string,
-    unknown
-  >;
+  const { $schema: _, ...rest } = toJSONSchema(schema, { io: "input" }) as Record<string, unknown>;
   return rest;
 }

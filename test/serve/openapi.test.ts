@@ -1,9 +1,10 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toJSONSchema } from "zod/mini";
 import { API_ROUTES } from "../../src/serve/api-v1.js";
 import { type ServeServer, startServeServer } from "../../src/serve/server.js";
 import { SqliteStore } from "../../src/store/index.js";
-import * as z from "../../src/zod.js";
+import type * as z from "../../src/zod.js";
 import { servedProject } from "../support/served-project.js";
 
 interface Operation {
@@ -86,7 +87,7 @@ describe("the OpenAPI description at /api/v1/openapi.json", () => {
   it("gives each body as the zod schema the route validates it with", async () => {
     for (const route of API_ROUTES.filter((r) => r.body)) {
       const operation = description.paths[`/api/v1${route.path}`]?.[route.method.toLowerCase()];
-      const { $schema: _, ...expected } = z.toJSONSchema(route.body as z.ZodMiniType, {
+      const { $schema: _, ...expected } = toJSONSchema(route.body as z.ZodMiniType, {
         io: "input",
       }) as Record<string, unknown>;
       expect(operation?.requestBody?.content["application/json"].schema).toEqual(expected);

@@ -9,6 +9,10 @@ import { webhookReceiver } from "../support/webhook-receiver.js";
 const SECRET = "a-webhook-secret-for-the-tests";
 const QUICK = { pipeline: "code-review", task: "rename auth", model: "scripted:quick.script.yaml" };
 
+/** A reply's JSON, read loosely: each test's expectations say what it holds. */
+// biome-ignore lint/suspicious/noExplicitAny: replies of many shapes, each checked where it is read
+type Json = any;
+
 const closing: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const close of closing.splice(0).reverse()) await close();
@@ -54,7 +58,8 @@ function client(server: ServeServer, token?: string) {
       headers: headers(extra),
       ...(body !== undefined && { body: typeof body === "string" ? body : JSON.stringify(body) }),
     });
-    return { status: response.status, headers: response.headers, body: await response.json() };
+    const json: Json = await response.json();
+    return { status: response.status, headers: response.headers, body: json };
   };
   return {
     get: (path: string) => call("GET", path),
