@@ -17,6 +17,7 @@
  *   testing      model-based testing
  *   inspect      the inspection stream and the visualizer's server
  *   worker       the process that runs queued runs
+ *   serve        the HTTP API that starts, answers and controls runs, and its webhooks
  *   cli          the command line
  */
 const LAYERS = [
@@ -32,6 +33,7 @@ const LAYERS = [
   "testing",
   "inspect",
   "worker",
+  "serve",
   "cli",
 ];
 

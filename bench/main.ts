@@ -12,6 +12,7 @@ import { postgresStepCost } from "./cases/postgres-steps.js";
 import { resumeCost } from "./cases/resume.js";
 import { runsListing } from "./cases/runs-listing.js";
 import { compileScaling, durableGrowth, growthScaling, parallelScaling } from "./cases/scaling.js";
+import { serveStarts } from "./cases/serve.js";
 import { startUp } from "./cases/start-up.js";
 import { storedRunOpening, storedRunOpeningScale } from "./cases/stored-run-open.js";
 import { streamingCost } from "./cases/streaming.js";
@@ -127,6 +128,7 @@ async function main(): Promise<void> {
     await step("start-up", async () => startUp());
     await step("runs listing", () => runsListing(dir, STORED_RUNS));
     await step("workers", () => workerFleet(WORKER_FLEET));
+    await step("serve: starting 100 runs", () => serveStarts(dir));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

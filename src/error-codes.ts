@@ -252,6 +252,16 @@ const MEANINGS = {
     "The inspect server refused a request from another host, another site or without the access token; open the page it printed.",
   "Validation/RouteNotFound":
     "The inspect server has no page or API route at that address; check the URL.",
+  "Validation/ApiTokenMissing":
+    "A request to the HTTP API came without the server's access token (or with another); send it as Authorization: Bearer <token>.",
+  "Validation/RequestBodyInvalid":
+    "A request's body is not JSON, is too large, or does not match the route's schema (see /api/v1/openapi.json); fix the fields the error names.",
+  "Validation/IdempotencyKeyInvalid":
+    "An Idempotency-Key header is empty or longer than 200 characters; send a key of 1 to 200 printable characters.",
+  "Validation/ModelSpecOutsideServed":
+    "A run started over HTTP named a scripted or replay model file outside the served directory; name a file inside it.",
+  "Validation/WebhookConfigInvalid":
+    "A webhook URL or the webhook config file is malformed (URLs must be http or https; the file is {urls: [...], secretEnv?}); fix it.",
   "Validation/ComparePipelinesDiffer":
     "Two runs of different pipelines were asked to be compared; compare two runs of the same pipeline.",
   "Validation/PortInvalid": "A port is not a number from 0 to 65535; pass a valid port.",
@@ -321,6 +331,8 @@ const MEANINGS = {
     "A run was to be resumed but no store was given; pass the store the run was saved in.",
   "Session/RunNotFound": "No run has that id in the store; check the id and the store path.",
   "Session/RunExists": "A run with that id already exists; pick another id.",
+  "Session/IdempotencyKeyReused":
+    "A start request reused an Idempotency-Key with a different body; send a new key for a different run, or the same body to get the same run.",
   "Session/RunFinished":
     "The run already ended and cannot be resumed; reopen it or fork it to go on.",
   "Session/RunLocked":
@@ -392,6 +404,8 @@ const MEANINGS = {
     "A stage execution ended while it waited for a parallel stage slot; nothing of it ran.",
 
   // Extension host: the parts that host stages, tools and parallel groups
+  "ExtensionHost/WebhookFailed":
+    "A webhook could not be delivered (the receiver was unreachable or did not answer 2xx) after every retry; the run went on regardless. Check the receiver.",
   "ExtensionHost/TraceExportFailed":
     "The spans of a run could not be sent to the OpenTelemetry endpoint (it did not answer, or refused them); the run itself is unaffected. Check OTEL_EXPORTER_OTLP_ENDPOINT and that the collector is up.",
   "ExtensionHost/LifecycleFailure":

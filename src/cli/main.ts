@@ -45,6 +45,7 @@ const inspect = async () => (await import("./commands/inspect.js")).registerInsp
 const paths = async () => (await import("./commands/paths.js")).registerPaths;
 const test = async () => (await import("./commands/test.js")).registerTest;
 const worker = async () => (await import("./commands/worker.js")).registerWorker;
+const serve = async () => (await import("./commands/serve.js")).registerServe;
 
 /** Each command's module by the command's name, in the order `--help` lists them. */
 const COMMANDS: Record<string, () => Promise<Register>> = {
@@ -61,6 +62,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   fork,
   graph,
   inspect,
+  serve,
   paths,
   test,
   worker,

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { RunControl } from "../runtime/run-control.js";
 import type { RunStore } from "../runtime/store-port.js";
 import type { Forker } from "./fork-route.js";
@@ -11,11 +12,34 @@ export interface ApiContext {
   /**
    * How the page acts on a stored run (the one control path: a live run's owner is asked through
    * the store; a suspended run is resumed here only when the server resumes runs), or undefined
-   * while there is no store.
+   * while there is no store. `by` names who asks, for the audit (default: the visualizer).
    */
-  control(): Promise<RunControl | undefined>;
+  control(by?: string): Promise<RunControl | undefined>;
   /** Whether the server resumes a suspended run the page answers (`resumeRuns`). */
   resumesRuns: boolean;
   /** How the page forks a run and starts the fork here: only where the server runs runs. */
   fork?: Forker;
+}
+
+/** One request to an API mounted beside the page's (`extraApi`): as it came, its body unparsed. */
+export interface ApiRequest {
+  method: string;
+  /** The path below the mount's prefix, split at `/`, each part decoded. */
+  parts: string[];
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  /** The body's text (POST, PUT, PATCH), or undefined when it is larger than the server reads. */
+  text: string | undefined;
+}
+
+export interface ApiReply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** An API mounted on the inspect server at `prefix` (`/api/v1/`), before the page's `/api/…`. */
+export interface ExtraApi {
+  prefix: string;
+  answer(context: ApiContext, request: ApiRequest): Promise<ApiReply>;
 }

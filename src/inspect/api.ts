@@ -1,7 +1,7 @@
 import { type ErrorCode, err, ok, type Result, StagechartError } from "../errors.js";
 import { runIdOfExecution, runIdOfJournalKey } from "../store/run-ids.js";
 import * as z from "../zod.js";
-import type { ApiContext } from "./api-context.js";
+import type { ApiContext, ApiReply } from "./api-context.js";
 import { answerAsk } from "./ask-answers.js";
 import { compareStoredRuns } from "./compare-route.js";
 import { controlFromPage } from "./control-route.js";
@@ -12,10 +12,7 @@ import { describeStoredRun } from "./run-view.js";
 import { stepView } from "./steps.js";
 import { RUN_LIST_LIMIT } from "./store-watch.js";
 
-export interface ApiReply {
-  status: number;
-  body: unknown;
-}
+export type { ApiReply } from "./api-context.js";
 
 const DECISIONS = ["approve", "deny"] as const;
 
@@ -123,7 +120,11 @@ async function route(
   );
 }
 
-async function answerGrant(
+/**
+ * An answer to a grant request: given to the live run that asks, or to the suspended run that
+ * waits for it by a resume (through `RunControl`); one nobody waits for is `Session/NoPendingGrant`.
+ */
+export async function answerGrant(
   context: ApiContext,
   runId: string,
   proposalId: string,
@@ -165,6 +166,11 @@ const notFound = (
 ) => new StagechartError(code, message, ctx);
 
 const STATUS_OF: Record<string, number> = {
+  "Session/RunExists": 409,
+  "Session/IdempotencyKeyReused": 409,
+  "Session/DefinitionNotFound": 404,
+  "Session/StoreUnavailable": 503,
+  "Validation/ApiTokenMissing": 401,
   "Session/RunNotFound": 404,
   "Session/ActorNotFound": 404,
   "Session/StepNotFound": 404,
@@ -181,7 +187,8 @@ const STATUS_OF: Record<string, number> = {
   "Session/DefinitionDrift": 409,
 };
 
-function failure(error: StagechartError): ApiReply {
+/** The reply of a refused request: its status from the error's code, the error as its body. */
+export function failure(error: StagechartError): ApiReply {
   const status = STATUS_OF[error.code] ?? (error.class === "Validation" ? 400 : 500);
   return { status, body: { error: error.toModelView() } };
 }

@@ -3,7 +3,8 @@ import { err, ok, type Result, StagechartError } from "../errors.js";
 import type { RunControl } from "../runtime/run-control.js";
 import * as z from "../zod.js";
 
-const controlBody = z.discriminatedUnion("type", [
+/** A control event's body: cancel, override or redo. */
+export const controlBody = z.discriminatedUnion("type", [
   z.object({ type: z.literal("CANCEL"), reason: z.optional(z.string()) }),
   z.object({
     type: z.literal("OVERRIDE"),

@@ -17,7 +17,7 @@ import type { RunRecord } from "../runtime/run-records.js";
 import type { RunStore } from "../runtime/store-port.js";
 import { prepareStoredRun } from "../runtime/stored-host.js";
 import { answerApi } from "./api.js";
-import type { ApiContext } from "./api-context.js";
+import type { ApiContext, ExtraApi } from "./api-context.js";
 import { forkerOver } from "./fork-route.js";
 import { type LiveNews, LiveRegistry } from "./live.js";
 import { MODEL_DELTA_MESSAGE, modelDeltaOf } from "./live-replies.js";
@@ -44,6 +44,10 @@ export type InspectServerOptions = InspectedStore & {
   pollMs?: number;
   /** The built page's folder (default: the package's `dist/visualizer`). */
   assets?: string;
+  /** An API of its own beside the page's (`stagechart serve`'s `/api/v1`), behind the same checks. */
+  extraApi?: ExtraApi;
+  /** Told of each run the server resumes or forks in this process (the page's answers). */
+  onResumed?(handle: RunHandle): void;
 };
 
 export interface InspectServer {
@@ -108,6 +112,7 @@ export async function startInspectServer(options: InspectServerOptions): Promise
   };
   /** A run this server started or resumed, kept until it stops (the server stops it as it closes). */
   const keep = (handle: RunHandle) => {
+    options.onResumed?.(handle);
     resumed.add(handle);
     void handle.result.catch(() => undefined).finally(() => resumed.delete(handle));
   };
@@ -131,11 +136,11 @@ export async function startInspectServer(options: InspectServerOptions): Promise
         return forkerOver(store, prepare, keep)(sourceRunId, fork);
       },
     }),
-    control: async () => {
+    control: async (by = "visualizer") => {
       const store = await source.current();
       if (!store) return undefined;
       return keptResumed(
-        createRunControl({ store, by: "visualizer", ...(options.resumeRuns && { prepare }) }),
+        createRunControl({ store, by, ...(options.resumeRuns && { prepare }) }),
         keep,
       );
     },
@@ -144,6 +149,10 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     hostAllowed(request, host) && originAllowed(request) && tokenAllowed(request, options.token);
 
   const server = createServer((request, response) => {
+    const extra = options.extraApi;
+    const path = new URL(request.url ?? "/", "http://x").pathname;
+    if (extra && path.startsWith(extra.prefix) && !tokenAllowed(request, options.token))
+      return sendJson(response, 401, unauthorized(), { "www-authenticate": "Bearer" });
     if (!allowed(request)) return sendJson(response, 403, forbidden());
     void serve(request, response, context, options);
   });
@@ -209,9 +218,21 @@ async function serve(
   request: IncomingMessage,
   response: ServerResponse,
   context: ApiContext,
-  { token, assets = VISUALIZER_ASSETS }: InspectServerOptions,
+  options: InspectServerOptions,
 ): Promise<void> {
+  const { token, assets = VISUALIZER_ASSETS } = options;
   const url = new URL(request.url ?? "/", "http://x");
+  const extra = options.extraApi;
+  if (extra && url.pathname.startsWith(extra.prefix)) {
+    const reply = await extra.answer(context, {
+      method: request.method ?? "GET",
+      parts: url.pathname.slice(extra.prefix.length).split("/").map(decodePart),
+      query: url.searchParams,
+      headers: request.headers,
+      text: ["POST", "PUT", "PATCH"].includes(request.method ?? "") ? await readText(request) : "",
+    });
+    return sendJson(response, reply.status, reply.body, reply.headers);
+  }
   if (url.pathname.startsWith("/api/")) {
     const body = request.method === "POST" ? await readJson(request) : undefined;
     const reply = await answerApi(context, request.method ?? "GET", url.pathname, body);
@@ -395,23 +416,54 @@ function parse(text: string): unknown {
 }
 
 async function readJson(request: IncomingMessage): Promise<unknown> {
+  const text = await readText(request);
+  return text === undefined ? undefined : parse(text);
+}
+
+/** The most of a request body the server reads. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** A request's body as text; undefined past `MAX_BODY_BYTES`. */
+async function readText(request: IncomingMessage): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > 64 * 1024) return undefined;
+    if (size > MAX_BODY_BYTES) return undefined;
     chunks.push(chunk as Buffer);
   }
-  return parse(Buffer.concat(chunks).toString());
+  return Buffer.concat(chunks).toString();
 }
 
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
+/** A path part decoded; one that is not valid percent-encoding is kept as it came. */
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   response.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "cache-control": "no-store",
+    ...headers,
   });
   response.end(JSON.stringify(body));
 }
+
+const unauthorized = () => ({
+  error: new StagechartError(
+    "Validation/ApiTokenMissing",
+    "refused: this API needs the access token, as Authorization: Bearer <token>",
+  ).toModelView(),
+});
 
 const forbidden = () => ({
   error: new StagechartError(
@@ -437,7 +489,9 @@ function tokenAllowed(request: IncomingMessage, token: string | undefined): bool
   if (!token) return true;
   const url = new URL(request.url ?? "/", "http://x");
   const cookie = /(?:^|;\s*)stagechart_token=([^;]+)/.exec(request.headers.cookie ?? "")?.[1];
+  const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1];
   const given =
+    bearer ??
     url.searchParams.get("token") ??
     (request.headers["x-stagechart-token"] as string | undefined) ??
     cookie;

@@ -1,0 +1,97 @@
+import { resolve } from "node:path";
+import { type InspectServer, startInspectServer } from "../inspect/server.js";
+import type { RunHandle } from "../runtime/launch.js";
+import type { RunStore } from "../runtime/store-port.js";
+import { apiV1 } from "./api-v1.js";
+import { API_PREFIX } from "./openapi.js";
+import { RunNotices } from "./run-notices.js";
+import type { RunsMode, ServedSettings } from "./run-starter.js";
+import { type WebhookFailure, type WebhookOptions, WebhookSender } from "./webhooks.js";
+
+export interface ServeOptions {
+  /** The run store, open: the server reads and writes it, and leaves its giver to close it. */
+  store: RunStore;
+  /** Run started runs here (a SQLite store), or only queue them for workers (PostgreSQL). */
+  runs: RunsMode;
+  /** The directory whose pipelines a start may name. */
+  pipelinesDir: string;
+  /** What the runs it starts run with: root, security mode, sandbox. */
+  settings: ServedSettings;
+  host?: string;
+  port?: number;
+  /** Required off loopback: every request must carry it (`Authorization: Bearer <token>`). */
+  token?: string;
+  webhooks?: WebhookOptions;
+  /** How often the store is read for runs that ended or wait (ms, default 250). */
+  pollMs?: number;
+  /** Told of a webhook given up after every retry (the run is unaffected). */
+  onWebhookFailed?(failure: WebhookFailure): void;
+  /** The built page's folder (default: the package's `dist/visualizer`). */
+  assets?: string;
+}
+
+export interface ServeServer {
+  /** The server's address, with the token when there is one (the page is served at its root). */
+  url: string;
+  /** The API's base address (`…/api/v1`). */
+  apiUrl: string;
+  port: number;
+  /** Resolves once the runs' news so far is read and its webhooks delivered or given up. */
+  settled(): Promise<void>;
+  /** Stops the runs started or resumed here where they are (stored: they resume later), then the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * `stagechart serve`: the inspect server (the page, its `/api/…`, the live sockets) with the
+ * versioned API at `/api/v1` beside it, and webhooks for the store's runs that end or come to
+ * wait. Runs start headless: what they wait for, they wait for suspended, until answered over the
+ * API (or the page), which resumes them through `RunControl` in this process.
+ */
+export async function startServeServer(options: ServeOptions): Promise<ServeServer> {
+  const running = new Set<RunHandle>();
+  const keep = (handle: RunHandle) => {
+    running.add(handle);
+    void handle.result.catch(() => undefined).finally(() => running.delete(handle));
+  };
+  const sender =
+    options.webhooks &&
+    new WebhookSender(options.webhooks, (failure) => options.onWebhookFailed?.(failure));
+  const notices = sender && new RunNotices(options.store, (event) => sender.send(event));
+  await notices?.poll();
+  const inspect: InspectServer = await startInspectServer({
+    store: options.store,
+    ...(options.host !== undefined && { host: options.host }),
+    port: options.port ?? 0,
+    ...(options.token !== undefined && { token: options.token }),
+    ...(options.assets !== undefined && { assets: options.assets }),
+    resumeRuns: true,
+    extraApi: apiV1({
+      store: async () => options.store,
+      pipelinesDir: resolve(options.pipelinesDir),
+      settings: options.settings,
+      runs: options.runs,
+      started: keep,
+    }),
+  });
+  const timer = notices && setInterval(() => void notices.poll(), options.pollMs ?? 250);
+  timer?.unref();
+  const base = inspect.url.replace(/\/(\?.*)?$/, "");
+  return {
+    url: inspect.url,
+    apiUrl: `${base}${API_PREFIX}`,
+    port: inspect.port,
+    settled: async () => {
+      await notices?.poll();
+      await sender?.settled();
+    },
+    close: async () => {
+      if (timer) clearInterval(timer);
+      for (const handle of running) handle.stop();
+      await Promise.all([...running].map((handle) => handle.result.catch(() => undefined)));
+      await inspect.close();
+      await notices?.idle();
+      await sender?.close();
+    },
+  };
+}
