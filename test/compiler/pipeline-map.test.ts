@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { type AnyStateMachine, createActor, type InspectionEvent, toPromise } from "xstate";
+import type { PipelineContext } from "../../src/compiler/pipeline-context.js";
 import type { StageResult } from "../../src/definitions/contract.js";
 import type { JoinPolicy, PipelineDefinition } from "../../src/definitions/pipeline-types.js";
+import { compileRunMachine } from "../../src/runtime/launch.js";
 import { startRun } from "../../src/runtime/run.js";
 import { code, pipelineOf } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
@@ -136,5 +139,83 @@ describe("a map group", () => {
     const notAList = await run(mapPipeline("a.ts"));
     expect(notAList.error?.code).toBe("Validation/MapOverNotList");
     expect(notAList.error?.message).toContain("holds string");
+  });
+});
+
+/** A table's buckets, as JSON writes them. */
+const bucketsOf = (table: unknown): Record<string, Record<string, unknown>> =>
+  ((table as { toJSON?: () => unknown }).toJSON?.() ?? table) as Record<
+    string,
+    Record<string, unknown>
+  >;
+
+/** How many entries the buckets of `after` that are not `before`'s hold: what a step copied. */
+function copiedEntries(before: unknown, after: unknown): number {
+  const was = bucketsOf(before ?? {});
+  return Object.entries(bucketsOf(after ?? {}))
+    .filter(([key, bucket]) => was[key] !== bucket)
+    .reduce((sum, [, bucket]) => sum + Object.keys(bucket).length, 0);
+}
+
+describe("a map group of 1,000 items", () => {
+  it("copies a bounded number of per-item entries at each step after it is entered", async () => {
+    const items = 1000;
+    const pipeline = pipelineOf({
+      stages: [
+        code("list", () => ({
+          verdict: "ok",
+          output: { files: Array.from({ length: items }, (_, i) => `f${i}`) },
+        })),
+        code("review", ({ ctx }) => ({ verdict: "ok", output: { reviewed: ctx.item } })),
+        code("join", () => ({ verdict: "ok" })),
+      ],
+      next: {
+        list: {
+          kind: "map",
+          over: "output.files",
+          stage: "review",
+          join: "join",
+          policy: { kind: "all-settled" },
+          maxConcurrency: 8,
+        },
+      },
+    });
+    const machine = compileRunMachine(pipeline, harness("stages: {}").host);
+    const steps: PipelineContext[] = [];
+    const actor = createActor(machine as AnyStateMachine, {
+      input: { runId: "run-1000", ctx: {} },
+      inspect: (event: InspectionEvent) => {
+        if (event.type === "@xstate.snapshot" && event.actorRef === actor)
+          steps.push((event.snapshot as unknown as { context: PipelineContext }).context);
+      },
+    });
+    actor.start();
+    const output = await toPromise(actor);
+    expect(output.status).toBe("done");
+    expect(Object.keys(output.results)).toHaveLength(items + 2);
+    const tables = (context: PipelineContext) => [
+      context.visits,
+      context.results,
+      context.upstreamOf,
+      context.groups.list,
+    ];
+    const entered = steps.findIndex((context) => context.groups.list !== undefined);
+    let most = 0;
+    let total = 0;
+    for (let i = entered + 1; i < steps.length; i++) {
+      const before = tables(steps[i - 1] as PipelineContext);
+      const after = tables(steps[i] as PipelineContext);
+      const copied = after.reduce<number>(
+        (sum, table, t) => sum + copiedEntries(before[t], table),
+        0,
+      );
+      most = Math.max(most, copied);
+      total += copied;
+    }
+    // A plain object per table would copy up to 4 × 1,000 entries at each step.
+    expect(most).toBeLessThanOrEqual(4 * ((3 * items) / 64));
+    // Each item is entered and settled in a bounded number of steps.
+    expect(steps.length - entered).toBeLessThanOrEqual(3 * items);
+    expect(total / items).toBeLessThanOrEqual(3 * 4 * ((3 * items) / 64));
   });
 });
