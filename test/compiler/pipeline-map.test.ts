@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type AnyStateMachine, createActor, type InspectionEvent, toPromise } from "xstate";
 import type { PipelineContext } from "../../src/compiler/pipeline-context.js";
-import type { StageResult } from "../../src/definitions/contract.js";
+import type { JsonValue, StageResult } from "../../src/definitions/contract.js";
 import type { JoinPolicy, PipelineDefinition } from "../../src/definitions/pipeline-types.js";
 import { compileRunMachine } from "../../src/runtime/launch.js";
 import { startRun } from "../../src/runtime/run.js";
@@ -13,7 +13,7 @@ import { harness } from "../support/stage-harness.js";
  * and `join` receives what they ended with.
  */
 function mapPipeline(
-  files: unknown,
+  files: JsonValue,
   options: {
     policy?: JoinPolicy;
     failing?: readonly string[];
@@ -35,7 +35,7 @@ function mapPipeline(
         const failed = options.failing?.includes(String(ctx.item));
         return failed
           ? { verdict: "fail", reason: `${String(ctx.item)} is wrong` }
-          : { verdict: "ok", output: { reviewed: ctx.item } };
+          : { verdict: "ok", output: { reviewed: ctx.item as string } };
       }),
       code("join", ({ ctx: { upstream } }) => {
         options.upstream?.push([...upstream]);
@@ -166,7 +166,7 @@ describe("a map group of 1,000 items", () => {
           verdict: "ok",
           output: { files: Array.from({ length: items }, (_, i) => `f${i}`) },
         })),
-        code("review", ({ ctx }) => ({ verdict: "ok", output: { reviewed: ctx.item } })),
+        code("review", ({ ctx }) => ({ verdict: "ok", output: { reviewed: ctx.item as string } })),
         code("join", () => ({ verdict: "ok" })),
       ],
       next: {
