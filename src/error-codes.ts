@@ -244,6 +244,8 @@ const MEANINGS = {
     "A fixtures file for path tests is not valid JSON of stage answers; fix the file.",
   "Validation/PathsFileInvalid":
     "A paths file is not the output of stagechart paths --json; regenerate it.",
+  "Validation/MapNotModelled":
+    "The paths and test commands do not model map groups yet (they would walk a map's list as missing); test such a pipeline by running it with a scripted model.",
   "Validation/PathLimitExceeded":
     "A pipeline's model has more states within the visits allowed than paths will walk; lower --max-visits.",
 
