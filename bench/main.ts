@@ -11,7 +11,13 @@ import { memoryUse } from "./cases/memory.js";
 import { postgresStepCost } from "./cases/postgres-steps.js";
 import { resumeCost } from "./cases/resume.js";
 import { runsListing } from "./cases/runs-listing.js";
-import { compileScaling, durableGrowth, growthScaling, parallelScaling } from "./cases/scaling.js";
+import {
+  compileScaling,
+  durableGrowth,
+  growthScaling,
+  mapScaling,
+  parallelScaling,
+} from "./cases/scaling.js";
 import { serveStarts } from "./cases/serve.js";
 import { startUp } from "./cases/start-up.js";
 import { storedRunOpening, storedRunOpeningScale } from "./cases/stored-run-open.js";
@@ -122,6 +128,7 @@ async function main(): Promise<void> {
       storedRunOpeningScale(dir, SHORT_RUN_TURNS, LONG_RUN_TURNS),
     );
     await step("parallel group", () => parallelScaling(WIDE_GROUP));
+    await step("map group", () => mapScaling(WIDE_GROUP));
     await step("growth to 5,000 stages", () => growthScaling());
     await step("durable growth to 5,000 stages", () => durableGrowth(dir));
     await step("compiling", () => compileScaling(LONG_CHAIN_STAGES));

@@ -59,6 +59,14 @@ const MEANINGS = {
     "A stage file's id differs from the id the pipeline gives it; make the two the same.",
   "Validation/StageJoinDangling":
     "A parallel group's join names no stage of the pipeline; a join is a stage id or done.",
+  "Validation/MapOverUnknown":
+    "A map group's over path names a field the fan-out stage's completion schema (or the pipeline's context) does not declare; fix the path.",
+  "Validation/MapPlanInvalid":
+    "A map group cannot be planned as written (its stage, its as name or its policy); fix the group named in the message.",
+  "Validation/MapOverNotList":
+    "At run time a map group's over path did not hold a list; make the fan-out stage produce a list there.",
+  "Validation/MapTooManyItems":
+    "A map group's list has more items than its maxItems allows (1,000 unless set); raise maxItems or split the list.",
   "Validation/StageUnreachable":
     "A stage can never be reached from the pipeline's entry; connect it or remove it.",
   "Validation/StageNoExit":
@@ -236,6 +244,8 @@ const MEANINGS = {
     "A fixtures file for path tests is not valid JSON of stage answers; fix the file.",
   "Validation/PathsFileInvalid":
     "A paths file is not the output of stagechart paths --json; regenerate it.",
+  "Validation/MapNotModelled":
+    "The paths and test commands do not model map groups yet (they would walk a map's list as missing); test such a pipeline by running it with a scripted model.",
   "Validation/PathLimitExceeded":
     "A pipeline's model has more states within the visits allowed than paths will walk; lower --max-visits.",
 

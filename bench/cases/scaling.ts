@@ -50,6 +50,30 @@ export async function parallelScaling(scale: Scale): Promise<Comparison> {
   );
 }
 
+/**
+ * A map group of `siblings` items of one LLM stage (`maxConcurrency` at a time) against a chain
+ * of as many stages: the time per item over the time per stage, one run of each. The list comes
+ * from a code stage, so every model call is an item's (or the join's).
+ */
+export async function mapScaling(scale: Scale): Promise<Comparison> {
+  const chain: Workload = { stages: scale.siblings, turns: scale.turns, outputBytes: 200 };
+  // The map's workload: its one item stage and its join; the script covers both.
+  const mapped: Workload = { ...chain, stages: 2 };
+  const sequential = await pipelineOf(chain);
+  const map = await mapPipeline(mapped, scale.siblings, scale.maxConcurrency);
+  const chainMs = await timeOnce(() => runToEnd(sequential, hostFor(chain)));
+  const mapMs = await timeOnce(() => runToEnd(map, hostFor(mapped)));
+  const perStage = chainMs / scale.siblings;
+  const perItem = mapMs / (scale.siblings + 1);
+  return compare(
+    `map group of ${scale.siblings} items (max ${scale.maxConcurrency} at once) × ${scale.turns} turns, per stage`,
+    "ms",
+    { label: `a chain of ${scale.siblings}`, value: perStage },
+    { label: "an item", value: perItem },
+    { chainMs, mapMs, goalRatio: 2 },
+  );
+}
+
 /** The sizes growth is measured at, and the turns each stage takes there. */
 const GROWTH_SIZES = [100, 1000, 5000] as const;
 const GROWTH_TURNS = 2;
@@ -192,6 +216,39 @@ async function timeOnce(work: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
   await work();
   return performance.now() - start;
+}
+
+/** A code stage listing `items` things, each run through the workload's first stage, joined by its second. */
+async function mapPipeline(
+  workload: Workload,
+  items: number,
+  maxConcurrency: number,
+): Promise<PipelineDefinition> {
+  const [item, join] = stageIdsOf(workload) as [string, string];
+  const list = Array.from({ length: items }, (_, i) => `item-${i}`);
+  const loaded = await loadPipeline(
+    {
+      id: "bench-map",
+      context: { type: "object", properties: { task: { type: "string" } } },
+      entry: "list",
+      stages: {
+        list: { code: () => ({ verdict: "ok", output: { items: list } }) },
+        [item]: { stage: stageDefinition(item, workload.turns) },
+        [join]: { stage: stageDefinition(join, workload.turns) },
+      },
+      next: {
+        list: {
+          map: { over: "output.items", stage: item },
+          join,
+          policy: "all-settled",
+          maxConcurrency,
+        },
+      },
+    },
+    { toolNames: [LOOKUP_TOOL, PROBE_TOOL] },
+  );
+  if (!loaded.ok) throw new Error(`pipeline: ${JSON.stringify(loaded.diagnostics)}`);
+  return loaded.value;
 }
 
 async function groupPipeline(

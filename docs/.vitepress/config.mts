@@ -42,6 +42,7 @@ export default defineConfig({
           { text: "Cost", link: "/how-to/cost" },
           { text: "Budgets", link: "/how-to/budgets" },
           { text: "Deadlines on waits", link: "/how-to/deadlines" },
+          { text: "Map groups", link: "/how-to/map-groups" },
           { text: "Streaming replies", link: "/how-to/streaming" },
           { text: "Tracing (OpenTelemetry)", link: "/how-to/tracing" },
           { text: "MCP tool servers", link: "/how-to/mcp" },

@@ -58,7 +58,7 @@ function labelOfState(node: DirectedGraphNode, notes: GraphNotes): string {
 }
 
 const describeGroup = (group: GroupDescription): string =>
-  group.maxConcurrency < group.siblings.length
+  group.maxConcurrency < (group.map?.maxItems ?? group.siblings.length)
     ? `${group.policy}, ${group.maxConcurrency} at once`
     : group.policy;
 
@@ -108,6 +108,8 @@ export interface JsonNode {
     join: string;
     policy: string;
     maxConcurrency: number;
+    /** A map group's list: its one sibling runs once per item. */
+    map?: { over: string; maxItems: number };
   };
   children: JsonNode[];
   edges: JsonEdge[];
@@ -140,6 +142,7 @@ export function graphJson(node: DirectedGraphNode, notes: GraphNotes = NO_NOTES)
         join: group.join,
         policy: group.policy,
         maxConcurrency: group.maxConcurrency,
+        ...(group.map && { map: group.map }),
       },
     }),
     children: node.children.map((child) => graphJson(child, notes)),

@@ -1,6 +1,11 @@
 import { type AnyStateMachine, assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { StageResult } from "../definitions/contract.js";
-import type { JoinPolicy, PipelineDefinition, Rule } from "../definitions/pipeline-types.js";
+import type {
+  JoinPolicy,
+  MapGroup,
+  PipelineDefinition,
+  Rule,
+} from "../definitions/pipeline-types.js";
 import type { ErrorView } from "../errors.js";
 import type { AuditEventType } from "../events/audit.js";
 import { ruleHolds } from "./conditions.js";
@@ -14,10 +19,12 @@ import type {
   PipelineServices,
   RunStatus,
 } from "./pipeline-context.js";
+import { mapList } from "./pipeline-map.js";
 import {
   decideGroup,
   type GroupParams,
   runningStages,
+  stageOfSibling,
   startedGroup,
   tallyOf,
 } from "./pipeline-parallel.js";
@@ -64,6 +71,10 @@ export function pipelineSetup(
         ruleHolds(params.rule, params.result, context, pipeline.guards),
       succeeded: (_, params: { result: StageResult }) =>
         params.result.verdict === "ok" || params.result.verdict === "skip",
+      /** A map group's fan-out succeeded, but its list cannot be run over. */
+      mapRefuses: ({ context }, params: { result: StageResult; from: string; group: MapGroup }) =>
+        (params.result.verdict === "ok" || params.result.verdict === "skip") &&
+        "error" in mapList(params.from, params.group, params.result, context.ctx),
       groupDecides: (
         { context },
         params: { group: string; policy: JoinPolicy; decision: "join" | "fail" },
@@ -98,7 +109,7 @@ export function pipelineSetup(
           (lookup(context.visits, params.stageId) ?? 0) + 1,
         ),
         // A sub-pipeline's stages count as they are entered, in it (`enteredBy` on its end).
-        ...(pipeline.stages[params.stageId]?.kind !== "pipeline" && {
+        ...(pipeline.stages[stageOfSibling(params.stageId)]?.kind !== "pipeline" && {
           entered: (context.entered ?? 0) + 1,
         }),
         ...(!params.sibling && { current: params.stageId }),
@@ -130,9 +141,9 @@ export function pipelineSetup(
       restoreUpstream: assign(({ context }, params: { stageId: string }) => ({
         upstream: lookup(context.upstreamOf, params.stageId) ?? [],
       })),
-      startGroup: assign(({ context }, params: GroupParams) => ({
+      startGroup: assign(({ context }, params: GroupParams & { ids: readonly string[] }) => ({
         current: groupState(params.group),
-        ...startedGroup(context, params),
+        ...startedGroup(context, params, params.ids),
       })),
       cancelRunning: ({ context }, params: { reason: string }) => {
         for (const stageId of runningStages(context, pipeline)) {

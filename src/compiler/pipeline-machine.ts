@@ -140,21 +140,9 @@ export function compilePipelineMachine(pipeline: PipelineDefinition): PipelineMa
   );
   const groupStates = Object.fromEntries(
     Object.entries(pipeline.next).flatMap(([from, transition]) =>
-      transition.kind === "parallel"
-        ? [
-            [
-              groupState(from),
-              spawnedGroupState(
-                pipeline,
-                from,
-                transition.siblings,
-                transition.join,
-                transition.policy,
-                transition.maxConcurrency ?? transition.siblings.length,
-              ),
-            ],
-          ]
-        : [],
+      transition.kind === "rules"
+        ? []
+        : [[groupState(from), spawnedGroupState(pipeline, from, transition)]],
     ),
   );
 

@@ -15,7 +15,7 @@ import {
 /** What a sibling whose actor crashed (threw, or failed to start) settles with. */
 export function crashedResult(context: PipelineContext, sibling: string): StageResult {
   return {
-    stageId: sibling,
+    stageId: stageOfSibling(sibling),
     stageExecutionId: executionId(context, sibling),
     verdict: "fail",
     reason: `stage ${sibling} crashed`,
@@ -31,10 +31,11 @@ export function crashedResult(context: PipelineContext, sibling: string): StageR
  */
 export function groupDecisions(
   from: string,
-  siblings: readonly string[],
+  group: GroupSiblings,
   join: Target,
   policy: JoinPolicy,
 ) {
+  const ids = (context: PipelineContext) => siblingIds(context, from, group);
   const decisions = [
     {
       guard: { type: "groupDecides", params: { group: from, policy, decision: "fail" } },
@@ -48,18 +49,18 @@ export function groupDecisions(
             payload: {
               group: from,
               policy: policy.kind,
-              failed: failedSiblings(context, from, siblings),
+              failed: failedSiblings(context, from, ids(context)),
             },
           }),
         },
         {
           type: "cancelRunning",
           params: ({ context }: { context: PipelineContext }) => ({
-            reason: `sibling ${failedSiblings(context, from, siblings).join(", ")} failed (${policy.kind})`,
+            reason: `sibling ${failedSiblings(context, from, ids(context)).join(", ")} failed (${policy.kind})`,
           }),
         },
         fail(({ context }: { context: PipelineContext }) => {
-          const failed = failedSiblings(context, from, siblings);
+          const failed = failedSiblings(context, from, ids(context));
           return policy.kind === "fail-fast"
             ? viewOf(
                 "ExtensionHost/ParallelSiblingFailure",
@@ -86,12 +87,15 @@ export function groupDecisions(
         {
           type: "handOn",
           params: ({ context }: { context: PipelineContext }) => ({
-            upstream: settledResults(context, from, siblings),
+            upstream: settledResults(context, from, ids(context)),
           }),
         },
         {
           type: "audit",
-          params: { type: "SMTransition", payload: { from: siblings, to: join, kind: "join" } },
+          params: ({ context }: { context: PipelineContext }) => ({
+            type: "SMTransition",
+            payload: { from: ids(context), to: join, kind: "join" },
+          }),
         },
       ],
     },
@@ -104,17 +108,61 @@ export function describePolicy(p: JoinPolicy): string {
   return p.kind === "quorum" ? `quorum ${p.k}` : p.kind;
 }
 
+/**
+ * A group's siblings: a parallel group's stages, declared; or a map group's items, one sibling
+ * per item of the list it was entered with (`review-file[0]`, `review-file[1]`, …), counted in
+ * its tally, so that no list of them is kept.
+ */
+export type GroupSiblings =
+  | { kind: "static"; ids: readonly string[] }
+  | { kind: "map"; stage: string };
+
+/** A map group's sibling for the item at `index`: stage ids are kebab-case, so it names no stage. */
+export const itemSibling = (stage: string, index: number): string => `${stage}[${index}]`;
+
+const ITEM = /^(.*)\[(\d+)\]$/;
+
+/** The stage a sibling runs: itself, or the stage a map group runs for its item. */
+export const stageOfSibling = (sibling: string): string => ITEM.exec(sibling)?.[1] ?? sibling;
+
+/** The index of a map group's item a sibling runs, if it runs one. */
+export function itemIndexOf(sibling: string): number | undefined {
+  const index = ITEM.exec(sibling)?.[2];
+  return index === undefined ? undefined : Number(index);
+}
+
+/** The group's sibling at `index` in its order, if it has that many. */
+function siblingAt(group: GroupSiblings, count: number, index: number): string | undefined {
+  if (group.kind === "static") return group.ids[index];
+  return index < count ? itemSibling(group.stage, index) : undefined;
+}
+
+/** A group's siblings in order: a map group's for the list it was entered with (O(items)). */
+export function siblingIds(
+  context: Pick<PipelineContext, "groups" | "tallies" | "results">,
+  from: string,
+  group: GroupSiblings,
+): readonly string[] {
+  if (group.kind === "static") return group.ids;
+  const count = tallyOf(context, from).siblings;
+  return Array.from({ length: count }, (_, index) => itemSibling(group.stage, index));
+}
+
 /** What a group's actions are given: the group (by its fan-out stage), its siblings, its cap. */
 export interface GroupParams {
   group: string;
-  siblings: readonly string[];
+  siblings: GroupSiblings;
   maxConcurrency: number;
 }
 
-/** A group entered: its first `maxConcurrency` siblings running, the others queued. */
+/**
+ * A group entered with its siblings `ids` (a map group's decided now): its first
+ * `maxConcurrency` running, the others queued.
+ */
 export function startedGroup(
   context: PipelineContext,
-  { group, siblings, maxConcurrency }: GroupParams,
+  { group, maxConcurrency }: GroupParams,
+  siblings: readonly string[],
 ): Pick<PipelineContext, "groups" | "tallies"> {
   const started = Math.min(maxConcurrency, siblings.length);
   const states = withEntries(
@@ -135,6 +183,7 @@ export function startedGroup(
 export function settledSibling(
   context: PipelineContext,
   { group, siblings, maxConcurrency }: GroupParams,
+  sibling: string,
   result: StageResult,
 ): Pick<PipelineContext, "groups" | "tallies" | "results"> {
   const before = tallyOf(context, group);
@@ -144,15 +193,15 @@ export function settledSibling(
     ok: before.ok + (succeeded(result) ? 1 : 0),
     failed: before.failed + (succeeded(result) ? 0 : 1),
   };
-  const changed: [string, SiblingState][] = [[result.stageId, "settled"]];
-  const next = siblings[tally.started];
+  const changed: [string, SiblingState][] = [[sibling, "settled"]];
+  const next = siblingAt(siblings, tally.siblings, tally.started);
   if (next !== undefined && tally.running < maxConcurrency) {
     changed.push([next, "running"]);
     tally.started += 1;
     tally.running += 1;
   }
   return {
-    results: withEntry(context.results, result.stageId, result),
+    results: withEntry(context.results, sibling, result),
     groups: {
       ...context.groups,
       [group]: withEntries(context.groups[group] ?? EMPTY_TABLE, changed),
@@ -162,7 +211,10 @@ export function settledSibling(
 }
 
 /** A group's tally: the one kept, or (for a snapshot stored before it was kept) counted once. */
-export function tallyOf(context: PipelineContext, group: string): GroupTally {
+export function tallyOf(
+  context: Pick<PipelineContext, "groups" | "tallies" | "results">,
+  group: string,
+): GroupTally {
   const kept = context.tallies?.[group];
   if (kept) return kept;
   const states = [...siblingStates(context, group)];
@@ -180,6 +232,8 @@ export function tallyOf(context: PipelineContext, group: string): GroupTally {
 /** Whether a parallel group is finished by its policy: `join`, `fail`, or not yet. */
 export function decideGroup(policy: JoinPolicy, tally: GroupTally): "join" | "fail" | undefined {
   const { ok, failed } = tally;
+  // A map group over an empty list has nothing to wait for: its join runs with no results.
+  if (tally.siblings === 0) return "join";
   const pending = tally.siblings - ok - failed;
   switch (policy.kind) {
     case "fail-fast":
@@ -201,11 +255,22 @@ export function runningStages(context: PipelineContext, pipeline?: PipelineDefin
   if (!context.current) return [];
   const group = stageOfState(context.current);
   if (group === context.current) return [context.current];
-  const transition = pipeline?.next[group];
-  const siblings = transition?.kind === "parallel" ? transition.siblings : undefined;
-  return [...siblingStates(context, group, siblings)].flatMap(([id, state]) =>
+  const siblings = pipeline && groupSiblingsOf(pipeline, group);
+  const order = siblings && siblingIds(context, group, siblings);
+  return [...siblingStates(context, group, order)].flatMap(([id, state]) =>
     state === "running" ? [id] : [],
   );
+}
+
+/** The siblings of the group a stage fans out to, if it fans out to one. */
+export function groupSiblingsOf(
+  pipeline: PipelineDefinition,
+  from: string,
+): GroupSiblings | undefined {
+  const transition = pipeline.next[from];
+  if (transition?.kind === "parallel") return { kind: "static", ids: transition.siblings };
+  if (transition?.kind === "map") return { kind: "map", stage: transition.stage };
+  return undefined;
 }
 
 /**

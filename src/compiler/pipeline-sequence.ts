@@ -1,5 +1,6 @@
 import type { PipelineDefinition, PipelineStage, Rule } from "../definitions/pipeline-types.js";
 import { CANCEL, DONE, FAIL } from "../definitions/pipeline-types.js";
+import { mapList } from "./pipeline-map.js";
 import {
   actorOf,
   childInput,
@@ -104,6 +105,52 @@ function afterStage(pipeline: PipelineDefinition, stage: PipelineStage) {
             params: {
               type: "SMTransition",
               payload: { from: stageId, to: transition.siblings, kind: "parallel" },
+            },
+          },
+        ],
+      },
+      failure,
+    ];
+  }
+  if (transition.kind === "map") {
+    return [
+      {
+        guard: {
+          type: "mapRefuses",
+          params: ({ event }: DoneArgs) => ({
+            result: resultOf(event.output),
+            from: stageId,
+            group: transition,
+          }),
+        },
+        target: "failed",
+        description: "list refused",
+        actions: [
+          ...record,
+          transitionAudit(stageId, FAIL, "terminal"),
+          fail(({ event, context }: DoneArgs) => {
+            const list = mapList(stageId, transition, resultOf(event.output), context.ctx);
+            // The guard took this way only for a refused list.
+            return "error" in list
+              ? list.error
+              : viewOf("Validation/MapOverNotList", `the map group after ${stageId} has no list`);
+          }),
+        ],
+      },
+      {
+        guard: {
+          type: "succeeded",
+          params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
+        },
+        target: groupState(stageId),
+        description: "ok",
+        actions: [
+          ...record,
+          {
+            type: "audit",
+            params: {
+              type: "SMTransition",
+              payload: { from: stageId, to: [transition.stage], kind: "map" },
             },
           },
         ],

@@ -64,18 +64,28 @@ export function actorOf(stage: PipelineStage): string {
   }
 }
 
+/** A map group's sibling: its id (`review-file[3]`) and the ctx its item gives it. */
+export interface ItemSibling {
+  id: string;
+  ctx(context: PipelineContext): Readonly<Record<string, unknown>>;
+}
+
 /**
  * The child's input; parallel siblings get empty upstream. A sub-pipeline is handed its stage's
- * upstream (the result before it, or a join's results), which its entry stage receives.
+ * upstream (the result before it, or a join's results), which its entry stage receives. A map
+ * group's sibling runs its stage as an execution of its own (`<run>/review-file[3]/1`), with its
+ * item in ctx.
  */
 export function childInput(
   pipeline: PipelineDefinition,
   stage: PipelineStage,
   mode: "sequential" | "sibling",
+  item?: ItemSibling,
 ) {
-  return ({ context }: { context: PipelineContext }) => {
+  return ({ context: machineContext }: { context: PipelineContext }) => {
+    const context = item ? { ...machineContext, ctx: item.ctx(machineContext) } : machineContext;
     const upstream = mode === "sibling" ? [] : context.upstream;
-    const stageExecutionId = executionId(context, stage.id);
+    const stageExecutionId = executionId(context, item?.id ?? stage.id);
     const override = overrideOf(context, stage.id);
     switch (stage.kind) {
       case "llm":

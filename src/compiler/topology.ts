@@ -5,6 +5,7 @@ export function successors(pipeline: PipelineDefinition, stageId: string): Targe
   const transition = pipeline.next[stageId];
   if (!transition) return [DONE, FAIL];
   if (transition.kind === "parallel") return [...transition.siblings, transition.join, FAIL];
+  if (transition.kind === "map") return [transition.stage, transition.join, FAIL];
   return [...transition.rules.map((rule) => rule.to), FAIL];
 }
 
@@ -31,6 +32,9 @@ class Topology {
       if (transition.kind === "parallel") {
         for (const sibling of transition.siblings)
           if (!this.groupOf.has(sibling)) this.groupOf.set(sibling, from);
+        this.targeted.add(transition.join);
+      } else if (transition.kind === "map") {
+        if (!this.groupOf.has(transition.stage)) this.groupOf.set(transition.stage, from);
         this.targeted.add(transition.join);
       } else for (const rule of transition.rules) this.targeted.add(rule.to);
     }
@@ -102,7 +106,7 @@ function reachingStages(pipeline: PipelineDefinition, stageId: string): string[]
   return topologyOf(pipeline).reaching(stageId);
 }
 
-/** The parallel group a stage belongs to as a sibling, by the id of the stage that fans out. */
+/** The group a stage belongs to as a sibling (or a map's stage), by the id of the stage that fans out. */
 export function groupOf(pipeline: PipelineDefinition, stageId: string): string | undefined {
   return topologyOf(pipeline).groupOf.get(stageId);
 }

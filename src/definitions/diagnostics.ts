@@ -52,6 +52,8 @@ export const DIAGNOSTIC_CODES = {
   stageIdMismatch: "Validation/StageIdMismatch",
   joinDangling: "Validation/StageJoinDangling",
   invalidParallelPlan: "ExtensionHost/InvalidParallelPlan",
+  mapOverUnknown: "Validation/MapOverUnknown",
+  mapPlanInvalid: "Validation/MapPlanInvalid",
   stageUnreachable: "Validation/StageUnreachable",
   stageNoExit: "Validation/StageNoExit",
   unknownTool: "Validation/UnknownTool",

@@ -13,6 +13,7 @@ import {
 import { checkJsonSchema, type JsonSchema } from "./json-schema.js";
 import { type PipelineDraft, type Report, readDraft, where } from "./pipeline-draft.js";
 import { checkGraph } from "./pipeline-graph-checks.js";
+import { checkMap, checkMapLists } from "./pipeline-map-checks.js";
 import type { PipelineForm } from "./pipeline-schema.js";
 import { checkStageContracts, type LoadedStage } from "./pipeline-stage-checks.js";
 import {
@@ -76,6 +77,7 @@ export async function buildPipeline(
   checkTransitions(draft, report);
   checkHooks(draft, loaded, report);
   checkBudgets(draft, loaded, report);
+  checkMapLists(draft, loaded, report);
   if (draft.nextComplete) checkGraph(draft, report);
   const pipelineName = draft.id ?? source.file;
   diagnostics.push(...checkStageContracts(pipelineName, draft, loaded, toolNames, report));
@@ -126,6 +128,10 @@ function checkTransitions(draft: PipelineDraft, report: Report): void {
     }
     if (transition.kind === "parallel") {
       checkParallel(draft, from, transition, groupOf, report);
+      continue;
+    }
+    if (transition.kind === "map") {
+      checkMap(draft, from, transition, groupOf, report);
       continue;
     }
     const plain = transition.rules.length === 1 && transition.rules[0]?.when === undefined;

@@ -46,6 +46,7 @@ export function checkGraph(draft: PipelineDraft, report: Report): void {
 function targetsOf(transition: Transition | undefined): string[] {
   if (!transition) return [];
   if (transition.kind === "rules") return transition.rules.map((rule) => rule.to);
+  if (transition.kind === "map") return [transition.stage, transition.join];
   return [...transition.siblings, transition.join];
 }
 
@@ -94,7 +95,7 @@ function continuations(transition: Transition | undefined): string[] {
 function unconditionalLoops(draft: PipelineDraft): string[][] {
   const forced = (id: string): string | undefined => {
     const transition = draft.next[id];
-    if (transition?.kind === "parallel") return transition.join;
+    if (transition?.kind === "parallel" || transition?.kind === "map") return transition.join;
     const [first] = transition?.rules ?? [];
     return first && first.when === undefined ? first.to : undefined;
   };

@@ -154,6 +154,53 @@ const parallel = z.pipe(
   ),
 );
 
+/** Where a map group's list is: a dotted path under the fan-out stage's output, parsed, or ctx. */
+export const LIST_PATH = /^(?:output|parsed|ctx)(?:\.[^.\s]+)+$/;
+
+const mapGroup = z.pipe(
+  mapping("a map group", {
+    map: mapping("a map", {
+      over: z.string({ error: "must be a dotted path" }).check(
+        z.regex(LIST_PATH, {
+          error: "must be a dotted path under output, parsed or ctx, e.g. output.files",
+        }),
+      ),
+      stage: stageName,
+      as: z.optional(text("a ctx name for the item")),
+      maxItems: z.optional(
+        z.int({ error: "must be a whole number" }).check(z.gte(1, { error: "must be at least 1" })),
+      ),
+    }),
+    join: text("a stage id or done"),
+    policy: z.optional(joinPolicy),
+    maxConcurrency: z.optional(
+      z.int({ error: "must be a whole number" }).check(z.gte(1, { error: "must be at least 1" })),
+    ),
+  }),
+  z.transform(
+    ({ map, join, policy, maxConcurrency }): Transition => ({
+      kind: "map",
+      over: map.over,
+      stage: map.stage,
+      ...(map.as !== undefined && { as: map.as }),
+      join,
+      policy: policy ?? { kind: "fail-fast" },
+      ...(maxConcurrency !== undefined && { maxConcurrency }),
+      ...(map.maxItems !== undefined && { maxItems: map.maxItems }),
+    }),
+  ),
+);
+
+/** A mapping is a map group when it has `map`, a parallel group otherwise. */
+const group = z.transform((value: Record<string, unknown>, ctx): Transition => {
+  const parsed = ("map" in value ? mapGroup : parallel).safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) {
+    ctx.issues.push({ ...issue, input: value } as (typeof ctx.issues)[number]);
+  }
+  return z.NEVER;
+});
+
 export const transitionSchema = byKind<Transition>(
   {
     string: z.pipe(
@@ -164,9 +211,9 @@ export const transitionSchema = byKind<Transition>(
       z.array(rule).check(z.minLength(1, { error: "needs at least one rule" })),
       z.transform((rules): Transition => ({ kind: "rules", rules })),
     ),
-    object: parallel,
+    object: group,
   },
-  "a target (a stage id, done or fail), a list of rules, or a parallel group",
+  "a target (a stage id, done or fail), a list of rules, a parallel group or a map group",
 );
 
 const toolRule = z

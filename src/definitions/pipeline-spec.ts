@@ -75,7 +75,8 @@ export type TransitionSpec<Id extends string = string, G extends string = string
   | Id
   | EndTarget
   | RuleSpec<Id, G>[]
-  | ParallelSpec<Id>;
+  | ParallelSpec<Id>
+  | MapSpec<Id>;
 
 export interface RuleSpec<Id extends string = string, G extends string = string> {
   when?: ConditionSpec<Id, G>;
@@ -84,6 +85,14 @@ export interface RuleSpec<Id extends string = string, G extends string = string>
 
 export interface ParallelSpec<Id extends string = string> {
   parallel: Id[];
+  join: Id | "done";
+  policy?: "fail-fast" | "all-settled" | "any" | { quorum: number };
+  maxConcurrency?: number;
+}
+
+/** A map group: `stage` run once per item of the list at `over` (`output.files`). */
+export interface MapSpec<Id extends string = string> {
+  map: { over: string; stage: Id; as?: string; maxItems?: number };
   join: Id | "done";
   policy?: "fail-fast" | "all-settled" | "any" | { quorum: number };
   maxConcurrency?: number;

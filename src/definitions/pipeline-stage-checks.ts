@@ -30,6 +30,7 @@ export function checkStageContracts(
 ): Diagnostic[] {
   const found: Diagnostic[] = [];
   const declared = declaredFields(draft.context);
+  const itemFields = mapItemFields(draft);
   const arrivals = upstreamArrivals(draft);
   for (const [id, { stage, locateField }] of Object.entries(loaded)) {
     if (stage.kind !== "llm") continue;
@@ -61,7 +62,10 @@ export function checkStageContracts(
       );
     });
     checkOutputFields(id, stage, report);
-    found.push(...unresolvedCtx(pipeline, definition, declared));
+    const fields = itemFields.get(id);
+    found.push(
+      ...unresolvedCtx(pipeline, definition, fields ? new Set([...declared, ...fields]) : declared),
+    );
   }
   for (const [id, { stage }] of Object.entries(loaded)) {
     const ways = arrivals.get(id) ?? [];
@@ -108,6 +112,17 @@ function checkOutputFields(
       `stages.${id}.output[${i}]: "${field}" is not a field of ${completionTool}'s completionSchema (${listed})`,
     );
   });
+}
+
+/** The ctx fields a map group adds for its stage: `item`, `itemIndex` and its `as` name. */
+export function mapItemFields(draft: Pick<PipelineDraft, "next">): Map<string, string[]> {
+  const fields = new Map<string, string[]>();
+  for (const transition of Object.values(draft.next)) {
+    if (transition.kind !== "map") continue;
+    const names = ["item", "itemIndex", ...(transition.as !== undefined ? [transition.as] : [])];
+    fields.set(transition.stage, [...(fields.get(transition.stage) ?? []), ...names]);
+  }
+  return fields;
 }
 
 function declaredFields(context: JsonSchema | undefined): Set<string> {
@@ -172,6 +187,15 @@ function upstreamArrivals(draft: PipelineDraft): Map<string, Arrival[]> {
   for (const [from, transition] of Object.entries(draft.next)) {
     if (transition.kind === "rules") {
       for (const rule of transition.rules) add(rule.to, { count: 1, how: `after ${from}` });
+      continue;
+    }
+    if (transition.kind === "map") {
+      add(transition.stage, { count: 0, how: `as the stage of the map group after ${from}` });
+      add(transition.join, {
+        count: 0,
+        how: `as the join of the map group after ${from}, whose list may be empty`,
+        atLeast: true,
+      });
       continue;
     }
     for (const sibling of transition.siblings) {

@@ -109,7 +109,33 @@ export type Transition =
       policy: JoinPolicy;
       /** At most this many siblings run at once. */
       maxConcurrency?: number;
-    };
+    }
+  | MapGroup;
+
+/**
+ * A parallel group whose siblings are one stage (or sub-pipeline) run once per item of a list
+ * the fan-out stage produced (or ctx holds): the siblings are decided as the group is entered.
+ * Each sibling reads its item as `ctx.item`, `ctx.itemIndex` and `ctx.<as>`; the join receives
+ * the results in list order. An empty list goes straight to the join.
+ */
+export interface MapGroup {
+  kind: "map";
+  /** A dotted path under `output`, `parsed` or `ctx` naming the list: `output.files`. */
+  over: string;
+  /** The stage run for each item. */
+  stage: string;
+  /** A further ctx name for the item, besides `item`. */
+  as?: string;
+  join: Target;
+  policy: JoinPolicy;
+  /** At most this many items run at once. */
+  maxConcurrency?: number;
+  /** A longer list is refused at run time (`Validation/MapTooManyItems`); 1,000 by default. */
+  maxItems?: number;
+}
+
+/** The most items a map group takes when its `maxItems` is not set. */
+export const DEFAULT_MAX_ITEMS = 1000;
 
 export interface Rule {
   when?: Condition;

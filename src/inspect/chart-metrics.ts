@@ -66,11 +66,16 @@ export function shortLabel(label: string): string {
   return terse.length <= 22 ? terse : `${terse.slice(0, 21).trimEnd()}…`;
 }
 
+/** A map group's lane as drawn: its stage, and how many items run in it once a run knows. */
+export const laneLabel = (stage: string, items?: number): string =>
+  `${stage} ×${items === undefined ? " each" : items}`;
+
 /** A state's name as drawn: a group's own name with its policy, a parallel state's marked. */
 export function stateLabel(node: ChartNode): string {
   if (node.type === "parallel") return `${node.key} ∥`;
+  if (node.lane) return laneLabel(node.key);
   if (!node.group) return node.key;
-  const capped = node.group.maxConcurrency < node.children.length;
+  const capped = node.group.maxConcurrency < (node.group.map?.maxItems ?? node.children.length);
   return `${node.group.name} · ${node.group.policy}${capped ? `, ${node.group.maxConcurrency} at once` : ""}`;
 }
 

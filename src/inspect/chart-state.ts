@@ -17,6 +17,14 @@ export interface ChartState {
   active: string[];
   /** Per running stage: its lifecycle state (`act`, `checkGate`, …) and counters. */
   stages: Record<string, StageView>;
+  /** By the full id of a map group's lane (`p.plan_parallel.review-file`): its items' counts. */
+  items?: Record<string, ItemCounts>;
+}
+
+export interface ItemCounts {
+  total: number;
+  running: number;
+  settled: number;
 }
 
 export interface StageView {
@@ -46,10 +54,9 @@ export function chartStateOf(actors: readonly ActorView[]): ChartState {
         ...pick(context, ["stageExecutionId", "attempt", "turn"]),
       };
     } else if (typeof context.pipelineId === "string" && actor.value !== undefined) {
-      state.active.push(
-        ...activeIds(context.pipelineId, actor.value),
-        ...siblingIds(context.pipelineId, actor.value, context),
-      );
+      const siblings = siblingsOf(context.pipelineId, actor.value, context);
+      state.active.push(...activeIds(context.pipelineId, actor.value), ...siblings.running);
+      if (siblings.items) state.items = { ...state.items, ...siblings.items };
     }
   }
   return state;
@@ -81,18 +88,41 @@ export function activeIds(prefix: string, value: unknown): string[] {
 /** `groupState` of compiler/pipeline-states.ts, restated so the page does not bundle the compiler. */
 const GROUP_SUFFIX = "_parallel";
 
+/** A map group's item sibling, `review-file[3]`: its lane is its stage's. */
+const ITEM = /^(.*)\[\d+\]$/;
+
 /**
  * The running siblings of the group the run is in, as the chart draws them inside the group's
- * state (`p.g.lint`): the run keeps them in its context (`groups`), not in its state value.
+ * state (`p.g.lint`): the run keeps them in its context (`groups`), not in its state value. A
+ * map group's items all run in their stage's one lane, which is running while any of them is,
+ * and whose items are counted.
  */
-function siblingIds(prefix: string, value: unknown, context: Record<string, unknown>): string[] {
+function siblingsOf(
+  prefix: string,
+  value: unknown,
+  context: Record<string, unknown>,
+): { running: string[]; items?: Record<string, ItemCounts> } {
   if (typeof value !== "string" || !value.endsWith(GROUP_SUFFIX) || !isRecord(context.groups))
-    return [];
+    return { running: [] };
   const siblings = context.groups[value.slice(0, -GROUP_SUFFIX.length)];
-  if (!isRecord(siblings)) return [];
-  return storedEntries(siblings, isSiblingState).flatMap(([sibling, state]) =>
-    state === "running" ? [`${prefix}.${value}.${sibling}`] : [],
-  );
+  if (!isRecord(siblings)) return { running: [] };
+  const running = new Set<string>();
+  const items: Record<string, ItemCounts> = {};
+  for (const [sibling, state] of storedEntries(siblings, isSiblingState)) {
+    const lane = ITEM.exec(sibling)?.[1];
+    const id = `${prefix}.${value}.${lane ?? sibling}`;
+    if (state === "running") running.add(id);
+    if (lane === undefined) continue;
+    items[id] ??= { total: 0, running: 0, settled: 0 };
+    const counts = items[id];
+    counts.total += 1;
+    if (state === "running") counts.running += 1;
+    if (state === "settled") counts.settled += 1;
+  }
+  return {
+    running: [...running],
+    ...(Object.keys(items).length > 0 && { items }),
+  };
 }
 
 /** A stage machine's context names its stage; a pipeline machine's does not (asStage aside). */

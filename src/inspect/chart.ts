@@ -33,7 +33,15 @@ export interface ChartNode {
    * A parallel group's state: its name as users see it (its siblings, `test ∥ lint`), its policy
    * (`fail-fast`, `quorum 2`) and how many siblings run at once.
    */
-  group?: { name: string; policy: string; maxConcurrency: number };
+  /** A map group's one sibling: the lane each of its items runs in, drawn once with their count. */
+  lane?: true;
+  group?: {
+    name: string;
+    policy: string;
+    maxConcurrency: number;
+    /** A map group's list: its one sibling is the lane each item runs in. */
+    map?: { over: string; maxItems: number };
+  };
   /** What the stage is for, from its definition (its `description`). */
   description?: string;
   /** A sub-pipeline stage: the sub-pipeline's own chart, drawn inside the stage. */
@@ -98,12 +106,18 @@ export function pipelineChart(pipeline: PipelineDefinition): Chart {
   for (const node of chart.root.children) {
     const group = groups.get(node.key);
     if (!group) continue;
-    node.group = { name: group.name, policy: group.policy, maxConcurrency: group.maxConcurrency };
+    node.group = {
+      name: group.name,
+      policy: group.policy,
+      maxConcurrency: group.maxConcurrency,
+      ...(group.map && { map: group.map }),
+    };
     node.children = group.siblings.map((sibling) => ({
       id: `${node.id}.${sibling}`,
       key: sibling,
       type: "sibling",
       stage: sibling,
+      ...(group.map && { lane: true }),
       children: [],
     }));
   }

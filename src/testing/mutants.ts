@@ -151,11 +151,12 @@ function thresholdShifts(condition: Condition): { when: Condition; was: string; 
 
 function groupCandidates(
   stage: string,
-  group: Extract<Transition, { kind: "parallel" }>,
+  group: Extract<Transition, { kind: "parallel" | "map" }>,
   targets: string[],
 ): Candidate[] {
   const name = `${stage}'s group (${describe(group.policy)}, joining at ${group.join})`;
-  const n = group.siblings.length;
+  // A map group's size is its list's: its quorums are tried as for two items.
+  const n = group.kind === "map" ? 2 : group.siblings.length;
   const policies: JoinPolicy[] = [
     { kind: "fail-fast" },
     { kind: "all-settled" },

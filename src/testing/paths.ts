@@ -69,6 +69,7 @@ export interface PathOptions {
  * transitions none takes with why.
  */
 export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions = {}): PathList {
+  refuseMapGroups(pipeline);
   const ctx = options.ctx ?? sampleContext(pipeline);
   const bounds = {
     ctx,
@@ -192,6 +193,24 @@ function suspendedPaths(
  */
 /** What xstate/graph's walk may visit before the paths are refused as too many. */
 const STATE_LIMIT = 100_000;
+
+/**
+ * A map group's siblings are decided by a list its fan-out produces, which the model's stage
+ * outcomes do not produce: walked as they are, its paths would all end at a missing list. Refused
+ * with a coded error rather than listed wrongly.
+ */
+function refuseMapGroups(pipeline: PipelineDefinition): void {
+  for (const [from, transition] of Object.entries(pipeline.next)) {
+    if (transition.kind === "map")
+      throw new StagechartError(
+        "Validation/MapNotModelled",
+        `pipeline ${pipeline.id} maps ${transition.stage} over ${transition.over} after ${from}; paths and test do not model map groups yet`,
+        { pipelineId: pipeline.id, stageId: from },
+      );
+  }
+  for (const stage of Object.values(pipeline.stages))
+    if (stage.kind === "pipeline") refuseMapGroups(stage.pipeline);
+}
 
 /**
  * `walk()`, its paths, or `Validation/PathLimitExceeded` when xstate/graph gives up past the

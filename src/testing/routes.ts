@@ -17,7 +17,7 @@ export function routeOf(
   const transition = pipeline.next[stage];
   const succeeded = result.verdict === "ok" || result.verdict === "skip";
   if (!transition) return succeeded ? "done" : "fail";
-  if (transition.kind === "parallel") return succeeded ? `${stage}'s group` : "fail";
+  if (transition.kind !== "rules") return succeeded ? `${stage}'s group` : "fail";
   const facts = { ctx: run.ctx, visits: tableOf(run.visits) };
   const rule = transition.rules.find((r) => ruleHolds(r, result, facts, pipeline.guards));
   return rule?.to ?? "fail";

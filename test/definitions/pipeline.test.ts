@@ -359,7 +359,7 @@ next:
         at(yaml, "execute: []", "Validation/PipelineDefinitionInvalid"),
       ]);
       expect(!result.ok && result.diagnostics.map((d) => d.message)).toContain(
-        "next.plan: must be a target (a stage id, done or fail), a list of rules, or a parallel group",
+        "next.plan: must be a target (a stage id, done or fail), a list of rules, a parallel group or a map group",
       );
     });
 

@@ -35,3 +35,21 @@ describe("the lifecycle phases a running stage lights", () => {
     expect(phasesIn("checkGate")).toEqual(["checkGate"]);
   });
 });
+
+describe("the chart state of a run in a map group", () => {
+  it("lights the stage's one lane while any item runs, and counts its items", () => {
+    const groups = {
+      plan: {
+        "review[0]": "settled",
+        "review[1]": "running",
+        "review[2]": "running",
+        "review[3]": "queued",
+      },
+    };
+    const { active, items } = chartStateOf([
+      { value: "plan_parallel", context: { pipelineId: "p", groups }, status: "active" },
+    ]);
+    expect(active).toEqual(["p", "p.plan_parallel", "p.plan_parallel.review"]);
+    expect(items).toEqual({ "p.plan_parallel.review": { total: 4, running: 2, settled: 1 } });
+  });
+});

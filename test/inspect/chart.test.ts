@@ -2,8 +2,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadPipelineFile } from "../../src/definitions/pipeline.js";
 import { type Chart, pipelineChart } from "../../src/inspect/chart.js";
-import { drawnEdges, shortLabel } from "../../src/inspect/chart-metrics.js";
+import { drawnEdges, laneLabel, shortLabel, stateLabel } from "../../src/inspect/chart-metrics.js";
 import { MACHINES_DIR } from "../support/pipeline-files.js";
+import { code, pipelineOf } from "../support/pipelines.js";
 
 async function chartOf(file: string): Promise<Chart> {
   const loaded = await loadPipelineFile(join(MACHINES_DIR, file), { importCode: false });
@@ -46,6 +47,44 @@ describe("a pipeline's chart", () => {
     expect(
       Object.fromEntries(kinds.root.children.filter((n) => n.stage).map((n) => [n.key, n.kind])),
     ).toMatchObject({ "verify-identity": "code", classify: "llm", sandbox: "pipeline" });
+  });
+});
+
+describe("a map group's chart", () => {
+  it("is one lane for its stage, named by its list, drawn × each until a run counts its items", () => {
+    const pipeline = pipelineOf({
+      id: "mapped",
+      stages: [
+        code("list", () => ({ verdict: "ok" })),
+        code("review", () => ({ verdict: "ok" })),
+        code("join", () => ({ verdict: "ok" })),
+      ],
+      next: {
+        list: {
+          kind: "map",
+          over: "output.files",
+          stage: "review",
+          join: "join",
+          policy: { kind: "quorum", k: 2 },
+          maxConcurrency: 4,
+        },
+      },
+    });
+    const chart = pipelineChart(pipeline);
+    const group = chart.root.children.find((n) => n.group);
+    expect(group?.group).toEqual({
+      name: "review × each of output.files",
+      policy: "quorum 2",
+      maxConcurrency: 4,
+      map: { over: "output.files", maxItems: 1000 },
+    });
+    expect(group && stateLabel(group)).toBe("review × each of output.files · quorum 2, 4 at once");
+    expect(group?.children.map((c) => [c.key, c.kind, c.lane])).toEqual([["review", "code", true]]);
+    const lane = group?.children[0];
+    expect(lane && stateLabel(lane)).toBe("review × each");
+    expect(laneLabel("review", 6)).toBe("review ×6");
+    // The stage has no state of its own: it runs only in the group.
+    expect(chart.root.children.filter((n) => n.key === "review")).toEqual([]);
   });
 });
 

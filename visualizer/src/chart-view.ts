@@ -1,6 +1,6 @@
 import type { Chart, ChartLayouts } from "../../src/inspect/chart.js";
 import { drawChart, type SvgElement } from "../../src/inspect/chart-drawing.js";
-import { chartExtent, LEGIBLE_SCALE } from "../../src/inspect/chart-metrics.js";
+import { chartExtent, LEGIBLE_SCALE, laneLabel } from "../../src/inspect/chart-metrics.js";
 import { type ChartState, lifecyclePhases } from "../../src/inspect/chart-state.js";
 import { type ChartDirection, chartSvg, fittedDirection } from "../../src/inspect/chart-svg.js";
 import { svg } from "./dom.js";
@@ -151,8 +151,16 @@ export class ChartView {
     if (status) this.drawing?.setAttribute("data-run-status", status);
     else this.drawing?.removeAttribute("data-run-status");
     const active = new Set(state.active);
-    for (const [id, element] of this.states)
+    for (const [id, element] of this.states) {
       element.setAttribute("data-active", String(active.has(id)));
+      const items = state.items?.[id];
+      const stage = element.getAttribute("data-stage-node");
+      const label = element.querySelector("text.label");
+      if (items && stage && label) {
+        label.textContent = laneLabel(stage, items.total);
+        element.setAttribute("data-items", `${items.settled}/${items.total}`);
+      }
+    }
     for (const [owner, pills] of this.pills) {
       const stageId = this.states.get(owner)?.getAttribute("data-stage-node") ?? "";
       const phases = active.has(owner) ? lifecyclePhases(state.stages[stageId]?.lifecycle) : [];
