@@ -89,29 +89,20 @@ function afterStage(pipeline: PipelineDefinition, stage: PipelineStage) {
       failure,
     ];
   }
-  if (transition.kind === "parallel") {
-    return [
-      {
-        guard: {
-          type: "succeeded",
-          params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
-        },
-        target: groupState(stageId),
-        description: "ok",
-        actions: [
-          ...record,
-          {
-            type: "audit",
-            params: {
-              type: "SMTransition",
-              payload: { from: stageId, to: transition.siblings, kind: "parallel" },
-            },
-          },
-        ],
-      },
-      failure,
-    ];
-  }
+  // A stage that succeeded goes on to its group, the group's siblings (or mapped stage) named.
+  const intoGroup = (to: readonly string[], kind: "parallel" | "map") => ({
+    guard: {
+      type: "succeeded",
+      params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
+    },
+    target: groupState(stageId),
+    description: "ok",
+    actions: [
+      ...record,
+      { type: "audit", params: { type: "SMTransition", payload: { from: stageId, to, kind } } },
+    ],
+  });
+  if (transition.kind === "parallel") return [intoGroup(transition.siblings, "parallel"), failure];
   if (transition.kind === "map") {
     return [
       {
@@ -137,24 +128,7 @@ function afterStage(pipeline: PipelineDefinition, stage: PipelineStage) {
           }),
         ],
       },
-      {
-        guard: {
-          type: "succeeded",
-          params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
-        },
-        target: groupState(stageId),
-        description: "ok",
-        actions: [
-          ...record,
-          {
-            type: "audit",
-            params: {
-              type: "SMTransition",
-              payload: { from: stageId, to: [transition.stage], kind: "map" },
-            },
-          },
-        ],
-      },
+      intoGroup([transition.stage], "map"),
       failure,
     ];
   }
