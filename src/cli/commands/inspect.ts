@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import type { Command } from "commander";
 import { toStagechartError } from "../../errors.js";
+import { isLoopback } from "../../inspect/http-requests.js";
 import {
   DEFAULT_INSPECT_PORT,
-  isLoopback,
   newToken,
   runPageUrl,
   startInspectServer,
