@@ -177,6 +177,8 @@ const MEANINGS = {
     "A fork names a step the run does not have; pick one of the run's committed steps.",
   "Validation/ForkRequestInvalid":
     "A fork asked of the inspect server is malformed; send {at: <step>, set?: {<ctx field>: <value>}}.",
+  "Validation/PruneCriteriaInvalid":
+    "A prune was given no runs to select, or a value it cannot read; give --ended-before an ISO 8601 date or an age (30d, 12h), --keep a whole number of runs, --batch-size a whole number from 1 to 10000.",
   "Validation/ControlEventInvalid":
     "A control request is malformed; send CANCEL, OVERRIDE with a target and reason, or REDO with a stage.",
 
