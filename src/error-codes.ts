@@ -353,7 +353,7 @@ const MEANINGS = {
   "Session/LeaseLost":
     "This process lost its hold on the run to another owner; its last step was not stored, let the other owner go on.",
   "Session/ForkUnavailable":
-    "The step to fork from was stored before the store kept what a fork copies; fork from a later step.",
+    "The step to fork from was stored before the store kept what a fork copies, or its snapshot was pruned (prune --history-only); fork from a later step.",
   "Session/ForkNotServed":
     "This inspect server does not start runs (a run's own --inspect server), so it cannot fork one; open the run under stagechart inspect, or use stagechart fork.",
   "Session/StepNotFound": "The run has no step with that number; pick one of its steps.",
