@@ -1,14 +1,19 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { expect } from "vitest";
-import { attachMcpServers, type McpServerConfig, type McpServers } from "../../src/tools/index.js";
+import {
+  attachMcpServers,
+  type McpServerConfig,
+  type McpServers,
+  type McpStdioServer,
+} from "../../src/tools/index.js";
 import { tempDir } from "./stages.js";
 
 /** The test suite's MCP server (lookup, delete, stats, slow, broken, crash), run with node. */
 export const DEMO_SERVER = resolve(import.meta.dirname, "mcp-demo-server.mjs");
 
 /** The demo server as a config, logging what it sees to a fresh file. */
-export function demoServer(name = "demo"): McpServerConfig & { log: string } {
+export function demoServer(name = "demo"): McpStdioServer & { log: string } {
   const log = join(tempDir(), "server.log");
   return {
     name,

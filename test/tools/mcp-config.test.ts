@@ -75,7 +75,11 @@ describe("--mcp command lines", () => {
   it("takes the text before the first = as a name unless it plainly belongs to a command", () => {
     const parsed = (spec: string) => {
       const result = parseMcpFlag(spec, "/");
-      return result.ok ? { name: result.value.name, command: result.value.command } : result.error;
+      return result.ok && "command" in result.value
+        ? { name: result.value.name, command: result.value.command }
+        : result.ok
+          ? result.value
+          : result.error;
     };
     // Several words, none an option, path or quote: a name, so checked as one — not spawned.
     const misnamed = parsed("bad name!=node -e 1");

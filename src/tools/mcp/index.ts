@@ -11,7 +11,7 @@
  * | `ToolTransient/McpServerUnavailable` | the server exited or the connection broke, before or during the call |
  * | `ToolTransient/ToolTimeout`, `Cancellation/StageCancelled` | as for every tool |
  */
-export type { McpServerConfig, McpSources } from "./config.js";
+export type { McpHttpServer, McpServerConfig, McpSources, McpStdioServer } from "./config.js";
 export { loadMcpConfigFile, parseMcpFlag, resolveMcpServers } from "./config.js";
 export { mcpToolName } from "./naming.js";
 export {
