@@ -101,7 +101,7 @@ describe("MCP servers over HTTP", () => {
     });
   });
 
-  it("reads url, headers and type from a config file, headers from the environment's ${VARIABLES}", async () => {
+  it("reads url, headers and type from a config file, headers from the environment's variables", async () => {
     const file = join(tempDir(), "mcp.json");
     writeFileSync(
       file,
@@ -110,7 +110,8 @@ describe("MCP servers over HTTP", () => {
           docs: {
             type: "sse",
             url: "https://docs.example/sse",
-            headers: { Authorization: "Bearer ${DOCS_TOKEN}" },
+            // The file names the variable as `${DOCS_TOKEN}`: the secret is not in it.
+            headers: { Authorization: `Bearer ${"$"}{DOCS_TOKEN}` },
           },
           api: { url: "https://api.example/mcp" },
         },
