@@ -6,7 +6,8 @@
 // With MCP_DEMO_TOKEN set, every HTTP request must carry `Authorization: Bearer <token>` (401
 // otherwise); the log says whether it did, never the token.
 // Tools: lookup (read-only), delete (mutating), stats (structured output), slow (honours
-// cancellation), broken (answers isError), crash (the process dies mid-call).
+// cancellation), broken (answers isError), crash (the process dies mid-call), whoami (echoes the
+// Authorization header it was sent over HTTP).
 // With MCP_DEMO_LOG set, it appends one line per notable event to that file, so tests can see
 // what the server saw (a cancelled call, its own exit). With MCP_DEMO_ENV set, it writes the
 // environment it was started with to that file, as JSON.
@@ -89,6 +90,23 @@ function demoServer() {
           resolve({ content: [{ type: "text", text: "cancelled" }] });
         });
       }),
+  );
+
+  server.registerTool(
+    "whoami",
+    {
+      description: "Echoes the Authorization header of the request (over HTTP)",
+      inputSchema: {},
+      annotations: { readOnlyHint: true },
+    },
+    async (_args, extra) => ({
+      content: [
+        {
+          type: "text",
+          text: `you sent ${extra.requestInfo?.headers?.authorization ?? "nothing"}`,
+        },
+      ],
+    }),
   );
 
   server.registerTool(

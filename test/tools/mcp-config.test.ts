@@ -127,10 +127,13 @@ describe("--mcp-config files", () => {
       /^Validation\/McpConfigInvalid cannot read/,
     );
     expect(await problem(configFile({ servers: {} }))).toContain(
-      'needs "mcpServers": { "<name>": { "command", "args", "env" } }',
+      'needs "mcpServers": { "<name>": { "command", "args", "env" } or { "url", "headers" } }',
     );
-    expect(await problem(configFile({ mcpServers: { web: { url: "http://x" } } }))).toContain(
-      "mcpServers.web.command: needs a command (only stdio servers, started by a command, are supported)",
+    expect(await problem(configFile({ mcpServers: { web: { args: ["x"] } } }))).toContain(
+      "mcpServers.web: needs a command (a stdio server) or a url (an HTTP server)",
+    );
+    expect(await problem(configFile({ mcpServers: { web: { url: "ftp://x" } } }))).toContain(
+      "mcpServers.web.url: url must be an http:// or https:// URL",
     );
     expect(await problem(configFile({ mcpServers: { "a b": { command: "x" } } }))).toMatch(
       /^Validation\/McpServerNameInvalid the MCP server name "a b"/,

@@ -59,6 +59,18 @@ describe("MCP servers over HTTP", () => {
     expect(log.filter((line) => line.includes("refused"))).toEqual([]);
   });
 
+  it("keeps a header's value out of what a tool answers, should the server echo it", async () => {
+    const server = await httpDemoServer({ token: TOKEN });
+    const servers = await attachedHttp(server.url, { Authorization: `Bearer ${TOKEN}` });
+    if (!servers.ok) throw servers.error;
+    const whoami = servers.value.tools.find((tool) => tool.name === "mcp__demo__whoami");
+    if (!whoami) throw new Error("no whoami tool");
+    expect(await invokeTool(whoami, {}, context())).toEqual({
+      ok: true,
+      output: "you sent [redacted]",
+    });
+  });
+
   it("falls back to HTTP+SSE for a server that only speaks that", async () => {
     const server = await httpDemoServer({ token: TOKEN, sseOnly: true });
     const servers = await attachedHttp(server.sseUrl, { Authorization: `Bearer ${TOKEN}` });
