@@ -401,7 +401,7 @@ const MEANINGS = {
   "ExtensionHost/ProviderRejected":
     "The model provider refused the request (a bad key, model name or request); fix the model settings.",
   "ExtensionHost/McpServerStartFailed":
-    "An MCP server did not start; check its command, and read its output in the message.",
+    "An MCP server did not start or could not be reached; check its command (and read its output in the message), or its URL and headers.",
   "ExtensionHost/InvalidParallelPlan":
     "A parallel group cannot be planned as written; fix the group named in the message.",
   "ExtensionHost/ParallelSiblingFailure":

@@ -72,6 +72,17 @@ describe("--mcp command lines", () => {
     expect(code("-bad=node x.js")).toBe("Validation/McpServerNameInvalid");
   });
 
+  it("takes a URL as a server over HTTP, named or named after its host", () => {
+    expect(parseMcpFlag("docs=https://mcp.example.com/mcp", "/")).toEqual({
+      ok: true,
+      value: { name: "docs", url: "https://mcp.example.com/mcp", transport: "auto" },
+    });
+    expect(parseMcpFlag("https://www.context7.com/mcp", "/")).toMatchObject({
+      ok: true,
+      value: { name: "context7", url: "https://www.context7.com/mcp" },
+    });
+  });
+
   it("takes the text before the first = as a name unless it plainly belongs to a command", () => {
     const parsed = (spec: string) => {
       const result = parseMcpFlag(spec, "/");
