@@ -185,6 +185,8 @@ const MEANINGS = {
     "A fork names a step the run does not have; pick one of the run's committed steps.",
   "Validation/ForkRequestInvalid":
     "A fork asked of the inspect server is malformed; send {at: <step>, set?: {<ctx field>: <value>}}.",
+  "Validation/PruneCriteriaInvalid":
+    "A prune was given no runs to select, or a value it cannot read; give --ended-before an ISO 8601 date or an age (30d, 12h), --keep a whole number of runs, --batch-size a whole number from 1 to 10000.",
   "Validation/ControlEventInvalid":
     "A control request is malformed; send CANCEL, OVERRIDE with a target and reason, or REDO with a stage.",
 
@@ -373,7 +375,7 @@ const MEANINGS = {
   "Session/LeaseLost":
     "This process lost its hold on the run to another owner; its last step was not stored, let the other owner go on.",
   "Session/ForkUnavailable":
-    "The step to fork from was stored before the store kept what a fork copies; fork from a later step.",
+    "The step to fork from was stored before the store kept what a fork copies, or its snapshot was pruned (prune --history-only); fork from a later step.",
   "Session/ForkNotServed":
     "This inspect server does not start runs (a run's own --inspect server), so it cannot fork one; open the run under stagechart inspect, or use stagechart fork.",
   "Session/StepNotFound": "The run has no step with that number; pick one of its steps.",
@@ -423,7 +425,7 @@ const MEANINGS = {
   "ExtensionHost/ProviderRejected":
     "The model provider refused the request (a bad key, model name or request); fix the model settings.",
   "ExtensionHost/McpServerStartFailed":
-    "An MCP server did not start; check its command, and read its output in the message.",
+    "An MCP server did not start or could not be reached; check its command (and read its output in the message), or its URL and headers.",
   "ExtensionHost/InvalidParallelPlan":
     "A parallel group cannot be planned as written; fix the group named in the message.",
   "ExtensionHost/ParallelSiblingFailure":

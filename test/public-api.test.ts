@@ -36,6 +36,7 @@ describe("the public API", () => {
       "loadStageFile",
       "openStore",
       "parseStageDefinition",
+      "pruneRuns",
       "refusalOf",
       "renderGraph",
       "reopenRun",

@@ -49,6 +49,7 @@ export default defineConfig({
           { text: "Built-in tools and the sandbox", link: "/how-to/sandbox" },
           { text: "PostgreSQL and workers", link: "/how-to/postgres" },
           { text: "Serving runs over HTTP", link: "/how-to/serve" },
+          { text: "Retention: pruning old runs", link: "/how-to/retention" },
           { text: "Visual debugging", link: "/how-to/inspect" },
           { text: "Model-based testing", link: "/how-to/model-based-testing" },
           { text: "The library and embedding", link: "/how-to/embedding" },

@@ -39,6 +39,7 @@ const run = async () => (await import("./commands/run.js")).registerRun;
 const resume = async () => (await import("./commands/resume.js")).registerResume;
 const runs = async () => (await import("./commands/runs.js")).registerRuns;
 const history = async () => (await import("./commands/history.js")).registerHistory;
+const prune = async () => (await import("./commands/prune.js")).registerPrune;
 const fork = async () => (await import("./commands/fork.js")).registerFork;
 const graph = async () => (await import("./commands/graph.js")).registerGraph;
 const inspect = async () => (await import("./commands/inspect.js")).registerInspect;
@@ -59,6 +60,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   show: runs,
   audit: runs,
   history,
+  prune,
   fork,
   graph,
   inspect,

@@ -15,12 +15,12 @@ export function addMcpOptions(command: Command): Command {
   return command
     .option(
       "--mcp <command>",
-      'attach an MCP server over stdio: "<command>" or "<name>=<command>"; its tools are mcp__<name>__<tool>; repeatable',
+      'attach an MCP server: over stdio, "<command>" or "<name>=<command>"; over HTTP, "<name>=<url>" (headers: --mcp-config); its tools are mcp__<name>__<tool>; repeatable',
       collect,
     )
     .option(
       "--mcp-config <file>",
-      'attach the MCP servers of a JSON file { "mcpServers": { "<name>": { "command", "args", "env" } } }; repeatable',
+      'attach the MCP servers of a JSON file { "mcpServers": { "<name>": { "command", "args", "env" } or { "url", "headers", "type": "http"|"sse" } } }; header values may read environment variables; repeatable',
       collect,
     );
 }

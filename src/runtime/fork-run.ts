@@ -161,6 +161,7 @@ export async function createFork(
   const steps = (await store.stepsOf(sourceRunId)).map(({ step }) => step);
   if (!steps.includes(at)) return err(stepUnknown(sourceRunId, at, steps));
   const stored = await store.snapshotAtStep(sourceRunId, at);
+  if (stored === undefined) return err(historyPruned(sourceRunId, at));
   const damaged = checkSnapshotShape(sourceRunId, stored);
   if (damaged) return err(damaged);
 
@@ -216,6 +217,14 @@ function driftFrom(
     { runId, changes },
   );
 }
+
+/** A step before the run's last snapshot, once a prune cut its history (`historyOnly`). */
+const historyPruned = (runId: string, step: number): StagechartError =>
+  new StagechartError(
+    "Session/ForkUnavailable",
+    `run ${runId} keeps no snapshot of step ${step}: its step history was pruned down to its last snapshot; fork from its last step instead`,
+    { runId, step },
+  );
 
 const stepUnknown = (runId: string, step: number, steps: number[]): StagechartError =>
   new StagechartError(

@@ -29,6 +29,8 @@ export { refusalOf } from "./launch.js";
 export { LEASE_TTL_MS } from "./lease-owner.js";
 export { HostMemory } from "./memory.js";
 export type { StepStore } from "./persistence.js";
+export { type PruneOptions, pruneRuns } from "./prune.js";
+export type { PrunedRun, PruneReport } from "./prune-records.js";
 export { type ReopenOptions, reopenRun } from "./reopen.js";
 export { parseToolRule, rulesGrantPolicy, type ToolRule } from "./rules.js";
 export {

@@ -7,6 +7,7 @@ import type { AuditEvent } from "../events/audit.js";
 import type * as z from "../zod.js";
 import type { ControlRequest, ControlStatus, Requester } from "./live-control.js";
 import type { StepCommit, StepStore } from "./persistence.js";
+import type { PruneReport, PruneRequest } from "./prune-records.js";
 import type {
   ClaimFilter,
   DefinitionBundle,
@@ -37,7 +38,8 @@ export interface RunStore
     MemoryStore,
     LeaseStore,
     ControlStore,
-    RunQueueStore {
+    RunQueueStore,
+    PruneStore {
   /**
    * Opens run `runId` for this process to write its steps: a run that does not exist yet is
    * opened empty (the runtime creates it); one that is not over is leased first, to `owner` when
@@ -208,6 +210,21 @@ export interface RunQueueStore {
    * `LISTEN/NOTIFY`), so an idle worker wakes at once instead of at its next poll.
    */
   watchQueue?(onQueued: () => void): Promise<Result<{ close(): Promise<void> }>>;
+}
+
+/**
+ * Retention: the one way rows of whole runs leave a store. The audit log is append-only but for
+ * this: a store deletes a run's steps only for an ended run its prune log records in the same
+ * transaction (its triggers refuse any other deletion).
+ */
+export interface PruneStore {
+  /**
+   * Deletes the ended, unleased runs `request` selects, oldest first, `batchSize` per
+   * transaction (or, scope `history`, cuts their step history down to the last snapshot);
+   * running, queued and suspended runs stay. Records the prune and each run it took in the
+   * store's prune log. A dry run only reports.
+   */
+  prune(request: PruneRequest): Promise<Result<PruneReport>>;
 }
 
 /** A journal entry as stored: its key and its value's JSON text. */

@@ -9,6 +9,7 @@ import type { AuditEvent } from "../events/audit.js";
 import { decodeJournalEntry } from "../runtime/journal.js";
 import type { ControlRequest, ControlStatus, Requester } from "../runtime/live-control.js";
 import type { RunEntries, StepCommit, StepStore } from "../runtime/persistence.js";
+import type { PruneReport, PruneRequest } from "../runtime/prune-records.js";
 import type {
   ClaimFilter,
   DefinitionBundle,
@@ -35,6 +36,7 @@ import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { SqliteConnection } from "./sqlite-connection.js";
 import { openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
+import { SqlitePrune } from "./sqlite-prune.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { StepEntries, type StoredEntries } from "./step-entries.js";
 import { StepHistory } from "./step-history.js";
@@ -77,6 +79,7 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   private readonly controls: ControlRequests;
   private readonly queue: RunQueue;
   private readonly marks: LiveMarks;
+  private readonly pruning: SqlitePrune;
   /** The runs the transaction under way appended steps to, and how far: marked once it commits. */
   private readonly appended = new Map<string, StepTail>();
   /** Runs that left `running` whose marks wait for a checkpoint. */
@@ -93,6 +96,7 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     this.controls = new ControlRequests(db);
     this.queue = new RunQueue(db);
     this.marks = new LiveMarks(path);
+    this.pruning = new SqlitePrune(db, this.history);
     this.unsettled = new CheckpointBatch(db, (runIds) =>
       this.guardedMark(() => this.marks.settled(runIds)),
     );
@@ -443,6 +447,31 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   ): { owner: string; expiresAt: number; expiresInMs: number } | undefined {
     const holder = this.guarded(() => this.sql.lease.get(runId));
     return holder && { ...holder, expiresInMs: holder.expiresAt - this.now() };
+  }
+
+  /**
+   * Deletes the ended, unleased runs `request` selects (or cuts their step history), a batch
+   * per transaction, recorded in the prune log (see `SqlitePrune`). A pruned run's live mark
+   * goes too, so opening the store again never puts its row back.
+   */
+  async prune(request: PruneRequest): Promise<Result<PruneReport>> {
+    const report = await this.pruning.prune(
+      {
+        immediately: (work) => this.immediately(work),
+        now: this.now,
+        timestamp: this.timestamp,
+        gone: (runIds) => {
+          if (request.scope !== "runs") return;
+          for (const runId of runIds) {
+            this.letGo(runId);
+            this.unsettled.delete(runId);
+          }
+          this.guardedMark(() => this.marks.settled(runIds));
+        },
+      },
+      request,
+    );
+    return ok(report);
   }
 
   /** Runs whose steps the store lost, as its marks tell (`LiveMarks.lostSteps`). */

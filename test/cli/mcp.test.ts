@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hostFor, settingsFor } from "../../src/cli/host-options.js";
@@ -8,7 +8,7 @@ import { startRun } from "../../src/runtime/run.js";
 import { SqliteStore } from "../../src/store/index.js";
 import { BUILTIN_TOOL_NAMES } from "../../src/tools/index.js";
 import { runCli } from "../support/cli.js";
-import { attached, DEMO_SERVER, demoServer, serverLog } from "../support/mcp.js";
+import { attached, DEMO_SERVER, demoServer, httpDemoServer, serverLog } from "../support/mcp.js";
 import { project } from "../support/pipeline-files.js";
 import { seedPlan } from "../support/stages.js";
 
@@ -98,6 +98,41 @@ describe("stagechart run --mcp", () => {
       (e) => e.type === "ToolSucceeded",
     );
     expect(succeeded?.payload).toMatchObject({ tool: "mcp__demo__lookup", argsSummary: "auth" });
+  });
+
+  it("calls the tool of a server over HTTP, its auth header from the environment and nowhere in the run's record", async () => {
+    const token = "http-demo-token-0c4e81d2";
+    const server = await httpDemoServer({ token });
+    const p = lookupProject();
+    const file = join(p.dir, "mcp.json");
+    const header = ["Bearer $", "{DEMO_MCP_TOKEN}"].join("");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcpServers: { demo: { url: server.url, headers: { Authorization: header } } },
+      }),
+    );
+    process.env.DEMO_MCP_TOKEN = token;
+    let run: Awaited<ReturnType<typeof p.run>>;
+    try {
+      run = await p.run("--mcp-config", file, "--json");
+    } finally {
+      delete process.env.DEMO_MCP_TOKEN;
+    }
+    expect(run.code).toBe(0);
+    const summary = summaryOf(run.stdout);
+    expect(summary.status).toBe("done");
+    expect(run.stderr).toContain("plan   mcp__demo__lookup(auth) ok");
+    expect(serverLog(server.log)).toContain("POST /mcp authorized");
+    const audit = await auditOf(p.store, summary.runId);
+    expect(audit.find((e) => e.type === "ToolSucceeded")?.payload).toMatchObject({
+      tool: "mcp__demo__lookup",
+    });
+    const shown = await runCli("show", summary.runId, "--store", p.store, "--json");
+    for (const text of [run.stdout, run.stderr, JSON.stringify(audit), shown.stdout])
+      expect(text).not.toContain(token);
+    for (const stored of [p.store, `${p.store}-wal`].filter((path) => existsSync(path)))
+      expect(readFileSync(stored).includes(token)).toBe(false);
   });
 
   it("refuses a pipeline naming MCP tools when their server is not attached", async () => {

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { forkRun } from "../../src/runtime/fork-run.js";
+import { pruneRuns } from "../../src/runtime/prune.js";
 import { type RunResult, resumeRun, startRun } from "../../src/runtime/run.js";
 import { type HistoryStep, runHistory } from "../../src/runtime/run-history.js";
 import { SqliteStore } from "../../src/store/index.js";
@@ -109,6 +110,26 @@ describe("forking a run at a step, on the SQLite store", () => {
     const plan = (list: ModelCall[]) => list.filter((c) => /^\w+\/plan\//.test(c.key));
     expect(plan(original).length).toBeGreaterThan(0);
     expect(plan(calls)).toEqual([]);
+  });
+
+  it("of a run whose step history was pruned starts only from its last snapshot", async () => {
+    const { store } = await finishedRun();
+    const steps = historyOf(store, "r1");
+    const early = steps.find((s) => s.state === "execute");
+    if (!early) throw new Error("no step in execute");
+    const pruned = await pruneRuns(store, { keep: 0, historyOnly: true });
+    if (!pruned.ok) throw pruned.error;
+    expect(pruned.value.runs.map(({ runId }) => runId)).toEqual(["r1"]);
+    const host = modelHarness(countingModel([])).host;
+    const refused = await forkRun(codeReview(), "r1", { host, store, at: early.step, runId: "f1" });
+    expect(refused.ok ? undefined : refused.error).toMatchObject({
+      code: "Session/ForkUnavailable",
+      message: expect.stringContaining("pruned down to its last snapshot"),
+    });
+    const last = steps.at(-1)?.step ?? 0;
+    const forked = await forkRun(codeReview(), "r1", { host, store, at: last, runId: "f2" });
+    if (!forked.ok) throw forked.error;
+    expect((await forked.value.result).status).toBe("done");
   });
 
   it("forkRun refuses answers the fork does not wait for before storing it", async () => {

@@ -45,6 +45,8 @@ describe("opening a store", () => {
       "definitions",
       "leases",
       "memory",
+      "pruned_runs",
+      "prunes",
       "runs",
       "schema_version",
       "steps",

@@ -72,10 +72,25 @@ describe("--mcp command lines", () => {
     expect(code("-bad=node x.js")).toBe("Validation/McpServerNameInvalid");
   });
 
+  it("takes a URL as a server over HTTP, named or named after its host", () => {
+    expect(parseMcpFlag("docs=https://mcp.example.com/mcp", "/")).toEqual({
+      ok: true,
+      value: { name: "docs", url: "https://mcp.example.com/mcp", transport: "auto" },
+    });
+    expect(parseMcpFlag("https://www.context7.com/mcp", "/")).toMatchObject({
+      ok: true,
+      value: { name: "context7", url: "https://www.context7.com/mcp" },
+    });
+  });
+
   it("takes the text before the first = as a name unless it plainly belongs to a command", () => {
     const parsed = (spec: string) => {
       const result = parseMcpFlag(spec, "/");
-      return result.ok ? { name: result.value.name, command: result.value.command } : result.error;
+      return result.ok && "command" in result.value
+        ? { name: result.value.name, command: result.value.command }
+        : result.ok
+          ? result.value
+          : result.error;
     };
     // Several words, none an option, path or quote: a name, so checked as one — not spawned.
     const misnamed = parsed("bad name!=node -e 1");
@@ -123,10 +138,13 @@ describe("--mcp-config files", () => {
       /^Validation\/McpConfigInvalid cannot read/,
     );
     expect(await problem(configFile({ servers: {} }))).toContain(
-      'needs "mcpServers": { "<name>": { "command", "args", "env" } }',
+      'needs "mcpServers": { "<name>": { "command", "args", "env" } or { "url", "headers" } }',
     );
-    expect(await problem(configFile({ mcpServers: { web: { url: "http://x" } } }))).toContain(
-      "mcpServers.web.command: needs a command (only stdio servers, started by a command, are supported)",
+    expect(await problem(configFile({ mcpServers: { web: { args: ["x"] } } }))).toContain(
+      "mcpServers.web: needs a command (a stdio server) or a url (an HTTP server)",
+    );
+    expect(await problem(configFile({ mcpServers: { web: { url: "ftp://x" } } }))).toContain(
+      "mcpServers.web.url: url must be an http:// or https:// URL",
     );
     expect(await problem(configFile({ mcpServers: { "a b": { command: "x" } } }))).toMatch(
       /^Validation\/McpServerNameInvalid the MCP server name "a b"/,

@@ -52,6 +52,7 @@ describe("MCP servers over stdio", () => {
       "mcp__demo__delete",
       "mcp__demo__stats",
       "mcp__demo__slow",
+      "mcp__demo__whoami",
       "mcp__demo__broken",
       "mcp__demo__crash",
     ]);

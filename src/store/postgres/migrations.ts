@@ -346,6 +346,86 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     version: 14,
     sql: "SELECT 1",
   },
+  {
+    // Retention, as the SQLite store's migration 15: the prune log, append-only but for a
+    // prune's one closing update, and the audit log's one exception — a step of an ended run an
+    // unfinished prune recorded taking whole may be deleted.
+    version: 15,
+    sql: `
+      CREATE TABLE prunes (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at TEXT NOT NULL,
+        scope TEXT NOT NULL CHECK (scope IN ('runs', 'history')),
+        criteria TEXT NOT NULL,
+        requested_by TEXT NOT NULL,
+        finished_at TEXT,
+        runs INTEGER,
+        bytes_freed BIGINT
+      );
+      CREATE TABLE pruned_runs (
+        prune_id BIGINT NOT NULL REFERENCES prunes (id),
+        run_id TEXT COLLATE "C" NOT NULL,
+        pipeline_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at TEXT COLLATE "C" NOT NULL,
+        ended_at TEXT NOT NULL,
+        steps INTEGER NOT NULL,
+        last_seq INTEGER NOT NULL,
+        bytes BIGINT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (prune_id, run_id)
+      );
+      CREATE INDEX pruned_runs_by_run ON pruned_runs (run_id, created_at);
+
+      CREATE FUNCTION prune_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'the prune log is append-only'; END $$;
+      CREATE FUNCTION prune_closed_once() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF OLD.finished_at IS NULL AND NEW.id = OLD.id AND NEW.at = OLD.at
+            AND NEW.scope = OLD.scope AND NEW.criteria = OLD.criteria
+            AND NEW.requested_by = OLD.requested_by THEN
+            RETURN NEW;
+          END IF;
+          RAISE EXCEPTION 'the prune log is append-only';
+        END $$;
+      CREATE TRIGGER prunes_closed_once BEFORE UPDATE ON prunes
+        FOR EACH ROW EXECUTE FUNCTION prune_closed_once();
+      CREATE TRIGGER prunes_no_delete BEFORE DELETE ON prunes
+        FOR EACH ROW EXECUTE FUNCTION prune_log_append_only();
+      CREATE TRIGGER pruned_runs_no_change BEFORE UPDATE OR DELETE ON pruned_runs
+        FOR EACH ROW EXECUTE FUNCTION prune_log_append_only();
+      CREATE TRIGGER prunes_no_truncate BEFORE TRUNCATE ON prunes
+        FOR EACH STATEMENT EXECUTE FUNCTION prune_log_append_only();
+      CREATE TRIGGER pruned_runs_no_truncate BEFORE TRUNCATE ON pruned_runs
+        FOR EACH STATEMENT EXECUTE FUNCTION prune_log_append_only();
+
+      CREATE FUNCTION pruned_run_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NOT EXISTS (SELECT 1 FROM runs WHERE run_id = NEW.run_id
+              AND created_at = NEW.created_at AND status IN ('done', 'failed', 'cancelled')) THEN
+            RAISE EXCEPTION 'only an ended run is pruned';
+          END IF;
+          RETURN NEW;
+        END $$;
+      CREATE TRIGGER pruned_runs_ended BEFORE INSERT ON pruned_runs
+        FOR EACH ROW EXECUTE FUNCTION pruned_run_ended();
+
+      CREATE FUNCTION steps_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP = 'DELETE' AND EXISTS (SELECT 1 FROM pruned_runs p
+              JOIN prunes x ON x.id = p.prune_id AND x.scope = 'runs' AND x.finished_at IS NULL
+              JOIN runs r ON r.run_id = p.run_id AND r.created_at = p.created_at
+                AND r.status IN ('done', 'failed', 'cancelled')
+              WHERE p.run_id = OLD.run_id) THEN
+            RETURN OLD;
+          END IF;
+          RAISE EXCEPTION 'the audit log is append-only';
+        END $$;
+      DROP TRIGGER steps_no_change ON steps;
+      CREATE TRIGGER steps_no_change BEFORE UPDATE OF events, last_seq OR DELETE ON steps
+        FOR EACH ROW EXECUTE FUNCTION steps_append_only();
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;

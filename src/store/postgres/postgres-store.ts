@@ -7,6 +7,7 @@ import { type ErrorView, err, ok, type Result, StagechartError } from "../../err
 import type { AuditEvent } from "../../events/audit.js";
 import type { ControlRequest, ControlStatus, Requester } from "../../runtime/live-control.js";
 import type { StepCommit } from "../../runtime/persistence.js";
+import type { PruneReport, PruneRequest } from "../../runtime/prune-records.js";
 import type {
   ClaimFilter,
   DefinitionBundle,
@@ -35,6 +36,7 @@ import { claimLease } from "./leases.js";
 import { migrate } from "./migrations.js";
 import { OwnedRun } from "./owned-run.js";
 import { postgresFailure, postgresUnavailable, retryingConflicts } from "./postgres-errors.js";
+import { prunePostgres } from "./prune.js";
 import * as q from "./queries.js";
 import { type Query, queryOn } from "./queries.js";
 import { type QueueWatch, watchQueue } from "./queue-watch.js";
@@ -375,6 +377,24 @@ export class PostgresStore implements RunStore {
 
   async leaseHolder(runId: string) {
     return controls.leaseHolder(this.pooled, runId, this.clock?.());
+  }
+
+  /**
+   * Deletes the ended, unleased runs `request` selects (or cuts their step history), a batch
+   * per transaction whose rows are locked `SKIP LOCKED`, recorded in the prune log (prune.ts).
+   */
+  async prune(request: PruneRequest): Promise<Result<PruneReport>> {
+    const report = await prunePostgres(
+      {
+        query: this.pooled,
+        transaction: (work) => this.transaction((query) => work(query)),
+        clock: this.clock,
+        timestamp: () => this.timestamp(),
+      },
+      request,
+    );
+    for (const run of report.runs) this.chains.forget(run.runId);
+    return ok(report);
   }
 
   /** One statement on any pooled connection, as the modules that take a `Query` run it. */

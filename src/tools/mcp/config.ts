@@ -1,12 +1,16 @@
 import { dirname, resolve } from "node:path";
 import { err, ok, type Result, StagechartError } from "../../errors.js";
 import { readRegularText } from "../../files.js";
+import { redactUrl } from "../../secrets/redact.js";
 import * as z from "../../zod.js";
 import { serverNameFromCommand, splitCommandLine } from "./command-line.js";
 import { SERVER_NAME } from "./naming.js";
 
-/** One MCP server to start over stdio. */
-export interface McpServerConfig {
+/** One MCP server: started over stdio, or reached over HTTP. */
+export type McpServerConfig = McpStdioServer | McpHttpServer;
+
+/** An MCP server to start over stdio. */
+export interface McpStdioServer {
   name: string;
   command: string;
   args: string[];
@@ -15,6 +19,22 @@ export interface McpServerConfig {
   /** The server's working directory. */
   cwd: string;
 }
+
+/**
+ * An MCP server reached over HTTP: streamable HTTP first, then the older HTTP+SSE transport
+ * for a server that only speaks that (`auto`), or the one named. `headers` go with every
+ * request (an `Authorization` header, say); their values are secrets: only a config file holds
+ * them (or the environment variables it names), never the store, and they are removed from
+ * everything the server's answers and errors put in a run's record.
+ */
+export interface McpHttpServer {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+  transport: "auto" | "streamable-http" | "sse";
+}
+
+export const isHttpServer = (config: McpServerConfig): config is McpHttpServer => "url" in config;
 
 /**
  * Where a run's MCP servers come from, as given on the command line: `--mcp` values and
@@ -62,6 +82,8 @@ export async function resolveMcpServers(sources: McpSources): Promise<Result<Mcp
 /** `--mcp "<command>"` or `--mcp "<name>=<command>"`; the name is derived from the command when not given. */
 export function parseMcpFlag(spec: string, cwd: string): Result<McpServerConfig> {
   const named = splitServerName(spec);
+  const given = (named ? named.command : spec).trim();
+  if (/^https?:\/\//i.test(given)) return httpFlag(spec, given, named?.name);
   const words = splitCommandLine(named ? named.command : spec);
   if (!words.ok) return err(configError(`--mcp ${words.error}`, { spec }));
   const [command, ...args] = words.value;
@@ -75,6 +97,16 @@ export function parseMcpFlag(spec: string, cwd: string): Result<McpServerConfig>
     return err(new StagechartError(error.code, `${error.message}${hint}`, error.context));
   }
   return ok({ name, command, args, cwd });
+}
+
+/** `--mcp "<name>=https://…"`: a server over HTTP, without headers (a config file gives those). */
+function httpFlag(spec: string, url: string, name: string | undefined): Result<McpServerConfig> {
+  if (!URL.canParse(url))
+    return err(configError(`--mcp ${url} is not a URL`, { spec: redactUrl(spec) }));
+  const host = new URL(url).hostname.split(".").find((part) => part !== "www") ?? "";
+  const chosen = name ?? host.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 32);
+  if (!SERVER_NAME.test(chosen)) return err(nameError(chosen, `--mcp "${redactUrl(spec)}"`));
+  return ok({ name: chosen, url, transport: "auto" });
 }
 
 /**
@@ -94,18 +126,42 @@ function splitServerName(spec: string): { name: string; command: string } | unde
   return { name: before, command: spec.slice(at + 1) };
 }
 
-const entrySchema = z.looseObject({
+const stdioEntrySchema = z.looseObject({
   command: z
-    .string({ error: "needs a command (only stdio servers, started by a command, are supported)" })
+    .string({ error: "needs a command (a stdio server) or a url (an HTTP server)" })
     .check(z.minLength(1, { error: "needs a non-empty command" })),
   args: z.optional(z.array(z.string(), { error: "args must be a list of strings" })),
   env: z.optional(z.record(z.string(), z.string(), { error: "env must map names to strings" })),
   cwd: z.optional(z.string({ error: "cwd must be a string" })),
 });
 
+const httpEntrySchema = z.looseObject({
+  url: z.string({ error: "url must be a string" }).check(
+    z.refine((url) => /^https?:\/\//i.test(url) && URL.canParse(url), {
+      error: "url must be an http:// or https:// URL",
+    }),
+  ),
+  headers: z.optional(
+    z.record(z.string(), z.string(), { error: "headers must map names to strings" }),
+  ),
+  // `type` as other MCP clients' config files spell it: "http" (streamable HTTP) or "sse".
+  type: z.optional(
+    z.enum(["http", "streamable-http", "sse"], { error: 'type must be "http" or "sse"' }),
+  ),
+  transport: z.optional(
+    z.enum(["auto", "streamable-http", "sse"], {
+      error: 'transport must be "auto", "streamable-http" or "sse"',
+    }),
+  ),
+});
+
+const entrySchema = z.union([httpEntrySchema, stdioEntrySchema], {
+  error: "needs a command (a stdio server) or a url (an HTTP server)",
+});
+
 const configSchema = z.looseObject({
   mcpServers: z.record(z.string(), entrySchema, {
-    error: 'needs "mcpServers": { "<name>": { "command", "args", "env" } }',
+    error: 'needs "mcpServers": { "<name>": { "command", "args", "env" } or { "url", "headers" } }',
   }),
 });
 
@@ -116,6 +172,7 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 export async function loadMcpConfigFile(
   file: string,
   cwd: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<Result<McpServerConfig[]>> {
   const read = readRegularText(file, MAX_CONFIG_BYTES);
   if (!read.ok) {
@@ -143,15 +200,58 @@ export async function loadMcpConfigFile(
   const servers: McpServerConfig[] = [];
   for (const [name, entry] of Object.entries(config.data.mcpServers)) {
     if (!SERVER_NAME.test(name)) return err(nameError(name, file));
+    if ("url" in entry && typeof entry.url === "string") {
+      const headers = expandedHeaders(entry.headers as Record<string, string> | undefined, env);
+      if (!headers.ok)
+        return err(
+          configError(`the MCP config file ${file}: server "${name}" ${headers.error}`, {
+            file,
+            server: name,
+          }),
+        );
+      const type = entry.type ?? entry.transport;
+      servers.push({
+        name,
+        url: entry.url,
+        ...(headers.value && { headers: headers.value }),
+        transport:
+          type === "http" ? "streamable-http" : ((type as McpHttpServer["transport"]) ?? "auto"),
+      });
+      continue;
+    }
+    const stdio = entry as z.infer<typeof stdioEntrySchema>;
     servers.push({
       name,
-      command: entry.command,
-      args: entry.args ?? [],
-      ...(entry.env && { env: entry.env }),
-      cwd: entry.cwd === undefined ? cwd : resolve(dirname(file), entry.cwd),
+      command: stdio.command,
+      args: stdio.args ?? [],
+      ...(stdio.env && { env: stdio.env }),
+      cwd: stdio.cwd === undefined ? cwd : resolve(dirname(file), stdio.cwd),
     });
   }
   return ok(servers);
+}
+
+/**
+ * A server's headers with each `${NAME}` replaced by the environment variable's value, so the
+ * file need not hold the secret itself; a variable that is not set is an error naming it.
+ */
+function expandedHeaders(
+  headers: Record<string, string> | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Result<Record<string, string> | undefined, string> {
+  if (!headers) return ok(undefined);
+  const expanded: Record<string, string> = {};
+  for (const [header, value] of Object.entries(headers)) {
+    let missing: string | undefined;
+    expanded[header] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, variable: string) => {
+      const set = env[variable];
+      if (set === undefined) missing ??= variable;
+      return set ?? "";
+    });
+    if (missing)
+      return err(`header ${header} names the environment variable ${missing}, which is not set`);
+  }
+  return ok(expanded);
 }
 
 const configError = (message: string, context: Record<string, unknown>) =>

@@ -1,6 +1,8 @@
 import type { Tool as McpToolDefinition } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonSchema } from "../../definitions/json-schema.js";
-import type { AnyTool } from "../types.js";
+import { StagechartError } from "../../errors.js";
+import { redactStrings } from "../../secrets/redact.js";
+import type { AnyTool, ToolOutcome } from "../types.js";
 import { type McpCallResult, outcomeOfError, outcomeOfResult, unavailable } from "./call-result.js";
 import { commandText, type McpConnection } from "./connection.js";
 
@@ -30,27 +32,47 @@ export function wrapMcpTool(
     inputSchema,
     mutates: definition.annotations?.readOnlyHint !== true,
     summarize: summarizeArgs,
-    async execute(args, { signal, limits }) {
-      const lost = connection.lost();
-      if (lost) return unavailable(site, lost, connection.stderrTail());
-      try {
-        const result = await connection.client.callTool(
-          { name: definition.name, arguments: args },
-          undefined,
-          { signal, timeout: limits.timeoutMs },
-        );
-        return outcomeOfResult(result as McpCallResult, site);
-      } catch (error) {
-        const gone = connection.lost();
-        if (gone && !signal.aborted) return unavailable(site, gone, connection.stderrTail(), error);
-        return outcomeOfError(error, site, {
-          signal,
-          timeoutMs: limits.timeoutMs,
-          stderrTail: connection.stderrTail,
-        });
-      }
+    async execute(args, context) {
+      return withoutSecrets(await call(args, context), connection);
     },
   };
+
+  async function call(
+    args: Record<string, unknown>,
+    { signal, limits }: Parameters<AnyTool["execute"]>[1],
+  ): Promise<ToolOutcome> {
+    const lost = connection.lost();
+    if (lost) return unavailable(site, lost, connection.stderrTail());
+    try {
+      const result = await connection.client.callTool(
+        { name: definition.name, arguments: args },
+        undefined,
+        { signal, timeout: limits.timeoutMs },
+      );
+      return outcomeOfResult(result as McpCallResult, site);
+    } catch (error) {
+      const gone = connection.lost();
+      if (gone && !signal.aborted) return unavailable(site, gone, connection.stderrTail(), error);
+      return outcomeOfError(error, site, {
+        signal,
+        timeoutMs: limits.timeoutMs,
+        stderrTail: connection.stderrTail,
+      });
+    }
+  }
+}
+
+/**
+ * The outcome without the server's header values: a server that echoes its `Authorization`
+ * header back (or an error that quotes a request) must not put it in the run's record.
+ */
+function withoutSecrets(outcome: ToolOutcome, connection: McpConnection): ToolOutcome {
+  if (outcome.ok) return { ok: true, output: redactStrings(outcome.output, connection.redact) };
+  const { code, message, context } = outcome.error;
+  const redacted = connection.redact(message);
+  const cleaned = redactStrings(context, connection.redact);
+  if (redacted === message && cleaned === context) return outcome;
+  return { ok: false, error: new StagechartError(code, redacted, cleaned) };
 }
 
 /** The server's input schema, without its `$schema` (servers often declare draft-07). */

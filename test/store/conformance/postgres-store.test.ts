@@ -5,6 +5,7 @@ import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { noPostgres, testPostgres } from "../../support/postgres.js";
 import { ENTRY_TABLES, okValue, type StoreHarness } from "./harness.js";
 import { leasesAndMore } from "./leases-and-more.js";
+import { pruneConformance } from "./prune.js";
 import { runQueue } from "./queue.js";
 import { runsAndSteps } from "./runs-and-steps.js";
 import { stepsForksControls } from "./steps-forks-controls.js";
@@ -48,5 +49,7 @@ describe.skipIf(skip)(
     leasesAndMore(postgres);
     runQueue(postgres);
     stepsForksControls(postgres);
+    pruneConformance(postgres);
+    pruneConformance(postgres);
   },
 );

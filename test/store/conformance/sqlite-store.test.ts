@@ -6,6 +6,7 @@ import { SqliteStore } from "../../../src/store/sqlite-store.js";
 import { tempDir } from "../support/temp-store.js";
 import { type EntrySql, okValue, type StoreHarness } from "./harness.js";
 import { leasesAndMore } from "./leases-and-more.js";
+import { pruneConformance } from "./prune.js";
 import { runQueue } from "./queue.js";
 import { runsAndSteps } from "./runs-and-steps.js";
 import { stepsForksControls } from "./steps-forks-controls.js";
@@ -79,4 +80,5 @@ describe("the SQLite store, as the store port's callers await it", () => {
   leasesAndMore(sqlite);
   runQueue(sqlite);
   stepsForksControls(sqlite);
+  pruneConformance(sqlite);
 });
