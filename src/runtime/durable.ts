@@ -9,6 +9,7 @@ import { type StepStore, stopOnStoreFailure } from "./persistence.js";
 import { refuseControl } from "./run-checks.js";
 import { compileRunMachine } from "./run-machine.js";
 import { StepRecorder } from "./step-recorder.js";
+import type { RunWait } from "./suspension.js";
 
 export interface DurableLaunch {
   store: StepStore;
@@ -107,10 +108,13 @@ export function launchDurable(
     commit(actor);
     if (!lost) {
       try {
+        const wakeAt =
+          outcome.status === "suspended" ? earliestDeadline(outcome.waiting) : undefined;
         const patch = {
           status: outcome.status,
           ...(outcome.error && { error: outcome.error }),
           ...(outcome.output !== undefined && { output: outcome.output }),
+          ...(wakeAt !== undefined && { wakeAt }),
         };
         store.updateRun(runId, patch, owner);
       } catch (error) {
@@ -127,6 +131,16 @@ export function launchDurable(
     return { ...outcome, status: "suspended", error: lost.toModelView() };
   });
   return ok(withResult(handle, result));
+}
+
+/** The first moment a wait of the run times out (ISO), if any of them has a deadline. */
+function earliestDeadline(waits: readonly RunWait[] | undefined): string | undefined {
+  const deadlines = (waits ?? []).flatMap((wait) =>
+    "deadline" in wait && wait.deadline !== undefined ? [wait.deadline] : [],
+  );
+  return deadlines.length === 0
+    ? undefined
+    : new Date(Math.min(...deadlines.map((at) => Date.parse(at)))).toISOString();
 }
 
 /** `handle` with another result; built outside `launchDurable`, whose closures hold the actor. */

@@ -23,6 +23,11 @@ export interface RunRecord {
   options: Record<string, unknown>;
   error?: ErrorView;
   output?: JsonValue;
+  /**
+   * When a suspended run's earliest wait times out (an ask's or a grant request's deadline): a
+   * worker takes it then, and its resume applies the timeout's fallback.
+   */
+  wakeAt?: string;
 }
 
 /** A run as `runs` lists it: what tells runs apart, without what resuming one needs. */
@@ -66,9 +71,12 @@ export interface DefinitionBundle {
   files: Record<string, string>;
 }
 
-/** Fields to change; a field present with the value `undefined` clears `error` or `output`. */
+/**
+ * Fields to change; a field present with the value `undefined` clears `error` or `output`. A
+ * patch that sets the status without `wakeAt` clears it: only a suspended run waits to wake.
+ */
 export type RunPatch = Partial<
-  Pick<RunRecord, "status" | "definitionHash" | "options" | "error" | "output">
+  Pick<RunRecord, "status" | "definitionHash" | "options" | "error" | "output" | "wakeAt">
 >;
 
 export interface StoredSnapshot {

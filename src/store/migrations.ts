@@ -443,6 +443,14 @@ export const MIGRATIONS: readonly Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
     `,
   },
+  {
+    // A suspended run's earliest deadline, for a worker to take it then (run-queue.ts).
+    version: 16,
+    sql: `
+      ALTER TABLE runs ADD COLUMN wake_at TEXT;
+      CREATE INDEX runs_waking ON runs (wake_at) WHERE wake_at IS NOT NULL;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;

@@ -60,6 +60,7 @@ export interface RunRow {
   options: string;
   error: string | null;
   output: string | null;
+  wakeAt: string | null;
 }
 
 const jsonOrNull = (value: unknown): string | null =>
@@ -77,6 +78,7 @@ export function toRunRow(run: RunRecord): RunRow {
     options: JSON.stringify(run.options),
     error: jsonOrNull(run.error),
     output: jsonOrNull(run.output),
+    wakeAt: run.wakeAt ?? null,
   };
 }
 
@@ -97,10 +99,11 @@ export function patchedRow(row: RunRow, patch: RunPatch, at: string): RunRow {
       patch.options !== undefined && { options: JSON.stringify(patch.options) }),
     ...(has("error") && { error: jsonOrNull(patch.error) }),
     ...(has("output") && { output: jsonOrNull(patch.output) }),
+    ...((has("status") || has("wakeAt")) && { wakeAt: patch.wakeAt ?? null }),
   };
 }
 
-export function fromRunRow({ options, error, output, ...row }: RunRow): RunRecord {
+export function fromRunRow({ options, error, output, wakeAt, ...row }: RunRow): RunRecord {
   const column = (text: string, name: string) =>
     parseColumn(text, `run ${row.runId}'s ${name}`, { runId: row.runId, column: name });
   return {
@@ -108,6 +111,7 @@ export function fromRunRow({ options, error, output, ...row }: RunRow): RunRecor
     options: column(options, "options"),
     ...(error !== null && { error: column(error, "error") }),
     ...(output !== null && { output: column(output, "output") }),
+    ...(wakeAt !== null && wakeAt !== undefined && { wakeAt }),
   };
 }
 

@@ -22,7 +22,10 @@ export const decodeBundle = (hash: string, text: string): DefinitionBundle =>
 export class RunQueue {
   private readonly save: Database.Statement<{ hash: string; bundle: string; at: string }>;
   private readonly load: Database.Statement<[string], string>;
-  private readonly next: Database.Statement<{ now: number; pipelineIds: string | null }, string>;
+  private readonly next: Database.Statement<
+    { now: number; at: string; pipelineIds: string | null },
+    string
+  >;
   private readonly start: Database.Statement<{ runId: string; at: string }>;
   private readonly lease: Database.Statement<{ runId: string; owner: string; expiresAt: number }>;
   private readonly cancel: Database.Statement<{ runId: string; now: number; at: string }>;
@@ -38,18 +41,20 @@ export class RunQueue {
       .prepare<[string], string>("SELECT bundle FROM definitions WHERE hash = ?")
       .pluck();
     this.next = db
-      .prepare<{ now: number; pipelineIds: string | null }, string>(
+      .prepare<{ now: number; at: string; pipelineIds: string | null }, string>(
         `SELECT r.run_id FROM runs r LEFT JOIN leases l ON l.run_id = r.run_id
          WHERE EXISTS (SELECT 1 FROM definitions d WHERE d.hash = r.definition_hash)
            AND ((r.status = 'queued' AND (l.expires_at IS NULL OR l.expires_at <= @now))
-             OR (r.status = 'running' AND l.expires_at <= @now))
+             OR (r.status = 'running' AND l.expires_at <= @now)
+             OR (r.status = 'suspended' AND r.wake_at <= @at
+               AND (l.expires_at IS NULL OR l.expires_at <= @now)))
            AND (@pipelineIds IS NULL
              OR r.pipeline_id IN (SELECT value FROM json_each(@pipelineIds)))
          ORDER BY r.created_at, r.rowid LIMIT 1`,
       )
       .pluck();
     this.start = db.prepare(
-      "UPDATE runs SET status = 'running', updated_at = @at WHERE run_id = @runId",
+      "UPDATE runs SET status = 'running', updated_at = @at, wake_at = NULL WHERE run_id = @runId",
     );
     this.lease = db.prepare(
       `INSERT INTO leases (run_id, owner, expires_at) VALUES (@runId, @owner, @expiresAt)
@@ -103,6 +108,7 @@ export class RunQueue {
   ): string | undefined {
     const runId = this.next.get({
       now,
+      at,
       pipelineIds: pipelineIds ? JSON.stringify(pipelineIds) : null,
     });
     if (runId === undefined) return undefined;

@@ -170,8 +170,9 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   /** Puts back the rows of runs a lost WAL took, from their marks (see `LiveMarks.lostRows`). */
   private restoreRunRows(): void {
     const exists = (runId: string) => this.sql.runExists.get(runId) !== undefined;
+    // A mark written before runs could wake has no wakeAt: its run waits for none.
     for (const row of this.marks.lostRows<RunRow>(exists))
-      this.written(() => this.sql.insertRun.run(row));
+      this.written(() => this.sql.insertRun.run({ ...row, wakeAt: row.wakeAt ?? null }));
   }
 
   /** Stores a run for a worker to take (`claimRun`), with status `queued`. */

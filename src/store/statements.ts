@@ -10,7 +10,7 @@ const UPDATED_AT = `MAX(updated_at, COALESCE(
 
 const RUN_COLUMNS = `run_id AS runId, pipeline_id AS pipelineId, status,
   created_at AS createdAt, ${UPDATED_AT} AS updatedAt, definition_hash AS definitionHash,
-  stagechart_version AS stagechartVersion, options, error, output`;
+  stagechart_version AS stagechartVersion, options, error, output, wake_at AS wakeAt`;
 
 interface LeaseClaim {
   runId: string;
@@ -67,14 +67,15 @@ export function prepareStatements(db: Database.Database): Statements {
   return {
     insertRun: db.prepare<RunRow>(
       `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at, definition_hash,
-         stagechart_version, options, error, output)
+         stagechart_version, options, error, output, wake_at)
        VALUES (@runId, @pipelineId, @status, @createdAt, @updatedAt, @definitionHash,
-         @stagechartVersion, @options, @error, @output)
+         @stagechartVersion, @options, @error, @output, @wakeAt)
        ON CONFLICT (run_id) DO NOTHING`,
     ),
     updateRun: db.prepare<RunRow>(
       `UPDATE runs SET status = @status, updated_at = @updatedAt,
-         definition_hash = @definitionHash, options = @options, error = @error, output = @output
+         definition_hash = @definitionHash, options = @options, error = @error, output = @output,
+         wake_at = @wakeAt
        WHERE run_id = @runId`,
     ),
     run: db.prepare<[string], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`),

@@ -191,4 +191,38 @@ describe("stagechart and an ask stage with a deadline", () => {
       by: "deadline",
     });
   });
+
+  it("queued and parked by a worker, is woken by a worker once its deadline passes, nobody resuming it", async () => {
+    const dir = tempDir();
+    const pipeline = join(dir, "timed.yaml");
+    writeFileSync(
+      pipeline,
+      DECIDING.replace("id: deciding", "id: timed").replace(
+        "        additionalProperties: false\n",
+        "        additionalProperties: false\n      timeout: { after: 1, fallback: { answer: { decision: accepted } } }\n",
+      ),
+    );
+    writeFileSync(join(dir, "timed.script.yaml"), "stages: {}\n");
+    const store = join(dir, "runs.db");
+    const queued = await runCli(
+      ...["run", pipeline, "--detach", "--root", dir, "--store", store, "--run-id", "timed-w"],
+    );
+    expect(queued.code, queued.stderr).toBe(0);
+    const worker = ["worker", "--until-idle", "--store", store, "--poll", "50"];
+    expect((await runCli(...worker)).code).toBe(0);
+    const parked = JSON.parse((await runCli("show", "timed-w", "--json", "--store", store)).stdout);
+    expect(parked).toMatchObject({ status: "suspended", wakeAt: expect.any(String) });
+    expect((await runCli("show", "timed-w", "--store", store)).stdout).toContain(
+      `wakes at ${parked.wakeAt}: a worker resumes it then`,
+    );
+    // Before its deadline a worker leaves it parked; after it, a worker takes it and the
+    // timeout's fallback answers.
+    await new Promise((resolve) =>
+      setTimeout(resolve, Date.parse(parked.wakeAt) - Date.now() + 50),
+    );
+    expect((await runCli(...worker)).code).toBe(0);
+    const woken = JSON.parse((await runCli("show", "timed-w", "--json", "--store", store)).stdout);
+    expect(woken).toMatchObject({ status: "done", output: { decision: "accepted" } });
+    expect(woken.wakeAt).toBeUndefined();
+  });
 });

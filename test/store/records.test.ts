@@ -107,6 +107,7 @@ describe("a run's row as a change patches it", () => {
     options: '{"ctx":{"task":"t"}}',
     error: null,
     output: '{"done":true}',
+    wakeAt: null,
   };
 
   it("writes anew only what the change names, its moment always", () => {

@@ -117,6 +117,8 @@ export function registerRuns(program: Command, io: CliIo, setExit: (code: number
         if (breadcrumb !== undefined) io.stdout(`workflow: ${breadcrumb}\n`);
         if (error) io.stdout(`error: ${error.code}: ${error.message}\n`);
         for (const wait of waiting ?? []) io.stdout(`${waitLine(runId, wait)}\n`);
+        if (run.value.wakeAt)
+          io.stdout(`wakes at ${run.value.wakeAt}: a worker resumes it then, its wait timed out\n`);
         io.stdout("stages:\n");
         for (const s of stages) {
           const why = s.reason ? ` · ${s.reason}` : "";

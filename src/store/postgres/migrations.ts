@@ -426,6 +426,15 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
         FOR EACH ROW EXECUTE FUNCTION steps_append_only();
     `,
   },
+  {
+    // A suspended run's earliest deadline, for a worker to take it then, as the SQLite store's
+    // migration 16.
+    version: 16,
+    sql: `
+      ALTER TABLE runs ADD COLUMN wake_at TEXT COLLATE "C";
+      CREATE INDEX runs_waking ON runs (wake_at) WHERE wake_at IS NOT NULL;
+    `,
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;

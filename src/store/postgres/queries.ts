@@ -17,7 +17,7 @@ export const queryOn =
 
 export const RUN_COLUMNS = `run_id AS "runId", pipeline_id AS "pipelineId", status,
   created_at AS "createdAt", updated_at AS "updatedAt", definition_hash AS "definitionHash",
-  stagechart_version AS "stagechartVersion", options, error, output`;
+  stagechart_version AS "stagechartVersion", options, error, output, wake_at AS "wakeAt"`;
 
 /** Newest first along the creation index, as summaries; all of them without a limit. */
 export const LIST_RUNS = `SELECT run_id AS "runId", pipeline_id AS "pipelineId", status,
@@ -27,12 +27,12 @@ export const LIST_RUNS = `SELECT run_id AS "runId", pipeline_id AS "pipelineId",
   ORDER BY created_at DESC, position DESC LIMIT $2::bigint`;
 
 export const INSERT_RUN = `INSERT INTO runs (run_id, pipeline_id, status, created_at, updated_at,
-    definition_hash, stagechart_version, options, error, output)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    definition_hash, stagechart_version, options, error, output, wake_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
   ON CONFLICT (run_id) DO NOTHING`;
 
 export const UPDATE_RUN = `UPDATE runs SET status = $2, updated_at = $3, definition_hash = $4,
-    options = $5, error = $6, output = $7
+    options = $5, error = $6, output = $7, wake_at = $8
   WHERE run_id = $1`;
 
 export const UPSERT_MEMORY = `INSERT INTO memory (namespace, key, value, updated_at)

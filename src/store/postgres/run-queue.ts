@@ -40,7 +40,9 @@ const NEXT_CLAIMABLE = `SELECT r.run_id AS "runId" FROM runs r
   WHERE EXISTS (SELECT 1 FROM definitions d WHERE d.hash = r.definition_hash)
     AND ((r.status = 'queued' AND (l.expires_at IS NULL OR l.expires_at <= $1))
       OR (r.status = 'running' AND l.expires_at <= $1)
-      OR (r.status = 'running' AND l.run_id IS NULL AND r.updated_at < $3))
+      OR (r.status = 'running' AND l.run_id IS NULL AND r.updated_at < $3)
+      OR (r.status = 'suspended' AND r.wake_at COLLATE "C" <= $5
+        AND (l.expires_at IS NULL OR l.expires_at <= $1)))
     AND r.run_id <> ALL($2::text[])
     AND ($4::text[] IS NULL OR r.pipeline_id = ANY($4::text[]))
   ORDER BY r.created_at, r.position LIMIT 1
@@ -65,6 +67,7 @@ export async function claimRun(
       passed,
       new Date(now - ttlMs).toISOString(),
       pipelineIds ?? null,
+      new Date(now).toISOString(),
     ]);
     const runId: string | undefined = rows[0]?.runId;
     if (runId === undefined) return undefined;
@@ -77,10 +80,10 @@ export async function claimRun(
       passed.push(runId);
       continue;
     }
-    await query("UPDATE runs SET status = 'running', updated_at = $2 WHERE run_id = $1", [
-      runId,
-      at,
-    ]);
+    await query(
+      "UPDATE runs SET status = 'running', updated_at = $2, wake_at = NULL WHERE run_id = $1",
+      [runId, at],
+    );
     return runId;
   }
 }

@@ -1,6 +1,6 @@
 import { err, ok, type Result } from "../../errors.js";
 import type { NewRun, RunPatch, RunRecord } from "../../runtime/run-records.js";
-import { fromRunRow, newRunRecord, type RunRow, toRunRow } from "../records.js";
+import { fromRunRow, newRunRecord, patchedRow, type RunRow, toRunRow } from "../records.js";
 import { runExists, runNotFound } from "../store-errors.js";
 import type { Query } from "./queries.js";
 import * as q from "./queries.js";
@@ -15,6 +15,7 @@ export async function insertRun(query: Query, run: NewRun, at: string): Promise<
   const inserted = await query(q.INSERT_RUN, [
     ...[row.runId, row.pipelineId, row.status, row.createdAt, row.updatedAt],
     ...[row.definitionHash, row.stagechartVersion, row.options, row.error, row.output],
+    row.wakeAt,
   ]);
   return inserted.rowCount === 0 ? err(runExists(run.runId)) : record;
 }
@@ -30,11 +31,10 @@ export async function updateRun(
     runId,
   ]);
   if (found.rowCount === 0) return err(runNotFound(runId));
-  const current = fromRunRow(found.rows[0] as RunRow);
-  const row = toRunRow({ ...current, ...patch, updatedAt: at });
+  const row = patchedRow(found.rows[0] as RunRow, patch, at);
   await query(q.UPDATE_RUN, [
     ...[runId, row.status, row.updatedAt, row.definitionHash],
-    ...[row.options, row.error, row.output],
+    ...[row.options, row.error, row.output, row.wakeAt],
   ]);
   return ok(fromRunRow(row));
 }

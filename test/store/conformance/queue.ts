@@ -76,6 +76,37 @@ export function runQueue(harness: StoreHarness): void {
       expect(await store.claimRun("worker-a", 10_000)).toBeUndefined();
     });
 
+    it("takes a suspended run once its earliest wait's deadline has passed, and not before", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
+      await store.saveDefinition("hash-1", bundle);
+      okValue(await store.createRun(newRun("run-1")));
+      const wakeAt = new Date(clock.now() + 5_000).toISOString();
+      const parked = okValue(await store.updateRun("run-1", { status: "suspended", wakeAt }));
+      expect(parked.wakeAt).toBe(wakeAt);
+      expect(okValue(await store.getRun("run-1")).wakeAt).toBe(wakeAt);
+      expect(await store.claimRun("worker-a", 10_000)).toBeUndefined();
+      clock.advance(5_000);
+      const woken = await store.claimRun("worker-a", 10_000);
+      expect(woken).toMatchObject({ runId: "run-1", status: "running" });
+      expect(woken?.wakeAt).toBeUndefined();
+      expect(await store.leaseHolder("run-1")).toMatchObject({ owner: "worker-a" });
+    });
+
+    it("forgets a run's wake-up once its status changes without one", async () => {
+      const clock = manualClock();
+      const { store } = await harness.fresh(clock);
+      await store.saveDefinition("hash-1", bundle);
+      okValue(await store.createRun(newRun("run-1")));
+      const wakeAt = new Date(clock.now() + 1_000).toISOString();
+      okValue(await store.updateRun("run-1", { status: "suspended", wakeAt }));
+      // Answered by a person meanwhile: suspended again on a wait with no deadline.
+      okValue(await store.updateRun("run-1", { status: "suspended" }));
+      expect(okValue(await store.getRun("run-1")).wakeAt).toBeUndefined();
+      clock.advance(2_000);
+      expect(await store.claimRun("worker-a", 10_000)).toBeUndefined();
+    });
+
     it("takes over a running run whose lease expired, and not one whose lease is live", async () => {
       const clock = manualClock();
       const { store } = await harness.fresh(clock);
