@@ -164,8 +164,9 @@ export function runBare(
   workload: Workload,
   handle: ModelHandle,
   lookup: AnyTool,
+  machine = bareMachine(handle, lookup),
 ): Promise<LanguageModelV3Message[][]> {
-  const actor = createActor(bareMachine(handle, lookup), {
+  const actor = createActor(machine, {
     input: { stageIds: stageIdsOf(workload) },
   });
   const done = toPromise(actor);
