@@ -267,7 +267,7 @@ describe("stagechart serve's API", () => {
     const { body } = await post("/runs", QUICK);
     await until(body.runId, "done");
     const base = server.apiUrl.replace(/\/api\/v1$/, "");
-    const page = await fetch(`${base}/api/runs/${body.runId}`);
+    const page = await fetch(`${base}/api/v1/runs/${body.runId}`);
     expect(page.status).toBe(200);
     expect(((await page.json()) as { status: string }).status).toBe("done");
   });
