@@ -145,9 +145,9 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
     await arrived((n) => n.type === "runs" && n.runs?.[0]?.runId === "far-1");
     await arrived((n) => n.type === "audit" && n.events?.[0]?.type === "RunStarted");
 
-    const cancelled = await fetch(`http://127.0.0.1:${server.port}/api/v1/runs/far-1/control`, {
+    const cancelled = await fetch(`http://127.0.0.1:${server.port}/api/v1/runs/far-1/cancel`, {
       method: "POST",
-      body: JSON.stringify({ type: "CANCEL" }),
+      body: JSON.stringify({}),
     });
     expect(await cancelled.json()).toMatchObject({ control: "CANCEL", outcome: "applied" });
     expect((await owner.value.result).status).toBe("cancelled");
