@@ -183,12 +183,8 @@ const MEANINGS = {
   "Validation/RedoStageMissing": "A redo did not name the stage to run again; name the stage.",
   "Validation/ForkStepUnknown":
     "A fork names a step the run does not have; pick one of the run's committed steps.",
-  "Validation/ForkRequestInvalid":
-    "A fork asked of the inspect server is malformed; send {at: <step>, set?: {<ctx field>: <value>}}.",
   "Validation/PruneCriteriaInvalid":
     "A prune was given no runs to select, or a value it cannot read; give --ended-before an ISO 8601 date or an age (30d, 12h), --keep a whole number of runs, --batch-size a whole number from 1 to 10000.",
-  "Validation/ControlEventInvalid":
-    "A control request is malformed; send CANCEL, OVERRIDE with a target and reason, or REDO with a stage.",
 
   // Running: stages and their results
   "Validation/StageInputsInvalid":
@@ -219,8 +215,6 @@ const MEANINGS = {
     "A grant was used a second time; grants are one-shot, so approve the call again.",
   "Validation/GrantMismatch":
     "A grant covers different arguments from the call that used it; approve the call with its actual arguments.",
-  "Validation/GrantDecisionInvalid":
-    "A grant decision is neither approve nor deny; send one of those.",
 
   // Models
   "Validation/ModelSpecInvalid":

@@ -92,10 +92,10 @@ describe("the package's inspect server (needs npm run build)", () => {
       const [, origin, runId] = page;
       const api = async (path: string) => (await fetch(`${origin}${path}`)).json();
       await expect
-        .poll(() => api("/api/live"))
+        .poll(() => api("/api/v1/live"))
         .toEqual([expect.objectContaining({ runId, status: "done", closed: true })]);
-      expect(await api(`/api/runs/${runId}`)).toMatchObject({ runId, status: "done" });
-      expect(await api(`/api/runs/${runId}/graph`)).toMatchObject({ pipeline: { root: {} } });
+      expect(await api(`/api/v1/runs/${runId}`)).toMatchObject({ runId, status: "done" });
+      expect(await api(`/api/v1/runs/${runId}/graph`)).toMatchObject({ pipeline: { root: {} } });
     } finally {
       child.kill("SIGINT");
     }

@@ -124,7 +124,7 @@ export async function storedRunOpening(
       const start = performance.now();
       await Promise.all(
         ["", "/steps", "/graph", "/audit"].map(async (path) => {
-          const reply = await fetch(`${base}/api/runs/${runId}${path}`);
+          const reply = await fetch(`${base}/api/v1/runs/${runId}${path}`);
           if (!reply.ok) throw new Error(`GET ${path}: ${reply.status}`);
           await reply.json();
         }),

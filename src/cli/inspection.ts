@@ -172,7 +172,9 @@ function takenMeanwhile(error: unknown): undefined {
 
 async function listening(base: string): Promise<boolean> {
   try {
-    const reply = await fetch(`http://${base}/api/health`, { signal: AbortSignal.timeout(1000) });
+    const reply = await fetch(`http://${base}/api/v1/health`, {
+      signal: AbortSignal.timeout(1000),
+    });
     return reply.ok;
   } catch {
     return false;
@@ -184,7 +186,7 @@ async function finalStateShown(base: string, runId: string): Promise<void> {
   const signal = AbortSignal.timeout(3000);
   while (!signal.aborted) {
     try {
-      const reply = await fetch(`http://${base}/api/live`, { signal });
+      const reply = await fetch(`http://${base}/api/v1/live`, { signal });
       const roots = (await reply.json()) as LiveRoot[];
       const root = roots.findLast((r) => r.runId === runId);
       if (root && root.status !== "active") return;

@@ -19,12 +19,14 @@ export interface ApiContext {
   resumesRuns: boolean;
   /** How the page forks a run and starts the fork here: only where the server runs runs. */
   fork?: Forker;
+  /** What the health route tells besides the store and forks (`serve`: how it runs runs). */
+  facts?: Record<string, unknown>;
 }
 
-/** One request to an API mounted beside the page's (`extraApi`): as it came, its body unparsed. */
+/** One request to the API: as it came, its body unparsed. */
 export interface ApiRequest {
   method: string;
-  /** The path below the mount's prefix, split at `/`, each part decoded. */
+  /** The path below the API's prefix, split at `/`, each part decoded. */
   parts: string[];
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
@@ -36,10 +38,4 @@ export interface ApiReply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
-}
-
-/** An API mounted on the inspect server at `prefix` (`/api/v1/`), before the page's `/api/…`. */
-export interface ExtraApi {
-  prefix: string;
-  answer(context: ApiContext, request: ApiRequest): Promise<ApiReply>;
 }

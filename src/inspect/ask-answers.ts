@@ -5,7 +5,7 @@ import type { ApiContext } from "./api-context.js";
 import { describeStoredRun } from "./run-view.js";
 
 /**
- * A page's answer to an ask stage: checked against the stage's schema (`Validation/InputInvalid`
+ * An answer to an ask stage: checked against the stage's schema (`Validation/InputInvalid`
  * with each problem), then sent to the live run that asks, or given to the suspended run that
  * waits for it by a resume; an answer nobody waits for is `Session/NoPendingInput`.
  */
@@ -13,9 +13,8 @@ export async function answerAsk(
   context: ApiContext,
   runId: string,
   stageExecutionId: string,
-  body: unknown,
+  value: unknown,
 ): Promise<Result<unknown>> {
-  const value = (body as { value?: JsonValue } | undefined)?.value;
   const live = context.live.asks.find(runId, stageExecutionId);
   const store = live ? undefined : await context.store();
   const run = store ? await describeStoredRun(store, runId) : undefined;

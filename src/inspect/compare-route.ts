@@ -3,7 +3,7 @@ import type { RunStore } from "../runtime/store-port.js";
 import { type ComparedRun, diffRuns, type RunDiff } from "./run-diff.js";
 
 /**
- * `GET /api/compare/<a>/<b>`: two stored runs of one pipeline compared (`diffRuns`): where their
+ * `GET /api/v1/compare/<a>/<b>`: two stored runs of one pipeline compared (`diffRuns`): where their
  * paths part, and each stage's durations and tokens with b − a. Runs of two pipelines are refused
  * (`Validation/ComparePipelinesDiffer`), a run not there is `Session/RunNotFound`.
  */

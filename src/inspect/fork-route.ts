@@ -4,14 +4,8 @@ import type { RunHandle } from "../runtime/launch.js";
 import type { PreparedRun } from "../runtime/run-control.js";
 import type { RunRecord } from "../runtime/run-records.js";
 import type { RunStore } from "../runtime/store-port.js";
-import * as z from "../zod.js";
-
-const forkBody = z.strictObject({
-  at: z.int().check(z.gte(1)),
-  set: z.optional(z.record(z.string().check(z.minLength(1)), z.unknown())),
-  runId: z.optional(z.string().check(z.minLength(1))),
-  force: z.optional(z.boolean()),
-});
+import type * as z from "../zod.js";
+import type { forkBody } from "./api-schemas.js";
 
 /** What the page asks of a fork: `stagechart fork <runId> --at <at> --set k=v… [--run-id] [--force]`. */
 export type PageFork = z.infer<typeof forkBody>;
@@ -20,7 +14,7 @@ export type PageFork = z.infer<typeof forkBody>;
 export type Forker = (sourceRunId: string, fork: PageFork) => Promise<Result<{ runId: string }>>;
 
 /**
- * `POST /api/runs/<runId>/fork` `{at, set?, runId?, force?}`: a new run from step `at` of the
+ * `POST /api/v1/runs/<runId>/fork` `{at, set?, runId?, force?}`: a new run from step `at` of the
  * run, with `set` merged into its ctx, started here as `stagechart fork` starts it; the reply
  * names it for the page to open. A server that does not run runs (`resumeRuns` off: a run's own
  * `--inspect` server) has no forker, and refuses.
@@ -28,30 +22,21 @@ export type Forker = (sourceRunId: string, fork: PageFork) => Promise<Result<{ r
 export async function forkFromPage(
   forker: Forker | undefined,
   runId: string,
-  body: unknown,
+  fork: PageFork,
 ): Promise<Result<unknown>> {
-  const parsed = forkBody.safeParse(body);
-  if (!parsed.success)
-    return err(
-      new StagechartError(
-        "Validation/ForkRequestInvalid",
-        "a fork is {at: <step, a whole number from 1>, set?: {<ctx field>: <value>}, runId?, force?}",
-        { issues: parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`) },
-      ),
-    );
   if (!forker)
     return err(
       new StagechartError(
         "Session/ForkNotServed",
-        `this inspect server does not start runs, so it cannot fork ${runId}: open the run under \`stagechart inspect\`, or run \`stagechart fork ${runId} --at ${parsed.data.at}\``,
+        `this inspect server does not start runs, so it cannot fork ${runId}: open the run under \`stagechart inspect\`, or run \`stagechart fork ${runId} --at ${fork.at}\``,
         { runId },
       ),
     );
-  const forked = await forker(runId, parsed.data);
+  const forked = await forker(runId, fork);
   if (!forked.ok) return forked;
   return ok({
     runId: forked.value.runId,
-    from: { runId, step: parsed.data.at },
+    from: { runId, step: fork.at },
     outcome: "started",
   });
 }

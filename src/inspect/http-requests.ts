@@ -15,11 +15,6 @@ export function parse(text: string): unknown {
   }
 }
 
-export async function readJson(request: IncomingMessage): Promise<unknown> {
-  const text = await readText(request);
-  return text === undefined ? undefined : parse(text);
-}
-
 /** The most of a request body the server reads. */
 export const MAX_BODY_BYTES = 64 * 1024;
 

@@ -16,8 +16,9 @@ import {
 import type { RunRecord } from "../runtime/run-records.js";
 import type { RunStore } from "../runtime/store-port.js";
 import { prepareStoredRun } from "../runtime/stored-host.js";
-import { answerApi } from "./api.js";
-import type { ApiContext, ExtraApi } from "./api-context.js";
+import type { ApiContext } from "./api-context.js";
+import { API_PREFIX, type ApiExtension, type Route } from "./api-route.js";
+import { answerApi, apiRoutes } from "./api-router.js";
 import { forkerOver } from "./fork-route.js";
 import {
   decodePart,
@@ -26,7 +27,6 @@ import {
   isLoopback,
   originAllowed,
   parse,
-  readJson,
   readText,
   sendJson,
   tokenAllowed,
@@ -57,8 +57,8 @@ export type InspectServerOptions = InspectedStore & {
   pollMs?: number;
   /** The built page's folder (default: the package's `dist/visualizer`). */
   assets?: string;
-  /** An API of its own beside the page's (`stagechart serve`'s `/api/v1`), behind the same checks. */
-  extraApi?: ExtraApi;
+  /** Routes and health facts added to the API (`stagechart serve`'s starts), behind the same checks. */
+  api?: ApiExtension;
   /** Told of each run the server resumes or forks in this process (the page's answers). */
   onResumed?(handle: RunHandle): void;
 };
@@ -81,7 +81,7 @@ export interface InspectServer {
 export const DEFAULT_INSPECT_PORT = 4477;
 
 /**
- * The visualizer's server: the page, its API over the store, a WebSocket that accepts
+ * The visualizer's server: the page, the API (`/api/v1`, the one the page uses) over the store, a WebSocket that accepts
  * `@statelyai/inspect` streams from any XState app, one for pages (live news), and one for
  * live runs' grant requests. Loopback only, unless given a token.
  */
@@ -127,9 +127,11 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     resumed.add(handle);
     void handle.result.catch(() => undefined).finally(() => resumed.delete(handle));
   };
+  const routes = apiRoutes(options.api?.routes);
   const context: ApiContext = {
     store: source.current,
     live,
+    ...(options.api?.facts && { facts: options.api.facts }),
     resumesRuns: options.resumeRuns === true,
     ...(options.resumeRuns && {
       fork: async (sourceRunId, fork) => {
@@ -160,12 +162,11 @@ export async function startInspectServer(options: InspectServerOptions): Promise
     hostAllowed(request, host) && originAllowed(request) && tokenAllowed(request, options.token);
 
   const server = createServer((request, response) => {
-    const extra = options.extraApi;
     const path = new URL(request.url ?? "/", "http://x").pathname;
-    if (extra && path.startsWith(extra.prefix) && !tokenAllowed(request, options.token))
+    if (path.startsWith("/api/") && !tokenAllowed(request, options.token))
       return sendJson(response, 401, unauthorized(), { "www-authenticate": "Bearer" });
     if (!allowed(request)) return sendJson(response, 403, forbidden());
-    void serve(request, response, context, options);
+    void serve(request, response, context, routes, options);
   });
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
   server.on("upgrade", (request, socket, head) => {
@@ -229,26 +230,31 @@ async function serve(
   request: IncomingMessage,
   response: ServerResponse,
   context: ApiContext,
+  routes: readonly Route[],
   options: InspectServerOptions,
 ): Promise<void> {
   const { token, assets = VISUALIZER_ASSETS } = options;
   const url = new URL(request.url ?? "/", "http://x");
-  const extra = options.extraApi;
-  if (extra && url.pathname.startsWith(extra.prefix)) {
-    const reply = await extra.answer(context, {
+  if (url.pathname.startsWith(`${API_PREFIX}/`)) {
+    const reply = await answerApi(context, routes, {
       method: request.method ?? "GET",
-      parts: url.pathname.slice(extra.prefix.length).split("/").map(decodePart),
+      parts: url.pathname
+        .slice(API_PREFIX.length + 1)
+        .split("/")
+        .map(decodePart),
       query: url.searchParams,
       headers: request.headers,
       text: ["POST", "PUT", "PATCH"].includes(request.method ?? "") ? await readText(request) : "",
     });
     return sendJson(response, reply.status, reply.body, reply.headers);
   }
-  if (url.pathname.startsWith("/api/")) {
-    const body = request.method === "POST" ? await readJson(request) : undefined;
-    const reply = await answerApi(context, request.method ?? "GET", url.pathname, body);
-    return sendJson(response, reply.status, reply.body);
-  }
+  if (url.pathname.startsWith("/api/"))
+    return sendJson(response, 404, {
+      error: new StagechartError(
+        "Validation/RouteNotFound",
+        `no route ${url.pathname}: the API is at ${API_PREFIX} (its description: ${API_PREFIX}/openapi.json)`,
+      ).toModelView(),
+    });
   const asset = ASSETS[url.pathname] ?? (isPagePath(url.pathname) ? "index.html" : undefined);
   const file = asset && join(assets, asset);
   if (!file || !existsSync(file))

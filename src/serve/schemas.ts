@@ -1,8 +1,8 @@
 import * as z from "../zod.js";
 
 /*
- * The bodies the HTTP API takes: each route validates its body with one of these, and the OpenAPI
- * description is generated from them, so the two cannot say different things.
+ * The body of a start, the one route `serve` adds to the API: the route validates it with this
+ * schema, and the OpenAPI description is generated from it.
  */
 
 const name = z.string().check(z.minLength(1));
@@ -23,31 +23,3 @@ export const startBody = z
   );
 
 export type StartRequest = z.infer<typeof startBody>;
-
-export const grantBody = z.strictObject({ decision: z.enum(["approve", "deny"]) });
-
-export const askBody = z.strictObject({ value: z.unknown() });
-
-export const cancelBody = z.strictObject({ reason: z.optional(z.string()) });
-
-export const overrideBody = z.strictObject({ to: name, reason: name });
-
-export const redoBody = z.strictObject({ stage: name });
-
-/** What a refusal's body is: `{error: {code, message, …}}`. */
-export const ERROR_SCHEMA = {
-  type: "object",
-  required: ["error"],
-  properties: {
-    error: {
-      type: "object",
-      required: ["code", "message"],
-      properties: {
-        code: { type: "string", description: "a `<Class>/<Name>` code of the error registry" },
-        message: { type: "string" },
-        class: { type: "string" },
-        context: { type: "object" },
-      },
-    },
-  },
-} as const;

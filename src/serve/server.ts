@@ -1,9 +1,9 @@
 import { resolve } from "node:path";
+import { API_PREFIX } from "../inspect/api-route.js";
 import { type InspectServer, startInspectServer } from "../inspect/server.js";
 import type { RunHandle } from "../runtime/launch.js";
 import type { RunStore } from "../runtime/store-port.js";
-import { apiV1 } from "./api-v1.js";
-import { API_PREFIX } from "./openapi.js";
+import { startRoutes } from "./routes.js";
 import { RunNotices } from "./run-notices.js";
 import type { RunsMode, ServedSettings } from "./run-starter.js";
 import { type WebhookFailure, type WebhookOptions, WebhookSender } from "./webhooks.js";
@@ -43,8 +43,8 @@ export interface ServeServer {
 }
 
 /**
- * `stagechart serve`: the inspect server (the page, its `/api/…`, the live sockets) with the
- * versioned API at `/api/v1` beside it, and webhooks for the store's runs that end or come to
+ * `stagechart serve`: the inspect server (the page, the API at `/api/v1`, the live sockets) with
+ * the API's starts added, and webhooks for the store's runs that end or come to
  * wait. Runs start headless: what they wait for, they wait for suspended, until answered over the
  * API (or the page), which resumes them through `RunControl` in this process.
  */
@@ -66,13 +66,16 @@ export async function startServeServer(options: ServeOptions): Promise<ServeServ
     ...(options.token !== undefined && { token: options.token }),
     ...(options.assets !== undefined && { assets: options.assets }),
     resumeRuns: true,
-    extraApi: apiV1({
-      store: async () => options.store,
-      pipelinesDir: resolve(options.pipelinesDir),
-      settings: options.settings,
-      runs: options.runs,
-      started: keep,
-    }),
+    api: {
+      routes: startRoutes({
+        store: async () => options.store,
+        pipelinesDir: resolve(options.pipelinesDir),
+        settings: options.settings,
+        runs: options.runs,
+        started: keep,
+      }),
+      facts: { runs: options.runs },
+    },
   });
   const timer = notices && setInterval(() => void notices.poll(), options.pollMs ?? 250);
   timer?.unref();

@@ -22,12 +22,12 @@ describe("stagechart inspect, answering a suspended run's ask stage from its pag
     try {
       const origin = new URL(await inspect.url).origin;
       const answered = await fetch(
-        `${origin}/api/runs/parked/asks/${encodeURIComponent("parked/decide/1")}`,
+        `${origin}/api/v1/runs/parked/asks/${encodeURIComponent("parked/decide/1")}`,
         { method: "POST", body: JSON.stringify({ value: { decision: "accepted" } }) },
       );
       expect(await answered.json()).toEqual({ answered: "resumed" });
       const statusOf = async () =>
-        ((await (await fetch(`${origin}/api/runs/parked`)).json()) as { status: string }).status;
+        ((await (await fetch(`${origin}/api/v1/runs/parked`)).json()) as { status: string }).status;
       await expect.poll(statusOf, { timeout: 20_000 }).toBe("done");
     } finally {
       process.emit("SIGINT");

@@ -23,8 +23,8 @@ describe.skipIf(noPostgres)("stagechart inspect on a PostgreSQL store", () => {
       expect(inspect.all()).toMatch(/^stagechart inspect: http:\/\/127\.0\.0\.1:\d+\/runs\//);
       const origin = new URL(page).origin;
       const replies = await Promise.all(
-        ["/api/health", "/api/runs", `/api/runs/${runId}`, "/api/runs/nope"].map(async (path) =>
-          (await fetch(`${origin}${path}`)).text(),
+        ["/api/v1/health", "/api/v1/runs", `/api/v1/runs/${runId}`, "/api/v1/runs/nope"].map(
+          async (path) => (await fetch(`${origin}${path}`)).text(),
         ),
       );
       expect(JSON.parse(replies[1] as string)).toEqual([expect.objectContaining({ runId })]);
@@ -47,14 +47,14 @@ describe.skipIf(noPostgres)("stagechart inspect on a PostgreSQL store", () => {
     const inspect = startInspect("--port", "0", "--store", url);
     const origin = new URL(await inspect.url).origin;
     const runOf = async () =>
-      (await (await fetch(`${origin}/api/runs/${runId}`)).json()) as {
+      (await (await fetch(`${origin}/api/v1/runs/${runId}`)).json()) as {
         status: string;
         waiting?: { proposalId: string }[];
         timeline: { type: string }[];
       };
     const proposalId = (await runOf()).waiting?.[0]?.proposalId;
     const answered = await fetch(
-      `${origin}/api/runs/${runId}/grants/${encodeURIComponent(proposalId ?? "")}`,
+      `${origin}/api/v1/runs/${runId}/grants/${encodeURIComponent(proposalId ?? "")}`,
       {
         method: "POST",
         body: JSON.stringify({ decision: "approve" }),

@@ -29,7 +29,7 @@ async function serverWithPage(decision?: "approve" | "deny" | "hang up") {
     hangingUp = resolve;
   });
   const server = createHttpServer((request, response) => {
-    response.writeHead(request.url === "/api/health" ? 200 : 404).end("{}");
+    response.writeHead(request.url === "/api/v1/health" ? 200 : 404).end("{}");
   });
   new WebSocketServer({ server }).on("connection", (ws, request) => {
     if (request.url !== "/ws/interactor") return;
@@ -77,11 +77,11 @@ describe("stagechart inspect", () => {
     const page = await Promise.race([inspect.url, inspect.exit.then(() => "")]);
     expect(page).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/runs/${runId}$`));
     const origin = new URL(page).origin;
-    const runs = (await (await fetch(`${origin}/api/runs`)).json()) as Array<{ runId: string }>;
+    const runs = (await (await fetch(`${origin}/api/v1/runs`)).json()) as Array<{ runId: string }>;
     expect(runs.map((r) => r.runId)).toEqual([runId]);
     process.emit("SIGINT");
     expect(await inspect.exit).toBe(0);
-    await expect(fetch(`${origin}/api/runs`)).rejects.toThrow();
+    await expect(fetch(`${origin}/api/v1/runs`)).rejects.toThrow();
   });
 
   it.each([
@@ -122,7 +122,7 @@ describe("stagechart inspect", () => {
     const run = await runPipelineIn(project, broken, "t", "--inspect", String(port));
     expect(run.code).toBe(1);
     expect(run.stderr).not.toContain("inspect: http");
-    await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow();
+    await expect(fetch(`http://127.0.0.1:${port}/api/v1/health`)).rejects.toThrow();
   });
 
   it("run --inspect on a port whose server is too busy to answer the health check: the run streams to it", async () => {
@@ -157,7 +157,7 @@ describe("stagechart inspect", () => {
   it("run --inspect to a server that drops its stream: one warning line, and the run finishes done", async () => {
     // Healthy (so the run streams to it rather than starting its own), but it drops every socket.
     const server = createHttpServer((request, response) => {
-      response.writeHead(request.url === "/api/health" ? 200 : 404).end("{}");
+      response.writeHead(request.url === "/api/v1/health" ? 200 : 404).end("{}");
     });
     server.on("upgrade", (_request, socket) => socket.destroy());
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -350,7 +350,9 @@ describe("run --inspect with no terminal (stdin /dev/null): headless, and the ru
       const served = await fetch(page);
       expect(served.status).toBe(200);
       expect(served.headers.get("content-type")).toContain("text/html");
-      expect((await fetch(`http://127.0.0.1:${server.port}/api/runs/${runId}`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${server.port}/api/v1/runs/${runId}`)).status).toBe(
+        200,
+      );
     } finally {
       await server.close();
     }

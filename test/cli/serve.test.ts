@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { REPO_ROOT, runCli, withoutColour } from "../support/cli.js";
@@ -75,5 +76,65 @@ describe("stagechart serve", () => {
   it("refuses a webhook URL that is not http", async () => {
     const refused = await runCli("serve", "--webhook", "ftp://example.com/x");
     expect(refused.stderr).toContain("Validation/WebhookConfigInvalid");
+  });
+
+  it("runs what it starts with its --max-parallel and --prices, as stagechart run does, kept with each run", async () => {
+    const { root, pipelines } = servedProject();
+    const prices = join(root, "prices.yaml");
+    writeFileSync(prices, "scripted:quick.script.yaml: {input: 3, output: 15}\n");
+    const child = spawn(
+      process.execPath,
+      [BIN, "serve", "--port", "0", "--pipelines", pipelines, "--root", root].concat([
+        "--store",
+        join(root, "runs.db"),
+        "--max-parallel",
+        "1",
+        "--prices",
+        prices,
+      ]),
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    children.push(child);
+    let stdout = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    while (!/api\/v1/.test(stdout)) await new Promise((resolve) => setTimeout(resolve, 20));
+    const api = /(http:\S+\/api\/v1)/.exec(withoutColour(stdout))?.[1] as string;
+    const started = await fetch(`${api}/runs`, {
+      method: "POST",
+      body: JSON.stringify({
+        pipeline: "code-review",
+        task: "rename auth",
+        model: "scripted:quick.script.yaml",
+      }),
+    });
+    const { runId } = (await started.json()) as { runId: string };
+    type Shown = {
+      status: string;
+      options: { maxParallel?: number; prices?: string };
+      tokens: { unpricedModels: string[]; total: { inputTokens: number; costUsd: number } };
+    };
+    let shown: Shown;
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      shown = (await (await fetch(`${api}/runs/${runId}`)).json()) as Shown;
+    } while (shown.status === "running");
+    expect(shown.status).toBe("done");
+    expect(shown.options).toMatchObject({ maxParallel: 1, prices });
+    expect(shown.tokens.unpricedModels).toEqual([]);
+    expect(shown.tokens.total.inputTokens).toBeGreaterThan(0);
+    expect(shown.tokens.total.costUsd).toBeGreaterThan(0);
+    child.kill("SIGINT");
+    await once(child, "exit");
+  });
+
+  it("refuses to serve with a price file it cannot read, before anything starts", async () => {
+    const { root } = servedProject();
+    const prices = join(root, "prices.yaml");
+    writeFileSync(prices, "scripted:quick.script.yaml: {input: three, output: 15}\n");
+    const refused = await runCli("serve", "--port", "0", "--prices", prices);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("Validation/PriceFileInvalid");
   });
 });

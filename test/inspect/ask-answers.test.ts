@@ -12,12 +12,12 @@ describe("a page's answer to a suspended run's ask stage", () => {
   let server: InspectServer;
   const post = (runId: string, stageExecutionId: string, body: unknown) =>
     fetch(
-      `http://127.0.0.1:${server.port}/api/runs/${runId}/asks/${encodeURIComponent(stageExecutionId)}`,
+      `http://127.0.0.1:${server.port}/api/v1/runs/${runId}/asks/${encodeURIComponent(stageExecutionId)}`,
       { method: "POST", body: JSON.stringify(body) },
     );
   const statusOf = async (runId: string) =>
     (
-      (await (await fetch(`http://127.0.0.1:${server.port}/api/runs/${runId}`)).json()) as {
+      (await (await fetch(`http://127.0.0.1:${server.port}/api/v1/runs/${runId}`)).json()) as {
         status: string;
       }
     ).status;

@@ -3,7 +3,7 @@ import type { RunDiff } from "../../src/inspect/run-diff.js";
 import { type InspectServer, startInspectServer } from "../../src/inspect/server.js";
 import { demoProject, runCli, storeOf, summaryOf } from "../support/cli.js";
 
-describe("GET /api/compare/<a>/<b>: two stored runs side by side", () => {
+describe("GET /api/v1/compare/<a>/<b>: two stored runs side by side", () => {
   let server: InspectServer;
   const runs: Record<string, string> = {};
   const get = async (path: string) => {
@@ -33,7 +33,7 @@ describe("GET /api/compare/<a>/<b>: two stored runs side by side", () => {
   });
 
   it("compares two runs of one pipeline", async () => {
-    const { status, body } = await get(`/api/compare/${runs.first}/${runs.second}`);
+    const { status, body } = await get(`/api/v1/compare/${runs.first}/${runs.second}`);
 
     expect(status).toBe(200);
     expect(body).toMatchObject({
@@ -47,13 +47,13 @@ describe("GET /api/compare/<a>/<b>: two stored runs side by side", () => {
   });
 
   it("refuses runs of two pipelines, and a run that is not there", async () => {
-    const other = await get(`/api/compare/${runs.first}/${runs.other}`);
+    const other = await get(`/api/v1/compare/${runs.first}/${runs.other}`);
     expect(other.status).toBe(400);
     expect(other.body.error).toMatchObject({
       code: "Validation/ComparePipelinesDiffer",
       message: expect.stringContaining("only runs of the same pipeline compare"),
     });
-    const missing = await get(`/api/compare/${runs.first}/no-such-run`);
+    const missing = await get(`/api/v1/compare/${runs.first}/no-such-run`);
     expect([missing.status, missing.body.error.code]).toEqual([404, "Session/RunNotFound"]);
   });
 });

@@ -4,22 +4,27 @@ import { type InspectServer, startInspectServer } from "../../src/inspect/server
 import { liveRun, openStore } from "../support/live-runs.js";
 import { tempDir } from "../support/stages.js";
 
-describe("POST /api/runs/<runId>/control: the page's control of a live run", () => {
+describe("POST /api/v1/runs/<runId>/cancel|override|redo: control of a stored run", () => {
   let server: InspectServer | undefined;
   afterEach(async () => {
     await server?.close();
   });
-  const post = (runId: string, body: unknown) =>
-    fetch(`http://127.0.0.1:${server?.port}/api/runs/${runId}/control`, {
+  const post = (
+    runId: string,
+    { type, ...body }: { type: string; [field: string]: unknown },
+    headers: Record<string, string> = {},
+  ) =>
+    fetch(`http://127.0.0.1:${server?.port}/api/v1/runs/${runId}/${type.toLowerCase()}`, {
       method: "POST",
+      headers,
       body: JSON.stringify(body),
     });
 
-  it("cancels a live run through its owner, audited as asked by the visualizer", async () => {
+  it("cancels a live run through its owner, audited as asked by the client the request names", async () => {
     const file = join(tempDir(), "runs.db");
     const owner = await liveRun(file, "r1");
     server = await startInspectServer({ storePath: file, port: 0 });
-    const reply = await post("r1", { type: "CANCEL" });
+    const reply = await post("r1", { type: "CANCEL" }, { "x-stagechart-client": "visualizer" });
     expect(reply.status).toBe(200);
     expect(await reply.json()).toMatchObject({
       runId: "r1",
@@ -29,7 +34,7 @@ describe("POST /api/runs/<runId>/control: the page's control of a live run", () 
     expect((await owner.result).status).toBe("cancelled");
     const audit = openStore(file).auditOf("r1");
     expect(audit.find((e) => e.type === "ControlRequested")?.payload).toMatchObject({
-      control: { type: "CANCEL", reason: "cancelled from the visualizer" },
+      control: { type: "CANCEL", reason: "cancelled by visualizer" },
       requestedBy: { by: "visualizer" },
     });
   });
@@ -57,9 +62,9 @@ describe("POST /api/runs/<runId>/control: the page's control of a live run", () 
     const bad = await post("r3", { type: "OVERRIDE", to: "publish" });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({
-      error: expect.objectContaining({ code: "Validation/ControlEventInvalid" }),
+      error: expect.objectContaining({ code: "Validation/RequestBodyInvalid" }),
     });
-    const idle = await post("r3", { type: "CANCEL" });
+    const idle = await post("r3", { type: "CANCEL" }, { "x-stagechart-client": "not a name!" });
     expect(idle.status).toBe(409);
     expect(await idle.json()).toEqual({
       error: expect.objectContaining({ code: "Session/RunNotLive" }),
@@ -82,5 +87,19 @@ describe("POST /api/runs/<runId>/control: the page's control of a live run", () 
     expect(await reply.json()).toEqual({ runId: "q1", control: "CANCEL", outcome: "cancelled" });
     expect(store.getRun("q1")).toMatchObject({ ok: true, value: { status: "cancelled" } });
     expect(store.auditOf("q1").map((e) => e.type)).toEqual(["RunCancelled"]);
+  });
+
+  it("audits a caller that names no client (or names one badly) as the api", async () => {
+    const file = join(tempDir(), "runs.db");
+    const owner = await liveRun(file, "r4");
+    server = await startInspectServer({ storePath: file, port: 0 });
+    const reply = await post("r4", { type: "CANCEL" }, { "x-stagechart-client": "no spaces" });
+    expect(reply.status).toBe(200);
+    await owner.result;
+    const audit = openStore(file).auditOf("r4");
+    expect(audit.find((e) => e.type === "ControlRequested")?.payload).toMatchObject({
+      control: { type: "CANCEL", reason: "cancelled by api" },
+      requestedBy: { by: "api" },
+    });
   });
 });

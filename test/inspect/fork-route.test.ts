@@ -36,7 +36,7 @@ const runIdsOf = (storePath: string): string[] => {
   }
 };
 
-describe("POST /api/runs/<runId>/fork: time travel from the page", () => {
+describe("POST /api/v1/runs/<runId>/fork: time travel from the page", () => {
   let stored: { storePath: string; runId: string };
   let server: InspectServer | undefined;
   beforeAll(async () => {
@@ -47,7 +47,7 @@ describe("POST /api/runs/<runId>/fork: time travel from the page", () => {
     server = undefined;
   });
   const post = async (runId: string, body: unknown, headers: Record<string, string> = {}) => {
-    const reply = await fetch(`http://127.0.0.1:${server?.port}/api/runs/${runId}/fork`, {
+    const reply = await fetch(`http://127.0.0.1:${server?.port}/api/v1/runs/${runId}/fork`, {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
       body: JSON.stringify(body),
@@ -98,8 +98,8 @@ describe("POST /api/runs/<runId>/fork: time travel from the page", () => {
       [stored.runId, { at: 999 }, 400, "Validation/ForkStepUnknown"],
       [stored.runId, { at: 2, set: { task: 5 } }, 400, "Validation/RunContextInvalid"],
       ["no-such-run", { at: 2 }, 404, "Session/RunNotFound"],
-      [stored.runId, { at: "two" }, 400, "Validation/ForkRequestInvalid"],
-      [stored.runId, { at: 2, set: ["task=x"] }, 400, "Validation/ForkRequestInvalid"],
+      [stored.runId, { at: "two" }, 400, "Validation/RequestBodyInvalid"],
+      [stored.runId, { at: 2, set: ["task=x"] }, 400, "Validation/RequestBodyInvalid"],
     ] as const;
     for (const [runId, body, status, code] of refusals) {
       const reply = await post(runId, body);
@@ -110,7 +110,7 @@ describe("POST /api/runs/<runId>/fork: time travel from the page", () => {
 
   it("is refused by a server that does not run runs, which says so on its health", async () => {
     server = await startInspectServer({ ...stored, port: 0 });
-    const health = await (await fetch(`http://127.0.0.1:${server.port}/api/health`)).json();
+    const health = await (await fetch(`http://127.0.0.1:${server.port}/api/v1/health`)).json();
     expect(health).toEqual({ store: true, startsRuns: false });
     const before = runIdsOf(stored.storePath);
 

@@ -4,7 +4,7 @@ import { type InspectServer, startInspectServer } from "../../src/inspect/server
 import { demoProject } from "../support/cli.js";
 import { releaseRoot, releaseSuspendedOnGrant } from "../support/pi-workflows.js";
 
-describe("GET /api/runs/<id>/grants/<proposalId>", () => {
+describe("GET /api/v1/runs/<id>/grants/<proposalId>", () => {
   let server: InspectServer;
   let runId: string;
   let proposalId: string;
@@ -30,7 +30,7 @@ describe("GET /api/runs/<id>/grants/<proposalId>", () => {
 
   it("gives a waiting grant's call whole, as the stage's transcript holds it, and why it needs a grant", async () => {
     const { status, body } = await get(
-      `/api/runs/${runId}/grants/${encodeURIComponent(proposalId)}`,
+      `/api/v1/runs/${runId}/grants/${encodeURIComponent(proposalId)}`,
     );
     expect(status).toBe(200);
     expect(body).toEqual({
@@ -43,7 +43,7 @@ describe("GET /api/runs/<id>/grants/<proposalId>", () => {
   });
 
   it("refuses a proposal the run does not wait on", async () => {
-    const { status, body } = await get(`/api/runs/${runId}/grants/${runId}%2Fnone`);
+    const { status, body } = await get(`/api/v1/runs/${runId}/grants/${runId}%2Fnone`);
     expect(status).toBe(409);
     expect(body.error?.code).toBe("Session/NoPendingGrant");
   });

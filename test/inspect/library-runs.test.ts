@@ -37,7 +37,7 @@ afterEach(async () => {
 
 async function graphOf(project: string, runId: string) {
   server = await startInspectServer({ storePath: join(project, "runs.db"), port: 0 });
-  const reply = await fetch(`http://127.0.0.1:${server.port}/api/runs/${runId}/graph`);
+  const reply = await fetch(`http://127.0.0.1:${server.port}/api/v1/runs/${runId}/graph`);
   return { status: reply.status, body: (await reply.json()) as Graph };
 }
 

@@ -67,7 +67,7 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
 
     const fromSqlite = await serve({ storePath: storeOf(project) });
     const fromPostgres = await serve({ store: await openPostgres(url) });
-    const steps = JSON.parse((await fromPostgres(`/api/runs/${shared.runId}/steps`)).text);
+    const steps = JSON.parse((await fromPostgres(`/api/v1/runs/${shared.runId}/steps`)).text);
     expect(steps.length).toBeGreaterThan(3);
     const routes = [
       "",
@@ -80,15 +80,15 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
     ];
     for (const route of routes) {
       const [onSqlite, onPostgres] = [
-        await fromSqlite(`/api/runs/${local.runId}${route}`),
-        await fromPostgres(`/api/runs/${shared.runId}${route}`),
+        await fromSqlite(`/api/v1/runs/${local.runId}${route}`),
+        await fromPostgres(`/api/v1/runs/${shared.runId}${route}`),
       ];
       expect({ route, status: onPostgres.status }).toEqual({ route, status: onSqlite.status });
       expect(comparable(onPostgres.text, shared)).toEqual(comparable(onSqlite.text, local));
     }
-    const runs = JSON.parse((await fromPostgres("/api/runs")).text) as { runId: string }[];
+    const runs = JSON.parse((await fromPostgres("/api/v1/runs")).text) as { runId: string }[];
     expect(runs.map((run) => run.runId)).toEqual([shared.runId]);
-    expect(JSON.parse((await fromPostgres("/api/health")).text)).toEqual({
+    expect(JSON.parse((await fromPostgres("/api/v1/health")).text)).toEqual({
       store: true,
       startsRuns: false,
     });
@@ -106,7 +106,7 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
     process.env.XDG_CACHE_HOME = tempDir();
     try {
       const api = await serve({ store: await openPostgres(url) });
-      const graph = await api(`/api/runs/${queued.stdout.trim()}/graph`);
+      const graph = await api(`/api/v1/runs/${queued.stdout.trim()}/graph`);
       expect(graph.status).toBe(200);
       const { pipeline } = JSON.parse(graph.text) as {
         pipeline: { root: { children: { id: string }[] } };
@@ -145,9 +145,9 @@ describe.skipIf(noPostgres)("the inspect server on a PostgreSQL store", () => {
     await arrived((n) => n.type === "runs" && n.runs?.[0]?.runId === "far-1");
     await arrived((n) => n.type === "audit" && n.events?.[0]?.type === "RunStarted");
 
-    const cancelled = await fetch(`http://127.0.0.1:${server.port}/api/runs/far-1/control`, {
+    const cancelled = await fetch(`http://127.0.0.1:${server.port}/api/v1/runs/far-1/cancel`, {
       method: "POST",
-      body: JSON.stringify({ type: "CANCEL" }),
+      body: JSON.stringify({}),
     });
     expect(await cancelled.json()).toMatchObject({ control: "CANCEL", outcome: "applied" });
     expect((await owner.value.result).status).toBe("cancelled");

@@ -46,16 +46,16 @@ describe("the inspect server's API", () => {
   });
 
   it("answers a stored run's routes with JSON", async () => {
-    const runs = (await (await api("/api/runs")).json()) as Array<{ runId: string }>;
+    const runs = (await (await api("/api/v1/runs")).json()) as Array<{ runId: string }>;
     expect(runs.map((r) => r.runId)).toEqual([runId]);
-    const audit = (await (await api(`/api/runs/${runId}/audit`)).json()) as unknown[];
+    const audit = (await (await api(`/api/v1/runs/${runId}/audit`)).json()) as unknown[];
     expect(audit.length).toBeGreaterThan(10);
   });
 
   it("sends the run's chart laid out both ways, a box for every state and the entry's marker, so the page needs no layout engine", async () => {
     type Laid = { id: string; x?: number; y?: number; width?: number; children?: Laid[] };
     type Node = { id: string; children: Node[]; sub?: { root: Node } };
-    const graph = (await (await api(`/api/runs/${runId}/graph`)).json()) as {
+    const graph = (await (await api(`/api/v1/runs/${runId}/graph`)).json()) as {
       pipeline: { root: Node };
       layouts: { right: Laid; down: Laid };
     };
@@ -76,25 +76,26 @@ describe("the inspect server's API", () => {
   });
 
   it.each([
-    ["an unknown run", "/api/runs/nope", 404, "Session/RunNotFound"],
-    ["an unknown route", "/api/nothing", 404, "Validation/RouteNotFound"],
-    ["an unknown route under a run", "/api/runs/RUN/nothing", 404, "Validation/RouteNotFound"],
-    ["a step the run does not have", "/api/runs/RUN/steps/9999", 404, "Session/StepNotFound"],
-    ["a step that is not a number", "/api/runs/RUN/steps/abc", 404, "Session/StepNotFound"],
+    ["an unknown run", "/api/v1/runs/nope", 404, "Session/RunNotFound"],
+    ["an unknown route", "/api/v1/nothing", 404, "Validation/RouteNotFound"],
+    ["an unknown route under a run", "/api/v1/runs/RUN/nothing", 404, "Validation/RouteNotFound"],
+    ["a step the run does not have", "/api/v1/runs/RUN/steps/9999", 404, "Session/StepNotFound"],
+    ["a step that is not a number", "/api/v1/runs/RUN/steps/abc", 404, "Session/StepNotFound"],
     [
       "a transcript of another run",
-      "/api/runs/RUN/transcripts/other-run%2Fplan%2F1",
+      "/api/v1/runs/RUN/transcripts/other-run%2Fplan%2F1",
       404,
       "Validation/RouteNotFound",
     ],
     [
       "a journal key of another run",
-      "/api/runs/RUN/journal/model:other%2Fx",
+      "/api/v1/runs/RUN/journal/model:other%2Fx",
       404,
       "Validation/RouteNotFound",
     ],
-    ["an unknown live actor", "/api/live/nope/graph", 404, "Session/ActorNotFound"],
+    ["an unknown live actor", "/api/v1/live/nope/graph", 404, "Session/ActorNotFound"],
     ["a page that does not exist", "/nothing/here", 404, "Validation/RouteNotFound"],
+    ["an unversioned API route (the API is /api/v1)", "/api/runs", 404, "Validation/RouteNotFound"],
   ])("refuses %s with a coded JSON error, no stack", async (_what, path, status, code) => {
     const reply = await api(path.replace("RUN", runId));
     expect(reply.status).toBe(status);
@@ -106,14 +107,14 @@ describe("the inspect server's API", () => {
 
   it("refuses a grant answer that is neither approve nor deny, and one no run waits for", async () => {
     const post = (decision: unknown) =>
-      fetch(`http://127.0.0.1:${server.port}/api/runs/${runId}/grants/p-1`, {
+      fetch(`http://127.0.0.1:${server.port}/api/v1/runs/${runId}/grants/p-1`, {
         method: "POST",
         body: JSON.stringify({ decision }),
       });
     const bad = await post("maybe");
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({
-      error: expect.objectContaining({ code: "Validation/GrantDecisionInvalid" }),
+      error: expect.objectContaining({ code: "Validation/RequestBodyInvalid" }),
     });
     const none = await post("approve");
     expect(none.status).toBe(409);
@@ -124,17 +125,19 @@ describe("the inspect server's API", () => {
 
   it("serves loopback Host names only: a DNS-rebound name is refused", async () => {
     expect(
-      (await rawGet(server.port, "/api/runs", { host: `localhost:${server.port}` })).status,
+      (await rawGet(server.port, "/api/v1/runs", { host: `localhost:${server.port}` })).status,
     ).toBe(200);
-    const rebound = await rawGet(server.port, "/api/runs", { host: `evil.example:${server.port}` });
+    const rebound = await rawGet(server.port, "/api/v1/runs", {
+      host: `evil.example:${server.port}`,
+    });
     expect(rebound.status).toBe(403);
     expect(JSON.parse(rebound.body).error.code).toBe("Validation/InspectForbidden");
   });
 
   it("refuses a request from another site's page, and serves its own", async () => {
     const own = `http://127.0.0.1:${server.port}`;
-    expect((await rawGet(server.port, "/api/runs", { origin: own })).status).toBe(200);
-    const foreign = await rawGet(server.port, "/api/runs", { origin: "http://evil.example" });
+    expect((await rawGet(server.port, "/api/v1/runs", { origin: own })).status).toBe(200);
+    const foreign = await rawGet(server.port, "/api/v1/runs", { origin: "http://evil.example" });
     expect(foreign.status).toBe(403);
   });
 
@@ -174,7 +177,7 @@ describe("a server that stops after its run (run --inspect)", () => {
       flushed = true;
     });
     const audit = (await (
-      await fetch(`http://127.0.0.1:${server.port}/api/runs/${runId}/audit`)
+      await fetch(`http://127.0.0.1:${server.port}/api/v1/runs/${runId}/audit`)
     ).json()) as { seq: number }[];
     const lastSeq = audit.at(-1)?.seq;
     // A round trip later, the page has shown nothing yet: the server still waits for it.
@@ -195,7 +198,7 @@ describe("closing the inspect server", () => {
     const server = await startInspectServer({ storePath: join(tmpdir(), "none.db"), port: 0 });
     const socket = connect(server.port, "127.0.0.1");
     await new Promise((resolve) => socket.once("connect", resolve));
-    socket.write("GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    socket.write("GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n");
     // The server resets it: that is how the connection ends.
     socket.on("error", () => {});
     const ended = new Promise((resolve) => socket.once("close", resolve));
@@ -247,7 +250,7 @@ describe("inspection streams", () => {
       await expect
         .poll(async () => {
           const live = (await (
-            await fetch(`http://127.0.0.1:${server.port}/api/live`)
+            await fetch(`http://127.0.0.1:${server.port}/api/v1/live`)
           ).json()) as Array<{ name: string }>;
           return live.map((r) => r.name).sort();
         })
@@ -262,7 +265,7 @@ describe("an inspection stream that closes", () => {
   it("ends its machine's live view with the last state it sent, no longer active", async () => {
     const server = await startInspectServer({ storePath: "/nonexistent/runs.db", port: 0 });
     const live = async () =>
-      (await (await fetch(`http://127.0.0.1:${server.port}/api/live`)).json()) as Array<{
+      (await (await fetch(`http://127.0.0.1:${server.port}/api/v1/live`)).json()) as Array<{
         name: string;
         status?: string;
         value?: unknown;
@@ -367,13 +370,14 @@ describe("where the inspect server listens", () => {
       (await rawGet(server.port, path, headers)).status;
     try {
       expect(server.url).toContain(`?token=${token}`);
-      expect(await status("/api/runs")).toBe(403);
-      expect(await status("/api/runs?token=wrong-token-of-the-tes")).toBe(403);
-      expect(await status("/api/runs?token=short")).toBe(403);
-      expect(await status(`/api/runs?token=${token}`)).toBe(200);
-      expect(await status("/api/runs", { "x-stagechart-token": token })).toBe(200);
-      expect(await status("/api/runs", { cookie: `a=b; stagechart_token=${token}` })).toBe(200);
-      expect(await status("/api/runs", { cookie: "stagechart_token=nope" })).toBe(403);
+      expect(await status("/api/v1/runs")).toBe(401);
+      expect(await status("/api/v1/runs?token=wrong-token-of-the-tes")).toBe(401);
+      expect(await status("/api/v1/runs?token=short")).toBe(401);
+      expect(await status("/")).toBe(403);
+      expect(await status(`/api/v1/runs?token=${token}`)).toBe(200);
+      expect(await status("/api/v1/runs", { "x-stagechart-token": token })).toBe(200);
+      expect(await status("/api/v1/runs", { cookie: `a=b; stagechart_token=${token}` })).toBe(200);
+      expect(await status("/api/v1/runs", { cookie: "stagechart_token=nope" })).toBe(401);
     } finally {
       await server.close();
     }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
-import { answerApi } from "../../src/inspect/api.js";
+import { answerApi, apiRoutes } from "../../src/inspect/api-router.js";
 import { LiveRegistry } from "../../src/inspect/live.js";
 import { FULL_LOOK_EVERY, RUN_LIST_LIMIT, StoreWatch } from "../../src/inspect/store-watch.js";
 import type { RunQuery, RunSummary } from "../../src/runtime/run-records.js";
@@ -107,7 +107,7 @@ describe("the inspect server's store watch", () => {
     expect(watch.watchCount).toBe(0);
   });
 
-  it("answers GET /api/runs with the newest runs only", async () => {
+  it("answers GET /api/v1/runs with the newest runs only (as many as the page is sent)", async () => {
     const { store } = await countingStore(RUN_LIST_LIMIT + 5);
     const reply = await answerApi(
       {
@@ -116,9 +116,8 @@ describe("the inspect server's store watch", () => {
         control: async () => undefined,
         resumesRuns: false,
       },
-      "GET",
-      "/api/runs",
-      undefined,
+      apiRoutes(),
+      { method: "GET", parts: ["runs"], query: new URLSearchParams(), headers: {}, text: "" },
     );
     const runs = reply.body as RunSummary[];
     expect(runs).toHaveLength(RUN_LIST_LIMIT);

@@ -30,7 +30,7 @@ async function capturingServer(): Promise<{
   // Relays the stream, as a hosted inspector's bridge would, to `@statelyai/inspect` receivers.
   const receivers = new Set<import("ws").WebSocket>();
   const server = createServer((request, response) => {
-    const found = request.url === "/api/health";
+    const found = request.url === "/api/v1/health";
     response.writeHead(found ? 200 : 404, { "content-type": "application/json" });
     response.end(found ? '{"store":true}' : "{}");
   });

@@ -262,13 +262,17 @@ describe("stagechart serve's API", () => {
     expect(failed.map((f) => f.error.code)).toEqual(["ExtensionHost/WebhookFailed"]);
   });
 
-  it("keeps the page's own /api routes", async () => {
+  it("answers the page's routes in the same API: a started run's steps and audit, no unversioned /api", async () => {
     const { server, post, until } = await served();
     const { body } = await post("/runs", QUICK);
     await until(body.runId, "done");
+    const steps = await fetch(`${server.apiUrl}/runs/${body.runId}/steps`);
+    expect(steps.status).toBe(200);
+    expect(((await steps.json()) as unknown[]).length).toBeGreaterThan(0);
+    const audit = await fetch(`${server.apiUrl}/runs/${body.runId}/audit?after=1`);
+    expect(((await audit.json()) as Array<{ seq: number }>)[0]?.seq).toBe(2);
     const base = server.apiUrl.replace(/\/api\/v1$/, "");
-    const page = await fetch(`${base}/api/runs/${body.runId}`);
-    expect(page.status).toBe(200);
-    expect(((await page.json()) as { status: string }).status).toBe("done");
+    const old = await fetch(`${base}/api/runs/${body.runId}`);
+    expect(old.status).toBe(404);
   });
 });

@@ -52,7 +52,7 @@ describe.skipIf(skip)(
         ...["--run-id", "ask-live", "--inspect", String(port), "--wait-for-page", "--json"],
       );
       await expect
-        .poll(async () => (await fetch(url("/api/runs/ask-live"))).status, { timeout: 20000 })
+        .poll(async () => (await fetch(url("/api/v1/runs/ask-live"))).status, { timeout: 20000 })
         .toBe(200);
       await page.goto(url("/runs/ask-live"));
       const id = "ask-live/decide/1";
@@ -83,7 +83,7 @@ describe.skipIf(skip)(
       });
       await page.locator('.run-head .status[data-status="done"]').waitFor();
       await form.waitFor({ state: "detached" });
-      const audit = await (await fetch(url("/api/runs/ask-live/audit"))).json();
+      const audit = await (await fetch(url("/api/v1/runs/ask-live/audit"))).json();
       expect(audit).toContainEqual(
         expect.objectContaining({
           type: "InputAnswered",

@@ -30,7 +30,7 @@ describe.skipIf(skip)(
       return summaryOf(done.stdout).runId;
     };
     const api = <T>(path: string): Promise<T> =>
-      fetch(url(`/api${path}`)).then((r) => r.json() as Promise<T>);
+      fetch(url(`/api/v1${path}`)).then((r) => r.json() as Promise<T>);
 
     beforeAll(async () => {
       project = demoProject();

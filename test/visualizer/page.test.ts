@@ -68,7 +68,7 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
       "--json",
     );
     await expect
-      .poll(async () => (await fetch(url("/api/runs/live-1"))).status, { timeout: 20000 })
+      .poll(async () => (await fetch(url("/api/v1/runs/live-1"))).status, { timeout: 20000 })
       .toBe(200);
     await page.goto(url("/runs/live-1"));
     // Plan asks for Edit, out of its envelope: the run waits in plan, in its Act state.
@@ -92,7 +92,7 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
     await page.locator('.run-head .status[data-status="done"]').waitFor();
     await page.locator('[data-state="code-review.done"][data-active="true"]').waitFor();
     expect(await page.locator('[data-state="plan"]').getAttribute("data-active")).toBe("false");
-    const approved = await (await fetch(url("/api/runs/live-1/audit"))).json();
+    const approved = await (await fetch(url("/api/v1/runs/live-1/audit"))).json();
     expect(approved).toContainEqual(
       expect.objectContaining({
         type: "ToolApproved",
@@ -120,7 +120,7 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
       "--json",
     );
     await expect
-      .poll(async () => (await fetch(url("/api/runs/live-cancel"))).status, { timeout: 20000 })
+      .poll(async () => (await fetch(url("/api/v1/runs/live-cancel"))).status, { timeout: 20000 })
       .toBe(200);
     await page.goto(url("/runs/live-cancel"));
     await page.locator('[data-state="plan"][data-active="true"]').waitFor();
@@ -131,7 +131,7 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
       .toBe("CANCEL applied");
     await running;
     await page.locator('.run-head .status[data-status="cancelled"]').waitFor();
-    const audit = await (await fetch(url("/api/runs/live-cancel/audit"))).json();
+    const audit = await (await fetch(url("/api/v1/runs/live-cancel/audit"))).json();
     expect(audit).toContainEqual(
       expect.objectContaining({
         type: "ControlRequested",
@@ -149,13 +149,15 @@ describe.skipIf(skip)(`the visualizer in Chromium${skip ? ` (skipped: ${skip})` 
     const { page, offsite, consoleErrors } = await watchedPage(browser);
     await page.goto(url(`/runs/${done.runId}`));
     await page.locator('[data-state="code-review-parallel.done"][data-active="true"]').waitFor();
-    const steps = (await (await fetch(url(`/api/runs/${done.runId}/steps`))).json()) as Array<{
+    const steps = (await (await fetch(url(`/api/v1/runs/${done.runId}/steps`))).json()) as Array<{
       step: number;
     }>;
     const views = await Promise.all(
       steps.map(
         async ({ step }) =>
-          (await fetch(url(`/api/runs/${done.runId}/steps/${step}`))).json() as Promise<StepView>,
+          (
+            await fetch(url(`/api/v1/runs/${done.runId}/steps/${step}`))
+          ).json() as Promise<StepView>,
       ),
     );
     const inParallel = views.find((v) =>

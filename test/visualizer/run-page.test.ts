@@ -54,7 +54,7 @@ describe.skipIf(skip)(`a run's page in Chromium${skip ? ` (skipped: ${skip})` : 
   it("moves the scrubber to the step of a timeline row clicked, and marks the row's stage in the chart", async () => {
     const done = summaryOf((await cli("run", "code-review-parallel", ...TASK, "--json")).stdout);
     const api = (path: string) =>
-      fetch(url(`/api/runs/${done.runId}${path}`)).then((r) => r.json());
+      fetch(url(`/api/v1/runs/${done.runId}${path}`)).then((r) => r.json());
     const [audit, steps] = (await Promise.all([api("/audit"), api("/steps")])) as [
       AuditEvent[],
       Step[],

@@ -26,7 +26,7 @@ describe.skipIf(skip)(`a run's timeline in Chromium${skip ? ` (skipped: ${skip})
     runId = summaryOf(done.stdout).runId;
     browser = await launch();
     server = await startInspectServer({ storePath: storeOf(project), port: 0 });
-    const api = (path: string) => fetch(url(`/api/runs/${runId}${path}`)).then((r) => r.json());
+    const api = (path: string) => fetch(url(`/api/v1/runs/${runId}${path}`)).then((r) => r.json());
     [audit, steps] = (await Promise.all([api("/audit"), api("/steps")])) as [AuditEvent[], Step[]];
   });
   afterAll(async () => {

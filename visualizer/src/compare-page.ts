@@ -6,7 +6,7 @@ import { h } from "./dom.js";
 import { getJson } from "./net.js";
 
 /**
- * Two runs of one pipeline side by side, as the server compares them (`GET /api/compare/a/b`):
+ * Two runs of one pipeline side by side, as the server compares them (`GET /api/v1/compare/a/b`):
  * where their paths part, the chart with each run's path marked, and each stage's durations and
  * tokens with b − a.
  */
@@ -16,7 +16,9 @@ export async function comparePage(root: HTMLElement, a: string, b: string): Prom
   root.replaceChildren(head, h("p", { class: "hint" }, "comparing…"));
   let diff: RunDiff;
   try {
-    diff = await getJson<RunDiff>(`/api/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}`);
+    diff = await getJson<RunDiff>(
+      `/api/v1/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}`,
+    );
   } catch (error) {
     root.replaceChildren(
       head,
@@ -51,7 +53,7 @@ export async function comparePage(root: HTMLElement, a: string, b: string): Prom
   );
   try {
     const graph = await getJson<{ pipeline: Chart; layouts: ChartLayouts }>(
-      `/api/runs/${encodeURIComponent(a)}/graph`,
+      `/api/v1/runs/${encodeURIComponent(a)}/graph`,
     );
     const chart = new ChartView(graph.pipeline, graph.layouts);
     chartHost.replaceChildren(chart.element);

@@ -24,19 +24,18 @@ export class RunControls {
     const button = (control: string, label: string, body: () => unknown) =>
       h(
         "button",
-        { type: "button", "data-control": control, onclick: () => void this.send(body()) },
+        { type: "button", "data-control": control, onclick: () => void this.send(control, body()) },
         label,
       );
     this.element.append(
-      button("cancel", "Cancel run", () => ({ type: "CANCEL" })),
+      button("cancel", "Cancel run", () => ({ reason: "cancelled from the visualizer" })),
       this.stage,
       this.reason,
       button("override", "Override to stage", () => ({
-        type: "OVERRIDE",
         to: this.stage.value,
         reason: this.reason.value,
       })),
-      button("redo", "Redo stage", () => ({ type: "REDO", stage: this.stage.value })),
+      button("redo", "Redo stage", () => ({ stage: this.stage.value })),
       this.result,
     );
   }
@@ -49,11 +48,12 @@ export class RunControls {
       this.stage.replaceChildren(...stageIds.map((id) => h("option", { value: id }, id)));
   }
 
-  private async send(body: unknown): Promise<void> {
+  /** `POST …/cancel`, `…/override` or `…/redo` with its body. */
+  private async send(control: string, body: unknown): Promise<void> {
     this.result.textContent = "asking the run's process…";
     try {
       const answer = await postJson<{ control: string; outcome: string }>(
-        `${this.api}/control`,
+        `${this.api}/${control}`,
         body,
       );
       this.result.textContent = `${answer.control} ${answer.outcome}`;

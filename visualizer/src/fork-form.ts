@@ -55,7 +55,7 @@ export class ForkForm {
       ),
       this.error,
     );
-    void getJson<{ startsRuns?: boolean }>("/api/health")
+    void getJson<{ startsRuns?: boolean }>("/api/v1/health")
       .then((health) => {
         if (health.startsRuns) return;
         this.opener.disabled = true;

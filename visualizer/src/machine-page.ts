@@ -12,7 +12,7 @@ export async function machinePage(
   socket: PageSocket,
 ): Promise<void> {
   const graph = await getJson<{ pipeline: Chart; layouts: ChartLayouts }>(
-    `/api/live/${encodeURIComponent(rootId)}/graph`,
+    `/api/v1/live/${encodeURIComponent(rootId)}/graph`,
   );
   const chart = new ChartView(graph.pipeline, graph.layouts);
   const value = h("pre", { class: "context" });
@@ -27,7 +27,7 @@ export async function machinePage(
     chart.show({ active: activeIds(graph.pipeline.root.id, r.value), stages: {} });
     value.textContent = JSON.stringify(r.value, null, 2);
   };
-  const known = (await getJson<LiveRoot[]>("/api/live")).find((r) => r.rootId === rootId);
+  const known = (await getJson<LiveRoot[]>("/api/v1/live")).find((r) => r.rootId === rootId);
   if (known) show(known);
   socket.listen((news: News) => {
     if (news.type === "live" && (news.root as LiveRoot).rootId === rootId)

@@ -23,7 +23,8 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
   const reply = await fetch(path, {
     method: "POST",
     credentials: "same-origin",
-    headers: { "content-type": "application/json" },
+    // The audit records who acted: this page, not an outside caller of the API.
+    headers: { "content-type": "application/json", "x-stagechart-client": "visualizer" },
     body: JSON.stringify(body),
   });
   const answer = await reply.json();

@@ -22,7 +22,7 @@ import { TimelinePanel } from "./timeline-panel.js";
 
 /** One run: its statechart, the step scrubber, pending grants, the timeline and stage details. */
 export async function runPage(root: HTMLElement, runId: string, socket: PageSocket): Promise<void> {
-  const api = `/api/runs/${encodeURIComponent(runId)}`;
+  const api = `/api/v1/runs/${encodeURIComponent(runId)}`;
   // The chart takes longest (the server compiles the pipeline, ELK lays it out): asked first.
   const askGraph = () => getJson<{ pipeline: Chart; layouts: ChartLayouts }>(`${api}/graph`);
   let graphAsked = askGraph();

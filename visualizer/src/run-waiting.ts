@@ -16,7 +16,7 @@ export async function runWhenThere(
   runId: string,
   socket: PageSocket,
 ): Promise<RunView> {
-  const api = `/api/runs/${encodeURIComponent(runId)}`;
+  const api = `/api/v1/runs/${encodeURIComponent(runId)}`;
   let wake: () => void = () => {};
   const stop = socket.listen((news: News) => {
     if (news.type === "runs" && (news.runs as RunSummary[]).some((r) => r.runId === runId)) wake();

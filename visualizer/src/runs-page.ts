@@ -111,13 +111,13 @@ export async function runsPage(root: HTMLElement, socket: PageSocket): Promise<v
   socket.listen((news: News) => {
     if (news.type === "runs") render(news.runs as RunSummary[]);
   });
-  render(await getJson<RunSummary[]>("/api/runs"));
+  render(await getJson<RunSummary[]>("/api/v1/runs"));
   const noteLive = (r: LiveRoot) => {
     if (r.runId) return;
     foreign.set(r.rootId, r);
     renderMachines();
   };
-  for (const r of await getJson<LiveRoot[]>("/api/live")) noteLive(r);
+  for (const r of await getJson<LiveRoot[]>("/api/v1/live")) noteLive(r);
   socket.listen((news: News) => {
     if (news.type === "live") noteLive(news.root as LiveRoot);
   });

@@ -5,6 +5,7 @@ import { parse } from "yaml";
 import { err, ok, type Result, StagechartError, toStagechartError } from "../../errors.js";
 import { isLoopback } from "../../inspect/http-requests.js";
 import { newToken } from "../../inspect/server.js";
+import { loadPriceFile } from "../../models/prices.js";
 import { SECURITY_MODES, type SecurityMode } from "../../runtime/security-mode.js";
 import { startServeServer } from "../../serve/server.js";
 import { WEBHOOK_SECRET_VARIABLE, webhookOptionsOf } from "../../serve/webhooks.js";
@@ -14,7 +15,7 @@ import { refuse } from "../drive.js";
 import { addSandboxOptions, type SandboxFlags } from "../host-options.js";
 import { portOf } from "../inspection.js";
 import { type CliIo, EXIT } from "../io.js";
-import { collect } from "../options.js";
+import { collect, maxParallelOption, pricesOption } from "../options.js";
 import { STORE_HELP, storeSpecOf } from "../store.js";
 
 interface ServeFlags extends SandboxFlags {
@@ -27,6 +28,8 @@ interface ServeFlags extends SandboxFlags {
   mode: SecurityMode;
   webhook: string[];
   webhookConfig?: string;
+  maxParallel?: number;
+  prices?: string;
 }
 
 export const DEFAULT_SERVE_PORT = 4478;
@@ -71,7 +74,9 @@ export function registerServe(program: Command, io: CliIo, setExit: (code: numbe
     .option(
       "--webhook-config <file>",
       "webhooks from a file (JSON or YAML): {urls: [...], secretEnv?: <variable holding the secret>}",
-    );
+    )
+    .addOption(maxParallelOption())
+    .addOption(pricesOption());
   addSandboxOptions(command).action(async (flags: ServeFlags) => setExit(await serve(flags, io)));
 }
 
@@ -83,6 +88,10 @@ async function serve(flags: ServeFlags, io: CliIo): Promise<number> {
   if (!config.ok) return refuse(io, false, config.error);
   const webhooks = webhookOptionsOf(flags.webhook, config.value, process.env);
   if (!webhooks.ok) return refuse(io, false, webhooks.error);
+  const prices = flags.prices === undefined ? undefined : resolve(flags.prices);
+  // Checked once here: a bad price file would otherwise refuse every start, one at a time.
+  const priced = prices === undefined ? ok(undefined) : loadPriceFile(prices);
+  if (!priced.ok) return refuse(io, false, priced.error);
   const token = isLoopback(flags.host) ? flags.token : (flags.token ?? newToken());
   const store = await openAnyStore(flags.store);
   if (!store.ok) return refuse(io, false, store.error);
@@ -99,6 +108,8 @@ async function serve(flags: ServeFlags, io: CliIo): Promise<number> {
         sandbox: flags.sandbox ?? "auto",
         ...(flags.allowNetwork && { network: true }),
         ...(flags.unconfinedBash && { unconfinedBash: true }),
+        ...(flags.maxParallel !== undefined && { maxParallel: flags.maxParallel }),
+        ...(prices !== undefined && { prices }),
       },
       host: flags.host,
       port: port.value,

@@ -1,13 +1,11 @@
 // The JSON Schema conversion is not in stagechart's own zod bundle, which every command loads:
-// only `serve` needs it, so it comes from the installed zod, which reads any zod schema's `_zod`.
+// only the description needs it (loaded on its first request), so it comes from the installed
+// zod, which reads any zod schema's `_zod`.
 import { toJSONSchema } from "zod/mini";
 import { VERSION } from "../version.js";
 import type * as z from "../zod.js";
-import type { Route } from "./routes.js";
-import { ERROR_SCHEMA } from "./schemas.js";
-
-/** Where the API is mounted. */
-export const API_PREFIX = "/api/v1";
+import { API_PREFIX, type Route } from "./api-route.js";
+import { ERROR_SCHEMA } from "./api-schemas.js";
 
 /** The refusals any route may give, by status. */
 const REFUSALS: Record<string, string> = {
@@ -78,10 +76,10 @@ export function openApiOf(routes: readonly Route[]): Record<string, unknown> {
   return {
     openapi: "3.1.0",
     info: {
-      title: "stagechart serve",
+      title: "stagechart",
       version: VERSION,
       description:
-        "Start, list, show, answer and control stagechart runs. Every route needs the server's access token as `Authorization: Bearer <token>` when it has one (always, off loopback).",
+        "List, show, answer, fork and control stagechart runs (and, under `stagechart serve`, start them): the API the inspect page itself uses. Every route needs the server's access token as `Authorization: Bearer <token>` when it has one (always, off loopback).",
     },
     security: [{ bearer: [] }],
     components: {
