@@ -116,3 +116,18 @@ export function refuseUnmodelledMaps(pipeline: PipelineDefinition): void {
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * The goal a step meets when it is a map fan-out producing a list of some length (its outcome
+ * names it: `ok: output.files has 2 items`): a list of paths covering the transitions has a path
+ * for each such length, though the transitions after them are the same.
+ */
+export function listGoal(
+  pipeline: PipelineDefinition,
+  step: { from: string; outcome: string },
+): string | undefined {
+  const group = mapGroupAfter(pipeline, step.from);
+  return group && step.outcome.includes(`${group.over} has `)
+    ? `list: ${step.from} ${step.outcome}`
+    : undefined;
+}
