@@ -48,8 +48,13 @@ export function traversalOf(pipeline: PipelineDefinition, options: TraversalOpti
   );
   const events = (snapshot: ModelSnapshot): PathEvent[] => {
     for (const [, n] of entriesOf(snapshot.context.visits)) if (n > options.maxVisits) return [];
-    // A map group's item (`review-file[0]`) has its stage's outcomes and control events.
-    return activeStages(snapshot, pipeline).flatMap((stage) => [
+    // A map group's item (`review-file[0]`) has its stage's outcomes and control events. Its
+    // running items are alike, so the first in list order settles for any of them: which one
+    // ends first is no different to the group, and states told apart by count (`groupsKey`)
+    // then offer the same steps whichever way they were reached.
+    const running = activeStages(snapshot, pipeline);
+    const movers = isMap(pipeline, groupOf(snapshot)) ? running.slice(0, 1) : running;
+    return movers.flatMap((stage) => [
       ...possibleOutcomes(
         pipeline,
         snapshot,
