@@ -380,7 +380,8 @@ export class ExitCounter {
   private settled(step: number): boolean {
     const needed = new Map<string, number>();
     for (const { stage } of this.steps.slice(0, step))
-      if (!this.unobserved.has(stageOfSibling(stage))) needed.set(stage, (needed.get(stage) ?? 0) + 1);
+      if (!this.unobserved.has(stageOfSibling(stage)))
+        needed.set(stage, (needed.get(stage) ?? 0) + 1);
     return [...needed].every(([stage, n]) => (this.exits.get(stage) ?? 0) >= n);
   }
 }

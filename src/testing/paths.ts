@@ -1,7 +1,7 @@
 import { generateSync } from "json-schema-faker";
 import { getShortestPaths, getSimplePaths, type StatePath } from "xstate/graph";
-import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { stageOfSibling } from "../compiler/pipeline-parallel.js";
+import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { StagechartError } from "../errors.js";
 import { type ControlEventName, stageDone } from "./events.js";
 import { refuseUnmodelledMaps } from "./map-lists.js";

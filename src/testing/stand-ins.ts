@@ -117,7 +117,9 @@ function stageAt(key: string, within: readonly string[]): string | undefined {
 /** The stages whose exit hooks or code the stand-ins stand in for, at any depth. */
 export const stagesStoodIn = (standIns: ReadonlyMap<string, StandIn>): Set<string> =>
   new Set(
-    [...standIns.keys()].map((key) => stageOfSibling(key.split("/").at(-1)?.split("@")[0] as string)),
+    [...standIns.keys()].map((key) =>
+      stageOfSibling(key.split("/").at(-1)?.split("@")[0] as string),
+    ),
   );
 
 /**

@@ -55,16 +55,13 @@ export function traversalOf(pipeline: PipelineDefinition, options: TraversalOpti
     const running = activeStages(snapshot, pipeline);
     const movers = isMap(pipeline, groupOf(snapshot)) ? running.slice(0, 1) : running;
     return movers.flatMap((stage) => [
-      ...possibleOutcomes(
-        pipeline,
-        snapshot,
-        stage,
-        outcomes.get(stageOfSibling(stage)) ?? [],
-      ).map((o) => ({
-        ...stageDone(stage, resultFor(o)),
-        outcome: o.name,
-        from: stage,
-      })),
+      ...possibleOutcomes(pipeline, snapshot, stage, outcomes.get(stageOfSibling(stage)) ?? []).map(
+        (o) => ({
+          ...stageDone(stage, resultFor(o)),
+          outcome: o.name,
+          from: stage,
+        }),
+      ),
       // A stage that fails before its model is called gives a control event no time to arrive.
       ...(refusedHere(pipeline, snapshot, stage)
         ? []
@@ -130,7 +127,10 @@ function groupsKey(pipeline: PipelineDefinition, snapshot: ModelSnapshot): unkno
   return Object.entries(snapshot.context.groups)
     .map(([group, states]) =>
       isMap(pipeline, group)
-        ? [group, [...entriesOf(states)].map(([item, state]) => state + (seen.get(item) ?? "")).sort()]
+        ? [
+            group,
+            [...entriesOf(states)].map(([item, state]) => state + (seen.get(item) ?? "")).sort(),
+          ]
         : [group, sortedEntries(states)],
     )
     .sort();
@@ -145,7 +145,10 @@ const isMap = (pipeline: PipelineDefinition, group: string | undefined): boolean
  * the join is code (which may read anything). Without it, two sibling orders that join
  * differently would be one state.
  */
-function settledSiblings(pipeline: PipelineDefinition, snapshot: ModelSnapshot): Map<string, string> {
+function settledSiblings(
+  pipeline: PipelineDefinition,
+  snapshot: ModelSnapshot,
+): Map<string, string> {
   const group = groupOf(snapshot);
   const transition = group === undefined ? undefined : pipeline.next[group];
   const siblings = group === undefined ? undefined : groupSiblingsOf(pipeline, group);
