@@ -109,6 +109,8 @@ describe("pipelinePaths through a map group", () => {
     expect(
       runs.some((r) => r.includes("test[1]") && r.indexOf("test[1]") < r.indexOf("test[0]")),
     ).toBe(false);
+    const items = (r: string) => r.match(/test\[\d\]/g) ?? [];
+    expect(runs.filter((r) => new Set(items(r)).size !== items(r).length)).toEqual([]);
     // Each sequence of outcomes once, the first item settling first: four, not eight.
     const ended = runs.flatMap(
       (r) => /has 2 items > (test\[0\]:\S+ > test\[1\]:\S+)/.exec(r)?.[1] ?? [],
