@@ -1,0 +1,120 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { JoinPolicy, MapGroup } from "../../src/definitions/pipeline-types.js";
+import { loadPipelineFile } from "../../src/index.js";
+import { pipelinePaths } from "../../src/testing/paths.js";
+import { runPath } from "../../src/testing/run-path.js";
+import { testPipeline } from "../../src/testing/test-pipeline.js";
+import { code, llm, pipelineOf } from "../support/pipelines.js";
+
+const FIXTURE = join(import.meta.dirname, "../fixtures/map-review/review-files.yaml");
+
+/** `list` (code) hands on `files`; `test` runs once per file under `policy`; `review` joins. */
+const mapped = (policy: JoinPolicy, group: Partial<MapGroup> = {}) =>
+  pipelineOf({
+    id: "mapped",
+    stages: [
+      code("list", () => ({ verdict: "ok", output: { files: ["src/a.ts"] } })),
+      llm("test"),
+      llm("review"),
+    ],
+    next: {
+      list: { kind: "map", over: "output.files", stage: "test", join: "review", policy, ...group },
+    },
+  });
+
+describe("testPipeline through a map group, on the real engine", () => {
+  it("passes every path of a pipeline whose LLM stage lists the files, each reviewed by an item of its own", async () => {
+    const loaded = await loadPipelineFile(FIXTURE);
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.diagnostics));
+    const report = await testPipeline(loaded.value, { cover: "states" });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.passed).toBeGreaterThan(10);
+    expect(report.coverage.transitions.uncovered.map((u) => u.transition)).toEqual([
+      expect.stringContaining("list refused"),
+    ]);
+  });
+
+  for (const [label, policy, group] of [
+    ["fail-fast", { kind: "fail-fast" }, {}],
+    ["any, one item at a time", { kind: "any" }, { maxConcurrency: 1 }],
+    ["quorum 2 of at most 3", { kind: "quorum", k: 2 }, { maxItems: 3 }],
+  ] as [string, JoinPolicy, Partial<MapGroup>][]) {
+    it(`passes every simple path of a ${label} map group, its code fan-out handing on each list`, async () => {
+      const report = await testPipeline(mapped(policy, group), { strategy: "simple" });
+      expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+      const uncovered = report.coverage.transitions.uncovered.map((u) => u.transition);
+      expect(uncovered).toEqual(
+        group.maxItems === undefined ? [expect.stringContaining("list refused")] : [],
+      );
+    });
+  }
+
+  it("fits the list into what an LLM fan-out's exit hook hands on", async () => {
+    // The hook always hands on one step: each path's list replaces it, the rest kept.
+    const pipeline = pipelineOf({
+      id: "hooked",
+      stages: [llm("plan"), llm("test"), llm("review")],
+      next: {
+        plan: {
+          kind: "map",
+          over: "output.steps",
+          stage: "test",
+          join: "review",
+          policy: { kind: "all-settled" },
+        },
+      },
+      hooks: { plan: { exit: () => ({ steps: ["from the hook"], note: "kept" }) } },
+    });
+    const report = await testPipeline(pipeline, { strategy: "simple" });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.paths.some((p) => p.actual.transitions[0] === "plan → test (map)")).toBe(true);
+  });
+});
+
+describe("runPath through a map group", () => {
+  it("fails a path naming an item the list does not have, saying where", async () => {
+    const pipeline = mapped({ kind: "fail-fast" });
+    const run = await runPath(pipeline, {
+      steps: [
+        { stage: "list", outcome: "ok: output.files has 1 item" },
+        { stage: "test[0]", outcome: "ok" },
+        { stage: "test[1]", outcome: "ok" },
+      ],
+      end: "done",
+    });
+    expect(run).toMatchObject({
+      ok: false,
+      reason: "step 3 (test[1]: ok): test[1] does not run then",
+    });
+  });
+
+  it("drives each item to its own outcome: the second of two fails, failing a fail-fast group", async () => {
+    const pipeline = mapped({ kind: "fail-fast" });
+    const run = await runPath(pipeline, {
+      steps: [
+        { stage: "list", outcome: "ok: output.files has 2 items" },
+        { stage: "test[0]", outcome: "ok" },
+        { stage: "test[1]", outcome: "retries-exhausted" },
+      ],
+      end: "failed",
+    });
+    expect(run).toMatchObject({ ok: true, actual: { end: "failed" } });
+    expect(run.actual.transitions).toEqual([
+      "list → test (map)",
+      "test[1] failed the group after list (fail-fast)",
+    ]);
+  });
+
+  it("fails a path whose list length the fan-out's fixture does not hand on", async () => {
+    const pipeline = mapped({ kind: "all-settled" });
+    const path = pipelinePaths(pipeline).paths.find((p) =>
+      p.steps.some((s) => s.outcome === "ok: output.files has 2 items"),
+    );
+    if (!path) throw new Error("no path with two items");
+    const run = await runPath(pipeline, path, {
+      fixtures: { list: { verdict: "ok", output: { files: ["only.ts"] } } },
+    });
+    expect(run.ok).toBe(false);
+  });
+});
