@@ -148,9 +148,14 @@ function afterStage(pipeline: PipelineDefinition, stage: PipelineStage) {
           ...record,
           {
             type: "audit",
-            params: {
-              type: "SMTransition",
-              payload: { from: stageId, to: [transition.stage], kind: "map" },
+            // How many items the group was entered with: the audit log says what ran.
+            params: ({ event, context }: DoneArgs) => {
+              const list = mapList(stageId, transition, resultOf(event.output), context.ctx);
+              const items = "items" in list ? list.items.length : 0;
+              return {
+                type: "SMTransition",
+                payload: { from: stageId, to: [transition.stage], kind: "map", items },
+              };
             },
           },
         ],

@@ -59,12 +59,17 @@ const ENDS = new Set(["done", "failed", "cancelled"]);
 export const isEnd = (value: unknown): value is Exclude<PathEnd, "suspended"> =>
   typeof value === "string" && ENDS.has(value);
 
-/** What a run of the model records, in the words of the audit log: `plan → execute (sequential)`. */
+/**
+ * What a run of the model records, in the words of the audit log: `plan → execute (sequential)`,
+ * `list-files → review-file ×2 (map)`.
+ */
 export function describeTransition(event: AuditEventInput): string | undefined {
   const { payload } = event;
   const names = (v: unknown) => (Array.isArray(v) ? v.join(",") : String(v));
+  // A map group's entry names its items: a run given another list than the path's leaves it.
+  const items = typeof payload.items === "number" ? ` ×${payload.items}` : "";
   if (event.type === "SMTransition")
-    return `${names(payload.from)} → ${names(payload.to)} (${String(payload.kind)})`;
+    return `${names(payload.from)} → ${names(payload.to)}${items} (${String(payload.kind)})`;
   if (event.type === "ParallelSiblingFailure")
     return `${names(payload.failed)} failed the group after ${String(payload.group)} (${String(payload.policy)})`;
   return undefined;

@@ -68,7 +68,7 @@ describe("testPipeline through a map group, on the real engine", () => {
     });
     const report = await testPipeline(pipeline, { strategy: "simple" });
     expect(report.paths.filter((p) => !p.ok)).toEqual([]);
-    expect(report.paths.some((p) => p.actual.transitions[0] === "plan → test (map)")).toBe(true);
+    expect(report.paths.some((p) => p.actual.transitions[0] === "plan → test ×2 (map)")).toBe(true);
   });
 });
 
@@ -101,7 +101,7 @@ describe("runPath through a map group", () => {
     });
     expect(run).toMatchObject({ ok: true, actual: { end: "failed" } });
     expect(run.actual.transitions).toEqual([
-      "list → test (map)",
+      "list → test ×2 (map)",
       "test[1] failed the group after list (fail-fast)",
     ]);
   });
@@ -115,6 +115,11 @@ describe("runPath through a map group", () => {
     const run = await runPath(pipeline, path, {
       fixtures: { list: { verdict: "ok", output: { files: ["only.ts"] } } },
     });
-    expect(run.ok).toBe(false);
+    expect(run).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining(
+        "the run left the path: transition 1: expected list → test ×2 (map), got list → test ×1 (map)",
+      ),
+    });
   });
 });
