@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { JoinPolicy, MapGroup } from "../../src/definitions/pipeline-types.js";
 import { loadPipelineFile } from "../../src/index.js";
+import { mutationScore } from "../../src/testing/mutation.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
 import { runPath } from "../../src/testing/run-path.js";
 import { testPipeline } from "../../src/testing/test-pipeline.js";
@@ -121,5 +122,29 @@ describe("runPath through a map group", () => {
         "the run left the path: transition 1: expected list → test ×2 (map), got list → test ×1 (map)",
       ),
     });
+  });
+});
+
+describe("the mutation score of a map group's paths", () => {
+  it("catches each change of the group's policy: the paths through its tallies tell them apart", async () => {
+    const loaded = await loadPipelineFile(FIXTURE);
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.diagnostics));
+    const report = await mutationScore(loaded.value, { mutants: 1_000, timeoutMs: 10_000 });
+    const policies = report.mutants.filter((m) => m.description.includes("'s group"));
+    expect(policies.map((m) => m.description)).toContain(
+      "list-files's group (all-settled, joining at summarize) under fail-fast",
+    );
+    expect(policies.filter((m) => m.status !== "caught")).toEqual([]);
+  });
+
+  it("tells a policy change no list the group takes can show apart as equivalent", async () => {
+    // With at most one item, fail-fast and any decide alike; with two, any waits for the second.
+    const underAny = async (group: Partial<MapGroup>) => {
+      const pipeline = mapped({ kind: "fail-fast" }, group);
+      const report = await mutationScore(pipeline, { mutants: 1_000, timeoutMs: 10_000 });
+      return report.mutants.find((m) => m.description.endsWith("under any"))?.status;
+    };
+    expect(await underAny({ maxItems: 1 })).toBe("equivalent");
+    expect(await underAny({})).toBe("caught");
   });
 });
