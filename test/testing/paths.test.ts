@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { JoinPolicy } from "../../src/definitions/pipeline-types.js";
 import { loadPipelineFile } from "../../src/index.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
-import { code, fanOutPipeline, pipelineOf } from "../support/pipelines.js";
+import { fanOutPipeline } from "../support/pipelines.js";
 
 const bundled = async (name: string) => {
   const loaded = await loadPipelineFile(`machines/${name}.yaml`);
