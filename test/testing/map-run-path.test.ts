@@ -73,6 +73,39 @@ describe("testPipeline through a map group, on the real engine", () => {
   });
 });
 
+describe("testPipeline through a map group and sub-pipelines", () => {
+  it("drives a sub-pipeline run for each item, and a map group inside a sub-pipeline", async () => {
+    const leaf = pipelineOf({ id: "leaf", stages: [llm("test")] });
+    const perItem = pipelineOf({
+      id: "per-item",
+      stages: [
+        code("list", () => ({ verdict: "ok", output: { files: ["src/a.ts"] } })),
+        { kind: "pipeline", id: "check", pipeline: leaf },
+        llm("review"),
+      ],
+      next: {
+        list: {
+          kind: "map",
+          over: "output.files",
+          stage: "check",
+          join: "review",
+          policy: { kind: "all-settled" },
+        },
+      },
+    });
+    const within = pipelineOf({
+      id: "within",
+      stages: [llm("plan"), { kind: "pipeline", id: "mapping", pipeline: mapped({ kind: "any" }) }],
+      next: { plan: "mapping" },
+    });
+    for (const pipeline of [perItem, within]) {
+      const report = await testPipeline(pipeline, { timeoutMs: 10_000 });
+      expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+      expect(report.passed).toBeGreaterThan(3);
+    }
+  });
+});
+
 describe("runPath through a map group", () => {
   it("fails a path naming an item the list does not have, saying where", async () => {
     const pipeline = mapped({ kind: "fail-fast" });
