@@ -3,9 +3,11 @@ import { describe, expect, it } from "vitest";
 import type { JoinPolicy, MapGroup } from "../../src/definitions/pipeline-types.js";
 import { loadPipelineFile } from "../../src/index.js";
 import { mutationScore } from "../../src/testing/mutation.js";
+import { stageOutcomes } from "../../src/testing/outcomes.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
 import { runPath } from "../../src/testing/run-path.js";
 import { testPipeline } from "../../src/testing/test-pipeline.js";
+import { load, loaded } from "../support/pipeline-files.js";
 import { code, llm, pipelineOf } from "../support/pipelines.js";
 
 const FIXTURE = join(import.meta.dirname, "../fixtures/map-review/review-files.yaml");
@@ -103,6 +105,44 @@ describe("testPipeline through a map group and sub-pipelines", () => {
       expect(report.paths.filter((p) => !p.ok)).toEqual([]);
       expect(report.passed).toBeGreaterThan(3);
     }
+  });
+});
+
+/** A person picks at most two files; a test runs per file, and a quorum of two joins at review. */
+const CHOOSING = `id: choosing
+context:
+  type: object
+  properties: { task: { type: string } }
+entry: choose
+stages:
+  choose:
+    ask:
+      prompt: Which files?
+      schema:
+        type: object
+        required: [files]
+        properties: { files: { type: array, items: { type: string }, maxItems: 2 } }
+        additionalProperties: false
+  test: { file: ../stages/test.md }
+  review: { file: ../stages/review.md }
+next:
+  choose:
+    map: { over: output.files, stage: test }
+    join: review
+    policy: { quorum: 2 }
+`;
+
+describe("testPipeline through a map group after an ask stage", () => {
+  it("answers with a list of each length its schema allows, and says which it does not", async () => {
+    const pipeline = loaded((await load(CHOOSING)).result);
+    const { outcomes, unsatisfiable } = stageOutcomes(pipeline, "choose");
+    expect(outcomes.map((o) => o.name)).toContain("answered: output.files has 2 items");
+    expect(unsatisfiable).toEqual([
+      expect.objectContaining({ name: "answered: output.files has 3 items" }),
+    ]);
+    const report = await testPipeline(pipeline, { timeoutMs: 10_000 });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.passed).toBeGreaterThan(3);
   });
 });
 
