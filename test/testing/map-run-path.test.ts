@@ -146,6 +146,35 @@ describe("testPipeline through a map group after an ask stage", () => {
   });
 });
 
+describe("testPipeline through a map group over a list in ctx", () => {
+  it("runs the list the paths' ctx holds", async () => {
+    const pipeline = pipelineOf({
+      context: {
+        type: "object",
+        required: ["task", "files"],
+        properties: {
+          task: { type: "string" },
+          files: { type: "array", items: { type: "string" } },
+        },
+      },
+      stages: [llm("plan"), llm("test"), llm("review")],
+      next: {
+        plan: {
+          kind: "map",
+          over: "ctx.files",
+          stage: "test",
+          join: "review",
+          policy: { kind: "fail-fast" },
+        },
+      },
+    });
+    const ctx = { task: "rename auth", files: ["src/a.ts", "src/b.ts"] };
+    const report = await testPipeline(pipeline, { ctx, timeoutMs: 10_000 });
+    expect(report.paths.filter((p) => !p.ok)).toEqual([]);
+    expect(report.paths.map((p) => p.actual.transitions[0])).toContain("plan → test ×2 (map)");
+  });
+});
+
 describe("runPath through a map group", () => {
   it("fails a path naming an item the list does not have, saying where", async () => {
     const pipeline = mapped({ kind: "fail-fast" });
