@@ -73,9 +73,9 @@ const TALLIED_GROUP = 6;
 
 /**
  * The tallies of each small group (how many of its siblings ended ok, how many not; a map
- * group's, for the lists it is modelled with) a sibling
- * settling can leave it at: a path through each tells its policy from every other, which
- * transition coverage (any sibling settling takes the group's one `settled`) does not.
+ * group's, in the lists it is modelled with) a sibling settling can leave it at: a path through
+ * each tells its policy from every other, which transition coverage (any sibling settling takes
+ * the group's one `settled`) does not.
  */
 export function tallyGoals(pipeline: PipelineDefinition): string[] {
   return Object.entries(pipeline.next).flatMap(([group, transition]) => {

@@ -22,8 +22,8 @@ export function mapGroupAfter(pipeline: PipelineDefinition, stageId: string): Ma
 }
 
 /**
- * The longest list a policy's or cap's edge is modelled with: each item is a sibling the walk
- * settles in every order its outcomes can tell apart, and each is a stage execution a test runs.
+ * The longest list a policy's or cap's edge is modelled with: each item is a step of every path
+ * through the group, and a stage execution a test runs.
  */
 export const MOST_MODELLED_ITEMS = 8;
 
@@ -81,11 +81,15 @@ export function itemSchemaAt(schema: unknown, over: string): unknown {
   return isObject(current) ? current.items : undefined;
 }
 
-/** `length` items: sampled (seeded by position, so the list is the same each time) from `items`. */
+/**
+ * `length` items: sampled (seeded by position, so the list is the same each time) from `items`;
+ * a list one item longer than a large `maxItems` repeats the first `MOST_MODELLED_ITEMS`.
+ */
 function listOf(length: number, items: unknown): unknown[] {
-  return Array.from({ length }, (_, index) =>
+  const distinct = Array.from({ length: Math.min(length, MOST_MODELLED_ITEMS) }, (_, index) =>
     isObject(items) ? generateSync(items as never, { seed: 1 + index }) : `item-${index}`,
   );
+  return Array.from({ length }, (_, index) => distinct[index % MOST_MODELLED_ITEMS]);
 }
 
 /**
@@ -114,9 +118,6 @@ export function refuseUnmodelledMaps(pipeline: PipelineDefinition): void {
     if (stage.kind === "pipeline") refuseUnmodelledMaps(stage.pipeline);
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
 /**
  * The goal a step meets when it is a map fan-out producing a list of some length (its outcome
  * names it: `ok: output.files has 2 items`): a list of paths covering the transitions has a path
@@ -131,3 +132,6 @@ export function listGoal(
     ? `list: ${step.from} ${step.outcome}`
     : undefined;
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);

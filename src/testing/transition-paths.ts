@@ -275,7 +275,7 @@ function notFound(
     return `${within}: the model has ${stage} hand on only lists at ${group.over}, none longer than ${
       group.maxItems === undefined
         ? "maxItems (declare maxItems to have a path with one item too many)"
-        : "its completionSchema allows"
+        : "its schema allows"
     }`;
   if (stage !== undefined && pipeline.stages[stage]?.kind === "pipeline")
     return `${within}: ${stage} is a sub-pipeline stage, and no way its run ends (a stage's outcome that sends it to done, fail or cancel) gives a result that takes it`;

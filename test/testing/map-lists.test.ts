@@ -102,6 +102,9 @@ describe("pipelinePaths through a map group", () => {
     const runs = runsOf({ kind: "all-settled" }, { maxItems: 2 });
     expect(runs).toContain("list:ok: output.files has 3 items => failed");
     expect(runs.some((r) => r.includes("has 4 items"))).toBe(false);
+    expect(runsOf({ kind: "all-settled" }, { maxItems: 40 })).toContain(
+      "list:ok: output.files has 41 items => failed",
+    );
   });
 
   it("settles a group's items first to last: items are alike, so no path is the same with two items swapped", () => {
