@@ -241,7 +241,7 @@ const MEANINGS = {
   "Validation/PathsFileInvalid":
     "A paths file is not the output of stagechart paths --json; regenerate it.",
   "Validation/MapNotModelled":
-    "The paths and test commands do not model map groups yet (they would walk a map's list as missing); test such a pipeline by running it with a scripted model.",
+    "The paths and test commands cannot produce the list of this map group (a sub-pipeline fan-out's, or a parsed list after a code, command or ask stage); test such a pipeline by running it with a scripted model.",
   "Validation/PathLimitExceeded":
     "A pipeline's model has more states within the visits allowed than paths will walk; lower --max-visits.",
 

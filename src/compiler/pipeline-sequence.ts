@@ -89,20 +89,20 @@ function afterStage(pipeline: PipelineDefinition, stage: PipelineStage) {
       failure,
     ];
   }
-  // A stage that succeeded goes on to its group, the group's siblings (or mapped stage) named.
-  const intoGroup = (to: readonly string[], kind: "parallel" | "map") => ({
+  // A stage that succeeded goes on to its group, audited as `audit` says (the siblings it runs).
+  const intoGroup = <Params>(audit: Params) => ({
     guard: {
       type: "succeeded",
       params: ({ event }: DoneArgs) => ({ result: resultOf(event.output) }),
     },
     target: groupState(stageId),
     description: "ok",
-    actions: [
-      ...record,
-      { type: "audit", params: { type: "SMTransition", payload: { from: stageId, to, kind } } },
-    ],
+    actions: [...record, { type: "audit", params: audit }],
   });
-  if (transition.kind === "parallel") return [intoGroup(transition.siblings, "parallel"), failure];
+  if (transition.kind === "parallel") {
+    const payload = { from: stageId, to: transition.siblings, kind: "parallel" };
+    return [intoGroup({ type: "SMTransition", payload }), failure];
+  }
   if (transition.kind === "map") {
     return [
       {
@@ -128,7 +128,15 @@ function afterStage(pipeline: PipelineDefinition, stage: PipelineStage) {
           }),
         ],
       },
-      intoGroup([transition.stage], "map"),
+      intoGroup(({ event, context }: DoneArgs) => {
+        // How many items the group was entered with: the audit log says what ran.
+        const list = mapList(stageId, transition, resultOf(event.output), context.ctx);
+        const items = "items" in list ? list.items.length : 0;
+        return {
+          type: "SMTransition",
+          payload: { from: stageId, to: [transition.stage], kind: "map", items },
+        };
+      }),
       failure,
     ];
   }

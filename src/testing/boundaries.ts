@@ -2,8 +2,13 @@ import { ruleHolds } from "../compiler/conditions.js";
 import { siblingState } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import { EMPTY_TABLE, lookup } from "../compiler/stage-table.js";
-import type { Condition, PipelineDefinition } from "../definitions/pipeline-types.js";
+import {
+  type Condition,
+  DEFAULT_MAX_ITEMS,
+  type PipelineDefinition,
+} from "../definitions/pipeline-types.js";
 import type { Exploration, ExploredEdge } from "./exploration.js";
+import { listLengths } from "./map-lists.js";
 import { resultFor, type StageOutcome } from "./outcomes.js";
 
 /**
@@ -67,14 +72,23 @@ export const boundaryReach = (goals: readonly BoundaryGoal[]): number =>
 const TALLIED_GROUP = 6;
 
 /**
- * The tallies of each small group (how many of its siblings ended ok, how many not) a sibling
- * settling can leave it at: a path through each tells its policy from every other, which
- * transition coverage (any sibling settling takes the group's one `settled`) does not.
+ * The tallies of each small group (how many of its siblings ended ok, how many not; a map
+ * group's, in the lists it is modelled with) a sibling settling can leave it at: a path through
+ * each tells its policy from every other, which transition coverage (any sibling settling takes
+ * the group's one `settled`) does not.
  */
 export function tallyGoals(pipeline: PipelineDefinition): string[] {
   return Object.entries(pipeline.next).flatMap(([group, transition]) => {
-    if (transition.kind !== "parallel" || transition.siblings.length > TALLIED_GROUP) return [];
-    const n = transition.siblings.length;
+    if (transition.kind === "rules") return [];
+    // A map group's, in the longest list the model hands it (no longer than a tallied group).
+    const max = transition.kind === "map" ? (transition.maxItems ?? DEFAULT_MAX_ITEMS) : 0;
+    const n =
+      transition.kind === "parallel"
+        ? transition.siblings.length
+        : Math.max(
+            ...listLengths(transition).filter((length) => length <= Math.min(max, TALLIED_GROUP)),
+          );
+    if (n > TALLIED_GROUP) return [];
     return Array.from({ length: n + 1 }, (_, ok) =>
       Array.from({ length: n - ok + 1 }, (_, failed) => ({ ok, failed })),
     )

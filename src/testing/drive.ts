@@ -1,6 +1,7 @@
 import type { LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { createActor } from "xstate";
 import type { PipelineEvent } from "../compiler/pipeline-context.js";
+import { stageOfSibling } from "../compiler/pipeline-parallel.js";
 import { lookup } from "../compiler/stage-table.js";
 import type { JsonValue } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -117,7 +118,9 @@ export function driveFor(
     if (pipeline.hooks[stage]?.gate) drive.gates.set(key, answer);
   };
   for (const [index, step] of steps.entries()) {
-    const kind = pipeline.stages[step.stage]?.kind;
+    // A map group's item (`review-file[0]`) runs its stage; its executions are the item's own.
+    const stageId = stageOfSibling(step.stage);
+    const kind = pipeline.stages[stageId]?.kind;
     const key = `${step.stage}@${visitOf(index)}`;
     const event = controlEventOf(step.outcome);
     if (event) {
@@ -128,7 +131,7 @@ export function driveFor(
         );
         drive.unrunnable = true;
       }
-      answerGate(key, step.stage, "proceed");
+      answerGate(key, stageId, "proceed");
       drive.controls.set(key, { step: index, event });
       continue;
     }
@@ -137,8 +140,8 @@ export function driveFor(
       unforced(index, `${step.stage} has no outcome ${step.outcome} now`);
       continue;
     }
-    const stage = pipeline.stages[step.stage];
-    const listed = fixtures[step.stage];
+    const stage = pipeline.stages[stageId];
+    const listed = fixtures[stageId];
     // Only code and command stages run what a fixture can stand in for.
     const given = kind === "code" || kind === "command" ? listed : undefined;
     // A per-outcome fixture stands in for the visits whose outcome it names, a one-for-all one
@@ -152,10 +155,10 @@ export function driveFor(
     };
     if (stage?.kind === "pipeline") {
       const ending = outcome.drive.kind === "code" ? outcome.drive.ending : undefined;
-      const inner = fixturesWithin(fixtures, step.stage);
+      const inner = fixturesWithin(fixtures, stageId);
       const why = driveSubPipeline(drive, stage.pipeline, outcome.verdict, ctx, key, ending, {
         fixtures: inner,
-        within: [...within, step.stage],
+        within: [...within, stageId],
       });
       if (why?.unrunnable) unrunnable(`${step.stage} is a pipeline stage: ${why.reason}`);
       else if (why) unforced(index, `${step.stage} is a pipeline stage: ${why.reason}`);
@@ -181,7 +184,7 @@ export function driveFor(
       );
     else if (outcome.drive.kind === "grant-suspended" && pipeline.grants.timeout)
       unforced(index, suspendsBeforeDeadline(step.stage));
-    answerGate(key, step.stage, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
+    answerGate(key, stageId, outcome.drive.kind === "gate" ? outcome.drive.answer : "proceed");
     drive.script.set(key, repliesFor(pipeline, outcome));
     drive.stepOf.set(key, index);
   }
@@ -274,6 +277,9 @@ export function executionKey(stageExecutionId: string): string {
   return pairs.join("/");
 }
 
+/** The stage (or map group's item) an execution key's innermost execution runs: `review-file[0]`. */
+const stageOfKey = (key: string): string => key.split("/").at(-1)?.split("@")[0] ?? key;
+
 /**
  * The scripted model over a drive's scripts, answering each stage execution from its own script
  * and only once every earlier step of the path has settled, so parallel siblings settle in the
@@ -313,7 +319,7 @@ export function drivenModel(
         const control = drive.controls.get(key);
         if (control) {
           await exits.settledBefore(control.step, options.abortSignal);
-          exits.sent(info.stageId);
+          exits.sent(stageOfKey(key));
           sendControl(control.event);
           await exits.settledBefore(undefined, options.abortSignal);
         }
@@ -336,8 +342,11 @@ export class ExitCounter {
     private readonly unobserved: ReadonlySet<string> = new Set(),
   ) {}
 
+  /** By the stage execution's own stage: a map group's item (`review-file[0]`), not its stage. */
   observe(event: AuditEvent): void {
-    if (event.type === "StageExited" && event.stageId !== undefined) this.count(event.stageId);
+    if (event.type !== "StageExited" || event.stageId === undefined) return;
+    const { stageExecutionId } = event;
+    this.count(stageExecutionId ? stageOfKey(executionKey(stageExecutionId)) : event.stageId);
   }
 
   /** A control event sent from a stage execution ends its step (the event cancels the stage). */
@@ -371,7 +380,8 @@ export class ExitCounter {
   private settled(step: number): boolean {
     const needed = new Map<string, number>();
     for (const { stage } of this.steps.slice(0, step))
-      if (!this.unobserved.has(stage)) needed.set(stage, (needed.get(stage) ?? 0) + 1);
+      if (!this.unobserved.has(stageOfSibling(stage)))
+        needed.set(stage, (needed.get(stage) ?? 0) + 1);
     return [...needed].every(([stage, n]) => (this.exits.get(stage) ?? 0) >= n);
   }
 }

@@ -1,13 +1,15 @@
 import { decideGroup } from "../compiler/pipeline-parallel.js";
 import { recordOf } from "../compiler/stage-table.js";
 import type { JsonValue, StageResult } from "../definitions/contract.js";
-import type {
-  Condition,
-  JoinPolicy,
-  PipelineDefinition,
-  Transition,
+import {
+  type Condition,
+  DEFAULT_MAX_ITEMS,
+  type JoinPolicy,
+  type PipelineDefinition,
+  type Transition,
 } from "../definitions/pipeline-types.js";
 import type { Exploration } from "./exploration.js";
+import { listLengths } from "./map-lists.js";
 import { activeStages } from "./model.js";
 import type { Mutant } from "./mutants.js";
 import { resultFor, stageOutcomes } from "./outcomes.js";
@@ -35,6 +37,17 @@ export function behaviourDifference(
       return `the group after ${mutant.stage} joins at ${after.join}, not ${before.join}`;
     return policyDifference(mutant.stage, before.siblings.length, before.policy, after.policy);
   }
+  if (before?.kind === "map" && after?.kind === "map") {
+    if (before.join !== after.join)
+      return `the group after ${mutant.stage} joins at ${after.join}, not ${before.join}`;
+    // A map group's size is its list's: each length the model drives its fan-out to hand on.
+    const max = before.maxItems ?? DEFAULT_MAX_ITEMS;
+    for (const n of listLengths(before).filter((length) => length <= max)) {
+      const differs = policyDifference(mutant.stage, n, before.policy, after.policy);
+      if (differs) return differs;
+    }
+    return undefined;
+  }
   const endings = representatives(original, mutant);
   for (const visits of visitCounts(mutant.stage, [before, after])) {
     for (const { label, result } of endings) {
@@ -59,8 +72,8 @@ export function reachableDifference(
   ctx: Record<string, unknown>,
 ): string | undefined {
   // Every tally `behaviourDifference` walks is one some order of the siblings' ends reaches.
-  if (mutant.pipeline.next[mutant.stage]?.kind === "parallel")
-    return behaviourDifference(original, mutant, ctx);
+  const kind = mutant.pipeline.next[mutant.stage]?.kind;
+  if (kind === "parallel" || kind === "map") return behaviourDifference(original, mutant, ctx);
   const endings = representatives(original, mutant);
   for (const { snapshot } of exploration.states) {
     if (!activeStages(snapshot).includes(mutant.stage)) continue;

@@ -1,7 +1,7 @@
 import { type AnyStateMachine, createActor, createMachine } from "xstate";
 import type { PipelineContext } from "../compiler/pipeline-context.js";
 import { createPipelineMachine } from "../compiler/pipeline-machine.js";
-import { siblingStates } from "../compiler/pipeline-parallel.js";
+import { groupSiblingsOf, siblingIds, siblingStates } from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import { lookup } from "../compiler/stage-table.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -26,8 +26,8 @@ export function modelMachine(
 
 /**
  * The stages whose child runs in a snapshot: the current stage, or the running siblings of the
- * group the run is in (kept in its context: the group is one state), in declaration order given
- * the pipeline.
+ * group the run is in (kept in its context: the group is one state), in declaration order (a map
+ * group's items, `review-file[0]`, in list order) given the pipeline.
  */
 export function activeStages(
   snapshot: { value: unknown; context?: unknown },
@@ -38,8 +38,8 @@ export function activeStages(
   const group = stageOfState(value);
   if (group === value) return [value];
   const context = snapshot.context as PipelineContext | undefined;
-  const transition = pipeline?.next[group];
-  const order = transition?.kind === "parallel" ? transition.siblings : undefined;
+  const declared = pipeline && groupSiblingsOf(pipeline, group);
+  const order = declared && context && siblingIds(context, group, declared);
   const siblings = context ? siblingStates(context, group, order) : [];
   return [...siblings].flatMap(([sibling, state]) => (state === "running" ? [sibling] : []));
 }
@@ -59,12 +59,17 @@ const ENDS = new Set(["done", "failed", "cancelled"]);
 export const isEnd = (value: unknown): value is Exclude<PathEnd, "suspended"> =>
   typeof value === "string" && ENDS.has(value);
 
-/** What a run of the model records, in the words of the audit log: `plan → execute (sequential)`. */
+/**
+ * What a run of the model records, in the words of the audit log: `plan → execute (sequential)`,
+ * `list-files → review-file ×2 (map)`.
+ */
 export function describeTransition(event: AuditEventInput): string | undefined {
   const { payload } = event;
   const names = (v: unknown) => (Array.isArray(v) ? v.join(",") : String(v));
+  // A map group's entry names its items: a run given another list than the path's leaves it.
+  const items = typeof payload.items === "number" ? ` ×${payload.items}` : "";
   if (event.type === "SMTransition")
-    return `${names(payload.from)} → ${names(payload.to)} (${String(payload.kind)})`;
+    return `${names(payload.from)} → ${names(payload.to)}${items} (${String(payload.kind)})`;
   if (event.type === "ParallelSiblingFailure")
     return `${names(payload.failed)} failed the group after ${String(payload.group)} (${String(payload.policy)})`;
   return undefined;

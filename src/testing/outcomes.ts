@@ -19,7 +19,7 @@ import {
   isOutputCondition,
   MAX_SPLIT_CONDITIONS,
   payloadConditions,
-  truthTable,
+  splitsOf,
 } from "./splits.js";
 
 /** Calls a stage may be driven to ask for outside its envelope; none runs, since the run suspends. */
@@ -127,7 +127,7 @@ export function stageOutcomes(pipeline: PipelineDefinition, stageId: string): St
   const conditions = payloadConditions(pipeline, stageId).slice(0, MAX_SPLIT_CONDITIONS);
   const outcomes: StageOutcome[] = [];
   const unsatisfiable: UnreachableOutcome[] = [];
-  for (const requirements of truthTable(conditions)) {
+  for (const requirements of splitsOf(pipeline, stageId, conditions, definition.completionSchema)) {
     const name = ["ok", requirements.map(describeRequirement).join(", ")]
       .filter(Boolean)
       .join(": ");
@@ -287,7 +287,7 @@ function codeOutputOutcomes(pipeline: PipelineDefinition, stageId: string): Stag
     .slice(0, MAX_SPLIT_CONDITIONS);
   const outcomes: StageOutcome[] = [];
   const unsatisfiable: UnreachableOutcome[] = [];
-  for (const requirements of truthTable(conditions)) {
+  for (const requirements of splitsOf(pipeline, stageId, conditions)) {
     const name = `ok: ${requirements.map(describeRequirement).join(", ")}`;
     const output = payloadFor(ANY_OBJECT, requirements);
     if (output.ok)
@@ -367,7 +367,7 @@ function askOutcomes(
   const conditions = payloadConditions(pipeline, stage.id).slice(0, MAX_SPLIT_CONDITIONS);
   const outcomes: StageOutcome[] = [];
   const unsatisfiable: UnreachableOutcome[] = [];
-  for (const requirements of truthTable(conditions)) {
+  for (const requirements of splitsOf(pipeline, stage.id, conditions, stage.schema)) {
     const name = ["answered", requirements.map(describeRequirement).join(", ")]
       .filter(Boolean)
       .join(": ");

@@ -1,8 +1,10 @@
 import { generateSync } from "json-schema-faker";
 import { getShortestPaths, getSimplePaths, type StatePath } from "xstate/graph";
+import { stageOfSibling } from "../compiler/pipeline-parallel.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import { StagechartError } from "../errors.js";
 import { type ControlEventName, stageDone } from "./events.js";
+import { refuseUnmodelledMaps } from "./map-lists.js";
 import { activeStages, isEnd, modelMachine, type PathEnd, traceModel } from "./model.js";
 import { resultFor, type StageOutcome } from "./outcomes.js";
 import { transitionPaths, type Untaken } from "./transition-paths.js";
@@ -69,7 +71,7 @@ export interface PathOptions {
  * transitions none takes with why.
  */
 export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions = {}): PathList {
-  refuseMapGroups(pipeline);
+  refuseUnmodelledMaps(pipeline);
   const ctx = options.ctx ?? sampleContext(pipeline);
   const bounds = {
     ctx,
@@ -86,10 +88,10 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
     });
     const { states } = cover.exploration;
     const wayTo = (stage: string) => {
-      const at = states.find((state) => activeStages(state.snapshot).includes(stage));
+      const at = states.find((state) => runnerOf(state.snapshot, stage) !== undefined);
       const events: PathEvent[] = [];
       for (let via = at?.via; via; via = states[via.from]?.via) events.unshift(via.event);
-      return at && { state: at.snapshot, events };
+      return at && { state: at.snapshot, events, runner: runnerOf(at.snapshot, stage) as string };
     };
     return {
       pipelineId: pipeline.id,
@@ -123,8 +125,14 @@ export function pipelinePaths(pipeline: PipelineDefinition, options: PathOptions
     }));
   const sorted = [...reachable].sort((a, b) => a.steps.length - b.steps.length);
   const wayTo = (stage: string) => {
-    const way = sorted.find((path) => activeStages(path.state).includes(stage));
-    return way && { state: way.state, events: way.steps.map(({ event }) => event) };
+    const way = sorted.find((path) => runnerOf(path.state, stage) !== undefined);
+    return (
+      way && {
+        state: way.state,
+        events: way.steps.map(({ event }) => event),
+        runner: runnerOf(way.state, stage) as string,
+      }
+    );
   };
   return {
     pipelineId: pipeline.id,
@@ -140,8 +148,17 @@ function stepsOf(events: readonly PathEvent[]): PathStep[] {
   );
 }
 
-/** The shortest way the walk found to a state where `stage` runs, and that state. */
-type WayTo = (stage: string) => { state: ModelSnapshot; events: PathEvent[] } | undefined;
+/**
+ * The shortest way the walk found to a state where `stage` runs, that state, and what runs it
+ * there: the stage, or a map group's item (`review-file[0]`).
+ */
+type WayTo = (
+  stage: string,
+) => { state: ModelSnapshot; events: PathEvent[]; runner: string } | undefined;
+
+/** What runs `stage` in a snapshot: itself, or the first running item of a map group over it. */
+const runnerOf = (snapshot: ModelSnapshot, stage: string): string | undefined =>
+  activeStages(snapshot).find((active) => stageOfSibling(active) === stage);
 
 /**
  * For each outcome that suspends the run, the shortest way to a state where its stage runs, the
@@ -159,8 +176,8 @@ function suspendedPaths(
     const way = wayTo(outcome.stage);
     if (!way) return [];
     const others = activeStages(way.state, pipeline).flatMap((stage) => {
-      const ok = outcomes.get(stage)?.find((o) => o.drive.kind === "complete");
-      return stage === outcome.stage || !ok ? [] : [{ stage, outcome: ok }];
+      const ok = outcomes.get(stageOfSibling(stage))?.find((o) => o.drive.kind === "complete");
+      return stage === way.runner || !ok ? [] : [{ stage, outcome: ok }];
     });
     const before = [
       ...way.events.flatMap((event) => ("outcome" in event ? [{ event, stage: event.from }] : [])),
@@ -171,7 +188,7 @@ function suspendedPaths(
     ];
     const trace = traceModel(pipeline, ctx, [
       ...before,
-      { event: { type: "stagechart.probe" }, stage: outcome.stage },
+      { event: { type: "stagechart.probe" }, stage: way.runner },
     ]);
     if (trace.refused) return [];
     return [
@@ -179,7 +196,7 @@ function suspendedPaths(
         steps: [
           ...stepsOf(way.events),
           ...others.map(({ stage, outcome: ok }) => ({ stage, outcome: ok.name })),
-          { stage: outcome.stage, outcome: outcome.name },
+          { stage: way.runner, outcome: outcome.name },
         ],
         end: "suspended" as const,
       },
@@ -193,24 +210,6 @@ function suspendedPaths(
  */
 /** What xstate/graph's walk may visit before the paths are refused as too many. */
 const STATE_LIMIT = 100_000;
-
-/**
- * A map group's siblings are decided by a list its fan-out produces, which the model's stage
- * outcomes do not produce: walked as they are, its paths would all end at a missing list. Refused
- * with a coded error rather than listed wrongly.
- */
-function refuseMapGroups(pipeline: PipelineDefinition): void {
-  for (const [from, transition] of Object.entries(pipeline.next)) {
-    if (transition.kind === "map")
-      throw new StagechartError(
-        "Validation/MapNotModelled",
-        `pipeline ${pipeline.id} maps ${transition.stage} over ${transition.over} after ${from}; paths and test do not model map groups yet`,
-        { pipelineId: pipeline.id, stageId: from },
-      );
-  }
-  for (const stage of Object.values(pipeline.stages))
-    if (stage.kind === "pipeline") refuseMapGroups(stage.pipeline);
-}
 
 /**
  * `walk()`, its paths, or `Validation/PathLimitExceeded` when xstate/graph gives up past the

@@ -11,6 +11,8 @@ export type PayloadCondition = Extract<Condition, { path: string }>;
 export interface Requirement {
   condition: PayloadCondition;
   holds: boolean;
+  /** A map fan-out's list of this many items, which the condition's value is (see `listRows`). */
+  items?: number;
 }
 
 export type Payload = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
@@ -18,7 +20,8 @@ export type Payload = { ok: true; value: Record<string, unknown> } | { ok: false
 const SAMPLES = 6;
 
 /** `output.approved equals true`, as the graph labels rules. */
-export const describeRequirement = ({ condition, holds: wanted }: Requirement): string => {
+export const describeRequirement = ({ condition, holds: wanted, items }: Requirement): string => {
+  if (items !== undefined) return `${condition.path} has ${items} item${items === 1 ? "" : "s"}`;
   const text =
     condition.op === "exists"
       ? `${condition.path} exists${condition.value === false ? " false" : ""}`

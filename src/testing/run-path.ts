@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createActor, type InspectionEvent } from "xstate";
 import type { Interactor } from "../compiler/interactor.js";
+import { stageOfSibling } from "../compiler/pipeline-parallel.js";
 import { lookup } from "../compiler/stage-table.js";
 import type { StageResult } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -136,7 +137,9 @@ export type OutcomeFinder = (step: PathStep) => StageOutcome | undefined;
 /** A stage outcome by the name a path step gives it, each stage's outcomes worked out once. */
 export function outcomeFinder(pipeline: PipelineDefinition): OutcomeFinder {
   const cache = new Map<string, StageOutcome[]>();
-  return ({ stage, outcome }) => {
+  return ({ stage: step, outcome }) => {
+    // A map group's item (`review-file[0]`) has its stage's outcomes.
+    const stage = stageOfSibling(step);
     if (!(stage in pipeline.stages)) return undefined;
     if (!cache.has(stage)) cache.set(stage, stageOutcomes(pipeline, stage).outcomes);
     return cache.get(stage)?.find((o) => o.name === outcome);

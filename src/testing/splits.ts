@@ -1,4 +1,5 @@
 import type { Condition, PipelineDefinition } from "../definitions/pipeline-types.js";
+import { itemSchemaAt, listRows, mapGroupAfter } from "./map-lists.js";
 import type { PayloadCondition, Requirement } from "./payloads.js";
 
 /** At most this many payload conditions of one stage are split into every true/false combination. */
@@ -16,7 +17,10 @@ export function computesOutput(pipeline: PipelineDefinition, stageId: string): b
   const kind = pipeline.stages[stageId]?.kind;
   const computed =
     kind === "code" || kind === "command" || (kind === "llm" && !!pipeline.hooks[stageId]?.exit);
-  return computed && payloadConditions(pipeline, stageId).some(isOutputCondition);
+  const mapsOverOutput = mapGroupAfter(pipeline, stageId)?.over.startsWith("output.") === true;
+  return (
+    computed && (mapsOverOutput || payloadConditions(pipeline, stageId).some(isOutputCondition))
+  );
 }
 
 export const isOutputCondition = (condition: PayloadCondition) =>
@@ -39,6 +43,21 @@ export function payloadConditions(
   };
   for (const rule of transition.rules) if (rule.when) visit(rule.when);
   return [...found.values()];
+}
+
+/**
+ * The splits of a stage's `ok` outcome: a map fan-out's list lengths (see `listRows`; `schema`,
+ * the payload's, gives the list's items), or every combination of its rules' payload conditions.
+ */
+export function splitsOf(
+  pipeline: PipelineDefinition,
+  stageId: string,
+  conditions: readonly PayloadCondition[],
+  schema?: unknown,
+): Requirement[][] {
+  const group = mapGroupAfter(pipeline, stageId);
+  const lists = group && listRows(pipeline, stageId, itemSchemaAt(schema, group.over));
+  return lists ?? truthTable(conditions);
 }
 
 /** Every combination of the conditions holding or not: 2^n rows, one empty row for none. */

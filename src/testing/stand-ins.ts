@@ -1,3 +1,4 @@
+import { stageOfSibling } from "../compiler/pipeline-parallel.js";
 import type { CodeStageFunction, CodeStageOutcome, JsonValue } from "../definitions/contract.js";
 import type { PipelineDefinition, PipelineStage } from "../definitions/pipeline-types.js";
 import { runCommand } from "../runtime/code-stages.js";
@@ -108,14 +109,18 @@ export function standInOf(
  * key (`sandbox@1/run-tasks@1`) is for; none for a stage at another depth.
  */
 function stageAt(key: string, within: readonly string[]): string | undefined {
-  const ids = key.split("/").map((segment) => segment.split("@")[0] as string);
+  const ids = key.split("/").map((segment) => stageOfSibling(segment.split("@")[0] as string));
   if (ids.length !== within.length + 1 || within.some((id, i) => ids[i] !== id)) return undefined;
   return ids.at(-1);
 }
 
 /** The stages whose exit hooks or code the stand-ins stand in for, at any depth. */
 export const stagesStoodIn = (standIns: ReadonlyMap<string, StandIn>): Set<string> =>
-  new Set([...standIns.keys()].map((key) => key.split("/").at(-1)?.split("@")[0] as string));
+  new Set(
+    [...standIns.keys()].map((key) =>
+      stageOfSibling(key.split("/").at(-1)?.split("@")[0] as string),
+    ),
+  );
 
 /**
  * The pipeline, and each sub-pipeline in it, with each code or command stage a stand-in or a

@@ -12,6 +12,7 @@ import {
   stepperOf,
   wayThrough,
 } from "./exploration.js";
+import { listGoal, mapGroupAfter } from "./map-lists.js";
 import { activeStages, modelMachine, type PathEnd } from "./model.js";
 import { ruledOutResults } from "./ruled-out.js";
 import { type TraversalOptions, traversalOf } from "./traversal.js";
@@ -52,14 +53,26 @@ export function transitionPaths(
     : [];
   const counted = graphTransitions(pipeline);
   const met = boundariesMet(goals, exploration);
-  const labelsOf = (edge: ExploredEdge) => [...edge.transitions, ...met(edge)];
+  const listed = (edge: ExploredEdge) => {
+    const goal = listGoal(pipeline, edge.event);
+    return goal === undefined ? [] : [goal];
+  };
+  const labelsOf = (edge: ExploredEdge) => [...edge.transitions, ...met(edge), ...listed(edge)];
   // The control events asked for are sent too: each transition they take gets a path, though
   // coverage does not count them.
   const controls = exploration.edges.flatMap((edge) =>
     edge.transitions.filter(isControlTransition),
   );
   const tallies = options.boundaries ? tallyGoals(pipeline) : [];
-  const wanted = [...counted, ...new Set(controls), ...goals.map((goal) => goal.id), ...tallies];
+  // Each list length a map fan-out is driven to produce gets a path too (see `listGoal`).
+  const lists = new Set(exploration.edges.flatMap(listed));
+  const wanted = [
+    ...counted,
+    ...new Set(controls),
+    ...goals.map((goal) => goal.id),
+    ...tallies,
+    ...lists,
+  ];
   const ways = waysTaking(exploration, wanted, labelsOf);
   const paths = fewestTaking(ways, wanted, labelsOf).map((way) => ({
     steps: way.map(({ event }) => ({ stage: event.from, outcome: event.outcome })),
@@ -255,6 +268,15 @@ function notFound(
   const source = /^[^.]+\.([^ .]+)/.exec(transition)?.[1];
   const stage = source === undefined ? undefined : stageOfState(source);
   const within = `no path takes it within --max-visits ${bound}`;
+  const group = stage === undefined ? undefined : mapGroupAfter(pipeline, stage);
+  if (group?.over.startsWith("ctx.") && transition.endsWith(": list refused]"))
+    return `${within}: ${group.over} is a list in the run's ctx, which the paths' ctx gives`;
+  if (group && transition.endsWith(": list refused]"))
+    return `${within}: the model has ${stage} hand on only lists at ${group.over}, none longer than ${
+      group.maxItems === undefined
+        ? "maxItems (declare maxItems to have a path with one item too many)"
+        : "its schema allows"
+    }`;
   if (stage !== undefined && pipeline.stages[stage]?.kind === "pipeline")
     return `${within}: ${stage} is a sub-pipeline stage, and no way its run ends (a stage's outcome that sends it to done, fail or cancel) gives a result that takes it`;
   const entered = exploration.states.some((state) => state.snapshot.value === source);

@@ -1,6 +1,11 @@
 import type { Snapshot } from "xstate";
 import type { PipelineContext } from "../compiler/pipeline-context.js";
-import { siblingState } from "../compiler/pipeline-parallel.js";
+import {
+  groupSiblingsOf,
+  siblingIds,
+  siblingState,
+  stageOfSibling,
+} from "../compiler/pipeline-parallel.js";
 import { stageOfState } from "../compiler/pipeline-states.js";
 import { entriesOf, lookup, type StageTable } from "../compiler/stage-table.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
@@ -43,16 +48,24 @@ export function traversalOf(pipeline: PipelineDefinition, options: TraversalOpti
   );
   const events = (snapshot: ModelSnapshot): PathEvent[] => {
     for (const [, n] of entriesOf(snapshot.context.visits)) if (n > options.maxVisits) return [];
-    return activeStages(snapshot, pipeline).flatMap((stage) => [
-      ...possibleOutcomes(pipeline, snapshot, stage, outcomes.get(stage) ?? []).map((o) => ({
-        ...stageDone(stage, resultFor(o)),
-        outcome: o.name,
-        from: stage,
-      })),
+    // A map group's item (`review-file[0]`) has its stage's outcomes and control events. Its
+    // running items are alike, so the first in list order settles for any of them: which one
+    // ends first is no different to the group, and states told apart by count (`groupsKey`)
+    // then offer the same steps whichever way they were reached.
+    const running = activeStages(snapshot, pipeline);
+    const movers = isMap(pipeline, groupOf(snapshot)) ? running.slice(0, 1) : running;
+    return movers.flatMap((stage) => [
+      ...possibleOutcomes(pipeline, snapshot, stage, outcomes.get(stageOfSibling(stage)) ?? []).map(
+        (o) => ({
+          ...stageDone(stage, resultFor(o)),
+          outcome: o.name,
+          from: stage,
+        }),
+      ),
       // A stage that fails before its model is called gives a control event no time to arrive.
       ...(refusedHere(pipeline, snapshot, stage)
         ? []
-        : controlEventsFrom(pipeline, stage, options.events ?? [])
+        : controlEventsFrom(pipeline, stageOfSibling(stage), options.events ?? [])
       ).map((e) => ({
         ...e,
         from: stage,
@@ -74,11 +87,11 @@ export function traversalOf(pipeline: PipelineDefinition, options: TraversalOpti
         snapshot.value,
         // By stage id: the same counts are the same state, whatever order stages were entered in.
         sortedEntries(snapshot.context.visits),
-        Object.entries(snapshot.context.groups)
-          .map(([group, states]) => [group, sortedEntries(states)])
-          .sort(),
+        groupsKey(pipeline, snapshot),
         snapshot.context.upstream.map((r) => r.verdict),
-        settledSiblings(pipeline, snapshot),
+        groupOf(snapshot) !== undefined && !isMap(pipeline, groupOf(snapshot))
+          ? Object.fromEntries(settledSiblings(pipeline, snapshot))
+          : {},
         options.tallies ? (snapshot.context.tallies ?? {}) : {},
       ]),
     outcomes,
@@ -103,6 +116,30 @@ function possibleOutcomes(
 }
 
 /**
+ * The groups' sibling states, by group. A map group's items are alike to the model (one stage,
+ * the same outcomes), so its states are told apart by how many items are queued, running and
+ * settled so (see `settledSiblings`), not by which: a list of n items is O(n²) states, not 3ⁿ.
+ * The join receives the results in list order, which a code join could tell apart; the model
+ * does not.
+ */
+function groupsKey(pipeline: PipelineDefinition, snapshot: ModelSnapshot): unknown[] {
+  const seen = settledSiblings(pipeline, snapshot);
+  return Object.entries(snapshot.context.groups)
+    .map(([group, states]) =>
+      isMap(pipeline, group)
+        ? [
+            group,
+            [...entriesOf(states)].map(([item, state]) => state + (seen.get(item) ?? "")).sort(),
+          ]
+        : [group, sortedEntries(states)],
+    )
+    .sort();
+}
+
+const isMap = (pipeline: PipelineDefinition, group: string | undefined): boolean =>
+  group !== undefined && pipeline.next[group]?.kind === "map";
+
+/**
  * What the group running now can tell apart of its settled siblings, by sibling: whether each
  * counts towards `any`/`quorum`, whether the join's inputsSchema refuses it, or its verdict when
  * the join is code (which may read anything). Without it, two sibling orders that join
@@ -111,16 +148,17 @@ function possibleOutcomes(
 function settledSiblings(
   pipeline: PipelineDefinition,
   snapshot: ModelSnapshot,
-): Record<string, string> {
+): Map<string, string> {
   const group = groupOf(snapshot);
-  if (group === undefined) return {};
-  const transition = pipeline.next[group];
-  if (transition?.kind !== "parallel") return {};
+  const transition = group === undefined ? undefined : pipeline.next[group];
+  const siblings = group === undefined ? undefined : groupSiblingsOf(pipeline, group);
+  if (group === undefined || !siblings || transition?.kind === "rules" || !transition)
+    return new Map();
   const join = pipeline.stages[transition.join];
   const counts = transition.policy.kind === "any" || transition.policy.kind === "quorum";
   const { context } = snapshot;
-  return Object.fromEntries(
-    transition.siblings.flatMap((sibling) => {
+  return new Map(
+    siblingIds(context, group, siblings).flatMap((sibling): [string, string][] => {
       const result = lookup(context.results, sibling);
       if (siblingState(context, group, sibling) !== "settled" || !result) return [];
       if (join && join.kind !== "llm") return [[sibling, result.verdict]];

@@ -90,6 +90,15 @@ describe("a map group", () => {
     expect(result.results.join?.output).toEqual({ reviews: 3 });
   });
 
+  it("records how many items it was entered with in its SMTransition", async () => {
+    const { host, audit } = harness("stages: {}");
+    const handle = await startRun(mapPipeline(["a.ts", "b.ts"]), { host, runId: "run-map" });
+    if (!handle.ok) throw handle.error;
+    await handle.value.result;
+    const entered = audit.events.find((e) => e.type === "SMTransition" && e.payload.kind === "map");
+    expect(entered?.payload).toMatchObject({ from: "list", to: ["review"], items: 2 });
+  });
+
   it("goes straight to its join with an empty list, whatever its policy", async () => {
     for (const policy of [{ kind: "any" }, { kind: "quorum", k: 2 }] as JoinPolicy[]) {
       const upstream: StageResult[][] = [];

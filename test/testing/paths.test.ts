@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { JoinPolicy } from "../../src/definitions/pipeline-types.js";
 import { loadPipelineFile } from "../../src/index.js";
 import { pipelinePaths } from "../../src/testing/paths.js";
-import { code, fanOutPipeline, pipelineOf } from "../support/pipelines.js";
+import { fanOutPipeline } from "../support/pipelines.js";
 
 const bundled = async (name: string) => {
   const loaded = await loadPipelineFile(`machines/${name}.yaml`);
@@ -21,28 +21,6 @@ const groupRuns = (policy: JoinPolicy, maxConcurrency?: number) =>
     .map((p) => `${spell(p.steps.slice(2))} => ${p.end}`);
 
 describe("pipelinePaths", () => {
-  it("refuses a pipeline with a map group with Validation/MapNotModelled, rather than list its paths wrongly", () => {
-    const mapped = pipelineOf({
-      id: "mapped",
-      stages: ["list", "review", "join"].map((id) => code(id, () => ({ verdict: "ok" }))),
-      next: {
-        list: {
-          kind: "map",
-          over: "output.files",
-          stage: "review",
-          join: "join",
-          policy: { kind: "any" },
-        },
-      },
-    });
-    expect(() => pipelinePaths(mapped)).toThrow(
-      expect.objectContaining({
-        code: "Validation/MapNotModelled",
-        message: expect.stringContaining("maps review over output.files after list"),
-      }),
-    );
-  });
-
   it("refuses a walk past its limit with Validation/PathLimitExceeded and what to lower, not an internal error", async () => {
     const pipeline = await bundled("code-review");
     const walk = () =>
