@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   chmodSync,
   existsSync,
@@ -30,8 +31,11 @@ export function definitionsCache(): string {
  * one file only, neither another's folder nor another's name written differently
  * (`Validation/DefinitionPathClash`): faults of the bundle, on any machine. A cache this machine
  * cannot write (unwritable, full, not a folder) is `Session/DefinitionCacheUnavailable`: a
- * fault of this machine. A hash already written is used as it is: the folder appears whole, by
- * one rename, so workers writing the same bundle at once cannot see it half done.
+ * fault of this machine. A bundle already written is used as it is: the folder appears whole, by
+ * one rename, so workers writing the same bundle at once cannot see it half done. The folder is
+ * named by the definition's hash and a digest of the bundle's files: one definition bundled from
+ * another layout (its files under `pipelines/` rather than `machines/`, say) has the same hash,
+ * and gets a folder of its own.
  */
 export function materialiseBundle(
   hash: string,
@@ -39,7 +43,7 @@ export function materialiseBundle(
   cacheDir: string = definitionsCache(),
 ): Result<string> {
   if (!/^[A-Za-z0-9_-]{1,128}$/.test(hash)) return err(unsafePath(hash, "not a definition hash"));
-  const dir = resolve(cacheDir, hash);
+  const dir = resolve(cacheDir, `${hash}-${bundleDigest(bundle)}`);
   for (const path of [bundle.entry, ...Object.keys(bundle.files)]) {
     const why = unsafeReason(dir, path);
     if (why) return err(unsafePath(path, why));
@@ -51,6 +55,13 @@ export function materialiseBundle(
     if (!written.ok) return written;
   }
   return ok(join(dir, bundle.entry));
+}
+
+/** A short digest of a bundle's entry and files, paths and contents. */
+function bundleDigest({ entry, files }: DefinitionBundle): string {
+  const digest = createHash("sha256").update(entry);
+  for (const path of Object.keys(files).sort()) digest.update(`\0${path}\0${files[path] ?? ""}`);
+  return digest.digest("base64url").slice(0, 16);
 }
 
 /** Why `path` may not be written under `dir`, if it may not. */

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundleDefinition, loadBundle, materialiseBundle } from "../../src/bundles/index.js";
@@ -47,7 +47,8 @@ describe("a definition's bundle", () => {
       const cache = tempDir();
       const back = value(await loadBundle(hash, bundle, { cacheDir: cache }));
       expect(fingerprint(back).hash).toBe(hash);
-      const written = join(cache, hash, "stages", "review.md");
+      const [folder] = readdirSync(cache).filter((name) => name.startsWith(`${hash}-`));
+      const written = join(cache, folder as string, "stages", "review.md");
       expect(statSync(written).mode & 0o222).toBe(0);
     },
   );
@@ -104,6 +105,30 @@ describe("a definition's bundle", () => {
 });
 
 describe("writing a bundle out", () => {
+  it("gives one definition bundled from two layouts a folder each, both loadable", () => {
+    const cache = tempDir();
+    const files = (dir: string) => ({ [`${dir}/p.yaml`]: "id: p\n", "stages/s.md": "x\n" });
+    const machines = materialiseBundle(
+      "abc123",
+      { entry: "machines/p.yaml", files: files("machines") },
+      cache,
+    );
+    const pipelines = materialiseBundle(
+      "abc123",
+      { entry: "pipelines/p.yaml", files: files("pipelines") },
+      cache,
+    );
+    expect(machines.ok && pipelines.ok).toBe(true);
+    if (!machines.ok || !pipelines.ok) return;
+    expect(existsSync(machines.value)).toBe(true);
+    expect(existsSync(pipelines.value)).toBe(true);
+    expect(readdirSync(cache).filter((name) => name.startsWith("abc123-"))).toHaveLength(2);
+    // The same bundle again is the folder already written.
+    expect(
+      materialiseBundle("abc123", { entry: "machines/p.yaml", files: files("machines") }, cache),
+    ).toEqual(machines);
+  });
+
   it.each([
     ["../escape.md", "a path that climbs out"],
     ["stages/../../escape.md", "a path that climbs out midway"],
@@ -115,7 +140,7 @@ describe("writing a bundle out", () => {
       code: "Validation/DefinitionPathUnsafe",
       context: { path },
     });
-    expect(existsSync(join(cache, "abc123"))).toBe(false);
+    expect(readdirSync(cache)).toEqual([]);
     expect(existsSync(join(cache, "escape.md"))).toBe(false);
   });
 
@@ -137,7 +162,7 @@ describe("writing a bundle out", () => {
       code: "Validation/DefinitionPathClash",
       context: { path },
     });
-    expect(existsSync(join(cache, "abc123"))).toBe(false);
+    expect(readdirSync(cache)).toEqual([]);
   });
 
   it("says so when this machine cannot write its cache, naming it", () => {
