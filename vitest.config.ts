@@ -6,6 +6,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // Scale and soak cases run under `npm run test:long` (vitest.long.config.ts), which CI runs too.
     exclude: [...configDefaults.exclude, "test/**/*.long.test.ts"],
+    // One temporary directory for the whole suite, removed at its end (test/support/suite-temp.ts).
+    globalSetup: ["test/support/suite-temp.ts"],
     // Vitest's default is one worker fewer than the cores: one on a 2-core machine. Most files
     // here wait on child processes, servers and timers, so two run side by side even on two cores
     // (the suite's wall time 400 s → 287 s on a loaded 2-core machine).

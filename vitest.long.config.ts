@@ -5,5 +5,6 @@ export default defineConfig({
   test: {
     include: ["test/**/*.long.test.ts"],
     testTimeout: 30 * 60_000,
+    globalSetup: ["test/support/suite-temp.ts"],
   },
 });
