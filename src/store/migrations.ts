@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { err, ok, type Result } from "../errors.js";
 import { VERSION } from "../version.js";
+import { PRUNE_LOG_SCHEMA } from "./sqlite-prune.js";
 import { storeTooNew } from "./store-errors.js";
 
 /** One step of the schema. Versions are 1, 2, 3… in order; a released migration never changes. */
@@ -387,61 +388,9 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: "SELECT 1",
   },
   {
-    // Retention. The prune log (`prunes`, and `pruned_runs`: each run a prune took) is
-    // append-only but for a prune's one closing update. The audit log stays append-only with one
-    // exception: a step of a run may be deleted once the run is ended and an unfinished prune has
-    // recorded taking it whole (the same run: its creation time too), so no other deletion, and
-    // no deletion of a live run's steps, gets past the trigger.
+    // Retention: the prune log and the audit log's one exception (sqlite-prune.ts).
     version: 15,
-    sql: `
-      CREATE TABLE prunes (
-        id INTEGER PRIMARY KEY,
-        at TEXT NOT NULL,
-        scope TEXT NOT NULL CHECK (scope IN ('runs', 'history')),
-        criteria TEXT NOT NULL,
-        requested_by TEXT NOT NULL,
-        finished_at TEXT,
-        runs INTEGER,
-        bytes_freed INTEGER
-      );
-      CREATE TABLE pruned_runs (
-        prune_id INTEGER NOT NULL REFERENCES prunes (id),
-        run_id TEXT NOT NULL,
-        pipeline_id TEXT NOT NULL,
-        status TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        ended_at TEXT NOT NULL,
-        steps INTEGER NOT NULL,
-        last_seq INTEGER NOT NULL,
-        bytes INTEGER NOT NULL,
-        at TEXT NOT NULL,
-        PRIMARY KEY (prune_id, run_id)
-      );
-      CREATE INDEX pruned_runs_by_run ON pruned_runs (run_id, created_at);
-      CREATE TRIGGER prunes_no_delete BEFORE DELETE ON prunes
-        BEGIN SELECT RAISE(ABORT, 'the prune log is append-only'); END;
-      CREATE TRIGGER prunes_closed_once BEFORE UPDATE ON prunes
-        WHEN OLD.finished_at IS NOT NULL OR NEW.id IS NOT OLD.id OR NEW.at IS NOT OLD.at
-          OR NEW.scope IS NOT OLD.scope OR NEW.criteria IS NOT OLD.criteria
-          OR NEW.requested_by IS NOT OLD.requested_by
-        BEGIN SELECT RAISE(ABORT, 'the prune log is append-only'); END;
-      CREATE TRIGGER pruned_runs_no_update BEFORE UPDATE ON pruned_runs
-        BEGIN SELECT RAISE(ABORT, 'the prune log is append-only'); END;
-      CREATE TRIGGER pruned_runs_no_delete BEFORE DELETE ON pruned_runs
-        BEGIN SELECT RAISE(ABORT, 'the prune log is append-only'); END;
-      CREATE TRIGGER pruned_runs_ended BEFORE INSERT ON pruned_runs
-        WHEN NOT EXISTS (SELECT 1 FROM runs WHERE run_id = NEW.run_id
-          AND created_at = NEW.created_at AND status IN ('done', 'failed', 'cancelled'))
-        BEGIN SELECT RAISE(ABORT, 'only an ended run is pruned'); END;
-      DROP TRIGGER steps_no_delete;
-      CREATE TRIGGER steps_no_delete BEFORE DELETE ON steps
-        WHEN NOT EXISTS (SELECT 1 FROM pruned_runs p
-          JOIN prunes x ON x.id = p.prune_id AND x.scope = 'runs' AND x.finished_at IS NULL
-          JOIN runs r ON r.run_id = p.run_id AND r.created_at = p.created_at
-            AND r.status IN ('done', 'failed', 'cancelled')
-          WHERE p.run_id = OLD.run_id)
-        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-    `,
+    sql: PRUNE_LOG_SCHEMA,
   },
   {
     // A suspended run's earliest deadline, for a worker to take it then (run-queue.ts).

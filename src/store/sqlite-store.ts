@@ -36,7 +36,7 @@ import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
 import { SqliteConnection } from "./sqlite-connection.js";
 import { openDatabase } from "./sqlite-file.js";
 import { claimLease, renewLease } from "./sqlite-leases.js";
-import { SqlitePrune } from "./sqlite-prune.js";
+import { type PruneHost, SqlitePrune } from "./sqlite-prune.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { StepEntries, type StoredEntries } from "./step-entries.js";
 import { StepHistory } from "./step-history.js";
@@ -456,24 +456,21 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
    * goes too, so opening the store again never puts its row back.
    */
   async prune(request: PruneRequest): Promise<Result<PruneReport>> {
-    const report = await this.pruning.prune(
-      {
-        immediately: (work) => this.immediately(work),
-        now: this.now,
-        timestamp: this.timestamp,
-        gone: (runIds) => {
-          if (request.scope !== "runs") return;
-          for (const runId of runIds) {
-            this.letGo(runId);
-            this.unsettled.delete(runId);
-          }
-          this.guardedMark(() => this.marks.settled(runIds));
-        },
-      },
-      request,
-    );
-    return ok(report);
+    return ok(await this.pruning.prune(this.pruneHost, request));
   }
+
+  private readonly pruneHost: PruneHost = {
+    immediately: (work) => this.immediately(work),
+    now: () => this.now(),
+    timestamp: () => this.timestamp(),
+    gone: (runIds) => {
+      for (const runId of runIds) {
+        this.letGo(runId);
+        this.unsettled.delete(runId);
+      }
+      this.guardedMark(() => this.marks.settled(runIds));
+    },
+  };
 
   /** Runs whose steps the store lost, as its marks tell (`LiveMarks.lostSteps`). */
   lostSteps(): StagechartError[] {

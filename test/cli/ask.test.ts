@@ -146,19 +146,24 @@ describe("stagechart and ask stages", () => {
   });
 });
 
+/** A project whose ask stage times out after 1 s, taking the answer `accepted`. */
+function timedProject() {
+  const dir = tempDir();
+  const pipeline = join(dir, "timed.yaml");
+  writeFileSync(
+    pipeline,
+    DECIDING.replace("id: deciding", "id: timed").replace(
+      "        additionalProperties: false\n",
+      "        additionalProperties: false\n      timeout: { after: 1, fallback: { answer: { decision: accepted } } }\n",
+    ),
+  );
+  writeFileSync(join(dir, "timed.script.yaml"), "stages: {}\n");
+  return { dir, pipeline, store: join(dir, "runs.db") };
+}
+
 describe("stagechart and an ask stage with a deadline", () => {
   it("suspends with the deadline shown; a resume after it takes the fallback at once, audited once", async () => {
-    const dir = tempDir();
-    const pipeline = join(dir, "timed.yaml");
-    writeFileSync(
-      pipeline,
-      DECIDING.replace("id: deciding", "id: timed").replace(
-        "        additionalProperties: false\n",
-        "        additionalProperties: false\n      timeout: { after: 1, fallback: { answer: { decision: accepted } } }\n",
-      ),
-    );
-    writeFileSync(join(dir, "timed.script.yaml"), "stages: {}\n");
-    const store = join(dir, "runs.db");
+    const { dir, pipeline, store } = timedProject();
     const started = await runCli(
       ...["run", pipeline, "--headless", "--root", dir, "--store", store],
       ...["--run-id", "timed-1", "--json"],
@@ -193,17 +198,7 @@ describe("stagechart and an ask stage with a deadline", () => {
   });
 
   it("queued and parked by a worker, is woken by a worker once its deadline passes, nobody resuming it", async () => {
-    const dir = tempDir();
-    const pipeline = join(dir, "timed.yaml");
-    writeFileSync(
-      pipeline,
-      DECIDING.replace("id: deciding", "id: timed").replace(
-        "        additionalProperties: false\n",
-        "        additionalProperties: false\n      timeout: { after: 1, fallback: { answer: { decision: accepted } } }\n",
-      ),
-    );
-    writeFileSync(join(dir, "timed.script.yaml"), "stages: {}\n");
-    const store = join(dir, "runs.db");
+    const { dir, pipeline, store } = timedProject();
     const queued = await runCli(
       ...["run", pipeline, "--detach", "--root", dir, "--store", store, "--run-id", "timed-w"],
     );
