@@ -215,10 +215,30 @@ export function createHost(options: HostOptions): Host {
     audit: options.audit,
     ...(options.tracing && { tracing: options.tracing }),
     transcripts: options.transcripts ?? options.store ?? new MemoryTranscripts(),
-    journal: options.journal ?? options.store ?? new MemoryJournal(),
+    journal: options.journal ?? options.store ?? hostJournal(),
     memory: options.memory ?? options.store ?? new HostMemory(options.clock),
     ...(options.store && { store: options.store }),
   };
+}
+
+/** The journals `createHost` made itself, as it was given neither a journal nor a store. */
+const ownJournals = new WeakSet<Journal>();
+
+function hostJournal(): Journal {
+  const journal = new MemoryJournal();
+  ownJournals.add(journal);
+  return journal;
+}
+
+/**
+ * The host an in-memory run is launched with: when the host's journal is the one it made itself,
+ * the run gets a journal of its own. A journal is read only to skip a call a resume would repeat,
+ * and a run that is not stored never resumes, so what it records is dead once it ends: kept in the
+ * host's, every reply and tool result of every run stayed for the life of the host. A journal the
+ * host was given is the caller's to keep.
+ */
+export function inMemoryRunHost(host: Host): Host {
+  return ownJournals.has(host.journal) ? { ...host, journal: new MemoryJournal() } : host;
 }
 
 /**

@@ -13,7 +13,7 @@ import {
   refuseLaunch,
   withResult,
 } from "./durable.js";
-import { checkRoot, type Host } from "./host.js";
+import { checkRoot, type Host, inMemoryRunHost } from "./host.js";
 import {
   type GrantAnswer,
   type Launch,
@@ -99,7 +99,10 @@ function launchStart(
     ...(signal?.aborted && { control: ABORTED }),
     start: { type: "RunStarted", payload: started(pipeline, ctx) },
   };
-  if (!store) return cancelledOnAbort(signal, launch(pipeline, options.host, request));
+  if (!store) {
+    const memoryRun = { ...request, startedOn: options.host };
+    return cancelledOnAbort(signal, launch(pipeline, inMemoryRunHost(options.host), memoryRun));
+  }
 
   const { hash, parts } = fingerprint(pipeline);
   // A store failing here (a full disk) is the run's refusal, as a value.

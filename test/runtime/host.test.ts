@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { MemoryAuditLog } from "../../src/events/audit.js";
 import { createScriptedModel } from "../../src/models/scripted.js";
 import { createHost } from "../../src/runtime/host.js";
+import { MemoryJournal, modelCallKey, toolCallKey } from "../../src/runtime/journal.js";
 import { startRun } from "../../src/runtime/run.js";
+import * as z from "../../src/zod.js";
 import { llm, pipelineOf } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
 import { tempDir } from "../support/stages.js";
@@ -127,5 +129,65 @@ describe("a host's model calls", () => {
       expect((await started.value.result).status).toBe("done");
       expect(told).toEqual([expected, expected]);
     }
+  });
+});
+
+describe("a host's journal", () => {
+  const planOnly = () => pipelineOf({ id: "plan-only", stages: [llm("plan")] });
+  const grepKey = (h: ReturnType<typeof harness>) => {
+    const ran = h.audit.events.find((e) => e.type === "ToolSucceeded");
+    return toolCallKey("run-1", String(ran?.payload.proposalId));
+  };
+  const FIRST_REPLY_KEY = modelCallKey("run-1", "run-1/plan/1", 0);
+
+  it("keeps nothing of an in-memory run when the host made it: the run's calls are recorded in its own", async () => {
+    const h = harness(GREP_THEN_SUBMIT);
+    const started = await startRun(planOnly(), { host: h.host, task: "t", runId: "run-1" });
+    if (!started.ok) throw started.error;
+    expect((await started.value.result).status).toBe("done");
+
+    // The run made its calls (the audit log says so), and the host's journal holds none of them.
+    expect(h.types()).toContain("ToolSucceeded");
+    expect(h.host.journal.get(FIRST_REPLY_KEY, z.unknown())).toBeUndefined();
+    expect(h.host.journal.get(grepKey(h), z.unknown())).toBeUndefined();
+  });
+
+  it("is the caller's to keep when given: an in-memory run records its calls there", async () => {
+    const journal = new MemoryJournal();
+    const h = harness(GREP_THEN_SUBMIT, { journal });
+    const started = await startRun(planOnly(), { host: h.host, task: "t", runId: "run-1" });
+    if (!started.ok) throw started.error;
+    expect((await started.value.result).status).toBe("done");
+
+    expect(journal.get(FIRST_REPLY_KEY, z.unknown())).toBeDefined();
+    expect(journal.get(grepKey(h), z.unknown())).toBeDefined();
+  });
+
+  it("does not answer a second in-memory run of the same id with the first one's replies", async () => {
+    let calls = 0;
+    const h = harness(GREP_THEN_SUBMIT);
+    const counted = {
+      ...h.host,
+      model: {
+        ...h.host.model,
+        model: {
+          ...h.host.model.model,
+          doGenerate: (call: Parameters<typeof h.host.model.model.doGenerate>[0]) => {
+            calls += 1;
+            return h.host.model.model.doGenerate(call);
+          },
+          doStream: (call: Parameters<typeof h.host.model.model.doStream>[0]) => {
+            calls += 1;
+            return h.host.model.model.doStream(call);
+          },
+        },
+      },
+    };
+    for (const task of ["first", "second"]) {
+      const started = await startRun(planOnly(), { host: counted, task, runId: "run-1" });
+      if (!started.ok) throw started.error;
+      expect((await started.value.result).status).toBe("done");
+    }
+    expect(calls).toBe(4);
   });
 });
