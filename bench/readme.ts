@@ -23,10 +23,21 @@ export function benchTables(results: Results, source: string): string {
   ].join("\n");
 }
 
-/** Rewrites the page's block between the two markers from `resultsFile`; returns the block. */
-export function refreshReadme(resultsFile: string, readmeFile: string): string {
-  const results = JSON.parse(readFileSync(resultsFile, "utf8")) as Results;
-  const tables = benchTables(results, relative(process.cwd(), resultsFile));
+/**
+ * Rewrites the page's block between the two markers from `resultsFiles`; returns the block. The
+ * first file is the baseline; each further one (the long peer rows, measured apart) adds the rows
+ * it has that the baseline does not.
+ */
+export function refreshReadme(resultsFiles: readonly string[], readmeFile: string): string {
+  const [first, ...more] = resultsFiles.map(
+    (file) => JSON.parse(readFileSync(file, "utf8")) as Results,
+  );
+  if (!first) throw new Error("no results file given");
+  const names = new Set(first.comparisons.map((c) => c.name));
+  const added = more.flatMap((results) => results.comparisons.filter((c) => !names.has(c.name)));
+  const results = { ...first, comparisons: [...first.comparisons, ...added] };
+  const source = resultsFiles.map((file) => relative(process.cwd(), file)).join("`, `");
+  const tables = benchTables(results, source);
   const readme = readFileSync(readmeFile, "utf8");
   const start = readme.indexOf(START);
   const end = readme.indexOf(END);
