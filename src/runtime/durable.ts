@@ -85,7 +85,7 @@ export function launchDurable(
   const launched = launch(
     pipeline,
     durableHost,
-    { spentBefore, startedOn: host, ...launchOptions },
+    { spentBefore, startedOn: host, transcripts: recorder, ...launchOptions },
     commit,
   );
   if (!launched.ok) {
@@ -152,6 +152,7 @@ export function withResult(handle: RunHandle, result: Promise<RunResult>): RunHa
     },
     result,
     events: handle.events,
+    transcript: handle.transcript,
     send: handle.send,
     stop: handle.stop,
   };
@@ -223,6 +224,7 @@ export function cancelNeverBegun(
     events: async function* () {
       yield* events;
     },
+    transcript: () => [],
     send: () => err(runEnded(runId)),
     stop: () => {},
   });

@@ -214,31 +214,37 @@ export function createHost(options: HostOptions): Host {
     pricing: pricingOf(options.model.model, options.prices),
     audit: options.audit,
     ...(options.tracing && { tracing: options.tracing }),
-    transcripts: options.transcripts ?? options.store ?? new MemoryTranscripts(),
-    journal: options.journal ?? options.store ?? hostJournal(),
+    transcripts: options.transcripts ?? options.store ?? hostMade(new MemoryTranscripts()),
+    journal: options.journal ?? options.store ?? hostMade(new MemoryJournal()),
     memory: options.memory ?? options.store ?? new HostMemory(options.clock),
     ...(options.store && { store: options.store }),
   };
 }
 
-/** The journals `createHost` made itself, as it was given neither a journal nor a store. */
-const ownJournals = new WeakSet<Journal>();
+/** The journals and transcript stores `createHost` made itself, as it was given none (nor a store). */
+const hostMadeStores = new WeakSet<object>();
 
-function hostJournal(): Journal {
-  const journal = new MemoryJournal();
-  ownJournals.add(journal);
-  return journal;
+function hostMade<T extends object>(made: T): T {
+  hostMadeStores.add(made);
+  return made;
 }
 
 /**
- * The host an in-memory run is launched with: when the host's journal is the one it made itself,
- * the run gets a journal of its own. A journal is read only to skip a call a resume would repeat,
- * and a run that is not stored never resumes, so what it records is dead once it ends: kept in the
- * host's, every reply and tool result of every run stayed for the life of the host. A journal the
- * host was given is the caller's to keep.
+ * The host an in-memory run is launched with: where the host's journal and transcripts are the
+ * ones it made itself, the run gets its own (its handle reads its transcripts: `transcript()`).
+ * Kept in the host's, every reply, tool result and transcript of every run stayed for the life of
+ * the host, and a later run of the same id found the earlier one's: its replies in the journal
+ * (replayed, not asked for), its entries in the transcripts. A run that is not stored never
+ * resumes, so nothing else reads them. What the host was given is the caller's to keep.
  */
 export function inMemoryRunHost(host: Host): Host {
-  return ownJournals.has(host.journal) ? { ...host, journal: new MemoryJournal() } : host;
+  const journal = hostMadeStores.has(host.journal) ? new MemoryJournal() : host.journal;
+  const transcripts = hostMadeStores.has(host.transcripts)
+    ? new MemoryTranscripts()
+    : host.transcripts;
+  return journal === host.journal && transcripts === host.transcripts
+    ? host
+    : { ...host, journal, transcripts };
 }
 
 /**

@@ -19,7 +19,7 @@ import type {
 import type { PipelineMachine } from "../compiler/pipeline-machine.js";
 import { recordOf } from "../compiler/stage-table.js";
 import type { GrantDecision } from "../compiler/stage-types.js";
-import type { JsonValue, StageResult } from "../definitions/contract.js";
+import type { JsonValue, StageResult, TranscriptEntry } from "../definitions/contract.js";
 import type { PipelineDefinition } from "../definitions/pipeline-types.js";
 import {
   type ErrorView,
@@ -46,6 +46,7 @@ import {
   type Survey,
   survey,
 } from "./suspension.js";
+import type { TranscriptStore } from "./transcripts.js";
 import { transitionNotifier } from "./transition-notices.js";
 
 /** Running a compiled pipeline in this process: start or restore it, watch it, settle its result. */
@@ -78,6 +79,12 @@ export interface RunHandle {
    */
   events(options: { deltas: false }): AsyncIterable<AuditEvent>;
   events(options?: { deltas?: boolean }): AsyncIterable<RunEvent>;
+  /**
+   * A stage execution's transcript as the run wrote it (by its id, `<runId>/<stage>/<n>`), during
+   * the run and after: an in-memory run's own, a stored run's from its store; empty for an
+   * execution the run has not had.
+   */
+  transcript(stageExecutionId: string): TranscriptEntry[];
   /** OVERRIDE, REDO or CANCEL; an override to a stage the topology cannot reach is refused. */
   send(event: PipelineEvent): Result<void>;
   stop(): void;
@@ -115,6 +122,11 @@ export interface Launch {
   carried?: CarriedContext;
   /** What the run stored before this launch (a resumed run's events), for its budget and spans. */
   spentBefore?: () => readonly AuditEvent[];
+  /**
+   * Where the handle reads the run's transcripts (the host's by default): a durable run's handle
+   * reads its store's, not through the host's, whose failure path holds the actor.
+   */
+  transcripts?: TranscriptStore;
   /**
    * The host the run was started with, when `launch` is given one built for the run (a durable
    * run's, with its store's journal): the runs started on one host share its machine.
@@ -257,7 +269,8 @@ export function launch(
   }
   if (control) actor.send(control);
   queueSettle();
-  return ok(handleOf(pipeline, runId, live, result, feed));
+  const transcripts = launchOptions.transcripts ?? host.transcripts;
+  return ok(handleOf(pipeline, runId, live, result, feed, transcripts));
 }
 
 /**
@@ -329,6 +342,7 @@ function handleOf(
   live: LiveActor,
   result: Promise<RunResult>,
   feed: EventFeed,
+  transcripts: TranscriptStore,
 ): RunHandle {
   return {
     runId,
@@ -338,6 +352,7 @@ function handleOf(
     result,
     events: ((options?: { deltas?: boolean }) =>
       feed.iterate(options?.deltas ?? true)) as RunHandle["events"],
+    transcript: (stageExecutionId) => transcripts.read(stageExecutionId),
     send: (event) => {
       if (!live.actor) return ok(undefined);
       const context = live.actor.getSnapshot().context as PipelineContext;

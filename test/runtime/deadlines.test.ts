@@ -136,9 +136,8 @@ describe("a grant request with a deadline, in a live run", () => {
     const h = harness(CODE_REVIEW_SCRIPT, { interactors: [nobody] });
     const pipeline = planOnly(codeReview(200, "deny"));
     const started = Date.now();
-    const result = await handleOf(
-      await startRun(pipeline, { host: h.host, runId: "g1", task: "t" }),
-    ).result;
+    const run = handleOf(await startRun(pipeline, { host: h.host, runId: "g1", task: "t" }));
+    const result = await run.result;
 
     expect(result.status).toBe("done");
     const [requested] = ofType(h.audit.events, "GrantRequested");
@@ -159,7 +158,7 @@ describe("a grant request with a deadline, in a live run", () => {
       code: "ToolTerminal/GrantDenied",
     });
     // The model reads the denial as the call's result, and plan goes on to complete.
-    const transcript = JSON.stringify(h.host.transcripts.read("g1/plan/1"));
+    const transcript = JSON.stringify(run.transcript("g1/plan/1"));
     expect(transcript).toContain("before its deadline, so the call is denied");
     expect(result.results.plan?.verdict).toBe("ok");
   });

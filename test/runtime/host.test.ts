@@ -1,9 +1,11 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MemoryAuditLog } from "../../src/events/audit.js";
 import { createScriptedModel } from "../../src/models/scripted.js";
 import { createHost } from "../../src/runtime/host.js";
 import { MemoryJournal, modelCallKey, toolCallKey } from "../../src/runtime/journal.js";
 import { startRun } from "../../src/runtime/run.js";
+import { SqliteStore } from "../../src/store/index.js";
 import * as z from "../../src/zod.js";
 import { llm, pipelineOf } from "../support/pipelines.js";
 import { harness } from "../support/stage-harness.js";
@@ -132,7 +134,7 @@ describe("a host's model calls", () => {
   });
 });
 
-describe("a host's journal", () => {
+describe("a host's journal and transcripts", () => {
   const planOnly = () => pipelineOf({ id: "plan-only", stages: [llm("plan")] });
   const grepKey = (h: ReturnType<typeof harness>) => {
     const ran = h.audit.events.find((e) => e.type === "ToolSucceeded");
@@ -150,6 +152,38 @@ describe("a host's journal", () => {
     expect(h.types()).toContain("ToolSucceeded");
     expect(h.host.journal.get(FIRST_REPLY_KEY, z.unknown())).toBeUndefined();
     expect(h.host.journal.get(grepKey(h), z.unknown())).toBeUndefined();
+  });
+
+  it("keep no transcript of an in-memory run when the host made them: the run's handle reads its own", async () => {
+    const h = harness(GREP_THEN_SUBMIT);
+    const started = await startRun(planOnly(), { host: h.host, task: "t", runId: "run-1" });
+    if (!started.ok) throw started.error;
+    expect((await started.value.result).status).toBe("done");
+
+    expect(h.host.transcripts.read("run-1/plan/1")).toEqual([]);
+    const roles = started.value.transcript("run-1/plan/1").map((entry) => entry.role);
+    expect(roles).toEqual(["system", "user", "assistant", "tool", "assistant", "tool"]);
+    expect(started.value.transcript("run-1/nothing/1")).toEqual([]);
+  });
+
+  it("of a stored run are its store's: its handle reads them after the run", async () => {
+    const opened = SqliteStore.open(join(tempDir(), "runs.db"));
+    if (!opened.ok) throw opened.error;
+    try {
+      const h = harness(GREP_THEN_SUBMIT);
+      const started = await startRun(planOnly(), {
+        host: h.host,
+        store: opened.value,
+        task: "t",
+        runId: "run-1",
+      });
+      if (!started.ok) throw started.error;
+      expect((await started.value.result).status).toBe("done");
+      const roles = started.value.transcript("run-1/plan/1").map((entry) => entry.role);
+      expect(roles).toEqual(["system", "user", "assistant", "tool", "assistant", "tool"]);
+    } finally {
+      opened.value.close();
+    }
   });
 
   it("is the caller's to keep when given: an in-memory run records its calls there", async () => {

@@ -94,12 +94,12 @@ describe("a pipeline run", () => {
     const h = harness(CODE_REVIEW_SCRIPT);
     const run = started(await startRun(codeReview(), { host: h.host, task: "t", runId: "run-1" }));
     await run.result;
-    const executePrompt = h.host.transcripts.read("run-1/execute/1")[0];
+    const executePrompt = run.transcript("run-1/execute/1")[0];
     expect(executePrompt).toMatchObject({
       role: "system",
       text: expect.stringContaining("Summary: Split the module"),
     });
-    const reviewPrompt = h.host.transcripts.read("run-1/review/1")[0];
+    const reviewPrompt = run.transcript("run-1/review/1")[0];
     expect(reviewPrompt).toMatchObject({
       text: expect.stringContaining('"summary": "Renamed auth"'),
     });
@@ -628,10 +628,10 @@ stages:
       stages: [llm("plan"), { kind: "pipeline", id: "sub", pipeline: inner }],
       next: { plan: "sub" },
     });
-    const result = await started(await startRun(outer, { host: h.host, runId: "run-1", task: "t" }))
-      .result;
+    const run = started(await startRun(outer, { host: h.host, runId: "run-1", task: "t" }));
+    const result = await run.result;
     expect(result).toMatchObject({ status: "done", output: { summary: "Renamed auth" } });
-    const [system] = h.host.transcripts.read("run-1/sub/1/execute/1");
+    const [system] = run.transcript("run-1/sub/1/execute/1");
     expect(system).toMatchObject({ role: "system" });
     expect(system?.role === "system" && system.text).toContain("Summary: Split the module");
   });
@@ -754,8 +754,8 @@ stages:
           },
         },
       });
-    const systemPrompt = (h: ReturnType<typeof harness>, execution: string) => {
-      const [entry] = h.host.transcripts.read(execution);
+    const systemPrompt = (run: RunHandle, execution: string) => {
+      const [entry] = run.transcript(execution);
       return entry?.role === "system" ? entry.text : "";
     };
     const overrideToPlan = async (h: ReturnType<typeof harness>, plan?: PipelineStage) => {
@@ -765,15 +765,16 @@ stages:
       await waitFor(liveActor(run), (s) => s.context.current === "one");
       expect(run.send({ type: "OVERRIDE", to: "plan", reason: "two is known good" }).ok).toBe(true);
       expect((await run.result).status).toBe("done");
+      return run;
     };
 
     it("in its system prompt", async () => {
       const h = harness(PLANS);
-      await overrideToPlan(h);
-      expect(systemPrompt(h, "run-1/plan/1")).toContain(
+      const run = await overrideToPlan(h);
+      expect(systemPrompt(run, "run-1/plan/1")).toContain(
         "This stage was entered by an override from stage one. The reason given: two is known good",
       );
-      expect(systemPrompt(h, "run-1/plan/2")).not.toContain("override");
+      expect(systemPrompt(run, "run-1/plan/2")).not.toContain("override");
     });
 
     it("as {{ctx.override.reason}} and {{ctx.override.from}}, empty in a stage no override entered", async () => {
@@ -784,11 +785,11 @@ stages:
           "Task: {{ctx.task}}\nWhy: [{{ctx.override.reason}}] from [{{ctx.override.from}}]",
         ),
       );
-      await overrideToPlan(h, plan);
-      const first = systemPrompt(h, "run-1/plan/1");
+      const run = await overrideToPlan(h, plan);
+      const first = systemPrompt(run, "run-1/plan/1");
       expect(first).toContain("Why: [two is known good] from [one]");
       expect(first).not.toContain("This stage was entered by an override");
-      expect(systemPrompt(h, "run-1/plan/2")).toContain("Why: [] from []");
+      expect(systemPrompt(run, "run-1/plan/2")).toContain("Why: [] from []");
     });
 
     it("as ctx.override of a code stage, and of a sub-pipeline's entry", async () => {
