@@ -34,8 +34,9 @@ import {
 } from "./http-requests.js";
 import { type LiveNews, LiveRegistry } from "./live.js";
 import { MODEL_DELTA_MESSAGE, modelDeltaOf } from "./live-replies.js";
+import type { RunChangeListener } from "./run-changes.js";
 import { givenStore, sqliteFileSource } from "./store-source.js";
-import { type RunChangeListener, StoreWatch } from "./store-watch.js";
+import { StoreWatch } from "./store-watch.js";
 import { createRunInspector } from "./stream.js";
 
 /** The run store: a SQLite file, which may not exist yet (the server waits for it), or a store

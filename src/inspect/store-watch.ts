@@ -1,6 +1,7 @@
 import type { WebSocket } from "ws";
 import type { RunSummary } from "../runtime/run-records.js";
 import type { RunStore } from "../runtime/store-port.js";
+import type { RunChangeListener } from "./run-changes.js";
 
 /** The runs a page lists: the newest this many, and any older one that changes while it is open. */
 export const RUN_LIST_LIMIT = 200;
@@ -13,19 +14,6 @@ export const RUN_LIST_LIMIT = 200;
 export const FULL_LOOK_EVERY = 25;
 
 const changeOf = (run: RunSummary) => `${run.status} ${run.updatedAt}`;
-
-/** What a look at the store found: the runs that changed since the look before. */
-export interface RunChanges {
-  /** The store the look read, for more of a run than its summary. */
-  store: RunStore;
-  /** The runs whose status or last update changed; at the first look, the newest runs. */
-  runs: RunSummary[];
-  /** The first look: its runs are the store as the watch found it, not news. */
-  first: boolean;
-}
-
-/** Told of each look that found runs changed; the next look waits for it. */
-export type RunChangeListener = (changes: RunChanges) => Promise<void> | void;
 
 /**
  * Reads the store for what changed since the last look — the runs updated since, and the new

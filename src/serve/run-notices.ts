@@ -1,5 +1,5 @@
+import type { RunChanges } from "../inspect/run-changes.js";
 import { describeStoredRun } from "../inspect/run-view.js";
-import type { RunChanges } from "../inspect/store-watch.js";
 import type { RunSummary } from "../runtime/run-records.js";
 import type { RunStore } from "../runtime/store-port.js";
 import type { WebhookEvent } from "./webhooks.js";

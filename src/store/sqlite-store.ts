@@ -29,7 +29,7 @@ import { ForkCopier } from "./fork-copier.js";
 import { MarkedRuns } from "./marked-runs.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
-import { type LeaseHolder, QueueAndLeases, type QueueHost } from "./queue-and-leases.js";
+import { QueueAndLeases, type QueueHost } from "./queue-and-leases.js";
 import { fromRunRow, newRunRecord, patchedRow, type RunRow, toRunRow } from "./records.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
 import { cancelledBeforeStart } from "./run-queue.js";
@@ -369,7 +369,11 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     this.queue.release(runId, owner);
   }
 
-  leaseHolder(runId: string): LeaseHolder | undefined {
+  // Written out rather than named: the package ships the declarations its types reach, and
+  // `QueueAndLeases` takes better-sqlite3's objects, whose types an app does not install.
+  leaseHolder(
+    runId: string,
+  ): { owner: string; expiresAt: number; expiresInMs: number } | undefined {
     return this.queue.holder(runId);
   }
 

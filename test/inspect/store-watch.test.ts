@@ -5,12 +5,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
 import { answerApi, apiRoutes } from "../../src/inspect/api-router.js";
 import { LiveRegistry } from "../../src/inspect/live.js";
-import {
-  FULL_LOOK_EVERY,
-  RUN_LIST_LIMIT,
-  type RunChanges,
-  StoreWatch,
-} from "../../src/inspect/store-watch.js";
+import type { RunChanges } from "../../src/inspect/run-changes.js";
+import { FULL_LOOK_EVERY, RUN_LIST_LIMIT, StoreWatch } from "../../src/inspect/store-watch.js";
 import type { RunQuery, RunSummary } from "../../src/runtime/run-records.js";
 import type { RunStore } from "../../src/runtime/store-port.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
