@@ -1,5 +1,4 @@
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { loadPipelineFile } from "../../src/definitions/pipeline.js";
 import type { RunHandle } from "../../src/runtime/launch.js";
 import { startRun } from "../../src/runtime/run.js";
@@ -7,25 +6,13 @@ import type { RunStore } from "../../src/runtime/store-port.js";
 import { storedRunHost, withModel } from "../../src/runtime/stored-host.js";
 import { startServeServer } from "../../src/serve/server.js";
 import { SqliteStore } from "../../src/store/index.js";
+import { servedProject } from "../../test/support/served-project.js";
 import { quartilesOf, timeInterleaved } from "../interleaved.js";
 import { type Comparison, compare } from "../report.js";
 
 /** Starts a round times. */
 const STARTS = 100;
 const ROUNDS = 6;
-
-/** code-review's three stages, one reply each: what runs after each start, untimed. */
-const SCRIPT = `stages:
-  plan:
-    - tool: submit_plan
-      args: { summary: Rename auth., steps: ["rename it"] }
-  execute:
-    - tool: submit_diff
-      args: { summary: Renamed., files: [{ path: src/auth.ts, change: modified }] }
-  review:
-    - tool: submit_review
-      args: { approved: true, summary: Fine., findings: [] }
-`;
 
 /**
  * `STARTS` runs of code-review started over `stagechart serve`'s HTTP API (`POST /api/v1/runs`,
@@ -34,10 +21,12 @@ const SCRIPT = `stages:
  * a SQLite store of its own. Only the starts are timed: the runs they started are waited for
  * after each side's round, untimed, so neither side's runs go on during the other's starts. What
  * the ratio holds is the HTTP request and what serve does per start that an app does once
- * (loading the pipeline, storing its definition, building the host).
+ * (loading the pipeline, storing its definition, building the host). The project is the serve
+ * tests' (`servedProject`): code-review's run on `quick.script.yaml` asks no grant, so it runs
+ * to its end after each start, untimed.
  */
 export async function serveStarts(dir: string): Promise<Comparison> {
-  const project = servedProject(dir);
+  const { root: project, pipelines } = servedProject(dir);
   const served = SqliteStore.open(join(project, "served.db"));
   const library = SqliteStore.open(join(project, "library.db"));
   if (!served.ok) throw served.error;
@@ -46,13 +35,13 @@ export async function serveStarts(dir: string): Promise<Comparison> {
   const server = await startServeServer({
     store: served.value,
     runs: "in-process",
-    pipelinesDir: join(project, "pipelines"),
+    pipelinesDir: pipelines,
     settings,
   });
-  const file = join(project, "pipelines", "code-review.yaml");
+  const file = join(pipelines, "code-review.yaml");
   const loaded = await loadPipelineFile(file);
   if (!loaded.ok) throw new Error("code-review does not load");
-  const model = `scripted:${join(project, "pipelines", "quick.script.yaml")}`;
+  const model = `scripted:${join(pipelines, "quick.script.yaml")}`;
   const host = await storedRunHost(
     withModel({ ...settings, pipelineFile: file, headless: true, onGrant: "deny" }, model),
   );
@@ -120,23 +109,4 @@ export async function serveStarts(dir: string): Promise<Comparison> {
 async function allEnded(store: RunStore): Promise<void> {
   while ((await store.listRuns({ status: "running", limit: 1 })).length > 0)
     await new Promise((resolve) => setTimeout(resolve, 10));
-}
-
-/** A project with code-review and its stages in `pipelines/` (the repository's, from the working directory). */
-function servedProject(dir: string): string {
-  const project = mkdtempSync(join(dir, "serve-"));
-  const stages = join(process.cwd(), "stages");
-  mkdirSync(join(project, "pipelines"));
-  mkdirSync(join(project, "src"));
-  writeFileSync(join(project, "src/auth.ts"), "export const auth = () => true;\n");
-  cpSync(stages, join(project, "stages"), {
-    recursive: true,
-    filter: (path) => path === stages || (dirname(path) === stages && path.endsWith(".md")),
-  });
-  copyFileSync(
-    join(process.cwd(), "machines/code-review.yaml"),
-    join(project, "pipelines/code-review.yaml"),
-  );
-  writeFileSync(join(project, "pipelines/quick.script.yaml"), SCRIPT);
-  return project;
 }

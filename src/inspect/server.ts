@@ -34,6 +34,7 @@ import {
 } from "./http-requests.js";
 import { type LiveNews, LiveRegistry } from "./live.js";
 import { MODEL_DELTA_MESSAGE, modelDeltaOf } from "./live-replies.js";
+import type { RunChangeListener } from "./run-changes.js";
 import { givenStore, sqliteFileSource } from "./store-source.js";
 import { StoreWatch } from "./store-watch.js";
 import { createRunInspector } from "./stream.js";
@@ -55,6 +56,11 @@ export type InspectServerOptions = InspectedStore & {
   resumeRuns?: boolean;
   /** How often the store is read for new runs and events (ms). */
   pollMs?: number;
+  /**
+   * Told of the runs that changed, after each look at the store that found some. Given this, the
+   * first look is taken before the server listens: what it finds is the baseline (`first`).
+   */
+  onRunsChanged?: RunChangeListener;
   /** The built page's folder (default: the package's `dist/visualizer`). */
   assets?: string;
   /** Routes and health facts added to the API (`stagechart serve`'s starts), behind the same checks. */
@@ -75,6 +81,8 @@ export interface InspectServer {
    * says it shows them, so a server that stops after its run does not leave a page behind.
    */
   flush(runId: string): Promise<void>;
+  /** A look at the store that starts after this call: the pages and `onRunsChanged` told of it. */
+  lookAtStore(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -108,7 +116,7 @@ export async function startInspectServer(options: InspectServerOptions): Promise
       for (const page of watch.pagesWatching(runId)) page.send(text);
     },
   );
-  const watch = new StoreWatch(source.current, broadcast);
+  const watch = new StoreWatch(source.current, broadcast, options.onRunsChanged);
   const resumed = new Set<RunHandle>();
   let streamUrl = "";
   const prepare = async (run: RunRecord): Promise<Result<PreparedRun>> => {
@@ -181,6 +189,8 @@ export async function startInspectServer(options: InspectServerOptions): Promise
       else acceptInspection(ws, live);
     });
   });
+  // A listener's baseline is the store before any request to the server could change it.
+  if (options.onRunsChanged) await watch.poll();
   const port = await new Promise<number>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? DEFAULT_INSPECT_PORT, host, () => {
@@ -204,6 +214,7 @@ export async function startInspectServer(options: InspectServerOptions): Promise
       const last = await watch.lastSeq(runId).catch(() => undefined);
       if (last !== undefined) await shownEverywhere(() => watch.allShownUpTo(runId, last));
     },
+    lookAtStore: () => watch.pollAfresh(),
     close: async () => {
       clearInterval(timer);
       // A run the page resumed stops where it is (it is stored: it resumes later).

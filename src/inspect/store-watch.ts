@@ -1,6 +1,7 @@
 import type { WebSocket } from "ws";
 import type { RunSummary } from "../runtime/run-records.js";
 import type { RunStore } from "../runtime/store-port.js";
+import type { RunChangeListener } from "./run-changes.js";
 
 /** The runs a page lists: the newest this many, and any older one that changes while it is open. */
 export const RUN_LIST_LIMIT = 200;
@@ -16,9 +17,10 @@ const changeOf = (run: RunSummary) => `${run.status} ${run.updatedAt}`;
 
 /**
  * Reads the store for what changed since the last look — the runs updated since, and the new
- * audit events of the run each page watches — and tells the pages only that. Runs are written by
- * other processes (every `stagechart run`, workers on other machines), so the store, not a
- * process's memory, is where news comes from.
+ * audit events of the run each page watches — and tells the pages only that, and the runs that
+ * changed to `onRunsChanged` (`stagechart serve`'s webhooks). Runs are written by other processes
+ * (every `stagechart run`, workers on other machines), so the store, not a process's memory, is
+ * where news comes from: this is the one place a server polls it for changed runs.
  */
 export class StoreWatch {
   /** What the pages were last told of each run: its status and last update. */
@@ -37,6 +39,7 @@ export class StoreWatch {
   constructor(
     private readonly store: () => Promise<RunStore | undefined>,
     private readonly broadcast: (message: unknown) => void,
+    private readonly onRunsChanged?: RunChangeListener,
   ) {}
 
   /**
@@ -134,9 +137,13 @@ export class StoreWatch {
     }
   }
 
-  /** Tells the pages the runs that changed since the last look (`runs`: those runs only). */
+  /**
+   * Tells the pages (`runs`: those runs only) and `onRunsChanged` the runs that changed since the
+   * last look. A listener that fails costs it that news, never the pages theirs.
+   */
   private async lookAtRuns(store: RunStore): Promise<void> {
-    const whole = this.lastUpdate === undefined || this.looks % FULL_LOOK_EVERY === 0;
+    const first = this.lastUpdate === undefined;
+    const whole = first || this.looks % FULL_LOOK_EVERY === 0;
     const runs = await store.listRuns(
       whole ? { limit: RUN_LIST_LIMIT } : { limit: RUN_LIST_LIMIT, updatedSince: this.lastUpdate },
     );
@@ -147,6 +154,12 @@ export class StoreWatch {
       if (run.updatedAt > (this.lastUpdate ?? "")) this.lastUpdate = run.updatedAt;
     }
     this.lastUpdate ??= "";
-    if (changed.length > 0) this.broadcast({ type: "runs", runs: changed });
+    if (changed.length === 0) return;
+    this.broadcast({ type: "runs", runs: changed });
+    try {
+      await this.onRunsChanged?.({ store, runs: changed, first });
+    } catch {
+      // Its own to report: the pages' audit events are read all the same.
+    }
   }
 }

@@ -22,7 +22,7 @@ export interface ServeOptions {
   /** Required off loopback: every request must carry it (`Authorization: Bearer <token>`). */
   token?: string;
   webhooks?: WebhookOptions;
-  /** How often the store is read for runs that ended or wait (ms, default 250). */
+  /** How often the store is read for changed runs: the page's news, the webhooks (ms, default 250). */
   pollMs?: number;
   /** Told of a webhook given up after every retry (the run is unaffected). */
   onWebhookFailed?(failure: WebhookFailure): void;
@@ -57,12 +57,13 @@ export async function startServeServer(options: ServeOptions): Promise<ServeServ
   const sender =
     options.webhooks &&
     new WebhookSender(options.webhooks, (failure) => options.onWebhookFailed?.(failure));
-  const notices = sender && new RunNotices(options.store, (event) => sender.send(event));
-  await notices?.poll();
+  const notices = sender && new RunNotices((event) => sender.send(event));
   const inspect: InspectServer = await startInspectServer({
     store: options.store,
     ...(options.host !== undefined && { host: options.host }),
     port: options.port ?? 0,
+    pollMs: options.pollMs ?? 250,
+    ...(notices && { onRunsChanged: notices.changed }),
     ...(options.token !== undefined && { token: options.token }),
     ...(options.assets !== undefined && { assets: options.assets }),
     resumeRuns: true,
@@ -77,23 +78,20 @@ export async function startServeServer(options: ServeOptions): Promise<ServeServ
       facts: { runs: options.runs },
     },
   });
-  const timer = notices && setInterval(() => void notices.poll(), options.pollMs ?? 250);
-  timer?.unref();
   const base = inspect.url.replace(/\/(\?.*)?$/, "");
   return {
     url: inspect.url,
     apiUrl: `${base}${API_PREFIX}`,
     port: inspect.port,
     settled: async () => {
-      await notices?.poll();
+      await inspect.lookAtStore();
       await sender?.settled();
     },
     close: async () => {
-      if (timer) clearInterval(timer);
       for (const handle of running) handle.stop();
       await Promise.all([...running].map((handle) => handle.result.catch(() => undefined)));
+      // The server's last look is done once it is closed: no news is read after.
       await inspect.close();
-      await notices?.idle();
       await sender?.close();
     },
   };

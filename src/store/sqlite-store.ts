@@ -24,32 +24,23 @@ import type {
 import type { JournalRow, OwnedSteps, RunStore, RunTranscriptRow } from "../runtime/store-port.js";
 import type { TranscriptRow } from "../runtime/transcripts.js";
 import type * as z from "../zod.js";
-import { CheckpointBatch } from "./checkpoint-batch.js";
 import { ControlRequests } from "./control-requests.js";
 import { ForkCopier } from "./fork-copier.js";
-import { LiveMarks, type StepTail } from "./live-marks.js";
+import { MarkedRuns } from "./marked-runs.js";
 import { MemoryTable } from "./memory-table.js";
 import { migrate } from "./migrations.js";
+import { QueueAndLeases, type QueueHost } from "./queue-and-leases.js";
 import { fromRunRow, newRunRecord, patchedRow, type RunRow, toRunRow } from "./records.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
-import { cancelledBeforeStart, RunQueue } from "./run-queue.js";
+import { cancelledBeforeStart } from "./run-queue.js";
 import { SqliteConnection } from "./sqlite-connection.js";
 import { openDatabase } from "./sqlite-file.js";
-import { claimLease, renewLease } from "./sqlite-leases.js";
 import { type PruneHost, SqlitePrune } from "./sqlite-prune.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { StepEntries, type StoredEntries } from "./step-entries.js";
 import { StepHistory } from "./step-history.js";
 import { StepLog } from "./step-log.js";
-import {
-  definitionNotFound,
-  forkUnavailable,
-  runExists,
-  runLocked,
-  runNotFound,
-  runNotQueued,
-  storeUnavailable,
-} from "./store-errors.js";
+import { forkUnavailable, runExists, runNotFound, storeUnavailable } from "./store-errors.js";
 
 /** Where a project's runs live, relative to its working directory. */
 export const DEFAULT_STORE_PATH = ".stagechart/runs.db";
@@ -77,13 +68,9 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   private readonly entries: StepEntries;
   private readonly forks: ForkCopier;
   private readonly controls: ControlRequests;
-  private readonly queue: RunQueue;
-  private readonly marks: LiveMarks;
+  private readonly queue: QueueAndLeases;
+  private readonly marked: MarkedRuns;
   private readonly pruning: SqlitePrune;
-  /** The runs the transaction under way appended steps to, and how far: marked once it commits. */
-  private readonly appended = new Map<string, StepTail>();
-  /** Runs that left `running` whose marks wait for a checkpoint. */
-  private readonly unsettled: CheckpointBatch;
 
   private constructor(db: Database.Database, path: string, now: () => number) {
     super(db, path, now);
@@ -94,17 +81,13 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     this.entries = new StepEntries(db);
     this.forks = new ForkCopier(db, this.entries);
     this.controls = new ControlRequests(db);
-    this.queue = new RunQueue(db);
-    this.marks = new LiveMarks(path);
+    this.queue = new QueueAndLeases(db, this.sql, this.queueHost);
+    this.marked = new MarkedRuns(db, path);
     this.pruning = new SqlitePrune(db, this.history);
-    this.unsettled = new CheckpointBatch(db, (runIds) =>
-      this.guardedMark(() => this.marks.settled(runIds)),
-    );
   }
 
   override close(): void {
-    this.unsettled.flush();
-    this.marks.close();
+    this.marked.close();
     super.close();
   }
 
@@ -142,14 +125,14 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
   }
 
   /**
-   * Stores the run's row, then its mark with the row in it (see `LiveMarks`): a WAL lost before
+   * Stores the run's row, then its mark with the row in it (see `MarkedRuns`): a WAL lost before
    * a checkpoint put the row in the main file cannot take the run with it, as the store puts the
    * row back when it is opened again (`restoreRunRows`), and `resume --force` can start it again.
    */
   createRun(run: NewRun): Result<RunRecord> {
     const created = this.insertRun(run);
     if (!created.ok) return created;
-    this.markCreated(created.value.row);
+    this.marked.created(created.value.row);
     return ok(created.value.record);
   }
 
@@ -163,15 +146,11 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     return ok({ record: record.value, row });
   }
 
-  private markCreated(row: RunRow, tail?: StepTail): void {
-    this.guardedMark(() => this.marks.created(row.runId, JSON.stringify(row), tail));
-  }
-
   /** Puts back the rows of runs a lost WAL took, from their marks (see `LiveMarks.lostRows`). */
   private restoreRunRows(): void {
     const exists = (runId: string) => this.sql.runExists.get(runId) !== undefined;
     // A mark written before runs could wake has no wakeAt: its run waits for none.
-    for (const row of this.marks.lostRows<RunRow>(exists))
+    for (const row of this.marked.lostRows(exists))
       this.written(() => this.sql.insertRun.run({ ...row, wakeAt: row.wakeAt ?? null }));
   }
 
@@ -182,43 +161,31 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
 
   /** Content-addressed: saving a hash already stored keeps its first bundle. */
   saveDefinition(hash: string, bundle: DefinitionBundle): void {
-    this.written(() => this.queue.saveDefinition(hash, bundle, this.timestamp()));
+    this.queue.saveDefinition(hash, bundle);
   }
 
   loadDefinition(hash: string): Result<DefinitionBundle> {
-    const bundle = this.guarded(() => this.queue.loadDefinition(hash));
-    return bundle ? ok(bundle) : err(definitionNotFound(hash));
+    return this.queue.loadDefinition(hash);
   }
 
   /** Takes the oldest queued run (or an expired lease's), running and leased by `owner`. */
   claimRun(owner: string, ttlMs: number, only: ClaimFilter = {}): RunRecord | undefined {
-    const runId = this.immediately(() =>
-      this.queue.claim(owner, ttlMs, this.now(), this.timestamp(), only),
-    );
-    if (runId !== undefined) this.letGo(runId);
-    const claimed = runId === undefined ? undefined : this.getRun(runId);
-    return claimed?.ok ? claimed.value : undefined;
+    return this.queue.claim(owner, ttlMs, only);
   }
 
   /** Gives a stopped run back: `owner`'s lease given up and the run queued, in one transaction. */
   requeueRun(runId: string, owner: string): boolean {
-    this.letGo(runId);
-    return this.immediately(() => this.queue.requeue(runId, owner, this.timestamp()));
+    return this.queue.requeue(runId, owner);
   }
 
-  /** Cancels a run no worker took yet; `Session/RunNotQueued` once one did (or it never was). */
+  /**
+   * Cancels a run no worker took yet, its log one `RunCancelled`, in one transaction;
+   * `Session/RunNotQueued` once one did (or it never was).
+   */
   cancelQueuedRun(runId: string, reason?: string): Result<RunRecord> {
     const cancelled = this.immediately((): Result<RunRecord> => {
-      if (!this.queue.cancelQueued(runId, this.now(), this.timestamp())) {
-        const run = this.getRun(runId);
-        if (!run.ok) return run;
-        const holder = this.leaseHolder(runId);
-        return err(
-          run.value.status === "queued" && holder
-            ? runLocked(runId, holder.owner, holder.expiresAt)
-            : runNotQueued(runId, run.value.status),
-        );
-      }
+      const refused = this.queue.cancelQueued(runId);
+      if (refused) return err(refused);
       const began = this.lastSeq(runId) > 0;
       this.appendStep(runId, { events: [cancelledBeforeStart(runId, reason, began)] });
       return this.getRun(runId);
@@ -272,7 +239,7 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     const at = this.timestamp();
     const recorded = this.log.append(runId, step, at, carried);
     const tail = this.log.tailOf(runId);
-    if (tail) this.appended.set(runId, tail);
+    if (tail) this.marked.stepsAppended(runId, tail);
     this.controls.settleInStep(step.controls ?? [], at);
     return recorded;
   }
@@ -307,7 +274,7 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     });
     if (!forked.ok) return forked;
     // Its owner commits the rest, under a lease; its mark holds its row, as a new run's does.
-    this.markCreated(forked.value.row, this.log.tailOf(run.runId));
+    this.marked.created(forked.value.row, this.log.tailOf(run.runId));
     this.letGo(run.runId);
     return ok(forked.value.record);
   }
@@ -382,35 +349,32 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     return this.guarded(() => this.memory.recent(namespace, limit));
   }
 
-  /**
-   * One live process per run. The lease is taken when free, when its holder let it expire (a
-   * crashed owner must not lock a run forever) or when `owner` already holds it.
-   */
+  /** One live process per run: see `QueueAndLeases.acquire`. */
   acquireLease(
     runId: string,
     owner: string,
     ttlMs: number,
     holderGone: (holder: string) => boolean = () => false,
   ): Result<void> {
-    const now = this.now();
-    const lease = { runId, owner, expiresAt: now + ttlMs, now };
-    this.letGo(runId);
-    return this.immediately(() => claimLease(this.sql, lease, holderGone));
+    return this.queue.acquire(runId, owner, ttlMs, holderGone);
   }
 
-  /**
-   * Extends a lease `owner` still holds, even one past its expiry that nobody took over.
-   * `Session/LeaseLost` when it was released or taken over: the run is no longer this owner's.
-   */
+  /** Extends a lease `owner` still holds; `Session/LeaseLost` once released or taken over. */
   renewLease(runId: string, owner: string, ttlMs: number): Result<void> {
-    const lease = { runId, owner, expiresAt: this.now() + ttlMs };
-    return this.written(() => renewLease(this.sql, lease));
+    return this.queue.renew(runId, owner, ttlMs);
   }
 
   /** Gives the lease up; a lease held by another owner is left alone. */
   releaseLease(runId: string, owner: string): void {
-    this.letGo(runId);
-    this.written(() => this.sql.releaseLease.run({ runId, owner }));
+    this.queue.release(runId, owner);
+  }
+
+  // Written out rather than named: the package ships the declarations its types reach, and
+  // `QueueAndLeases` takes better-sqlite3's objects, whose types an app does not install.
+  leaseHolder(
+    runId: string,
+  ): { owner: string; expiresAt: number; expiresInMs: number } | undefined {
+    return this.queue.holder(runId);
   }
 
   /** Queues a control event for the run's live owner (`Session/RunNotFound` for no such run). */
@@ -443,13 +407,6 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     return this.written(() => this.controls.settleAt(id, outcome, this.timestamp()));
   }
 
-  leaseHolder(
-    runId: string,
-  ): { owner: string; expiresAt: number; expiresInMs: number } | undefined {
-    const holder = this.guarded(() => this.sql.lease.get(runId));
-    return holder && { ...holder, expiresInMs: holder.expiresAt - this.now() };
-  }
-
   /**
    * Deletes the ended, unleased runs `request` selects (or cuts their step history), a batch
    * per transaction, recorded in the prune log (see `SqlitePrune`). A pruned run's live mark
@@ -464,60 +421,47 @@ export class SqliteStore extends SqliteConnection implements RunStore, StepStore
     now: () => this.now(),
     timestamp: () => this.timestamp(),
     gone: (runIds) => {
-      for (const runId of runIds) {
-        this.letGo(runId);
-        this.unsettled.delete(runId);
-      }
-      this.guardedMark(() => this.marks.settled(runIds));
+      for (const runId of runIds) this.log.release(runId);
+      this.marked.gone(runIds);
     },
   };
 
   /** Runs whose steps the store lost, as its marks tell (`LiveMarks.lostSteps`). */
   lostSteps(): StagechartError[] {
-    return this.marks.lostSteps(
-      this.path,
+    return this.marked.lostSteps(
       (runId) => this.guarded(() => this.sql.lastStep.get(runId)),
       (runId) => this.guarded(() => this.sql.runExists.get(runId)) !== undefined,
     );
   }
 
-  /**
-   * The run left `running`: let go, its mark removed with the next checkpoint (`CheckpointBatch`).
-   */
+  /** The run left `running`: let go, its mark removed with the next checkpoint. */
   private settle(runId: string): void {
     this.letGo(runId);
-    this.unsettled.add(runId);
+    this.marked.leftRunning(runId);
   }
 
   /** The run is not written here for now: what is kept about it in memory is let go. */
   private letGo(runId: string): void {
     this.log.release(runId);
-    this.marks.forget(runId);
+    this.marked.forget(runId);
   }
 
+  private readonly queueHost: QueueHost = {
+    guarded: (work) => this.guarded(work),
+    written: (work) => this.written(work),
+    immediately: (work) => this.immediately(work),
+    now: () => this.now(),
+    timestamp: () => this.timestamp(),
+    letGo: (runId) => this.letGo(runId),
+    getRun: (runId) => this.getRun(runId),
+  };
+
   protected committed(): void {
-    try {
-      for (const [runId, tail] of this.appended) {
-        // Written again (a resume): its mark is the live run's once more.
-        this.unsettled.delete(runId);
-        this.guardedMark(() => this.marks.committed(runId, tail));
-      }
-    } finally {
-      this.appended.clear();
-    }
+    this.marked.committed();
   }
 
   protected rolledBack(): void {
     this.log.rolledBack();
-    this.appended.clear();
-  }
-
-  /** A mark that cannot be written is `Session/StoreUnavailable`, naming where it goes. */
-  private guardedMark(work: () => void): void {
-    try {
-      work();
-    } catch (cause) {
-      throw storeUnavailable(this.marks.dir, cause);
-    }
+    this.marked.rolledBack();
   }
 }

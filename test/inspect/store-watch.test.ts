@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
 import { answerApi, apiRoutes } from "../../src/inspect/api-router.js";
 import { LiveRegistry } from "../../src/inspect/live.js";
+import type { RunChanges } from "../../src/inspect/run-changes.js";
 import { FULL_LOOK_EVERY, RUN_LIST_LIMIT, StoreWatch } from "../../src/inspect/store-watch.js";
 import type { RunQuery, RunSummary } from "../../src/runtime/run-records.js";
 import type { RunStore } from "../../src/runtime/store-port.js";
@@ -71,14 +72,20 @@ function fakePage() {
   return { page: page as unknown as WebSocket, sent };
 }
 
-function watchOver(store: RunStore) {
+function watchOver(store: RunStore, onRunsChanged?: (changes: RunChanges) => Promise<void>) {
   const broadcasts: { type: string; runs: RunSummary[] }[] = [];
   const watch = new StoreWatch(
     async () => store,
     (message) => broadcasts.push(message as (typeof broadcasts)[number]),
+    onRunsChanged,
   );
   return { watch, broadcasts };
 }
+
+const started = (runId: string) => ({
+  snapshot: { at: "plan" },
+  events: [{ type: "RunStarted" as const, runId, payload: {} }],
+});
 
 describe("the inspect server's store watch", () => {
   it("keeps one watch per page: a page that watches another run drops its earlier watch", async () => {
@@ -105,6 +112,40 @@ describe("the inspect server's store watch", () => {
     watch.unwatchAll(page);
     watch.unwatchAll(other);
     expect(watch.watchCount).toBe(0);
+  });
+
+  it("tells onRunsChanged what each look found changed, the first look as the baseline, from the one listing the pages get", async () => {
+    const { store, rowsRead, later } = await countingStore(3);
+    const told: { runs: string[]; first: boolean }[] = [];
+    const { watch, broadcasts } = watchOver(store, async ({ runs, first }) => {
+      told.push({ runs: runs.map((run) => run.runId), first });
+    });
+    await watch.poll();
+    expect(told).toEqual([{ runs: ["run-0003", "run-0002", "run-0001"], first: true }]);
+
+    later();
+    await store.commitStep("run-0002", started("run-0002"));
+    await watch.poll();
+    await watch.poll();
+    expect(told.slice(1)).toEqual([{ runs: ["run-0002"], first: false }]);
+    expect(broadcasts.at(-1)?.runs.map((run) => run.runId)).toEqual(["run-0002"]);
+    expect(rowsRead).toHaveLength(3);
+  });
+
+  it("sends the pages their news when onRunsChanged fails", async () => {
+    const { store, later } = await countingStore(1);
+    const { watch, broadcasts } = watchOver(store, async () => {
+      throw new Error("a listener that fails");
+    });
+    const { page, sent } = fakePage();
+    await watch.watch(page, "run-0001", 0);
+    await watch.poll();
+
+    later();
+    await store.commitStep("run-0001", started("run-0001"));
+    await watch.poll();
+    expect(broadcasts).toHaveLength(2);
+    expect(sent).toMatchObject([{ type: "audit", runId: "run-0001" }]);
   });
 
   it("answers GET /api/v1/runs with the newest runs only (as many as the page is sent)", async () => {

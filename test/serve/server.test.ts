@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { RunQuery } from "../../src/runtime/run-records.js";
 import { type ServeServer, startServeServer } from "../../src/serve/server.js";
 import type { WebhookFailure } from "../../src/serve/webhooks.js";
 import { SqliteStore } from "../../src/store/index.js";
@@ -18,20 +19,38 @@ afterEach(async () => {
   for (const close of closing.splice(0).reverse()) await close();
 });
 
-/** `stagechart serve` over a fresh served project's SQLite store, its webhooks to `hooks`. */
+/**
+ * `stagechart serve` over a fresh served project's SQLite store, its webhooks to `hooks`; each
+ * run listing it asks of the store goes to `listings` when that is given.
+ */
 async function served(
-  options: { hooks?: string[]; token?: string; attempts?: number; failed?: WebhookFailure[] } = {},
+  options: {
+    hooks?: string[];
+    token?: string;
+    attempts?: number;
+    failed?: WebhookFailure[];
+    pollMs?: number;
+    listings?: RunQuery[];
+  } = {},
 ) {
   const { root, pipelines } = servedProject();
   const store = SqliteStore.open(join(root, "runs.db"));
   if (!store.ok) throw store.error;
   closing.push(() => store.value.close());
+  const { listings } = options;
+  if (listings) {
+    const listRuns = store.value.listRuns.bind(store.value);
+    store.value.listRuns = (query?: RunQuery) => {
+      listings.push(query ?? {});
+      return listRuns(query);
+    };
+  }
   const server = await startServeServer({
     store: store.value,
     runs: "in-process",
     pipelinesDir: pipelines,
     settings: { root, mode: "ask" },
-    pollMs: 50,
+    pollMs: options.pollMs ?? 50,
     ...(options.token && { token: options.token }),
     ...(options.hooks && {
       webhooks: {
@@ -94,6 +113,27 @@ describe("stagechart serve's API", () => {
     });
     expect((await get("/runs")).body).toEqual([expect.objectContaining({ runId, status: "done" })]);
     expect((await get(`/runs/${runId}/audit`)).body.at(-1)).toMatchObject({ type: "RunCompleted" });
+  });
+
+  it("looks at the store's runs once for the page and the webhooks alike, as often as pollMs says", async () => {
+    const receiver = await webhookReceiver(SECRET);
+    closing.push(() => receiver.close());
+    const listings: RunQuery[] = [];
+    const { server, post, until } = await served({
+      hooks: [receiver.url],
+      pollMs: 60_000,
+      listings,
+    });
+    // The first look, taken before the server listens, is the webhooks' baseline.
+    expect(listings).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    expect(listings).toHaveLength(1);
+
+    const { body } = await post("/runs", QUICK);
+    await until(body.runId, "done");
+    await server.settled();
+    expect(listings).toHaveLength(2);
+    expect((await receiver.next(body.runId, "run.ended")).body.status).toBe("done");
   });
 
   it("tells of a grant request over a webhook, takes its answer over HTTP, and tells the end", async () => {

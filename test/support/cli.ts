@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { globSync } from "tinyglobby";
@@ -38,15 +38,22 @@ export async function runCliOn(
   return { code, stdout, stderr };
 }
 
-export const REPO_ROOT = resolve(import.meta.dirname, "../..");
+/**
+ * The repository: two folders up, or the working directory where these helpers are compiled
+ * elsewhere (the benchmarks compile them into node_modules/.cache and run from the repository).
+ */
+export const REPO_ROOT = existsSync(join(import.meta.dirname, "../../bin/stagechart.js"))
+  ? resolve(import.meta.dirname, "../..")
+  : process.cwd();
 
 /**
  * A fresh copy of the project the bundled pipelines' scripted models work on (`src/auth.ts` with
- * `export const auth` once). It is the tests' own fixture, not `examples/auth-service`: the
- * README's quickstart edits that one in place, and no test may depend on what a run left there.
+ * `export const auth` once), in a new folder under `parent`. It is the tests' own fixture, not
+ * `examples/auth-service`: the README's quickstart edits that one in place, and no test may
+ * depend on what a run left there.
  */
-export function demoProject(): string {
-  const dir = mkdtempSync(join(tmpdir(), "stagechart-demo-"));
+export function demoProject(parent = tmpdir()): string {
+  const dir = mkdtempSync(join(parent, "stagechart-demo-"));
   cpSync(join(REPO_ROOT, "test/fixtures/demo-project"), dir, { recursive: true });
   return dir;
 }

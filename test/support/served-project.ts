@@ -1,9 +1,7 @@
 import { copyFileSync, cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { DECIDING } from "./ask-pipelines.js";
-import { demoProject } from "./cli.js";
-import { MACHINES_DIR } from "./pipeline-files.js";
-import { STAGES_DIR } from "./stages.js";
+import { demoProject, REPO_ROOT } from "./cli.js";
 
 /** code-review's run without its plan's grant request: plan, execute and review, done. */
 export const QUICK_SCRIPT = `stages:
@@ -19,20 +17,22 @@ export const QUICK_SCRIPT = `stages:
 `;
 
 /**
- * A fresh demo project with a folder of pipelines to serve (`pipelines/`): code-review with its
- * bundled script (whose plan asks for a grant) and `quick.script.yaml` (which asks none), and
- * `deciding`, one ask stage.
+ * A fresh demo project (under `parent`, when given) with a folder of pipelines to serve
+ * (`pipelines/`): code-review with its bundled script (whose plan asks for a grant) and
+ * `quick.script.yaml` (which asks none), and `deciding`, one ask stage. The tests and the serve
+ * benchmark share it, so the bundled stages and pipelines are found from `REPO_ROOT`.
  */
-export function servedProject(): { root: string; pipelines: string } {
-  const root = demoProject();
+export function servedProject(parent?: string): { root: string; pipelines: string } {
+  const root = demoProject(parent);
   const pipelines = join(root, "pipelines");
   mkdirSync(pipelines);
-  cpSync(STAGES_DIR, join(root, "stages"), {
+  const stages = join(REPO_ROOT, "stages");
+  cpSync(stages, join(root, "stages"), {
     recursive: true,
-    filter: (path) => path === STAGES_DIR || (dirname(path) === STAGES_DIR && path.endsWith(".md")),
+    filter: (path) => path === stages || (dirname(path) === stages && path.endsWith(".md")),
   });
   for (const file of ["code-review.yaml", "code-review.script.yaml"])
-    copyFileSync(join(MACHINES_DIR, file), join(pipelines, file));
+    copyFileSync(join(REPO_ROOT, "machines", file), join(pipelines, file));
   writeFileSync(join(pipelines, "quick.script.yaml"), QUICK_SCRIPT);
   writeFileSync(join(pipelines, "deciding.yaml"), DECIDING);
   writeFileSync(join(pipelines, "deciding.script.yaml"), "stages: {}\n");

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
@@ -8,12 +8,9 @@ import type { AuditEvent } from "../../src/events/audit.js";
 import type { RunStore } from "../../src/runtime/store-port.js";
 import type { WorkerPool } from "../../src/store/postgres/worker-pool.js";
 import { runWorker, type WorkerEvent } from "../../src/worker/run-worker.js";
+import { demoProject, REPO_ROOT } from "./cli.js";
 import { withDelays } from "./delayed-scripts.js";
 
-/** The repository: two folders up, or the working directory when compiled elsewhere (bench). */
-const REPO_ROOT = existsSync(join(import.meta.dirname, "../../bin/stagechart.js"))
-  ? join(import.meta.dirname, "../..")
-  : process.cwd();
 const MACHINES = join(REPO_ROOT, "machines");
 
 /**
@@ -26,8 +23,7 @@ export async function queueRuns(
   url: string,
   { pipeline, count, delayMs }: { pipeline: string; count: number; delayMs: number },
 ): Promise<string[]> {
-  const dir = mkdtempSync(join(tmpdir(), "stagechart-fleet-"));
-  cpSync(join(REPO_ROOT, "test/fixtures/demo-project"), dir, { recursive: true });
+  const dir = demoProject();
   const script = join(dir, `${pipeline}.script.yaml`);
   writeFileSync(
     script,

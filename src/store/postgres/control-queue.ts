@@ -8,13 +8,10 @@ import type {
 } from "../../runtime/live-control.js";
 import { type ControlRow, controlNotTaken, fromControlRow } from "../control-requests.js";
 import { runNotFound } from "../store-errors.js";
-import { databaseNow, EPOCH_MS, type Query } from "./queries.js";
+import { databaseNow, nowAt, type Query } from "./queries.js";
 
 const COLUMNS = `id, run_id AS "runId", event, requester, requested_at AS "requestedAt",
   expires_at AS "expiresAt", status, error, settled_at AS "settledAt"`;
-
-/** Epoch ms on the clock in parameter `$n` when given (tests), else on the database's clock. */
-const nowAt = (param: string) => `COALESCE(${param}::bigint, ${EPOCH_MS})`;
 
 /**
  * The control queue's rows (migrations 5 and 10), read as the SQLite store reads them. BIGINT
@@ -107,27 +104,6 @@ async function settleFrom(
     [id, outcome.status, error, at, from],
   );
   return settled.rowCount === 1;
-}
-
-/** The lease row, with how long it has left on the database's clock (or `clock`). */
-export async function leaseHolder(
-  query: Query,
-  runId: string,
-  clock: number | undefined,
-): Promise<{ owner: string; expiresAt: number; expiresInMs: number } | undefined> {
-  const { rows } = await query(
-    `SELECT owner, expires_at AS "expiresAt", expires_at - ${nowAt("$2")} AS "expiresInMs"
-     FROM leases WHERE run_id = $1`,
-    [runId, clock ?? null],
-  );
-  const row = rows[0];
-  return (
-    row && {
-      owner: row.owner,
-      expiresAt: Number(row.expiresAt),
-      expiresInMs: Number(row.expiresInMs),
-    }
-  );
 }
 
 type PostgresControlRow = Omit<ControlRow, "id" | "expiresAt"> & { id: string; expiresAt: string };

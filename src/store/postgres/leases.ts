@@ -1,7 +1,6 @@
 import { err, ok, type Result } from "../../errors.js";
-import { runLocked, runNotFound } from "../store-errors.js";
-import type { Query } from "./queries.js";
-import { databaseNow } from "./queries.js";
+import { leaseLost, runLocked, runNotFound } from "../store-errors.js";
+import { databaseNow, nowAt, type Query } from "./queries.js";
 
 interface Claim {
   runId: string;
@@ -54,4 +53,47 @@ export async function claimLease(
     ]);
     return ok(undefined);
   }
+}
+
+/**
+ * Extends a lease `owner` still holds, even past its expiry if nobody took over, from `clock`'s
+ * time or the database's. One conditional UPDATE: it locks the row and re-checks the owner under
+ * the lock, as the `FOR UPDATE` of `claimLease` does, in a single round trip.
+ */
+export async function renewLease(
+  query: Query,
+  { runId, owner, ttlMs }: { runId: string; owner: string; ttlMs: number },
+  clock: (() => number) | undefined,
+): Promise<Result<void>> {
+  const renewed = await query(
+    `UPDATE leases SET expires_at = ${nowAt("$3")} + $4 WHERE run_id = $1 AND owner = $2`,
+    [runId, owner, clock?.() ?? null, ttlMs],
+  );
+  return renewed.rowCount === 1 ? ok(undefined) : err(leaseLost(runId, owner));
+}
+
+/** Gives the lease up; a lease held by another owner is left alone. */
+export async function releaseLease(query: Query, runId: string, owner: string): Promise<void> {
+  await query("DELETE FROM leases WHERE run_id = $1 AND owner = $2", [runId, owner]);
+}
+
+/** The lease row, with how long it has left on the database's clock (or `clock`). */
+export async function leaseHolder(
+  query: Query,
+  runId: string,
+  clock: number | undefined,
+): Promise<{ owner: string; expiresAt: number; expiresInMs: number } | undefined> {
+  const { rows } = await query(
+    `SELECT owner, expires_at AS "expiresAt", expires_at - ${nowAt("$2")} AS "expiresInMs"
+     FROM leases WHERE run_id = $1`,
+    [runId, clock ?? null],
+  );
+  const row = rows[0];
+  return (
+    row && {
+      owner: row.owner,
+      expiresAt: Number(row.expiresAt),
+      expiresInMs: Number(row.expiresInMs),
+    }
+  );
 }

@@ -28,11 +28,11 @@ import type {
 import type { TranscriptRow } from "../../runtime/transcripts.js";
 import type * as z from "../../zod.js";
 import { SnapshotChains } from "../snapshot-chain.js";
-import { definitionNotFound, forkUnavailable, leaseLost } from "../store-errors.js";
+import { definitionNotFound, forkUnavailable } from "../store-errors.js";
 import { entryWrite } from "../tool-results.js";
 import * as controls from "./control-queue.js";
 import { copyForked, forkMarks } from "./fork-copy.js";
-import { claimLease } from "./leases.js";
+import * as leases from "./leases.js";
 import { migrate } from "./migrations.js";
 import { OwnedRun } from "./owned-run.js";
 import { postgresFailure, postgresUnavailable, retryingConflicts } from "./postgres-errors.js";
@@ -329,23 +329,22 @@ export class PostgresStore implements RunStore {
     holderGone: (holder: string) => boolean = () => false,
   ): Promise<Result<void>> {
     return this.transaction((query) =>
-      claimLease(query, { runId, owner, ttlMs, holderGone }, this.clock),
+      leases.claimLease(query, { runId, owner, ttlMs, holderGone }, this.clock),
     );
   }
 
-  /**
-   * Extends a lease `owner` still holds, even past its expiry if nobody took over. One
-   * conditional UPDATE: it locks the row and re-checks the owner under the lock, as the
-   * `FOR UPDATE` of acquireLease does, in a single round trip.
-   */
+  /** Extends a lease `owner` still holds, in one round trip (`leases.renewLease`). */
   async renewLease(runId: string, owner: string, ttlMs: number): Promise<Result<void>> {
-    const renewed = await this.query(q.RENEW_LEASE, [runId, owner, this.clock?.() ?? null, ttlMs]);
-    return renewed.rowCount === 1 ? ok(undefined) : err(leaseLost(runId, owner));
+    return leases.renewLease(this.pooled, { runId, owner, ttlMs }, this.clock);
   }
 
   async releaseLease(runId: string, owner: string): Promise<void> {
     this.chains.forget(runId);
-    await this.query("DELETE FROM leases WHERE run_id = $1 AND owner = $2", [runId, owner]);
+    await leases.releaseLease(this.pooled, runId, owner);
+  }
+
+  async leaseHolder(runId: string) {
+    return leases.leaseHolder(this.pooled, runId, this.clock?.());
   }
 
   /** Queues a control event for the run's live owner (`Session/RunNotFound` for no such run). */
@@ -373,10 +372,6 @@ export class PostgresStore implements RunStore {
     outcome: { status: Exclude<ControlStatus, "pending" | "taken">; error?: ErrorView },
   ): Promise<boolean> {
     return controls.settleControl(this.pooled, id, outcome, this.timestamp());
-  }
-
-  async leaseHolder(runId: string) {
-    return controls.leaseHolder(this.pooled, runId, this.clock?.());
   }
 
   /**

@@ -40,17 +40,11 @@ export const UPSERT_MEMORY = `INSERT INTO memory (namespace, key, value, updated
   ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,
     updated_at = excluded.updated_at`;
 
-/**
- * Extends a lease its owner still holds (even past expiry, if nobody took over) from the given
- * time, or the database's clock when none is given. One conditional UPDATE: it locks the row
- * and re-checks the owner under the lock, as acquiring's FOR UPDATE does, in one round trip.
- */
-export const RENEW_LEASE = `UPDATE leases
-  SET expires_at = COALESCE($3::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint) + $4
-  WHERE run_id = $1 AND owner = $2`;
-
 /** The database's own clock in epoch milliseconds, as an SQL expression. */
 export const EPOCH_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+/** Epoch ms on the clock in parameter `$n` when given (tests), else on the database's clock. */
+export const nowAt = (param: string) => `COALESCE(${param}::bigint, ${EPOCH_MS})`;
 
 /** The database's own clock in epoch milliseconds: one clock for leases on every machine. */
 export const DATABASE_NOW = `SELECT ${EPOCH_MS} AS now`;
