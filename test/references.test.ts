@@ -18,26 +18,42 @@ const DANGLING = [
   /§ ?[\dA-Z]/,
 ];
 
-function sourceFiles(dir: string): string[] {
+/** Built or installed folders: not the project's own text. */
+const NOT_OURS = ["node_modules", "dist", ".vitepress"];
+
+function filesUnder(dir: string, kinds: RegExp): string[] {
   return readdirSync(dir, { recursive: true, encoding: "utf8" })
-    .filter((name) => !name.split(/[\\/]/).includes("node_modules"))
+    .filter((name) => !name.split(/[\\/]/).some((part) => NOT_OURS.includes(part)))
     .map((name) => join(dir, name))
-    .filter((file) => /\.(ts|tsx|js|mjs|html|css)$/.test(file) && statSync(file).isFile());
+    .filter((file) => kinds.test(file) && statSync(file).isFile());
+}
+
+const SOURCE = /\.(ts|tsx|js|mjs|html|css)$/;
+
+/** Lines of `files` that cite what a reader of the repository cannot follow. */
+function danglingIn(files: readonly string[]): string[] {
+  return files.flatMap((file) =>
+    readFileSync(file, "utf8")
+      .split("\n")
+      .flatMap((line, index) =>
+        DANGLING.some((pattern) => pattern.test(line))
+          ? [`${relative(repo, file)}:${index + 1}: ${line.trim()}`]
+          : [],
+      ),
+  );
 }
 
 describe("the source's comments", () => {
   it("cite no document, specification section or issue outside the repository", () => {
-    const found: string[] = [];
-    for (const dir of ["src", "bench", "scripts", "visualizer"]) {
-      for (const file of sourceFiles(join(repo, dir))) {
-        readFileSync(file, "utf8")
-          .split("\n")
-          .forEach((line, index) => {
-            if (DANGLING.some((pattern) => pattern.test(line)))
-              found.push(`${relative(repo, file)}:${index + 1}: ${line.trim()}`);
-          });
-      }
-    }
-    expect(found).toEqual([]);
+    const dirs = ["src", "bench", "scripts", "visualizer"];
+    expect(danglingIn(dirs.flatMap((dir) => filesUnder(join(repo, dir), SOURCE)))).toEqual([]);
+  });
+});
+
+describe("the documentation", () => {
+  it("cites no document, specification section or issue outside the repository", () => {
+    const pages = filesUnder(join(repo, "docs"), /\.md$/);
+    const top = ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md"];
+    expect(danglingIn([...pages, ...top.map((name) => join(repo, name))])).toEqual([]);
   });
 });
