@@ -132,18 +132,26 @@ export function langGraphAgent(
 
 let threads = 0;
 
-/** Runs the workload on a fresh thread of the graph to its end. */
+/**
+ * Runs the workload on a fresh thread of the graph to its end. With `forgetting`, the saver the
+ * graph checkpoints to, the thread is deleted from it once the run ends, as an in-memory
+ * stagechart run lets its state go: one `MemorySaver` keeping every run's checkpoints held
+ * 24 GB by the sixth run of 3 × 1,000 turns, and the process was killed for it.
+ */
 export async function runLangGraph(
   workload: Workload,
   graph: ReturnType<typeof langGraphAgent>,
+  forgetting?: BaseCheckpointSaver,
 ): Promise<void> {
   const stageId = stageIdsOf(workload)[0] as string;
+  const thread = `bench-${++threads}`;
   const final = await graph.invoke(
     { messages: [systemPrompt(stageId)] },
     {
-      configurable: { thread_id: `bench-${++threads}` },
+      configurable: { thread_id: thread },
       recursionLimit: 10 * workload.stages * (workload.turns + 1),
     },
   );
   if (!final.done) throw new Error("the LangGraph run did not finish its stages");
+  await forgetting?.deleteThread(thread);
 }

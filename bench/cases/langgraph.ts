@@ -86,10 +86,11 @@ export async function langGraphSideBySide(turns: number, dir: string): Promise<C
       },
       plan,
     );
-    const memoryGraph = langGraphAgent(workload, model, lookup, new MemorySaver());
+    const memory = new MemorySaver();
+    const memoryGraph = langGraphAgent(workload, model, lookup, memory);
     const inMemory = await timeInterleaved(
       {
-        baseline: { run: rounds(() => runLangGraph(workload, memoryGraph)) },
+        baseline: { run: rounds(() => runLangGraph(workload, memoryGraph, memory)) },
         candidate: { run: rounds(() => runToEnd(pipeline, hostFor(workload))) },
       },
       plan,
