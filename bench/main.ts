@@ -118,7 +118,9 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  report(comparisons, only.length > 0, longPeers ? "-peers-1000" : "", machine);
+  // Rows re-measured alone (named) are a results file of their own only when asked for a baseline.
+  const suffix = longPeers ? "-peers-1000" : only.length > 0 ? "-rows" : "";
+  report(comparisons, only.length > 0 && !process.argv.includes("--baseline"), suffix, machine);
 }
 
 type Step = (

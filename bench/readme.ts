@@ -25,17 +25,17 @@ export function benchTables(results: Results, source: string): string {
 
 /**
  * Rewrites the page's block between the two markers from `resultsFiles`; returns the block. The
- * first file is the baseline; each further one (the long peer rows, measured apart) adds the rows
- * it has that the baseline does not.
+ * first file is the baseline; each further one (the long peer rows, or rows measured again alone)
+ * puts its rows in place of the baseline's of the same name and adds the others.
  */
 export function refreshReadme(resultsFiles: readonly string[], readmeFile: string): string {
   const [first, ...more] = resultsFiles.map(
     (file) => JSON.parse(readFileSync(file, "utf8")) as Results,
   );
   if (!first) throw new Error("no results file given");
-  const names = new Set(first.comparisons.map((c) => c.name));
-  const added = more.flatMap((results) => results.comparisons.filter((c) => !names.has(c.name)));
-  const results = { ...first, comparisons: [...first.comparisons, ...added] };
+  const rows = new Map(first.comparisons.map((c) => [c.name, c]));
+  for (const results of more) for (const row of results.comparisons) rows.set(row.name, row);
+  const results = { ...first, comparisons: [...rows.values()] };
   const source = resultsFiles.map((file) => relative(process.cwd(), file)).join("`, `");
   const tables = benchTables(results, source);
   const readme = readFileSync(readmeFile, "utf8");
