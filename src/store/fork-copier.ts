@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { StepEntries, StoredEntries, StoredJournal } from "./step-entries.js";
+import { STEP_KEY } from "./step-keys.js";
 
 /**
  * What a run had recorded up to one of its steps, for a new run (a fork): journal entries, so
@@ -20,7 +21,7 @@ export class ForkCopier {
     // A step stored before stores kept what a fork copies has no marks (see history.ts).
     this.forkable = db
       .prepare<[string, number], 1>(
-        "SELECT 1 FROM steps WHERE run_id = ? AND step = ? AND journal_mark IS NOT NULL",
+        `SELECT 1 FROM steps WHERE id = ${STEP_KEY} AND journal_mark IS NOT NULL`,
       )
       .pluck();
   }

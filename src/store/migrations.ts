@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { err, ok, type Result } from "../errors.js";
 import { VERSION } from "../version.js";
-import { PRUNE_LOG_SCHEMA } from "./sqlite-prune.js";
+import { PRUNE_LOG_SCHEMA, STEPS_NO_DELETE } from "./sqlite-prune.js";
 import { storeTooNew } from "./store-errors.js";
 
 /** One step of the schema. Versions are 1, 2, 3… in order; a released migration never changes. */
@@ -9,6 +9,11 @@ export interface Migration {
   version: number;
   sql: string;
 }
+
+/** What of a step never changes once stored (migration 11; made again with the table, 17). */
+const STEPS_APPEND_ONLY = `steps_events_no_update
+        BEFORE UPDATE OF events, last_seq, journal, transcripts ON steps
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`;
 
 /** An audit row as an element of its step's `events` (migration 9); a damaged payload as text. */
 const STORED_EVENT = `json_object('at', at, 'type', type, 'stageId', stage_id,
@@ -335,9 +340,7 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE main.journal;
       DROP TABLE main.transcripts;
       DROP TRIGGER main.steps_events_no_update;
-      CREATE TRIGGER main.steps_events_no_update
-        BEFORE UPDATE OF events, last_seq, journal, transcripts ON steps
-        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+      CREATE TRIGGER main.${STEPS_APPEND_ONLY};
     `,
   },
   {
@@ -398,6 +401,43 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE runs ADD COLUMN wake_at TEXT;
       CREATE INDEX runs_waking ON runs (wake_at) WHERE wake_at IS NOT NULL;
+    `,
+  },
+  {
+    // A step is keyed by its run's position and its number (step-keys.ts): the table's rowid,
+    // so a commit writes no index of (run_id, step) besides the row, a WAL frame less a step.
+    // The table is rebuilt; each step keeps its values, and the triggers are made again.
+    version: 17,
+    sql: `
+      CREATE TABLE steps_keyed (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        step INTEGER NOT NULL CHECK (step >= 1),
+        last_seq INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        snapshot TEXT,
+        journal_mark INTEGER,
+        transcript_mark INTEGER,
+        definition_hash TEXT,
+        stagechart_version TEXT,
+        snapshot_base INTEGER,
+        events TEXT,
+        journal TEXT,
+        transcripts TEXT,
+        CHECK (id & 4294967295 = step)
+      );
+      INSERT INTO steps_keyed (id, run_id, step, last_seq, at, snapshot, journal_mark,
+          transcript_mark, definition_hash, stagechart_version, snapshot_base, events, journal,
+          transcripts)
+        SELECT (r.position << 32) + s.step, s.run_id, s.step, s.last_seq, s.at, s.snapshot,
+          s.journal_mark, s.transcript_mark, s.definition_hash, s.stagechart_version,
+          s.snapshot_base, s.events, s.journal, s.transcripts
+        FROM steps s JOIN runs r ON r.run_id = s.run_id
+        ORDER BY r.position, s.step;
+      DROP TABLE steps;
+      ALTER TABLE steps_keyed RENAME TO steps;
+      CREATE TRIGGER ${STEPS_APPEND_ONLY};
+${STEPS_NO_DELETE}
     `,
   },
 ];

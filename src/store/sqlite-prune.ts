@@ -8,6 +8,19 @@ import {
 } from "../runtime/prune-records.js";
 import { snapshotOfChain } from "./snapshot-chain.js";
 import type { StepHistory } from "./step-history.js";
+import { inRun, ofRunRow, STEP_KEY, WITH_RUN } from "./step-keys.js";
+
+/**
+ * The steps' one exception to being append-only (below); made again with the table when it is
+ * rebuilt (migration 17).
+ */
+export const STEPS_NO_DELETE = `      CREATE TRIGGER steps_no_delete BEFORE DELETE ON steps
+        WHEN NOT EXISTS (SELECT 1 FROM pruned_runs p
+          JOIN prunes x ON x.id = p.prune_id AND x.scope = 'runs' AND x.finished_at IS NULL
+          JOIN runs r ON r.run_id = p.run_id AND r.created_at = p.created_at
+            AND r.status IN ('done', 'failed', 'cancelled')
+          WHERE p.run_id = OLD.run_id)
+        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;`;
 
 /**
  * The schema retention adds (migration 15, released: never changed). The prune log (`prunes`,
@@ -57,25 +70,19 @@ export const PRUNE_LOG_SCHEMA = `
           AND created_at = NEW.created_at AND status IN ('done', 'failed', 'cancelled'))
         BEGIN SELECT RAISE(ABORT, 'only an ended run is pruned'); END;
       DROP TRIGGER steps_no_delete;
-      CREATE TRIGGER steps_no_delete BEFORE DELETE ON steps
-        WHEN NOT EXISTS (SELECT 1 FROM pruned_runs p
-          JOIN prunes x ON x.id = p.prune_id AND x.scope = 'runs' AND x.finished_at IS NULL
-          JOIN runs r ON r.run_id = p.run_id AND r.created_at = p.created_at
-            AND r.status IN ('done', 'failed', 'cancelled')
-          WHERE p.run_id = OLD.run_id)
-        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+${STEPS_NO_DELETE}
     `;
 
 /** A run's last activity: its own last change or its last step, whichever came later. */
 const ENDED_AT = `MAX(r.updated_at, COALESCE(
-  (SELECT at FROM steps WHERE steps.run_id = r.run_id ORDER BY step DESC LIMIT 1), ''))`;
+  (SELECT at FROM steps WHERE ${ofRunRow("r")} ORDER BY steps.id DESC LIMIT 1), ''))`;
 
 const ENDED = "('done', 'failed', 'cancelled')";
 
 /** A run with snapshots before its last one, or a last one stored as a patch. */
-const HAS_HISTORY = `EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.run_id
-  AND s.snapshot IS NOT NULL AND (s.snapshot_base IS NOT NULL OR s.step <
-    (SELECT MAX(step) FROM steps m WHERE m.run_id = r.run_id AND m.snapshot IS NOT NULL)))`;
+const HAS_HISTORY = `EXISTS (SELECT 1 FROM steps s WHERE ${ofRunRow("r", "s")}
+  AND s.snapshot IS NOT NULL AND (s.snapshot_base IS NOT NULL OR s.id <
+    (SELECT MAX(m.id) FROM steps m WHERE ${ofRunRow("r", "m")} AND m.snapshot IS NOT NULL)))`;
 
 /** Oldest first; `@limit` -1 for all of them. */
 const candidates = (history: boolean) => `SELECT * FROM (
@@ -141,12 +148,12 @@ export class SqlitePrune {
     this.statements = {
       runs: db.prepare(candidates(false)),
       history: db.prepare(candidates(true)),
-      size: db.prepare(`SELECT COUNT(*) AS steps, COALESCE(MAX(last_seq), 0) AS lastSeq,
-        ${STEP_BYTES} AS bytes FROM steps WHERE run_id = ?`),
+      size: db.prepare(`${WITH_RUN} SELECT COUNT(*) AS steps, COALESCE(MAX(last_seq), 0) AS lastSeq,
+        ${STEP_BYTES} AS bytes FROM steps WHERE ${inRun()}`),
       snapshotBytes: db
         .prepare<[string], number>(
-          `SELECT COALESCE(SUM(length(CAST(snapshot AS BLOB))), 0) FROM steps
-           WHERE run_id = ? AND snapshot IS NOT NULL`,
+          `${WITH_RUN} SELECT COALESCE(SUM(length(CAST(snapshot AS BLOB))), 0) FROM steps
+           WHERE ${inRun()} AND snapshot IS NOT NULL`,
         )
         .pluck(),
       open: db.prepare(
@@ -163,16 +170,16 @@ export class SqlitePrune {
       deletes: [
         "DELETE FROM control_requests WHERE run_id = ?",
         "DELETE FROM leases WHERE run_id = ?",
-        "DELETE FROM steps WHERE run_id = ?",
+        `${WITH_RUN} DELETE FROM steps WHERE ${inRun()}`,
         "DELETE FROM runs WHERE run_id = ?",
       ].map((text) => db.prepare<[string]>(text)),
       clearEarlier: db.prepare(
-        `UPDATE steps SET snapshot = NULL, snapshot_base = NULL, definition_hash = NULL,
-           stagechart_version = NULL
-         WHERE run_id = ? AND step < ? AND snapshot IS NOT NULL`,
+        `${WITH_RUN} UPDATE steps SET snapshot = NULL, snapshot_base = NULL,
+           definition_hash = NULL, stagechart_version = NULL
+         WHERE ${inRun()} AND steps.id < (SELECT low FROM run) + ? AND snapshot IS NOT NULL`,
       ),
       keyframe: db.prepare(
-        "UPDATE steps SET snapshot = ?, snapshot_base = NULL WHERE run_id = ? AND step = ?",
+        `UPDATE steps SET snapshot = ?, snapshot_base = NULL WHERE id = ${STEP_KEY}`,
       ),
     };
   }

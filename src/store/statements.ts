@@ -1,12 +1,13 @@
 import type Database from "better-sqlite3";
 import type { RunSummary } from "../runtime/run-records.js";
 import type { RunRow, StepEventsRow } from "./records.js";
+import { inRun, ofRunRow, WITH_RUN } from "./step-keys.js";
 
 // A step does not rewrite its run's row (one page less in every commit): a run was last
 // updated by its own last change or its last step, whichever came later. A run of any status
 // needs the look-up: steps are written after a run ended too (a refused resume, say).
 const UPDATED_AT = `MAX(updated_at, COALESCE(
-  (SELECT at FROM steps WHERE steps.run_id = runs.run_id ORDER BY step DESC LIMIT 1), ''))`;
+  (SELECT at FROM steps WHERE ${ofRunRow("runs")} ORDER BY steps.id DESC LIMIT 1), ''))`;
 
 const RUN_COLUMNS = `run_id AS runId, pipeline_id AS pipelineId, status,
   created_at AS createdAt, ${UPDATED_AT} AS updatedAt, definition_hash AS definitionHash,
@@ -25,12 +26,6 @@ interface LeaseRow {
   owner: string;
   expiresAt: number;
 }
-
-/** The steps holding a run's events after a seq; `$1`: the run, `$2`: the seq (both stores). */
-export const AUDIT_BY_STEP = `SELECT last_seq AS "lastSeq", previous, events FROM (
-    SELECT step, last_seq, events, LAG(last_seq, 1, 0) OVER (ORDER BY step) AS previous
-    FROM steps WHERE run_id = $1) run_steps
-  WHERE last_seq > $2 ORDER BY step`;
 
 interface RunsPage {
   status: string | null;
@@ -93,10 +88,16 @@ export function prepareStatements(db: Database.Database): Statements {
 
     // A run's sequence numbers only grow from step to step: its last step has the highest.
     lastStep: db.prepare<[string], { step: number; lastSeq: number }>(
-      "SELECT step, last_seq AS lastSeq FROM steps WHERE run_id = ? ORDER BY step DESC LIMIT 1",
+      `${WITH_RUN} SELECT step, last_seq AS lastSeq FROM steps WHERE ${inRun()}
+       ORDER BY id DESC LIMIT 1`,
     ),
     // Each step's events (migration 9), with the seq the step's first one follows.
-    audit: db.prepare<[string, number], StepEventsRow>(AUDIT_BY_STEP.replace(/\$\d/g, "?")),
+    audit: db.prepare<[string, number], StepEventsRow>(
+      `${WITH_RUN} SELECT last_seq AS lastSeq, previous, events FROM (
+         SELECT id, last_seq, events, LAG(last_seq, 1, 0) OVER (ORDER BY id) AS previous
+         FROM steps WHERE ${inRun()}) run_steps
+       WHERE last_seq > ? ORDER BY id`,
+    ),
 
     // Taken when free, expired, already this owner's, or forced (its holder is gone);
     // otherwise the upsert changes nothing.

@@ -4,12 +4,13 @@ import type { RunEntries, StepCommit } from "../runtime/persistence.js";
 import type { JournalRow, RunTranscriptRow } from "../runtime/store-port.js";
 import { storeCorrupt } from "../runtime/stored-rows.js";
 import { runIdOfExecution, runIdOfJournalKey } from "./run-ids.js";
+import { inRun, upToStep, WITH_RUN } from "./step-keys.js";
 import { entryMisfiled } from "./store-errors.js";
 import { entryOf, resultReferences } from "./tool-results.js";
 
 /**
  * A step's journal and transcript entries as its row stores them (migration 11: a
- * commit writes one row and its index entry, not a row and an index entry per table). `journal`
+ * commit writes one row, not a row and an index entry per table). `journal`
  * is a JSON array of `[key, value]` in the order recorded; `transcripts` one of
  * `[stageExecutionId, key, entry]`, with a fourth element, the journal key holding the entry's
  * tool result, when the entry does not carry it (see tool-results.ts). Null when the step has none.
@@ -79,7 +80,7 @@ interface StepEntryRow extends StepEntryColumns {
  */
 const entriesIn = (column: "journal" | "transcripts") => `
   FROM steps s, json_each(CASE WHEN json_valid(s.${column}) THEN s.${column} ELSE '[]' END) e
-  WHERE s.run_id = ? AND s.${column} IS NOT NULL
+  WHERE ${inRun("s")} AND s.${column} IS NOT NULL
     AND json_extract(s.${column}, e.fullkey || '[0]') = ?`;
 
 /**
@@ -99,37 +100,41 @@ export class StepEntries {
   /** @internal */
   constructor(db: Database.Database) {
     this.upTo = db.prepare<[string, number], StepEntryRow>(
-      `SELECT step, journal, transcripts FROM steps
-       WHERE run_id = ? AND step <= ? AND (journal IS NOT NULL OR transcripts IS NOT NULL)
-       ORDER BY step`,
+      `${WITH_RUN} SELECT step, journal, transcripts FROM steps
+       WHERE ${inRun()} AND ${upToStep("min(?, 4294967295)")}
+         AND (journal IS NOT NULL OR transcripts IS NOT NULL)
+       ORDER BY id`,
     );
     this.journals = db.prepare<[string], StepEntryRow>(
-      `SELECT step, journal, NULL AS transcripts FROM steps
-       WHERE run_id = ? AND journal IS NOT NULL ORDER BY step`,
+      `${WITH_RUN} SELECT step, journal, NULL AS transcripts FROM steps
+       WHERE ${inRun()} AND journal IS NOT NULL ORDER BY id`,
     );
     this.firstValue = db.prepare<[string, string], JournalValueRow>(
-      `SELECT s.step, CASE json_array_length(e.value)
+      `${WITH_RUN} SELECT s.step, CASE json_array_length(e.value)
            WHEN 2 THEN s.journal -> (e.fullkey || '[1]') ELSE e.value ->> 2 END AS value
          ${entriesIn("journal")}
-       ORDER BY s.step, e.id LIMIT 1`,
+       ORDER BY s.id, e.id LIMIT 1`,
     );
     this.ofExecution = db.prepare<[string, string], StoredTranscriptRow>(
-      `SELECT s.step, e.value AS stored ${entriesIn("transcripts")} ORDER BY s.step, e.id`,
+      `${WITH_RUN} SELECT s.step, e.value AS stored ${entriesIn("transcripts")}
+       ORDER BY s.id, e.id`,
     );
     this.firstDamaged = db
       .prepare<[string], number | null>(
-        "SELECT min(step) FROM steps WHERE run_id = ? AND journal IS NOT NULL AND NOT json_valid(journal)",
+        `${WITH_RUN} SELECT min(step) FROM steps
+         WHERE ${inRun()} AND journal IS NOT NULL AND NOT json_valid(journal)`,
       )
       .pluck();
     this.damagedTranscripts = db
       .prepare<[string], number | null>(
-        "SELECT min(step) FROM steps WHERE run_id = ? AND transcripts IS NOT NULL AND NOT json_valid(transcripts)",
+        `${WITH_RUN} SELECT min(step) FROM steps
+         WHERE ${inRun()} AND transcripts IS NOT NULL AND NOT json_valid(transcripts)`,
       )
       .pluck();
     this.transcribed = db
       .prepare<[string], string>(
-        `SELECT DISTINCT e.value ->> 0 FROM steps s, json_each(s.transcripts) e
-         WHERE s.run_id = ? AND s.transcripts IS NOT NULL`,
+        `${WITH_RUN} SELECT DISTINCT e.value ->> 0 FROM steps s, json_each(s.transcripts) e
+         WHERE ${inRun("s")} AND s.transcripts IS NOT NULL`,
       )
       .pluck();
   }

@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import type { StepRecord } from "../runtime/run-records.js";
 import { type ChainRow, type StoredSnapshotText, snapshotOfChain } from "./snapshot-chain.js";
 import type { StepEntryColumns } from "./step-entries.js";
+import { inRun, STEP_KEY, upToStep, WITH_RUN } from "./step-keys.js";
 
 /** A snapshot as a step stores it (its JSON or a patch, see snapshot-chain.ts) and what made it. */
 export interface SnapshotWrite extends StoredSnapshotText {
@@ -19,6 +20,8 @@ export class StepHistory {
   /** Bound by position, not by name: binding a dozen values by name costs a commit a tenth. */
   private readonly insert: Database.Statement<
     [
+      runIdForKey: string,
+      stepForKey: number,
       runId: string,
       step: number,
       lastSeq: number,
@@ -42,25 +45,28 @@ export class StepHistory {
     // The marks only tell a step a fork can start from (0) from one stored before a store kept
     // what a fork copies (null); its entries are its own (migration 11).
     this.insert = db.prepare(
-      `INSERT INTO steps (run_id, step, last_seq, at, events, journal, transcripts, snapshot,
+      `INSERT INTO steps (id, run_id, step, last_seq, at, events, journal, transcripts, snapshot,
          snapshot_base, journal_mark, transcript_mark, definition_hash, stagechart_version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0,
+       VALUES (${STEP_KEY}, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0,
                CASE WHEN ? THEN COALESCE(?, (SELECT definition_hash FROM runs WHERE run_id = ?)) END,
                ?)`,
     );
     this.list = db.prepare<[string], StepRecord>(
-      "SELECT step, last_seq AS lastSeq, at FROM steps WHERE run_id = ? ORDER BY step",
+      `${WITH_RUN} SELECT step, last_seq AS lastSeq, at FROM steps WHERE ${inRun()} ORDER BY id`,
     );
+    // Step @step at most, and never past the run's range: `chainOf` asks for its latest so.
     this.chainAt = db.prepare<{ runId: string; step: number }, StampedChainRow>(
-      `WITH last AS (SELECT step, snapshot_base FROM steps
-         WHERE run_id = @runId AND step <= @step AND snapshot IS NOT NULL
-         ORDER BY step DESC LIMIT 1)
+      `WITH run (low) AS (SELECT position << 32 FROM runs WHERE run_id = @runId),
+       last AS (SELECT step, snapshot_base FROM steps
+         WHERE ${inRun()} AND ${upToStep("min(@step, 4294967295)")} AND snapshot IS NOT NULL
+         ORDER BY id DESC LIMIT 1)
        SELECT s.step, s.snapshot, s.snapshot_base AS base, s.definition_hash AS definitionHash,
          s.stagechart_version AS stagechartVersion, s.at AS updatedAt
        FROM last, steps s
-       WHERE s.run_id = @runId AND s.snapshot IS NOT NULL
-         AND s.step BETWEEN coalesce(last.snapshot_base, last.step) AND last.step
-       ORDER BY s.step`,
+       WHERE s.id BETWEEN (SELECT low FROM run) + coalesce(last.snapshot_base, last.step)
+           AND (SELECT low FROM run) + last.step
+         AND s.snapshot IS NOT NULL
+       ORDER BY s.id`,
     );
   }
 
@@ -75,6 +81,8 @@ export class StepHistory {
     snapshot: SnapshotWrite | undefined,
   ): void {
     this.insert.run(
+      runId,
+      step,
       runId,
       step,
       lastSeq,

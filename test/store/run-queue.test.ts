@@ -37,10 +37,11 @@ describe("queued runs (migration 7)", () => {
     const db = new Database(path);
     db.pragma("foreign_keys = ON");
     const step = db.prepare(
-      "INSERT INTO steps (run_id, step, last_seq, at) VALUES (?, 9, 2, 'then')",
+      "INSERT INTO steps (id, run_id, step, last_seq, at) VALUES ((? << 32) + 9, ?, 9, 2, 'then')",
     );
-    expect(() => step.run("run-z")).toThrow(/FOREIGN KEY/);
-    expect(() => step.run("run-a")).not.toThrow();
+    const position = db.prepare("SELECT position FROM runs WHERE run_id = ?").pluck();
+    expect(() => step.run(999, "run-z")).toThrow(/FOREIGN KEY/);
+    expect(() => step.run(position.get("run-a"), "run-a")).not.toThrow();
     db.close();
   });
 

@@ -435,6 +435,13 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_waking ON runs (wake_at) WHERE wake_at IS NOT NULL;
     `,
   },
+  {
+    // The SQLite store's migration 17 keys its steps by its table's rowid, dropping the index of
+    // (run_id, step). A PostgreSQL table has no key of its own to use: its steps keep their
+    // primary key, and nothing changes.
+    version: 17,
+    sql: "SELECT 1",
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.at(-1)?.version ?? 0;

@@ -15,7 +15,6 @@ import {
   type RunRow,
   type StepEventsRow,
 } from "../records.js";
-import { AUDIT_BY_STEP } from "../statements.js";
 import { noSnapshot, runNotFound } from "../store-errors.js";
 import { entryOf } from "../tool-results.js";
 import type { Query } from "./queries.js";
@@ -31,6 +30,12 @@ export async function getRun(query: Query, runId: string): Promise<Result<RunRec
   const { rows } = await query(`SELECT ${q.RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId]);
   return rows[0] ? ok(fromRunRow(rows[0] as RunRow)) : err(runNotFound(runId));
 }
+
+/** The steps holding a run's events after a seq; `$1`: the run, `$2`: the seq. */
+const AUDIT_BY_STEP = `SELECT last_seq AS "lastSeq", previous, events FROM (
+    SELECT step, last_seq, events, LAG(last_seq, 1, 0) OVER (ORDER BY step) AS previous
+    FROM steps WHERE run_id = $1) run_steps
+  WHERE last_seq > $2 ORDER BY step`;
 
 /** Past any step a run has (steps are INTEGER): with it, a chain read gives the run's latest. */
 const LAST_STEP = 2 ** 31 - 1;

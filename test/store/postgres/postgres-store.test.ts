@@ -62,7 +62,7 @@ describe("the PostgreSQL schema", () => {
 });
 
 describe.skipIf(skip)("the PostgreSQL store", () => {
-  it("has the SQLite store's tables and columns (and a position column where SQLite has only a rowid), its entries in tables of their own", async () => {
+  it("has the SQLite store's tables and columns (and a position column where SQLite has only a rowid), its entries in tables of their own and no step key", async () => {
     const url = await postgres().createDatabase();
     const opened = await PostgresStore.open(url);
     if (!opened.ok) throw opened.error;
@@ -74,12 +74,13 @@ describe.skipIf(skip)("the PostgreSQL store", () => {
        WHERE table_schema = 'public' AND (column_name <> 'position' OR table_name = 'runs')`,
     );
     await client.end();
-    // SQLite keeps a step's journal and transcript entries in its row (migration 11).
+    // SQLite keeps a step's journal and transcript entries in its row (migration 11), and keys
+    // the row by its rowid named (`id`, migration 17).
     const { journal, transcripts, ...tables } = columnsByTable(rows);
     expect(journal).toEqual(["key", "recorded_at", "run_id", "value"]);
     expect(transcripts).toEqual(["entry", "key", "result_of", "run_id", "stage_execution_id"]);
     const { steps, ...sqliteTables } = sqliteColumns();
-    const entryColumns = new Set(["journal", "transcripts"]);
+    const entryColumns = new Set(["journal", "transcripts", "id"]);
     expect(tables).toEqual({
       ...sqliteTables,
       steps: steps?.filter((column) => !entryColumns.has(column)),
