@@ -65,7 +65,7 @@ describe("a store made before steps were keyed so (migration 17)", () => {
       `INSERT INTO steps (run_id, step, last_seq, at, events, journal, snapshot, journal_mark,
          transcript_mark) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0)`,
     );
-    const events = (runId: string, seq: number) =>
+    const events = (seq: number) =>
       JSON.stringify([{ at: "2030-01-01T00:00:02.000Z", type: `Event${seq}`, payload: { seq } }]);
     for (const [runId, n] of [
       ["run-x", 1],
@@ -79,7 +79,7 @@ describe("a store made before steps were keyed so (migration 17)", () => {
         n,
         n,
         `2030-01-01T00:00:0${n}.000Z`,
-        events(runId, n),
+        events(n),
         JSON.stringify([[`model:${runId}/${runId}/plan/1/${n}`, { reply: n }]]),
         JSON.stringify({ value: "plan", step: n }),
       );
