@@ -5,6 +5,9 @@
  * commit writes the row alone: a separate index of (run_id, step) took a page of its own in every
  * commit, a fifth of the WAL frames a step wrote (`test/store/commit-pages.test.ts`).
  *
+ * Keys stay in SQLite's 64-bit integers for 2^31 runs of up to 2^32 steps each; a step number
+ * past that fails the table's check, as a key made for a run that is not there (NULL) does.
+ *
  * The fragments below are SQL; each `?` is the run id, bound where the fragment stands.
  */
 
