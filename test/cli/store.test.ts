@@ -584,10 +584,14 @@ describe("a damaged store", () => {
   });
 });
 
-/** A step of the run's own, after its last, holding one journal entry: `@key` with `value`. */
+/**
+ * A step of the run's own, after its last, holding one journal entry: `@key` with `value`; keyed
+ * as the store keys a step (its run's position and its number).
+ */
 const entryStep = (runId: string, value: string) =>
-  `INSERT INTO steps (run_id, step, last_seq, at, journal, journal_mark, transcript_mark)
-   SELECT run_id, MAX(step) + 1, MAX(last_seq), MAX(at), json_array(json_array(@key, json('${value}'))), 0, 0
+  `INSERT INTO steps (id, run_id, step, last_seq, at, journal, journal_mark, transcript_mark)
+   SELECT ((SELECT position FROM runs WHERE run_id = '${runId}') << 32) + MAX(step) + 1,
+     run_id, MAX(step) + 1, MAX(last_seq), MAX(at), json_array(json_array(@key, json('${value}'))), 0, 0
    FROM steps WHERE run_id = '${runId}'`;
 
 const MEND_ENTRY_STEP = `UPDATE steps SET journal = NULL
