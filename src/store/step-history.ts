@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import type { StepRecord } from "../runtime/run-records.js";
 import { type ChainRow, type StoredSnapshotText, snapshotOfChain } from "./snapshot-chain.js";
 import type { StepEntryColumns } from "./step-entries.js";
-import { inRun, STEP_KEY, upToStep, WITH_RUN } from "./step-keys.js";
+import { inRun, STEP_KEY, upToStep, WITH_RUN, withRun } from "./step-keys.js";
 
 /** A snapshot as a step stores it (its JSON or a patch, see snapshot-chain.ts) and what made it. */
 export interface SnapshotWrite extends StoredSnapshotText {
@@ -56,7 +56,7 @@ export class StepHistory {
     );
     // Step @step at most, and never past the run's range: `chainOf` asks for its latest so.
     this.chainAt = db.prepare<{ runId: string; step: number }, StampedChainRow>(
-      `WITH run (low) AS (SELECT position << 32 FROM runs WHERE run_id = @runId),
+      `${withRun("@runId")},
        last AS (SELECT step, snapshot_base FROM steps
          WHERE ${inRun()} AND ${upToStep("min(@step, 4294967295)")} AND snapshot IS NOT NULL
          ORDER BY id DESC LIMIT 1)

@@ -16,9 +16,12 @@ export const STEP_KEY = "((SELECT position FROM runs WHERE run_id = ?) << 32) + 
 
 /**
  * Put before a statement reading one run's steps: names `run.low`, the key of its step 0 (no
- * row when there is no such run, so the statement finds no steps). Its `?` is bound first.
+ * row when there is no such run, so the statement finds no steps). The run id is `runId`, a
+ * parameter (`?`, bound first, unless named).
  */
-export const WITH_RUN = "WITH run (low) AS (SELECT position << 32 FROM runs WHERE run_id = ?)";
+export const withRun = (runId = "?"): string =>
+  `WITH run (low) AS (SELECT position << 32 FROM runs WHERE run_id = ${runId})`;
+export const WITH_RUN = withRun();
 
 /** The condition that a row `alias` of steps is one of `WITH_RUN`'s run: a range of keys. */
 export const inRun = (alias = "steps"): string =>
